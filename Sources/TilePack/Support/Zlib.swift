@@ -1,0 +1,138 @@
+import CZlib
+
+/// Thin, allocation-conscious wrappers over system zlib (through CZlib).
+///
+/// TIFF Deflate blocks (compression 8 and 32946) and PNG IDAT streams are zlib streams;
+/// MBTiles payloads may be zlib too. All entry points work on `[UInt8]`/buffer pointers so
+/// that hot paths never touch `Data` subscripts.
+public enum Zlib {
+    /// Why inflation or deflation failed, in zlib's own terms.
+    public struct Failure: Error, CustomStringConvertible, Sendable, Equatable {
+        /// zlib's return code (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …).
+        public var code: Int32
+        /// zlib's message, or a description of what went wrong.
+        public var message: String
+        public var description: String { "zlib error \(code): \(message)" }
+    }
+
+    /// Inflates a complete zlib stream into `output`, which must have room for exactly the
+    /// expected number of bytes.
+    ///
+    /// - Returns: the number of bytes written. A stream that would produce more than
+    ///   `output.count` bytes stops there (TIFF readers, like libtiff, accept the prefix of an
+    ///   over-long strip); a shorter one returns fewer bytes, and the caller decides.
+    /// - Cost: O(input + output); no allocation besides zlib's ~7 KiB state.
+    public static func inflate(
+        _ input: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer,
+        windowBits: Int32 = 15
+    ) throws(Failure) -> Int {
+        var stream = z_stream()
+        let initCode = tp_inflateInit2(&stream, windowBits)
+        guard initCode == Z_OK else {
+            throw Failure(code: initCode, message: "inflateInit2 failed")
+        }
+        defer { inflateEnd(&stream) }
+        guard output.count > 0 else { return 0 }
+        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.avail_in = uInt(clamping: input.count)
+        stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(clamping: output.count)
+        while true {
+            let code = CZlib.inflate(&stream, Z_NO_FLUSH)
+            if code == Z_STREAM_END { break }
+            if code == Z_OK {
+                if stream.avail_out == 0 { break }  // output full: accept the prefix
+                continue
+            }
+            if code == Z_BUF_ERROR {
+                // No progress possible: the input ended early (truncated stream) or output is full.
+                if stream.avail_out == 0 { break }
+                throw Failure(code: code, message: "compressed stream is truncated")
+            }
+            let msg = stream.msg.map { String(cString: $0) } ?? "inflate failed"
+            throw Failure(code: code, message: msg)
+        }
+        return output.count - Int(stream.avail_out)
+    }
+
+    /// Inflates a zlib stream of unknown output size, refusing to grow past `limit` bytes
+    /// (a guard against decompression bombs in archives and PNGs).
+    public static func inflate(_ input: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
+        var stream = z_stream()
+        let initCode = tp_inflateInit2(&stream, 15)
+        guard initCode == Z_OK else { throw Failure(code: initCode, message: "inflateInit2 failed") }
+        defer { inflateEnd(&stream) }
+        var out = [UInt8](repeating: 0, count: max(64, min(limit, input.count * 4)))
+        var produced = 0
+        var failure: Failure?
+        input.withUnsafeBufferPointer { inBuf in
+            stream.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress)
+            stream.avail_in = uInt(clamping: inBuf.count)
+            while true {
+                if produced == out.count {
+                    if out.count >= limit {
+                        failure = Failure(code: Z_BUF_ERROR, message: "inflated data exceeds \(limit) bytes")
+                        return
+                    }
+                    out.append(contentsOf: repeatElement(0, count: min(out.count, limit - out.count)))
+                }
+                let code: Int32 = out.withUnsafeMutableBufferPointer { outBuf in
+                    stream.next_out = outBuf.baseAddress! + produced
+                    stream.avail_out = uInt(outBuf.count - produced)
+                    let c = CZlib.inflate(&stream, Z_NO_FLUSH)
+                    produced = outBuf.count - Int(stream.avail_out)
+                    return c
+                }
+                if code == Z_STREAM_END { return }
+                if code == Z_OK { continue }
+                if code == Z_BUF_ERROR && produced == out.count { continue }
+                let msg = stream.msg.map { String(cString: $0) }
+                    ?? (code == Z_BUF_ERROR ? "compressed stream is truncated" : "inflate failed")
+                failure = Failure(code: code, message: msg)
+                return
+            }
+        }
+        if let failure { throw failure }
+        out.removeSubrange(produced...)
+        return out
+    }
+
+    /// Deflates `input` into a complete zlib stream.
+    /// - Parameters:
+    ///   - level: 0 (store) … 9 (smallest); 6 is zlib's balance, 1 is ~3× faster.
+    /// - Cost: O(n); one output allocation of `deflateBound` bytes.
+    public static func deflate(_ input: UnsafeRawBufferPointer, level: Int32 = 6) throws(Failure) -> [UInt8] {
+        var stream = z_stream()
+        let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY)
+        guard initCode == Z_OK else { throw Failure(code: initCode, message: "deflateInit2 failed") }
+        defer { deflateEnd(&stream) }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var out = [UInt8](repeating: 0, count: bound)
+        let code: Int32 = out.withUnsafeMutableBufferPointer { outBuf in
+            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.avail_in = uInt(input.count)
+            stream.next_out = outBuf.baseAddress
+            stream.avail_out = uInt(outBuf.count)
+            return CZlib.deflate(&stream, Z_FINISH)
+        }
+        guard code == Z_STREAM_END else {
+            throw Failure(code: code, message: "deflate did not finish")
+        }
+        out.removeSubrange(Int(stream.total_out)...)
+        return out
+    }
+
+    /// Deflates an array; see ``deflate(_:level:)-(UnsafeRawBufferPointer,_)``.
+    public static func deflate(_ input: [UInt8], level: Int32 = 6) throws(Failure) -> [UInt8] {
+        let result: Result<[UInt8], Failure> = input.withUnsafeBytes { raw in
+            Result { () throws(Failure) in try deflate(raw, level: level) }
+        }
+        return try result.get()
+    }
+
+    /// CRC-32 as PNG chunks use it, continuing from `crc` (start with 0).
+    public static func crc32(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        UInt32(CZlib.crc32(uLong(crc), bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+    }
+}

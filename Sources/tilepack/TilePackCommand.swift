@@ -1,0 +1,12 @@
+import ArgumentParser
+import TilePack
+
+@main
+struct TilePackCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tilepack",
+        abstract: "Package georeferenced rasters into offline map regions of GPU-compressed tiles.",
+        version: "0.1.0",
+        subcommands: []
+    )
+}

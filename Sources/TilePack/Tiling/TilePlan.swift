@@ -31,9 +31,12 @@ public struct TileRange: Sendable, Equatable {
         let nw = WebMercator.fractionalTile(lon: west, lat: north, zoom: z)
         let se = WebMercator.fractionalTile(lon: east, lat: south, zoom: z)
         func clamp(_ v: Int) -> Int { min(max(v, 0), n - 1) }
-        let minX = clamp(Int(nw.x.rounded(.down))), minY = clamp(Int(nw.y.rounded(.down)))
-        let maxX = max(minX, clamp(Int(se.x.rounded(.up)) - 1))
-        let maxY = max(minY, clamp(Int(se.y.rounded(.up)) - 1))
+        // Snap within 1e-9 tile of an edge: a bound on a tile edge must not pick up the
+        // neighbour through rounding in the mercator formula.
+        let eps = 1e-9
+        let minX = clamp(Int((nw.x + eps).rounded(.down))), minY = clamp(Int((nw.y + eps).rounded(.down)))
+        let maxX = max(minX, clamp(Int((se.x - eps).rounded(.up)) - 1))
+        let maxY = max(minY, clamp(Int((se.y - eps).rounded(.up)) - 1))
         return TileRange(z: z, minX: minX, maxX: maxX, minY: minY, maxY: maxY)
     }
 }

@@ -58,11 +58,11 @@ final class ResampleWorkspace: @unchecked Sendable {
 
 /// Maps output pixel centres to source pixels the way GDAL's approximate transformer does:
 /// exactly on a grid of nodes every ``step`` pixels (plus the last row/column), bilinearly in
-/// between. Each cell's centre is also computed exactly; a cell whose interpolation misses it
-/// by more than `maxError` source pixels, or that touches an unprojectable node, is computed
-/// exactly pixel by pixel.
+/// between. Each cell's centre and edge midpoints are also computed exactly; a cell whose
+/// interpolation misses one by more than `maxError` source pixels, or that touches an
+/// unprojectable node, is computed exactly pixel by pixel.
 ///
-/// Cost: about (W/16 + 1)(H/16 + 1) + cells exact projections per grid instead of W·H.
+/// Cost: about 6 exact projections per 16×16 cell (≈ 2 % of W·H) for smooth mappings.
 struct CoordinateMapper: Sendable {
     static let step = 16
     let georeference: any SourceGeoreference
@@ -122,12 +122,16 @@ struct CoordinateMapper: Sendable {
                         let fx = 1 / Double(x1 - x0), fy = 1 / Double(y1 - y0)
                         var ok = !(a.0.isNaN || b.0.isNaN || c.0.isNaN || d.0.isNaN)
                         if ok {
+                            // Centre and edge midpoints: a saddle-shaped error (x² − y², as
+                            // curved projections have) cancels at the centre but not on edges.
                             let ci = (x0 + x1) / 2, cj = (y0 + y1) / 2
-                            let e = exact(ci, cj)
-                            let tx = Double(ci - x0) * fx, ty = Double(cj - y0) * fy
-                            let ic = (a.0 * (1 - tx) + b.0 * tx) * (1 - ty) + (c.0 * (1 - tx) + d.0 * tx) * ty
-                            let ir = (a.1 * (1 - tx) + b.1 * tx) * (1 - ty) + (c.1 * (1 - tx) + d.1 * tx) * ty
-                            ok = !e.0.isNaN && abs(e.0 - ic) <= maxError && abs(e.1 - ir) <= maxError
+                            for (pi, pj) in [(ci, cj), (ci, y0), (ci, y1), (x0, cj), (x1, cj)] where ok {
+                                let e = exact(pi, pj)
+                                let tx = Double(pi - x0) * fx, ty = Double(pj - y0) * fy
+                                let ic = (a.0 * (1 - tx) + b.0 * tx) * (1 - ty) + (c.0 * (1 - tx) + d.0 * tx) * ty
+                                let ir = (a.1 * (1 - tx) + b.1 * tx) * (1 - ty) + (c.1 * (1 - tx) + d.1 * tx) * ty
+                                ok = !e.0.isNaN && abs(e.0 - ic) <= maxError && abs(e.1 - ir) <= maxError
+                            }
                         }
                         if !ok {
                             ws.exactCells += 1

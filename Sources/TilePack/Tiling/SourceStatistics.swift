@@ -1,6 +1,5 @@
 /// Percentiles of a source's samples from a decimated pass: up to 16×16 windows of 64×64
-/// pixels spread evenly over the raster (the whole raster when it is at most 1024 pixels a
-/// side). Memory is bounded by 1 Mi samples per band whatever the source size; each window
+/// pixels spread evenly over the raster (along an axis of at most 1024 pixels, all of it). Memory is bounded by 1 Mi samples per band whatever the source size; each window
 /// touches at most four TIFF blocks, so the pass stays cheap on tiled sources.
 enum SourceStatistics {
     static let windowSize = 64
@@ -12,18 +11,19 @@ enum SourceStatistics {
         let bands = source.bands
         let nodata: Float? = source.nodata.map { Float($0) }
         var samples = [[Float]](repeating: [], count: wanted.count)
-        func starts(_ size: Int) -> (count: Int, span: Int, at: (Int) -> Int) {
-            let span = min(size, windowSize)
-            let count = min(windowsPerSide, (size + span - 1) / span)
-            return (count, span, { k in count == 1 ? 0 : (size - span) * k / (count - 1) })
+        /// Window (start, span) along one axis: tiling the axis when 16 windows cover it,
+        /// else 16 windows spread evenly (no window counted twice either way).
+        func windows(_ size: Int) -> [(start: Int, span: Int)] {
+            if size <= windowSize * windowsPerSide {
+                return stride(from: 0, to: size, by: windowSize).map { ($0, min(windowSize, size - $0)) }
+            }
+            return (0..<windowsPerSide).map { k in ((size - windowSize) * k / (windowsPerSide - 1), windowSize) }
         }
-        let xs = starts(source.width), ys = starts(source.height)
         guard source.width > 0, source.height > 0 else { return wanted.map { _ in nil } }
-        for ky in 0..<ys.count {
-            for kx in 0..<xs.count {
-                let x = xs.at(kx), y = ys.at(ky)
-                let win = try source.readFloats(x: x, y: y, width: xs.span, height: ys.span)
-                let n = xs.span * ys.span
+        for (y, h) in windows(source.height) {
+            for (x, w) in windows(source.width) {
+                let win = try source.readFloats(x: x, y: y, width: w, height: h)
+                let n = w * h
                 guard win.count == n * bands else { throw BuildError.sourceReadMismatch(expected: n * bands, got: win.count) }
                 for p in 0..<n {
                     var allNodata = nodata != nil, hasNaN = false

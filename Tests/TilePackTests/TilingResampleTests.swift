@@ -124,4 +124,27 @@ import Testing
             }
         }
     }
+
+    /// Average over a downsampled linear function: the box mean of a linear function is its
+    /// value at the box centre.
+    @Test func averageDownsamplesByFootprint() throws {
+        let w = 4000, h = 4000
+        let source = FunctionSource(width: w, height: h) { c, r, _ in Float(Double(c) + 0.5 + 2 * (Double(r) + 0.5)) }
+        let georef = PlateCarree(west: 10.0, north: 46.2, dx: 0.00003, dy: 0.00003, width: w, height: h)
+        let tile = WebMercator.tile(lon: 10.04, lat: 46.16, zoom: 11)!.tile  // ~ 20 source px per output px
+        let ws = ResampleWorkspace()
+        _ = try Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .average)
+            .resample(PixelGrid.tile(tile), tile: tile, into: ws)
+        var checked = 0
+        for py in stride(from: 0, to: 256, by: 9) {
+            for px in stride(from: 0, to: 256, by: 11) {
+                let p = pixelCentre(tile, px, py)
+                let s = georef.sourcePixel(lon: p.lon, lat: p.lat)!
+                guard s.col > 40, s.row > 40, s.col < Double(w - 40), s.row < Double(h - 40) else { continue }
+                #expect(abs(Double(ws.values[py * 256 + px]) - (s.col + 2 * s.row)) < 0.5)
+                checked += 1
+            }
+        }
+        #expect(checked > 100)
+    }
 }

@@ -327,23 +327,25 @@ struct Resampler: Sendable {
         let ca = max(0, Int(floor(bx0))), cb = min(ww - 1, Int(ceil(bx1)) - 1)
         let ra = max(0, Int(floor(by0))), rb = min(wh - 1, Int(ceil(by1)) - 1)
         guard ca <= cb, ra <= rb else { return false }
-        var sum = 0.0
-        var acc = [Double](repeating: 0, count: bands)
-        for rr in ra...rb {
-            let oy = min(Double(rr + 1), by1) - max(Double(rr), by0)
-            if oy <= 0 { continue }
-            for cc in ca...cb {
-                let p = rr * ww + cc
-                guard wv[p] != 0 else { continue }
-                let ox = min(Double(cc + 1), bx1) - max(Double(cc), bx0)
-                if ox <= 0 { continue }
-                let w = ox * oy
-                sum += w
-                for b in 0..<bands { acc[b] += w * Double(win[p * bands + b]) }
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: bands) { acc in
+            acc.initialize(repeating: 0)
+            var sum = 0.0
+            for rr in ra...rb {
+                let oy = min(Double(rr + 1), by1) - max(Double(rr), by0)
+                if oy <= 0 { continue }
+                for cc in ca...cb {
+                    let p = rr * ww + cc
+                    guard wv[p] != 0 else { continue }
+                    let ox = min(Double(cc + 1), bx1) - max(Double(cc), bx0)
+                    if ox <= 0 { continue }
+                    let w = ox * oy
+                    sum += w
+                    for b in 0..<bands { acc[b] += w * Double(win[p * bands + b]) }
+                }
             }
+            guard sum > 0 else { return false }
+            for b in 0..<bands { out[k * bands + b] = Float(acc[b] / sum) }
+            return true
         }
-        guard sum > 0 else { return false }
-        for b in 0..<bands { out[k * bands + b] = Float(acc[b] / sum) }
-        return true
     }
 }

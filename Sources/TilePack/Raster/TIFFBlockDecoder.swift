@@ -30,6 +30,18 @@ struct TIFFBlockDecoder {
             for i in raw.indices { raw[i] = Self.reversedBits(raw[i]) }
         }
 
+        // No codec expands data past these ratios (PackBits 2→128 bytes, Deflate ~1032:1, one
+        // 12-bit LZW code → at most 4096 bytes): refuse before allocating for a bogus block.
+        let maxRatio = switch image.compression {
+        case TIFFCompression.none: 1
+        case TIFFCompression.packBits: 64
+        case TIFFCompression.lzw: 4096
+        default: 1040
+        }
+        guard raw.count.multipliedReportingOverflow(by: maxRatio).partialValue >= expected else {
+            throw TIFFError(path: path, kind: .corruptBlock,
+                            detail: "\(what) holds \(raw.count) bytes, too few to decode to \(expected) (\(image.compressionName))")
+        }
         var decoded = [UInt8](repeating: 0, count: expected)
         let produced: Int
         do {
@@ -76,18 +88,20 @@ struct TIFFBlockDecoder {
     }
 
     /// 24-bit samples widened to 32 (sign-extended for signed), little-endian.
+    ///
+    /// 24-bit samples are read most significant byte first in either byte order: libtiff
+    /// hands 3-byte samples through unswapped and GDAL and tifffile both assemble them as a
+    /// big-endian bit stream (the manifest's 24-bit II file confirms it).
     private func widen24(_ decoded: [UInt8], outBytes: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: outBytes)
         let signed = image.sampleType.isSignedInteger
         let n = decoded.count / 3
-        let big = order == .big
         decoded.withUnsafeBufferPointer { s in
             out.withUnsafeMutableBufferPointer { o in
                 for i in 0..<n {
                     let a = s[i * 3], b = s[i * 3 + 1], c = s[i * 3 + 2]
-                    let (lo, mid, hi) = big ? (c, b, a) : (a, b, c)
-                    o[i * 4] = lo; o[i * 4 + 1] = mid; o[i * 4 + 2] = hi
-                    o[i * 4 + 3] = signed && hi & 0x80 != 0 ? 0xFF : 0
+                    o[i * 4] = c; o[i * 4 + 1] = b; o[i * 4 + 2] = a
+                    o[i * 4 + 3] = signed && a & 0x80 != 0 ? 0xFF : 0
                 }
             }
         }

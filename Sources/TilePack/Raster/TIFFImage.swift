@@ -111,7 +111,8 @@ public struct TIFFImage: Sendable {
 
 extension TIFFImage {
     /// Largest decoded block accepted (bytes): a guard against allocations driven by bad tags.
-    static let maxBlockBytes = 1 << 30
+    /// Real tiles are ≤ 32 MiB; only single-strip uncompressed giants exceed this, and are declined.
+    static let maxBlockBytes = 256 << 20
 
     /// Builds and validates an image from its IFD.
     /// - Throws: `.unsupported` for features the reader declines, `.badTag`/`.absurdDimensions`
@@ -246,8 +247,14 @@ extension TIFFImage {
         let (blockCount, o5) = perPlane.multipliedReportingOverflow(by: planarConfig == .contig ? 1 : bands)
         guard !o4, !o5 else { throw absurd("block count overflows") }
 
-        let offsetsTag = isTiled ? TIFFTag.tileOffsets : TIFFTag.stripOffsets
-        let countsTag = isTiled ? TIFFTag.tileByteCounts : TIFFTag.stripByteCounts
+        // libtiff stores strip and tile offsets in one field and accepts either tag for either
+        // layout (old files write StripOffsets with TileWidth); so do we.
+        let offsetsTag = dir[isTiled ? TIFFTag.tileOffsets : TIFFTag.stripOffsets] != nil
+            ? (isTiled ? TIFFTag.tileOffsets : TIFFTag.stripOffsets)
+            : (isTiled ? TIFFTag.stripOffsets : TIFFTag.tileOffsets)
+        let countsTag = dir[isTiled ? TIFFTag.tileByteCounts : TIFFTag.stripByteCounts] != nil
+            ? (isTiled ? TIFFTag.tileByteCounts : TIFFTag.stripByteCounts)
+            : (isTiled ? TIFFTag.stripByteCounts : TIFFTag.tileByteCounts)
         let kindName = isTiled ? "Tile" : "Strip"
         guard let offsetsEntry = dir[offsetsTag] else { throw bad("missing \(kindName)Offsets") }
         guard offsetsEntry.count >= UInt64(blockCount) else {

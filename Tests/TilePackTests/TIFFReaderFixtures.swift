@@ -41,7 +41,7 @@ struct CraftedTIFF {
             state = state &* 1_664_525 &+ 1_013_904_223
             out[i] = UInt8(truncatingIfNeeded: (i / 3) &+ Int(state >> 29))
         }
-        if sampleFormat == 3 {
+        if sampleFormat == 3 && (bits == 32 || bits == 64) {
             // Valid floats: overwrite with real values.
             let bw = bits / 8
             for s in 0..<(n / bw) {

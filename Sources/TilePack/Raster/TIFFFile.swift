@@ -78,7 +78,12 @@ public final class TIFFFile: Sendable {
         let bw = image.sampleType.byteWidth
         let outBands = bands.count
         let outPixelBytes = outBands * bw
-        var out = [UInt8](repeating: 0, count: window.width * window.height * outPixelBytes)
+        let (pixels, o1) = window.width.multipliedReportingOverflow(by: window.height)
+        let (total, o2) = pixels.multipliedReportingOverflow(by: outPixelBytes)
+        guard !o1, !o2 else {
+            throw TIFFError(path: path, kind: .badWindow, detail: "window \(window) is too large to hold in memory")
+        }
+        var out = [UInt8](repeating: 0, count: total)
         let planes: [Int] = image.planarConfig == .contig ? [0] : Array(bands)
         let spb = image.samplesPerBlockPixel
         let blockPixelBytes = spb * bw

@@ -1,6 +1,7 @@
 import Foundation
 import Crypto
 import Dispatch
+import Synchronization
 import Testing
 @testable import TilePack
 
@@ -239,4 +240,3 @@ import Testing
     }
 }
 
-import Synchronization

@@ -1,0 +1,61 @@
+/// Undoing TIFF predictors on a decoded block, row by row.
+///
+/// Predictor 2 (horizontal differencing) runs after the samples are in little-endian
+/// order; predictor 3 (floating point) undoes a byte shuffle and produces little-endian
+/// samples itself, whatever the file's byte order (libtiff likewise skips byte swapping).
+enum TIFFPredictor {
+    /// Horizontal differencing: each sample is stored as the difference from the same band's
+    /// sample one pixel to the left, modulo 2^bits.
+    /// - Parameters:
+    ///   - rowSamples: samples in one row of the block (block width × samples per pixel).
+    ///   - stride: samples per pixel in the block (1 for planar 2).
+    static func undoHorizontal(_ block: UnsafeMutableRawBufferPointer, rows: Int, rowSamples: Int,
+                               stride: Int, sampleBytes: Int) {
+        switch sampleBytes {
+        case 1: accumulate(block, UInt8.self, rows: rows, rowSamples: rowSamples, stride: stride)
+        case 2: accumulate(block, UInt16.self, rows: rows, rowSamples: rowSamples, stride: stride)
+        case 4: accumulate(block, UInt32.self, rows: rows, rowSamples: rowSamples, stride: stride)
+        case 8: accumulate(block, UInt64.self, rows: rows, rowSamples: rowSamples, stride: stride)
+        default: preconditionFailure("predictor 2 validated for 8/16/32/64-bit samples only")
+        }
+    }
+
+    private static func accumulate<T: FixedWidthInteger>(_ block: UnsafeMutableRawBufferPointer, _: T.Type,
+                                                         rows: Int, rowSamples: Int, stride: Int) {
+        let p = block.baseAddress!
+        let size = MemoryLayout<T>.size
+        for r in 0..<rows {
+            let row = p + r * rowSamples * size
+            var i = stride
+            while i < rowSamples {
+                let prev = T(littleEndian: row.loadUnaligned(fromByteOffset: (i - stride) * size, as: T.self))
+                let cur = T(littleEndian: row.loadUnaligned(fromByteOffset: i * size, as: T.self))
+                row.storeBytes(of: (cur &+ prev).littleEndian, toByteOffset: i * size, as: T.self)
+                i += 1
+            }
+        }
+    }
+
+    /// Floating-point predictor: per row, bytes were differenced with a stride of samples per
+    /// pixel, after the row's samples were split into byte planes (most significant first).
+    /// Writes little-endian samples into `output`.
+    static func undoFloatingPoint(_ block: UnsafeMutableBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>,
+                                  rows: Int, rowSamples: Int, stride: Int, sampleBytes: Int) {
+        let rowBytes = rowSamples * sampleBytes
+        for r in 0..<rows {
+            let base = r * rowBytes
+            var i = base + stride
+            let end = base + rowBytes
+            while i < end {
+                block[i] = block[i] &+ block[i - stride]
+                i += 1
+            }
+            for s in 0..<rowSamples {
+                for b in 0..<sampleBytes {
+                    // Byte plane 0 holds the most significant bytes; little-endian puts them last.
+                    output[base + s * sampleBytes + b] = block[base + (sampleBytes - 1 - b) * rowSamples + s]
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import TilePack
+
+/// `tilepack info FILE`: what the reader sees in a TIFF, for humans or as JSON.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Describe a TIFF/GeoTIFF: size, samples, layout, compression, georeferencing.",
+        discussion: """
+            Reads the file with tilepack's own TIFF reader. Files it cannot decode are reported \
+            on stderr in one line naming the file and the problem, with exit status 2.
+            """
+    )
+
+    @Argument(help: "The TIFF or GeoTIFF file to describe.")
+    var file: String
+
+    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    var json = false
+
+    @Flag(name: .long, help: "Also decode every pixel and print SHA-256 digests of the image and of each band.")
+    var checksum = false
+
+    func run() throws {
+        do {
+            let info = try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum)
+            print(json ? info.json : info.text)
+        } catch {
+            printToStandardError(error.description)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes one line to standard error (file descriptor 2, unbuffered).
+private func printToStandardError(_ line: String) {
+    let text = line + "\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+}

@@ -36,6 +36,8 @@ public struct Mercator: Sendable, Equatable {
     /// Geodetic lon/lat (radians) → easting/northing (metres).
     public func forward(lon: Double, lat: Double) -> (x: Double, y: Double) {
         let lam = remainder(lon - lon0, 2 * .pi)
+        // tan(±π/2) is finite in floating point; the poles themselves are at infinity.
+        guard abs(lat) < .pi / 2 else { return (fe + ak0 * lam, lat > 0 ? .infinity : -.infinity) }
         return (fe + ak0 * lam, fn + ak0 * ConformalLatitude.isometric(phi: lat, e: e))
     }
 

@@ -59,6 +59,11 @@ private struct GeoKeyReader {
                 throw .missingCRS
             }
         }
+        // An unknown registered code with nothing spelled out: name the code, not a missing key.
+        if projected, let pcs, pcs != Self.userDefined, pcs != 0, (try? CRS(epsg: pcs)) == nil,
+           code(GeoKey.projCoordTrans) == nil, utmFromProjectionCode() == nil {
+            throw .unsupportedEPSG(pcs)
+        }
         let angular = try angularUnit()
         let datum = try geodeticDatum(angularUnit: angular)
         guard projected else {

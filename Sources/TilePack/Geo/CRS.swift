@@ -110,7 +110,7 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
     /// Geodetic lon/lat in degrees on this CRS's datum (Greenwich-based) → CRS coordinates.
     public func project(lon: Double, lat: Double) -> (x: Double, y: Double) {
         guard let projection else {
-            let r = (angularUnit.radians ?? .pi / 180) * 180 / .pi
+            let r = angularUnit.degrees(1)  // degrees per unit (exactly 1 for degrees)
             return ((lon - datum.primeMeridian) / r, lat / r)
         }
         let p = projection.forward(lon: (lon - datum.primeMeridian) * .pi / 180, lat: lat * .pi / 180)

@@ -173,6 +173,8 @@ public struct AngularUnit: Sendable, Equatable, CustomStringConvertible {
             let s = (mmss - m) * 100
             return sign * (d + m / 60 + s / 3600)
         }
+        // Degrees pass through untouched: × (π/180) × (180/π) would cost the last bit.
+        if epsg == 9102 || epsg == 9122 { return value }
         return value * radians * 180 / Double.pi
     }
 

@@ -46,7 +46,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TilePackTests",
-            dependencies: ["TilePack"]
+            dependencies: ["TilePack", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,471 @@
+/// Encodes RGBA8 images to PVRTC1 4bpp or 2bpp words (Morton order), optimising the
+/// reconstruction the hardware produces, wrap-around at the texture edges included.
+///
+/// Two levels:
+/// - ``Level/fast``: per word, the extremes of the block's pixels along their principal
+///   axis become colours A and B (quantised to 5/5/4 and 5/5/5 bits); then each pixel takes
+///   the modulation value whose exactly decoded colour is nearest. One pass, about 25 integer
+///   and float operations a pixel.
+/// - ``Level/quality``: starts from `fast`, then alternates (1) a Gauss–Seidel sweep over the
+///   words solving, per word, the 2 × 2 least-squares system for its A and B over every pixel
+///   its wrapped bilinear footprint reaches (7 × 7 pixels at 4bpp, 15 × 7 at 2bpp), holding the
+///   neighbours fixed, and quantising at once so that the neighbours solved later absorb the
+///   rounding; with (2) choosing every pixel's modulation again against the exact decode.
+///   It stops when a pass gains less than 0.2 % of the squared error (at most ``maximumPasses``)
+///   and keeps the best state seen.
+///
+/// Alpha: when any pixel is not opaque, each colour may be stored translucent (A3 R4 G4 B3/B4)
+/// where that is nearer, and each 4bpp word may switch to punch-through modulation when
+/// that lowers its error. 2bpp words use the direct 1-bit modulation mode only.
+///
+/// One encoder per thread: it owns its scratch buffers, so encoding same-sized images does
+/// not allocate. Not thread-safe.
+public final class PVRTCEncoder {
+    public enum Level: String, Sendable, CaseIterable {
+        case fast
+        case quality
+    }
+
+    /// Upper bound on quality passes (each about the cost of three `fast` encodes).
+    public var maximumPasses = 6
+    /// Passes the last `quality` encode ran.
+    public private(set) var passesRun = 0
+
+    // Per pixel.
+    var residual: [SIMD4<Float>] = []
+    var weights: [UInt8] = []
+    var upscaledA: [UInt32] = []
+    var upscaledB: [UInt32] = []
+    // Per word (row-major).
+    var colourWords: [UInt32] = []
+    var savedWords: [UInt32] = []
+    var lanesA: [UInt64] = []
+    var lanesB: [UInt64] = []
+    var valueA: [SIMD4<Float>] = []
+    var valueB: [SIMD4<Float>] = []
+
+    public init() {}
+
+    /// Encodes `rgba` (width × height × 4 bytes, rows top first) into new words.
+    public func encode(rgba: [UInt8], width: Int, height: Int, format: PVRTCFormat = .pvrtc4,
+                       level: Level = .quality) throws(CodecError) -> [UInt8] {
+        try format.validate(width: width, height: height)
+        guard rgba.count == width * height * 4 else {
+            throw .byteCount(what: "RGBA input \(width)x\(height)", expected: width * height * 4, actual: rgba.count)
+        }
+        var out = [UInt8](repeating: 0, count: format.byteCount(width: width, height: height))
+        rgba.withUnsafeBytes { src in
+            out.withUnsafeMutableBytes { dst in
+                encodeChecked(src, layout: PVRTCLayout(format: format, width: width, height: height), level: level, into: dst)
+            }
+        }
+        return out
+    }
+
+    /// Encodes into caller-owned memory: `words` must hold ``PVRTCFormat/byteCount(width:height:)`` bytes.
+    public func encode(rgba: UnsafeRawBufferPointer, width: Int, height: Int, format: PVRTCFormat, level: Level,
+                       into words: UnsafeMutableRawBufferPointer) throws(CodecError) {
+        try format.validate(width: width, height: height)
+        guard rgba.count == width * height * 4 else {
+            throw .byteCount(what: "RGBA input \(width)x\(height)", expected: width * height * 4, actual: rgba.count)
+        }
+        let expected = format.byteCount(width: width, height: height)
+        guard words.count == expected else { throw .byteCount(what: "\(format.rawValue) output", expected: expected, actual: words.count) }
+        encodeChecked(rgba, layout: PVRTCLayout(format: format, width: width, height: height), level: level, into: words)
+    }
+
+    func encodeChecked(_ rgba: UnsafeRawBufferPointer, layout: PVRTCLayout, level: Level, into words: UnsafeMutableRawBufferPointer) {
+        let pixelCount = layout.width * layout.height, wordCount = layout.wordsWide * layout.wordsHigh
+        if weights.count < pixelCount {
+            weights = [UInt8](repeating: 0, count: pixelCount)
+            upscaledA = [UInt32](repeating: 0, count: pixelCount)
+            upscaledB = [UInt32](repeating: 0, count: pixelCount)
+        }
+        if level == .quality && residual.count < pixelCount { residual = [SIMD4<Float>](repeating: .zero, count: pixelCount) }
+        if colourWords.count < wordCount {
+            colourWords = [UInt32](repeating: 0, count: wordCount)
+            savedWords = colourWords
+            lanesA = [UInt64](repeating: 0, count: wordCount)
+            lanesB = lanesA
+            valueA = [SIMD4<Float>](repeating: .zero, count: wordCount)
+            valueB = valueA
+        }
+        let source = rgba.baseAddress!
+        var hasAlpha = false
+        for i in 0..<pixelCount where source.load(fromByteOffset: i * 4 + 3, as: UInt8.self) != 255 {
+            hasAlpha = true
+            break
+        }
+        initialise(source, layout: layout, hasAlpha: hasAlpha)
+        var error = chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: level == .quality)
+        passesRun = 0
+        if level == .quality {
+            while passesRun < maximumPasses && error > 0 {
+                passesRun += 1
+                savedWords.withUnsafeMutableBufferPointer { saved in
+                    colourWords.withUnsafeBufferPointer { current in
+                        saved.baseAddress!.update(from: current.baseAddress!, count: wordCount)
+                    }
+                }
+                refine(layout: layout, hasAlpha: hasAlpha)
+                let newError = chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: true)
+                if newError >= error {
+                    swap(&savedWords, &colourWords)
+                    _ = chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: false)
+                    break
+                }
+                let gain = error - newError
+                error = newError
+                if Double(gain) < 0.002 * Double(error) { break }
+            }
+        }
+        pack(layout: layout, into: words)
+    }
+
+    // MARK: Colours
+
+    /// 8-bit value the decoder gives a flat 5-bit channel: `(16c >> 1) + (16c >> 6)`.
+    @inline(__always) static func level5(_ c: Int) -> Float { Float(c * 8 + c >> 2) }
+
+    @inline(__always) static func code(_ value: Float, _ step: Float, _ top: Int) -> Int {
+        min(max(Int((value / step).rounded()), 0), top)
+    }
+
+    /// Nearest representable colour A (bits 1–15 of the colour word) and its decoded value.
+    @inline(__always) static func quantiseA(_ f: SIMD4<Float>, translucentAllowed: Bool) -> (UInt32, SIMD4<Float>) {
+        let r = code(f.x, 8.25, 31), g = code(f.y, 8.25, 31), b4 = code(f.z, 17, 15)
+        let opaque = SIMD4<Float>(level5(r), level5(g), level5(b4 << 1 | b4 >> 3), 255)
+        let opaqueBits = UInt32(0x8000 | r << 10 | g << 5 | b4 << 1)
+        guard translucentAllowed else { return (opaqueBits, opaque) }
+        let a3 = code(f.w, 34, 7), r4 = code(f.x, 17, 15), g4 = code(f.y, 17, 15), b3 = code(f.z, 255.0 / 7, 7)
+        let translucent = SIMD4<Float>(level5(r4 << 1 | r4 >> 3), level5(g4 << 1 | g4 >> 3), level5(b3 << 2 | b3 >> 1), Float(34 * a3))
+        let dO = opaque - f, dT = translucent - f
+        if (dT * dT).sum() < (dO * dO).sum() {
+            return (UInt32(a3 << 12 | r4 << 8 | g4 << 4 | b3 << 1), translucent)
+        }
+        return (opaqueBits, opaque)
+    }
+
+    /// Nearest representable colour B (bits 16–31 of the colour word) and its decoded value.
+    @inline(__always) static func quantiseB(_ f: SIMD4<Float>, translucentAllowed: Bool) -> (UInt32, SIMD4<Float>) {
+        let r = code(f.x, 8.25, 31), g = code(f.y, 8.25, 31), b = code(f.z, 8.25, 31)
+        let opaque = SIMD4<Float>(level5(r), level5(g), level5(b), 255)
+        let opaqueBits = UInt32(0x8000 | r << 10 | g << 5 | b) << 16
+        guard translucentAllowed else { return (opaqueBits, opaque) }
+        let a3 = code(f.w, 34, 7), r4 = code(f.x, 17, 15), g4 = code(f.y, 17, 15), b4 = code(f.z, 17, 15)
+        let translucent = SIMD4<Float>(level5(r4 << 1 | r4 >> 3), level5(g4 << 1 | g4 >> 3), level5(b4 << 1 | b4 >> 3), Float(34 * a3))
+        let dO = opaque - f, dT = translucent - f
+        if (dT * dT).sum() < (dO * dO).sum() {
+            return (UInt32(a3 << 12 | r4 << 8 | g4 << 4 | b4) << 16, translucent)
+        }
+        return (opaqueBits, opaque)
+    }
+
+    @inline(__always) static func load(_ source: UnsafeRawPointer, _ offset: Int) -> SIMD4<Float> {
+        SIMD4<Float>(SIMD4<UInt8>(source.load(fromByteOffset: offset, as: UInt8.self),
+                                  source.load(fromByteOffset: offset + 1, as: UInt8.self),
+                                  source.load(fromByteOffset: offset + 2, as: UInt8.self),
+                                  source.load(fromByteOffset: offset + 3, as: UInt8.self)))
+    }
+
+    /// Colours A and B of every word from the extremes of its block along the block's
+    /// principal axis, oriented so that B is the brighter (neighbouring words must agree,
+    /// or the bilinear upscaling mixes A of one word with B of the next).
+    func initialise(_ source: UnsafeRawPointer, layout: PVRTCLayout, hasAlpha: Bool) {
+        let bw = layout.format.blockWidth, width = layout.width
+        let count = Float(bw * 4)
+        let orientation = SIMD4<Float>(0.299, 0.587, 0.114, 0.5)
+        colourWords.withUnsafeMutableBufferPointer { words in
+            valueA.withUnsafeMutableBufferPointer { va in
+                valueB.withUnsafeMutableBufferPointer { vb in
+                    for wy in 0..<layout.wordsHigh {
+                        for wx in 0..<layout.wordsWide {
+                            let base = ((wy * 4) * width + wx * bw) * 4
+                            var sum = SIMD4<Float>.zero
+                            for row in 0..<4 {
+                                for column in 0..<bw { sum += Self.load(source, base + (row * width + column) * 4) }
+                            }
+                            let mean = sum / count
+                            var c0 = SIMD4<Float>.zero, c1 = c0, c2 = c0, c3 = c0
+                            for row in 0..<4 {
+                                for column in 0..<bw {
+                                    let d = Self.load(source, base + (row * width + column) * 4) - mean
+                                    c0 += d * d.x; c1 += d * d.y; c2 += d * d.z; c3 += d * d.w
+                                }
+                            }
+                            var axis = c0 + c1 + c2 + c3
+                            for _ in 0..<3 {
+                                axis = c0 * axis.x + c1 * axis.y + c2 * axis.z + c3 * axis.w
+                                let scale = max(abs(axis.x), abs(axis.y), abs(axis.z), abs(axis.w))
+                                if scale > 1e-12 { axis /= scale }
+                            }
+                            var lowest = mean, highest = mean
+                            let length = (axis * axis).sum().squareRoot()
+                            if length > 1e-6 {
+                                axis /= length
+                                if (axis * orientation).sum() < 0 { axis = -axis }
+                                var tMin = Float.greatestFiniteMagnitude, tMax = -Float.greatestFiniteMagnitude
+                                for row in 0..<4 {
+                                    for column in 0..<bw {
+                                        let t = ((Self.load(source, base + (row * width + column) * 4) - mean) * axis).sum()
+                                        tMin = min(tMin, t); tMax = max(tMax, t)
+                                    }
+                                }
+                                lowest = (mean + axis * tMin).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                highest = (mean + axis * tMax).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                            }
+                            let (bitsA, qa) = Self.quantiseA(lowest, translucentAllowed: hasAlpha)
+                            let (bitsB, qb) = Self.quantiseB(highest, translucentAllowed: hasAlpha)
+                            let index = wy * layout.wordsWide + wx
+                            words[index] = bitsA | bitsB
+                            va[index] = qa
+                            vb[index] = qb
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Modulation
+
+    @inline(__always) static func unpack(_ v: UInt32) -> SIMD4<Int32> {
+        SIMD4<Int32>(truncatingIfNeeded: unsafeBitCast(UInt32(littleEndian: v), to: SIMD4<UInt8>.self))
+    }
+
+    @inline(__always) static func blend(_ a: SIMD4<Int32>, _ b: SIMD4<Int32>, _ w: Int32) -> SIMD4<Int32> {
+        (a &* (8 &- w) &+ b &* w) &>> 3
+    }
+
+    @inline(__always) static func distance(_ c: SIMD4<Int32>, _ t: SIMD4<Int32>) -> Int32 {
+        let d = c &- t
+        return (d &* d).wrappedSum()
+    }
+
+    /// Upscales A and B exactly as the decoder does, then gives every pixel the modulation
+    /// whose decoded colour is nearest (per 4bpp word choosing punch-through when the image has
+    /// alpha and that is better). Stores the weights, optionally the residual, and returns the
+    /// summed squared RGBA error of the decoded image.
+    func chooseModulation(_ source: UnsafeRawPointer, layout: PVRTCLayout, hasAlpha: Bool, keepResidual: Bool) -> Int {
+        let wordCount = layout.wordsWide * layout.wordsHigh
+        for i in 0..<wordCount {
+            lanesA[i] = PVRTCColour.expandA(colourWords[i])
+            lanesB[i] = PVRTCColour.expandB(colourWords[i])
+        }
+        lanesA.withUnsafeBufferPointer { a in
+            lanesB.withUnsafeBufferPointer { b in
+                weights.withUnsafeBufferPointer { w in
+                    upscaledA.withUnsafeMutableBufferPointer { ua in
+                        upscaledB.withUnsafeMutableBufferPointer { ub in
+                            PVRTCQuads.run(layout: layout, a: a.baseAddress!, b: b.baseAddress!, weights: w.baseAddress!,
+                                           quadRows: 0..<layout.wordsHigh, output: .upscaled(ua.baseAddress!, ub.baseAddress!))
+                        }
+                    }
+                }
+            }
+        }
+        let bw = layout.format.blockWidth, width = layout.width
+        let is4 = layout.format == .pvrtc4, tryPunch = is4 && hasAlpha
+        var total = 0
+        upscaledA.withUnsafeBufferPointer { ua in
+            upscaledB.withUnsafeBufferPointer { ub in
+                weights.withUnsafeMutableBufferPointer { weight in
+                    residual.withUnsafeMutableBufferPointer { res in
+                        colourWords.withUnsafeMutableBufferPointer { words in
+                            for wy in 0..<layout.wordsHigh {
+                                for wx in 0..<layout.wordsWide {
+                                    let base = wy * 4 * width + wx * bw
+                                    var error0: Int32 = 0, error1: Int32 = 0
+                                    for row in 0..<4 {
+                                        for column in 0..<bw {
+                                            let p = base + row * width + column
+                                            let a = Self.unpack(ua[p]), b = Self.unpack(ub[p])
+                                            let t = Self.unpack(source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
+                                            let e0 = Self.distance(a, t), e8 = Self.distance(b, t)
+                                            var best = e0, w: UInt8 = 0
+                                            if e8 < best { best = e8; w = 8 }
+                                            if is4 {
+                                                let e3 = Self.distance(Self.blend(a, b, 3), t)
+                                                let e5 = Self.distance(Self.blend(a, b, 5), t)
+                                                if e3 < best { best = e3; w = 3 }
+                                                if e5 < best { best = e5; w = 5 }
+                                            }
+                                            error0 &+= best
+                                            weight[p] = w
+                                            if tryPunch {
+                                                var half = Self.blend(a, b, 4)
+                                                var best1 = min(e0, e8), w1: UInt8 = e0 <= e8 ? 0 : 8
+                                                let e4 = Self.distance(half, t)
+                                                if e4 < best1 { best1 = e4; w1 = 4 }
+                                                half.w = 0
+                                                let eP = Self.distance(half, t)
+                                                if eP < best1 { best1 = eP; w1 = 0x84 }
+                                                error1 &+= best1
+                                                // Park the punch-through choice in the upper nibble pair until the word decides.
+                                                weight[p] = w | (w1 == 4 ? 0x10 : w1 == 0x84 ? 0x20 : w1 == 8 ? 0x40 : 0)
+                                            }
+                                        }
+                                    }
+                                    let index = wy * layout.wordsWide + wx
+                                    let punch = tryPunch && error1 < error0
+                                    words[index] = (words[index] & ~1) | (punch ? 1 : 0)
+                                    total += Int(punch ? error1 : error0)
+                                    if tryPunch {
+                                        for row in 0..<4 {
+                                            for column in 0..<bw {
+                                                let p = base + row * width + column
+                                                let packed = weight[p]
+                                                if punch {
+                                                    weight[p] = packed & 0x40 != 0 ? 8 : packed & 0x20 != 0 ? 0x84 : packed & 0x10 != 0 ? 4 : 0
+                                                } else {
+                                                    weight[p] = packed & 0x0F
+                                                }
+                                            }
+                                        }
+                                    }
+                                    if keepResidual {
+                                        for row in 0..<4 {
+                                            for column in 0..<bw {
+                                                let p = base + row * width + column
+                                                let a = Self.unpack(ua[p]), b = Self.unpack(ub[p])
+                                                let t = Self.unpack(source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
+                                                let w = weight[p]
+                                                var c = Self.blend(a, b, Int32(w & 0x0F))
+                                                if w & 0x80 != 0 { c.w = 0 }
+                                                res[p] = SIMD4<Float>(t &- c)
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return total
+    }
+
+    // MARK: Least squares
+
+    /// One Gauss–Seidel sweep: every word's A and B re-solved (2 × 2 normal equations per
+    /// channel over its wrapped footprint, neighbours fixed), quantised, and the residual updated.
+    func refine(layout: PVRTCLayout, hasAlpha: Bool) {
+        let bw = layout.format.blockWidth, width = layout.width
+        let spanX = 2 * bw - 1, spanY = 7
+        let xMask = layout.width - 1, yMask = layout.height - 1
+        // Footprint weights: (bw − |dx|)(4 − |dy|) / (4 bw), the decoder's bilinear weights.
+        var phi = [Float](repeating: 0, count: 15 * 7)
+        for j in 0..<spanY {
+            for i in 0..<spanX {
+                phi[j * spanX + i] = Float((bw - abs(i - (bw - 1))) * (4 - abs(j - 3))) / Float(4 * bw)
+            }
+        }
+        var xs = [Int](repeating: 0, count: 15), ys = [Int](repeating: 0, count: 7)
+        let lambda: Float = 0.02
+        let punchMask = SIMD4<Float>(1, 1, 1, 0)
+        phi.withUnsafeBufferPointer { phi in
+            xs.withUnsafeMutableBufferPointer { xs in
+                ys.withUnsafeMutableBufferPointer { ys in
+                    residual.withUnsafeMutableBufferPointer { res in
+                        weights.withUnsafeBufferPointer { weight in
+                            colourWords.withUnsafeMutableBufferPointer { words in
+                                valueA.withUnsafeMutableBufferPointer { va in
+                                    valueB.withUnsafeMutableBufferPointer { vb in
+                                        for wy in 0..<layout.wordsHigh {
+                                            for j in 0..<spanY { ys[j] = ((wy * 4 - 1 + j) & yMask) * width }
+                                            for wx in 0..<layout.wordsWide {
+                                                let left = wx * bw + bw / 2 - (bw - 1)
+                                                for i in 0..<spanX { xs[i] = (left + i) & xMask }
+                                                var suu = SIMD4<Float>.zero, suv = suu, svv = suu, sur = suu, svr = suu
+                                                for j in 0..<spanY {
+                                                    let rowBase = ys[j]
+                                                    for i in 0..<spanX {
+                                                        let p = rowBase + xs[i]
+                                                        let f = phi[j * spanX + i]
+                                                        let w = weight[p]
+                                                        let m = Float(w & 0x0F) * 0.125
+                                                        var u = SIMD4<Float>(repeating: f - f * m), v = SIMD4<Float>(repeating: f * m)
+                                                        if w & 0x80 != 0 { u *= punchMask; v *= punchMask }
+                                                        let r = res[p]
+                                                        suu += u * u; suv += u * v; svv += v * v
+                                                        sur += u * r; svr += v * r
+                                                    }
+                                                }
+                                                let index = wy * layout.wordsWide + wx
+                                                let oldA = va[index], oldB = vb[index]
+                                                // Right-hand side with this word's own contribution added back.
+                                                let b1 = sur + suu * oldA + suv * oldB + lambda * oldA
+                                                let b2 = svr + suv * oldA + svv * oldB + lambda * oldB
+                                                let a11 = suu + lambda, a22 = svv + lambda
+                                                let det = a11 * a22 - suv * suv
+                                                let newA = ((a22 * b1 - suv * b2) / det).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                                let newB = ((a11 * b2 - suv * b1) / det).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                                let (bitsA, qa) = Self.quantiseA(newA, translucentAllowed: hasAlpha)
+                                                let (bitsB, qb) = Self.quantiseB(newB, translucentAllowed: hasAlpha)
+                                                words[index] = bitsA | bitsB | (words[index] & 1)
+                                                let dA = qa - oldA, dB = qb - oldB
+                                                if dA == .zero && dB == .zero { continue }
+                                                va[index] = qa
+                                                vb[index] = qb
+                                                for j in 0..<spanY {
+                                                    let rowBase = ys[j]
+                                                    for i in 0..<spanX {
+                                                        let p = rowBase + xs[i]
+                                                        let f = phi[j * spanX + i]
+                                                        let w = weight[p]
+                                                        let m = Float(w & 0x0F) * 0.125
+                                                        var u = SIMD4<Float>(repeating: f - f * m), v = SIMD4<Float>(repeating: f * m)
+                                                        if w & 0x80 != 0 { u *= punchMask; v *= punchMask }
+                                                        res[p] -= u * dA + v * dB
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Output
+
+    /// Modulation code of a weight byte (mode 0: 0,3,5,8 → 0…3; punch-through: 0,4,4+punch,8 → 0…3).
+    static let codeOfWeight: [UInt32] = (0..<256).map { w in
+        switch w { case 3, 4: 1; case 5, 0x84: 2; case 8: 3; default: 0 }
+    }
+
+    func pack(layout: PVRTCLayout, into words: UnsafeMutableRawBufferPointer) {
+        let morton = PVRTCMorton(wordsWide: layout.wordsWide, wordsHigh: layout.wordsHigh)
+        let bw = layout.format.blockWidth, width = layout.width
+        Self.codeOfWeight.withUnsafeBufferPointer { code in
+            weights.withUnsafeBufferPointer { weight in
+                for wy in 0..<layout.wordsHigh {
+                    for wx in 0..<layout.wordsWide {
+                        let base = wy * 4 * width + wx * bw
+                        var modulation: UInt32 = 0
+                        for row in 0..<4 {
+                            for column in 0..<bw {
+                                let w = weight[base + row * width + column]
+                                if bw == 4 {
+                                    modulation |= code[Int(w)] << (2 * UInt32(row * 4 + column))
+                                } else if w == 8 {
+                                    modulation |= 1 << UInt32(row * 8 + column)
+                                }
+                            }
+                        }
+                        let offset = morton.offset(x: wx, y: wy) * 8
+                        words.storeBytes(of: modulation.littleEndian, toByteOffset: offset, as: UInt32.self)
+                        words.storeBytes(of: colourWords[wy * layout.wordsWide + wx].littleEndian, toByteOffset: offset + 4, as: UInt32.self)
+                    }
+                }
+            }
+        }
+    }
+}
+
+@available(*, unavailable) extension PVRTCEncoder: Sendable {}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import TilePack
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `tilepack codec …`: encode and decode single images with the tile codecs.
+struct CodecCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "codec",
+        abstract: "Encode or decode one image with the PVRTC1 codec.",
+        subcommands: [CodecEncodeCommand.self, CodecDecodeCommand.self]
+    )
+}
+
+/// Bad command-line input the library does not see (file names, sizes).
+struct CodecInputError: TilePackError {
+    let description: String
+}
+
+enum CodecIO {
+    /// Parses `WxH` (e.g. `256x256`).
+    static func parseSize(_ text: String) throws(CodecInputError) -> (width: Int, height: Int) {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
+            throw CodecInputError(description: "--size '\(text)': expected WIDTHxHEIGHT, e.g. 256x256")
+        }
+        return (w, h)
+    }
+
+    static func read(_ path: String) throws(CodecInputError) -> [UInt8] {
+        do {
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CodecInputError(description: "\(path): cannot read (\(error))")
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws(CodecInputError) {
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw CodecInputError(description: "\(path): cannot write (\(error))")
+        }
+    }
+
+    /// Loads the image to encode as RGBA8 rows. Only raw RGBA is read today; TIFF input
+    /// joins here once the TIFF reader is merged.
+    static func loadImage(_ path: String, size: String?) throws(CodecInputError) -> (rgba: [UInt8], width: Int, height: Int) {
+        guard let size else { throw CodecInputError(description: "\(path): raw RGBA input needs --size WxH") }
+        let (width, height) = try parseSize(size)
+        let bytes = try read(path)
+        guard bytes.count == width * height * 4 else {
+            throw CodecInputError(description: "\(path): \(bytes.count) bytes is not \(width)x\(height) RGBA (\(width * height * 4) bytes)")
+        }
+        return (bytes, width, height)
+    }
+
+    static func format(_ value: Double) -> String {
+        if value.isInfinite { return "inf" }
+        let scaled = (value * 100).rounded() / 100
+        return String(scaled)
+    }
+}
+
+extension PVRTCFormat: ExpressibleByArgument {}
+extension PVRTCEncoder.Level: ExpressibleByArgument {}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import TilePack
+
+/// `tilepack codec decode`: PVRTC1 words → raw RGBA8.
+struct CodecDecodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode PVRTC1 words (Morton order) to raw RGBA8.",
+        discussion: "Only .rgba output (raw RGBA8 rows, top first) is written for now; PNG output arrives with the PNG writer."
+    )
+
+    @Argument(help: "Input file holding the PVRTC1 words.")
+    var input: String
+
+    @Option(help: "PVRTC variant of the words: pvrtc4 or pvrtc2.")
+    var format: PVRTCFormat
+
+    @Option(help: "Texture size as WIDTHxHEIGHT, e.g. 256x256.")
+    var size: String
+
+    @Option(name: .shortAndLong, help: "Output file, must end in .rgba (raw RGBA8 rows; .png is not supported yet).")
+    var output: String
+
+    @Flag(help: "Print decode Mpix/s.")
+    var stats = false
+
+    func run() throws {
+        do {
+            guard output.hasSuffix(".rgba") else {
+                throw CodecInputError(description: "\(output): only .rgba output is supported (PNG output is not available yet)")
+            }
+            let (width, height) = try CodecIO.parseSize(size)
+            let words = try CodecIO.read(input)
+            let decoder = PVRTCDecoder()
+            var pixels: [UInt8] = []
+            let time = try ContinuousClock().measure {
+                pixels = try decoder.decode(words, format: format, width: width, height: height)
+            }
+            try CodecIO.write(pixels, to: output)
+            if stats {
+                let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
+                print("decode \(CodecIO.format(Double(width * height) / 1e6 / max(seconds, 1e-9))) Mpix/s (one thread)")
+            }
+        } catch let error as any TilePackError {
+            printError(error.description)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}

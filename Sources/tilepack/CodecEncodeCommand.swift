@@ -1,0 +1,82 @@
+import ArgumentParser
+import TilePack
+
+/// `tilepack codec encode`: raw RGBA → PVRTC1 words (Morton order).
+struct CodecEncodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "encode",
+        abstract: "Encode a raw RGBA image to PVRTC1 words.",
+        discussion: "The output holds the words in Morton order, ready for glCompressedTexImage2D or Metal. Sides must be powers of two (at least 8x8 for pvrtc4, 16x8 for pvrtc2)."
+    )
+
+    @Argument(help: "Input image: raw RGBA8 rows, top row first (needs --size).")
+    var image: String
+
+    @Option(help: "Image size as WIDTHxHEIGHT, e.g. 256x256.")
+    var size: String?
+
+    @Option(help: "PVRTC variant: pvrtc4 (4 bits a pixel) or pvrtc2 (2 bits a pixel).")
+    var format: PVRTCFormat = .pvrtc4
+
+    @Option(help: "Encoder effort: fast (one pass) or quality (least-squares refinement).")
+    var level: PVRTCEncoder.Level = .quality
+
+    @Option(name: .shortAndLong, help: "Output file for the words.")
+    var output: String
+
+    @Flag(help: "Print PSNR (RGB, alpha, edge band, interior) and encode/decode Mpix/s.")
+    var stats = false
+
+    func run() throws {
+        do {
+            let input = try CodecIO.loadImage(image, size: size)
+            let encoder = PVRTCEncoder()
+            let clock = ContinuousClock()
+            var words: [UInt8] = []
+            let encodeTime = try clock.measure {
+                words = try encoder.encode(rgba: input.rgba, width: input.width, height: input.height, format: format, level: level)
+            }
+            try CodecIO.write(words, to: output)
+            guard stats else { return }
+            let decoder = PVRTCDecoder()
+            var decoded: [UInt8] = []
+            let decodeTime = try clock.measure {
+                decoded = try decoder.decode(words, format: format, width: input.width, height: input.height)
+            }
+            let quality = ImageQuality.measure(reference: input.rgba, decoded: decoded, width: input.width, height: input.height)
+            let megapixels = Double(input.width * input.height) / 1e6
+            func rate(_ d: Duration) -> String {
+                let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+                return CodecIO.format(megapixels / max(seconds, 1e-9))
+            }
+            print("\(format.rawValue) \(level.rawValue) \(input.width)x\(input.height): \(words.count) bytes, passes \(encoder.passesRun)")
+            print("psnr_rgb \(CodecIO.format(quality.rgb)) dB  psnr_alpha \(CodecIO.format(quality.alpha)) dB  psnr_edge \(CodecIO.format(quality.edge)) dB  psnr_interior \(CodecIO.format(quality.interior)) dB  max_error \(quality.maxErrorRGB)")
+            print("encode \(rate(encodeTime)) Mpix/s  decode \(rate(decodeTime)) Mpix/s (one thread)")
+        } catch let error as any TilePackError {
+            printError(error.description)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+func printError(_ message: String) {
+    var standardError = StandardError()
+    print("error: \(message)", to: &standardError)
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        let bytes = Array(string.utf8)
+        #if canImport(Glibc)
+        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        #else
+        _ = bytes.withUnsafeBytes { Darwin.write(2, $0.baseAddress, $0.count) }
+        #endif
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

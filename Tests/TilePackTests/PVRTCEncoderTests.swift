@@ -1,0 +1,108 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@testable import TilePack
+
+@Suite struct PVRTCEncoderTests {
+    static func image(_ width: Int, _ height: Int, _ pixel: (Int, Int) -> (Int, Int, Int, Int)) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let (r, g, b, a) = pixel(x, y)
+                let i = (y * width + x) * 4
+                out[i] = UInt8(r); out[i + 1] = UInt8(g); out[i + 2] = UInt8(b); out[i + 3] = UInt8(a)
+            }
+        }
+        return out
+    }
+
+    func roundTrip(_ rgba: [UInt8], _ width: Int, _ height: Int, _ format: PVRTCFormat, _ level: PVRTCEncoder.Level)
+        throws -> (decoded: [UInt8], quality: ImageQuality) {
+        let words = try PVRTCEncoder().encode(rgba: rgba, width: width, height: height, format: format, level: level)
+        #expect(words.count == format.byteCount(width: width, height: height))
+        let decoded = try PVRTCDecoder().decode(words, format: format, width: width, height: height)
+        return (decoded, ImageQuality.measure(reference: rgba, decoded: decoded, width: width, height: height))
+    }
+
+    @Test(arguments: PVRTCFormat.allCases, PVRTCEncoder.Level.allCases)
+    func representableFlatColoursAreExact(format: PVRTCFormat, level: PVRTCEncoder.Level) throws {
+        // 5-bit levels 31, 0 and 16 decode to 255, 0 and 132 exactly.
+        for colour in [(255, 0, 132), (0, 0, 0), (255, 255, 255), (132, 255, 0)] {
+            let rgba = Self.image(32, 16) { _, _ in (colour.0, colour.1, colour.2, 255) }
+            let result = try roundTrip(rgba, 32, 16, format, level)
+            #expect(result.decoded == rgba, "\(colour) \(format) \(level)")
+        }
+    }
+
+    @Test(arguments: PVRTCFormat.allCases, PVRTCEncoder.Level.allCases)
+    func anyFlatColourIsWithinStatedBound(format: PVRTCFormat, level: PVRTCEncoder.Level) throws {
+        // Bound (measured, then stated): half a 5-bit step is 4.1 levels; the encoder minimises
+        // squared error over all channels, so one channel may miss by a little more.
+        let bound = format == .pvrtc4 ? 5 : 7
+        for colour in [(200, 90, 30), (17, 140, 251), (77, 77, 77)] {
+            let rgba = Self.image(16, 16) { _, _ in (colour.0, colour.1, colour.2, 255) }
+            let result = try roundTrip(rgba, 16, 16, format, level)
+            #expect(result.quality.maxErrorRGB <= bound, "\(colour) \(format) \(level): \(result.quality)")
+            #expect(result.quality.alpha.isInfinite)
+        }
+    }
+
+    @Test func smoothPeriodicGradientStaysWithinBounds() throws {
+        // Smooth and periodic, as the hardware's wrapped upscaling assumes: the edge band
+        // must then be as good as the interior.
+        let n = 64
+        let rgba = Self.image(n, n) { x, y in
+            let r = 128 + Int((100 * cos(2 * Double.pi * Double(x) / Double(n))).rounded())
+            let g = 128 + Int((100 * sin(2 * Double.pi * Double(y) / Double(n))).rounded())
+            return (r, g, (r + g) / 2, 255)
+        }
+        let fast = try roundTrip(rgba, n, n, .pvrtc4, .fast)
+        let quality = try roundTrip(rgba, n, n, .pvrtc4, .quality)
+        print("gradient fast: \(fast.quality)\ngradient quality: \(quality.quality)")
+        #expect(fast.quality.maxErrorRGB <= 12, "\(fast.quality)")
+        #expect(quality.quality.maxErrorRGB <= 8, "\(quality.quality)")
+        #expect(quality.quality.rgb >= 40, "\(quality.quality)")
+        #expect(quality.quality.rgb > fast.quality.rgb)
+        #expect(quality.quality.edge >= quality.quality.interior - 1.5, "\(quality.quality)")
+    }
+
+    @Test(arguments: PVRTCEncoder.Level.allCases)
+    func alphaEdgesSurvive(level: PVRTCEncoder.Level) throws {
+        let n = 64
+        let rgba = Self.image(n, n) { x, y in
+            let inside = (x - 32) * (x - 32) + (y - 32) * (y - 32) < 20 * 20
+            return (x * 4, 255 - y * 4, 128, inside ? 255 : 0)
+        }
+        let result = try roundTrip(rgba, n, n, .pvrtc4, level)
+        #expect(result.quality.alpha >= 20, "\(result.quality)")
+        // Far from the disc edge, alpha is exact: fully transparent and fully opaque areas.
+        #expect(result.decoded[(2 * n + 2) * 4 + 3] == 0)
+        #expect(result.decoded[(32 * n + 32) * 4 + 3] == 255)
+    }
+
+    @Test func codecRoundTripsAndRejectsBadInput() throws {
+        let codec = PVRTCCodec(format: .pvrtc4, level: .fast)
+        #expect(codec.name == "pvrtc4")
+        let rgba = Self.image(16, 16) { x, y in (x * 16, y * 16, 0, 255) }
+        let words = try codec.encode(rgba: rgba, width: 16, height: 16)
+        #expect(words.count == 128)
+        #expect(try codec.decode(words, width: 16, height: 16).count == 16 * 16 * 4)
+        #expect(throws: CodecError.byteCount(what: "pvrtc4 words", expected: 128, actual: 127)) {
+            try codec.decode(Array(words.dropLast()), width: 16, height: 16)
+        }
+        #expect(throws: CodecError.self) { try codec.encode(rgba: rgba, width: 16, height: 15) }
+        #expect(throws: CodecError.self) { try codec.encode(rgba: Array(rgba.dropLast()), width: 16, height: 16) }
+    }
+
+    @Test func qualityMetricsSeparateTheEdgeBand() {
+        let a = Self.image(16, 16) { _, _ in (100, 100, 100, 255) }
+        let b = Self.image(16, 16) { x, _ in (x == 0 ? 110 : 100, 100, 100, 255) }
+        let q = ImageQuality.measure(reference: a, decoded: b, width: 16, height: 16)
+        #expect(q.interior.isInfinite && q.alpha.isInfinite && q.maxErrorRGB == 10)
+        // 16 pixels with one channel off by 10, over the 112 edge pixels × 3 channels.
+        #expect(abs(q.edge - ImageQuality.psnr(16 * 100, (256 - 144) * 3)) < 1e-9)
+    }
+}

@@ -58,25 +58,3 @@ struct CodecEncodeCommand: ParsableCommand {
         }
     }
 }
-
-func printError(_ message: String) {
-    var standardError = StandardError()
-    print("error: \(message)", to: &standardError)
-}
-
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) {
-        let bytes = Array(string.utf8)
-        #if canImport(Glibc)
-        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-        #else
-        _ = bytes.withUnsafeBytes { Darwin.write(2, $0.baseAddress, $0.count) }
-        #endif
-    }
-}
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -26,20 +26,8 @@ struct InfoCommand: ParsableCommand {
             let info = try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum)
             print(json ? info.json : info.text)
         } catch {
-            printToStandardError(error.description)
+            printError(error.description)
             throw ExitCode(error.exitCode)
         }
     }
-}
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// Writes one line to standard error (file descriptor 2, unbuffered).
-private func printToStandardError(_ line: String) {
-    let text = line + "\n"
-    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }

@@ -6,7 +6,7 @@ import Darwin
 
 /// Writes one line to stderr (error messages; stdout stays machine-readable).
 func printError(_ message: String) {
-    var line = Array((message + "\n").utf8)
+    var line = Array(("error: " + message + "\n").utf8)
     // write(2) on fd 2 rather than the C `stderr` global, which Swift 6 flags as shared state.
     line.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
 }

@@ -41,7 +41,7 @@ struct PlateCarree: SourceGeoreference {
     var lonLatBounds: (west: Double, south: Double, east: Double, north: Double) {
         (west, north - Double(height) * dy, west + Double(width) * dx, north)
     }
-    var nativeResolutionMetres: Double { dx * 111_320 * cos((north - Double(height) * dy / 2) * .pi / 180) }
+    var groundResolutionMetres: Double { dx * 111_320 * cos((north - Double(height) * dy / 2) * .pi / 180) }
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)? {
         ((lon - west) / dx, (north - lat) / dy)
     }
@@ -55,7 +55,7 @@ struct MercatorGrid: SourceGeoreference {
         let se = WebMercator.lonLat(x: originX + Double(width) * res, y: originY - Double(height) * res)
         return (nw.lon, se.lat, se.lon, nw.lat)
     }
-    var nativeResolutionMetres: Double { res }
+    var groundResolutionMetres: Double { res }
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)? {
         let m = WebMercator.metres(lon: lon, lat: lat)
         return ((m.x - originX) / res, (originY - m.y) / res)
@@ -65,7 +65,7 @@ struct MercatorGrid: SourceGeoreference {
 /// A strongly curved mapping (polar-stereographic-like) to exercise the approximate transformer.
 struct PolarLike: SourceGeoreference {
     var lonLatBounds: (west: Double, south: Double, east: Double, north: Double) { (-180, 60, 180, 85) }
-    var nativeResolutionMetres: Double { 1000 }
+    var groundResolutionMetres: Double { 1000 }
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)? {
         let rho = (90 - lat) * 111.32  // km from the pole, 1 km pixels
         let t = lon * .pi / 180

@@ -29,7 +29,7 @@ public protocol SourceGeoreference: Sendable {
     /// antimeridian is refused by ``TilePlan``.
     var lonLatBounds: (west: Double, south: Double, east: Double, north: Double) { get }
     /// Ground size of one source pixel in metres (used to choose the default max zoom).
-    var nativeResolutionMetres: Double { get }
+    var groundResolutionMetres: Double { get }
     /// Source pixel (fractional col,row; pixel corner convention, centre of pixel (0,0) is
     /// (0.5,0.5)) for lon/lat, nil if not projectable. Called from several threads at once.
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)?

@@ -35,7 +35,7 @@ public struct TileBuilder: Sendable {
     /// The plan this builder would run (validates bounds and zoom options).
     public func plan() throws -> TilePlan {
         try options.validate()
-        return try TilePlan(bounds: georeference.lonLatBounds, nativeResolutionMetres: georeference.nativeResolutionMetres,
+        return try TilePlan(bounds: georeference.lonLatBounds, nativeResolutionMetres: georeference.groundResolutionMetres,
                             minZoom: options.minZoom, maxZoom: options.maxZoom, maxTiles: options.maxTiles)
     }
 

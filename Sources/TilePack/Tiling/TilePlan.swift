@@ -116,11 +116,8 @@ public struct TilePlan: Sendable {
     /// The first zoom whose pixel size at `latitude` (resolution(z)·cos(lat)) is at or below
     /// the native resolution, capped at ``TileID/maxZoom``.
     public static func defaultMaxZoom(nativeResolutionMetres: Double, latitude: Double) -> Int {
-        let c = cos(min(abs(latitude), WebMercator.maxLatitude) * .pi / 180)
-        for z in 0...TileID.maxZoom where WebMercator.resolution(zoom: z) * c <= nativeResolutionMetres * (1 + 1e-9) {
-            return z
-        }
-        return TileID.maxZoom
+        // A hair of tolerance so a source made at exactly a zoom's resolution maps to it.
+        WebMercator.zoom(forGroundResolution: nativeResolutionMetres * (1 + 1e-9), latitude: latitude)
     }
 
     /// The highest zoom at which the region fits in one or two tiles.

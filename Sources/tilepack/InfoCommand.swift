@@ -23,7 +23,7 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let info = try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum)
+            let info = SourceInfo(tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum))
             print(json ? info.json : info.text)
         } catch {
             printError(error.description)

@@ -36,6 +36,14 @@ struct GeoReferenceTests {
         #expect(b.north < -75 && b.north > -82)
     }
 
+    @Test func geographicRasterReachingThePolesKeepsItsLongitudes() throws {
+        // MapServer's red_square.tif: 0…180°E, 90°S…90°N. GDAL reports [0, -90, 180, 90].
+        let g = try GeoReference(crs: try CRS(epsg: 4326), transform: GeoTransform([0, 1.8, 0, 90, 0, -1.8]),
+                                 width: 100, height: 100)
+        let b = g.lonLatBounds()
+        #expect(abs(b.west) < 1e-9 && abs(b.east - 180) < 1e-9 && abs(b.south + 90) < 1e-9 && abs(b.north - 90) < 1e-9)
+    }
+
     @Test func resolutionAndZoom() throws {
         let utm = try utmRaster()
         #expect(utm.nativeResolutionMetres.x == 30)

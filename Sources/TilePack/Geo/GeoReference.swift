@@ -110,7 +110,10 @@ public struct GeoReference: Sendable {
                 east = shifted.max()! - 360
             }
         }
-        for pole in [90.0, -90.0] where contains(lon: 0, lat: pole) {
+        // Only a projected raster can hold a pole as an interior point whose longitudes all
+        // meet there (polar stereographic); a geographic raster reaching ±90 stays within its
+        // own longitude range, as GDAL reports it.
+        for pole in [90.0, -90.0] where crs.kind == .projected && contains(lon: 0, lat: pole) {
             if pole > 0 { north = 90 } else { south = -90 }
             west = -180
             east = 180

@@ -37,9 +37,13 @@ public struct TIFFInfo: Sendable {
 
     /// One JSON object with snake_case fields (schema in README, "## tilepack info").
     /// Keys in a fixed order; non-finite numbers as the strings "nan", "inf", "-inf".
-    public var json: String {
+    public var json: String { JSONValue.object(jsonFields).rendered }
+
+    /// The fields of ``json`` in order, for reports that extend this one (`info` adds the
+    /// CRS fields from Geo).
+    public var jsonFields: [(String, JSONValue)] {
         let img = image
-        var fields: [(String, JSON)] = [
+        var fields: [(String, JSONValue)] = [
             ("path", .string(path)),
             ("width", .int(img.width)),
             ("height", .int(img.height)),
@@ -68,12 +72,10 @@ public struct TIFFInfo: Sendable {
             fields.append(("pixel_sha256", .string(checksum.pixelSHA256)))
             fields.append(("band_sha256", .array(checksum.bandSHA256.map { .string($0) })))
         }
-        var out = ""
-        JSON.object(fields).write(to: &out)
-        return out
+        return fields
     }
 
-    static func json(_ value: GeoKeyDirectory.Value) -> JSON {
+    static func json(_ value: GeoKeyDirectory.Value) -> JSONValue {
         switch value {
         case .shorts(let v): v.count == 1 ? .int(Int(v[0])) : .array(v.map { .int(Int($0)) })
         case .doubles(let v): v.count == 1 ? .number(v[0]) : .array(v.map { .number($0) })
@@ -81,76 +83,13 @@ public struct TIFFInfo: Sendable {
         }
     }
 
-    /// A minimal JSON value with deterministic rendering (no Foundation dependency).
-    enum JSON {
-        case null
-        case bool(Bool)
-        case int(Int)
-        case number(Double)
-        case string(String)
-        case array([JSON])
-        case object([(String, JSON)])
-
-        func write(to out: inout String) {
-            switch self {
-            case .null: out += "null"
-            case .bool(let b): out += b ? "true" : "false"
-            case .int(let i): out += String(i)
-            case .number(let d): out += JSON.render(d)
-            case .string(let s): JSON.quote(s, into: &out)
-            case .array(let items):
-                out += "["
-                for (i, item) in items.enumerated() {
-                    if i > 0 { out += ", " }
-                    item.write(to: &out)
-                }
-                out += "]"
-            case .object(let fields):
-                out += "{"
-                for (i, (key, value)) in fields.enumerated() {
-                    if i > 0 { out += ", " }
-                    JSON.quote(key, into: &out)
-                    out += ": "
-                    value.write(to: &out)
-                }
-                out += "}"
-            }
-        }
-
-        /// Shortest round-tripping decimal; integral values without a fraction; non-finite as strings.
-        static func render(_ d: Double) -> String {
-            if d.isNaN { return "\"nan\"" }
-            if d.isInfinite { return d < 0 ? "\"-inf\"" : "\"inf\"" }
-            if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
-            return "\(d)"
-        }
-
-        static func quote(_ s: String, into out: inout String) {
-            out += "\""
-            for scalar in s.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                default:
-                    if scalar.value < 0x20 {
-                        let hex = String(scalar.value, radix: 16)
-                        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                    } else {
-                        out.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-            out += "\""
-        }
-    }
-
     // MARK: Text
 
     /// Human-readable report, one "label: value" per line.
-    public var text: String {
+    public var text: String { textLines.joined(separator: "\n") }
+
+    /// The lines of ``text``, for reports that extend this one.
+    public var textLines: [String] {
         let img = image
         var lines: [String] = []
         func add(_ label: String, _ value: String) {
@@ -191,7 +130,7 @@ public struct TIFFInfo: Sendable {
             add("pixel sha256:", checksum.pixelSHA256)
             for (i, h) in checksum.bandSHA256.enumerated() { add("band \(i + 1) sha256:", h) }
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 }
 

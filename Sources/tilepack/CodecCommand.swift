@@ -46,10 +46,13 @@ enum CodecIO {
         }
     }
 
-    /// Loads the image to encode as RGBA8 rows. Only raw RGBA is read today; TIFF input
-    /// joins here once the TIFF reader is merged.
-    static func loadImage(_ path: String, size: String?) throws(CodecInputError) -> (rgba: [UInt8], width: Int, height: Int) {
-        guard let size else { throw CodecInputError(description: "\(path): raw RGBA input needs --size WxH") }
+    /// Loads the image to encode as RGBA8 rows: a TIFF (8-bit gray/RGB/RGBA) when no
+    /// `--size` is given, raw RGBA rows otherwise.
+    static func loadImage(_ path: String, size: String?) throws -> (rgba: [UInt8], width: Int, height: Int) {
+        guard let size else {
+            let tiff = try TIFFFile(path: path)
+            return (try tiff.readRGBA8(), tiff.image.width, tiff.image.height)
+        }
         let (width, height) = try parseSize(size)
         let bytes = try read(path)
         guard bytes.count == width * height * 4 else {

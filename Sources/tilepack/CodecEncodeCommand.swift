@@ -9,10 +9,10 @@ struct CodecEncodeCommand: ParsableCommand {
         discussion: "The output holds the words in Morton order, ready for glCompressedTexImage2D or Metal. Sides must be powers of two (at least 8x8 for pvrtc4, 16x8 for pvrtc2)."
     )
 
-    @Argument(help: "Input image: raw RGBA8 rows, top row first (needs --size).")
+    @Argument(help: "Input image: a TIFF (8-bit gray, RGB or RGBA; power-of-two sides), or raw RGBA8 rows, top row first, with --size.")
     var image: String
 
-    @Option(help: "Image size as WIDTHxHEIGHT, e.g. 256x256.")
+    @Option(help: "Size of a raw RGBA input as WIDTHxHEIGHT, e.g. 256x256 (TIFF input carries its own size).")
     var size: String?
 
     @Option(help: "PVRTC variant: pvrtc4 (4 bits a pixel) or pvrtc2 (2 bits a pixel).")

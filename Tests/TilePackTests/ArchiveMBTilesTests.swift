@@ -104,7 +104,7 @@ import Darwin
         let tile = ElevationTile(width: 256, height: 256, values: values)
         let small = ElevationTile(width: 3, height: 1, values: [.nan, 1, 2])
         let id = TileID(z: 9, x: 270, y: 180)!
-        for encoding in ElevationEncoding.allCases {
+        for encoding in ElevationEncoding.allCases + [nil] {
             var options = MBTilesWriter.Options()
             options.elevationEncoding = encoding
             let writer = try MBTilesWriter(path: path, metadata: Self.metadata(), options: options)
@@ -120,7 +120,7 @@ import Darwin
             #expect(try reader.elevation(TileID(z: 0, x: 0, y: 0)!) == small)
             #expect(try reader.elevation(TileID(z: 9, x: 0, y: 0)!) == nil)
             #expect(reader.metadata["tilepack:elevation"] == "true")
-            #expect(reader.metadata["tilepack:elevation_encoding"] == encoding.rawValue)
+            #expect(reader.metadata["tilepack:elevation_encoding"] == encoding?.rawValue ?? "per-tile")
         }
     }
 

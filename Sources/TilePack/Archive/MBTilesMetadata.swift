@@ -135,7 +135,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
 
     /// The rows to store, with nil fields already resolved by the writer.
     func rows(bounds: Bounds, center: Center, minZoom: Int, maxZoom: Int,
-              elevationEncoding: ElevationEncoding?) -> [(String, String)] {
+              elevationTiles: Bool, elevationEncoding: String) -> [(String, String)] {
         var rows: [(String, String)] = [
             (Key.name, name), (Key.format, format), (Key.bounds, bounds.metadataValue),
             (Key.center, center.metadataValue), (Key.minZoom, String(minZoom)), (Key.maxZoom, String(maxZoom)),
@@ -143,9 +143,9 @@ public struct MBTilesMetadata: Sendable, Equatable {
             (Key.attribution, attribution),
             (Key.formatVersion, String(Self.tilePackFormatVersion)),
             (Key.codec, codec), (Key.payloadCompression, payloadCompression), (Key.tileSize, String(tileSize)),
-            (Key.elevation, elevationEncoding == nil ? "false" : "true"),
+            (Key.elevation, elevationTiles ? "true" : "false"),
         ]
-        if let elevationEncoding { rows.append((Key.elevationEncoding, elevationEncoding.rawValue)) }
+        if elevationTiles { rows.append((Key.elevationEncoding, elevationEncoding)) }
         if let codecLevel { rows.append((Key.codecLevel, codecLevel)) }
         if let sourceFile { rows.append((Key.sourceFile, sourceFile)) }
         if let sourceSHA256 { rows.append((Key.sourceSHA256, sourceSHA256)) }

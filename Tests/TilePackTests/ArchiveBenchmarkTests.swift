@@ -8,7 +8,7 @@ import Darwin
 
 /// Writer throughput, printed for BENCHMARKS.md. Runs only with TILEPACK_BENCH=1 (a timing,
 /// not a check), e.g. `TILEPACK_BENCH=1 swift test -c release --filter ArchiveBenchmarkTests`.
-@Suite struct ArchiveBenchmarkTests {
+@Suite(.serialized) struct ArchiveBenchmarkTests {
     static func now() -> Double {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)

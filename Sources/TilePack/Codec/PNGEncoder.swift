@@ -23,8 +23,7 @@ public struct PNGEncoder: Sendable {
     /// Encodes `rgba` (width × height × 4 bytes, top row first) as a PNG file.
     public func encode(rgba: [UInt8], width: Int, height: Int) throws(PNGError) -> [UInt8] {
         guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max),
-              width.multipliedReportingOverflow(by: height).overflow == false,
-              rgba.count == width * height * 4 else {
+              rgba.count % 4 == 0, width.multipliedReportingOverflow(by: height) == (rgba.count / 4, false) else {
             throw PNGError(source: "PNG encoder", problem: .invalidArgument,
                            detail: "pixels (\(rgba.count) bytes) do not fill \(width)×\(height) RGBA")
         }

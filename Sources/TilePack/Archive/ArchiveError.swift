@@ -1,0 +1,59 @@
+/// Why an MBTiles archive could not be opened, read or written.
+///
+/// `description` is one line naming the file and the problem, e.g.
+/// `"/data/a.mbtiles: not an MBTiles archive (no tiles table or view)"`.
+public struct ArchiveError: TilePackError, Equatable {
+    /// The kinds of failure a caller may want to tell apart.
+    public enum Problem: Sendable, Equatable {
+        /// The file is missing or unreadable.
+        case cannotOpen
+        /// The bytes are not an SQLite database (random data, truncated header, wrong file).
+        case notSQLite
+        /// An SQLite database without the MBTiles tables, or a foreign `application_id`.
+        case notMBTiles
+        /// An SQLite database whose pages or rows are damaged (truncated file, corrupt page).
+        case damaged
+        /// A stored elevation tile that does not decode (unknown encoding, wrong size).
+        case badElevation
+        /// The writer could not create, fill or move the archive into place.
+        case writeFailed
+        /// The caller passed a value the archive cannot store (bad tile size, empty name).
+        case invalidArgument
+    }
+
+    public var path: String
+    public var problem: Problem
+    /// What exactly is wrong, in words.
+    public var detail: String
+
+    public init(path: String, problem: Problem, detail: String) {
+        self.path = path
+        self.problem = problem
+        self.detail = detail
+    }
+
+    /// 1 for environment trouble (cannot open, cannot write), 2 for bad archives.
+    public var exitCode: Int32 {
+        switch problem {
+        case .cannotOpen, .writeFailed: 1
+        default: 2
+        }
+    }
+
+    public var description: String { "\(path): \(detail)" }
+
+    /// Maps an SQLite failure while reading an archive to the archive-level problem.
+    static func reading(_ error: SQLiteError, path: String, doing what: String) -> ArchiveError {
+        let problem: Problem
+        switch error.code {
+        case .notADatabase: problem = .notSQLite
+        case .corrupt: problem = .damaged
+        case .cantOpen: problem = .cannotOpen
+        default: problem = .damaged
+        }
+        let sqlPart = error.sql.map { " in `\($0)`" } ?? ""
+        let what = problem == .notSQLite ? "not an SQLite database" : "\(what) failed"
+        return ArchiveError(path: path, problem: problem,
+                            detail: "\(what): SQLite error \(error.code.rawValue) (\(error.message))\(sqlPart)")
+    }
+}

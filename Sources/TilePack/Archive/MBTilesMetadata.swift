@@ -1,0 +1,193 @@
+/// What an MBTiles 1.3 archive says about itself: the standard `metadata` keys plus
+/// tilepack's own keys, all prefixed `tilepack:` (documented in docs/FORMAT.md).
+///
+/// Every standard key (name, format, bounds, center, minzoom, maxzoom, type, version,
+/// description, attribution) is always written; the writer fills bounds, center and the zoom
+/// range from the tiles it saw when they are left nil.
+public struct MBTilesMetadata: Sendable, Equatable {
+    /// MBTiles `type`.
+    public enum LayerType: String, Sendable {
+        case baselayer, overlay
+    }
+
+    /// A WGS84 rectangle in degrees, as `bounds` stores it: "west,south,east,north".
+    public struct Bounds: Sendable, Equatable {
+        public var west: Double, south: Double, east: Double, north: Double
+
+        public init(west: Double, south: Double, east: Double, north: Double) {
+            self.west = west; self.south = south; self.east = east; self.north = north
+        }
+
+        /// Parses "w,s,e,n"; nil unless four finite numbers with w ≤ e and s ≤ n.
+        public init?(metadataValue: String) {
+            let parts = metadataValue.split(separator: ",").map { Double($0.trimmingSpaces) }
+            guard parts.count == 4, let w = parts[0], let s = parts[1], let e = parts[2], let n = parts[3],
+                  w.isFinite, s.isFinite, e.isFinite, n.isFinite, w <= e, s <= n else { return nil }
+            self.init(west: w, south: s, east: e, north: n)
+        }
+
+        public var metadataValue: String { "\(west),\(south),\(east),\(north)" }
+
+        /// The smallest rectangle holding both.
+        public func union(_ other: Bounds) -> Bounds {
+            Bounds(west: min(west, other.west), south: min(south, other.south),
+                   east: max(east, other.east), north: max(north, other.north))
+        }
+    }
+
+    /// MBTiles `center`: "lon,lat,zoom", the view a client opens on.
+    public struct Center: Sendable, Equatable {
+        public var lon: Double, lat: Double, zoom: Int
+
+        public init(lon: Double, lat: Double, zoom: Int) {
+            self.lon = lon; self.lat = lat; self.zoom = zoom
+        }
+
+        public init?(metadataValue: String) {
+            let parts = metadataValue.split(separator: ",").map { String($0.trimmingSpaces) }
+            guard parts.count == 3, let lon = Double(parts[0]), let lat = Double(parts[1]),
+                  lon.isFinite, lat.isFinite else { return nil }
+            // Some writers store the zoom as "3.0".
+            guard let zoom = Int(parts[2]) ?? Double(parts[2]).flatMap({ $0.isFinite ? Int(exactly: $0.rounded()) : nil })
+            else { return nil }
+            self.init(lon: lon, lat: lat, zoom: zoom)
+        }
+
+        public var metadataValue: String { "\(lon),\(lat),\(zoom)" }
+    }
+
+    /// Names of the keys tilepack writes, standard and its own.
+    public enum Key {
+        public static let name = "name", format = "format", bounds = "bounds", center = "center"
+        public static let minZoom = "minzoom", maxZoom = "maxzoom", type = "type", version = "version"
+        public static let description = "description", attribution = "attribution"
+        /// The prefix of every tilepack-specific key.
+        public static let prefix = "tilepack:"
+        public static let codec = "tilepack:codec"
+        public static let codecLevel = "tilepack:codec_level"
+        public static let payloadCompression = "tilepack:payload_compression"
+        public static let tileSize = "tilepack:tile_size"
+        public static let sourceFile = "tilepack:source_file"
+        public static let sourceSHA256 = "tilepack:source_sha256"
+        public static let buildOptions = "tilepack:build_options"
+        public static let elevation = "tilepack:elevation"
+        public static let elevationEncoding = "tilepack:elevation_encoding"
+        public static let formatVersion = "tilepack:format_version"
+    }
+
+    /// Version of tilepack's additions (keys and elevation table) that this code writes.
+    public static let tilePackFormatVersion = 1
+
+    public var name: String
+    /// MBTiles `format`: "png", "jpg", "webp", "pbf", or a media type for other payloads.
+    public var format: String
+    public var bounds: Bounds?
+    public var center: Center?
+    public var minZoom: Int?
+    public var maxZoom: Int?
+    public var type: LayerType
+    /// The version of this tileset (MBTiles `version`), not of the MBTiles spec.
+    public var version: String
+    public var description: String
+    public var attribution: String
+
+    /// The codec that produced `tile_data` (`TileCodec.name`, e.g. "png", "pvrtc4").
+    public var codec: String
+    /// Codec quality or effort setting, free text ("fast", "6").
+    public var codecLevel: String?
+    /// Compression wrapped around each codec payload: "none" or "zlib".
+    public var payloadCompression: String
+    /// Tile side in pixels.
+    public var tileSize: Int
+    /// File name of the source raster.
+    public var sourceFile: String?
+    /// Lowercase hex SHA-256 of the source raster.
+    public var sourceSHA256: String?
+    /// The build options, as the command line or JSON that produced the archive.
+    public var buildOptions: String?
+    /// Further keys; a key without the `tilepack:` prefix gets it.
+    public var extra: [String: String]
+
+    public init(name: String, format: String, codec: String? = nil, bounds: Bounds? = nil, center: Center? = nil,
+                minZoom: Int? = nil, maxZoom: Int? = nil, type: LayerType = .baselayer, version: String = "1",
+                description: String = "", attribution: String = "", codecLevel: String? = nil,
+                payloadCompression: String = "none", tileSize: Int = 256, sourceFile: String? = nil,
+                sourceSHA256: String? = nil, buildOptions: String? = nil, extra: [String: String] = [:]) {
+        self.name = name
+        self.format = format
+        self.codec = codec ?? format
+        self.bounds = bounds
+        self.center = center
+        self.minZoom = minZoom
+        self.maxZoom = maxZoom
+        self.type = type
+        self.version = version
+        self.description = description
+        self.attribution = attribution
+        self.codecLevel = codecLevel
+        self.payloadCompression = payloadCompression
+        self.tileSize = tileSize
+        self.sourceFile = sourceFile
+        self.sourceSHA256 = sourceSHA256
+        self.buildOptions = buildOptions
+        self.extra = extra
+    }
+
+    /// The rows to store, with nil fields already resolved by the writer.
+    func rows(bounds: Bounds, center: Center, minZoom: Int, maxZoom: Int,
+              elevationTiles: Bool, elevationEncoding: String) -> [(String, String)] {
+        var rows: [(String, String)] = [
+            (Key.name, name), (Key.format, format), (Key.bounds, bounds.metadataValue),
+            (Key.center, center.metadataValue), (Key.minZoom, String(minZoom)), (Key.maxZoom, String(maxZoom)),
+            (Key.type, type.rawValue), (Key.version, version), (Key.description, description),
+            (Key.attribution, attribution),
+            (Key.formatVersion, String(Self.tilePackFormatVersion)),
+            (Key.codec, codec), (Key.payloadCompression, payloadCompression), (Key.tileSize, String(tileSize)),
+            (Key.elevation, elevationTiles ? "true" : "false"),
+        ]
+        if elevationTiles { rows.append((Key.elevationEncoding, elevationEncoding)) }
+        if let codecLevel { rows.append((Key.codecLevel, codecLevel)) }
+        if let sourceFile { rows.append((Key.sourceFile, sourceFile)) }
+        if let sourceSHA256 { rows.append((Key.sourceSHA256, sourceSHA256)) }
+        if let buildOptions { rows.append((Key.buildOptions, buildOptions)) }
+        let fixed = Set(rows.map(\.0))
+        for (key, value) in extra.sorted(by: { $0.key < $1.key }) {
+            let full = key.hasPrefix(Key.prefix) ? key : Key.prefix + key
+            if !fixed.contains(full) { rows.append((full, value)) }
+        }
+        return rows
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing spaces (FoundationEssentials lacks `trimmingCharacters`).
+    fileprivate var trimmingSpaces: Substring {
+        var s = self
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+}
+
+/// The SQL of the archive layout, in one place for the writer, the reader and the docs.
+enum MBTilesSchema {
+    /// MBTiles' registered `application_id` ("MPBX").
+    static let applicationID: Int32 = 0x4d50_4258
+
+    /// mb-util's deduplicated layout, a `tiles` view for every MBTiles reader, and
+    /// tilepack's lossless elevation table on the same TMS grid.
+    static let create = """
+        CREATE TABLE metadata (name TEXT, value TEXT);
+        CREATE UNIQUE INDEX metadata_name ON metadata (name);
+        CREATE TABLE images (tile_id TEXT PRIMARY KEY, tile_data BLOB);
+        CREATE TABLE map (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_id TEXT);
+        CREATE UNIQUE INDEX map_index ON map (zoom_level, tile_column, tile_row);
+        CREATE VIEW tiles AS
+            SELECT map.zoom_level AS zoom_level, map.tile_column AS tile_column,
+                   map.tile_row AS tile_row, images.tile_data AS tile_data
+            FROM map JOIN images ON images.tile_id = map.tile_id;
+        CREATE TABLE elevation (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER,
+                                encoding TEXT, width INTEGER, height INTEGER, data BLOB);
+        CREATE UNIQUE INDEX elevation_index ON elevation (zoom_level, tile_column, tile_row);
+        """
+}

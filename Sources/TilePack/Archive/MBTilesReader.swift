@@ -1,0 +1,269 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads any MBTiles archive (tilepack's or another writer's) through its `tiles` table or
+/// view, plus tilepack's `elevation` table when present.
+///
+/// Opening validates cheaply, in O(1) pages: the file is readable, starts with the SQLite
+/// header, is not shorter than its header says (a truncated copy), carries MBTiles'
+/// `application_id` or none, and has `tiles` and `metadata` with the MBTiles columns.
+/// Every problem is an ``ArchiveError`` naming the file; a damaged page met later is one too.
+/// ``verifyIntegrity()`` runs SQLite's full check (O(file size)) when wanted.
+///
+/// Threads: the reader is `Sendable` and may be shared. Each call borrows a read-only
+/// connection (`SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX`) from a small Mutex-protected
+/// pool and returns it, so concurrent calls run in parallel on separate connections; at most
+/// ``maxIdleConnections`` stay open between calls.
+///
+/// Consistency: the writer builds in a temporary file and renames it into place, so a reader
+/// sees a whole archive or the previous one, never a partial build; each query is one SQLite
+/// read transaction, so even a file written in place (WAL) shows only committed data.
+public final class MBTilesReader: Sendable {
+    /// Connections kept open between calls; more are opened under load and closed after.
+    public static let maxIdleConnections = 4
+
+    public let path: String
+    /// Every `metadata` row, name → value.
+    public let metadata: [String: String]
+    /// `bounds` from metadata, nil when absent or unparsable.
+    public let bounds: MBTilesMetadata.Bounds?
+    /// `minzoom…maxzoom` from metadata, else from the tiles; nil for an archive without tiles.
+    public let zoomRange: ClosedRange<Int>?
+    /// Whether the archive has tilepack's `elevation` table.
+    public let hasElevation: Bool
+
+    private let pool: Mutex<[PooledConnection]>
+
+    /// Opens and validates `path`. See the type's documentation for what is checked.
+    public init(path: String) throws(ArchiveError) {
+        self.path = path
+        try Self.checkFile(path)
+        let first: PooledConnection
+        do {
+            first = try PooledConnection(path: path)
+        } catch {
+            throw ArchiveError.reading(error, path: path, doing: "opening")
+        }
+        let db = first.db
+        do {
+            let appID = try db.prepare("PRAGMA application_id")
+            let id = try appID.step() ? Int32(truncatingIfNeeded: appID.int(at: 0)) : 0
+            guard id == 0 || id == MBTilesSchema.applicationID else {
+                throw ArchiveError(path: path, problem: .notMBTiles,
+                                   detail: "not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258 or none)")
+            }
+            let names = try db.prepare(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata', 'elevation')")
+            var found = Set<String>()
+            while try names.step() { if let n = names.string(at: 0) { found.insert(n) } }
+            for required in ["tiles", "metadata"] where !found.contains(required) {
+                throw ArchiveError(path: path, problem: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
+            }
+            hasElevation = found.contains("elevation")
+            do {
+                try first.prepareStatements(elevation: hasElevation)
+            } catch {
+                throw ArchiveError(path: path, problem: .notMBTiles,
+                                   detail: "not an MBTiles archive (tiles or elevation lacks the expected columns: \(error.message))")
+            }
+            var rows: [String: String] = [:]
+            let meta = try db.prepare("SELECT name, value FROM metadata")
+            while try meta.step() {
+                if let name = meta.string(at: 0) { rows[name] = meta.string(at: 1) ?? "" }
+            }
+            metadata = rows
+            bounds = rows[MBTilesMetadata.Key.bounds].flatMap(MBTilesMetadata.Bounds.init(metadataValue:))
+            if let lo = rows[MBTilesMetadata.Key.minZoom].flatMap({ Int($0) }),
+               let hi = rows[MBTilesMetadata.Key.maxZoom].flatMap({ Int($0) }), 0 <= lo, lo <= hi, hi <= TileID.maxZoom {
+                zoomRange = lo...hi
+            } else {
+                let range = try db.prepare("SELECT min(zoom_level), max(zoom_level) FROM tiles")
+                if try range.step(), !range.isNull(at: 0) {
+                    let lo = range.int(at: 0), hi = range.int(at: 1)
+                    zoomRange = (0 <= lo && lo <= hi && hi <= TileID.maxZoom) ? lo...hi : nil
+                } else {
+                    zoomRange = nil
+                }
+            }
+        } catch let error as ArchiveError {
+            throw error
+        } catch let error as SQLiteError {
+            throw ArchiveError.reading(error, path: path, doing: "reading the schema")
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+        pool = Mutex([first])
+    }
+
+    /// The payload of tile `id`, or nil when the archive has none there.
+    /// - Cost: one indexed lookup and one copy of the payload.
+    public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
+        try withConnection(doing: "reading tile \(id)") { conn throws(SQLiteError) in
+            let stmt = conn.selectTile!
+            defer { stmt.reset() }
+            try stmt.bind(id.z, at: 1)
+            try stmt.bind(id.x, at: 2)
+            try stmt.bind(id.tmsY, at: 3)
+            return try stmt.step() ? (stmt.bytes(at: 0) ?? []) : nil
+        }
+    }
+
+    /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
+    public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+        guard hasElevation else { return nil }
+        let row: (String, Int, Int, [UInt8])? = try withConnection(doing: "reading elevation \(id)") {
+            conn throws(SQLiteError) in
+            let stmt = conn.selectElevation!
+            defer { stmt.reset() }
+            try stmt.bind(id.z, at: 1)
+            try stmt.bind(id.x, at: 2)
+            try stmt.bind(id.tmsY, at: 3)
+            guard try stmt.step() else { return nil }
+            return (stmt.string(at: 0) ?? "", stmt.int(at: 1), stmt.int(at: 2), stmt.bytes(at: 3) ?? [])
+        }
+        guard let (name, width, height, blob) = row else { return nil }
+        guard let encoding = ElevationEncoding(rawValue: name) else {
+            throw ArchiveError(path: path, problem: .badElevation,
+                               detail: "elevation tile \(id) has unknown encoding \"\(name)\"")
+        }
+        return try encoding.decode(blob, width: width, height: height, path: path)
+    }
+
+    /// Number of rows in `tiles`. - Cost: O(tiles) (SQLite counts an index).
+    public var tileCount: Int {
+        get throws(ArchiveError) {
+            try withConnection(doing: "counting tiles") { conn throws(SQLiteError) in
+                let stmt = try conn.db.prepare("SELECT count(*) FROM tiles")
+                return try stmt.step() ? stmt.int(at: 0) : 0
+            }
+        }
+    }
+
+    /// The tiles stored at `zoom`, in XYZ, ordered by row then column.
+    /// - Throws: ``ArchiveError`` (damaged) for a row outside the zoom's grid.
+    public func tileIDs(zoom: Int) throws(ArchiveError) -> [TileID] {
+        guard zoom >= 0, zoom <= TileID.maxZoom else { return [] }
+        let rows: [(Int, Int)] = try withConnection(doing: "listing zoom \(zoom)") { conn throws(SQLiteError) in
+            let stmt = try conn.db.prepare("SELECT tile_column, tile_row FROM tiles WHERE zoom_level = ?")
+            try stmt.bind(zoom, at: 1)
+            var rows: [(Int, Int)] = []
+            while try stmt.step() { rows.append((stmt.int(at: 0), stmt.int(at: 1))) }
+            return rows
+        }
+        var ids: [TileID] = []
+        ids.reserveCapacity(rows.count)
+        for (column, row) in rows {
+            guard let id = TileID(z: zoom, x: column, tmsY: row) else {
+                throw ArchiveError(path: path, problem: .damaged,
+                                   detail: "tile row (zoom \(zoom), column \(column), row \(row)) lies outside the zoom's grid")
+            }
+            ids.append(id)
+        }
+        return ids.sorted()
+    }
+
+    /// Runs `PRAGMA integrity_check`; throws ``ArchiveError`` (damaged) with SQLite's first
+    /// complaint unless it answers "ok". - Cost: reads the whole file.
+    public func verifyIntegrity() throws(ArchiveError) {
+        let answer: String = try withConnection(doing: "checking integrity") { conn throws(SQLiteError) in
+            let stmt = try conn.db.prepare("PRAGMA integrity_check(1)")
+            return try stmt.step() ? (stmt.string(at: 0) ?? "") : ""
+        }
+        guard answer == "ok" else {
+            throw ArchiveError(path: path, problem: .damaged, detail: "integrity check failed: \(answer)")
+        }
+    }
+
+    // MARK: - Internals
+
+    private func withConnection<T>(doing what: String,
+                                   _ body: (PooledConnection) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
+        let conn: PooledConnection
+        if let idle = pool.withLock({ $0.popLast() }) {
+            conn = idle
+        } else {
+            do {
+                conn = try PooledConnection(path: path)
+                try conn.prepareStatements(elevation: hasElevation)
+            } catch {
+                throw ArchiveError.reading(error, path: path, doing: what)
+            }
+        }
+        defer {
+            pool.withLock { idle in
+                if idle.count < Self.maxIdleConnections { idle.append(conn) }
+            }
+        }
+        do {
+            return try body(conn)
+        } catch {
+            throw ArchiveError.reading(error, path: path, doing: what)
+        }
+    }
+
+    /// Cheap checks before SQLite sees the file: readable regular file, SQLite header,
+    /// and not shorter than the page count its header records.
+    private static func checkFile(_ path: String) throws(ArchiveError) {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else {
+            throw ArchiveError(path: path, problem: .cannotOpen,
+                               detail: "cannot open archive: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ArchiveError(path: path, problem: .cannotOpen, detail: "cannot open archive: not a regular file")
+        }
+        var header = [UInt8](repeating: 0, count: 100)
+        let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
+        let magic = Array("SQLite format 3\u{0}".utf8)
+        guard got == 100, header.prefix(16).elementsEqual(magic) else {
+            throw ArchiveError(path: path, problem: .notSQLite,
+                               detail: "not an SQLite database (\(info.st_size) bytes, no SQLite header)")
+        }
+        // Page size: bytes 16–17 big-endian, 1 meaning 65536. Page count: bytes 28–31, valid
+        // when the "version-valid-for" number (92–95) equals the change counter (24–27).
+        let rawPageSize = Int(header[16]) << 8 | Int(header[17])
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        func be32(_ at: Int) -> Int {
+            Int(header[at]) << 24 | Int(header[at + 1]) << 16 | Int(header[at + 2]) << 8 | Int(header[at + 3])
+        }
+        if be32(92) == be32(24), pageSize >= 512 {
+            let expected = be32(28) * pageSize
+            if Int(info.st_size) < expected {
+                throw ArchiveError(path: path, problem: .damaged,
+                                   detail: "archive is truncated: \(info.st_size) bytes, its header says \(expected)")
+            }
+        }
+    }
+}
+
+/// A read-only connection with the reader's prepared statements.
+///
+/// `@unchecked Sendable` because SQLite handles are not thread-safe: the invariant that makes
+/// this sound is that the pool hands each instance to one caller at a time (it is removed from
+/// the Mutex-protected array while in use), so no two threads touch it at once.
+final class PooledConnection: @unchecked Sendable {
+    let db: SQLiteConnection
+    private(set) var selectTile: SQLiteStatement?
+    private(set) var selectElevation: SQLiteStatement?
+
+    init(path: String) throws(SQLiteError) {
+        db = try SQLiteConnection(path: path, mode: .readOnly)
+    }
+
+    func prepareStatements(elevation: Bool) throws(SQLiteError) {
+        selectTile = try db.prepare(
+            "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+        if elevation {
+            selectElevation = try db.prepare("""
+                SELECT encoding, width, height, data FROM elevation
+                WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?
+                """)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A fresh directory under /tmp for one test, removed (with its files) when dropped.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/tilepack-test-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+    }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    /// Names in the directory, sorted, without . and ..
+    func listing() -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    deinit {
+        for name in listing() { unlink(file(name)) }
+        rmdir(path)
+    }
+}
+
+func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+func writeFile(_ path: String, _ bytes: [UInt8]) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    precondition(fd >= 0)
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+func readFile(_ path: String) -> [UInt8] {
+    let fd = open(path, O_RDONLY)
+    precondition(fd >= 0)
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        out.append(contentsOf: chunk[0..<n])
+    }
+    return out
+}
+
+/// Deterministic bytes for tests (xorshift64*), so failures reproduce.
+struct TestRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed | 1 }
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 2_685_821_657_736_338_717
+    }
+    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next() >> 32) } }
+}

@@ -10,3 +10,9 @@ func printError(_ message: String) {
     // write(2) on fd 2 rather than the C `stderr` global, which Swift 6 flags as shared state.
     line.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
 }
+
+/// Writes progress text to stderr without a newline (stdout stays for results).
+func printProgress(_ text: String) {
+    var bytes = Array(text.utf8)
+    bytes.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
+}

@@ -221,15 +221,7 @@ public final class MBTilesWriter {
     static func contentKey(_ data: [UInt8]) -> String {
         var hasher = SHA256()
         data.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        let digest = hasher.finalize()
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in digest {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return hasher.finalize().hexString
     }
 
     /// Widens the per-zoom extent that default bounds and zoom range come from.

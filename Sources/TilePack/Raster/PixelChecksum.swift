@@ -30,19 +30,8 @@ extension TIFFFile {
                 }
                 y += rows
             }
-            perBand.append(Self.hex(hasher.finalize()))
+            perBand.append(hasher.finalize().hexString)
         }
-        return PixelChecksum(pixelSHA256: Self.hex(whole.finalize()), bandSHA256: perBand)
-    }
-
-    static func hex(_ digest: SHA256.Digest) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return PixelChecksum(pixelSHA256: whole.finalize().hexString, bandSHA256: perBand)
     }
 }

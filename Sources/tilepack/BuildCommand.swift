@@ -1,0 +1,118 @@
+import ArgumentParser
+import TilePack
+
+/// `tilepack build`: a GeoTIFF in, an MBTiles archive of web-mercator tiles out.
+struct BuildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "build",
+        abstract: "Build an MBTiles archive of web-mercator tiles from a GeoTIFF.",
+        discussion: """
+            Plans the XYZ tiles that cover the source at every zoom from --min-zoom to --max-zoom, \
+            resamples the max zoom from the source through windowed reads, builds lower zooms \
+            from their children, encodes each tile (PVRTC by default; --codec png for GDAL and \
+            QGIS) and writes the archive atomically: it appears under its name only when complete. \
+            Elevation sources (one band of int16/int32/float) are drawn as hillshade with a \
+            hypsometric tint, and their metres are kept losslessly for `tilepack query`.
+            """
+    )
+
+    @Argument(help: "The source GeoTIFF.")
+    var source: String
+
+    @Option(name: [.short, .long], help: "Output archive (default: the source's name with .mbtiles, in the current directory).")
+    var output: String?
+
+    @Option(help: "Lowest zoom (default: the highest zoom at which the region fits in one or two tiles).")
+    var minZoom: Int?
+
+    @Option(help: "Highest zoom (default: the first zoom whose pixels are at least as fine as the source's).")
+    var maxZoom: Int?
+
+    @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette sources always use nearest).")
+    var resampling: Resampling = .bilinear
+
+    @Option(help: "Tile codec: pvrtc4 (GPU texture, the default), pvrtc2, or png (for GDAL, QGIS, web viewers).")
+    var codec: TileCodecChoice = .pvrtc4
+
+    @Option(help: "PVRTC encoder level: quality (least-squares refinement) or fast (one pass).")
+    var level: PVRTCEncoder.Level = .quality
+
+    @Option(help: "How samples become colours: auto, rgb, elevation, stretch or palette.")
+    var color: ColorMode = .auto
+
+    @Flag(help: "Also store tiles that are entirely transparent.")
+    var keepEmpty = false
+
+    @Option(help: "Region name stored in the archive (default: the source's base name).")
+    var name: String?
+
+    @Option(help: "Description stored in the archive metadata.")
+    var description: String = ""
+
+    @Option(help: "Attribution stored in the archive metadata (credit the source data).")
+    var attribution: String = ""
+
+    @Option(help: "Worker threads (default: all cores).")
+    var workers: Int?
+
+    @Flag(help: "Print no progress, only the summary.")
+    var quiet = false
+
+    func validate() throws {
+        for (label, z) in [("--min-zoom", minZoom), ("--max-zoom", maxZoom)] {
+            if let z, !(0...TileID.maxZoom).contains(z) { throw ValidationError("\(label) \(z) must be 0…\(TileID.maxZoom)") }
+        }
+        if let a = minZoom, let b = maxZoom, a > b { throw ValidationError("--min-zoom \(a) is above --max-zoom \(b)") }
+        if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
+    }
+
+    func run() throws {
+        var request = RegionBuild.Request(sourcePath: source)
+        request.outputPath = output
+        request.options.minZoom = minZoom
+        request.options.maxZoom = maxZoom
+        request.options.resampling = resampling
+        request.options.colorMode = color
+        request.options.keepEmpty = keepEmpty
+        if let workers { request.options.workers = workers }
+        request.codec = codec
+        request.codecLevel = level
+        request.name = name
+        request.description = description
+        request.attribution = attribution
+        do {
+            var lastPercent = -1
+            let result = try RegionBuild(request).run { done, total in
+                guard !quiet, total > 0 else { return }
+                let percent = done * 100 / total
+                if percent != lastPercent {
+                    lastPercent = percent
+                    printProgress("\r\(done)/\(total) tiles (\(percent)%)")
+                }
+            }
+            if !quiet { printProgress("\n") }
+            let r = result.report
+            let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0]!)" }.joined(separator: ", ")
+            print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
+            print("  per zoom: \(zooms)")
+            print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
+        } catch let error as any TilePackError {
+            if !quiet { printProgress("\n") }
+            printError(error.description)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+extension Resampling: ExpressibleByArgument {}
+extension ColorMode: ExpressibleByArgument {}
+extension TileCodecChoice: ExpressibleByArgument {}
+
+extension String {
+    /// A number with two decimals, without Foundation's String(format:).
+    init(format2 value: Double) {
+        let scaled = (value * 100).rounded()
+        let whole = Int(scaled) / 100, frac = abs(Int(scaled)) % 100
+        self = "\(whole).\(frac < 10 ? "0" : "")\(frac)"
+    }
+}

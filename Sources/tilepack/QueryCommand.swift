@@ -6,18 +6,19 @@ import Foundation
 #endif
 import TilePack
 
-/// `tilepack query`: where a point falls in the tile pyramid (and, once archives are wired
-/// in, what an archive holds there). The archive options join this command; `--tile-only`
-/// answers from tile math alone.
+/// `tilepack query`: what the downloaded regions hold at a point (tile, colour, elevation),
+/// or with `--tile-only` where the point falls in the tile pyramid.
 struct QueryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
-        abstract: "Find the web-mercator tile and pixel for a point.",
+        abstract: "Ask the region archives what is at a point: tile, colour, elevation.",
         discussion: """
             The point is LAT LON (decimal degrees, WGS 84) or a geo: URI (RFC 5870), e.g. \
             "geo:48.8583,2.2945" or "geo:48.8583,2.2945;u=10". Latitudes beyond ±85.0511° are \
             rejected: web mercator's square map ends there. Negative values work as they are: \
-            tilepack query -33.8568 151.2153 15 --tile-only
+            tilepack query -33.8568 151.2153 15 --tile-only. Without --tile-only, every archive \
+            in --library (default: the current directory) whose bounds contain the point \
+            answers, or the one --archive names.
             """
     )
 
@@ -28,7 +29,13 @@ struct QueryCommand: ParsableCommand {
     @Flag(name: .long, help: "Answer from tile math only (no archive): XYZ and TMS tile and the pixel within it.")
     var tileOnly = false
 
-    @Flag(name: .long, help: "Print JSON: {lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}}.")
+    @Option(help: "Query this archive only.")
+    var archive: String?
+
+    @Option(help: "Directory of region archives (*.mbtiles) to search (default: the current directory).")
+    var library: String?
+
+    @Flag(name: .long, help: "Print JSON: {archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m, elevation_zoom}; one object per line when several archives answer.")
     var json = false
 
     func validate() throws {
@@ -37,8 +44,11 @@ struct QueryCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        if !tileOnly {
-            throw ValidationError("an archive query needs --archive or --library (not available in this build); use --tile-only for tile math")
+        if archive != nil && library != nil {
+            throw ValidationError("give --archive or --library, not both")
+        }
+        if tileOnly && (archive != nil || library != nil) {
+            throw ValidationError("--tile-only answers from tile math alone; drop --archive/--library")
         }
     }
 
@@ -50,6 +60,10 @@ struct QueryCommand: ParsableCommand {
             printError(error.description)
             throw ExitCode(error.exitCode)
         }
+        if !tileOnly {
+            try answerFromArchives(query)
+            return
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -57,6 +71,41 @@ struct QueryCommand: ParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(query.text)
+        }
+    }
+}
+
+extension QueryCommand {
+    /// Answers from the archives; a point no archive covers is a plain answer on stdout.
+    func answerFromArchives(_ query: TileQuery) throws {
+        do {
+            let paths = try archive.map { [$0] } ?? PointQuery.archives(in: library ?? ".")
+            let answers: [PointAnswer]
+            if let archive {
+                answers = [try PointQuery.answer(query, reader: try MBTilesReader(path: archive))]
+            } else {
+                answers = try PointQuery.answer(query, archives: paths)
+            }
+            if answers.isEmpty {
+                let place = library ?? "the current directory"
+                if json {
+                    print(#"{"archive": null, "region": null, "lat": \#(query.lat), "lon": \#(query.lon), "zoom": \#(query.zoom), "present": false, "message": "no region archive in \#(place) covers this point"}"#)
+                } else {
+                    print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(paths.count) archive\(paths.count == 1 ? "" : "s") searched)")
+                }
+                return
+            }
+            for (i, answer) in answers.enumerated() {
+                if json {
+                    print(answer.json)
+                } else {
+                    if i > 0 { print("") }
+                    print(answer.text)
+                }
+            }
+        } catch let error as any TilePackError {
+            printError(error.description)
+            throw ExitCode(error.exitCode)
         }
     }
 }

@@ -187,8 +187,8 @@ import Testing
         var planes = [[UInt8]](repeating: [], count: 3)
         for p in 0..<(19 * 11) { for b in 0..<3 { planes[b] += samples[(p * 3 + b) * 2..<(p * 3 + b) * 2 + 2] } }
         let sum = try file.pixelChecksum()
-        #expect(sum.bandSHA256 == planes.map { TIFFFile.hex(SHA256.hash(data: $0)) })
-        #expect(sum.pixelSHA256 == TIFFFile.hex(SHA256.hash(data: planes.flatMap { $0 })))
+        #expect(sum.bandSHA256 == planes.map { SHA256.hash(data: $0).hexString })
+        #expect(sum.pixelSHA256 == SHA256.hash(data: planes.flatMap { $0 }).hexString)
     }
 
     @Test func paletteAndExtraSamplesAreExposedRaw() throws {

@@ -47,13 +47,17 @@ import Testing
         #expect(plan.metadata.minZoom == plan.minZoom && plan.metadata.centerLon == 11.25)
     }
 
-    @Test func refusesBadPlans() {
+    @Test func refusesBadPlans() throws {
         #expect(throws: BuildError.crossesAntimeridian(west: 170, east: -170)) {
             try TilePlan(bounds: (170, 0, -170, 10), nativeResolutionMetres: 30)
         }
         #expect(throws: BuildError.self) { try TilePlan(bounds: (0, 0, 1, 1), nativeResolutionMetres: 30, minZoom: 9, maxZoom: 8) }
         #expect(throws: BuildError.self) { try TilePlan(bounds: (0, 0, 1, 1), nativeResolutionMetres: 30, maxZoom: 25) }
         #expect(throws: BuildError.self) { try TilePlan(bounds: (0, 0, 1, 1), nativeResolutionMetres: .nan) }
+        #expect(throws: BuildError.self) { try TilePlan(bounds: (0, -91, 1, 1), nativeResolutionMetres: 30) }
+        // Poles reached up to rounding are clamped to web mercator's edge, not refused.
+        let polar = try TilePlan(bounds: (0, -89.99999999999999, 180, 90.00000000000001), nativeResolutionMetres: 200_000)
+        #expect(polar.north == WebMercator.maxLatitude && polar.south == -WebMercator.maxLatitude)
         #expect(throws: BuildError.self) { try TilePlan(bounds: (0, 86, 1, 89), nativeResolutionMetres: 30) }
         do {
             _ = try TilePlan(bounds: (-10, -10, 10, 10), nativeResolutionMetres: 1, minZoom: 0, maxZoom: 20, maxTiles: 5_000_000)

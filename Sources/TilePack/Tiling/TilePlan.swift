@@ -76,7 +76,8 @@ public struct TilePlan: Sendable {
         // Crossing ±180 would need split ranges per zoom; refused rather than half-handled.
         guard w < e, w >= -180, e <= 180 else { throw BuildError.crossesAntimeridian(west: w, east: e) }
         let south = max(s, -WebMercator.maxLatitude), north = min(n, WebMercator.maxLatitude)
-        guard s >= -90, n <= 90, south < north else {
+        // A hair of tolerance: geotransforms like 90 + 100 × -1.8 land at 90.00000000000001.
+        guard s >= -90 - 1e-9, n <= 90 + 1e-9, south < north else {
             throw BuildError.invalidBounds(west: w, south: s, east: e, north: n)
         }
         guard nativeResolutionMetres > 0, nativeResolutionMetres.isFinite else {

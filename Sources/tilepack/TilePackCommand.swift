@@ -7,6 +7,6 @@ struct TilePackCommand: ParsableCommand {
         commandName: "tilepack",
         abstract: "Package georeferenced rasters into offline map regions of GPU-compressed tiles.",
         version: "0.1.0",
-        subcommands: []
+        subcommands: [SampleRegionCommand.self]
     )
 }

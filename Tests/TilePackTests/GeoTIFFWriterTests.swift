@@ -246,6 +246,34 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         #expect(tiff.tags[TIFFTag.modelTransformation]?.doubles == [2, 0.5, 0, 1000, 0.25, -2, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 1])
     }
 
+    @Test func switchesToBigTIFFWhenClassicOffsetsWouldOverflow() throws {
+        let dir = try temporaryDirectory("switch")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = GeoTIFFWriter.Options(width: 64, height: 64, samplesPerPixel: 1, sampleType: .uint8)
+        options.blockWidth = 32
+        options.blockHeight = 32
+        options.predictor = .none
+        // Incompressible blocks make a file of ~4 KiB plus the IFD.
+        var random = SyntheticTerrain.Random(seed: 5)
+        let noise = (0..<(64 * 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        func fill(_ bx: Int, _ by: Int, _ block: inout [UInt8]) {
+            for i in 0..<(32 * 32) { block[i] = noise[(by * 32 + i / 32) * 64 + bx * 32 + i % 32] }
+        }
+        options.classicLimit = 1 << 20
+        #expect(try GeoTIFFWriter(path: "\(dir)/small.tif", options: options).write(blockProvider: fill).isBigTIFF == false)
+        options.classicLimit = 4096
+        let summary = try GeoTIFFWriter(path: "\(dir)/big.tif", options: options).write(blockProvider: fill)
+        #expect(summary.isBigTIFF)
+        #expect(ParsedTIFF(try readFile("\(dir)/big.tif")).bigTIFF)
+        options.format = .classic
+        let error = #expect(throws: TIFFWriteError.self) {
+            try GeoTIFFWriter(path: "\(dir)/classic.tif", options: options).write(blockProvider: fill)
+        }
+        if case .tooLargeForClassicTIFF? = error?.reason {} else { Issue.record("expected tooLargeForClassicTIFF, got \(String(describing: error))") }
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif.tmp"))
+    }
+
     @Test func unwritablePathIsATypedErrorNamingThePath() throws {
         let options = GeoTIFFWriter.Options(width: 16, height: 16, samplesPerPixel: 1, sampleType: .uint8)
         let path = "/nonexistent-tilepack-dir/out.tif"

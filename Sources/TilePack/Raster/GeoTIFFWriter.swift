@@ -135,6 +135,9 @@ public struct GeoTIFFWriter: Sendable {
         public var format: Format = .automatic
         /// The Software tag; nil omits it.
         public var software: String? = "tilepack"
+        /// Largest file classic TIFF may produce (32-bit offsets); lowered only by tests, to
+        /// exercise the automatic switch to BigTIFF without writing 4 GiB.
+        var classicLimit: UInt64 = UInt64(UInt32.max)
 
         public init(width: Int, height: Int, samplesPerPixel: Int, sampleType: SampleType) {
             self.width = width
@@ -390,9 +393,9 @@ public struct GeoTIFFWriter: Sendable {
         let big: Bool
         switch options.format {
         case .bigTIFF: big = true
-        case .automatic: big = classicEnd > UInt64(UInt32.max)
+        case .automatic: big = classicEnd > options.classicLimit
         case .classic:
-            guard classicEnd <= UInt64(UInt32.max) else {
+            guard classicEnd <= options.classicLimit else {
                 throw TIFFWriteError(path: path, reason: .tooLargeForClassicTIFF(bytes: classicEnd))
             }
             big = false

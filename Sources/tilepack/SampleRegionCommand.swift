@@ -89,13 +89,13 @@ struct SampleRegionCommand: ParsableCommand {
             throw ValidationError("--color-type must be one of \(SampleRegion.colorTypes.map(\.rawValue).joined(separator: ", "))")
         }
         _ = (dem, color)
+        guard blockSize > 0, blockSize % 16 == 0 else { throw ValidationError("--block-size must be a positive multiple of 16") }
+        guard (1...9).contains(level) else { throw ValidationError("--level must be 1…9") }
     }
 
     func run() throws {
-        do {
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        } catch {
-            writeToStandardError("\(out): cannot create directory: \(error)\n")
+        if let failure = makeDirectories(out) {
+            writeToStandardError("\(out): cannot create directory: \(failure)\n")
             throw ExitCode(1)
         }
         let terrain = SampleRegion.terrain(seed: seed, elevationSize: size)
@@ -164,5 +164,17 @@ struct SampleRegionCommand: ParsableCommand {
     private func writeToStandardError(_ line: String) {
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// `mkdir -p`: nil on success, else the system's reason.
+    private func makeDirectories(_ path: String) -> String? {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += part + "/"
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { return String(cString: strerror(errno)) }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return "not a directory" }
+        return nil
     }
 }

@@ -8,6 +8,5 @@ struct TilePackCommand: ParsableCommand {
         abstract: "Package georeferenced rasters into offline map regions of GPU-compressed tiles.",
         version: "0.1.0",
         subcommands: [BuildCommand.self, InfoCommand.self, QueryCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self, TileMathCommand.self]
-
     )
 }

@@ -18,10 +18,6 @@ private func temporaryDirectory(_ name: String) throws -> String {
     return path
 }
 
-private func readFile(_ path: String) throws -> [UInt8] {
-    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-}
-
 /// Just enough TIFF parsing to check what the writer wrote: little-endian classic or BigTIFF,
 /// first IFD, entries with their values widened to UInt64 (or raw bytes for ASCII/DOUBLE).
 private struct ParsedTIFF {
@@ -153,7 +149,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
             options.blockWidth = 32
             options.blockHeight = 32
             try raster.write(to: "\(dir)/\(name).tif", options: options)
-            return try readFile("\(dir)/\(name).tif")
+            return readFile("\(dir)/\(name).tif")
         }
         let a = try write(seed: 7, "a"), b = try write(seed: 7, "b"), c = try write(seed: 8, "c")
         #expect(a == b)
@@ -174,7 +170,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         options.blockHeight = 32
         if bigTIFF { options.format = .bigTIFF }
         let summary = try raster.write(to: path, options: options)
-        let bytes = try readFile(path)
+        let bytes = readFile(path)
         #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
         #expect(UInt64(bytes.count) == summary.fileSize && summary.isBigTIFF == bigTIFF)
 
@@ -238,7 +234,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         var calls: [(Int, Int)] = []
         try writer.write { bx, by, block in calls.append((bx, by)) }
         #expect(calls.map { "\($0.0),\($0.1)" } == ["0,0", "1,0", "0,1", "1,1"])
-        let tiff = ParsedTIFF(try readFile("\(dir)/rgba.tif"))
+        let tiff = ParsedTIFF(readFile("\(dir)/rgba.tif"))
         #expect(tiff.tags[TIFFTag.extraSamples]?.integers == [2])
         #expect(tiff.tags[TIFFTag.bitsPerSample]?.integers == [16, 16, 16, 16])
         #expect(tiff.value(TIFFTag.photometric) == 2)
@@ -264,7 +260,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         options.classicLimit = 4096
         let summary = try GeoTIFFWriter(path: "\(dir)/big.tif", options: options).write(blockProvider: fill)
         #expect(summary.isBigTIFF)
-        #expect(ParsedTIFF(try readFile("\(dir)/big.tif")).bigTIFF)
+        #expect(ParsedTIFF(readFile("\(dir)/big.tif")).bigTIFF)
         options.format = .classic
         let error = #expect(throws: TIFFWriteError.self) {
             try GeoTIFFWriter(path: "\(dir)/classic.tif", options: options).write(blockProvider: fill)

@@ -121,7 +121,7 @@ public struct SampleRaster: Sendable {
             let lat = c[3] + (Double(y + gr - 1) + 0.5) * c[5]
             for gc in 0..<gw {
                 let lon = c[0] + (Double(x + gc - 1) + 0.5) * c[1]
-                let p = SampleRegion.utm32N(longitude: lon, latitude: lat)
+                let p = SampleRegion.utm32N.project(lon: lon, lat: lat)
                 let s = terrain.sample(easting: p.x, northing: p.y)
                 elevation[gr * gw + gc] = s.elevation
                 water[gr * gw + gc] = s.water
@@ -282,27 +282,9 @@ public enum SampleRegion {
                             geoTransform: transform, geoKeys: keys, epsg: 4326, noData: nil, terrain: terrain)
     }
 
-    /// WGS 84 longitude/latitude (degrees) → UTM zone 32N (EPSG:32632) metres, by Krüger's
-    /// series to third order in n (sub-millimetre within the zone). Kept here, small and
-    /// private to the sample data, so the sample generator does not depend on Geo's projections.
-    static func utm32N(longitude: Double, latitude: Double) -> (x: Double, y: Double) {
-        let a = 6_378_137.0, f = 1 / 298.257223563
-        let k0 = 0.9996, lon0 = 9.0 * .pi / 180, falseEasting = 500_000.0
-        let n = f / (2 - f)
-        let bigA = a / (1 + n) * (1 + n * n / 4 + n * n * n * n / 64)
-        let alpha = [n / 2 - 2 * n * n / 3 + 5 * n * n * n / 16, 13 * n * n / 48 - 3 * n * n * n / 5, 61 * n * n * n / 240]
-        let e = 2 * n.squareRoot() / (1 + n)
-        let phi = latitude * .pi / 180, dLon = longitude * .pi / 180 - lon0
-        let s = sin(phi)
-        let t = sinh(atanh(s) - e * atanh(e * s))
-        let xiP = atan2(t, cos(dLon))
-        let etaP = atanh(sin(dLon) / (1 + t * t).squareRoot())
-        var xi = xiP, eta = etaP
-        for j in 1...3 {
-            let jj = 2 * Double(j)
-            xi += alpha[j - 1] * sin(jj * xiP) * cosh(jj * etaP)
-            eta += alpha[j - 1] * cos(jj * xiP) * sinh(jj * etaP)
-        }
-        return (falseEasting + k0 * bigA * eta, k0 * bigA * xi)
-    }
+    /// The DEM's CRS (UTM zone 32N on WGS 84), for projecting the colour image's pixels
+    /// onto the terrain.
+    static let utm32N: CRS = {
+        do { return try CRS(epsg: 32632) } catch { preconditionFailure("EPSG:32632 is in the built-in table: \(error)") }
+    }()
 }

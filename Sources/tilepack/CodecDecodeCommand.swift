@@ -1,12 +1,12 @@
 import ArgumentParser
 import TilePack
 
-/// `tilepack codec decode`: PVRTC1 words → raw RGBA8.
+/// `tilepack codec decode`: PVRTC1 words → raw RGBA8 or PNG.
 struct CodecDecodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
-        abstract: "Decode PVRTC1 words (Morton order) to raw RGBA8.",
-        discussion: "Only .rgba output (raw RGBA8 rows, top first) is written for now; PNG output arrives with the PNG writer."
+        abstract: "Decode PVRTC1 words (Morton order) to raw RGBA8 or PNG.",
+        discussion: "The output's extension picks the format: .rgba (raw RGBA8 rows, top first) or .png."
     )
 
     @Argument(help: "Input file holding the PVRTC1 words.")
@@ -18,7 +18,7 @@ struct CodecDecodeCommand: ParsableCommand {
     @Option(help: "Texture size as WIDTHxHEIGHT, e.g. 256x256.")
     var size: String
 
-    @Option(name: .shortAndLong, help: "Output file, must end in .rgba (raw RGBA8 rows; .png is not supported yet).")
+    @Option(name: .shortAndLong, help: "Output file ending in .rgba (raw RGBA8 rows) or .png.")
     var output: String
 
     @Flag(help: "Print decode Mpix/s.")
@@ -26,8 +26,9 @@ struct CodecDecodeCommand: ParsableCommand {
 
     func run() throws {
         do {
-            guard output.hasSuffix(".rgba") else {
-                throw CodecInputError(description: "\(output): only .rgba output is supported (PNG output is not available yet)")
+            let png = output.lowercased().hasSuffix(".png")
+            guard png || output.lowercased().hasSuffix(".rgba") else {
+                throw CodecInputError(description: "\(output): output must end in .rgba or .png")
             }
             let (width, height) = try CodecIO.parseSize(size)
             let words = try CodecIO.read(input)
@@ -36,7 +37,7 @@ struct CodecDecodeCommand: ParsableCommand {
             let time = try ContinuousClock().measure {
                 pixels = try decoder.decode(words, format: format, width: width, height: height)
             }
-            try CodecIO.write(pixels, to: output)
+            try CodecIO.write(png ? try PNGEncoder().encode(rgba: pixels, width: width, height: height) : pixels, to: output)
             if stats {
                 let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
                 print("decode \(CodecIO.format(Double(width * height) / 1e6 / max(seconds, 1e-9))) Mpix/s (one thread)")

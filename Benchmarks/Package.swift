@@ -10,7 +10,8 @@ let package = Package(
     name: "TilePackBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // Named: a path dependency is otherwise known by its folder name, which differs per clone.
+        .package(name: "tilepack", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [

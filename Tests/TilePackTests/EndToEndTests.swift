@@ -59,6 +59,12 @@ struct EndToEndTests {
         let reader = try Self.checkArchive(result, plan: plan)
         #expect(reader.hasElevation && result.archive.elevationTiles == result.report.tilesWritten)
 
+        // A library query: the archive answers inside its bounds, nothing answers outside.
+        let library = try PointQuery.archives(in: dir)
+        #expect(library == [result.outputPath])
+        #expect(try PointQuery.answer(try TileQuery(lat: 45.85, lon: 6.88, zoom: 12), archives: library).count == 1)
+        #expect(try PointQuery.answer(try TileQuery(lat: 10, lon: 10, zoom: 12), archives: library).isEmpty)
+
         let tiff = try TIFFFile(path: Self.sampleRegions + "/montblanc-dem.tif")
         let geo = try GeoReference(image: tiff.image, path: tiff.path)
         // Points on a grid over the DEM's interior, away from its nodata corner.

@@ -80,8 +80,8 @@ struct BuildCommand: ParsableCommand {
         request.name = name
         request.description = description
         request.attribution = attribution
+        var lastPercent = -1  // progress shown so far; -1: none yet
         do {
-            var lastPercent = -1
             let result = try RegionBuild(request).run { done, total in
                 guard !quiet, total > 0 else { return }
                 let percent = done * 100 / total
@@ -90,14 +90,14 @@ struct BuildCommand: ParsableCommand {
                     printProgress("\r\(done)/\(total) tiles (\(percent)%)")
                 }
             }
-            if !quiet { printProgress("\n") }
+            if lastPercent >= 0 { printProgress("\n") }
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0]!)" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
             print("  per zoom: \(zooms)")
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
-            if !quiet { printProgress("\n") }
+            if lastPercent >= 0 { printProgress("\n") }  // end the progress line first
             printError(error.description)
             throw ExitCode(error.exitCode)
         }

@@ -83,6 +83,38 @@ import Darwin
         #expect(result.decoded[(32 * n + 32) * 4 + 3] == 255)
     }
 
+    /// The block-row SIMD modulation choice of `fast` must find the same (exact, nearest of
+    /// four) error as the per-pixel search and agree with the decoder's reconstruction.
+    @Test func opaqueBlockModulationMatchesPerPixelSearch() throws {
+        let width = 64, height = 32
+        var state: UInt32 = 12345
+        let rgba = Self.image(width, height) { x, y in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            let noise = Int(state >> 27)
+            return ((x * 7 + noise) & 255, (y * 9 + x * 3) & 255, (255 - x * 4 + noise * 3) & 255, 255)
+        }
+        let layout = PVRTCLayout(format: .pvrtc4, width: width, height: height)
+        let encoder = PVRTCEncoder()
+        var words = [UInt8](repeating: 0, count: PVRTCFormat.pvrtc4.byteCount(width: width, height: height))
+        try rgba.withUnsafeBytes { src in
+            try words.withUnsafeMutableBytes { dst in
+                try encoder.encode(rgba: src, width: width, height: height, format: .pvrtc4, level: .fast, into: dst)
+            }
+            let blockError = encoder.chooseModulationOpaque4(src.baseAddress!, layout: layout)
+            let pixelError = encoder.chooseModulation(src.baseAddress!, layout: layout, hasAlpha: false, keepResidual: false)
+            #expect(blockError == pixelError)
+            #expect(blockError > 0)
+        }
+        let decoded = try PVRTCDecoder().decode(words, format: .pvrtc4, width: width, height: height)
+        var decodedError = 0
+        for i in 0..<rgba.count {
+            let d = Int(rgba[i]) - Int(decoded[i])
+            decodedError += d * d
+        }
+        let layoutError = rgba.withUnsafeBytes { encoder.chooseModulationOpaque4($0.baseAddress!, layout: layout) }
+        #expect(decodedError == layoutError)
+    }
+
     @Test func codecRoundTripsAndRejectsBadInput() throws {
         let codec = PVRTCCodec(format: .pvrtc4, level: .fast)
         #expect(codec.name == "pvrtc4")

@@ -101,7 +101,9 @@ public final class PVRTCEncoder {
         } else {
             initialise(source, layout: layout, hasAlpha: hasAlpha)
         }
-        var error = chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: level == .quality)
+        var error = level == .fast && layout.format == .pvrtc4 && !hasAlpha
+            ? chooseModulationOpaque4(source, layout: layout)
+            : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: level == .quality)
         passesRun = 0
         if level == .quality {
             while passesRun < maximumPasses && error > 0 {
@@ -131,8 +133,10 @@ public final class PVRTCEncoder {
     /// 8-bit value the decoder gives a flat 5-bit channel: `(16c >> 1) + (16c >> 6)`.
     @inline(__always) static func level5(_ c: Int) -> Float { Float(c * 8 + c >> 2) }
 
+    /// Nearest code: `+ 0.5` then truncation rounds like `rounded()` for every value that is
+    /// not clamped to 0 anyway, without the `roundf` call `rounded()` compiles to.
     @inline(__always) static func code(_ value: Float, _ step: Float, _ top: Int) -> Int {
-        min(max(Int((value / step).rounded()), 0), top)
+        min(max(Int(value / step + 0.5), 0), top)
     }
 
     /// Nearest representable colour A (bits 1–15 of the colour word) and its decoded value.
@@ -382,6 +386,72 @@ public final class PVRTCEncoder {
                                     }
                                 }
                             }
+                        }
+                    }
+                }
+            }
+        }
+        return total
+    }
+
+    /// The same exact nearest-of-four choice as ``chooseModulation`` for opaque 4bpp images
+    /// without a residual, computed the way ``PVRTCBlocks4`` decodes: a block row of four
+    /// pixels at a time in 16-bit lanes, A and B rebuilt from the 3 × 3 word neighbourhood
+    /// instead of read from two upscaled planes. Squared differences fit 16 bits (the low
+    /// 16 bits of a wrapped difference squared are the true square, at most 255²); the
+    /// per-pixel sums are formed in 32- and 64-bit lanes. Ties go to the lower code.
+    /// Returns the summed squared RGBA error.
+    func chooseModulationOpaque4(_ source: UnsafeRawPointer, layout: PVRTCLayout) -> Int {
+        let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh, width = layout.width
+        for i in 0..<(wordsWide * wordsHigh) {
+            lanesA[i] = PVRTCColour.expandA(colourWords[i])
+            lanesB[i] = PVRTCColour.expandB(colourWords[i])
+        }
+        let alphaDouble = SIMD16<UInt16>(1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2)
+        @inline(__always) func errors(_ a8x8: SIMD16<UInt16>, _ d: SIMD16<UInt16>, _ t: SIMD16<UInt16>, _ w: UInt16) -> SIMD4<UInt64> {
+            let diff = ((a8x8 &+ d &* w) &>> 3) &- t
+            let pairs = unsafeBitCast(diff &* diff, to: SIMD8<UInt32>.self)
+            let quads = unsafeBitCast((pairs & 0xFFFF) &+ (pairs &>> 16), to: SIMD4<UInt64>.self)
+            return (quads & 0xFFFF_FFFF) &+ (quads &>> 32)
+        }
+        var total = 0
+        lanesA.withUnsafeBufferPointer { a in
+            lanesB.withUnsafeBufferPointer { b in
+                weights.withUnsafeMutableBufferPointer { weight in
+                    let weightBytes = UnsafeMutableRawPointer(weight.baseAddress!)
+                    for wy in 0..<wordsHigh {
+                        let up = ((wy + wordsHigh - 1) & (wordsHigh - 1)) * wordsWide, own = wy * wordsWide
+                        let down = ((wy + 1) & (wordsHigh - 1)) * wordsWide, last = wordsWide - 1
+                        var leftA = PVRTCBlocks4.column(a[up + last], a[own + last], a[down + last])
+                        var leftB = PVRTCBlocks4.column(b[up + last], b[own + last], b[down + last])
+                        var midA = PVRTCBlocks4.column(a[up], a[own], a[down]), midB = PVRTCBlocks4.column(b[up], b[own], b[down])
+                        for wx in 0..<wordsWide {
+                            let next = wx == last ? 0 : wx + 1
+                            let rightA = PVRTCBlocks4.column(a[up + next], a[own + next], a[down + next])
+                            let rightB = PVRTCBlocks4.column(b[up + next], b[own + next], b[down + next])
+                            for r in 0..<4 {
+                                let a8 = PVRTCBlocks4.row8(leftA[r], midA[r], rightA[r], alphaDouble)
+                                let b8 = PVRTCBlocks4.row8(leftB[r], midB[r], rightB[r], alphaDouble)
+                                let p = (wy * 4 + r) * width + wx * 4
+                                let s = source.loadUnaligned(fromByteOffset: p * 4, as: SIMD16<UInt8>.self)
+                                let t = SIMD16<UInt16>(UInt16(s[0]), UInt16(s[1]), UInt16(s[2]), UInt16(s[3]), UInt16(s[4]), UInt16(s[5]),
+                                                       UInt16(s[6]), UInt16(s[7]), UInt16(s[8]), UInt16(s[9]), UInt16(s[10]), UInt16(s[11]),
+                                                       UInt16(s[12]), UInt16(s[13]), UInt16(s[14]), UInt16(s[15]))
+                                let a8x8 = a8 &<< 3, d = b8 &- a8
+                                // Error × 4 + code, so one minimum picks both.
+                                let e0 = errors(a8x8, d, t, 0) &<< 2, e1 = (errors(a8x8, d, t, 3) &<< 2) | 1
+                                let e2 = (errors(a8x8, d, t, 5) &<< 2) | 2, e3 = (errors(a8x8, d, t, 8) &<< 2) | 3
+                                var packed: UInt32 = 0
+                                for i in 0..<4 {
+                                    let best = min(min(e0[i], e1[i]), min(e2[i], e3[i]))
+                                    total &+= Int(best >> 2)
+                                    let code = UInt32(truncatingIfNeeded: best & 3)
+                                    packed |= ((code << 1) + ((code + 1) >> 1)) << (8 * UInt32(i))  // 0, 3, 5, 8
+                                }
+                                weightBytes.storeBytes(of: packed, toByteOffset: p, as: UInt32.self)
+                            }
+                            leftA = midA; leftB = midB
+                            midA = rightA; midB = rightB
                         }
                     }
                 }

@@ -100,7 +100,7 @@ import Darwin
             try words.withUnsafeMutableBytes { dst in
                 try encoder.encode(rgba: src, width: width, height: height, format: .pvrtc4, level: .fast, into: dst)
             }
-            let blockError = encoder.chooseModulationOpaque4(src.baseAddress!, layout: layout)
+            let blockError = encoder.chooseModulationOpaque4(src.baseAddress!, layout: layout, keepResidual: false)
             let pixelError = encoder.chooseModulation(src.baseAddress!, layout: layout, hasAlpha: false, keepResidual: false)
             #expect(blockError == pixelError)
             #expect(blockError > 0)
@@ -111,7 +111,7 @@ import Darwin
             let d = Int(rgba[i]) - Int(decoded[i])
             decodedError += d * d
         }
-        let layoutError = rgba.withUnsafeBytes { encoder.chooseModulationOpaque4($0.baseAddress!, layout: layout) }
+        let layoutError = rgba.withUnsafeBytes { encoder.chooseModulationOpaque4($0.baseAddress!, layout: layout, keepResidual: false) }
         #expect(decodedError == layoutError)
     }
 

@@ -92,8 +92,10 @@ public final class PVRTCEncoder {
             valueB = valueA
         }
         let source = rgba.baseAddress!
+        // Two pixels' alpha bytes at a time (pixel counts are even: sides are powers of two ≥ 8).
         var hasAlpha = false
-        for i in 0..<pixelCount where source.load(fromByteOffset: i * 4 + 3, as: UInt8.self) != 255 {
+        let alphaBytes: UInt64 = 0xFF00_0000_FF00_0000
+        for i in 0..<(pixelCount / 2) where UInt64(littleEndian: source.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) & alphaBytes != alphaBytes {
             hasAlpha = true
             break
         }
@@ -579,12 +581,16 @@ public final class PVRTCEncoder {
                     for wx in 0..<layout.wordsWide {
                         let base = wy * 4 * width + wx * bw
                         var modulation: UInt32 = 0
-                        for row in 0..<4 {
-                            for column in 0..<bw {
-                                let w = weight[base + row * width + column]
-                                if bw == 4 {
-                                    modulation |= code[Int(w)] << (2 * UInt32(row * 4 + column))
-                                } else if w == 8 {
+                        if bw == 4 {
+                            for row in 0..<4 {
+                                let p = base + row * width
+                                let bits = code[Int(weight[p])] | code[Int(weight[p + 1])] << 2
+                                    | code[Int(weight[p + 2])] << 4 | code[Int(weight[p + 3])] << 6
+                                modulation |= bits << (8 * UInt32(row))
+                            }
+                        } else {
+                            for row in 0..<4 {
+                                for column in 0..<8 where weight[base + row * width + column] == 8 {
                                     modulation |= 1 << UInt32(row * 8 + column)
                                 }
                             }

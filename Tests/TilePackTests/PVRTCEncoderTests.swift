@@ -63,7 +63,8 @@ import Darwin
         let quality = try roundTrip(rgba, n, n, .pvrtc4, .quality)
         print("gradient fast: \(fast.quality)\ngradient quality: \(quality.quality)")
         #expect(fast.quality.maxErrorRGB <= 12, "\(fast.quality)")
-        #expect(quality.quality.maxErrorRGB <= 8, "\(quality.quality)")
+        // 9 since the fit weights the edge band 4× (was 8 with uniform weights).
+        #expect(quality.quality.maxErrorRGB <= 9, "\(quality.quality)")
         #expect(quality.quality.rgb >= 40, "\(quality.quality)")
         #expect(quality.quality.rgb > fast.quality.rgb)
         #expect(quality.quality.edge >= quality.quality.interior - 1.5, "\(quality.quality)")

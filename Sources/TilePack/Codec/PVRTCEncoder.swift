@@ -495,6 +495,12 @@ public final class PVRTCEncoder {
             }
         }
         var xs = [Int](repeating: 0, count: 15), ys = [Int](repeating: 0, count: 7)
+        var xe = [Float](repeating: 1, count: 15), ye = [Float](repeating: 1, count: 7)
+        // Pixels within 2 px of a border count 4× in the fit: the wrapped upscaling blends
+        // opposite borders, and the figure of merit is per-region PSNR, so a little interior
+        // error is worth much less edge error (terrain1024: edge +0.7 dB, interior −0.03 dB;
+        // 16× adds only 0.2 dB more at the edge and costs interior).
+        let edgeWeight: Float = 4
         let lambda: Float = 0.02
         let punchMask = SIMD4<Float>(1, 1, 1, 0)
         phi.withUnsafeBufferPointer { phi in
@@ -506,10 +512,17 @@ public final class PVRTCEncoder {
                                 valueA.withUnsafeMutableBufferPointer { va in
                                     valueB.withUnsafeMutableBufferPointer { vb in
                                         for wy in 0..<layout.wordsHigh {
-                                            for j in 0..<spanY { ys[j] = ((wy * 4 - 1 + j) & yMask) * width }
+                                            for j in 0..<spanY {
+                                                let y = (wy * 4 - 1 + j) & yMask
+                                                ys[j] = y * width
+                                                ye[j] = y < 2 || y >= layout.height - 2 ? edgeWeight : 1
+                                            }
                                             for wx in 0..<layout.wordsWide {
                                                 let left = wx * bw + bw / 2 - (bw - 1)
-                                                for i in 0..<spanX { xs[i] = (left + i) & xMask }
+                                                for i in 0..<spanX {
+                                                    xs[i] = (left + i) & xMask
+                                                    xe[i] = xs[i] < 2 || xs[i] >= layout.width - 2 ? edgeWeight : 1
+                                                }
                                                 var suu = SIMD4<Float>.zero, suv = suu, svv = suu, sur = suu, svr = suu
                                                 for j in 0..<spanY {
                                                     let rowBase = ys[j]
@@ -521,8 +534,10 @@ public final class PVRTCEncoder {
                                                         var u = SIMD4<Float>(repeating: f - f * m), v = SIMD4<Float>(repeating: f * m)
                                                         if w & 0x80 != 0 { u *= punchMask; v *= punchMask }
                                                         let r = res[p]
-                                                        suu += u * u; suv += u * v; svv += v * v
-                                                        sur += u * r; svr += v * r
+                                                        let e = max(xe[i], ye[j])
+                                                        let eu = u * e, ev = v * e
+                                                        suu += eu * u; suv += eu * v; svv += ev * v
+                                                        sur += eu * r; svr += ev * r
                                                     }
                                                 }
                                                 let index = wy * layout.wordsWide + wx

@@ -9,8 +9,8 @@
 /// - ``Level/quality``: starts from the extremes along each block's principal axis, then alternates (1) a Gauss–Seidel sweep over the
 ///   words solving, per word, the 2 × 2 least-squares system for its A and B over every pixel
 ///   its wrapped bilinear footprint reaches (7 × 7 pixels at 4bpp, 15 × 7 at 2bpp), holding the
-///   neighbours fixed, and quantising at once so that the neighbours solved later absorb the
-///   rounding; with (2) choosing every pixel's modulation again against the exact decode.
+///   neighbours fixed (pixels within 2 px of a border weigh 4×), and quantising at once so
+///   that the neighbours solved later absorb the rounding; with (2) choosing every pixel's modulation again against the exact decode.
 ///   It stops when a pass gains less than 0.2 % of the squared error (at most ``maximumPasses``)
 ///   and keeps the best state seen.
 ///

@@ -2,10 +2,12 @@
 /// (bilinear upscaling of the A and B images with wrap-around at every edge, the
 /// 4bpp punch-through mode and the 2bpp interpolated modulation modes).
 ///
-/// Cost: one pass over the words (colour expansion and a per-pixel modulation-weight
-/// plane), then one pass over word quads in which every pixel is about thirty integer
-/// operations on four 16-bit lanes packed in a `UInt64`. Reuse one decoder per thread:
-/// it keeps its scratch buffers, so decoding same-sized textures does not allocate.
+/// Cost: 4bpp is one pass over the word rows (``PVRTCBlocks4``): each 4 × 4 block is
+/// decoded from its own modulation word and the expanded colours of its 3 × 3 word
+/// neighbourhood, a block row of four pixels at a time in 16-bit SIMD lanes, with
+/// O(width) scratch. 2bpp builds a per-pixel modulation-weight plane first (its
+/// interpolated modes read neighbouring pixels), then walks word quads with four 16-bit
+/// lanes packed in a `UInt64`; it keeps those scratch buffers between calls.
 /// Not thread-safe.
 public final class PVRTCDecoder {
     /// Per word (row-major): expanded colours A and B, see ``PVRTCColour``.
@@ -23,13 +25,14 @@ public final class PVRTCDecoder {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
         guard words.count == expected else { throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count) }
-        var out = [UInt8](repeating: 0, count: width * height * 4)
-        words.withUnsafeBytes { src in
-            out.withUnsafeMutableBytes { dst in
-                decodeChecked(src, layout: PVRTCLayout(format: format, width: width, height: height), into: dst)
+        let layout = PVRTCLayout(format: format, width: width, height: height)
+        // Every output byte is written by the decoder, so skip zero-filling.
+        return words.withUnsafeBytes { src in
+            [UInt8](unsafeUninitializedCapacity: width * height * 4) { dst, count in
+                decodeChecked(src, layout: layout, into: UnsafeMutableRawBufferPointer(dst))
+                count = width * height * 4
             }
         }
-        return out
     }
 
     /// Decodes `words` into `rgba` (width × height × 4 bytes, rows top first).
@@ -47,6 +50,10 @@ public final class PVRTCDecoder {
 
     /// Decodes once sizes and lengths have been checked.
     func decodeChecked(_ words: UnsafeRawBufferPointer, layout: PVRTCLayout, into rgba: UnsafeMutableRawBufferPointer) {
+        if layout.format == .pvrtc4 {
+            PVRTCBlocks4.decode(words, layout: layout, into: rgba)
+            return
+        }
         prepare(words, layout: layout)
         let out = rgba.baseAddress!.assumingMemoryBound(to: UInt32.self)
         colourA.withUnsafeBufferPointer { a in
@@ -330,6 +337,123 @@ enum PVRTCQuads {
                     lB = rB
                 }
             }
+        }
+    }
+}
+
+/// The 4bpp decoder proper. A block's pixel row mixes, per pixel, at most two word columns
+/// and two word rows of the 3 × 3 neighbourhood with weights that are fixed by the pixel's
+/// position (word centres sit at pixel 2 of their block):
+/// rows 0…3 take (2, 2), (1, 3), (0, 4), (0, 3, 1) quarters of the (above, own, below)
+/// words, and columns 0…3 likewise of (left, own, right). The vertical mix is done once per
+/// word and block row on packed `UInt64` lanes and rolled along the row; the horizontal
+/// mix, the 8-bit conversion and the modulation blend run on all four pixels at once.
+enum PVRTCBlocks4 {
+    /// Per modulation byte (a block row's four 2-bit codes), index `flag << 8 | byte`: the
+    /// four pixels' weights, each repeated in its pixel's four channel lanes.
+    static let weightTable: [SIMD16<UInt16>] = (0..<512).map { index in
+        let values: [UInt16] = index >= 256 ? [0, 4, 4, 8] : [0, 3, 5, 8]
+        var v = SIMD16<UInt16>()
+        for i in 0..<16 { v[i] = values[(index >> (2 * (i / 4))) & 3] }
+        return v
+    }
+    /// Punch-through words: per modulation byte, the mask that clears alpha where the code is 2.
+    static let punchMask: [SIMD16<UInt8>] = (0..<256).map { byte in
+        var v = SIMD16<UInt8>(repeating: 0xFF)
+        for pixel in 0..<4 where (byte >> (2 * pixel)) & 3 == 2 { v[pixel * 4 + 3] = 0 }
+        return v
+    }
+    /// Narrows 16 lanes holding 0…255 to bytes; spelled element by element because the
+    /// generic `init(truncatingIfNeeded:)` is not inlined (a call per block row), while
+    /// this form compiles to a pack instruction.
+    @inline(__always) static func bytes(_ x: SIMD16<UInt16>) -> SIMD16<UInt8> {
+        SIMD16<UInt8>(UInt8(truncatingIfNeeded: x[0]), UInt8(truncatingIfNeeded: x[1]), UInt8(truncatingIfNeeded: x[2]),
+                      UInt8(truncatingIfNeeded: x[3]), UInt8(truncatingIfNeeded: x[4]), UInt8(truncatingIfNeeded: x[5]),
+                      UInt8(truncatingIfNeeded: x[6]), UInt8(truncatingIfNeeded: x[7]), UInt8(truncatingIfNeeded: x[8]),
+                      UInt8(truncatingIfNeeded: x[9]), UInt8(truncatingIfNeeded: x[10]), UInt8(truncatingIfNeeded: x[11]),
+                      UInt8(truncatingIfNeeded: x[12]), UInt8(truncatingIfNeeded: x[13]), UInt8(truncatingIfNeeded: x[14]),
+                      UInt8(truncatingIfNeeded: x[15]))
+    }
+
+    @inline(__always) static func lanes(_ x0: UInt64, _ x1: UInt64, _ x2: UInt64, _ x3: UInt64) -> SIMD16<UInt16> {
+        SIMD16(lowHalf: unsafeBitCast(SIMD2<UInt64>(x0, x1), to: SIMD8<UInt16>.self),
+               highHalf: unsafeBitCast(SIMD2<UInt64>(x2, x3), to: SIMD8<UInt16>.self))
+    }
+
+    /// Horizontal mix of the vertically mixed (left, own, right) colours for the four
+    /// pixels of a block row, then the 8-bit conversion (sum of weights is 16).
+    /// Colour lanes take `C >> 6`, alpha (stored doubled) `C >> 5` = `(2C) >> 6`, so
+    /// `alphaDouble` is 1 in colour lanes and 2 in alpha lanes.
+    @inline(__always) static func row8(_ l: UInt64, _ c: UInt64, _ r: UInt64, _ alphaDouble: SIMD16<UInt16>) -> SIMD16<UInt16> {
+        let c3 = c &* 3
+        let v = lanes((l &+ c) &<< 1, l &+ c3, c &<< 2, c3 &+ r)
+        return (v &>> 1) &+ ((v &* alphaDouble) &>> 6)
+    }
+
+    /// Vertical mixes of one word column for block rows 0…3.
+    @inline(__always) static func column(_ u: UInt64, _ c: UInt64, _ d: UInt64) -> SIMD4<UInt64> {
+        let c3 = c &* 3
+        return SIMD4((u &+ c) &<< 1, u &+ c3, c &<< 2, c3 &+ d)
+    }
+
+    static func decode(_ words: UnsafeRawBufferPointer, layout: PVRTCLayout, into rgba: UnsafeMutableRawBufferPointer) {
+        let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh, width = layout.width
+        let morton = PVRTCMorton(wordsWide: wordsWide, wordsHigh: wordsHigh)
+        let out = rgba.baseAddress!
+        let source = words.baseAddress!
+        let alphaDouble = SIMD16<UInt16>(1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2)
+        morton.xPart.withUnsafeBufferPointer { xPart in
+        morton.yPart.withUnsafeBufferPointer { yPart in
+        weightTable.withUnsafeBufferPointer { weightTable in
+        punchMask.withUnsafeBufferPointer { punchMask in
+        // Three rolling word rows of expanded colours: A at slot * 2, B at slot * 2 + 1.
+        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 6 * wordsWide) { scratch in
+            let rows = scratch.baseAddress!
+            func expand(row wy: Int, slot: Int) {
+                let a = rows + 2 * slot * wordsWide, b = a + wordsWide
+                let yBits = yPart[wy]
+                for wx in 0..<wordsWide {
+                    let colour = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: (xPart[wx] | yBits) * 8 + 4, as: UInt32.self))
+                    a[wx] = PVRTCColour.expandA(colour)
+                    b[wx] = PVRTCColour.expandB(colour)
+                }
+            }
+            expand(row: wordsHigh - 1, slot: 2)
+            expand(row: 0, slot: 0)
+            for wy in 0..<wordsHigh {
+                expand(row: (wy + 1) & (wordsHigh - 1), slot: (wy + 1) % 3)
+                let upA = rows + 2 * ((wy + 2) % 3) * wordsWide, upB = upA + wordsWide
+                let ownA = rows + 2 * (wy % 3) * wordsWide, ownB = ownA + wordsWide
+                let downA = rows + 2 * ((wy + 1) % 3) * wordsWide, downB = downA + wordsWide
+                let last = wordsWide - 1
+                var leftA = column(upA[last], ownA[last], downA[last]), leftB = column(upB[last], ownB[last], downB[last])
+                var midA = column(upA[0], ownA[0], downA[0]), midB = column(upB[0], ownB[0], downB[0])
+                let yBits = yPart[wy]
+                let rowBase = out + (wy * 4) * width * 4
+                for wx in 0..<wordsWide {
+                    let next = wx == last ? 0 : wx + 1
+                    let rightA = column(upA[next], ownA[next], downA[next]), rightB = column(upB[next], ownB[next], downB[next])
+                    let offset = (xPart[wx] | yBits) * 8
+                    let modulation = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                    let flag = Int(source.load(fromByteOffset: offset + 4, as: UInt8.self) & 1)
+                    let block = rowBase + wx * 16
+                    for r in 0..<4 {
+                        let byte = Int((modulation >> (8 * UInt32(r))) & 0xFF)
+                        let a8 = row8(leftA[r], midA[r], rightA[r], alphaDouble)
+                        let b8 = row8(leftB[r], midB[r], rightB[r], alphaDouble)
+                        let w = weightTable[flag << 8 | byte]
+                        var pixels = bytes(((a8 &<< 3) &+ (b8 &- a8) &* w) &>> 3)
+                        if flag != 0 { pixels &= punchMask[byte] }
+                        block.storeBytes(of: pixels, toByteOffset: r * width * 4, as: SIMD16<UInt8>.self)
+                    }
+                    leftA = midA; leftB = midB
+                    midA = rightA; midB = rightB
+                }
+            }
+        }
+        }
+        }
+        }
         }
     }
 }

@@ -33,8 +33,7 @@ let package = Package(
                 "CZlib",
                 "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
+            ]
         ),
         .executableTarget(
             name: "TilePackCLI",

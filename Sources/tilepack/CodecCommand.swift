@@ -24,8 +24,9 @@ enum CodecIO {
     /// Parses `WxH` (e.g. `256x256`).
     static func parseSize(_ text: String) throws(CodecInputError) -> (width: Int, height: Int) {
         let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else {
-            throw CodecInputError(description: "--size '\(text)': expected WIDTHxHEIGHT, e.g. 256x256")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0,
+              w <= PVRTCFormat.maximumSide, h <= PVRTCFormat.maximumSide else {
+            throw CodecInputError(description: "--size '\(text)': expected WIDTHxHEIGHT with sides 1…\(PVRTCFormat.maximumSide), e.g. 256x256")
         }
         return (w, h)
     }

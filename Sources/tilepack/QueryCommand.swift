@@ -65,10 +65,7 @@ struct QueryCommand: ParsableCommand {
             return
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let data = try encoder.encode(query)
-            print(String(decoding: data, as: UTF8.self))
+            print(query.json)
         } else {
             print(query.text)
         }
@@ -89,7 +86,7 @@ extension QueryCommand {
             if answers.isEmpty {
                 let place = library ?? "the current directory"
                 if json {
-                    print(#"{"archive": null, "region": null, "lat": \#(query.lat), "lon": \#(query.lon), "zoom": \#(query.zoom), "present": false, "message": "no region archive in \#(place) covers this point"}"#)
+                    print(uncoveredPointJSON(query, searched: place))
                 } else {
                     print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(paths.count) archive\(paths.count == 1 ? "" : "s") searched)")
                 }

@@ -171,7 +171,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         if bigTIFF { options.format = .bigTIFF }
         let summary = try raster.write(to: path, options: options)
         let bytes = readFile(path)
-        #expect(!FileManager.default.fileExists(atPath: path + ".tmp"))
+        #expect(!FileManager.default.fileExists(atPath: path + ".tmp-\(getpid())"))
         #expect(UInt64(bytes.count) == summary.fileSize && summary.isBigTIFF == bigTIFF)
 
         let tiff = ParsedTIFF(bytes)
@@ -267,7 +267,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         }
         if case .tooLargeForClassicTIFF? = error?.reason {} else { Issue.record("expected tooLargeForClassicTIFF, got \(String(describing: error))") }
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif"))
-        #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif.tmp"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif.tmp-\(getpid())"))
     }
 
     @Test func unwritablePathIsATypedErrorNamingThePath() throws {

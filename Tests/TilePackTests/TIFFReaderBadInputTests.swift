@@ -151,7 +151,7 @@ import Testing
             valid { $0.compression = 8; $0.tile = (16, 16); $0.bits = 32; $0.sampleFormat = 3; $0.predictor = 3 },
             valid { $0.compression = 32773; $0.bigTIFF = true; $0.order = .big; $0.planar = 2; $0.bands = 2 },
         ]
-        var outcomes = 0
+        var declined = 0, decoded = 0
         for (b, base) in bases.enumerated() {
             for i in 0..<150 {
                 var bytes = base
@@ -160,12 +160,15 @@ import Testing
                 do {
                     let file = try TIFFFile(path: path)
                     _ = try file.read(window: PixelWindow(x: 0, y: 0, width: file.image.width, height: file.image.height))
+                    decoded += 1
                 } catch {
                     #expect(error.description.hasPrefix(path))
+                    declined += 1
                 }
-                outcomes += 1
             }
         }
-        #expect(outcomes == 450)
+        // Reaching here without a trap is the point; the split shows the flips exercised both
+        // the error paths and the decoders (a flip in pixel data still decodes).
+        #expect(declined > 0 && decoded > 0)
     }
 }

@@ -184,21 +184,23 @@ public final class MBTilesWriter {
     public func finish() throws {
         try checkOpen()
         do {
-            guard let db = connection else { preconditionFailure("open writer without a connection") }
-            if db.isInTransaction { try db.execute("COMMIT") }
-            try db.inTransaction {
-                // A tile written twice leaves its first payload unreferenced; sweep such
-                // orphans (one pass over the two key indexes, well under a second per 100k tiles).
-                try db.execute("DELETE FROM images WHERE tile_id NOT IN (SELECT tile_id FROM map)")
-                let insert = try db.prepare("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)")
-                for (name, value) in resolvedMetadataRows() {
-                    try insert.bind(name, at: 1)
-                    try insert.bind(value, at: 2)
-                    try insert.run()
+            do {  // scoped so that `db` is released before the rename below
+                guard let db = connection else { preconditionFailure("open writer without a connection") }
+                if db.isInTransaction { try db.execute("COMMIT") }
+                try db.inTransaction {
+                    // A tile written twice leaves its first payload unreferenced; sweep such
+                    // orphans (one pass over the two key indexes, well under a second per 100k tiles).
+                    try db.execute("DELETE FROM images WHERE tile_id NOT IN (SELECT tile_id FROM map)")
+                    let insert = try db.prepare("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)")
+                    for (name, value) in resolvedMetadataRows() {
+                        try insert.bind(name, at: 1)
+                        try insert.bind(value, at: 2)
+                        try insert.run()
+                    }
                 }
+                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                try db.execute("PRAGMA journal_mode = DELETE")
             }
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try db.execute("PRAGMA journal_mode = DELETE")
             insertImage = nil
             insertMap = nil
             insertElevation = nil

@@ -51,7 +51,8 @@ public final class SQLiteConnection {
                 try execute("PRAGMA journal_mode = WAL")
                 try execute("PRAGMA synchronous = NORMAL")
             } catch {
-                sqlite3_close_v2(db)
+                // deinit closes the handle (every stored property is set by now); closing
+                // here too would close it twice.
                 throw error
             }
         }

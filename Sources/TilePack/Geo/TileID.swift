@@ -37,7 +37,9 @@ public struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// The tile from an MBTiles (TMS) row.
     public init?(z: Int, x: Int, tmsY: Int) {
-        guard z >= 0, z <= Self.maxZoom else { return nil }
+        // Checked before the subtraction: rows come from archives, and a crafted huge or
+        // negative row must not overflow.
+        guard z >= 0, z <= Self.maxZoom, tmsY >= 0, tmsY < (1 << z) else { return nil }
         self.init(z: z, x: x, y: (1 << z) - 1 - tmsY)
     }
 

@@ -161,3 +161,17 @@ public struct TileQuery: Sendable, Equatable, Codable {
         """
     }
 }
+
+extension TileQuery {
+    /// `lat`, `lon`, `zoom`, `tile` {`z`, `x`, `y`}, `tms_y`, `pixel` {`x`, `y`}: the fields
+    /// every `query --json` answer starts with.
+    public var jsonFields: [(String, JSONValue)] {
+        [("lat", .number(lat)), ("lon", .number(lon)), ("zoom", .int(zoom)),
+         ("tile", .object([("z", .int(tile.z)), ("x", .int(tile.x)), ("y", .int(tile.y))])),
+         ("tms_y", .int(tmsY)),
+         ("pixel", .object([("x", .int(pixel.x)), ("y", .int(pixel.y))]))]
+    }
+
+    /// The `--tile-only --json` answer.
+    public var json: String { JSONValue.object(jsonFields).rendered }
+}

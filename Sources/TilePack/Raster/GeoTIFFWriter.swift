@@ -39,9 +39,9 @@ public struct TIFFWriteError: TilePackError, Equatable {
     public var description: String {
         switch reason {
         case .invalidOptions(let why): "\(path): cannot write GeoTIFF: \(why)"
-        case .cannotCreate(let e): "\(path): cannot create \(path).tmp: \(Self.message(e))"
+        case .cannotCreate(let e): "\(path): cannot create its temporary file: \(Self.message(e))"
         case .writeFailed(let e): "\(path): write failed: \(Self.message(e))"
-        case .cannotRename(let e): "\(path): cannot rename \(path).tmp into place: \(Self.message(e))"
+        case .cannotRename(let e): "\(path): cannot rename its temporary file into place: \(Self.message(e))"
         case .compressionFailed(let why): "\(path): deflate failed: \(why)"
         case .tooLargeForClassicTIFF(let n): "\(path): \(n) bytes do not fit classic TIFF (4 GiB); allow BigTIFF"
         }
@@ -634,7 +634,8 @@ private final class OutputFile {
 
     init(path: String) throws(TIFFWriteError) {
         self.path = path
-        self.temporaryPath = path + ".tmp"
+        // The pid keeps two writers of the same target (two processes) off each other's file.
+        self.temporaryPath = path + ".tmp-\(getpid())"
         fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TIFFWriteError(path: path, reason: .cannotCreate(errno: errno)) }
     }

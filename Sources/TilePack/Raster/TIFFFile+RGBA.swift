@@ -1,4 +1,7 @@
 extension TIFFFile {
+    /// Largest side ``readRGBA8()`` accepts: 16384² RGBA8 is 1 GiB.
+    public static let rgbaMaximumSide = 16_384
+
     /// The whole first image as RGBA8 rows (top first), for 8-bit gray, gray+alpha, RGB and
     /// RGBA images: what the codec CLI and previews need. Other layouts throw
     /// ``TIFFError/Kind/unsupported(feature:code:)``.
@@ -8,6 +11,11 @@ extension TIFFFile {
         guard img.sampleType == .uint8, (1...4).contains(img.bands), img.photometric != 3 else {
             throw TIFFError(path: path, kind: .unsupported(feature: "RGBA8 conversion", code: img.bands),
                             detail: "\(img.bands)-band \(img.sampleType.rawValue) \(img.photometricName) image cannot be read as RGBA8 (need 8-bit gray, RGB or RGBA)")
+        }
+        // Sparse files can declare huge images in a few bytes: cap before allocating.
+        guard img.width <= Self.rgbaMaximumSide, img.height <= Self.rgbaMaximumSide else {
+            throw TIFFError(path: path, kind: .absurdDimensions,
+                            detail: "\(img.width)×\(img.height) is too large to read as one RGBA8 image (limit \(Self.rgbaMaximumSide) per side)")
         }
         let raw = try read(window: PixelWindow(x: 0, y: 0, width: img.width, height: img.height)).bytes
         let n = img.width * img.height, b = img.bands

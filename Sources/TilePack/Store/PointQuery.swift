@@ -23,14 +23,11 @@ public struct PointAnswer: Sendable {
     /// has elevation).
     public let elevationZoom: Int?
 
-    /// `{archive, region, tile {z,x,y}, tms_y, pixel {x,y}, present, rgba, elevation_m, elevation_zoom}`.
+    /// `{archive, region, lat, lon, zoom, tile {z,x,y}, tms_y, pixel {x,y}, present, rgba,
+    /// elevation_m, elevation_zoom}`.
     public var json: String {
-        let fields: [(String, JSONValue)] = [
-            ("archive", .string(archive)), ("region", .string(region)),
-            ("lat", .number(query.lat)), ("lon", .number(query.lon)), ("zoom", .int(query.zoom)),
-            ("tile", .object([("z", .int(query.tile.z)), ("x", .int(query.tile.x)), ("y", .int(query.tile.y))])),
-            ("tms_y", .int(query.tmsY)),
-            ("pixel", .object([("x", .int(query.pixel.x)), ("y", .int(query.pixel.y))])),
+        let fields: [(String, JSONValue)] = [("archive", .string(archive)), ("region", .string(region))]
+            + query.jsonFields + [
             ("present", .bool(present)),
             ("rgba", rgba.map { .array($0.map { .int(Int($0)) }) } ?? .null),
             ("elevation_m", elevationMetres.map { .number(($0 * 100).rounded() / 100) } ?? .null),
@@ -53,6 +50,16 @@ public struct PointAnswer: Sendable {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+/// The answer when no archive covers the point: the same fields with `archive` and
+/// `region` null and `present` false, plus a message.
+public func uncoveredPointJSON(_ query: TileQuery, searched place: String) -> String {
+    let fields: [(String, JSONValue)] = [("archive", .null), ("region", .null)] + query.jsonFields + [
+        ("present", .bool(false)), ("rgba", .null), ("elevation_m", .null), ("elevation_zoom", .null),
+        ("message", .string("no region archive in \(place) covers this point")),
+    ]
+    return JSONValue.object(fields).rendered
 }
 
 /// Answers point queries against downloaded regions: which archives cover a point, what

@@ -63,7 +63,7 @@ public enum Zlib {
         let initCode = tp_inflateInit2(&stream, 15)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "inflateInit2 failed") }
         defer { inflateEnd(&stream) }
-        var out = [UInt8](repeating: 0, count: max(64, min(limit, input.count * 4)))
+        var out = [UInt8](repeating: 0, count: min(max(0, limit), max(64, input.count * 4)))
         var produced = 0
         var failure: Failure?
         input.withUnsafeBufferPointer { inBuf in

@@ -80,8 +80,13 @@ struct SampleRegionCommand: ParsableCommand {
 
     func validate() throws {
         guard size > 0, size <= 1 << 20 else { throw ValidationError("--size must be 1…1048576") }
-        if let width, width <= 0 { throw ValidationError("--width must be positive") }
-        if let height, height <= 0 { throw ValidationError("--height must be positive") }
+        // 2^20 a side is a 32768× larger image than the samples: a bound on what --raw or
+        // --checksum (which render the whole image in memory) could be asked to hold.
+        if let width, !(1...(1 << 20)).contains(width) { throw ValidationError("--width must be 1…1048576") }
+        if let height, !(1...(1 << 20)).contains(height) { throw ValidationError("--height must be 1…1048576") }
+        if raw || checksum, (width ?? size) * (height ?? size) > 1 << 28 {
+            throw ValidationError("--raw and --checksum hold the whole image in memory: at most 2^28 pixels")
+        }
         guard let dem = SampleType(rawValue: demType), SampleRegion.elevationTypes.contains(dem) else {
             throw ValidationError("--dem-type must be one of \(SampleRegion.elevationTypes.map(\.rawValue).joined(separator: ", "))")
         }
@@ -95,7 +100,7 @@ struct SampleRegionCommand: ParsableCommand {
 
     func run() throws {
         if let failure = makeDirectories(out) {
-            writeToStandardError("\(out): cannot create directory: \(failure)\n")
+            printError("\(out): cannot create directory: \(failure)")
             throw ExitCode(1)
         }
         let terrain = SampleRegion.terrain(seed: seed, elevationSize: size)
@@ -127,7 +132,7 @@ struct SampleRegionCommand: ParsableCommand {
             do {
                 summary = try raster.write(to: path, options: options)
             } catch let error as any TilePackError {
-                writeToStandardError("\(error.description)\n")
+                printError(error.description)
                 throw ExitCode(error.exitCode)
             }
             let elapsed = ContinuousClock.now - started
@@ -142,15 +147,12 @@ struct SampleRegionCommand: ParsableCommand {
                     do {
                         try Data(samples).write(to: URL(fileURLWithPath: rawPath))
                     } catch {
-                        writeToStandardError("\(rawPath): cannot write: \(error)\n")
+                        printError("\(rawPath): cannot write: \(error)")
                         throw ExitCode(1)
                     }
                 }
                 if checksum {
-                    let digest = SHA256.hash(data: samples).map { byte in
-                        (byte < 16 ? "0" : "") + String(byte, radix: 16)
-                    }.joined()
-                    print("\(name) raw-sha256 \(digest)")
+                    print("\(name) raw-sha256 \(SampleRaster.sha256(of: samples))")
                 }
             }
         }
@@ -158,12 +160,6 @@ struct SampleRegionCommand: ParsableCommand {
 
     private func join(_ directory: String, _ file: String) -> String {
         directory.hasSuffix("/") ? directory + file : directory + "/" + file
-    }
-
-    /// One line to stderr (fd 2 directly: Glibc's `stderr` global is not concurrency-safe).
-    private func writeToStandardError(_ line: String) {
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
 
     /// `mkdir -p`: nil on success, else the system's reason.

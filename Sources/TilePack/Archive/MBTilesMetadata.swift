@@ -95,7 +95,8 @@ public struct MBTilesMetadata: Sendable, Equatable {
     public var codec: String
     /// Codec quality or effort setting, free text ("fast", "6").
     public var codecLevel: String?
-    /// Compression wrapped around each codec payload: "none" or "zlib".
+    /// Compression wrapped around each codec payload: "none", or "zlib-when-smaller" (PVRTC:
+    /// a payload shorter than the raw word count is a zlib stream; see docs/FORMAT.md).
     public var payloadCompression: String
     /// Tile side in pixels.
     public var tileSize: Int

@@ -47,13 +47,6 @@ public struct RegionBuild: Sendable {
         public let codec: String
     }
 
-    /// A build problem of the source (plan or pipeline), naming the file.
-    public struct Failure: TilePackError {
-        public let path: String
-        public let problem: String
-        public var description: String { "\(path): \(problem)" }
-    }
-
     public let request: Request
     public init(_ request: Request) { self.request = request }
 
@@ -66,7 +59,7 @@ public struct RegionBuild: Sendable {
                                   codec: request.codec.codec(level: request.codecLevel))
         let plan: TilePlan
         do { plan = try builder.plan() } catch let error as BuildError {
-            throw Failure(path: tiff.path, problem: error.description)
+            throw InputFileError(path: tiff.path, problem: error.description)
         }
         return (tiff, georeference, builder, plan)
     }
@@ -96,7 +89,7 @@ public struct RegionBuild: Sendable {
         let writer = try MBTilesWriter(path: output, metadata: metadata)
         let report: BuildReport
         do { report = try builder.run(sink: writer, progress: progress) } catch let error as BuildError {
-            throw Failure(path: tiff.path, problem: error.description)
+            throw InputFileError(path: tiff.path, problem: error.description)
         }
         _ = tiff  // the reader stays open for the whole build (windowed reads)
         try writer.finish()

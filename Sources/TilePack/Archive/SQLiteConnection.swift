@@ -15,7 +15,8 @@ public final class SQLiteConnection {
         /// Read-write, creating the file if missing; WAL journal with `synchronous=NORMAL`
         /// (durable at each checkpoint, crash-safe always, ~2× fewer fsyncs than FULL).
         case readWriteCreate
-        /// Read-only, no mutex (`SQLITE_OPEN_NOMUTEX`): the caller guarantees one thread at a time.
+        /// Read-only. Both modes open with `SQLITE_OPEN_NOMUTEX`: a connection is used by one
+        /// thread at a time (the reader lends each call its own pooled connection).
         case readOnly
     }
 

@@ -7,8 +7,6 @@ public enum CodecError: TilePackError, Equatable {
     case sizeOutOfRange(format: String, width: Int, height: Int, minimumWidth: Int, minimumHeight: Int, maximum: Int)
     /// A buffer whose length does not match the size (`what` says which buffer).
     case byteCount(what: String, expected: Int, actual: Int)
-    /// A format name the codec does not know.
-    case unknownFormat(String)
 
     public var description: String {
         switch self {
@@ -18,8 +16,6 @@ public enum CodecError: TilePackError, Equatable {
             return "\(format): size \(width)x\(height) is outside \(minW)x\(minH) … \(maximum)x\(maximum)"
         case let .byteCount(what, expected, actual):
             return "\(what): expected \(expected) bytes, got \(actual)"
-        case let .unknownFormat(name):
-            return "unknown codec format '\(name)' (expected pvrtc4 or pvrtc2)"
         }
     }
 }

@@ -1,8 +1,7 @@
-/// The tile codecs an archive can hold, by the name recorded in its metadata
-/// (`tilepack:codec`), and how a payload is wrapped (`tilepack:payload_compression`).
-///
-/// Build picks one from the command line; readers (query, the tile store) rebuild the same
-/// codec from an archive's metadata, so the two sides cannot disagree.
+/// The tile codecs an archive can hold, by the name an archive records, and how a payload is
+/// wrapped. Build picks one from the command line; readers (query, the tile store) rebuild the
+/// same codec from an archive's metadata (see `TileCodecChoice(metadata:)` in Archive), so the
+/// two sides cannot disagree.
 public enum TileCodecChoice: String, Sendable, CaseIterable {
     /// PNG (our own writer on zlib): opens in GDAL, QGIS and every MBTiles viewer.
     case png
@@ -23,13 +22,6 @@ public enum TileCodecChoice: String, Sendable, CaseIterable {
 
     /// What `tilepack:payload_compression` records for this codec.
     public var payloadCompression: String { self == .png ? "none" : DeflatedTileCodec<PVRTCCodec>.compressionName }
-
-    /// The codec that decodes an archive's tiles, from its metadata (`tilepack:codec`, or
-    /// MBTiles `format` for archives written by others).
-    public init?(metadata: [String: String]) {
-        let name = metadata["tilepack:codec"] ?? metadata["format"] ?? ""
-        self.init(rawValue: name.lowercased())
-    }
 }
 
 /// Wraps a GPU codec's fixed-size payload in zlib when that makes it smaller, the way the

@@ -1,29 +1,20 @@
-/// Why a raster file cannot be placed on the earth, naming the file: the CRS is missing or
-/// declined, or the file has no usable geotransform.
-public struct GeoreferencingError: TilePackError, Equatable {
-    public let path: String
-    /// The problem, without the path (a ``CRSError`` or ``GeoReference/Error`` description).
-    public let problem: String
-    public var description: String { "\(path): \(problem)" }
-}
-
 extension GeoReference {
     /// The georeference of a TIFF's first image: its CRS from the GeoKeys and its
     /// geotransform (PixelIsPoint already folded in by the reader, as GDAL does).
     /// Cost: O(1); no I/O beyond what the reader already parsed.
-    public init(image: TIFFImage, path: String) throws(GeoreferencingError) {
+    public init(image: TIFFImage, path: String) throws(InputFileError) {
         guard let keys = image.geoKeys else {
-            throw GeoreferencingError(path: path, problem: "no GeoKey directory: the file is not georeferenced")
+            throw InputFileError(path: path, problem: "no GeoKey directory: the file is not georeferenced")
         }
         guard let transform = image.geoTransform else {
-            throw GeoreferencingError(path: path, problem: "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced")
+            throw InputFileError(path: path, problem: "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced")
         }
         let crs: CRS
         do { crs = try CRS(geoKeys: keys) } catch {
-            throw GeoreferencingError(path: path, problem: "unsupported CRS: \(error.description)")
+            throw InputFileError(path: path, problem: "unsupported CRS: \(error.description)")
         }
         do { try self.init(crs: crs, transform: transform, width: image.width, height: image.height) } catch {
-            throw GeoreferencingError(path: path, problem: error.description)
+            throw InputFileError(path: path, problem: error.description)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -219,6 +220,13 @@ public struct SampleRaster: Sendable {
         case .float32: p.storeBytes(of: Float(value), as: Float.self)
         case .float64: p.storeBytes(of: value, as: Double.self)
         }
+    }
+}
+
+extension SampleRaster {
+    /// Lowercase hex SHA-256 of raw samples (what `sample-region --checksum` prints).
+    public static func sha256(of samples: [UInt8]) -> String {
+        SHA256.hash(data: samples).hexString
     }
 }
 

@@ -69,9 +69,9 @@ public func uncoveredPointJSON(_ query: TileQuery, searched place: String) -> St
 /// decode is ~0.5 ms) and at most one elevation tile per zoom tried.
 public enum PointQuery {
     /// The `.mbtiles` files directly inside `directory`, sorted by name.
-    public static func archives(in directory: String) throws(PointQueryError) -> [String] {
+    public static func archives(in directory: String) throws(InputFileError) -> [String] {
         guard let dir = opendir(directory) else {
-            throw PointQueryError(path: directory, problem: "cannot open the region library directory (errno \(errno))")
+            throw InputFileError(path: directory, problem: "cannot open the region library directory (errno \(errno))")
         }
         defer { closedir(dir) }
         var names: [String] = []
@@ -105,14 +105,16 @@ public enum PointQuery {
         var rgba: [UInt8]?
         if let data = try reader.tile(id) {
             guard let choice = TileCodecChoice(metadata: reader.metadata) else {
-                throw PointQueryError(path: reader.path, problem: "tiles use codec '\(reader.metadata["tilepack:codec"] ?? reader.metadata["format"] ?? "")', which tilepack cannot decode")
+                throw InputFileError(path: reader.path, problem: "tiles use codec '\(reader.metadata["tilepack:codec"] ?? reader.metadata["format"] ?? "")', which tilepack cannot decode")
             }
-            let size = WebMercator.tileSize
+            let size = reader.tileSize
             let pixels: [UInt8]
             do { pixels = try choice.codec().decode(data, width: size, height: size) } catch {
-                throw PointQueryError(path: reader.path, problem: "tile \(id) is damaged: \(error)")
+                throw InputFileError(path: reader.path, problem: "tile \(id) is damaged: \(error)")
             }
-            let i = (query.pixel.y * size + query.pixel.x) * 4
+            // The query's pixel is on the 256-pixel web-mercator grid; scale to the tile's own size.
+            let px = query.pixel.x * size / WebMercator.tileSize, py = query.pixel.y * size / WebMercator.tileSize
+            let i = (py * size + px) * 4
             rgba = Array(pixels[i..<(i + 4)])
         }
         var elevation: (Double, Int)?
@@ -148,12 +150,4 @@ public enum PointQuery {
         }
         return nil
     }
-}
-
-/// A query problem that is not the user's typing: an unreadable library or a tile that
-/// cannot be decoded. Names the file.
-public struct PointQueryError: TilePackError {
-    public let path: String
-    public let problem: String
-    public var description: String { "\(path): \(problem)" }
 }

@@ -19,18 +19,11 @@ extension SHA256.Digest {
     }
 }
 
-/// Why a whole-file digest could not be computed.
-public struct FileDigestError: TilePackError {
-    public let path: String
-    public let problem: String
-    public var description: String { "\(path): \(problem)" }
-}
-
 enum FileDigest {
     /// Lowercase hex SHA-256 of a file's bytes, read in 1 MiB chunks (bounded memory).
-    static func sha256(path: String) throws(FileDigestError) -> String {
+    static func sha256(path: String) throws(InputFileError) -> String {
         let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw FileDigestError(path: path, problem: "cannot open for reading (errno \(errno))") }
+        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot open for reading (errno \(errno))") }
         defer { close(fd) }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -38,7 +31,7 @@ enum FileDigest {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FileDigestError(path: path, problem: "read failed (errno \(errno))")
+                throw InputFileError(path: path, problem: "read failed (errno \(errno))")
             }
             if n == 0 { break }
             buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }

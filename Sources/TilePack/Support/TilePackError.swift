@@ -11,3 +11,19 @@ public protocol TilePackError: Error, CustomStringConvertible, Sendable {
 extension TilePackError {
     public var exitCode: Int32 { 2 }
 }
+
+/// A problem with one input file that belongs to no single stage's error type: a source
+/// that cannot be georeferenced or tiled, an unreadable file, an undecodable archive tile.
+/// `description` is "PATH: problem", one line.
+public struct InputFileError: TilePackError, Equatable {
+    public let path: String
+    /// The problem, without the path.
+    public let problem: String
+
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String { "\(path): \(problem)" }
+}

@@ -89,10 +89,6 @@ public struct TilesetMetadata: Sendable, Equatable {
     public var centerLon: Double, centerLat: Double, centerZoom: Int
     public var minZoom: Int, maxZoom: Int
 
-    /// `bounds` metadata value: "west,south,east,north".
-    public var boundsString: String { "\(west),\(south),\(east),\(north)" }
-    /// `center` metadata value: "lon,lat,zoom".
-    public var centerString: String { "\(centerLon),\(centerLat),\(centerZoom)" }
 }
 
 /// Processor count without Foundation's ProcessInfo (FoundationEssentials may lack it).

@@ -1,0 +1,16 @@
+extension TileCodecChoice {
+    /// The codec that decodes an archive's tiles, from its metadata: `tilepack:codec`, or
+    /// MBTiles `format` for archives written by others (PNG ones decode; JPEG or vector
+    /// tiles give nil).
+    public init?(metadata: [String: String]) {
+        let name = metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? ""
+        self.init(rawValue: name.lowercased())
+    }
+}
+
+extension MBTilesReader {
+    /// Tile side in pixels: `tilepack:tile_size`, else MBTiles' customary 256.
+    public var tileSize: Int {
+        metadata[MBTilesMetadata.Key.tileSize].flatMap { Int($0) }.flatMap { (1...4096).contains($0) ? $0 : nil } ?? 256
+    }
+}

@@ -87,10 +87,17 @@ public enum WebMercator {
         return (TileID(unchecked: zoom, tx, ty), pixel(u.x, tx), pixel(u.y, ty))
     }
 
+    /// Latitude (degrees) at a fraction `t` of the world's height from its north edge
+    /// (0 = 85.0511°N, 1 = 85.0511°S): the inverse of ``unitPosition(lon:lat:)``'s y.
+    @inlinable
+    public static func latitude(unitY t: Double) -> Double {
+        atan(sinh(.pi * (1 - 2 * t))) * 180 / .pi
+    }
+
     /// Bounds of a tile in lon/lat degrees: west, south, east, north.
     public static func bounds(of tile: TileID) -> (west: Double, south: Double, east: Double, north: Double) {
         let n = Double(1 << tile.z)
-        func lat(_ ty: Double) -> Double { atan(sinh(.pi * (1 - 2 * ty / n))) * 180 / .pi }
+        func lat(_ ty: Double) -> Double { latitude(unitY: ty / n) }
         return (Double(tile.x) / n * 360 - 180, lat(Double(tile.y + 1)),
                 Double(tile.x + 1) / n * 360 - 180, lat(Double(tile.y)))
     }

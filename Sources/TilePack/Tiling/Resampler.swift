@@ -29,8 +29,7 @@ struct PixelGrid: Sendable, Equatable {
 
     /// Latitude of the centre of grid row `j` (inverse mercator).
     func lat(row j: Int) -> Double {
-        let t = (Double(originY + j) + 0.5) / worldPixels
-        return atan(sinh(.pi * (1 - 2 * t))) * 180 / .pi
+        WebMercator.latitude(unitY: (Double(originY + j) + 0.5) / worldPixels)
     }
 }
 

@@ -51,33 +51,19 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
         var bytes = [UInt8](repeating: 0, count: w * h * 4)
         tile.values.withUnsafeBufferPointer { src in
             bytes.withUnsafeMutableBufferPointer { dst in
-                switch self {
-                case .float32Deflate:
-                    for i in 0..<(w * h) {
-                        let bits = src[i].bitPattern
-                        dst[4 * i] = UInt8(truncatingIfNeeded: bits)
-                        dst[4 * i + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                        dst[4 * i + 2] = UInt8(truncatingIfNeeded: bits >> 16)
-                        dst[4 * i + 3] = UInt8(truncatingIfNeeded: bits >> 24)
-                    }
-                case .float32PredictorDeflate:
-                    for y in 0..<h {
-                        let row = y * w, out = row * 4
-                        for x in 0..<w {
-                            let bits = src[row + x].bitPattern
-                            dst[out + x] = UInt8(truncatingIfNeeded: bits >> 24)
-                            dst[out + w + x] = UInt8(truncatingIfNeeded: bits >> 16)
-                            dst[out + 2 * w + x] = UInt8(truncatingIfNeeded: bits >> 8)
-                            dst[out + 3 * w + x] = UInt8(truncatingIfNeeded: bits)
-                        }
-                        // Difference right to left so each byte still sees its original left neighbour.
-                        var i = out + 4 * w - 1
-                        while i > out {
-                            dst[i] = dst[i] &- dst[i - 1]
-                            i -= 1
-                        }
-                    }
+                for i in 0..<(w * h) {
+                    let bits = src[i].bitPattern
+                    dst[4 * i] = UInt8(truncatingIfNeeded: bits)
+                    dst[4 * i + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                    dst[4 * i + 2] = UInt8(truncatingIfNeeded: bits >> 16)
+                    dst[4 * i + 3] = UInt8(truncatingIfNeeded: bits >> 24)
                 }
+            }
+        }
+        if self == .float32PredictorDeflate {
+            // TIFF's floating-point predictor (the same code GeoTIFFs are written with).
+            bytes.withUnsafeMutableBytes {
+                GeoTIFFWriter.applyFloatingPointPredictor($0, width: w, rows: h, samplesPerPixel: 1, bytesPerSample: 4)
             }
         }
         return try Zlib.deflate(bytes, level: level)
@@ -108,26 +94,23 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
             throw ArchiveError(path: path, problem: .badElevation,
                                detail: "elevation data holds \(produced) bytes, expected \(count * 4) for \(width)×\(height)")
         }
+        if self == .float32PredictorDeflate {
+            // Undo TIFF's floating-point predictor with the reader's own code; it writes
+            // little-endian samples, as the plain encoding stores them.
+            var planes = bytes
+            bytes.withUnsafeMutableBufferPointer { out in
+                planes.withUnsafeMutableBufferPointer { block in
+                    TIFFPredictor.undoFloatingPoint(block, into: out, rows: height, rowSamples: width, stride: 1, sampleBytes: 4)
+                }
+            }
+        }
         var values = [Float](repeating: 0, count: count)
-        bytes.withUnsafeMutableBufferPointer { src in
+        bytes.withUnsafeBufferPointer { src in
             values.withUnsafeMutableBufferPointer { dst in
-                switch self {
-                case .float32Deflate:
-                    for i in 0..<count {
-                        let bits = UInt32(src[4 * i]) | UInt32(src[4 * i + 1]) << 8
-                            | UInt32(src[4 * i + 2]) << 16 | UInt32(src[4 * i + 3]) << 24
-                        dst[i] = Float(bitPattern: bits)
-                    }
-                case .float32PredictorDeflate:
-                    for y in 0..<height {
-                        let row = y * width, base = row * 4
-                        for i in (base + 1)..<(base + 4 * width) { src[i] = src[i] &+ src[i - 1] }
-                        for x in 0..<width {
-                            let bits = UInt32(src[base + x]) << 24 | UInt32(src[base + width + x]) << 16
-                                | UInt32(src[base + 2 * width + x]) << 8 | UInt32(src[base + 3 * width + x])
-                            dst[row + x] = Float(bitPattern: bits)
-                        }
-                    }
+                for i in 0..<count {
+                    let bits = UInt32(src[4 * i]) | UInt32(src[4 * i + 1]) << 8
+                        | UInt32(src[4 * i + 2]) << 16 | UInt32(src[4 * i + 3]) << 24
+                    dst[i] = Float(bitPattern: bits)
                 }
             }
         }

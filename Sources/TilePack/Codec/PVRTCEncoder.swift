@@ -412,16 +412,36 @@ public final class PVRTCEncoder {
     /// Returns the summed squared RGBA error.
     func chooseModulationOpaque4(_ source: UnsafeRawPointer, layout: PVRTCLayout, keepResidual: Bool) -> Int {
         let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh, width = layout.width
-        for i in 0..<(wordsWide * wordsHigh) {
-            lanesA[i] = PVRTCColour.expandA(colourWords[i])
-            lanesB[i] = PVRTCColour.expandB(colourWords[i])
+        let wordCount = wordsWide * wordsHigh, pixelCount = width * layout.height
+        // The scratch sizes are set by `encodeChecked` from the same layout; checked once here
+        // so that the pointer loops below need no per-access bounds checks.
+        precondition(colourWords.count >= wordCount && lanesA.count >= wordCount && lanesB.count >= wordCount
+                      && weights.count >= pixelCount && (!keepResidual || residual.count >= pixelCount))
+        colourWords.withUnsafeBufferPointer { words in
+            lanesA.withUnsafeMutableBufferPointer { a in
+                lanesB.withUnsafeMutableBufferPointer { b in
+                    let words = words.baseAddress!, a = a.baseAddress!, b = b.baseAddress!
+                    for i in 0..<wordCount {
+                        a[i] = PVRTCColour.expandA(words[i])
+                        b[i] = PVRTCColour.expandB(words[i])
+                    }
+                }
+            }
         }
         let alphaDouble = SIMD16<UInt16>(1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2)
-        @inline(__always) func errors(_ a8x8: SIMD16<UInt16>, _ d: SIMD16<UInt16>, _ t: SIMD16<UInt16>, _ w: UInt16) -> SIMD4<UInt64> {
+        // Squared error of each pixel in lane 2k of the result (lane 2k + 1 is spare): at most
+        // 4 × 255² < 2^18, so 32-bit signed lanes hold error × 4 + code and compare with
+        // SSE2's signed 32-bit compare (64-bit lanes need a five-instruction emulation).
+        @inline(__always) func errors(_ a8x8: SIMD16<UInt16>, _ d: SIMD16<UInt16>, _ t: SIMD16<UInt16>, _ w: UInt16) -> SIMD8<Int32> {
             let diff = ((a8x8 &+ d &* w) &>> 3) &- t
             let pairs = unsafeBitCast(diff &* diff, to: SIMD8<UInt32>.self)
             let quads = unsafeBitCast((pairs & 0xFFFF) &+ (pairs &>> 16), to: SIMD4<UInt64>.self)
-            return (quads & 0xFFFF_FFFF) &+ (quads &>> 32)
+            return unsafeBitCast(quads &+ (quads &>> 32), to: SIMD8<Int32>.self)
+        }
+        /// Lane-wise minimum of non-negative lanes without a mask type: `y − x` is negative exactly where y is smaller.
+        @inline(__always) func smaller(_ x: SIMD8<Int32>, _ y: SIMD8<Int32>) -> SIMD8<Int32> {
+            let difference = y &- x
+            return x &+ (difference & (difference &>> 31))
         }
         var total = 0
         lanesA.withUnsafeBufferPointer { a in
@@ -451,15 +471,19 @@ public final class PVRTCEncoder {
                                 // Error × 4 + code, so one minimum picks both.
                                 let e0 = errors(a8x8, d, t, 0) &<< 2, e1 = (errors(a8x8, d, t, 3) &<< 2) | 1
                                 let e2 = (errors(a8x8, d, t, 5) &<< 2) | 2, e3 = (errors(a8x8, d, t, 8) &<< 2) | 3
-                                var packed: UInt32 = 0
-                                for i in 0..<4 {
-                                    let best = min(min(e0[i], e1[i]), min(e2[i], e3[i]))
-                                    total &+= Int(best >> 2)
-                                    let code = UInt32(truncatingIfNeeded: best & 3)
-                                    let w = (code << 1) + ((code + 1) >> 1)  // 0, 3, 5, 8
-                                    packed |= w << (8 * UInt32(i))
-                                    if keepResidual {
-                                        let w16 = UInt16(w)
+                                // Lanes by constant index: a variable index spills the vectors to
+                                // the stack and checks the index on every pixel.
+                                let best = smaller(smaller(e0, e1), smaller(e2, e3))
+                                let best0 = UInt32(truncatingIfNeeded: best[0]), best1 = UInt32(truncatingIfNeeded: best[2])
+                                let best2 = UInt32(truncatingIfNeeded: best[4]), best3 = UInt32(truncatingIfNeeded: best[6])
+                                // Each error is below 2^18, so neither the sum nor the conversion can wrap.
+                                total &+= Int(truncatingIfNeeded: (best0 >> 2) &+ (best1 >> 2) &+ (best2 >> 2) &+ (best3 >> 2))
+                                let codes = (best0 & 3) | (best1 & 3) << 8 | (best2 & 3) << 16 | (best3 & 3) << 24
+                                // Per byte: code 0, 1, 2, 3 → weight 0, 3, 5, 8 (no byte carries into the next).
+                                let packed = (codes &<< 1) &+ (((codes &+ 0x0101_0101) &>> 1) & 0x7F7F_7F7F)
+                                if keepResidual {
+                                    for i in 0..<4 {
+                                        let w16 = UInt16(truncatingIfNeeded: packed >> (8 * UInt32(i))) & 0xFF
                                         let c = (a8x8 &+ d &* w16) &>> 3
                                         let j = 4 * i
                                         res[p + i] = SIMD4<Float>(Float(Int(t[j]) - Int(c[j])), Float(Int(t[j + 1]) - Int(c[j + 1])),
@@ -590,8 +614,12 @@ public final class PVRTCEncoder {
     func pack(layout: PVRTCLayout, into words: UnsafeMutableRawBufferPointer) {
         let morton = PVRTCMorton(wordsWide: layout.wordsWide, wordsHigh: layout.wordsHigh)
         let bw = layout.format.blockWidth, width = layout.width
+        precondition(weights.count >= width * layout.height && colourWords.count >= layout.wordsWide * layout.wordsHigh)
         Self.codeOfWeight.withUnsafeBufferPointer { code in
             weights.withUnsafeBufferPointer { weight in
+            colourWords.withUnsafeBufferPointer { colours in
+            morton.xPart.withUnsafeBufferPointer { xPart in
+            morton.yPart.withUnsafeBufferPointer { yPart in
                 for wy in 0..<layout.wordsHigh {
                     for wx in 0..<layout.wordsWide {
                         let base = wy * 4 * width + wx * bw
@@ -610,11 +638,14 @@ public final class PVRTCEncoder {
                                 }
                             }
                         }
-                        let offset = morton.offset(x: wx, y: wy) * 8
+                        let offset = (xPart[wx] | yPart[wy]) * 8
                         words.storeBytes(of: modulation.littleEndian, toByteOffset: offset, as: UInt32.self)
-                        words.storeBytes(of: colourWords[wy * layout.wordsWide + wx].littleEndian, toByteOffset: offset + 4, as: UInt32.self)
+                        words.storeBytes(of: colours[wy * layout.wordsWide + wx].littleEndian, toByteOffset: offset + 4, as: UInt32.self)
                     }
                 }
+            }
+            }
+            }
             }
         }
     }

@@ -459,9 +459,8 @@ public final class PVRTCEncoder {
                             let next = wx == last ? 0 : wx + 1
                             let rightA = PVRTCBlocks4.column(a[up + next], a[own + next], a[down + next])
                             let rightB = PVRTCBlocks4.column(b[up + next], b[own + next], b[down + next])
-                            for r in 0..<4 {
-                                let a8 = PVRTCBlocks4.row8(leftA[r], midA[r], rightA[r], alphaDouble)
-                                let b8 = PVRTCBlocks4.row8(leftB[r], midB[r], rightB[r], alphaDouble)
+                            // The four block rows by constant index: a loop indexes the column vectors in memory.
+                            @inline(__always) func blockRow(_ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>) {
                                 let p = (wy * 4 + r) * width + wx * 4
                                 let s = source.loadUnaligned(fromByteOffset: p * 4, as: SIMD16<UInt8>.self)
                                 let t = SIMD16<UInt16>(UInt16(s[0]), UInt16(s[1]), UInt16(s[2]), UInt16(s[3]), UInt16(s[4]), UInt16(s[5]),
@@ -492,6 +491,14 @@ public final class PVRTCEncoder {
                                 }
                                 weightBytes.storeBytes(of: packed, toByteOffset: p, as: UInt32.self)
                             }
+                            blockRow(0, PVRTCBlocks4.row8(leftA[0], midA[0], rightA[0], alphaDouble),
+                                     PVRTCBlocks4.row8(leftB[0], midB[0], rightB[0], alphaDouble))
+                            blockRow(1, PVRTCBlocks4.row8(leftA[1], midA[1], rightA[1], alphaDouble),
+                                     PVRTCBlocks4.row8(leftB[1], midB[1], rightB[1], alphaDouble))
+                            blockRow(2, PVRTCBlocks4.row8(leftA[2], midA[2], rightA[2], alphaDouble),
+                                     PVRTCBlocks4.row8(leftB[2], midB[2], rightB[2], alphaDouble))
+                            blockRow(3, PVRTCBlocks4.row8(leftA[3], midA[3], rightA[3], alphaDouble),
+                                     PVRTCBlocks4.row8(leftB[3], midB[3], rightB[3], alphaDouble))
                             leftA = midA; leftB = midB
                             midA = rightA; midB = rightB
                         }

@@ -437,15 +437,18 @@ enum PVRTCBlocks4 {
                     let modulation = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
                     let flag = Int(source.load(fromByteOffset: offset + 4, as: UInt8.self) & 1)
                     let block = rowBase + wx * 16
-                    for r in 0..<4 {
+                    // The four block rows by constant index: a loop indexes the column vectors in memory.
+                    @inline(__always) func blockRow(_ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>) {
                         let byte = Int((modulation >> (8 * UInt32(r))) & 0xFF)
-                        let a8 = row8(leftA[r], midA[r], rightA[r], alphaDouble)
-                        let b8 = row8(leftB[r], midB[r], rightB[r], alphaDouble)
                         let w = weightTable[flag << 8 | byte]
                         var pixels = bytes(((a8 &<< 3) &+ (b8 &- a8) &* w) &>> 3)
                         if flag != 0 { pixels &= punchMask[byte] }
                         block.storeBytes(of: pixels, toByteOffset: r * width * 4, as: SIMD16<UInt8>.self)
                     }
+                    blockRow(0, row8(leftA[0], midA[0], rightA[0], alphaDouble), row8(leftB[0], midB[0], rightB[0], alphaDouble))
+                    blockRow(1, row8(leftA[1], midA[1], rightA[1], alphaDouble), row8(leftB[1], midB[1], rightB[1], alphaDouble))
+                    blockRow(2, row8(leftA[2], midA[2], rightA[2], alphaDouble), row8(leftB[2], midB[2], rightB[2], alphaDouble))
+                    blockRow(3, row8(leftA[3], midA[3], rightA[3], alphaDouble), row8(leftB[3], midB[3], rightB[3], alphaDouble))
                     leftA = midA; leftB = midB
                     midA = rightA; midB = rightB
                 }

@@ -45,8 +45,7 @@ struct CodecDecodeCommand: ParsableCommand {
             }
             try CodecIO.write(png ? try PNGEncoder().encode(rgba: pixels, width: width, height: height) : pixels, to: output)
             if stats {
-                let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
-                print("decode \(CodecIO.format(Double(width * height) / 1e6 / max(seconds, 1e-9))) Mpix/s (one thread)")
+                print("decode \(CodecIO.format(Double(width * height) / 1e6 / max(time.inSeconds, 1e-9))) Mpix/s (one thread)")
             }
         } catch let error as any TilePackError {
             printError(error.description)

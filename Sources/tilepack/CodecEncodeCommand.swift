@@ -55,8 +55,7 @@ struct CodecEncodeCommand: ParsableCommand {
             let quality = ImageQuality.measure(reference: input.rgba, decoded: decoded, width: input.width, height: input.height)
             let megapixels = Double(input.width * input.height) / 1e6
             func rate(_ d: Duration) -> String {
-                let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-                return CodecIO.format(megapixels / max(seconds, 1e-9))
+                CodecIO.format(megapixels / max(d.inSeconds, 1e-9))
             }
             print("\(format.rawValue) \(level.rawValue) \(input.width)x\(input.height): \(words.count) bytes, passes \(encoder.passesRun)")
             print("psnr_rgb \(CodecIO.format(quality.rgb)) dB  psnr_alpha \(CodecIO.format(quality.alpha)) dB  psnr_edge \(CodecIO.format(quality.edge)) dB  psnr_interior \(CodecIO.format(quality.interior)) dB  max_error \(quality.maxErrorRGB)")

@@ -136,10 +136,9 @@ struct SampleRegionCommand: ParsableCommand {
                 throw ExitCode(error.exitCode)
             }
             let elapsed = ContinuousClock.now - started
-            let centiseconds = elapsed.components.seconds * 100 + elapsed.components.attoseconds / 10_000_000_000_000_000
             print("\(path): \(raster.width)×\(raster.height)×\(raster.bands) \(raster.sampleType.rawValue) EPSG:\(raster.epsg) "
                 + "\(summary.isBigTIFF ? "BigTIFF" : "TIFF") \(summary.blockCount) blocks \(summary.fileSize) bytes "
-                + "in \(Double(centiseconds) / 100) s")
+                + "in \((elapsed.inSeconds * 100).rounded() / 100) s")
             if raw || checksum {
                 let samples = raster.rawSamples()
                 if raw {

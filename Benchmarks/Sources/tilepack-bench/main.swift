@@ -38,8 +38,7 @@ do {
             checksum &+= UInt64(window.bytes[window.bytes.count / 2])
             y += rows
         }
-        let d = (clock.now - start).components
-        best = min(best, Double(d.seconds) + Double(d.attoseconds) * 1e-18)
+        best = min(best, (clock.now - start).inSeconds)
     }
     print("{\"tool\": \"tilepack\", \"file\": \"\(path)\", \"decoded_bytes\": \(bytes), \"best_seconds\": \(best), \"mb_per_s\": \(Double(bytes) / 1e6 / best), \"check\": \(checksum)}")
 } catch {

@@ -27,7 +27,7 @@ public enum CRSError: TilePackError, Equatable {
         case .unsupportedEPSG(let code):
             "EPSG:\(code) is not in tilepack's CRS table (supported: geographic 4326/4269/4258/4283/4674/4267/4322/4019/4035/4047, 3857, 3395, UTM, polar stereographic, 3035, 3034, 2154)"
         case .unsupportedMethod(let code, let name):
-            "projection method \(name) (ProjCoordTransGeoKey \(code)) is not implemented"
+            "projection method \(name) (ProjCoordTransGeoKey \(code)) is not supported by tilepack"
         case .unsupportedModelType(let t):
             "GTModelTypeGeoKey \(t) is not supported (need 1 projected or 2 geographic)"
         case .missingCRS:

@@ -51,7 +51,7 @@ public struct TileBuilder: Sendable {
         let run = BuildRun(builder: self, plan: plan, colorizer: colorizer, sink: sink, progress: progress)
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         let elapsed = clock.now - start
-        run.report.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        run.report.seconds = elapsed.inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
         return run.report
     }

@@ -372,7 +372,7 @@ public struct GeoTIFFWriter: Sendable {
         var counts = [UInt64](repeating: 0, count: blockCount)
         // Data starts after 16 bytes, room for either header; classic files leave 8 unused.
         try file.write([UInt8](repeating: 0, count: 16))
-        let batchSize = max(1, min(blockCount, 4 * GeoTIFFWriter.processorCount))
+        let batchSize = max(1, min(blockCount, 4 * ProcessorInfo.activeCount))
         var start = 0
         while start < blockCount {
             let batch = start..<min(blockCount, start + batchSize)
@@ -523,8 +523,6 @@ public struct GeoTIFFWriter: Sendable {
         }
         return (directory + extraShorts, doubles, ascii)
     }
-
-    static let processorCount: Int = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// Maps `range` through `body` on all cores, results in range order; the first error wins.
     private func parallelMap(_ range: Range<Int>, _ body: @Sendable (Int) throws -> [UInt8]) throws -> [[UInt8]] {

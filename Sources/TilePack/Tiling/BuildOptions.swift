@@ -88,13 +88,4 @@ public struct TilesetMetadata: Sendable, Equatable {
     /// Default view: the bounds' centre at the min zoom (the whole region in view).
     public var centerLon: Double, centerLat: Double, centerZoom: Int
     public var minZoom: Int, maxZoom: Int
-
-}
-
-/// Processor count without Foundation's ProcessInfo (FoundationEssentials may lack it).
-public enum ProcessorInfo {
-    public static var activeCount: Int {
-        let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
-        return n > 0 ? Int(n) : 1
-    }
 }

@@ -1,11 +1,17 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The library is one SwiftPM module per layer so the compiler keeps the arrows pointing one
+// way (README, "Layout and checks"): Core ◄ SQLite ◄ Archive ◄ Store; Codec ► Archive;
+// GeoTIFF ◄ Build ► Archive; GeoTIFF ◄ Samples. `TilePack` is the umbrella people import.
+// An app that only shows tiles links Core, Codec, SQLite, Archive and Store: none of the
+// GeoTIFF reader/writer, the build pipeline or the samples (Scripts/module-closure checks it).
 let package = Package(
     name: "tilepack",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "TilePack", targets: ["TilePack"]),
+        .library(name: "TilePackStore", targets: ["TilePackStore"]),
         .executable(name: "tilepack", targets: ["TilePackCLI"]),
     ],
     dependencies: [
@@ -27,13 +33,46 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Tile ids, web-mercator math, geo: URIs, errors, zlib, atomic files. No files, SQL or pixels.
+        .target(
+            name: "TilePackCore",
+            dependencies: ["CZlib", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/TilePack/Core"
+        ),
+        // Connections, statements, result codes. Knows nothing of MBTiles.
+        .target(name: "TilePackSQLite", dependencies: ["TilePackCore", "CSQLite"], path: "Sources/TilePack/SQLite"),
+        // TileCodec, PVRTC, PNG, quality metrics. Knows nothing of geography.
+        .target(name: "TilePackCodec", dependencies: ["TilePackCore"], path: "Sources/TilePack/Codec"),
+        // MBTiles reader and writer, elevation table. Decodes no pixels, plans no tiles.
+        .target(
+            name: "TilePackArchive",
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackCodec"],
+            path: "Sources/TilePack/Archive"
+        ),
+        // TIFF/BigTIFF reading and writing, GeoKeys, CRS, projections. Knows no tiles or archives.
+        .target(name: "TilePackGeoTIFF", dependencies: ["TilePackCore"], path: "Sources/TilePack/GeoTIFF"),
+        // Plan, resample, colour, pyramid, the parallel pipeline, RegionBuild.
+        .target(
+            name: "TilePackBuild",
+            dependencies: ["TilePackCore", "TilePackGeoTIFF", "TilePackCodec", "TilePackArchive"],
+            path: "Sources/TilePack/Build"
+        ),
+        // Reading tiles back: point queries (and the lazy tile store). Asks Archive, never SQL.
+        .target(
+            name: "TilePackStore",
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive"],
+            path: "Sources/TilePack/Store"
+        ),
+        // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
+        .target(name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"),
+        // The umbrella: `import TilePack` re-exports every layer.
         .target(
             name: "TilePack",
             dependencies: [
-                "CZlib",
-                "CSQLite",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+                "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackArchive",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackSamples",
+            ],
+            path: "Sources/TilePack/Umbrella"
         ),
         .executableTarget(
             name: "TilePackCLI",

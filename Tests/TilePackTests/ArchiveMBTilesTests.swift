@@ -5,6 +5,14 @@ import Glibc
 import Darwin
 #endif
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 @Suite struct ArchiveMBTilesTests {
     static func metadata() -> MBTilesMetadata {

@@ -1,5 +1,13 @@
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 @Suite("Geo georeference")
 struct GeoReferenceTests {

@@ -1,5 +1,13 @@
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -104,7 +112,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
                 let original = (0..<(width * rows * spp * size)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
                 var data = original
                 data.withUnsafeMutableBytes {
-                    GeoTIFFWriter.applyHorizontalDifferencing($0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
+                    TIFFPredictor.applyHorizontal($0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
                 }
                 #expect(data != original)
                 undoHorizontalDifferencing(&data, width: width, rows: rows, spp: spp, size: size)
@@ -113,7 +121,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
                 guard size == 4 || size == 8 else { continue }
                 data = original
                 data.withUnsafeMutableBytes {
-                    GeoTIFFWriter.applyFloatingPointPredictor($0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
+                    TIFFPredictor.applyFloatingPoint($0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
                 }
                 #expect(data != original)
                 undoFloatingPointPredictor(&data, width: width, rows: rows, spp: spp, size: size)
@@ -126,7 +134,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         // Predictor 2 on 16-bit samples, two per pixel: each sample minus the same sample one pixel left.
         var shorts: [UInt16] = [100, 7, 103, 5, 90, 5]
         shorts.withUnsafeMutableBytes {
-            GeoTIFFWriter.applyHorizontalDifferencing($0, width: 3, rows: 1, samplesPerPixel: 2, bytesPerSample: 2)
+            TIFFPredictor.applyHorizontal($0, width: 3, rows: 1, samplesPerPixel: 2, bytesPerSample: 2)
         }
         #expect(shorts == [100, 7, 3, 65534, 65523, 0])
 
@@ -134,7 +142,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         // [3F 40 | 80 00 | 00 00 | 00 00], then byte differences.
         var floats: [Float] = [1.0, 2.0]
         floats.withUnsafeMutableBytes {
-            GeoTIFFWriter.applyFloatingPointPredictor($0, width: 2, rows: 1, samplesPerPixel: 1, bytesPerSample: 4)
+            TIFFPredictor.applyFloatingPoint($0, width: 2, rows: 1, samplesPerPixel: 1, bytesPerSample: 4)
         }
         let bytes = floats.withUnsafeBytes { Array($0) }
         #expect(bytes == [0x3F, 0x01, 0x40, 0x80, 0x00, 0x00, 0x00, 0x00])

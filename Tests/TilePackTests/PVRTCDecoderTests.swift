@@ -1,6 +1,14 @@
 import Crypto
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 /// Raw words of /work/shared/testdata/codec, embedded so the test always runs.
 enum PVRTCSamples {

@@ -1,5 +1,13 @@
 import Foundation
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 /// Builds small TIFF files byte by byte for reader tests: any byte order, classic or BigTIFF,
 /// strips or tiles, planar 1 or 2, each supported compression and predictor, plus extra tags.

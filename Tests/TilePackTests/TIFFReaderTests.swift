@@ -4,6 +4,14 @@ import Dispatch
 import Synchronization
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 @Suite struct TIFFReaderTests {
     /// Every supported combination of byte order, TIFF flavour, layout, compression, sample

@@ -1,5 +1,13 @@
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 @Suite struct TileCodecChoiceTests {
     static let flatTile = [UInt8]((0..<(256 * 256)).flatMap { _ in [90, 120, 60, 255] as [UInt8] })

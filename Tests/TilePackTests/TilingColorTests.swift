@@ -1,6 +1,14 @@
 import Foundation
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 @Suite struct TilingColorTests {
     static func hills(_ c: Int, _ r: Int) -> Float {

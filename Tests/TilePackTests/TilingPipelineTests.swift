@@ -1,5 +1,13 @@
 import Testing
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 @Suite struct TilingPipelineTests {
     /// An 8×8 block of zoom-10 tiles (x 512…519, y 360…367) covered exactly by a plate-carrée source.

@@ -1,6 +1,14 @@
 import Foundation
 import Synchronization
 @testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+@testable import TilePackSamples
 
 /// Records every window a test source is asked for.
 final class ReadLog: Sendable {
@@ -38,8 +46,8 @@ struct FunctionSource: RasterSource {
 /// Plate carrée: lon/lat linear in pixels.
 struct PlateCarree: SourceGeoreference {
     let west: Double, north: Double, dx: Double, dy: Double, width: Int, height: Int
-    var lonLatBounds: (west: Double, south: Double, east: Double, north: Double) {
-        (west, north - Double(height) * dy, west + Double(width) * dx, north)
+    var lonLatBounds: GeoBounds {
+        GeoBounds(west: west, south: north - Double(height) * dy, east: west + Double(width) * dx, north: north)
     }
     var groundResolutionMetres: Double { dx * 111_320 * cos((north - Double(height) * dy / 2) * .pi / 180) }
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)? {
@@ -50,10 +58,10 @@ struct PlateCarree: SourceGeoreference {
 /// A source gridded in web-mercator metres (EPSG:3857), top-left corner and pixel size.
 struct MercatorGrid: SourceGeoreference {
     let originX: Double, originY: Double, res: Double, width: Int, height: Int
-    var lonLatBounds: (west: Double, south: Double, east: Double, north: Double) {
+    var lonLatBounds: GeoBounds {
         let nw = WebMercator.lonLat(x: originX, y: originY)
         let se = WebMercator.lonLat(x: originX + Double(width) * res, y: originY - Double(height) * res)
-        return (nw.lon, se.lat, se.lon, nw.lat)
+        return GeoBounds(west: nw.lon, south: se.lat, east: se.lon, north: nw.lat)
     }
     var groundResolutionMetres: Double { res }
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)? {
@@ -64,7 +72,7 @@ struct MercatorGrid: SourceGeoreference {
 
 /// A strongly curved mapping (polar-stereographic-like) to exercise the approximate transformer.
 struct PolarLike: SourceGeoreference {
-    var lonLatBounds: (west: Double, south: Double, east: Double, north: Double) { (-180, 60, 180, 85) }
+    var lonLatBounds: GeoBounds { GeoBounds(west: -180, south: 60, east: 180, north: 85) }
     var groundResolutionMetres: Double { 1000 }
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)? {
         let rho = (90 - lat) * 111.32  // km from the pole, 1 km pixels

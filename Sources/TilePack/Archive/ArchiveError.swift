@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackSQLite
+import TilePackCodec
 /// Why an MBTiles archive could not be opened, read or written.
 ///
 /// `description` is one line naming the file and the problem, e.g.

@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackSQLite
+import TilePackCodec
 /// Elevations of one tile in metres, kept lossless next to the display tiles so a query
 /// answers in metres rather than colours.
 ///
@@ -63,7 +66,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
         if self == .float32PredictorDeflate {
             // TIFF's floating-point predictor (the same code GeoTIFFs are written with).
             bytes.withUnsafeMutableBytes {
-                GeoTIFFWriter.applyFloatingPointPredictor($0, width: w, rows: h, samplesPerPixel: 1, bytesPerSample: 4)
+                TIFFPredictor.applyFloatingPoint($0, width: w, rows: h, samplesPerPixel: 1, bytesPerSample: 4)
             }
         }
         return try Zlib.deflate(bytes, level: level)

@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackSQLite
+import TilePackCodec
 extension TileCodecChoice {
     /// The codec that decodes an archive's tiles, from its metadata: `tilepack:codec`, or
     /// MBTiles `format` for archives written by others (PNG ones decode; JPEG or vector

@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackSQLite
+import TilePackCodec
 /// What an MBTiles 1.3 archive says about itself: the standard `metadata` keys plus
 /// tilepack's own keys, all prefixed `tilepack:` (documented in docs/FORMAT.md).
 ///
@@ -8,31 +11,6 @@ public struct MBTilesMetadata: Sendable, Equatable {
     /// MBTiles `type`.
     public enum LayerType: String, Sendable {
         case baselayer, overlay
-    }
-
-    /// A WGS84 rectangle in degrees, as `bounds` stores it: "west,south,east,north".
-    public struct Bounds: Sendable, Equatable {
-        public var west: Double, south: Double, east: Double, north: Double
-
-        public init(west: Double, south: Double, east: Double, north: Double) {
-            self.west = west; self.south = south; self.east = east; self.north = north
-        }
-
-        /// Parses "w,s,e,n"; nil unless four finite numbers with w ≤ e and s ≤ n.
-        public init?(metadataValue: String) {
-            let parts = metadataValue.split(separator: ",").map { Double($0.trimmingSpaces) }
-            guard parts.count == 4, let w = parts[0], let s = parts[1], let e = parts[2], let n = parts[3],
-                  w.isFinite, s.isFinite, e.isFinite, n.isFinite, w <= e, s <= n else { return nil }
-            self.init(west: w, south: s, east: e, north: n)
-        }
-
-        public var metadataValue: String { "\(west),\(south),\(east),\(north)" }
-
-        /// The smallest rectangle holding both.
-        public func union(_ other: Bounds) -> Bounds {
-            Bounds(west: min(west, other.west), south: min(south, other.south),
-                   east: max(east, other.east), north: max(north, other.north))
-        }
     }
 
     /// MBTiles `center`: "lon,lat,zoom", the view a client opens on.
@@ -81,7 +59,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
     public var name: String
     /// MBTiles `format`: "png", "jpg", "webp", "pbf", or a media type for other payloads.
     public var format: String
-    public var bounds: Bounds?
+    public var bounds: GeoBounds?
     public var center: Center?
     public var minZoom: Int?
     public var maxZoom: Int?
@@ -109,7 +87,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
     /// Further keys; a key without the `tilepack:` prefix gets it.
     public var extra: [String: String]
 
-    public init(name: String, format: String, codec: String? = nil, bounds: Bounds? = nil, center: Center? = nil,
+    public init(name: String, format: String, codec: String? = nil, bounds: GeoBounds? = nil, center: Center? = nil,
                 minZoom: Int? = nil, maxZoom: Int? = nil, type: LayerType = .baselayer, version: String = "1",
                 description: String = "", attribution: String = "", codecLevel: String? = nil,
                 payloadCompression: String = "none", tileSize: Int = 256, sourceFile: String? = nil,
@@ -135,7 +113,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
     }
 
     /// The rows to store, with nil fields already resolved by the writer.
-    func rows(bounds: Bounds, center: Center, minZoom: Int, maxZoom: Int,
+    func rows(bounds: GeoBounds, center: Center, minZoom: Int, maxZoom: Int,
               elevationTiles: Bool, elevationEncoding: String) -> [(String, String)] {
         var rows: [(String, String)] = [
             (Key.name, name), (Key.format, format), (Key.bounds, bounds.metadataValue),
@@ -160,15 +138,6 @@ public struct MBTilesMetadata: Sendable, Equatable {
     }
 }
 
-extension Substring {
-    /// The text without leading and trailing spaces (FoundationEssentials lacks `trimmingCharacters`).
-    fileprivate var trimmingSpaces: Substring {
-        var s = self
-        while s.first == " " { s.removeFirst() }
-        while s.last == " " { s.removeLast() }
-        return s
-    }
-}
 
 /// The SQL of the archive layout, in one place for the writer, the reader and the docs.
 enum MBTilesSchema {

@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackSQLite
+import TilePackCodec
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +33,7 @@ public final class MBTilesReader: Sendable {
     /// Every `metadata` row, name → value.
     public let metadata: [String: String]
     /// `bounds` from metadata, nil when absent or unparsable.
-    public let bounds: MBTilesMetadata.Bounds?
+    public let bounds: GeoBounds?
     /// `minzoom…maxzoom` from metadata, else from the tiles; nil for an archive without tiles.
     public let zoomRange: ClosedRange<Int>?
     /// Whether the archive has tilepack's `elevation` table.
@@ -76,7 +79,7 @@ public final class MBTilesReader: Sendable {
                 if let name = meta.string(at: 0) { rows[name] = meta.string(at: 1) ?? "" }
             }
             metadata = rows
-            bounds = rows[MBTilesMetadata.Key.bounds].flatMap(MBTilesMetadata.Bounds.init(metadataValue:))
+            bounds = rows[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:))
             if let lo = rows[MBTilesMetadata.Key.minZoom].flatMap({ Int($0) }),
                let hi = rows[MBTilesMetadata.Key.maxZoom].flatMap({ Int($0) }), 0 <= lo, lo <= hi, hi <= TileID.maxZoom {
                 zoomRange = lo...hi

@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackSQLite
+import TilePackCodec
 import Crypto
 #if canImport(Glibc)
 import Glibc
@@ -241,12 +244,11 @@ public final class MBTilesWriter {
         let maxZoom = metadata.maxZoom ?? zooms.last ?? 0
         let bounds = metadata.bounds ?? {
             guard let z = zooms.last, let e = extent[z] else {
-                return MBTilesMetadata.Bounds(west: -180, south: -WebMercator.maxLatitude,
-                                              east: 180, north: WebMercator.maxLatitude)
+                return GeoBounds.webMercatorWorld
             }
             let nw = WebMercator.bounds(of: TileID(unchecked: z, e.0, e.2))
             let se = WebMercator.bounds(of: TileID(unchecked: z, e.1, e.3))
-            return MBTilesMetadata.Bounds(west: nw.west, south: se.south, east: se.east, north: nw.north)
+            return GeoBounds(west: nw.west, south: se.south, east: se.east, north: nw.north)
         }()
         let center = metadata.center ?? MBTilesMetadata.Center(
             lon: (bounds.west + bounds.east) / 2, lat: (bounds.south + bounds.north) / 2, zoom: minZoom)

@@ -1,3 +1,4 @@
+import TilePackCore
 /// Bad input to a tile codec: a size the format cannot hold or a byte count that does not
 /// match the size. One line names the value and the problem (house rule for ``TilePackError``).
 public enum CodecError: TilePackError, Equatable {

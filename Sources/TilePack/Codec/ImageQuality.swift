@@ -1,3 +1,4 @@
+import TilePackCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

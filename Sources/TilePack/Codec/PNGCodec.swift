@@ -1,3 +1,4 @@
+import TilePackCore
 /// PNG as a ``TileCodec`` (name "png"): lossless tiles any map client can show, for exports
 /// and for archives where GPU compression is not wanted.
 public struct PNGCodec: TileCodec {

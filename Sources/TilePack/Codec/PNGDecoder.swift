@@ -1,3 +1,4 @@
+import TilePackCore
 /// Reads non-interlaced PNGs into RGBA8: gray, gray+alpha, RGB, RGBA and palette images at
 /// every bit depth the spec allows for them (1/2/4/8/16), with `tRNS` transparency.
 /// 16-bit samples keep their high byte.

@@ -1,3 +1,4 @@
+import TilePackCore
 /// Writes 8-bit, non-interlaced PNGs from RGBA8 pixels, for exporting tiles and for the
 /// `png` tile codec.
 ///

@@ -1,3 +1,4 @@
+import TilePackCore
 /// Why PNG bytes could not be decoded (or pixels encoded).
 ///
 /// `description` is one line naming the source (a file, or "PNG data" / a tile id) and the

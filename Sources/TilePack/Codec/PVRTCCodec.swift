@@ -1,3 +1,4 @@
+import TilePackCore
 import Synchronization
 
 /// PVRTC1 as a ``TileCodec``: `encode` returns the raw words in Morton order (what

@@ -1,3 +1,4 @@
+import TilePackCore
 /// Decodes PVRTC1 4bpp and 2bpp words to RGBA8 rows exactly as the hardware does
 /// (bilinear upscaling of the A and B images with wrap-around at every edge, the
 /// 4bpp punch-through mode and the 2bpp interpolated modulation modes).

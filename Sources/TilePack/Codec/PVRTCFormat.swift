@@ -1,3 +1,4 @@
+import TilePackCore
 /// The two PVRTC1 variants: 4 bits a pixel (one 64-bit word per 4 × 4 pixels) and
 /// 2 bits a pixel (one word per 8 × 4 pixels).
 ///

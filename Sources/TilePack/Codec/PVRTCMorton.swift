@@ -1,3 +1,4 @@
+import TilePackCore
 /// The "twiddled" word order of PVRTC1: a word's index interleaves the bits of its row (Y,
 /// lowest bit) and column (X); when the grid is not square the high bits of the longer side
 /// sit above the interleaved part.

@@ -1,3 +1,4 @@
+import TilePackCore
 /// A GPU or interchange format for one square RGBA tile.
 ///
 /// The seam that lets PVRTC, PNG (and later ASTC or ETC2) share the build pipeline and the

@@ -1,3 +1,4 @@
+import TilePackCore
 /// The tile codecs an archive can hold, by the name an archive records, and how a payload is
 /// wrapped. Build picks one from the command line; readers (query, the tile store) rebuild the
 /// same codec from an archive's metadata (see `TileCodecChoice(metadata:)` in Archive), so the

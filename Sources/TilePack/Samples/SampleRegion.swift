@@ -1,3 +1,5 @@
+import TilePackCore
+import TilePackGeoTIFF
 import Crypto
 #if canImport(Glibc)
 import Glibc

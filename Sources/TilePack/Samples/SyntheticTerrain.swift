@@ -1,3 +1,5 @@
+import TilePackCore
+import TilePackGeoTIFF
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,6 @@
+import TilePackCore
+import TilePackCodec
+import TilePackArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,0 +1,94 @@
+import TilePackCore
+import TilePackGeoTIFF
+import TilePackCodec
+import TilePackArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How source pixels are sampled for a max-zoom tile pixel.
+public enum Resampling: String, Sendable, CaseIterable {
+    /// The source pixel under the output pixel centre. Always used for palette sources.
+    case nearest
+    /// Bilinear interpolation of the four nearest source pixel centres; weights of invalid
+    /// neighbours are dropped and the rest renormalised; transparent where the nearest
+    /// source pixel is invalid. The default.
+    case bilinear
+    /// Area-weighted mean of the source pixels under the output pixel's footprint (useful
+    /// when the max zoom is coarser than the source); invalid pixels ignored.
+    case average
+}
+
+/// How source samples become RGBA. `auto` picks by band count and sample type:
+///
+/// | source | auto picks |
+/// |---|---|
+/// | has a colour map | `palette` |
+/// | uint8, 1–4 bands | `rgb` (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) |
+/// | 1 band int8/int16/int32/int64/float32/float64 | `elevation` |
+/// | anything else (uint16/uint32/uint64, multi-band non-8-bit) | `stretch` |
+public enum ColorMode: String, Sendable, CaseIterable {
+    case auto, rgb, elevation, stretch, palette
+}
+
+/// Options of one build. Every field has a sensible default; see README "Building tiles".
+public struct BuildOptions: Sendable {
+    /// Lowest zoom written; nil = the highest zoom at which the region fits in ≤ 2 tiles.
+    public var minZoom: Int?
+    /// Highest zoom resampled from the source; nil = the first zoom whose pixel (at the
+    /// region's centre latitude) is at or below the native resolution.
+    public var maxZoom: Int?
+    public var resampling: Resampling = .bilinear
+    public var colorMode: ColorMode = .auto
+    /// Write fully transparent tiles too (rio-mbtiles and we skip them by default).
+    public var keepEmpty = false
+    /// Worker threads (defaults to the active processor count).
+    public var workers: Int = ProcessorInfo.activeCount
+    /// A build block is one tile at zoom `maxZoom − blockLevels` and its 4^blockLevels
+    /// max-zoom descendants; the memory bound of the build scales with 4^blockLevels.
+    public var blockLevels = 3
+    /// Plans with more tiles than this are refused.
+    public var maxTiles = 5_000_000
+    /// Largest error (in source pixels) the interpolated lon/lat → pixel mapping may have
+    /// before a grid cell is computed exactly; 0 computes every pixel exactly.
+    public var approximationError = 0.125
+    /// Elevation range the hypsometric tint spans; nil = 1st–99th percentile of the source.
+    public var elevationRange: ClosedRange<Double>?
+
+    public init() {}
+
+    func validate() throws {
+        guard workers >= 1, workers <= 256 else { throw BuildError.invalidOption("workers \(workers) must be 1–256") }
+        guard blockLevels >= 0, blockLevels <= 6 else { throw BuildError.invalidOption("blockLevels \(blockLevels) must be 0–6") }
+        guard maxTiles >= 1 else { throw BuildError.invalidOption("maxTiles \(maxTiles) must be positive") }
+        guard approximationError >= 0, approximationError.isFinite else {
+            throw BuildError.invalidOption("approximationError \(approximationError) must be a finite number ≥ 0")
+        }
+        if let r = elevationRange, !(r.lowerBound.isFinite && r.upperBound.isFinite && r.lowerBound < r.upperBound) {
+            throw BuildError.invalidOption("elevationRange \(r) must be finite and non-empty")
+        }
+    }
+}
+
+/// What a build did.
+public struct BuildReport: Sendable {
+    public var tilesWritten = 0
+    /// Planned tiles skipped because every pixel was transparent.
+    public var emptySkipped = 0
+    /// Tiles written per zoom.
+    public var perZoom: [Int: Int] = [:]
+    public var seconds = 0.0
+    /// Most tile buffers (RGBA + elevation) alive at once: the build's memory bound, in tiles.
+    public var peakLiveTileBuffers = 0
+    /// Metadata for the archive (bounds, center, zoom range).
+    public var metadata: TilesetMetadata
+}
+
+/// The statistics MBTiles metadata wants for a build.
+/// Default view: the bounds' centre at the min zoom (the whole region in view).
+public struct TilesetMetadata: Sendable, Equatable {
+    public var bounds: GeoBounds
+    public var minZoom: Int, maxZoom: Int
+}

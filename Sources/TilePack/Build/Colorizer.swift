@@ -1,0 +1,224 @@
+import TilePackCore
+import TilePackGeoTIFF
+import TilePackCodec
+import TilePackArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns resampled source samples into RGBA8 display pixels.
+///
+/// - `rgb`: 8-bit samples as they are; 1 band gray, 2 gray + alpha, 3 RGB, 4 RGBA (the alpha
+///   band is the source's `alphaBand`, else the last of 2 or 4 bands).
+/// - `palette`: the TIFF colour map (16-bit entries, top byte kept); always resampled nearest.
+/// - `stretch`: each band linearly from its 2nd percentile (0) to its 98th (255).
+/// - `elevation`: Horn hillshade (sun azimuth 315°, altitude 45°, ground pixel size
+///   resolution(z)·cos(lat) per row, so metres need no z-factor) blended with the hypsometric
+///   tint ``hypsometricRamp`` over the region's elevation range: colour = tint ×
+///   (0.35 + 0.65 · shade / sin 45°), clamped. Computed on a grid with a 1-pixel border so
+///   neighbouring tiles see the same neighbours and meet without seams.
+///
+/// Invalid (nodata / outside) pixels are transparent black.
+struct Colorizer: Sendable {
+    enum Mode: Sendable, Equatable { case rgb, palette, stretch, elevation }
+
+    let mode: Mode
+    let bands: Int
+    let alphaBand: Int?
+    /// Data band indices rendered: 1 (gray) or 3 (RGB).
+    let colorBands: [Int]
+    /// Palette as RGB bytes per index.
+    let palette: [UInt8]
+    /// Per colour band (lo, hi) for `stretch`.
+    let stretchRange: [(lo: Float, hi: Float)]
+    /// Elevation range the tint spans.
+    let elevationRange: (lo: Double, hi: Double)
+
+    /// Grid border (pixels) the colouring needs around a tile.
+    var border: Int { mode == .elevation ? 1 : 0 }
+    /// Palette sources must never blend indices.
+    var forcesNearest: Bool { mode == .palette }
+
+    /// The hypsometric tint: (elevation fraction of the range, R, G, B), low green through
+    /// tan and brown to white, as on classic relief maps.
+    static let hypsometricRamp: [(Double, Double, Double, Double)] = [
+        (0.00, 46, 110, 62), (0.20, 118, 166, 82), (0.45, 228, 214, 140),
+        (0.70, 172, 122, 72), (0.88, 150, 130, 120), (1.00, 250, 250, 250),
+    ]
+    static let sunAzimuth = 315.0, sunAltitude = 45.0
+
+    /// Resolves `auto` (see ``ColorMode``), checks the mode fits the source and computes
+    /// the statistics it needs (a decimated pass for stretch and elevation).
+    init(source: any RasterSource, mode requested: ColorMode, elevationRange: ClosedRange<Double>?) throws {
+        let bands = source.bands
+        guard bands >= 1 else { throw BuildError.colorModeUnsupported(mode: requested, reason: "source has no bands") }
+        var alpha = source.alphaBand
+        if let a = alpha, a < 0 || a >= bands {
+            throw BuildError.colorModeUnsupported(mode: requested, reason: "alpha band \(a) is not one of the \(bands) bands")
+        }
+        if alpha == nil, bands == 2 || bands == 4, source.colorMap == nil { alpha = bands - 1 }
+        let data = (0..<bands).filter { $0 != alpha }
+        let type = source.sampleType
+        let mode: Mode
+        switch requested {
+        case .auto:
+            if source.colorMap != nil { mode = .palette }
+            else if type == .uint8 { mode = .rgb }
+            else if data.count == 1, type.isFloat || type.isSignedInteger { mode = .elevation }
+            else { mode = .stretch }
+        case .rgb: mode = .rgb
+        case .palette: mode = .palette
+        case .stretch: mode = .stretch
+        case .elevation: mode = .elevation
+        }
+        let shown: ColorMode = requested == .auto ? ColorMode(rawValue: "\(mode)")! : requested
+        var colorBands: [Int]
+        switch data.count {
+        case 1, 2: colorBands = [data[0]]
+        default: colorBands = Array(data.prefix(3))
+        }
+        if data.count == 2 && mode != .elevation && mode != .palette {
+            throw BuildError.colorModeUnsupported(mode: shown, reason: "2 colour bands without alpha cannot be shown as gray or RGB")
+        }
+        var palette: [UInt8] = []
+        var stretch: [(lo: Float, hi: Float)] = []
+        var range = (lo: 0.0, hi: 1.0)
+        switch mode {
+        case .rgb:
+            guard type == .uint8 else {
+                throw BuildError.colorModeUnsupported(mode: shown, reason: "needs 8-bit samples, source is \(type.rawValue); use stretch")
+            }
+        case .palette:
+            guard let map = source.colorMap, !map.isEmpty, map.count % 3 == 0, bands == 1 else {
+                throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a 1-band source with a colour map of 3·n entries")
+            }
+            let n = map.count / 3
+            palette = [UInt8](repeating: 0, count: n * 3)
+            for i in 0..<n {
+                palette[i * 3] = UInt8(map[i] >> 8)
+                palette[i * 3 + 1] = UInt8(map[n + i] >> 8)
+                palette[i * 3 + 2] = UInt8(map[2 * n + i] >> 8)
+            }
+            colorBands = [0]
+        case .stretch:
+            let p = try SourceStatistics.percentiles(of: source, bands: colorBands, [2, 98])
+            stretch = p.map { v in
+                guard let v, v[1] > v[0] else { return (v?[0] ?? 0, (v?[0] ?? 0) + 1) }
+                return (v[0], v[1])
+            }
+        case .elevation:
+            guard data.count == 1 else {
+                throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a single elevation band, source has \(data.count)")
+            }
+            if let r = elevationRange {
+                range = (r.lowerBound, r.upperBound)
+            } else if let p = try SourceStatistics.percentiles(of: source, bands: colorBands, [1, 99])[0] {
+                range = (Double(p[0]), Double(p[1]) > Double(p[0]) ? Double(p[1]) : Double(p[0]) + 1)
+            }
+        }
+        self.mode = mode
+        self.bands = bands
+        self.alphaBand = alpha
+        self.colorBands = colorBands
+        self.palette = palette
+        self.stretchRange = stretch
+        self.elevationRange = range
+    }
+
+    /// Colours the interior (grid minus ``border``) of a resampled grid into `rgba`
+    /// (256·256·4 bytes for a tile); for elevation also returns the interior metres (NaN
+    /// where invalid).
+    func colorize(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float]? {
+        let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
+        precondition(rgba.count == w * h * 4 && values.count == grid.width * grid.height * bands)
+        if mode == .elevation { return colorizeElevation(values: values, valid: valid, grid: grid, into: &rgba) }
+        for j in 0..<h {
+            for i in 0..<w {
+                let k = j * grid.width + i, o = (j * w + i) * 4
+                guard valid[k] != 0 else { rgba[o] = 0; rgba[o + 1] = 0; rgba[o + 2] = 0; rgba[o + 3] = 0; continue }
+                let px = k * bands
+                var r: Float, g: Float, bl: Float, a: Float = 255
+                switch mode {
+                case .palette:
+                    // Range-check in Float: a wild sample must not trap in Int conversion.
+                    let v = values[px].rounded()
+                    guard v >= 0, v < Float(palette.count / 3) else {
+                        rgba[o] = 0; rgba[o + 1] = 0; rgba[o + 2] = 0; rgba[o + 3] = 0; continue
+                    }
+                    let idx = Int(v)
+                    r = Float(palette[idx * 3]); g = Float(palette[idx * 3 + 1]); bl = Float(palette[idx * 3 + 2])
+                case .stretch:
+                    func s(_ slot: Int) -> Float {
+                        let (lo, hi) = stretchRange[slot]
+                        return (values[px + colorBands[slot]] - lo) / (hi - lo) * 255
+                    }
+                    r = s(0)
+                    if colorBands.count == 3 { g = s(1); bl = s(2) } else { g = r; bl = r }
+                default:
+                    r = values[px + colorBands[0]]
+                    if colorBands.count == 3 { g = values[px + colorBands[1]]; bl = values[px + colorBands[2]] } else { g = r; bl = r }
+                }
+                if let ab = alphaBand, mode != .palette { a = values[px + ab] }
+                rgba[o] = Self.byte(r); rgba[o + 1] = Self.byte(g); rgba[o + 2] = Self.byte(bl); rgba[o + 3] = Self.byte(a)
+            }
+        }
+        return nil
+    }
+
+    @inline(__always)
+    static func byte(_ v: Float) -> UInt8 {
+        v.isNaN ? 0 : UInt8(min(max(v, 0), 255).rounded())
+    }
+
+    /// Hillshade × tint on the 1-pixel-bordered grid.
+    private func colorizeElevation(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float] {
+        let gw = grid.width, w = gw - 2, h = grid.height - 2
+        var metres = [Float](repeating: .nan, count: w * h)
+        let az = Self.sunAzimuth * .pi / 180, alt = Self.sunAltitude * .pi / 180
+        let lx = sin(az) * cos(alt), ly = cos(az) * cos(alt), lz = sin(alt)
+        let baseRes = WebMercator.resolution(zoom: grid.zoom)
+        let span = elevationRange.hi - elevationRange.lo
+        for j in 0..<h {
+            // Ground size of a pixel on this row; the grid row j+1 is tile row j.
+            let res = baseRes * cos(grid.lat(row: j + 1) * .pi / 180)
+            let inv8 = 1 / (8 * res)
+            for i in 0..<w {
+                let kc = (j + 1) * gw + i + 1, o = (j * w + i) * 4
+                guard valid[kc] != 0 else { rgba[o] = 0; rgba[o + 1] = 0; rgba[o + 2] = 0; rgba[o + 3] = 0; continue }
+                let zc = Double(values[kc])
+                metres[j * w + i] = values[kc]
+                // Invalid neighbours take the centre value (flat there), like gdaldem -compute_edges.
+                @inline(__always) func z(_ di: Int, _ dj: Int) -> Double {
+                    let k = kc + dj * gw + di
+                    return valid[k] != 0 ? Double(values[k]) : zc
+                }
+                let a = z(-1, -1), b = z(0, -1), c = z(1, -1)
+                let d = z(-1, 0), f = z(1, 0)
+                let g = z(-1, 1), hh = z(0, 1), ii = z(1, 1)
+                let dzdE = ((c + 2 * f + ii) - (a + 2 * d + g)) * inv8
+                let dzdN = ((a + 2 * b + c) - (g + 2 * hh + ii)) * inv8
+                let shade = max(0, (lz - dzdE * lx - dzdN * ly) / (1 + dzdE * dzdE + dzdN * dzdN).squareRoot())
+                let t = min(max((zc - elevationRange.lo) / span, 0), 1)
+                let tint = Self.tint(t)
+                let k = 0.35 + 0.65 * shade / lz
+                rgba[o] = Self.byte(Float(tint.0 * k)); rgba[o + 1] = Self.byte(Float(tint.1 * k))
+                rgba[o + 2] = Self.byte(Float(tint.2 * k)); rgba[o + 3] = 255
+            }
+        }
+        return metres
+    }
+
+    /// The ramp colour at fraction t ∈ [0, 1].
+    static func tint(_ t: Double) -> (Double, Double, Double) {
+        let ramp = hypsometricRamp
+        for s in 1..<ramp.count where t <= ramp[s].0 {
+            let (t0, r0, g0, b0) = ramp[s - 1], (t1, r1, g1, b1) = ramp[s]
+            let u = (t - t0) / (t1 - t0)
+            return (r0 + (r1 - r0) * u, g0 + (g1 - g0) * u, b0 + (b1 - b0) * u)
+        }
+        let last = ramp[ramp.count - 1]
+        return (last.1, last.2, last.3)
+    }
+}

@@ -1,0 +1,105 @@
+import TilePackCore
+import TilePackGeoTIFF
+import TilePackCodec
+import TilePackArchive
+import Synchronization
+
+/// Counts tile buffers alive at once: the pipeline's memory bound, measured, not assumed.
+final class LiveTileCounter: Sendable {
+    private let live = Atomic<Int>(0)
+    private let peakValue = Atomic<Int>(0)
+
+    func acquire() {
+        let n = live.add(1, ordering: .relaxed).newValue
+        peakValue.max(n, ordering: .relaxed)
+    }
+
+    func release() { live.subtract(1, ordering: .relaxed) }
+
+    var current: Int { live.load(ordering: .relaxed) }
+    var peak: Int { peakValue.load(ordering: .relaxed) }
+}
+
+/// One finished, non-empty tile kept for its parent: RGBA8 (256·256·4) and, for elevation
+/// sources, metres (256·256, NaN for nodata). Immutable once made; counted while alive.
+final class TileBuffer: Sendable {
+    let rgba: [UInt8]
+    let metres: [Float]?
+    private let counter: LiveTileCounter
+
+    init(rgba: [UInt8], metres: [Float]?, counter: LiveTileCounter) {
+        self.rgba = rgba
+        self.metres = metres
+        self.counter = counter
+        counter.acquire()
+    }
+
+    deinit { counter.release() }
+}
+
+/// Parents from their four children (top-left, top-right, bottom-left, bottom-right), never
+/// rereading the source: each parent pixel is the 2×2 average of the child pixels under it.
+enum Pyramid {
+    /// Alpha-weighted 2×2 average: colour = Σ(c·a)/Σa (rounded), alpha = Σa/4 (rounded);
+    /// a missing child counts as transparent. `size` is the tile side. O(size²).
+    static func downsampleRGBA(_ children: [[UInt8]?], size: Int) -> [UInt8] {
+        precondition(children.count == 4)
+        var out = [UInt8](repeating: 0, count: size * size * 4)
+        let half = size / 2
+        for (q, child) in children.enumerated() {
+            guard let child else { continue }
+            precondition(child.count == size * size * 4)
+            let ox = (q & 1) * half, oy = (q >> 1) * half
+            child.withUnsafeBufferPointer { c in
+                for j in 0..<half {
+                    for i in 0..<half {
+                        let p0 = ((2 * j) * size + 2 * i) * 4, p1 = p0 + 4
+                        let p2 = p0 + size * 4, p3 = p2 + 4
+                        let a0 = Int(c[p0 + 3]), a1 = Int(c[p1 + 3]), a2 = Int(c[p2 + 3]), a3 = Int(c[p3 + 3])
+                        let sa = a0 + a1 + a2 + a3
+                        guard sa > 0 else { continue }
+                        let o = ((oy + j) * size + ox + i) * 4
+                        for ch in 0..<3 {
+                            let s = Int(c[p0 + ch]) * a0 + Int(c[p1 + ch]) * a1 + Int(c[p2 + ch]) * a2 + Int(c[p3 + ch]) * a3
+                            out[o + ch] = UInt8((s + sa / 2) / sa)
+                        }
+                        out[o + 3] = UInt8((sa + 2) / 4)
+                    }
+                }
+            }
+        }
+        return out
+    }
+
+    /// Mean of the valid (non-NaN) samples of each 2×2 block; NaN where none. O(size²).
+    static func downsampleElevation(_ children: [[Float]?], size: Int) -> [Float] {
+        precondition(children.count == 4)
+        var out = [Float](repeating: .nan, count: size * size)
+        let half = size / 2
+        for (q, child) in children.enumerated() {
+            guard let child else { continue }
+            precondition(child.count == size * size)
+            let ox = (q & 1) * half, oy = (q >> 1) * half
+            for j in 0..<half {
+                for i in 0..<half {
+                    let p = (2 * j) * size + 2 * i
+                    var sum: Float = 0, n: Float = 0
+                    @inline(__always) func add(_ v: Float) { if !v.isNaN { sum += v; n += 1 } }
+                    add(child[p]); add(child[p + 1]); add(child[p + size]); add(child[p + size + 1])
+                    if n > 0 { out[(oy + j) * size + ox + i] = sum / n }
+                }
+            }
+        }
+        return out
+    }
+
+    /// True when no pixel has alpha above 0.
+    static func isTransparent(_ rgba: [UInt8]) -> Bool {
+        var i = 3
+        while i < rgba.count {
+            if rgba[i] != 0 { return false }
+            i += 4
+        }
+        return true
+    }
+}

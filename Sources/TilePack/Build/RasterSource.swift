@@ -1,0 +1,49 @@
+import TilePackCore
+import TilePackGeoTIFF
+import TilePackCodec
+import TilePackArchive
+/// The pixels Tiling resamples from: a width × height grid of `bands` samples per pixel.
+///
+/// Tiling never parses file bytes; an adapter over the TIFF reader (or a mosaic of several
+/// files) implements this. The build reads only small windows, so an implementation should
+/// make `readFloats` cost proportional to the window, not to the whole raster.
+public protocol RasterSource: Sendable {
+    var width: Int { get }
+    var height: Int { get }
+    /// Samples per pixel, including an alpha band if there is one.
+    var bands: Int { get }
+    var sampleType: SampleType { get }
+    /// The GDAL_NODATA value, if any: a pixel whose data bands all equal it is transparent.
+    var nodata: Double? { get }
+    /// TIFF palette (3·2^bits entries, all reds then all greens then all blues, 16-bit),
+    /// nil when the source is not a palette image.
+    var colorMap: [UInt16]? { get }
+    /// Index of an extra-sample alpha band, if any.
+    var alphaBand: Int? { get }
+    /// Reads a window (inside the raster) as Float, pixel-interleaved: index
+    /// `((row · width) + col) · bands + band`. Called from several threads at once.
+    func readFloats(x: Int, y: Int, width: Int, height: Int) throws -> [Float]
+}
+
+/// Where the source lies on the earth, as Tiling needs it: bounds, resolution, and the
+/// inverse mapping from a lon/lat to a source pixel. The projection math lives in Geo; an
+/// adapter over its georeference implements this.
+public protocol SourceGeoreference: Sendable {
+    /// The source's footprint in WGS 84 degrees. `west < east`; a source crossing the
+    /// antimeridian is refused by ``TilePlan``.
+    var lonLatBounds: GeoBounds { get }
+    /// Ground size of one source pixel in metres (used to choose the default max zoom).
+    var groundResolutionMetres: Double { get }
+    /// Source pixel (fractional col,row; pixel corner convention, centre of pixel (0,0) is
+    /// (0.5,0.5)) for lon/lat, nil if not projectable. Called from several threads at once.
+    func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)?
+}
+
+/// Where finished tiles go (an adapter over the MBTiles writer). Always called from one
+/// thread, the one that called ``TileBuilder/run(sink:progress:)``, in a deterministic order.
+public protocol TileSink {
+    /// Stores one encoded display tile.
+    func write(tile: TileID, encoded: [UInt8]) throws
+    /// Stores the elevation in metres (Float32, NaN for nodata, rows top first) of one tile.
+    func writeElevation(tile: TileID, metres: [Float], width: Int, height: Int) throws
+}

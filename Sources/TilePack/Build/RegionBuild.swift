@@ -1,0 +1,114 @@
+import TilePackCore
+import TilePackGeoTIFF
+import TilePackCodec
+import TilePackArchive
+/// `tilepack build` as one library call: GeoTIFF in, MBTiles archive out.
+///
+/// Stages, left to right: the TIFF reader (windowed reads) → Geo (CRS, lon/lat ↔ pixel) →
+/// Tiling (plan, resample, pyramid, colour, encode in parallel) → the MBTiles writer. The
+/// archive is built in a temporary file beside the target and renamed into place only when
+/// complete, so an interrupted or failed build leaves any previous archive untouched.
+public struct RegionBuild: Sendable {
+    /// What to build.
+    public struct Request: Sendable {
+        public var sourcePath: String
+        /// Target archive; nil = the source's base name with `.mbtiles`, in the current directory.
+        public var outputPath: String?
+        public var options = BuildOptions()
+        public var codec: TileCodecChoice = .pvrtc4
+        public var codecLevel: PVRTCEncoder.Level = .quality
+        /// MBTiles `name`; nil = the source's base name.
+        public var name: String?
+        public var description = ""
+        public var attribution = ""
+
+        public init(sourcePath: String) {
+            self.sourcePath = sourcePath
+        }
+
+        /// The archive path the build writes.
+        public var resolvedOutputPath: String {
+            if let outputPath { return outputPath }
+            return Self.baseName(sourcePath) + ".mbtiles"
+        }
+
+        static func fileName(_ path: String) -> String {
+            path.split(separator: "/").last.map(String.init) ?? path
+        }
+
+        static func baseName(_ path: String) -> String {
+            let file = fileName(path)
+            if let dot = file.lastIndex(of: "."), dot != file.startIndex { return String(file[..<dot]) }
+            return file
+        }
+    }
+
+    /// What a finished build did.
+    public struct Result: Sendable {
+        public let outputPath: String
+        public let report: BuildReport
+        public let archive: MBTilesWriter.Statistics
+        public let codec: String
+    }
+
+    public let request: Request
+    public init(_ request: Request) { self.request = request }
+
+    /// The source opened and placed on the earth, and the tile plan, without building:
+    /// cheap (no pixel is read), so callers can show the plan first.
+    public func prepare() throws -> (source: TIFFFile, georeference: GeoReference, builder: TileBuilder, plan: TilePlan) {
+        let tiff = try TIFFFile(path: request.sourcePath)
+        let georeference = try GeoReference(image: tiff.image, path: tiff.path)
+        let builder = TileBuilder(source: tiff, georeference: georeference, options: request.options,
+                                  codec: request.codec.codec(level: request.codecLevel))
+        let plan: TilePlan
+        do { plan = try builder.plan() } catch let error as BuildError {
+            throw InputFileError(path: tiff.path, problem: error.description)
+        }
+        return (tiff, georeference, builder, plan)
+    }
+
+    /// Builds the archive. `progress` gets (tiles done, tiles planned) on the calling thread.
+    public func run(progress: ((Int, Int) -> Void)? = nil) throws -> Result {
+        let (tiff, _, builder, plan) = try prepare()
+        let output = request.resolvedOutputPath
+        let meta = plan.metadata
+        let isPVRTC = request.codec != .png
+        var metadata = MBTilesMetadata(
+            name: request.name ?? Request.baseName(request.sourcePath),
+            format: request.codec.rawValue,
+            codec: request.codec.rawValue,
+            bounds: meta.bounds,
+            center: .init(lon: meta.bounds.centerLon, lat: meta.bounds.centerLat, zoom: meta.minZoom),
+            minZoom: meta.minZoom, maxZoom: meta.maxZoom,
+            description: request.description,
+            attribution: request.attribution,
+            codecLevel: isPVRTC ? request.codecLevel.rawValue : nil,
+            payloadCompression: request.codec.payloadCompression,
+            tileSize: WebMercator.tileSize,
+            sourceFile: Request.fileName(request.sourcePath),
+            sourceSHA256: try FileDigest.sha256(path: request.sourcePath)
+        )
+        metadata.buildOptions = buildOptionsJSON(plan: plan)
+        let writer = try MBTilesWriter(path: output, metadata: metadata)
+        let report: BuildReport
+        do { report = try builder.run(sink: writer, progress: progress) } catch let error as BuildError {
+            throw InputFileError(path: tiff.path, problem: error.description)
+        }
+        _ = tiff  // the reader stays open for the whole build (windowed reads)
+        try writer.finish()
+        return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue)
+    }
+
+    /// The options as JSON (`tilepack:build_options`), so an archive says how it was made.
+    func buildOptionsJSON(plan: TilePlan) -> String {
+        let o = request.options
+        let fields: [(String, JSONValue)] = [
+            ("min_zoom", .int(plan.minZoom)), ("max_zoom", .int(plan.maxZoom)),
+            ("resampling", .string(o.resampling.rawValue)), ("color_mode", .string(o.colorMode.rawValue)),
+            ("keep_empty", .bool(o.keepEmpty)), ("codec", .string(request.codec.rawValue)),
+            ("codec_level", request.codec == .png ? .null : .string(request.codecLevel.rawValue)),
+        ]
+        return JSONValue.object(fields).rendered
+    }
+}

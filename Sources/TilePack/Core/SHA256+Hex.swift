@@ -1,0 +1,41 @@
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension SHA256.Digest {
+    /// Lowercase hex, the spelling of the manifest, the archive's `tile_id` and metadata.
+    package var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for b in self {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+package enum FileDigest {
+    /// Lowercase hex SHA-256 of a file's bytes, read in 1 MiB chunks (bounded memory).
+    package static func sha256(path: String) throws(InputFileError) -> String {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot open for reading (errno \(errno))") }
+        defer { close(fd) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw InputFileError(path: path, problem: "read failed (errno \(errno))")
+            }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+        return hasher.finalize().hexString
+    }
+}

@@ -1,0 +1,165 @@
+import TilePackCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a coordinate reference system could not be built from an EPSG code or GeoKeys.
+/// Each description is one line naming the code, key or method.
+public enum CRSError: TilePackError, Equatable {
+    /// An EPSG code outside tilepack's built-in table.
+    case unsupportedEPSG(Int)
+    /// A projection method (GeoTIFF ProjCoordTransGeoKey code) tilepack does not implement.
+    case unsupportedMethod(code: Int, name: String)
+    /// GTModelTypeGeoKey is geocentric or unknown.
+    case unsupportedModelType(Int)
+    /// Neither a model type nor a CRS code: nothing says what the coordinates mean.
+    case missingCRS
+    /// A key the CRS needs is absent (e.g. ProjCoordTrans for a user-defined projection).
+    case missingKey(String)
+    /// A unit, datum, ellipsoid or prime meridian code we do not know.
+    case unsupportedCode(key: String, code: Int)
+    /// A key's value is impossible (negative axis, NaN, 1/f below 1 …).
+    case invalidValue(key: String, value: String)
+
+    public var description: String {
+        switch self {
+        case .unsupportedEPSG(let code):
+            "EPSG:\(code) is not in tilepack's CRS table (supported: geographic 4326/4269/4258/4283/4674/4267/4322/4019/4035/4047, 3857, 3395, UTM, polar stereographic, 3035, 3034, 2154)"
+        case .unsupportedMethod(let code, let name):
+            "projection method \(name) (ProjCoordTransGeoKey \(code)) is not supported by tilepack"
+        case .unsupportedModelType(let t):
+            "GTModelTypeGeoKey \(t) is not supported (need 1 projected or 2 geographic)"
+        case .missingCRS:
+            "GeoKeys name no CRS: no GTModelType, ProjectedCSType or GeographicType"
+        case .missingKey(let key):
+            "GeoKey \(key) is required for this CRS but missing"
+        case .unsupportedCode(let key, let code):
+            "\(key) \(code) is not supported"
+        case .invalidValue(let key, let value):
+            "GeoKey \(key) has an invalid value \(value)"
+        }
+    }
+}
+
+/// A coordinate reference system: geographic (lon/lat on a datum) or projected (a map
+/// projection of one), with the conversions to and from WGS 84 longitude/latitude.
+///
+/// ```swift
+/// let utm = try CRS(epsg: 32618)
+/// let (x, y) = utm.coordinate(lon: -75, lat: 40)   // WGS 84 → UTM 18N metres
+/// let (lon, lat) = utm.lonLat(x: x, y: y)
+/// ```
+/// Construction is O(1) (projection constants precomputed); each conversion is O(1) and
+/// allocation-free, so a tiler may call it per output pixel. A point with no image (the
+/// pole in mercator) comes back non-finite.
+public struct CRS: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable { case geographic, projected }
+
+    public let name: String
+    /// The EPSG code when the CRS is a registered one (or built from one).
+    public let epsg: Int?
+    public let datum: Datum
+    /// Unit of geographic coordinates (and of angular GeoKey parameters).
+    public let angularUnit: AngularUnit
+    /// Unit of projected coordinates.
+    public let linearUnit: LinearUnit
+    /// Method and parameters (degrees, metres); nil for a geographic CRS.
+    public let projectionParameters: ProjectionParameters?
+    let projection: Projection?
+
+    public var kind: Kind { projection == nil ? .geographic : .projected }
+    /// Set when lon/lat may be off because the datum is treated as WGS 84 (see ``Datum/note``).
+    public var datumNote: String? { datum.note }
+
+    /// A geographic CRS: x is longitude, y latitude, in `angularUnit`.
+    public init(geographic name: String, epsg: Int? = nil, datum: Datum, angularUnit: AngularUnit = .degree) {
+        self.name = name
+        self.epsg = epsg
+        self.datum = datum
+        self.angularUnit = angularUnit
+        self.linearUnit = .metre
+        self.projectionParameters = nil
+        self.projection = nil
+    }
+
+    /// A projected CRS. `parameters` are in degrees and metres whatever `linearUnit` is.
+    public init(projected name: String, epsg: Int? = nil, datum: Datum, parameters: ProjectionParameters,
+                linearUnit: LinearUnit = .metre, angularUnit: AngularUnit = .degree) {
+        self.name = name
+        self.epsg = epsg
+        self.datum = datum
+        self.angularUnit = angularUnit
+        self.linearUnit = linearUnit
+        self.projectionParameters = parameters
+        self.projection = Projection(parameters, ellipsoid: datum.ellipsoid)
+    }
+
+    // MARK: Between CRS coordinates and the CRS's own geodetic lon/lat (no datum shift)
+
+    /// CRS coordinates → geodetic lon/lat in degrees on this CRS's datum, Greenwich-based.
+    public func unproject(x: Double, y: Double) -> (lon: Double, lat: Double) {
+        guard let projection else {
+            return (angularUnit.degrees(x) + datum.primeMeridian, angularUnit.degrees(y))
+        }
+        let u = linearUnit.metres
+        let g = projection.inverse(x: x * u, y: y * u)
+        return (g.lon * 180 / .pi + datum.primeMeridian, g.lat * 180 / .pi)
+    }
+
+    /// Geodetic lon/lat in degrees on this CRS's datum (Greenwich-based) → CRS coordinates.
+    public func project(lon: Double, lat: Double) -> (x: Double, y: Double) {
+        guard let projection else {
+            let r = angularUnit.degrees(1)  // degrees per unit (exactly 1 for degrees)
+            return ((lon - datum.primeMeridian) / r, lat / r)
+        }
+        let p = projection.forward(lon: (lon - datum.primeMeridian) * .pi / 180, lat: lat * .pi / 180)
+        let u = linearUnit.metres
+        return (p.x / u, p.y / u)
+    }
+
+    // MARK: Between CRS coordinates and WGS 84
+
+    /// CRS coordinates → WGS 84 lon/lat degrees (TOWGS84 applied when the datum has one).
+    public func lonLat(x: Double, y: Double) -> (lon: Double, lat: Double) {
+        let g = unproject(x: x, y: y)
+        guard let shift = datum.toWGS84 else { return g }
+        let p = Geocentric.fromGeodetic(lon: g.lon * .pi / 180, lat: g.lat * .pi / 180, on: datum.ellipsoid)
+        let w = Geocentric.toGeodetic(shift.apply(p), on: .wgs84)
+        return (w.lon * 180 / .pi, w.lat * 180 / .pi)
+    }
+
+    /// WGS 84 lon/lat degrees → CRS coordinates (the inverse of ``lonLat(x:y:)``).
+    public func coordinate(lon: Double, lat: Double) -> (x: Double, y: Double) {
+        guard let shift = datum.toWGS84 else { return project(lon: lon, lat: lat) }
+        let p = Geocentric.fromGeodetic(lon: lon * .pi / 180, lat: lat * .pi / 180, on: .wgs84)
+        let g = Geocentric.toGeodetic(shift.invert(p), on: datum.ellipsoid)
+        return project(lon: g.lon * 180 / .pi, lat: g.lat * 180 / .pi)
+    }
+
+    /// Metres per CRS unit along the axes at a geodetic latitude (degrees): the linear unit
+    /// for projected CRSs; for geographic ones the ellipsoid's meridian and parallel arc per
+    /// angular unit (x, y).
+    public func metresPerUnit(atLatitude lat: Double) -> (x: Double, y: Double) {
+        guard projection == nil else { return (linearUnit.metres, linearUnit.metres) }
+        let phi = lat * .pi / 180
+        let r = angularUnit.radians ?? .pi / 180
+        let el = datum.ellipsoid
+        return (el.primeVerticalRadius(latitudeRadians: phi) * cos(phi) * r, el.meridionalRadius(latitudeRadians: phi) * r)
+    }
+
+    /// One line for `info`: name, code, method and parameters, datum, ellipsoid, unit.
+    public var description: String {
+        var s = name
+        if let epsg { s += " (EPSG:\(epsg))" }
+        if let p = projectionParameters { s += "; \(p)" }
+        s += "; datum \(datum.name), ellipsoid \(datum.ellipsoid)"
+        if datum.primeMeridian != 0 { s += ", prime meridian \(datum.primeMeridian)°" }
+        if let h = datum.toWGS84 {
+            s += ", TOWGS84 [\(h.tx), \(h.ty), \(h.tz), \(h.rx), \(h.ry), \(h.rz), \(h.ppm)]"
+        }
+        s += "; unit \(projection == nil ? angularUnit.name : linearUnit.name)"
+        return s
+    }
+}

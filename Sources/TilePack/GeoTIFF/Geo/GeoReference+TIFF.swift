@@ -1,0 +1,84 @@
+import TilePackCore
+extension GeoReference {
+    /// The georeference of a TIFF's first image: its CRS from the GeoKeys and its
+    /// geotransform (PixelIsPoint already folded in by the reader, as GDAL does).
+    /// Cost: O(1); no I/O beyond what the reader already parsed.
+    public init(image: TIFFImage, path: String) throws(InputFileError) {
+        guard let keys = image.geoKeys else {
+            throw InputFileError(path: path, problem: "no GeoKey directory: the file is not georeferenced")
+        }
+        guard let transform = image.geoTransform else {
+            throw InputFileError(path: path, problem: "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced")
+        }
+        let crs: CRS
+        do { crs = try CRS(geoKeys: keys) } catch {
+            throw InputFileError(path: path, problem: "unsupported CRS: \(error.description)")
+        }
+        do { try self.init(crs: crs, transform: transform, width: image.width, height: image.height) } catch {
+            throw InputFileError(path: path, problem: error.description)
+        }
+    }
+}
+
+/// `tilepack info`'s report: the TIFF structure from Raster plus, when the file is
+/// georeferenced, its CRS, bounds (native and lon/lat from the densified outline),
+/// resolution and matching web-mercator zoom. A CRS tilepack declines is reported in
+/// `crs_error` rather than failing the whole report.
+public struct SourceInfo: Sendable {
+    public let tiff: TIFFInfo
+    public let georeference: GeoReference?
+    /// Why the file could not be georeferenced, when it carries GeoTIFF tags but no usable CRS.
+    public let georeferencingProblem: String?
+
+    public init(tiff: TIFFInfo) {
+        self.tiff = tiff
+        do {
+            georeference = try GeoReference(image: tiff.image, path: tiff.path)
+            georeferencingProblem = nil
+        } catch {
+            georeference = nil
+            georeferencingProblem = tiff.image.geoKeys == nil && tiff.image.geoTransform == nil ? nil : error.problem
+        }
+    }
+
+    /// The TIFF fields followed by `epsg`, `crs_name`, `datum_note`, `bounds`,
+    /// `bounds_lonlat` ([west, south, east, north]), `resolution_m`, `native_zoom`, `crs_error`.
+    public var json: String {
+        var fields = tiff.jsonFields.filter { $0.0 != "epsg" }
+        let g = georeference
+        let epsg = g?.crs.epsg ?? tiff.image.epsg
+        fields.append(("epsg", epsg.map { .int($0) } ?? .null))
+        fields.append(("crs_name", g.map { .string($0.crs.name) } ?? .null))
+        fields.append(("datum_note", g?.crs.datumNote.map { .string($0) } ?? .null))
+        if let g {
+            let b = g.nativeBounds, ll = g.lonLatBounds(pointsPerEdge: 33)
+            fields.append(("bounds", .array([b.minX, b.minY, b.maxX, b.maxY].map { .number($0) })))
+            fields.append(("bounds_lonlat", .array([ll.west, ll.south, ll.east, ll.north].map { .number($0) })))
+            fields.append(("resolution_m", .number(g.groundResolution)))
+            fields.append(("native_zoom", .int(g.nativeZoom)))
+        } else {
+            for key in ["bounds", "bounds_lonlat", "resolution_m", "native_zoom"] { fields.append((key, .null)) }
+        }
+        fields.append(("crs_error", georeferencingProblem.map { .string($0) } ?? .null))
+        return JSONValue.object(fields).rendered
+    }
+
+    /// The TIFF report followed by the georeferencing lines.
+    public var text: String {
+        var lines = tiff.textLines
+        func add(_ label: String, _ value: String) {
+            lines.append(label + String(repeating: " ", count: max(1, 16 - label.count)) + value)
+        }
+        if let g = georeference {
+            add("crs name:", g.crs.name + (g.crs.epsg.map { " (EPSG:\($0))" } ?? " (user-defined)"))
+            if let note = g.crs.datumNote { add("datum note:", note) }
+            let b = g.nativeBounds, ll = g.lonLatBounds(pointsPerEdge: 33)
+            add("bounds:", "\(b.minX), \(b.minY), \(b.maxX), \(b.maxY) (native)")
+            add("bounds lon/lat:", "\(ll.west), \(ll.south), \(ll.east), \(ll.north) (W, S, E, N)")
+            add("resolution:", "\(g.groundResolution) m on the ground, web-mercator zoom \(g.nativeZoom)")
+        } else if let problem = georeferencingProblem {
+            add("crs error:", problem)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

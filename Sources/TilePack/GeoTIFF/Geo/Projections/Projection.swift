@@ -1,0 +1,158 @@
+import TilePackCore
+/// The map projection methods tilepack implements, named as the EPSG dataset names them.
+public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
+    case transverseMercator = "Transverse Mercator"
+    case mercator1SP = "Mercator (variant A)"
+    case mercator2SP = "Mercator (variant B)"
+    case pseudoMercator = "Popular Visualisation Pseudo Mercator"
+    case polarStereographicA = "Polar Stereographic (variant A)"
+    case polarStereographicB = "Polar Stereographic (variant B)"
+    case lambertAzimuthalEqualArea = "Lambert Azimuthal Equal Area"
+    case lambertConicConformal1SP = "Lambert Conic Conformal (1SP)"
+    case lambertConicConformal2SP = "Lambert Conic Conformal (2SP)"
+
+    /// EPSG coordinate operation method code.
+    public var epsgMethodCode: Int {
+        switch self {
+        case .transverseMercator: 9807
+        case .mercator1SP: 9804
+        case .mercator2SP: 9805
+        case .pseudoMercator: 1024
+        case .polarStereographicA: 9810
+        case .polarStereographicB: 9829
+        case .lambertAzimuthalEqualArea: 9820
+        case .lambertConicConformal1SP: 9801
+        case .lambertConicConformal2SP: 9802
+        }
+    }
+}
+
+/// A projection as the registry or the GeoKeys state it: method plus parameters in degrees
+/// and metres (already converted from the file's units). Descriptive and cheap; the
+/// computing form is ``Projection``.
+///
+/// Parameter meaning per method (unused ones are 0 / nil):
+/// - TM, mercator, 1SP LCC, polar stereographic A: `latitudeOfOrigin`, `centralMeridian`,
+///   `scale`, `falseEasting`, `falseNorthing` at the natural origin.
+/// - Mercator 2SP and polar stereographic B: `standardParallel1` is the latitude of true scale.
+/// - LCC 2SP: `standardParallel1/2`; `latitudeOfOrigin`/`centralMeridian` and the false
+///   easting/northing are those of the false origin.
+/// - LAEA: `latitudeOfOrigin`/`centralMeridian` are the centre.
+public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible {
+    public var method: ProjectionMethod
+    public var latitudeOfOrigin: Double = 0
+    public var centralMeridian: Double = 0
+    public var scale: Double = 1
+    public var falseEasting: Double = 0
+    public var falseNorthing: Double = 0
+    public var standardParallel1: Double? = nil
+    public var standardParallel2: Double? = nil
+
+    public init(method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
+                scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
+                standardParallel1: Double? = nil, standardParallel2: Double? = nil) {
+        self.method = method
+        self.latitudeOfOrigin = latitudeOfOrigin
+        self.centralMeridian = centralMeridian
+        self.scale = scale
+        self.falseEasting = falseEasting
+        self.falseNorthing = falseNorthing
+        self.standardParallel1 = standardParallel1
+        self.standardParallel2 = standardParallel2
+    }
+
+    /// UTM zone 1…60 (central meridian −183° + 6°·zone, k0 0.9996, FE 500 km, FN 10,000 km south).
+    public static func utm(zone: Int, north: Bool) -> ProjectionParameters {
+        precondition((1...60).contains(zone), "UTM zones are 1…60")
+        return ProjectionParameters(method: .transverseMercator, centralMeridian: Double(6 * zone - 183),
+                                    scale: 0.9996, falseEasting: 500_000, falseNorthing: north ? 0 : 10_000_000)
+    }
+
+    /// One line for `info`, e.g. "Transverse Mercator: lat0 0°, lon0 −75°, k0 0.9996, FE 500000 m, FN 0 m".
+    public var description: String {
+        var parts = ["lat0 \(latitudeOfOrigin)°", "lon0 \(centralMeridian)°"]
+        switch method {
+        case .mercator2SP, .polarStereographicB:
+            parts.append("lat_ts \(standardParallel1 ?? 0)°")
+        case .lambertConicConformal2SP:
+            parts.append("lat1 \(standardParallel1 ?? 0)°")
+            parts.append("lat2 \(standardParallel2 ?? 0)°")
+        case .lambertAzimuthalEqualArea, .pseudoMercator:
+            break
+        default:
+            parts.append("k0 \(scale)")
+        }
+        parts.append("FE \(falseEasting) m")
+        parts.append("FN \(falseNorthing) m")
+        return "\(method.rawValue): " + parts.joined(separator: ", ")
+    }
+}
+
+/// A projection ready to compute: geodetic lon/lat in radians ↔ easting/northing in metres
+/// on the given ellipsoid. Building one precomputes constants (O(1)); each call is O(1)
+/// and allocation-free. Points with no image come back non-finite.
+public enum Projection: Sendable, Equatable {
+    case transverseMercator(TransverseMercator)
+    case mercator(Mercator)
+    case polarStereographic(PolarStereographic)
+    case lambertAzimuthalEqualArea(LambertAzimuthalEqualArea)
+    case lambertConformalConic(LambertConformalConic)
+
+    public init(_ p: ProjectionParameters, ellipsoid: Ellipsoid) {
+        switch p.method {
+        case .transverseMercator:
+            self = .transverseMercator(TransverseMercator(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .mercator1SP, .mercator2SP, .pseudoMercator:
+            self = .mercator(Mercator(
+                ellipsoid: ellipsoid, spherical: p.method == .pseudoMercator, centralMeridian: p.centralMeridian,
+                scale: p.scale, standardParallel: p.method == .mercator2SP ? (p.standardParallel1 ?? 0) : nil,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .polarStereographicA:
+            self = .polarStereographic(PolarStereographic(
+                ellipsoid: ellipsoid, northPole: p.latitudeOfOrigin > 0, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .polarStereographicB:
+            self = .polarStereographic(PolarStereographic(
+                ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
+                centralMeridian: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertAzimuthalEqualArea:
+            self = .lambertAzimuthalEqualArea(LambertAzimuthalEqualArea(
+                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertConicConformal1SP:
+            self = .lambertConformalConic(LambertConformalConic(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertConicConformal2SP:
+            self = .lambertConformalConic(LambertConformalConic(
+                ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        }
+    }
+
+    /// Geodetic lon/lat (radians) → easting/northing (metres).
+    public func forward(lon: Double, lat: Double) -> (x: Double, y: Double) {
+        switch self {
+        case .transverseMercator(let p): p.forward(lon: lon, lat: lat)
+        case .mercator(let p): p.forward(lon: lon, lat: lat)
+        case .polarStereographic(let p): p.forward(lon: lon, lat: lat)
+        case .lambertAzimuthalEqualArea(let p): p.forward(lon: lon, lat: lat)
+        case .lambertConformalConic(let p): p.forward(lon: lon, lat: lat)
+        }
+    }
+
+    /// Easting/northing (metres) → geodetic lon/lat (radians).
+    public func inverse(x: Double, y: Double) -> (lon: Double, lat: Double) {
+        switch self {
+        case .transverseMercator(let p): p.inverse(x: x, y: y)
+        case .mercator(let p): p.inverse(x: x, y: y)
+        case .polarStereographic(let p): p.inverse(x: x, y: y)
+        case .lambertAzimuthalEqualArea(let p): p.inverse(x: x, y: y)
+        case .lambertConformalConic(let p): p.inverse(x: x, y: y)
+        }
+    }
+}

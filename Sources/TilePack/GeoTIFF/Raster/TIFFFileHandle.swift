@@ -1,0 +1,84 @@
+import TilePackCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open, read-only file descriptor read with `pread`, so several threads can read
+/// different ranges at once without sharing a file position.
+///
+/// Closed when the last reference goes away. Reads are bounded by the file size measured
+/// at open: a range past the end is an error, never a short buffer.
+final class TIFFFileHandle: Sendable {
+    let path: String
+    let size: UInt64
+    private let fd: Int32
+
+    init(path: String) throws(TIFFError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw TIFFError(path: path, kind: .io, detail: "cannot open: \(String(cString: strerror(errno)))")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw TIFFError(path: path, kind: .io, detail: "cannot stat: \(message)")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw TIFFError(path: path, kind: .io, detail: "not a regular file")
+        }
+        self.path = path
+        self.fd = fd
+        self.size = UInt64(st.st_size)
+    }
+
+    deinit { close(fd) }
+
+    /// True when `count` bytes at `offset` lie inside the file.
+    func contains(offset: UInt64, count: UInt64) -> Bool {
+        offset <= size && count <= size - offset
+    }
+
+    /// Reads exactly `count` bytes at `offset`.
+    /// - Throws: `.offsetPastEnd` when the range starts past the end, `.truncated` when it
+    ///   runs over the end, `.io` when the OS fails.
+    /// - Cost: one allocation of `count` bytes and one `pread` (more if the OS returns short).
+    func read(offset: UInt64, count: Int, what: @autoclosure () -> String) throws(TIFFError) -> [UInt8] {
+        precondition(count >= 0)
+        guard offset <= size else {
+            throw TIFFError(path: path, kind: .offsetPastEnd,
+                            detail: "\(what()) at offset \(offset) is past the end of the file (\(size) bytes)")
+        }
+        guard UInt64(count) <= size - offset else {
+            throw TIFFError(path: path, kind: .truncated,
+                            detail: "\(what()) (\(count) bytes at offset \(offset)) runs past the end of the file (\(size) bytes)")
+        }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var failure: Int32 = 0
+        let got = buffer.withUnsafeMutableBytes { raw -> Int in
+            var done = 0
+            while done < count {
+                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                done += n
+            }
+            return done
+        }
+        if failure != 0 {
+            throw TIFFError(path: path, kind: .io, detail: "read error: \(String(cString: strerror(failure)))")
+        }
+        guard got == count else {
+            throw TIFFError(path: path, kind: .truncated,
+                            detail: "\(what()) ends early: file shrank while reading")
+        }
+        return buffer
+    }
+}

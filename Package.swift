@@ -2,10 +2,10 @@
 import PackageDescription
 
 // The library is one SwiftPM module per layer so the compiler keeps the arrows pointing one
-// way (README, "Layout and checks"): Core ◄ SQLite ◄ Archive ◄ Store; Codec ► Archive;
-// GeoTIFF ◄ Build ► Archive; GeoTIFF ◄ Samples. `TilePack` is the umbrella people import.
+// way (README, "Layout and checks"): Core ◄ SQLite ◄ Archive ◄ Store; Codec ◄ Encoders;
+// Codec ► Archive; Build uses GeoTIFF, Encoders and Archive; Samples uses GeoTIFF. `TilePack` is the umbrella people import.
 // An app that only shows tiles links Core, Codec, SQLite, Archive and Store: none of the
-// GeoTIFF reader/writer, the build pipeline or the samples (Scripts/module-closure checks it).
+// GeoTIFF reader/writer, the encoders, the build pipeline or the samples (Scripts/module-closure checks it).
 let package = Package(
     name: "tilepack",
     platforms: [.macOS(.v15)],
@@ -41,8 +41,11 @@ let package = Package(
         ),
         // Connections, statements, result codes. Knows nothing of MBTiles.
         .target(name: "TilePackSQLite", dependencies: ["TilePackCore", "CSQLite"], path: "Sources/TilePack/SQLite"),
-        // TileCodec, PVRTC, PNG, quality metrics. Knows nothing of geography.
+        // Tile decoders (PVRTC, PNG), the codec names archives record, quality metrics.
+        // What an app that shows tiles links; knows nothing of geography.
         .target(name: "TilePackCodec", dependencies: ["TilePackCore"], path: "Sources/TilePack/Codec"),
+        // TileCodec: the PVRTC and PNG encoders, for builds (an app that shows tiles omits it).
+        .target(name: "TilePackEncoders", dependencies: ["TilePackCore", "TilePackCodec"], path: "Sources/TilePack/Encoders"),
         // MBTiles reader and writer, elevation table. Decodes no pixels, plans no tiles.
         .target(
             name: "TilePackArchive",
@@ -54,7 +57,7 @@ let package = Package(
         // Plan, resample, colour, pyramid, the parallel pipeline, RegionBuild.
         .target(
             name: "TilePackBuild",
-            dependencies: ["TilePackCore", "TilePackGeoTIFF", "TilePackCodec", "TilePackArchive"],
+            dependencies: ["TilePackCore", "TilePackGeoTIFF", "TilePackCodec", "TilePackEncoders", "TilePackArchive"],
             path: "Sources/TilePack/Build"
         ),
         // Reading tiles back: point queries (and the lazy tile store). Asks Archive, never SQL.
@@ -69,7 +72,7 @@ let package = Package(
         .target(
             name: "TilePack",
             dependencies: [
-                "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackArchive",
+                "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
                 "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackSamples",
             ],
             path: "Sources/TilePack/Umbrella"

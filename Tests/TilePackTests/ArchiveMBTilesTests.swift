@@ -8,6 +8,7 @@ import Darwin
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
+@testable import TilePackEncoders
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild

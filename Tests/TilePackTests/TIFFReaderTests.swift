@@ -7,6 +7,7 @@ import Testing
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
+@testable import TilePackEncoders
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild

@@ -4,6 +4,7 @@ import Synchronization
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
+@testable import TilePackEncoders
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild

@@ -1,6 +1,7 @@
 import TilePackCore
 import TilePackGeoTIFF
 import TilePackCodec
+import TilePackEncoders
 import TilePackArchive
 /// Why a tile build refused its input or options. Each description is one line naming the
 /// value and the problem.

@@ -1,6 +1,7 @@
 import TilePackCore
 import TilePackGeoTIFF
 import TilePackCodec
+import TilePackEncoders
 import TilePackArchive
 /// Geo's georeference as the tiler sees it. The native resolution is the true ground
 /// distance between neighbouring pixel centres (``GeoReference/groundResolution``), so the

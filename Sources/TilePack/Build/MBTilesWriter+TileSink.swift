@@ -1,6 +1,7 @@
 import TilePackCore
 import TilePackGeoTIFF
 import TilePackCodec
+import TilePackEncoders
 import TilePackArchive
 /// The MBTiles writer as the build pipeline's sink: display tiles into `images`/`map`,
 /// elevation into the `elevation` table (docs/FORMAT.md).

@@ -1,6 +1,7 @@
 import TilePackCore
 import TilePackGeoTIFF
 import TilePackCodec
+import TilePackEncoders
 import TilePackArchive
 /// The pixels Tiling resamples from: a width × height grid of `bands` samples per pixel.
 ///

@@ -1,6 +1,7 @@
 import TilePackCore
 import TilePackGeoTIFF
 import TilePackCodec
+import TilePackEncoders
 import TilePackArchive
 /// `tilepack build` as one library call: GeoTIFF in, MBTiles archive out.
 ///

@@ -1,6 +1,7 @@
 import TilePackCore
 import TilePackGeoTIFF
 import TilePackCodec
+import TilePackEncoders
 import TilePackArchive
 /// The TIFF reader as a tiling source: windowed reads of the first full-resolution image,
 /// converted to Float. Cost per call: the blocks the window touches (through the reader's

@@ -41,14 +41,14 @@ public struct PNGError: TilePackError, Equatable {
 }
 
 /// Shared PNG constants and the colour types of IHDR.
-enum PNG {
-    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+package enum PNG {
+    package static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// IHDR colour type codes (PNG spec §11.2.2).
-    enum ColorType: UInt8 {
+    package enum ColorType: UInt8 {
         case gray = 0, rgb = 2, palette = 3, grayAlpha = 4, rgba = 6
 
-        var channels: Int {
+        package var channels: Int {
             switch self {
             case .gray, .palette: 1
             case .grayAlpha: 2
@@ -70,7 +70,7 @@ enum PNG {
     /// The Paeth predictor (PNG spec §9.4): whichever of left, up, up-left is nearest to
     /// left + up − up-left, ties in that order.
     @inline(__always)
-    static func paeth(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> UInt8 {
+    package static func paeth(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> UInt8 {
         let p = Int(a) + Int(b) - Int(c)
         let pa = abs(p - Int(a)), pb = abs(p - Int(b)), pc = abs(p - Int(c))
         if pa <= pb && pa <= pc { return a }

@@ -94,14 +94,14 @@ public final class PVRTCDecoder {
 @available(*, unavailable) extension PVRTCDecoder: Sendable {}
 
 /// Geometry of one texture: pixel and word counts and the shifts the decoder uses.
-struct PVRTCLayout {
-    let format: PVRTCFormat
-    let width: Int
-    let height: Int
-    let wordsWide: Int
-    let wordsHigh: Int
+package struct PVRTCLayout {
+    package let format: PVRTCFormat
+    package let width: Int
+    package let height: Int
+    package let wordsWide: Int
+    package let wordsHigh: Int
 
-    init(format: PVRTCFormat, width: Int, height: Int) {
+    package init(format: PVRTCFormat, width: Int, height: Int) {
         self.format = format
         self.width = width
         self.height = height
@@ -112,7 +112,7 @@ struct PVRTCLayout {
 /// Expanded base colours as four 16-bit lanes of a `UInt64`: R, G, B in 5-bit units and
 /// alpha as twice its 4-bit value. Doubling alpha lets all four lanes share the first shift
 /// of the 8-bit conversion (see ``PVRTCQuads``).
-enum PVRTCColour {
+package enum PVRTCColour {
     @inline(__always) static func lanes(_ r: UInt32, _ g: UInt32, _ b: UInt32, _ a4: UInt32) -> UInt64 {
         UInt64(r) | UInt64(g) << 16 | UInt64(b) << 32 | UInt64(a4 << 1) << 48
     }
@@ -120,7 +120,7 @@ enum PVRTCColour {
     @inline(__always) static func from3(_ c: UInt32) -> UInt32 { (c << 2) | (c >> 1) }
 
     /// Colour A: bits 1–15 of the colour word, bit 15 the opaque flag.
-    @inline(__always) static func expandA(_ c: UInt32) -> UInt64 {
+    @inline(__always) package static func expandA(_ c: UInt32) -> UInt64 {
         if c & 0x8000 != 0 {
             return lanes((c >> 10) & 31, (c >> 5) & 31, from4((c >> 1) & 15), 15)
         }
@@ -128,7 +128,7 @@ enum PVRTCColour {
     }
 
     /// Colour B: bits 16–31 of the colour word, bit 31 the opaque flag.
-    @inline(__always) static func expandB(_ c: UInt32) -> UInt64 {
+    @inline(__always) package static func expandB(_ c: UInt32) -> UInt64 {
         if c & 0x8000_0000 != 0 {
             return lanes((c >> 26) & 31, (c >> 21) & 31, (c >> 16) & 31, 15)
         }
@@ -251,15 +251,15 @@ enum PVRTCWeights {
 /// blockWidth × 4 pixels between four word centres: its A and B colours are bilinear in
 /// the same four words, so the vertical interpolation is done once per quad row and the
 /// horizontal one is two multiplies per pixel. Indices wrap only in the last quad of a row.
-enum PVRTCQuads {
-    enum Output {
+package enum PVRTCQuads {
+    package enum Output {
         /// Final RGBA8 pixels.
         case pixels(UnsafeMutablePointer<UInt32>)
         /// The upscaled A and B images as RGBA8 (for the encoder's modulation choice).
         case upscaled(UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<UInt32>)
     }
 
-    static func run(layout: PVRTCLayout, a: UnsafePointer<UInt64>, b: UnsafePointer<UInt64>,
+    package static func run(layout: PVRTCLayout, a: UnsafePointer<UInt64>, b: UnsafePointer<UInt64>,
                     weights: UnsafePointer<UInt8>, quadRows: Range<Int>, output: Output) {
         switch (layout.format, output) {
         case let (.pvrtc4, .pixels(out)):
@@ -349,7 +349,7 @@ enum PVRTCQuads {
 /// words, and columns 0…3 likewise of (left, own, right). The vertical mix is done once per
 /// word and block row on packed `UInt64` lanes and rolled along the row; the horizontal
 /// mix, the 8-bit conversion and the modulation blend run on all four pixels at once.
-enum PVRTCBlocks4 {
+package enum PVRTCBlocks4 {
     /// Per modulation byte (a block row's four 2-bit codes), index `flag << 8 | byte`: the
     /// four pixels' weights, each repeated in its pixel's four channel lanes.
     static let weightTable: [SIMD16<UInt16>] = (0..<512).map { index in
@@ -385,14 +385,14 @@ enum PVRTCBlocks4 {
     /// pixels of a block row, then the 8-bit conversion (sum of weights is 16).
     /// Colour lanes take `C >> 6`, alpha (stored doubled) `C >> 5` = `(2C) >> 6`, so
     /// `alphaDouble` is 1 in colour lanes and 2 in alpha lanes.
-    @inline(__always) static func row8(_ l: UInt64, _ c: UInt64, _ r: UInt64, _ alphaDouble: SIMD16<UInt16>) -> SIMD16<UInt16> {
+    @inline(__always) package static func row8(_ l: UInt64, _ c: UInt64, _ r: UInt64, _ alphaDouble: SIMD16<UInt16>) -> SIMD16<UInt16> {
         let c3 = c &* 3
         let v = lanes((l &+ c) &<< 1, l &+ c3, c &<< 2, c3 &+ r)
         return (v &>> 1) &+ ((v &* alphaDouble) &>> 6)
     }
 
     /// Vertical mixes of one word column for block rows 0…3.
-    @inline(__always) static func column(_ u: UInt64, _ c: UInt64, _ d: UInt64) -> SIMD4<UInt64> {
+    @inline(__always) package static func column(_ u: UInt64, _ c: UInt64, _ d: UInt64) -> SIMD4<UInt64> {
         let c3 = c &* 3
         return SIMD4((u &+ c) &<< 1, u &+ c3, c &<< 2, c3 &+ d)
     }

@@ -8,8 +8,8 @@ import TilePackCore
 public struct PVRTCMorton: Sendable {
     public let wordsWide: Int
     public let wordsHigh: Int
-    @usableFromInline let xPart: [Int]
-    @usableFromInline let yPart: [Int]
+    @usableFromInline package let xPart: [Int]
+    @usableFromInline package let yPart: [Int]
 
     /// - Precondition: both counts are powers of two (``PVRTCFormat/validate(width:height:)`` checks sizes).
     public init(wordsWide: Int, wordsHigh: Int) {

@@ -112,7 +112,7 @@ public enum PointQuery {
             }
             let size = reader.tileSize
             let pixels: [UInt8]
-            do { pixels = try choice.codec().decode(data, width: size, height: size) } catch {
+            do { pixels = try choice.decoder().decode(data, width: size, height: size) } catch {
                 throw InputFileError(path: reader.path, problem: "tile \(id) is damaged: \(error)")
             }
             // The query's pixel is on the 256-pixel web-mercator grid; scale to the tile's own size.

@@ -4,6 +4,7 @@
 @_exported import TilePackCore
 @_exported import TilePackSQLite
 @_exported import TilePackCodec
+@_exported import TilePackEncoders
 @_exported import TilePackArchive
 @_exported import TilePackGeoTIFF
 @_exported import TilePackBuild

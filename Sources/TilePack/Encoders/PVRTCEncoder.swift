@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackCodec
 /// Encodes RGBA8 images to PVRTC1 4bpp or 2bpp words (Morton order), optimising the
 /// reconstruction the hardware produces, wrap-around at the texture edges included.
 ///

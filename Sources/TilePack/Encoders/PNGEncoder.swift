@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackCodec
 /// Writes 8-bit, non-interlaced PNGs from RGBA8 pixels, for exporting tiles and for the
 /// `png` tile codec.
 ///

@@ -1,0 +1,126 @@
+import TilePackCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+import Synchronization
+
+/// The read side of a tile format: stored bytes back to RGBA8 rows (top row first, 4 bytes a
+/// pixel). What an app that shows tiles links: decoders only, no encoder.
+///
+/// The seam that lets PVRTC and PNG (and later ASTC) share the store: the archive hands back
+/// whatever bytes the build stored, and the decoder named by the archive's metadata turns
+/// them into pixels. Encoders (module TilePackEncoders) refine this into ``TileCodec``.
+public protocol TileDecoder: Sendable {
+    /// The name recorded in archive metadata (`format` / `tilepack:codec`), e.g. "png", "pvrtc4".
+    var name: String { get }
+
+    /// Decodes a stored payload to `width × height × 4` bytes of RGBA8.
+    /// Throws for damaged data rather than returning partial pixels.
+    func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8]
+}
+
+/// A format whose payload size depends only on the image size (GPU block formats).
+public protocol FixedSizeTileDecoder: TileDecoder {
+    /// Bytes of one encoded image; throws for a size the format cannot hold.
+    func payloadByteCount(width: Int, height: Int) throws -> Int
+}
+
+/// PVRTC1 words (Morton order, as `glCompressedTexImage2D` and Metal take them) → RGBA8.
+///
+/// Decoders own scratch buffers, so this keeps a small pool of them: after warm-up, callers
+/// on a fixed set of threads allocate only the returned arrays.
+public struct PVRTCTileDecoder: FixedSizeTileDecoder {
+    public let format: PVRTCFormat
+    private let decoders = ScratchPool { PVRTCDecoder() }
+
+    public init(format: PVRTCFormat = .pvrtc4) { self.format = format }
+
+    public var name: String { format.rawValue }
+
+    public func payloadByteCount(width: Int, height: Int) throws -> Int {
+        try format.validate(width: width, height: height)
+        return format.byteCount(width: width, height: height)
+    }
+
+    /// Throws ``CodecError`` when `data` is not exactly the size's byte count.
+    public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        let decoder = decoders.take()
+        defer { decoders.give(decoder) }
+        return try decoder.decode(data, format: format, width: width, height: height)
+    }
+}
+
+/// PNG tiles → RGBA8, refusing a PNG of another size than the tile's.
+public struct PNGTileDecoder: TileDecoder {
+    public init() {}
+
+    public var name: String { "png" }
+
+    /// A PNG of another size is a ``PNGError`` (sizeMismatch); the decoder never allocates
+    /// beyond `width × height` pixels.
+    public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15 else {
+            throw PNGError(source: "PNG tile", problem: .sizeMismatch, detail: "tile size \(width)×\(height) is not 1…32768 on each side")
+        }
+        let image = try PNGDecoder(maxPixels: width * height).decode(data, source: "PNG tile")
+        guard image.width == width, image.height == height else {
+            throw PNGError(source: "PNG tile", problem: .sizeMismatch,
+                           detail: "is \(image.width)×\(image.height), expected \(width)×\(height)")
+        }
+        return image.rgba
+    }
+}
+
+/// A fixed-size format's payload as the archive stores it: zlib when that made it smaller.
+/// Unambiguous without a flag byte: a payload of exactly the raw byte count is raw; anything
+/// else is a zlib stream that must inflate to exactly that count.
+public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
+    /// `tilepack:payload_compression` for archives whose payloads are wrapped this way.
+    public static var compressionName: String { "zlib-when-smaller" }
+
+    public let base: Base
+
+    public init(_ base: Base) { self.base = base }
+
+    public var name: String { base.name }
+
+    /// Cost: at most one inflate (bounded by the raw byte count) plus the base decode.
+    public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        try base.decode(inflated(data, width: width, height: height), width: width, height: height)
+    }
+
+    /// The raw payload: `data` itself, or its inflation, which must be exactly the raw size.
+    public func inflated(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        let rawCount = try base.payloadByteCount(width: width, height: height)
+        if data.count == rawCount { return data }
+        let raw: [UInt8]
+        do { raw = try Zlib.inflate(data, limit: rawCount) } catch {
+            throw CodecError.byteCount(what: "\(base.name) payload (\(error.description))", expected: rawCount, actual: data.count)
+        }
+        guard raw.count == rawCount else {
+            throw CodecError.byteCount(what: "inflated \(base.name) payload", expected: rawCount, actual: raw.count)
+        }
+        return raw
+    }
+}
+
+/// A few reusable non-thread-safe workers handed out one caller at a time.
+/// Sendable because every access to `idle` happens under `lock`, and a worker is owned
+/// by exactly one caller between `take` and `give`.
+package final class ScratchPool<Worker>: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var idle: [Worker] = []
+    private let make: @Sendable () -> Worker
+    private let limit = 8
+
+    package init(make: @escaping @Sendable () -> Worker) { self.make = make }
+
+    package func take() -> Worker {
+        let worker: Worker? = lock.withLock { _ in idle.popLast() }
+        return worker ?? make()
+    }
+
+    package func give(_ worker: Worker) {
+        lock.withLock { _ in if idle.count < limit { idle.append(worker) } }
+    }
+}

@@ -99,7 +99,7 @@ struct BuildCommand: ParsableCommand {
         } catch let error as any TilePackError {
             if lastPercent >= 0 { printProgress("\n") }  // end the progress line first
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
     }
 }

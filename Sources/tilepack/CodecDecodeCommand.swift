@@ -49,7 +49,7 @@ struct CodecDecodeCommand: ParsableCommand {
             }
         } catch let error as any TilePackError {
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
     }
 }

@@ -62,7 +62,7 @@ struct CodecEncodeCommand: ParsableCommand {
             print("encode \(rate(encodeTime)) Mpix/s  decode \(rate(decodeTime)) Mpix/s (one thread)")
         } catch let error as any TilePackError {
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
     }
 }

@@ -27,7 +27,7 @@ struct InfoCommand: ParsableCommand {
             print(json ? info.json : info.text)
         } catch {
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
     }
 }

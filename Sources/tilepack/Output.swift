@@ -16,3 +16,18 @@ func printProgress(_ text: String) {
     var bytes = Array(text.utf8)
     bytes.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
 }
+
+import TilePack
+
+extension TilePackErrorCategory {
+    /// The CLI's exit status for each kind: 64 (EX_USAGE) for a bad argument, 2 for bad or
+    /// unsupported input, 1 for the environment, 3 for a locked region.
+    var exitStatus: Int32 {
+        switch self {
+        case .invalidArgument: 64
+        case .invalidInput, .unsupported, .notFound: 2
+        case .environment, .budgetExhausted: 1
+        case .locked: 3
+        }
+    }
+}

@@ -46,7 +46,7 @@ struct ProjectCommand: ParsableCommand {
             crs = try CRS(epsg: epsg ?? 0)
         } catch {
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
         if describe {
             let el = crs.datum.ellipsoid

@@ -58,7 +58,7 @@ struct QueryCommand: ParsableCommand {
             query = try TileQuery(arguments: values)
         } catch {
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
         if !tileOnly {
             try answerFromArchives(query)
@@ -102,7 +102,7 @@ extension QueryCommand {
             }
         } catch let error as any TilePackError {
             printError(error.description)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error.category.exitStatus)
         }
     }
 }

@@ -133,7 +133,7 @@ struct SampleRegionCommand: ParsableCommand {
                 summary = try raster.write(to: path, options: options)
             } catch let error as any TilePackError {
                 printError(error.description)
-                throw ExitCode(error.exitCode)
+                throw ExitCode(error.category.exitStatus)
             }
             let elapsed = ContinuousClock.now - started
             print("\(path): \(raster.width)×\(raster.height)×\(raster.bands) \(raster.sampleType.rawValue) EPSG:\(raster.epsg) "

@@ -40,7 +40,7 @@ struct GeoQueryTests {
         #expect(message(["geo:1e1,2", "3"]) != nil)
         #expect(message(["geo:1,2;u=-1", "3"]) != nil)
         #expect(message(["geo:1,2;u=3;crs=wgs84", "3"])?.contains("first") == true)
-        #expect(QueryInputError("x").exitCode == 64)
+        #expect(QueryInputError("x").category == .invalidArgument)
     }
 
     @Test func maxLatitudeItselfIsAccepted() throws {

@@ -35,11 +35,11 @@ public struct ArchiveError: TilePackError, Equatable {
         self.detail = detail
     }
 
-    /// 1 for environment trouble (cannot open, cannot write), 2 for bad archives.
-    public var exitCode: Int32 {
+    /// Environment trouble (cannot open, cannot write), or a bad archive.
+    public var category: TilePackErrorCategory {
         switch problem {
-        case .cannotOpen, .writeFailed: 1
-        default: 2
+        case .cannotOpen, .writeFailed: .environment
+        default: .invalidInput
         }
     }
 

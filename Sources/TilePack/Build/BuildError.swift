@@ -25,6 +25,14 @@ public enum BuildError: TilePackError, Equatable {
     /// Any other option out of range.
     case invalidOption(String)
 
+    public var category: TilePackErrorCategory {
+        switch self {
+        case .invalidZooms, .planTooLarge, .invalidOption: .invalidArgument
+        case .crossesAntimeridian, .colorModeUnsupported: .unsupported
+        case .invalidBounds, .invalidResolution, .windowTooLarge, .sourceReadMismatch: .invalidInput
+        }
+    }
+
     public var description: String {
         switch self {
         case let .invalidBounds(b):

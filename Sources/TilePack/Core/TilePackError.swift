@@ -1,15 +1,34 @@
-/// The common face of every error tilepack throws for bad input.
+/// What sort of failure an error is, stable across releases: the CLI maps it to an exit
+/// status and a server to an HTTP status, so the library never decides either.
+public enum TilePackErrorCategory: String, Sendable, Codable, CaseIterable {
+    /// A value a person typed (argument, coordinate, zoom, size) is malformed or out of range.
+    case invalidArgument
+    /// A file or payload is damaged, truncated or not what it claims (the default).
+    case invalidInput
+    /// A valid input uses a feature tilepack declines (a compression, a CRS, a codec).
+    case unsupported
+    /// A named file, archive, region or tile does not exist.
+    case notFound
+    /// The machine failed us: cannot open, write, rename, disk full, I/O error.
+    case environment
+    /// A memory budget cannot hold what was asked (leases alone fill it).
+    case budgetExhausted
+    /// Access denied until a product is bought (the region store's policy).
+    case locked
+}
+
+/// The common face of every error tilepack throws.
 ///
-/// Each stage has its own typed error (``TIFFError``, ``CRSError``, ``ArchiveError``, …) whose
-/// `description` is one line that names the file (or value) and the problem. The CLI prints
-/// that line and exits with ``exitCode``; library users can `catch` the concrete type.
+/// Each layer has its own typed error (``InputFileError`` here; `TIFFError`, `CRSError`,
+/// `ArchiveError`, `CodecError`, …) whose `description` is one line that names the file (or
+/// value) and the problem, and whose ``category`` says what sort of failure it is. Library users
+/// can `catch` the concrete type; front ends map ``category`` to exit or HTTP statuses.
 public protocol TilePackError: Error, CustomStringConvertible, Sendable {
-    /// Exit status the CLI uses: 2 for bad input (the house rule), 1 for environment failures.
-    var exitCode: Int32 { get }
+    var category: TilePackErrorCategory { get }
 }
 
 extension TilePackError {
-    public var exitCode: Int32 { 2 }
+    public var category: TilePackErrorCategory { .invalidInput }
 }
 
 /// A problem with one input file that belongs to no single stage's error type: a source

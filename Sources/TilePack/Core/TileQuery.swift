@@ -3,7 +3,7 @@
 public struct QueryInputError: TilePackError, Equatable {
     public let description: String
     public init(_ description: String) { self.description = description }
-    public var exitCode: Int32 { 64 }
+    public var category: TilePackErrorCategory { .invalidArgument }
 }
 
 /// A `geo:` URI (RFC 5870): `geo:LAT,LON[,ALT][;crs=wgs84][;u=UNCERTAINTY][;other=params]`.

@@ -61,11 +61,11 @@ public struct SQLiteError: TilePackError, Equatable {
         self.path = path
     }
 
-    /// Environment failures (disk full, I/O, busy) exit 1; a damaged or wrong file exits 2.
-    public var exitCode: Int32 {
+    /// Environment failures (disk full, I/O, busy), or a damaged or wrong file.
+    public var category: TilePackErrorCategory {
         switch code {
-        case .full, .ioError, .busy, .locked, .cantOpen, .readOnly: 1
-        default: 2
+        case .full, .ioError, .busy, .locked, .cantOpen, .readOnly: .environment
+        default: .invalidInput
         }
     }
 

@@ -23,6 +23,13 @@ public enum CRSError: TilePackError, Equatable {
     /// A key's value is impossible (negative axis, NaN, 1/f below 1 …).
     case invalidValue(key: String, value: String)
 
+    public var category: TilePackErrorCategory {
+        switch self {
+        case .unsupportedEPSG, .unsupportedMethod, .unsupportedModelType, .unsupportedCode: .unsupported
+        case .missingCRS, .missingKey, .invalidValue: .invalidInput
+        }
+    }
+
     public var description: String {
         switch self {
         case .unsupportedEPSG(let code):

@@ -48,10 +48,10 @@ public struct TIFFWriteError: TilePackError, Equatable {
         }
     }
 
-    /// Bad options are the caller's input (2); the rest are the environment's fault (1).
-    public var exitCode: Int32 {
-        if case .invalidOptions = reason { return 2 }
-        return 1
+    /// Bad options are the caller's; the rest are the environment's fault.
+    public var category: TilePackErrorCategory {
+        if case .invalidOptions = reason { return .invalidArgument }
+        return .environment
     }
 
     private static func message(_ code: Int32) -> String {

@@ -44,6 +44,14 @@ public struct TIFFError: TilePackError, Equatable {
 
     public var description: String { "\(path): \(detail)" }
 
+    public var category: TilePackErrorCategory {
+        switch kind {
+        case .unsupported: .unsupported
+        case .io: .environment
+        default: .invalidInput
+        }
+    }
+
     /// An error for a feature this reader does not decode.
     static func unsupported(_ path: String, _ feature: String, code: Int) -> TIFFError {
         TIFFError(path: path, kind: .unsupported(feature: feature, code: code),

@@ -1,10 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#endif
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A fresh directory under /tmp for one test, removed (with its files) when dropped.
+/// A fresh directory under /tmp for one test, removed with everything in it when dropped.
+/// The one scratch-directory helper of the test target.
 final class TemporaryDirectory {
     let path: String
 
@@ -17,24 +22,19 @@ final class TemporaryDirectory {
 
     func file(_ name: String) -> String { "\(path)/\(name)" }
 
-    /// Names in the directory, sorted, without . and ..
-    func listing() -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+    /// Writes `bytes` to `name` and returns the full path.
+    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let p = file(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: p))
+        return p
     }
 
-    deinit {
-        for name in listing() { unlink(file(name)) }
-        rmdir(path)
+    /// Names in the directory, sorted, without . and ..
+    func listing() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
 func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }

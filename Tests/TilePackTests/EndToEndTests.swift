@@ -22,11 +22,6 @@ struct EndToEndTests {
         return parts.joined(separator: "/") + "/SampleRegions"
     }()
 
-    static func temporaryDirectory() -> String {
-        var template = Array("/tmp/tilepack-e2e-XXXXXX".utf8CString)
-        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-    }
-
     /// Builds a sample with PNG tiles (lossless, so colours can be compared with the source;
     /// the debug build's PVRTC quality encoder is too slow for a unit test).
     static func build(_ file: String, in dir: String, maxZoom: Int? = nil) throws -> (RegionBuild.Result, TilePlan) {
@@ -62,8 +57,8 @@ struct EndToEndTests {
     }
 
     @Test func demBuildsAndAnswersElevationInMetres() throws {
-        let dir = Self.temporaryDirectory()
-        defer { _ = system("rm -rf '\(dir)'") }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         let (result, plan) = try Self.build("montblanc-dem.tif", in: dir)
         let reader = try Self.checkArchive(result, plan: plan)
         #expect(reader.hasElevation && result.archive.elevationTiles == result.report.tilesWritten)
@@ -96,8 +91,8 @@ struct EndToEndTests {
     }
 
     @Test func colourImageBuildsAndAnswersTheSourceColour() throws {
-        let dir = Self.temporaryDirectory()
-        defer { _ = system("rm -rf '\(dir)'") }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         let (result, plan) = try Self.build("montblanc-color.tif", in: dir, maxZoom: 13)
         let reader = try Self.checkArchive(result, plan: plan)
         #expect(!reader.hasElevation || result.archive.elevationTiles == 0)
@@ -127,8 +122,8 @@ struct EndToEndTests {
     }
 
     @Test func aBuildFailingHalfwayLeavesTheExistingArchiveUntouched() throws {
-        let dir = Self.temporaryDirectory()
-        defer { _ = system("rm -rf '\(dir)'") }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         let (first, _) = try Self.build("montblanc-dem.tif", in: dir, maxZoom: 10)
         let before = try FileDigest.sha256(path: first.outputPath)
         // A copy of the DEM whose compressed blocks are damaged from the middle on: it opens

@@ -20,13 +20,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A fresh directory under /tmp for one test, removed by the caller.
-private func temporaryDirectory(_ name: String) throws -> String {
-    let path = "/tmp/tilepack-writer-tests-\(getpid())-\(name)-\(UInt64.random(in: 0...UInt64.max))"
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 /// Just enough TIFF parsing to check what the writer wrote: little-endian classic or BigTIFF,
 /// first IFD, entries with their values widened to UInt64 (or raw bytes for ASCII/DOUBLE).
 private struct ParsedTIFF {
@@ -150,8 +143,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
     }
 
     @Test func sameSeedSameBytesOtherSeedOtherBytes() throws {
-        let dir = try temporaryDirectory("determinism")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         func write(seed: UInt64, _ name: String) throws -> [UInt8] {
             let raster = SampleRegion.elevation(terrain: SampleRegion.terrain(seed: seed, elevationSize: 96), width: 96, height: 80)
             var options = raster.writerOptions()
@@ -170,8 +163,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
 
     @Test(arguments: [false, true])
     func headerAndIFDDescribeTheImage(bigTIFF: Bool) throws {
-        let dir = try temporaryDirectory("structure")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         let path = "\(dir)/dem.tif"
         let raster = SampleRegion.elevation(terrain: SampleRegion.terrain(seed: 3, elevationSize: 100), width: 100, height: 70)
         var options = raster.writerOptions()
@@ -231,8 +224,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
     }
 
     @Test func colourWithAlphaAndRotatedTransform() throws {
-        let dir = try temporaryDirectory("colour")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         var options = GeoTIFFWriter.Options(width: 20, height: 20, samplesPerPixel: 4, sampleType: .uint16)
         options.photometric = .rgb
         options.alpha = true
@@ -252,8 +245,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
     }
 
     @Test func switchesToBigTIFFWhenClassicOffsetsWouldOverflow() throws {
-        let dir = try temporaryDirectory("switch")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         var options = GeoTIFFWriter.Options(width: 64, height: 64, samplesPerPixel: 1, sampleType: .uint8)
         options.blockWidth = 32
         options.blockHeight = 32
@@ -291,8 +284,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
 
     @Test func failedWriteLeavesNoFile() throws {
         struct Boom: Error {}
-        let dir = try temporaryDirectory("failure")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = TemporaryDirectory(), dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         let options = GeoTIFFWriter.Options(width: 64, height: 64, samplesPerPixel: 1, sampleType: .uint8)
         let writer = try GeoTIFFWriter(path: "\(dir)/x.tif", options: options)
         #expect(throws: Boom.self) {

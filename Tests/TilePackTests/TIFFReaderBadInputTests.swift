@@ -15,7 +15,7 @@ import Testing
 /// file: never a crash, a hang or an allocation driven by an unchecked count.
 @Suite struct TIFFReaderBadInputTests {
     /// Opens (and, if that works, reads all of) `bytes` and returns the error.
-    private func failure(_ bytes: [UInt8], name: String = "bad.tif", in dir: TempDir) throws -> TIFFError? {
+    private func failure(_ bytes: [UInt8], name: String = "bad.tif", in dir: TemporaryDirectory) throws -> TIFFError? {
         let path = try dir.write(name, bytes)
         do {
             let file = try TIFFFile(path: path)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func truncatedHeader() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         #expect(try failure([0x49, 0x49, 42], in: dir)?.kind == .truncated)
         #expect(try failure([], in: dir)?.kind == .truncated)
         let cut = Array(try valid().prefix(100))
@@ -50,21 +50,21 @@ import Testing
     }
 
     @Test func notATIFF() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         #expect(try failure(Array("GIF89a-not-a-tiff".utf8), in: dir)?.kind == .badHeader)
         #expect(try failure([0x49, 0x49, 41, 0, 8, 0, 0, 0], in: dir)?.kind == .badHeader)
         #expect(try failure([0x49, 0x49, 43, 0, 4, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0], in: dir)?.kind == .badHeader)
     }
 
     @Test func ifdOffsetPastTheEnd() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var file = try valid()
         file.replaceSubrange(4..<8, with: [0xF0, 0xFF, 0xFF, 0x0F])
         #expect(try failure(file, in: dir)?.kind == .offsetPastEnd)
     }
 
     @Test func ifdLoop() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var file = try valid()
         let ifd = ifdOffset(file)
         let n = Int(file[ifd]) | Int(file[ifd + 1]) << 8
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func absurdDimensionsAndCounts() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         // Width 0.
         #expect(try failure(try valid { $0.extraTags[256] = .longs([0]) }, in: dir)?.kind == .absurdDimensions)
         // A tile of 2^20 × 2^20 pixels.
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func stripThatInflatesToTheWrongSize() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         let short = try valid { t in
             t.compression = 8
             t.blockOverride = [0: try! Zlib.deflate([UInt8](repeating: 7, count: 10))]
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func blockOffsetPastTheEnd() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         let file = try valid { $0.extraTags[273] = .longs([0x7FFF_0000]) }
         #expect(try failure(file, in: dir)?.kind == .offsetPastEnd)
         let long = try valid { $0.extraTags[279] = .longs([0x7FFF_0000]); $0.compression = 8 }
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func unsupportedFeaturesAreDeclinedByName() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         let jpeg = try failure(try valid { $0.compression = 7 }, name: "photo.tif", in: dir)
         #expect(jpeg?.kind == .unsupported(feature: "JPEG compression", code: 7))
         #expect(jpeg?.description.contains("photo.tif") == true)
@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func missingFileAndWindowOutside() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         let missing = dir.path + "/nope.tif"
         #expect(throws: TIFFError.self) { try TIFFFile(path: missing) }
         do { _ = try TIFFFile(path: missing) } catch { #expect(error.kind == .io && error.description.hasPrefix(missing)) }
@@ -152,7 +152,7 @@ import Testing
 
     /// Random byte flips in valid files: every outcome is success or a TIFFError, never a trap.
     @Test func mutatedFilesNeverCrash() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var seeds: UInt64 = 0x9E37_79B9_7F4A_7C15
         func next() -> Int { seeds ^= seeds << 13; seeds ^= seeds >> 7; seeds ^= seeds << 17; return Int(seeds % 1_000_000) }
         let bases = try [

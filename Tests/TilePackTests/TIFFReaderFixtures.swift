@@ -281,20 +281,3 @@ struct CraftedTIFF {
         return out
     }
 }
-
-/// A scratch directory for one test, removed when the value goes away.
-final class TempDir {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "tilepack-tiff-\(UInt64.random(in: 0...UInt64.max))"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// Writes `bytes` to `name` and returns the full path.
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let p = path + "/" + name
-        try Data(bytes).write(to: URL(fileURLWithPath: p))
-        return p
-    }
-}

@@ -18,7 +18,7 @@ import Testing
     /// Every supported combination of byte order, TIFF flavour, layout, compression, sample
     /// type, predictor and planar configuration decodes back to the samples written.
     @Test func decodesEveryLayoutCompressionAndPredictor() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         let kinds: [(bits: Int, format: Int)] = [(8, 1), (16, 2), (32, 1), (32, 3), (64, 3), (64, 2)]
         var checked = 0
         for order in [TIFFByteOrder.little, .big] {
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func windowedReadEqualsTheSliceOfAFullRead() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         for (planar, tile) in [(1, (16, 16)), (2, (16, 16)), (1, nil), (2, nil)] as [(Int, (Int, Int)?)] {
             var t = CraftedTIFF()
             t.width = 50; t.height = 37; t.bands = 3; t.bits = 16; t.planar = planar
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func readsOldStyleLZWAndFillOrder2() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.width = 40; t.height = 30
         let samples = t.makeSamples()
@@ -115,7 +115,7 @@ import Testing
     }
 
     @Test func readsGeoTIFFTags() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.bits = 16; t.sampleFormat = 2
         t.extraTags = [
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func modelTransformationAndUserDefinedCRS() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.extraTags = [
             TIFFTag.modelTransformation: .doubles([2, 0.5, 0, 100, 0.25, -2, 0, 200, 0, 0, 0, 0, 0, 0, 0, 1]),
@@ -178,7 +178,7 @@ import Testing
         #expect(GeoTIFFTags.parseNodata("-3.4e38", sampleType: .float32) == -3.4e38)
         #expect(GeoTIFFTags.parseNodata("garbage", sampleType: .float32) == nil)
 
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.bits = 32; t.sampleFormat = 3
         t.extraTags = [TIFFTag.gdalNoData: .ascii("nan")]
@@ -188,7 +188,7 @@ import Testing
     }
 
     @Test func checksumHashesBandPlanesInOrder() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.width = 19; t.height = 11; t.bands = 3; t.bits = 16; t.rowsPerStrip = 4; t.compression = 5
         let samples = t.makeSamples()
@@ -201,7 +201,7 @@ import Testing
     }
 
     @Test func paletteAndExtraSamplesAreExposedRaw() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.photometric = 3
         t.extraTags = [TIFFTag.colorMap: .shorts((0..<768).map { UInt16($0 * 85) })]
@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func concurrentReadsAgreeWithASerialRead() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.width = 64; t.height = 64; t.bands = 3; t.tile = (16, 16); t.compression = 8
         let samples = t.makeSamples()
@@ -236,7 +236,7 @@ import Testing
     }
 
     @Test func floatsAndSamplesConvertEveryType() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         for (bits, format) in [(8, 2), (16, 1), (32, 2), (32, 3), (64, 3)] {
             var t = CraftedTIFF()
             t.bits = bits; t.sampleFormat = format

@@ -64,7 +64,8 @@ public final class MBTilesWriter {
     /// Where the finished archive goes.
     public let targetPath: String
     /// Where it is built; gone after ``finish()`` or failure.
-    public let temporaryPath: String
+    public var temporaryPath: String { replacement.temporaryPath }
+    private let replacement: AtomicReplacement
     /// Written at ``finish()``; may be updated until then (e.g. the bounds once known).
     public var metadata: MBTilesMetadata
     public let options: Options
@@ -91,10 +92,10 @@ public final class MBTilesWriter {
         }
         precondition(options.batchTiles > 0 && options.batchBytes > 0, "batch limits must be positive")
         self.targetPath = path
-        self.temporaryPath = "\(path).tmp-\(getpid())"
+        self.replacement = AtomicReplacement(targetPath: path, companionSuffixes: ["-wal", "-shm", "-journal"])
         self.metadata = metadata
         self.options = options
-        Self.removeFiles(of: temporaryPath)
+        replacement.removeTemporary()
         do {
             let db = try SQLiteConnection(path: temporaryPath, mode: .readWriteCreate)
             connection = db
@@ -208,12 +209,10 @@ public final class MBTilesWriter {
             insertMap = nil
             insertElevation = nil
             connection = nil  // last reference: closes the file before the rename
-            guard rename(temporaryPath, targetPath) == 0 else {
-                let reason = String(cString: strerror(errno))
+            if let code = replacement.commit() {
                 throw ArchiveError(path: targetPath, problem: .writeFailed,
-                                   detail: "cannot move \(temporaryPath) into place: \(reason)")
+                                   detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
-            Self.removeFiles(of: temporaryPath)
             state = .finished
         } catch {
             throw fail(error, doing: "finishing the archive")
@@ -300,12 +299,7 @@ public final class MBTilesWriter {
         insertMap = nil
         insertElevation = nil
         connection = nil
-        Self.removeFiles(of: temporaryPath)
-    }
-
-    /// Deletes a database file and its journal companions, ignoring files that are absent.
-    private static func removeFiles(of path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        replacement.removeTemporary()
     }
 }
 

@@ -211,57 +211,13 @@ private final class BuildRun<Sink: TileSink> {
         }
     }
 
-    /// `body` over `tiles` on up to `workers` threads, results in tile order. Each thread
-    /// pulls the next index from a shared counter (cheap tiles do not leave a core idle) and
-    /// uses its own workspace. The first error stops the others and is rethrown.
+    /// `body` over `tiles` on up to `workers` threads, results in tile order, each thread
+    /// with its own workspace (see Core's `parallelMap`).
     private func parallelMap(_ tiles: [TileID],
                              _ body: @escaping @Sendable (TileID, ResampleWorkspace) throws -> TileResult) throws -> [TileResult] {
-        var results = [TileResult](repeating: TileResult(), count: tiles.count)
-        let threads = min(workspaces.count, tiles.count)
-        if threads <= 1 {
-            for (i, t) in tiles.enumerated() { results[i] = try body(t, workspaces[0]) }
-            return results
-        }
-        let shared = WorkQueueState()
         let workspaces = self.workspaces
-        results.withUnsafeMutableBufferPointer { buffer in
-            let slots = ResultSlots(buffer: buffer)
-            DispatchQueue.concurrentPerform(iterations: threads) { w in
-                let ws = workspaces[w]
-                while !shared.failed {
-                    let i = shared.next.add(1, ordering: .relaxed).oldValue
-                    guard i < tiles.count else { break }
-                    do {
-                        slots.buffer[i] = try body(tiles[i], ws)
-                    } catch {
-                        shared.fail(error)
-                        break
-                    }
-                }
-            }
+        return try TilePackCore.parallelMap(count: tiles.count, workers: workspaces.count) { i, w in
+            try body(tiles[i], workspaces[w])
         }
-        if let error = shared.error { throw error }
-        return results
-    }
-}
-
-/// Result slots of one parallel phase: each index is written by exactly one worker and read
-/// only after `concurrentPerform` has joined them all, so no two threads touch one slot.
-private struct ResultSlots: @unchecked Sendable {
-    let buffer: UnsafeMutableBufferPointer<TileResult>
-}
-
-/// The shared counter and first error of one parallel phase.
-private final class WorkQueueState: Sendable {
-    let next = Atomic<Int>(0)
-    private let firstError = Mutex<(any Error)?>(nil)
-    private let failedFlag = Atomic<Bool>(false)
-
-    var failed: Bool { failedFlag.load(ordering: .relaxed) }
-    var error: (any Error)? { firstError.withLock { $0 } }
-
-    func fail(_ error: any Error) {
-        firstError.withLock { if $0 == nil { $0 = error } }
-        failedFlag.store(true, ordering: .relaxed)
     }
 }

@@ -69,7 +69,7 @@ public struct TIFFWriteError: TilePackError, Equatable {
 /// a small batch of blocks (a few per core) plus 16 bytes of offset/count per block,
 /// whatever the image size. The IFD goes at the end of the file and the header is patched
 /// to point at it; classic TIFF is written unless the file passes 4 GiB (then BigTIFF) or
-/// BigTIFF is demanded. Everything goes to `path.tmp`, renamed onto `path` on success, so a
+/// BigTIFF is demanded. Everything goes to `path.tmp-PID`, renamed onto `path` on success, so a
 /// failure never leaves a half file under the target name.
 ///
 /// ```swift
@@ -466,13 +466,10 @@ public struct GeoTIFFWriter: Sendable {
 
     /// Maps `range` through `body` on all cores, results in range order; the first error wins.
     private func parallelMap(_ range: Range<Int>, _ body: @Sendable (Int) throws -> [UInt8]) throws -> [[UInt8]] {
-        let results = Mutex<[Result<[UInt8], any Error>?]>(Array(repeating: nil, count: range.count))
         let first = range.lowerBound
-        DispatchQueue.concurrentPerform(iterations: range.count) { k in
-            let r = Result { try body(first + k) }
-            results.withLock { $0[k] = r }
+        return try TilePackCore.parallelMap(count: range.count, workers: ProcessorInfo.activeCount) { k, _ in
+            try body(first + k)
         }
-        return try results.withLock { slots in try slots.map { try $0!.get() } }
     }
 }
 
@@ -566,15 +563,14 @@ struct IFDEntry {
 /// ``finish()`` renames it onto the target.
 private final class OutputFile {
     let path: String
-    let temporaryPath: String
+    private let replacement: AtomicReplacement
     private var fd: Int32
     private(set) var position: UInt64 = 0
 
     init(path: String) throws(TIFFWriteError) {
         self.path = path
-        // The pid keeps two writers of the same target (two processes) off each other's file.
-        self.temporaryPath = path + ".tmp-\(getpid())"
-        fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        replacement = AtomicReplacement(targetPath: path)
+        fd = open(replacement.temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TIFFWriteError(path: path, reason: .cannotCreate(errno: errno)) }
     }
 
@@ -606,20 +602,18 @@ private final class OutputFile {
         fd = -1
         guard closed == 0 else {
             let e = errno
-            unlink(temporaryPath)
+            replacement.removeTemporary()
             throw TIFFWriteError(path: path, reason: .writeFailed(errno: e))
         }
-        guard rename(temporaryPath, path) == 0 else {
-            let e = errno
-            unlink(temporaryPath)
-            throw TIFFWriteError(path: path, reason: .cannotRename(errno: e))
+        if let code = replacement.commit() {
+            throw TIFFWriteError(path: path, reason: .cannotRename(errno: code))
         }
     }
 
     /// Closes and removes the temporary file after a failure.
     func abandon() {
         if fd >= 0 { close(fd); fd = -1 }
-        unlink(temporaryPath)
+        replacement.removeTemporary()
     }
 
     deinit { if fd >= 0 { close(fd) } }

@@ -22,12 +22,13 @@ struct InfoCommand: ParsableCommand {
     var checksum = false
 
     func run() throws {
+        let info: SourceInfo
         do {
-            let info = SourceInfo(tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum))
-            print(json ? info.json : info.text)
+            info = SourceInfo(tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum))
         } catch {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }
+        print(json ? try info.json : info.text)
     }
 }

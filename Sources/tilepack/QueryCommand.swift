@@ -65,7 +65,7 @@ struct QueryCommand: ParsableCommand {
             return
         }
         if json {
-            print(query.json)
+            print(try query.json)
         } else {
             print(query.text)
         }
@@ -86,7 +86,7 @@ extension QueryCommand {
             if answers.isEmpty {
                 let place = library ?? "the current directory"
                 if json {
-                    print(uncoveredPointJSON(query, searched: place))
+                    print(try uncoveredPointJSON(query, searched: place))
                 } else {
                     print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(paths.count) archive\(paths.count == 1 ? "" : "s") searched)")
                 }
@@ -94,7 +94,7 @@ extension QueryCommand {
             }
             for (i, answer) in answers.enumerated() {
                 if json {
-                    print(answer.json)
+                    print(try answer.json)
                 } else {
                     if i > 0 { print("") }
                     print(answer.text)

@@ -14,7 +14,7 @@ import Testing
 struct GeoQueryTests {
     @Test func parsesNumbersAndGeoURIs() throws {
         let q = try TileQuery(arguments: ["-33.8568", "151.2153", "15"])
-        #expect(q.tile == TileQuery.Tile(z: 15, x: 30147, y: 19662) && q.tmsY == 13105)
+        #expect(q.tile == TileID(z: 15, x: 30147, y: 19662) && q.tmsY == 13105)
         #expect(q.pixel.x >= 0 && q.pixel.x < 256)
         let u = try TileQuery(arguments: ["geo:-33.8568,151.2153;crs=WGS84;u=35", "15"])
         #expect(u.tile == q.tile && u.pixel == q.pixel)
@@ -45,6 +45,6 @@ struct GeoQueryTests {
 
     @Test func maxLatitudeItselfIsAccepted() throws {
         let q = try TileQuery(lat: WebMercator.maxLatitude, lon: 180, zoom: 2)
-        #expect(q.tile == TileQuery.Tile(z: 2, x: 3, y: 0))
+        #expect(q.tile == TileID(z: 2, x: 3, y: 0))
     }
 }

@@ -90,7 +90,7 @@ public struct RegionBuild: Sendable {
             sourceFile: Request.fileName(request.sourcePath),
             sourceSHA256: try FileDigest.sha256(path: request.sourcePath)
         )
-        metadata.buildOptions = buildOptionsJSON(plan: plan)
+        metadata.buildOptions = try buildOptionsJSON(plan: plan)
         let writer = try MBTilesWriter(path: output, metadata: metadata)
         let report: BuildReport
         do { report = try builder.run(sink: writer, progress: progress) } catch let error as BuildError {
@@ -102,14 +102,40 @@ public struct RegionBuild: Sendable {
     }
 
     /// The options as JSON (`tilepack:build_options`), so an archive says how it was made.
-    func buildOptionsJSON(plan: TilePlan) -> String {
+    func buildOptionsJSON(plan: TilePlan) throws -> String {
         let o = request.options
-        let fields: [(String, JSONValue)] = [
-            ("min_zoom", .int(plan.minZoom)), ("max_zoom", .int(plan.maxZoom)),
-            ("resampling", .string(o.resampling.rawValue)), ("color_mode", .string(o.colorMode.rawValue)),
-            ("keep_empty", .bool(o.keepEmpty)), ("codec", .string(request.codec.rawValue)),
-            ("codec_level", request.codec == .png ? .null : .string(request.codecLevel.rawValue)),
-        ]
-        return JSONValue.object(fields).rendered
+        return try JSONOutput.string(RecordedOptions(
+            minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
+            colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
+            codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue))
+    }
+
+    /// `tilepack:build_options`: `codec_level` is null for PNG (it has no levels).
+    struct RecordedOptions: Encodable {
+        let minZoom: Int, maxZoom: Int
+        let resampling: String, colorMode: String
+        let keepEmpty: Bool
+        let codec: String
+        let codecLevel: String?
+
+        enum CodingKeys: String, CodingKey {
+            case resampling, codec
+            case minZoom = "min_zoom"
+            case maxZoom = "max_zoom"
+            case colorMode = "color_mode"
+            case keepEmpty = "keep_empty"
+            case codecLevel = "codec_level"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(minZoom, forKey: .minZoom)
+            try c.encode(maxZoom, forKey: .maxZoom)
+            try c.encode(resampling, forKey: .resampling)
+            try c.encode(colorMode, forKey: .colorMode)
+            try c.encode(keepEmpty, forKey: .keepEmpty)
+            try c.encode(codec, forKey: .codec)
+            try c.encodeOrNull(codecLevel, forKey: .codecLevel)
+        }
     }
 }

@@ -63,3 +63,8 @@ public struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public var description: String { "\(z)/\(x)/\(y)" }
 }
+
+/// JSON form `{"x", "y", "z"}` (XYZ scheme, y growing south), as `query --json` prints `tile`.
+extension TileID: Encodable {
+    enum CodingKeys: String, CodingKey { case z, x, y }
+}

@@ -80,19 +80,20 @@ public struct GeoURI: Sendable, Equatable {
 /// clamped: the square web-mercator map stops there, and answering with the edge tile
 /// would name a place the user did not ask about.
 public struct TileQuery: Sendable, Equatable, Codable {
-    public struct Tile: Sendable, Equatable, Codable { public let z: Int, x: Int, y: Int }
     public struct Pixel: Sendable, Equatable, Codable { public let x: Int, y: Int }
 
     public let lat: Double
     public let lon: Double
     public let zoom: Int
     /// XYZ tile (y grows south).
-    public let tile: Tile
+    public let tile: TileID
     /// The MBTiles/TMS row of the same tile.
     public let tmsY: Int
     /// Pixel within the 256×256 tile, from its top-left corner.
     public let pixel: Pixel
 
+    /// `lat`, `lon`, `zoom`, `tile` {`z`, `x`, `y`}, `tms_y`, `pixel` {`x`, `y`}: the fields
+    /// every `query --json` answer starts with.
     enum CodingKeys: String, CodingKey {
         case lat, lon, zoom, tile, pixel
         case tmsY = "tms_y"
@@ -110,12 +111,12 @@ public struct TileQuery: Sendable, Equatable, Codable {
             throw QueryInputError("zoom \(zoom) is outside 0…\(TileID.maxZoom)")
         }
         guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: zoom) else {
-            preconditionFailure("validated point \(lat),\(lon) z\(zoom) has no tile")
+            throw QueryInputError("point \(lat), \(lon) at zoom \(zoom) has no web-mercator tile")
         }
         self.lat = lat
         self.lon = lon
         self.zoom = zoom
-        tile = Tile(z: zoom, x: hit.tile.x, y: hit.tile.y)
+        tile = hit.tile
         tmsY = hit.tile.tmsY
         pixel = Pixel(x: hit.pixelX, y: hit.pixelY)
     }
@@ -163,15 +164,37 @@ public struct TileQuery: Sendable, Equatable, Codable {
 }
 
 extension TileQuery {
-    /// `lat`, `lon`, `zoom`, `tile` {`z`, `x`, `y`}, `tms_y`, `pixel` {`x`, `y`}: the fields
-    /// every `query --json` answer starts with.
-    public var jsonFields: [(String, JSONValue)] {
-        [("lat", .number(lat)), ("lon", .number(lon)), ("zoom", .int(zoom)),
-         ("tile", .object([("z", .int(tile.z)), ("x", .int(tile.x)), ("y", .int(tile.y))])),
-         ("tms_y", .int(tmsY)),
-         ("pixel", .object([("x", .int(pixel.x)), ("y", .int(pixel.y))]))]
+    /// Decodes `lat`, `lon` and `zoom` through the same checks as ``init(lat:lon:zoom:)``, so
+    /// a decoded query is always a valid one (a server decodes them from requests). `tile`,
+    /// `tms_y` and `pixel` are recomputed from the point, never trusted from the input.
+    /// - Throws: `DecodingError.dataCorrupted` naming the bad value (zoom outside 0…24,
+    ///   latitude beyond ±85.0511°, longitude outside ±180), or the decoder's own errors.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let lat = try c.decode(Double.self, forKey: .lat)
+        let lon = try c.decode(Double.self, forKey: .lon)
+        let zoom = try c.decode(Int.self, forKey: .zoom)
+        do {
+            try self.init(lat: lat, lon: lon, zoom: zoom)
+        } catch {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error.description)",
+                underlyingError: error))
+        }
     }
 
-    /// The `--tile-only --json` answer.
-    public var json: String { JSONValue.object(jsonFields).rendered }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(JSONOutput.number(lat), forKey: .lat)
+        try c.encode(JSONOutput.number(lon), forKey: .lon)
+        try c.encode(zoom, forKey: .zoom)
+        try c.encode(tile, forKey: .tile)
+        try c.encode(tmsY, forKey: .tmsY)
+        try c.encode(pixel, forKey: .pixel)
+    }
+
+    /// The `--tile-only --json` answer: one line, keys sorted.
+    public var json: String {
+        get throws { try JSONOutput.string(self) }
+    }
 }

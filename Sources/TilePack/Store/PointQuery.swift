@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// What one archive holds at a point: the answer of `tilepack query`.
-public struct PointAnswer: Sendable {
+public struct PointAnswer: Sendable, Encodable {
     /// The archive file.
     public let archive: String
     /// The region's MBTiles `name`.
@@ -26,17 +26,31 @@ public struct PointAnswer: Sendable {
     /// has elevation).
     public let elevationZoom: Int?
 
+    /// The fields after the query's own (``TileQuery/CodingKeys``: `lat`, `lon`, `zoom`,
+    /// `tile`, `tms_y`, `pixel`).
+    enum CodingKeys: String, CodingKey {
+        case archive, region, present, rgba
+        case elevationMetres = "elevation_m"
+        case elevationZoom = "elevation_zoom"
+    }
+
+    /// The query's fields, then `archive`, `region`, `present`, `rgba` (null without a tile),
+    /// `elevation_m` (rounded to the centimetre, null without elevation), `elevation_zoom`.
+    public func encode(to encoder: any Encoder) throws {
+        try query.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(archive, forKey: .archive)
+        try c.encode(region, forKey: .region)
+        try c.encode(present, forKey: .present)
+        try c.encodeOrNull(rgba, forKey: .rgba)
+        try c.encodeOrNull(elevationMetres.map { JSONOutput.number(($0 * 100).rounded() / 100) }, forKey: .elevationMetres)
+        try c.encodeOrNull(elevationZoom, forKey: .elevationZoom)
+    }
+
     /// `{archive, region, lat, lon, zoom, tile {z,x,y}, tms_y, pixel {x,y}, present, rgba,
-    /// elevation_m, elevation_zoom}`.
+    /// elevation_m, elevation_zoom}` on one line, keys sorted.
     public var json: String {
-        let fields: [(String, JSONValue)] = [("archive", .string(archive)), ("region", .string(region))]
-            + query.jsonFields + [
-            ("present", .bool(present)),
-            ("rgba", rgba.map { .array($0.map { .int(Int($0)) }) } ?? .null),
-            ("elevation_m", elevationMetres.map { .number(($0 * 100).rounded() / 100) } ?? .null),
-            ("elevation_zoom", elevationZoom.map { .int($0) } ?? .null),
-        ]
-        return JSONValue.object(fields).rendered
+        get throws { try JSONOutput.string(self) }
     }
 
     /// Human-readable lines.
@@ -55,14 +69,48 @@ public struct PointAnswer: Sendable {
     }
 }
 
-/// The answer when no archive covers the point: the same fields with `archive` and
-/// `region` null and `present` false, plus a message.
-public func uncoveredPointJSON(_ query: TileQuery, searched place: String) -> String {
-    let fields: [(String, JSONValue)] = [("archive", .null), ("region", .null)] + query.jsonFields + [
-        ("present", .bool(false)), ("rgba", .null), ("elevation_m", .null), ("elevation_zoom", .null),
-        ("message", .string("no region archive in \(place) covers this point")),
-    ]
-    return JSONValue.object(fields).rendered
+/// The answer when no archive covers the point: the query's fields with `archive` and
+/// `region` null, `present` false, `rgba`, `elevation_m` and `elevation_zoom` null, plus a
+/// `message` naming the place searched.
+public struct UncoveredPointAnswer: Sendable, Encodable {
+    public let query: TileQuery
+    /// Where the archives were looked for (a directory, or "the current directory").
+    public let searched: String
+
+    public init(query: TileQuery, searched: String) {
+        self.query = query
+        self.searched = searched
+    }
+
+    public var message: String { "no region archive in \(searched) covers this point" }
+
+    enum CodingKeys: String, CodingKey {
+        case archive, region, present, rgba, message
+        case elevationMetres = "elevation_m"
+        case elevationZoom = "elevation_zoom"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try query.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeNil(forKey: .archive)
+        try c.encodeNil(forKey: .region)
+        try c.encode(false, forKey: .present)
+        try c.encodeNil(forKey: .rgba)
+        try c.encodeNil(forKey: .elevationMetres)
+        try c.encodeNil(forKey: .elevationZoom)
+        try c.encode(message, forKey: .message)
+    }
+
+    /// One line, keys sorted.
+    public var json: String {
+        get throws { try JSONOutput.string(self) }
+    }
+}
+
+/// ``UncoveredPointAnswer``'s JSON.
+public func uncoveredPointJSON(_ query: TileQuery, searched place: String) throws -> String {
+    try UncoveredPointAnswer(query: query, searched: place).json
 }
 
 /// Answers point queries against downloaded regions: which archives cover a point, what
@@ -103,7 +151,7 @@ public enum PointQuery {
 
     /// What one open archive holds at the point (whether or not its bounds contain it).
     public static func answer(_ query: TileQuery, reader: MBTilesReader) throws -> PointAnswer {
-        let id = TileID(z: query.tile.z, x: query.tile.x, y: query.tile.y)!
+        let id = query.tile  // valid by construction: TileQuery checks its input, decoded or not
         let region = reader.metadata[MBTilesMetadata.Key.name] ?? ""
         var rgba: [UInt8]?
         if let data = try reader.tile(id) {

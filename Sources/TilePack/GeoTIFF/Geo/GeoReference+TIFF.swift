@@ -24,7 +24,7 @@ extension GeoReference {
 /// georeferenced, its CRS, bounds (native and lon/lat from the densified outline),
 /// resolution and matching web-mercator zoom. A CRS tilepack declines is reported in
 /// `crs_error` rather than failing the whole report.
-public struct SourceInfo: Sendable {
+public struct SourceInfo: Sendable, Encodable {
     public let tiff: TIFFInfo
     public let georeference: GeoReference?
     /// Why the file could not be georeferenced, when it carries GeoTIFF tags but no usable CRS.
@@ -41,26 +41,36 @@ public struct SourceInfo: Sendable {
         }
     }
 
-    /// The TIFF fields followed by `epsg`, `crs_name`, `datum_note`, `bounds`,
-    /// `bounds_lonlat` ([west, south, east, north]), `resolution_m`, `native_zoom`, `crs_error`.
-    public var json: String {
-        var fields = tiff.jsonFields.filter { $0.0 != "epsg" }
+    /// The TIFF fields (``TIFFInfo/CodingKeys``) with `epsg` from the CRS, then `crs_name`,
+    /// `datum_note`, `bounds`, `bounds_lonlat` ([west, south, east, north]), `resolution_m`,
+    /// `native_zoom`, `crs_error`; null where the file is not georeferenced.
+    enum CodingKeys: String, CodingKey {
+        case bounds
+        case crsName = "crs_name"
+        case datumNote = "datum_note"
+        case boundsLonLat = "bounds_lonlat"
+        case resolutionMetres = "resolution_m"
+        case nativeZoom = "native_zoom"
+        case crsError = "crs_error"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
         let g = georeference
-        let epsg = g?.crs.epsg ?? tiff.image.epsg
-        fields.append(("epsg", epsg.map { .int($0) } ?? .null))
-        fields.append(("crs_name", g.map { .string($0.crs.name) } ?? .null))
-        fields.append(("datum_note", g?.crs.datumNote.map { .string($0) } ?? .null))
-        if let g {
-            let b = g.nativeBounds, ll = g.lonLatBounds(pointsPerEdge: 33)
-            fields.append(("bounds", .array([b.minX, b.minY, b.maxX, b.maxY].map { .number($0) })))
-            fields.append(("bounds_lonlat", .array([ll.west, ll.south, ll.east, ll.north].map { .number($0) })))
-            fields.append(("resolution_m", .number(g.groundResolution)))
-            fields.append(("native_zoom", .int(g.nativeZoom)))
-        } else {
-            for key in ["bounds", "bounds_lonlat", "resolution_m", "native_zoom"] { fields.append((key, .null)) }
-        }
-        fields.append(("crs_error", georeferencingProblem.map { .string($0) } ?? .null))
-        return JSONValue.object(fields).rendered
+        try tiff.encode(to: encoder, epsg: g?.crs.epsg ?? tiff.image.epsg)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeOrNull(g?.crs.name, forKey: .crsName)
+        try c.encodeOrNull(g?.crs.datumNote, forKey: .datumNote)
+        let b = g?.nativeBounds, ll = g?.lonLatBounds(pointsPerEdge: 33)
+        try c.encodeOrNull(b.map { [$0.minX, $0.minY, $0.maxX, $0.maxY].map(JSONOutput.number) }, forKey: .bounds)
+        try c.encodeOrNull(ll.map { [$0.west, $0.south, $0.east, $0.north].map(JSONOutput.number) }, forKey: .boundsLonLat)
+        try c.encodeOrNull(g.map { JSONOutput.number($0.groundResolution) }, forKey: .resolutionMetres)
+        try c.encodeOrNull(g?.nativeZoom, forKey: .nativeZoom)
+        try c.encodeOrNull(georeferencingProblem, forKey: .crsError)
+    }
+
+    /// One JSON object (schema in README, "## tilepack info"), one line, keys sorted.
+    public var json: String {
+        get throws { try JSONOutput.string(self) }
     }
 
     /// The TIFF report followed by the georeferencing lines.

@@ -2,7 +2,7 @@ import TilePackCore
 /// What `tilepack info` reports about a TIFF: structure, sample layout, georeferencing and,
 /// optionally, pixel checksums. Built in the library so the CLI only prints; rendered as
 /// human text (``text``) or as one deterministic JSON object (``json``).
-public struct TIFFInfo: Sendable {
+public struct TIFFInfo: Sendable, Encodable {
     public let path: String
     public let image: TIFFImage
     public let byteOrder: TIFFByteOrder
@@ -36,51 +36,88 @@ public struct TIFFInfo: Sendable {
 
     // MARK: JSON
 
-    /// One JSON object with snake_case fields (schema in README, "## tilepack info").
-    /// Keys in a fixed order; non-finite numbers as the strings "nan", "inf", "-inf".
-    public var json: String { JSONValue.object(jsonFields).rendered }
-
-    /// The fields of ``json`` in order, for reports that extend this one (`info` adds the
-    /// CRS fields from Geo).
-    public var jsonFields: [(String, JSONValue)] {
-        let img = image
-        var fields: [(String, JSONValue)] = [
-            ("path", .string(path)),
-            ("width", .int(img.width)),
-            ("height", .int(img.height)),
-            ("bands", .int(img.bands)),
-            ("dtype", .string(img.sampleType.rawValue)),
-            ("bits_per_sample", .int(img.bitsPerSample)),
-            ("compression", .string(img.compressionName)),
-            ("compression_code", .int(Int(img.compression))),
-            ("predictor", .int(img.predictor)),
-            ("planar_config", .string(img.planarConfig.name)),
-            ("layout", .string(img.isTiled ? "tiled" : "stripped")),
-            ("block_size", .array([.int(img.blockWidth), .int(img.blockHeight)])),
-            ("bigtiff", .bool(isBigTIFF)),
-            ("byte_order", .string(byteOrder.rawValue)),
-            ("photometric", .string(img.photometricName)),
-            ("extra_samples", .array(img.extraSamples.map { .int($0) })),
-            ("overviews", .array(overviewSizes.map { .array([.int($0.width), .int($0.height)]) })),
-            ("masks", .array(maskSizes.map { .array([.int($0.width), .int($0.height)]) })),
-            ("geotransform", img.geoTransform.map { .array($0.coefficients.map { .number($0) }) } ?? .null),
-            ("raster_type", img.rasterType.map { .string($0.rawValue) } ?? .null),
-            ("nodata", img.nodata.map { .number($0) } ?? .null),
-            ("epsg", img.epsg.map { .int($0) } ?? .null),
-            ("geokeys", img.geoKeys.map { keys in .object(keys.entries.map { (GeoKey.name($0.id), Self.json($0.value)) }) } ?? .null),
-        ]
-        if let checksum {
-            fields.append(("pixel_sha256", .string(checksum.pixelSHA256)))
-            fields.append(("band_sha256", .array(checksum.bandSHA256.map { .string($0) })))
-        }
-        return fields
+    /// One JSON object with snake_case fields (schema in README, "## tilepack info"), on one
+    /// line with sorted keys; non-finite numbers as the strings "nan", "inf", "-inf".
+    public var json: String {
+        get throws { try JSONOutput.string(self) }
     }
 
-    static func json(_ value: GeoKeyDirectory.Value) -> JSONValue {
-        switch value {
-        case .shorts(let v): v.count == 1 ? .int(Int(v[0])) : .array(v.map { .int(Int($0)) })
-        case .doubles(let v): v.count == 1 ? .number(v[0]) : .array(v.map { .number($0) })
-        case .ascii(let s): .string(s)
+    /// The README's field names. Nullable fields print `null`, never disappear.
+    enum CodingKeys: String, CodingKey {
+        case path, width, height, bands, dtype, compression, predictor, layout, bigtiff, photometric, overviews, masks
+        case geotransform, nodata, epsg, geokeys
+        case bitsPerSample = "bits_per_sample"
+        case compressionCode = "compression_code"
+        case planarConfig = "planar_config"
+        case blockSize = "block_size"
+        case byteOrder = "byte_order"
+        case extraSamples = "extra_samples"
+        case rasterType = "raster_type"
+        case pixelSHA256 = "pixel_sha256"
+        case bandSHA256 = "band_sha256"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, epsg: image.epsg)
+    }
+
+    /// The fields of ``json`` with `epsg` given by the caller: `info` reports the CRS's code
+    /// from Geo, which also knows codes the keys spell out.
+    func encode(to encoder: any Encoder, epsg: Int?) throws {
+        let img = image
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(path, forKey: .path)
+        try c.encode(img.width, forKey: .width)
+        try c.encode(img.height, forKey: .height)
+        try c.encode(img.bands, forKey: .bands)
+        try c.encode(img.sampleType.rawValue, forKey: .dtype)
+        try c.encode(img.bitsPerSample, forKey: .bitsPerSample)
+        try c.encode(img.compressionName, forKey: .compression)
+        try c.encode(Int(img.compression), forKey: .compressionCode)
+        try c.encode(img.predictor, forKey: .predictor)
+        try c.encode(img.planarConfig.name, forKey: .planarConfig)
+        try c.encode(img.isTiled ? "tiled" : "stripped", forKey: .layout)
+        try c.encode([img.blockWidth, img.blockHeight], forKey: .blockSize)
+        try c.encode(isBigTIFF, forKey: .bigtiff)
+        try c.encode(byteOrder.rawValue, forKey: .byteOrder)
+        try c.encode(img.photometricName, forKey: .photometric)
+        try c.encode(img.extraSamples, forKey: .extraSamples)
+        try c.encode(overviewSizes.map { [$0.width, $0.height] }, forKey: .overviews)
+        try c.encode(maskSizes.map { [$0.width, $0.height] }, forKey: .masks)
+        try c.encodeOrNull(img.geoTransform?.coefficients.map(JSONOutput.number), forKey: .geotransform)
+        try c.encodeOrNull(img.rasterType?.rawValue, forKey: .rasterType)
+        try c.encodeOrNull(img.nodata.map(JSONOutput.number), forKey: .nodata)
+        try c.encodeOrNull(epsg, forKey: .epsg)
+        try c.encodeOrNull(img.geoKeys.map(GeoKeysJSON.init), forKey: .geokeys)
+        if let checksum {
+            try c.encode(checksum.pixelSHA256, forKey: .pixelSHA256)
+            try c.encode(checksum.bandSHA256, forKey: .bandSHA256)
+        }
+    }
+
+    /// `geokeys`: GeoKey name → int (one SHORT), number (one DOUBLE), string (ASCII), or an array.
+    struct GeoKeysJSON: Encodable {
+        let keys: GeoKeyDirectory
+
+        struct Name: CodingKey {
+            let stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Name.self)
+            for (id, value) in keys.entries {
+                let name = Name(stringValue: GeoKey.name(id))
+                switch value {
+                case .shorts(let v) where v.count == 1: try c.encode(Int(v[0]), forKey: name)
+                case .shorts(let v): try c.encode(v.map(Int.init), forKey: name)
+                case .doubles(let v) where v.count == 1: try c.encode(JSONOutput.number(v[0]), forKey: name)
+                case .doubles(let v): try c.encode(v.map(JSONOutput.number), forKey: name)
+                case .ascii(let s): try c.encode(s, forKey: name)
+                }
+            }
         }
     }
 

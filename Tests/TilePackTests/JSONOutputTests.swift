@@ -170,7 +170,7 @@ struct JSONOutputTests {
     // MARK: info and build options
 
     @Test func tiffInfoIsPinnedWithNullsAndNaN() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.bits = 32; t.sampleFormat = 3
         t.extraTags = [TIFFTag.gdalNoData: .ascii("nan")]
@@ -189,7 +189,7 @@ struct JSONOutputTests {
     }
 
     @Test func georeferencedInfoIsPinned() throws {
-        let dir = TempDir()
+        let dir = TemporaryDirectory()
         var t = CraftedTIFF()
         t.bits = 16; t.sampleFormat = 2
         t.extraTags = [

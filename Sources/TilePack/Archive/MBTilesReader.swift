@@ -25,7 +25,7 @@ import Darwin
 /// Consistency: the writer builds in a temporary file and renames it into place, so a reader
 /// sees a whole archive or the previous one, never a partial build; each query is one SQLite
 /// read transaction, so even a file written in place (WAL) shows only committed data.
-public final class MBTilesReader: Sendable {
+public final class MBTilesReader: TileArchive {
     /// Connections kept open between calls; more are opened under load and closed after.
     public static let maxIdleConnections = 4
 
@@ -113,6 +113,38 @@ public final class MBTilesReader: Sendable {
             try stmt.bind(id.tmsY, at: 3)
             return try stmt.step() ? (stmt.bytes(at: 0) ?? []) : nil
         }
+    }
+
+    /// Calls `body` with tile `id`'s stored bytes in SQLite's own buffer (no copy), or
+    /// returns nil when the archive has no tile there.
+    /// - Cost: one indexed lookup; no allocation beyond what `body` does.
+    public func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        // The body may throw its own errors: carry them out of the SQLite-typed closure.
+        var bodyError: (any Error)?
+        let result: R? = try withConnection(doing: "reading tile \(id)") { conn throws(SQLiteError) in
+            let stmt = conn.selectTile!
+            defer { stmt.reset() }
+            try stmt.bind(id.z, at: 1)
+            try stmt.bind(id.x, at: 2)
+            try stmt.bind(id.tmsY, at: 3)
+            guard try stmt.step() else { return nil }
+            do {
+                return try stmt.withBytes(at: 0, body) ?? body(UnsafeRawBufferPointer(start: nil, count: 0))
+            } catch {
+                bodyError = error
+                return nil
+            }
+        }
+        if let bodyError { throw bodyError }
+        return result
+    }
+
+    /// Name, bounds, zooms, codec and tile size from the metadata (computed at open).
+    public var summary: TileArchiveSummary {
+        TileArchiveSummary(name: metadata[MBTilesMetadata.Key.name] ?? "", bounds: bounds, zoomRange: zoomRange,
+                           codec: TileCodecChoice(metadata: metadata),
+                           codecName: metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? "",
+                           tileSize: tileSize, hasElevation: hasElevation)
     }
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).

@@ -123,6 +123,18 @@ public final class SQLiteStatement {
         return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
+    /// Calls `body` with the blob of `column` in place (SQLite's own buffer, valid until the
+    /// next step or reset), or returns nil for NULL. Lets a reader copy a blob straight into
+    /// a pooled buffer: no intermediate array.
+    /// - Cost: no allocation beyond what `body` does.
+    public func withBytes<R>(at column: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        if sqlite3_column_type(handle, column) == SQLITE_NULL { return nil }
+        let pointer = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     private func check(_ code: Int32) throws(SQLiteError) {
         guard code == SQLITE_OK else { throw connection.error(code: code, sql: sql) }
     }

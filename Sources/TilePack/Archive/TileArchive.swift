@@ -1,0 +1,74 @@
+import TilePackCore
+import TilePackCodec
+
+/// A tile archive as a reader of tiles sees it: what it says about itself, a tile's stored
+/// bytes, and (for terrain) a tile's elevation. The shape of PMTiles' reader (`header`,
+/// `metadata`, `get(z, x, y)`) and planetiler's `ReadableTileArchive`, so the tile store and
+/// the query never learn whether tiles sit in SQLite, a PMTiles file or memory (tests use a
+/// fake archive).
+///
+/// Conformers are `Sendable` and answer from many threads at once.
+public protocol TileArchive: Sendable {
+    /// Where the archive lives (a path), named in every error.
+    var path: String { get }
+    /// Name, bounds, zooms, codec, tile size and whether elevation is stored.
+    var summary: TileArchiveSummary { get }
+
+    /// Calls `body` with the bytes stored for tile `id` (valid only during the call), or
+    /// returns nil without calling it when the archive has no such tile. Lets the caller copy
+    /// the payload into a buffer of its own choosing: no intermediate allocation.
+    /// - Throws: ``ArchiveError`` for a damaged archive, or what `body` throws.
+    func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+
+    /// The elevation grid of tile `id`, nil when there is none.
+    /// - Throws: ``ArchiveError`` for a damaged archive or elevation blob.
+    func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile?
+}
+
+extension TileArchive {
+    /// The stored bytes of tile `id` as a new array, nil when absent.
+    /// - Cost: one read and one allocation of the payload's size.
+    public func tileBytes(_ id: TileID) throws -> [UInt8]? {
+        try withTile(id) { Array($0) }
+    }
+}
+
+/// What an archive says about itself, in the form a tile reader needs.
+public struct TileArchiveSummary: Sendable, Equatable {
+    /// The region's name (MBTiles `name`).
+    public var name: String
+    /// Lon/lat bounds (nil when the archive does not say).
+    public var bounds: GeoBounds?
+    /// Zooms that hold tiles (nil for an archive without tiles).
+    public var zoomRange: ClosedRange<Int>?
+    /// How the tiles decode; nil when tilepack cannot decode them (JPEG, vector tiles).
+    public var codec: TileCodecChoice?
+    /// The codec name as recorded, for messages about undecodable archives.
+    public var codecName: String
+    /// Tile side in pixels.
+    public var tileSize: Int
+    /// Whether elevation grids are stored beside the display tiles.
+    public var hasElevation: Bool
+
+    public init(name: String, bounds: GeoBounds?, zoomRange: ClosedRange<Int>?, codec: TileCodecChoice?,
+                codecName: String, tileSize: Int, hasElevation: Bool) {
+        self.name = name; self.bounds = bounds; self.zoomRange = zoomRange; self.codec = codec
+        self.codecName = codecName; self.tileSize = tileSize; self.hasElevation = hasElevation
+    }
+
+    /// Whether the archive may hold tile `id`: its zoom is in range and the tile's bounds
+    /// meet the archive's (an archive without bounds may hold anything).
+    /// - Cost: O(1), no I/O.
+    public func mayContain(_ id: TileID) -> Bool {
+        guard let zooms = zoomRange, zooms.contains(id.z) else { return false }
+        guard let b = bounds else { return true }
+        let t = WebMercator.bounds(of: id)
+        return t.west < b.east && b.west < t.east && t.south < b.north && b.south < t.north
+    }
+
+    /// Whether the point lies within the archive's bounds (an archive without bounds: no).
+    public func contains(lon: Double, lat: Double) -> Bool {
+        guard let b = bounds else { return false }
+        return b.west <= lon && lon <= b.east && b.south <= lat && lat <= b.north
+    }
+}

@@ -17,6 +17,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // Load-latency percentiles in the tile store (allocation-free recording).
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // System zlib (Debian: zlib1g-dev). shim.h wraps the init macros Swift cannot import.
@@ -63,7 +65,8 @@ let package = Package(
         // Reading tiles back: point queries (and the lazy tile store). Asks Archive, never SQL.
         .target(
             name: "TilePackStore",
-            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive"],
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive",
+                           .product(name: "Histogram", package: "hdrhistogram-swift")],
             path: "Sources/TilePack/Store"
         ),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.

@@ -5,4 +5,11 @@ extension Duration {
         let c = components
         return Double(c.seconds) + Double(c.attoseconds) * 1e-18
     }
+
+    /// Whole nanoseconds, saturating at `Int64.max`. O(1).
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : whole &+ attoseconds / 1_000_000_000
+    }
 }

@@ -27,33 +27,59 @@ public enum Zlib {
         into output: UnsafeMutableRawBufferPointer,
         windowBits: Int32 = 15
     ) throws(Failure) -> Int {
-        var stream = z_stream()
-        let initCode = tp_inflateInit2(&stream, windowBits)
-        guard initCode == Z_OK else {
-            throw Failure(code: initCode, message: "inflateInit2 failed")
-        }
-        defer { inflateEnd(&stream) }
-        guard output.count > 0 else { return 0 }
-        stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-        stream.avail_in = uInt(clamping: input.count)
-        stream.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(clamping: output.count)
-        while true {
-            let code = CZlib.inflate(&stream, Z_NO_FLUSH)
-            if code == Z_STREAM_END { break }
-            if code == Z_OK {
-                if stream.avail_out == 0 { break }  // output full: accept the prefix
-                continue
+        try Inflater(windowBits: windowBits).inflate(input, into: output)
+    }
+
+    /// A zlib inflate state kept between streams, so that inflating many small payloads (tile
+    /// loads in steady state) allocates nothing: zlib's ~7 KiB state is made once and reset.
+    ///
+    /// Not thread-safe (one stream at a time); pool one per thread or worker.
+    public final class Inflater {
+        private let stream: UnsafeMutablePointer<z_stream>
+        private var needsReset = false
+
+        public init(windowBits: Int32 = 15) throws(Failure) {
+            stream = .allocate(capacity: 1)
+            stream.initialize(to: z_stream())
+            let initCode = tp_inflateInit2(stream, windowBits)
+            guard initCode == Z_OK else {
+                stream.deallocate()
+                throw Failure(code: initCode, message: "inflateInit2 failed")
             }
-            if code == Z_BUF_ERROR {
-                // No progress possible: the input ended early (truncated stream) or output is full.
-                if stream.avail_out == 0 { break }
-                throw Failure(code: code, message: "compressed stream is truncated")
-            }
-            let msg = stream.msg.map { String(cString: $0) } ?? "inflate failed"
-            throw Failure(code: code, message: msg)
         }
-        return output.count - Int(stream.avail_out)
+
+        deinit {
+            inflateEnd(stream)
+            stream.deallocate()
+        }
+
+        /// Inflates one complete stream into `output`; same contract as ``Zlib/inflate(_:into:windowBits:)``.
+        /// - Cost: O(input + output); no allocation.
+        public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(Failure) -> Int {
+            if needsReset { inflateReset(stream) }
+            needsReset = true
+            guard output.count > 0, let out = output.baseAddress else { return 0 }
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = uInt(clamping: input.count)
+            stream.pointee.next_out = out.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_out = uInt(clamping: output.count)
+            while true {
+                let code = CZlib.inflate(stream, Z_NO_FLUSH)
+                if code == Z_STREAM_END { break }
+                if code == Z_OK {
+                    if stream.pointee.avail_out == 0 { break }  // output full: accept the prefix
+                    continue
+                }
+                if code == Z_BUF_ERROR {
+                    // No progress possible: the input ended early (truncated stream) or output is full.
+                    if stream.pointee.avail_out == 0 { break }
+                    throw Failure(code: code, message: "compressed stream is truncated")
+                }
+                let msg = stream.pointee.msg.map { String(cString: $0) } ?? "inflate failed"
+                throw Failure(code: code, message: msg)
+            }
+            return output.count - Int(stream.pointee.avail_out)
+        }
     }
 
     /// Inflates a zlib stream of unknown output size, refusing to grow past `limit` bytes

@@ -114,11 +114,19 @@ public func uncoveredPointJSON(_ query: TileQuery, searched place: String) throw
 }
 
 /// Answers point queries against downloaded regions: which archives cover a point, what
-/// colour their tile has there, and for terrain the elevation in metres.
+/// colour their tile has there, and for terrain the elevation in metres. Every tile and
+/// elevation grid comes through a ``TileStore``, so repeated queries in one process hit its
+/// cache and stay within its budget.
 ///
-/// Cost per archive that covers the point: one tile read and decode (a 256 × 256 PVRTC
-/// decode is ~0.5 ms) and at most one elevation tile per zoom tried.
+/// Cost per archive that covers the point, on a miss: one tile read and decode (a 256 × 256
+/// PVRTC decode is ~0.5 ms) and at most one elevation grid per zoom tried; on a hit, O(1).
 public enum PointQuery {
+    /// The budget of the store the convenience entry points open: room for a few dozen
+    /// decoded tiles, far more than one query needs.
+    public static let defaultBudget: MemoryBudget = {
+        do { return try MemoryBudget(bytes: 32 << 20) } catch { preconditionFailure("32 MiB is a valid budget") }
+    }()
+
     /// The `.mbtiles` files directly inside `directory`, sorted by name.
     public static func archives(in directory: String) throws(InputFileError) -> [String] {
         guard let dir = opendir(directory) else {
@@ -136,55 +144,72 @@ public enum PointQuery {
         return names.sorted().map { directory == "." ? $0 : prefix + $0 }
     }
 
-    /// The answers of every archive whose bounds contain the point, in the order given.
-    /// A damaged archive throws (naming the file) rather than being skipped silently.
-    public static func answer(_ query: TileQuery, archives: [String]) throws -> [PointAnswer] {
-        var answers: [PointAnswer] = []
-        for path in archives {
-            let reader = try MBTilesReader(path: path)
-            guard let b = reader.bounds, b.west <= query.lon, query.lon <= b.east,
-                  b.south <= query.lat, query.lat <= b.north else { continue }
-            answers.append(try answer(query, reader: reader))
-        }
-        return answers
+    /// Opens `paths` as MBTiles archives into one store. A damaged archive throws (naming
+    /// the file) rather than being skipped silently.
+    public static func openStore(_ paths: [String], budget: MemoryBudget = defaultBudget) throws -> TileStore {
+        var readers: [any TileArchive] = []
+        for path in paths { readers.append(try MBTilesReader(path: path)) }
+        return try TileStore(archives: readers, budget: budget)
     }
 
-    /// What one open archive holds at the point (whether or not its bounds contain it).
+    /// The answers of every archive of `store` whose bounds contain the point, in store order.
+    public static func answer(_ query: TileQuery, store: TileStore) throws -> [PointAnswer] {
+        try store.archives.indices
+            .filter { store.archives[$0].contains(lon: query.lon, lat: query.lat) }
+            .map { try answer(query, store: store, archive: $0) }
+    }
+
+    /// The answers of every archive in `archives` whose bounds contain the point, through a
+    /// store opened for the call.
+    public static func answer(_ query: TileQuery, archives: [String]) throws -> [PointAnswer] {
+        try answer(query, store: openStore(archives))
+    }
+
+    /// What one open archive holds at the point (whether or not its bounds contain it),
+    /// through a store opened for the call.
     public static func answer(_ query: TileQuery, reader: MBTilesReader) throws -> PointAnswer {
-        let id = query.tile  // valid by construction: TileQuery checks its input, decoded or not
-        let region = reader.metadata[MBTilesMetadata.Key.name] ?? ""
+        try answer(query, store: TileStore(archives: [reader], budget: defaultBudget), archive: 0)
+    }
+
+    /// What archive number `archive` of `store` holds at the point.
+    public static func answer(_ query: TileQuery, store: TileStore, archive a: Int) throws -> PointAnswer {
+        let summary = store.archives[a]
+        let path = store.archivePaths[a]
         var rgba: [UInt8]?
-        if let data = try reader.tile(id) {
-            guard let choice = TileCodecChoice(metadata: reader.metadata) else {
-                throw InputFileError(path: reader.path, problem: "tiles use codec '\(reader.metadata["tilepack:codec"] ?? reader.metadata["format"] ?? "")', which tilepack cannot decode")
-            }
-            let size = reader.tileSize
-            let pixels: [UInt8]
-            do { pixels = try choice.decoder().decode(data, width: size, height: size) } catch {
-                throw InputFileError(path: reader.path, problem: "tile \(id) is damaged: \(error)")
-            }
-            // The query's pixel is on the 256-pixel web-mercator grid; scale to the tile's own size.
-            let px = query.pixel.x * size / WebMercator.tileSize, py = query.pixel.y * size / WebMercator.tileSize
-            let i = (py * size + px) * 4
-            rgba = Array(pixels[i..<(i + 4)])
+        do throws(TileStoreError) {
+            rgba = try colour(at: query, store: store, archive: a)
+        } catch {
+            // An archive of JPEG or vector tiles: name the file and the codec, as before the store.
+            if error.problem == .undecodable { throw InputFileError(path: path, problem: error.detail) }
+            throw error
         }
         var elevation: (Double, Int)?
-        if reader.hasElevation, let range = reader.zoomRange {
-            elevation = try elevationAt(lon: query.lon, lat: query.lat, reader: reader,
+        if summary.hasElevation, let range = summary.zoomRange {
+            elevation = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a,
                                         zooms: stride(from: min(query.zoom, range.upperBound), through: range.lowerBound, by: -1))
         }
-        return PointAnswer(archive: reader.path, region: region, query: query, present: rgba != nil, rgba: rgba,
+        return PointAnswer(archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,
                            elevationMetres: elevation?.0, elevationZoom: elevation?.1)
+    }
+
+    /// The RGBA at the query's pixel, nil when the archive has no tile there.
+    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> [UInt8]? {
+        guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
+        // The query's pixel is on the 256-pixel web-mercator grid; scale to the tile's own size.
+        let size = store.archives[a].tileSize
+        let px = query.pixel.x * size / WebMercator.tileSize, py = query.pixel.y * size / WebMercator.tileSize
+        let i = (py * size + px) * 4
+        return [pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]]
     }
 
     /// Bilinear elevation between the four samples around the point (samples sit at pixel
     /// centres; the tile's edge samples are held beyond its edge), NaN neighbours dropped and
     /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins.
-    static func elevationAt(lon: Double, lat: Double, reader: MBTilesReader,
+    static func elevationAt(lon: Double, lat: Double, store: TileStore, archive: Int,
                             zooms: some Sequence<Int>) throws -> (Double, Int)? {
         for z in zooms {
             guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: z),
-                  let tile = try reader.elevation(hit.tile) else { continue }
+                  let tile = try store.elevation(hit.tile, archive: archive) else { continue }
             let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: z)
             let fx = (f.x - Double(hit.tile.x)) * Double(tile.width) - 0.5
             let fy = (f.y - Double(hit.tile.y)) * Double(tile.height) - 0.5

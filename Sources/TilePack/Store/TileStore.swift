@@ -1,0 +1,802 @@
+import TilePackCore
+import TilePackCodec
+import TilePackArchive
+import Histogram
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Tiles of one or more region archives, loaded lazily and kept under a hard byte budget:
+/// what an app that shows downloaded regions links.
+///
+/// ```swift
+/// let store = try TileStore(archives: [try MBTilesReader(path: "alps.mbtiles")],
+///                           budget: try MemoryBudget(parsing: "8MiB"))
+/// if let words = try store.tile(TileID(z: 12, x: 2118, y: 1461)!) {
+///     words.withUnsafeBytes { upload($0) }     // PVRTC words, ready for the GPU
+/// }                                             // lease released here
+/// store.handleMemoryPressure(.warning)          // from the app's memory-warning handler
+/// ```
+///
+/// - **Budget.** The bytes the store holds — every cached payload, decoded buffer and
+///   elevation grid by its allocation size, idle pooled buffers, and a fixed overhead per
+///   entry — never exceed ``budget`` at any instant: room is made (idle buffers dropped,
+///   unleased entries evicted by the ``EvictionPolicy``) *before* memory is allocated. When
+///   leases and loads in flight alone fill it, the load throws ``TileStoreError`` with
+///   `budgetExhausted` instead of overshooting.
+/// - **Leases.** ``tile(_:archive:)`` and ``pixels(_:archive:)`` return a ``TileLease`` that
+///   pins the bytes until it goes out of scope.
+/// - **Single flight.** Concurrent requests for the same missing tile wait for one load.
+/// - **Reuse.** Buffers come from a pool by capacity class, zlib states and PVRTC decoders are
+///   pooled: a steady-state load of a PVRTC tile allocates nothing.
+/// - **Memory pressure.** ``handleMemoryPressure(_:)`` is safe from any thread at any time.
+///
+/// Threads: `Sendable`; one lock guards the index. Cost of a hit: one lock, one hash lookup,
+/// one policy update (O(1)). Cost of a miss: one archive read outside the lock, plus the
+/// inflate or decode.
+public final class TileStore: Sendable {
+    /// Fixed bytes counted per cached entry (index slot, policy links, bookkeeping).
+    public static let entryOverhead = 128
+
+    /// The archives in search order, as opened.
+    public let archives: [TileArchiveSummary]
+    /// Their paths, in the same order.
+    public let archivePaths: [String]
+    public let budget: MemoryBudget
+    public let options: TileStoreOptions
+
+    private let sources: [Source]
+    private let lock = ConditionLock()
+    /// Guarded by `lock`.
+    private nonisolated(unsafe) var state: State
+
+    /// - Throws: ``TileStoreError`` (`invalidOptions`) when the budget cannot hold one tile
+    ///   of some archive, or an archive's tile size does not suit its codec.
+    public init(archives: [any TileArchive], budget: MemoryBudget, options: TileStoreOptions = TileStoreOptions())
+        throws(TileStoreError) {
+        var sources: [Source] = []
+        for archive in archives {
+            let summary = archive.summary
+            var payload: TilePayloadCodec?
+            if let codec = summary.codec {
+                do { payload = try TilePayloadCodec(codec: codec, tileSize: summary.tileSize) } catch {
+                    throw TileStoreError(.invalidOptions, subject: archive.path, detail: "tile size \(summary.tileSize) does not suit \(codec.rawValue): \(error.description)")
+                }
+                // The smallest useful budget holds one payload and its decoded pixels.
+                let one = Self.entryOverhead + TileBuffer.capacityClass(for: payload?.fixedPayloadByteCount ?? 4096) + TileBuffer.objectOverhead
+                if budget.bytes < one {
+                    throw TileStoreError(.invalidOptions, subject: archive.path,
+                                         detail: "a budget of \(budget) cannot hold one \(codec.rawValue) tile (\(ByteSize.format(one)))")
+                }
+            }
+            sources.append(Source(archive: archive, summary: summary, payload: payload))
+        }
+        if case .every(let n)? = options.simulatedWarnings, n < 1 {
+            throw TileStoreError(.invalidOptions, subject: "tile store", detail: "simulated warnings every \(n) loads: N must be at least 1")
+        }
+        self.sources = sources
+        self.archives = sources.map(\.summary)
+        self.archivePaths = sources.map(\.archive.path)
+        self.budget = budget
+        self.options = options
+        state = State(budget: budget.bytes, options: options)
+    }
+
+    // MARK: - Tiles
+
+    /// Tile `id`'s GPU-ready payload (PVRTC words, or the PNG bytes of a png archive) from
+    /// the first archive that has it (or from archive number `archive`), leased until the
+    /// returned value is dropped; nil when no archive has the tile.
+    /// - Throws: ``TileStoreError``: locked by the access policy, budget exhausted, a damaged
+    ///   archive or tile.
+    /// - Cost: a hit is O(1) under one lock; a miss reads the archive.
+    public func tile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
+        try checkAccess(id)
+        for a in candidates(for: id, archive: archive) {
+            if let found = try entry(TileKey(archive: a, layer: .payload, tile: id)) {
+                return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+            }
+        }
+        return nil
+    }
+
+    /// Tile `id` decoded to RGBA8 (tile size² × 4 bytes, rows top first), leased; nil when no
+    /// archive has it. The decoded buffer is cached separately from the payload.
+    /// - Throws: as ``tile(_:archive:)``, and `undecodable` for codecs tilepack cannot decode.
+    public func pixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
+        try checkAccess(id)
+        for a in candidates(for: id, archive: archive) {
+            if let found = try entry(TileKey(archive: a, layer: .pixels, tile: id)) {
+                return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+            }
+        }
+        return nil
+    }
+
+    /// Tile `id`'s elevation grid in metres, nil when no archive has one. The grid shares its
+    /// storage with the cache (copy-on-write), so holding it costs nothing extra until the
+    /// store evicts its copy.
+    public func elevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ElevationTile? {
+        try checkAccess(id)
+        for a in candidates(for: id, archive: archive) where sources[a].summary.hasElevation {
+            if let found = try entry(TileKey(archive: a, layer: .elevation, tile: id)) {
+                lock.lock()
+                let grid = state.entries[found.slot].elevation
+                release(found.slot, locked: true)
+                lock.unlock()
+                if let grid { return grid }
+            }
+        }
+        return nil
+    }
+
+    /// The async face of ``tile(_:archive:)``. The load runs on the calling task; a wait for
+    /// another thread's load of the same tile blocks for at most that one load.
+    public func tile(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> TileLease? {
+        try tileSync(id, archive: archive)
+    }
+
+    /// The async face of ``pixels(_:archive:)``.
+    public func pixels(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> TileLease? {
+        try pixelsSync(id, archive: archive)
+    }
+
+    /// The async face of ``elevation(_:archive:)``.
+    public func elevation(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> ElevationTile? {
+        try elevationSync(id, archive: archive)
+    }
+
+    private func tileSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try tile(id, archive: archive) }
+    private func pixelsSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try pixels(id, archive: archive) }
+    private func elevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ElevationTile? {
+        try elevation(id, archive: archive)
+    }
+
+    /// Loads `ids` (payloads) in the background, only into free budget: a prefetch never
+    /// evicts anything, and stops at the first tile that does not fit (the budget is needed
+    /// for what the user looks at). Errors are dropped: the tile is loaded again on demand.
+    public func prefetch(_ ids: [TileID], archive: Int? = nil) {
+        guard !ids.isEmpty else { return }
+        Task.detached(priority: .utility) { [self] in
+            for id in ids where (try? checkAccess(id)) != nil {
+                var fits = true
+                for a in candidates(for: id, archive: archive) {
+                    do throws(TileStoreError) {
+                        if let found = try entry(TileKey(archive: a, layer: .payload, tile: id), evict: false) {
+                            release(found.slot)
+                            break
+                        }
+                    } catch {
+                        if error.problem == .budgetExhausted { fits = false }
+                        break
+                    }
+                }
+                if !fits { return }
+            }
+        }
+    }
+
+    /// The tiles one step ahead of `id` in the direction of travel (`dx`, `dy` in tiles, each
+    /// −1, 0 or 1): the row or column a viewer panning that way will need next, `width` tiles
+    /// wide, centred on `id`'s row or column.
+    public static func neighbours(ahead id: TileID, dx: Int, dy: Int, width: Int = 3) -> [TileID] {
+        var out: [TileID] = []
+        let half = max(0, width / 2)
+        if dx != 0 {
+            let x = id.x + dx.signum()
+            for dyy in -half...half { if let t = TileID(z: id.z, x: x, y: id.y + dyy) { out.append(t) } }
+        }
+        if dy != 0 {
+            let y = id.y + dy.signum()
+            for dxx in -half...half { if let t = TileID(z: id.z, x: id.x + dxx, y: y), !out.contains(t) { out.append(t) } }
+        }
+        return out
+    }
+
+    // MARK: - Memory pressure and statistics
+
+    /// Gives memory back: a `warning` drops idle buffers and evicts unleased tiles until the
+    /// store holds at most ``TileStoreOptions/lowWaterFraction`` of the budget; `critical`
+    /// keeps only leased tiles and loads in flight. Returns the bytes freed. Safe from any
+    /// thread at any moment, mid-load included (a load in flight keeps its reservation).
+    /// - Cost: O(entries evicted), under the lock.
+    @discardableResult
+    public func handleMemoryPressure(_ level: MemoryPressure) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        let target = level == .critical ? 0 : Int(Double(budget.bytes) * options.lowWaterFraction)
+        var freed = state.pool.dropAll()
+        state.resident -= freed
+        while state.resident > target, let victim = state.policy.victim(where: { state.isEvictable($0) }) {
+            freed += state.evict(victim, recycle: false)
+        }
+        state.memoryWarnings += 1
+        state.bytesFreedByPressure += freed
+        state.checkInvariants()
+        return freed
+    }
+
+    /// Counters since the store was made (or since ``resetStatistics()``).
+    public var statistics: TileStoreStatistics {
+        lock.withLock { state.statistics(budget: budget.bytes) }
+    }
+
+    /// Zeroes the counters and the peak (not the cache).
+    public func resetStatistics() {
+        lock.withLock { state.resetCounters() }
+    }
+
+    /// Recomputes the byte accounting from the entries and the pool and checks it against the
+    /// running total and the budget; a description of the first mismatch, or nil. For tests
+    /// and the stress command: cheap enough to call between operations, O(entries).
+    public func accountingProblem() -> String? {
+        lock.withLock { state.accountingProblem() }
+    }
+
+    // MARK: - Internals
+
+    struct Source: Sendable {
+        let archive: any TileArchive
+        let summary: TileArchiveSummary
+        let payload: TilePayloadCodec?
+    }
+
+    private func checkAccess(_ id: TileID) throws(TileStoreError) {
+        if case .denied(let offers) = options.accessPolicy.access(id) {
+            let names = offers.map { "\($0.title) (\($0.price) \($0.currency))" }.joined(separator: ", ")
+            throw TileStoreError(.locked, subject: "tile \(id)",
+                                 detail: offers.isEmpty ? "locked: no product on sale unlocks it" : "locked: unlocked by \(names)",
+                                 offers: offers)
+        }
+    }
+
+    private func candidates(for id: TileID, archive: Int?) -> [Int] {
+        if let archive { return sources.indices.contains(archive) ? [archive] : [] }
+        return sources.indices.filter { sources[$0].summary.mayContain(id) }
+    }
+
+    /// Releases one lease on `slot` (called by ``TileLease``'s deinit).
+    func release(_ slot: Int, locked: Bool = false) {
+        if !locked { lock.lock() }
+        state.entries[slot].leases -= 1
+        assert(state.entries[slot].leases >= 0, "lease count went negative")
+        if !locked { lock.unlock() }
+    }
+
+    /// A ready entry for `key`, leased once for the caller, with its bytes (valid while the
+    /// lease is held: a leased entry's buffer never changes or leaves); nil when the archive
+    /// has no such tile. Loads it on a miss (once, however many threads ask).
+    private func entry(_ key: TileKey, evict: Bool = true) throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
+        lock.lock()
+        while true {
+            guard let slot = state.index[key] else { break }
+            switch state.entries[slot].status {
+            case .ready:
+                state.hits += 1
+                state.policy.accessed(slot)
+                state.entries[slot].leases += 1
+                let bytes = state.entries[slot].bufferBytes
+                lock.unlock()
+                return (slot, bytes)
+            case .absent:
+                state.hits += 1
+                state.policy.accessed(slot)
+                lock.unlock()
+                return nil
+            case .loading:
+                state.singleFlightWaits += 1
+                lock.wait()
+            }
+        }
+        // Miss: claim the key with a loading entry (its overhead reserved first), then load
+        // outside the lock.
+        state.misses += 1
+        let slot: Int
+        do {
+            try state.makeRoom(for: Self.entryOverhead, evict: evict, subject: "tile store")
+            slot = state.insertLoading(key)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        lock.unlock()
+
+        let started = ContinuousClock.now
+        let outcome: Result<Loaded, TileStoreError>
+        do throws(TileStoreError) {
+            outcome = .success(try load(key, evict: evict))
+        } catch {
+            outcome = .failure(error)
+        }
+        let nanos = (ContinuousClock.now - started).nanoseconds
+
+        lock.lock()
+        var warn = false
+        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        switch outcome {
+        case .success(let loaded):
+            warn = state.publish(slot, loaded, nanos: nanos)
+            bytes = state.entries[slot].bufferBytes
+        case .failure:
+            state.abandon(slot)
+        }
+        state.checkInvariants()
+        lock.broadcast()
+        lock.unlock()
+        if warn { handleMemoryPressure(.warning) }
+        switch outcome {
+        case .success(let loaded):
+            if case .absent = loaded { return nil }
+            return (slot, bytes)
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    enum Loaded {
+        case buffer(TileBuffer)
+        case elevation(ElevationTile, bytes: Int)
+        case absent
+    }
+
+    private func load(_ key: TileKey, evict: Bool) throws(TileStoreError) -> Loaded {
+        let source = sources[key.archive]
+        let path = source.archive.path
+        switch key.layer {
+        case .payload:
+            let payload = source.payload
+            do {
+                let buffer: TileBuffer? = try source.archive.withTile(key.tile) { stored -> TileBuffer in
+                    let size = payload?.payloadByteCount(storedCount: stored.count) ?? stored.count
+                    let buffer = try acquireBuffer(bytes: size, evict: evict)
+                    do {
+                        if let payload {
+                            try payload.unwrap(stored, into: buffer.mutableBytes(size))
+                        } else if let from = stored.baseAddress {
+                            buffer.mutableBytes(size).copyMemory(from: UnsafeRawBufferPointer(start: from, count: size))
+                        }
+                    } catch {
+                        returnBuffer(buffer)
+                        throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
+                    }
+                    return buffer
+                }
+                return buffer.map { .buffer($0) } ?? .absent
+            } catch let error as TileStoreError {
+                throw error
+            } catch let error as any TilePackError {
+                throw TileStoreError(.archive, subject: path, detail: Self.detail(of: error, path: path))
+            } catch {
+                throw TileStoreError(.archive, subject: path, detail: "\(error)")
+            }
+        case .pixels:
+            guard let payload = source.payload else {
+                throw TileStoreError(.undecodable, subject: path,
+                                     detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
+            }
+            guard let words = try entry(TileKey(archive: key.archive, layer: .payload, tile: key.tile), evict: evict) else {
+                return .absent
+            }
+            defer { release(words.slot) }
+            let buffer = try acquireBuffer(bytes: payload.pixelByteCount, evict: evict)
+            do {
+                try payload.decode(words.bytes, into: buffer.mutableBytes(payload.pixelByteCount))
+            } catch {
+                returnBuffer(buffer)
+                throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
+            }
+            return .buffer(buffer)
+        case .elevation:
+            let grid: ElevationTile?
+            do { grid = try source.archive.elevation(key.tile) } catch {
+                throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
+            }
+            guard let grid else { return .absent }
+            // The grid was allocated by the decoder before the store could make room; count
+            // it now, and give it up if it cannot fit (the caller gets budgetExhausted).
+            let bytes = grid.values.capacity * MemoryLayout<Float>.stride + TileBuffer.objectOverhead
+            lock.lock()
+            defer { lock.unlock() }
+            try state.makeRoom(for: bytes, evict: evict, subject: path)
+            state.resident += bytes
+            state.inFlightBytes += bytes
+            state.notePeak()
+            return .elevation(grid, bytes: bytes)
+        }
+    }
+
+    /// An archive error's message without the path repeated (the store error names it).
+    private static func detail(of error: any TilePackError, path: String) -> String {
+        let text = error.description
+        return text.hasPrefix(path + ": ") ? String(text.dropFirst(path.count + 2)) : text
+    }
+
+    /// A buffer of at least `bytes`, its accounted size reserved in the budget first.
+    private func acquireBuffer(bytes: Int, evict: Bool) throws(TileStoreError) -> TileBuffer {
+        let capacity = TileBuffer.capacityClass(for: bytes)
+        lock.lock()
+        if let reused = state.pool.take(capacity: capacity) {
+            // Counted while idle; now counted as a load in flight.
+            state.inFlightBytes += reused.accountedBytes
+            lock.unlock()
+            return reused
+        }
+        do {
+            if let recycled = try state.makeRoom(for: capacity + TileBuffer.objectOverhead, evict: evict,
+                                                 subject: "tile store", wantCapacity: capacity) {
+                state.inFlightBytes += recycled.accountedBytes
+                lock.unlock()
+                return recycled
+            }
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        state.resident += capacity + TileBuffer.objectOverhead
+        state.inFlightBytes += capacity + TileBuffer.objectOverhead
+        state.bufferAllocations += 1
+        state.notePeak()
+        lock.unlock()
+        // Allocated after the reservation: the budget holds at every instant.
+        return TileBuffer(capacity: capacity)
+    }
+
+    /// Gives back a buffer acquired for a load that failed.
+    private func returnBuffer(_ buffer: TileBuffer) {
+        lock.withLock {
+            state.inFlightBytes -= buffer.accountedBytes
+            if !state.pool.give(buffer) { state.resident -= buffer.accountedBytes }
+        }
+    }
+}
+
+/// How urgently the system wants memory back.
+public enum MemoryPressure: String, Sendable, Codable {
+    /// Drop to the low-water mark.
+    case warning
+    /// Keep only what is leased.
+    case critical
+}
+
+/// Options of a ``TileStore``.
+public struct TileStoreOptions: Sendable {
+    /// Which entries go first when room is needed.
+    public var policy: EvictionPolicyKind = .lru
+    /// A warning leaves at most this share of the budget resident.
+    public var lowWaterFraction = 0.5
+    /// Idle buffers kept per capacity class.
+    public var pooledBuffersPerClass = 8
+    /// Debug switch: raise memory warnings on a schedule, so every path that uses the store
+    /// meets them from day one.
+    public var simulatedWarnings: SimulatedMemoryWarnings?
+    /// Asked before every tile is served.
+    public var accessPolicy: any AccessPolicy = OpenAccess()
+
+    public init() {}
+}
+
+/// A schedule of simulated memory warnings.
+public enum SimulatedMemoryWarnings: Sendable, Equatable, CustomStringConvertible {
+    /// After every N loads.
+    case every(Int)
+    /// After a load with probability 1/32, from a seeded generator (reproducible).
+    case random(seed: UInt64)
+
+    /// Parses `every:N` or `random:SEED`.
+    public init(parsing text: String) throws(TileStoreError) {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        if parts.count == 2, parts[0] == "every", let n = Int(parts[1]), n >= 1 {
+            self = .every(n)
+        } else if parts.count == 2, parts[0] == "random", let seed = UInt64(parts[1]) {
+            self = .random(seed: seed)
+        } else {
+            throw TileStoreError(.invalidOptions, subject: "memory warnings '\(text)'",
+                                 detail: "expected every:N (N ≥ 1) or random:SEED")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .every(let n): "every:\(n)"
+        case .random(let seed): "random:\(seed)"
+        }
+    }
+}
+
+/// A pinned tile: its bytes stay valid and in the cache until the lease is dropped.
+/// Non-copyable, so exactly one release happens, in `deinit`.
+public struct TileLease: ~Copyable, @unchecked Sendable {
+    private let store: TileStore
+    private let slot: Int
+    private let bytes: UnsafeRawBufferPointer
+
+    init(store: TileStore, slot: Int, bytes: UnsafeRawBufferPointer) {
+        self.store = store
+        self.slot = slot
+        self.bytes = bytes
+    }
+
+    deinit { store.release(slot) }
+
+    /// Byte count.
+    public var count: Int { bytes.count }
+
+    /// Calls `body` with the bytes (valid only during the call). - Cost: O(1).
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(bytes)
+    }
+
+    /// A copy of the bytes. - Cost: one allocation and copy.
+    public var array: [UInt8] { Array(bytes) }
+
+    /// Byte `i`. - Cost: O(1), bounds-checked.
+    public subscript(i: Int) -> UInt8 {
+        precondition(i >= 0 && i < bytes.count, "lease index out of range")
+        return bytes[i]
+    }
+}
+
+/// What the store has done, for dashboards, the stress command and tests.
+public struct TileStoreStatistics: Sendable, Equatable, Codable {
+    public var hits = 0
+    public var misses = 0
+    /// Archive reads that found a tile (misses that found nothing are not loads).
+    public var loads = 0
+    /// Misses that joined another thread's load of the same tile (single flight).
+    public var singleFlightWaits = 0
+    public var evictions = 0
+    public var residentBytes = 0
+    public var peakResidentBytes = 0
+    public var budgetBytes = 0
+    /// Times `resident > budget` was seen after an operation (must stay 0).
+    public var budgetViolations = 0
+    public var memoryWarnings = 0
+    public var bytesFreedByPressure = 0
+    /// Buffers allocated (not reused from the pool).
+    public var bufferAllocations = 0
+    public var cachedEntries = 0
+    public var leasedEntries = 0
+    public var loadP50Micros = 0.0
+    public var loadP99Micros = 0.0
+
+    public var hitRate: Double { hits + misses == 0 ? 0 : Double(hits) / Double(hits + misses) }
+
+    enum CodingKeys: String, CodingKey {
+        case hits, misses, loads, evictions
+        case singleFlightWaits = "single_flight_waits"
+        case residentBytes = "resident_bytes"
+        case peakResidentBytes = "peak_resident_bytes"
+        case budgetBytes = "budget_bytes"
+        case budgetViolations = "budget_violations"
+        case memoryWarnings = "memory_warnings"
+        case bytesFreedByPressure = "bytes_freed_by_pressure"
+        case bufferAllocations = "buffer_allocations"
+        case cachedEntries = "cached_entries"
+        case leasedEntries = "leased_entries"
+        case loadP50Micros = "load_p50_us"
+        case loadP99Micros = "load_p99_us"
+    }
+}
+
+// MARK: - State under the lock
+
+enum TileLayer: UInt8, Sendable { case payload, pixels, elevation }
+
+struct TileKey: Hashable, Sendable {
+    var archive: Int
+    var layer: TileLayer
+    var tile: TileID
+}
+
+extension TileStore {
+    struct Entry {
+        enum Status { case loading, ready, absent }
+        var key: TileKey
+        var status: Status
+        var buffer: TileBuffer?
+        var elevation: ElevationTile?
+        /// Accounted bytes: overhead plus buffer or grid.
+        var bytes: Int
+        var leases: Int32
+
+        var bufferBytes: UnsafeRawBufferPointer {
+            buffer?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+    }
+
+    struct State {
+        let budget: Int
+        var resident = 0
+        var peak = 0
+        /// Accounted bytes of buffers handed to loads in flight (part of `resident`).
+        var inFlightBytes = 0
+        var entries: [Entry] = []
+        var freeSlots: [Int] = []
+        var index: [TileKey: Int] = [:]
+        var policy: any EvictionPolicy
+        var pool: BufferPool
+        var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .two)
+        let warnings: SimulatedMemoryWarnings?
+        var warningRandom: UInt64
+        var loadsSinceWarning = 0
+
+        var hits = 0, misses = 0, loads = 0, singleFlightWaits = 0, evictions = 0
+        var violations = 0, memoryWarnings = 0, bytesFreedByPressure = 0, bufferAllocations = 0
+
+        init(budget: Int, options: TileStoreOptions) {
+            self.budget = budget
+            policy = options.policy.makePolicy()
+            pool = BufferPool(perClass: options.pooledBuffersPerClass)
+            warnings = options.simulatedWarnings
+            if case .random(let seed)? = options.simulatedWarnings { warningRandom = seed } else { warningRandom = 0 }
+            entries.reserveCapacity(1024)
+            index.reserveCapacity(1024)
+        }
+
+        func isEvictable(_ slot: Int) -> Bool {
+            entries[slot].leases == 0 && entries[slot].status != .loading
+        }
+
+        mutating func notePeak() {
+            if resident > peak { peak = resident }
+            if resident > budget { violations += 1 }
+        }
+
+        /// Makes room for `bytes` more: idle buffers go first, then unleased entries in the
+        /// policy's order. With `wantCapacity`, an evicted buffer of exactly that capacity is
+        /// handed back for reuse instead (its bytes stay counted; nothing more is needed).
+        @discardableResult
+        mutating func makeRoom(for bytes: Int, evict allowEviction: Bool, subject: String, wantCapacity: Int? = nil)
+            throws(TileStoreError) -> TileBuffer? {
+            while resident + bytes > budget {
+                if pool.idleBytes > 0 {
+                    if let want = wantCapacity, let same = pool.take(capacity: want) { return same }
+                    resident -= pool.dropOne(keeping: wantCapacity)
+                    continue
+                }
+                guard allowEviction, let victim = policy.victim(where: { isEvictable($0) }) else {
+                    let leased = entries.indices.reduce(0) { $0 + (entries[$1].leases > 0 ? 1 : 0) }
+                    throw TileStoreError(.budgetExhausted, subject: subject,
+                                         detail: allowEviction
+                                            ? "budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \(leased) leased tiles and loads in flight, \(ByteSize.format(bytes)) more needed"
+                                            : "no free budget for a prefetch")
+                }
+                if let want = wantCapacity, entries[victim].buffer?.capacity == want, let buffer = entries[victim].buffer {
+                    entries[victim].buffer = nil
+                    entries[victim].bytes -= buffer.accountedBytes
+                    evict(victim, recycle: false)
+                    return buffer
+                }
+                evict(victim, recycle: true)
+            }
+            return nil
+        }
+
+        /// Removes an entry; its buffer goes to the pool (`recycle`, still counted) or is
+        /// freed. Returns the bytes no longer counted.
+        @discardableResult
+        mutating func evict(_ slot: Int, recycle: Bool) -> Int {
+            var freed = entries[slot].bytes
+            if let buffer = entries[slot].buffer, recycle, pool.give(buffer) { freed -= buffer.accountedBytes }
+            resident -= freed
+            evictions += 1
+            remove(slot)
+            return freed
+        }
+
+        mutating func insertLoading(_ key: TileKey) -> Int {
+            let entry = Entry(key: key, status: .loading, buffer: nil, elevation: nil, bytes: TileStore.entryOverhead, leases: 1)
+            let slot: Int
+            if let free = freeSlots.popLast() {
+                entries[free] = entry
+                slot = free
+            } else {
+                entries.append(entry)
+                slot = entries.count - 1
+            }
+            index[key] = slot
+            resident += TileStore.entryOverhead
+            notePeak()
+            return slot
+        }
+
+        /// Makes a loaded entry visible; true when a simulated warning is due.
+        mutating func publish(_ slot: Int, _ loaded: Loaded, nanos: Int64) -> Bool {
+            switch loaded {
+            case .buffer(let buffer):
+                inFlightBytes -= buffer.accountedBytes
+                entries[slot].buffer = buffer
+                entries[slot].bytes += buffer.accountedBytes
+                entries[slot].status = .ready
+                loads += 1
+            case .elevation(let grid, let bytes):
+                inFlightBytes -= bytes
+                entries[slot].elevation = grid
+                entries[slot].bytes += bytes
+                entries[slot].status = .ready
+                loads += 1
+            case .absent:
+                entries[slot].status = .absent
+                entries[slot].leases = 0
+            }
+            policy.inserted(slot, bytes: entries[slot].bytes)
+            _ = latencies.record(UInt64(max(0, nanos)))
+            return warningDue()
+        }
+
+        /// Drops the loading entry of a failed load.
+        mutating func abandon(_ slot: Int) {
+            resident -= entries[slot].bytes
+            remove(slot)
+        }
+
+        private mutating func remove(_ slot: Int) {
+            policy.removed(slot)
+            index[entries[slot].key] = nil
+            entries[slot].buffer = nil
+            entries[slot].elevation = nil
+            entries[slot].bytes = 0
+            entries[slot].leases = 0
+            entries[slot].status = .absent
+            freeSlots.append(slot)
+        }
+
+        private mutating func warningDue() -> Bool {
+            switch warnings {
+            case nil: return false
+            case .every(let n)?:
+                loadsSinceWarning += 1
+                if loadsSinceWarning >= n { loadsSinceWarning = 0; return true }
+                return false
+            case .random?:
+                // SplitMix64: reproducible from the seed, no system randomness.
+                warningRandom &+= 0x9E37_79B9_7F4A_7C15
+                var z = warningRandom
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                z ^= z >> 31
+                return z % 32 == 0
+            }
+        }
+
+        func statistics(budget: Int) -> TileStoreStatistics {
+            var s = TileStoreStatistics()
+            s.hits = hits; s.misses = misses; s.loads = loads; s.singleFlightWaits = singleFlightWaits
+            s.evictions = evictions; s.residentBytes = resident; s.peakResidentBytes = peak; s.budgetBytes = budget
+            s.budgetViolations = violations; s.memoryWarnings = memoryWarnings
+            s.bytesFreedByPressure = bytesFreedByPressure; s.bufferAllocations = bufferAllocations
+            s.cachedEntries = index.count
+            s.leasedEntries = index.values.reduce(0) { $0 + (entries[$1].leases > 0 ? 1 : 0) }
+            if latencies.totalCount > 0 {
+                s.loadP50Micros = Double(latencies.valueAtPercentile(50)) / 1000
+                s.loadP99Micros = Double(latencies.valueAtPercentile(99)) / 1000
+            }
+            return s
+        }
+
+        mutating func resetCounters() {
+            hits = 0; misses = 0; loads = 0; singleFlightWaits = 0; evictions = 0
+            violations = 0; memoryWarnings = 0; bytesFreedByPressure = 0; bufferAllocations = 0
+            peak = resident
+            latencies.reset()
+        }
+
+        func accountingProblem() -> String? {
+            var sum = inFlightBytes + pool.recount()
+            for slot in index.values { sum += entries[slot].bytes }
+            if pool.recount() != pool.idleBytes { return "pool counts \(pool.idleBytes) idle bytes, holds \(pool.recount())" }
+            if sum != resident { return "resident \(resident) bytes, entries + pool + loads in flight hold \(sum)" }
+            if resident > budget { return "resident \(resident) bytes exceeds the budget of \(budget)" }
+            return nil
+        }
+
+        /// Debug builds check the whole accounting after every operation (O(entries)).
+        func checkInvariants() {
+            #if DEBUG
+            if let problem = accountingProblem() { assertionFailure("TileStore accounting: \(problem)") }
+            #endif
+        }
+    }
+}

@@ -92,6 +92,61 @@ import Testing
         #expect(try failure(try valid { $0.extraTags[277] = .shorts([0]) }, in: dir)?.kind == .absurdDimensions)
     }
 
+    /// The 180-byte BigTIFF of issue 8 that killed `tilepack info`: a valid 8 × 1 image whose
+    /// ModelPixelScale (DOUBLE) claims 2^63 values. The count was turned into an `Int` before
+    /// any check, which traps; now it is refused as larger than the file.
+    static func pixelScaleCountBomb(count: UInt64 = 1 << 63, tag: UInt16 = TIFFTag.modelPixelScale,
+                                    type: UInt16 = 12) -> [UInt8] {
+        var file: [UInt8] = []
+        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { file += $0 } }
+        // (tag, type, count, value): SHORT 3, LONG8 16; small values inline.
+        let entries: [(UInt16, UInt16, UInt64, UInt64)] = [
+            (256, 3, 1, 8), (257, 3, 1, 1), (258, 3, 1, 8), (273, 16, 1, 172),
+            (277, 3, 1, 1), (279, 16, 1, 8), (tag, type, count, 8),
+        ]
+        file += [0x49, 0x49]; le(UInt16(43)); le(UInt16(8)); le(UInt16(0)); le(UInt64(16))
+        le(UInt64(entries.count))
+        for (tag, type, count, value) in entries { le(tag); le(type); le(count); le(value) }
+        le(UInt64(0))  // no next IFD
+        file += (0..<8).map { UInt8($0 * 30) }  // the pixels, at offset 172
+        return file
+    }
+
+    @Test func bigTIFFTagCountOf2To63IsAnErrorNotATrap() throws {
+        let dir = TemporaryDirectory()
+        let bomb = Self.pixelScaleCountBomb()
+        #expect(bomb.count == 180)
+        let error = try failure(bomb, name: "scale-bomb.tif", in: dir)
+        #expect(error?.kind == .absurdDimensions)
+        #expect(error?.description.contains("tag 33550") == true)
+        // The same count on the other typed readers: integers (unsigned), rationals, floats.
+        for (tag, type): (UInt16, UInt16) in [(TIFFTag.modelPixelScale, 5), (TIFFTag.modelPixelScale, 11),
+                                              (TIFFTag.extraSamples, 3), (TIFFTag.extraSamples, 16),
+                                              (TIFFTag.geoKeyDirectory, 3)] {
+            for count: UInt64 in [1 << 63, UInt64.max, 1 << 62, 1 << 32] {
+                let error = try failure(Self.pixelScaleCountBomb(count: count, tag: tag, type: type), in: dir)
+                #expect(error?.kind == .absurdDimensions, "tag \(tag) type \(type) count \(count)")
+            }
+        }
+        // `tilepack info`'s path: the report is built from the file alone.
+        let path = try dir.write("info.tif", bomb)
+        #expect(throws: TIFFError.self) { _ = try TIFFInfo(file: try TIFFFile(path: path)) }
+    }
+
+    @Test func compressionWiderThanAShortIsNotTruncatedOntoACode() throws {
+        let dir = TemporaryDirectory()
+        // 2^32 + 1 would wrap to 1 (none) if truncated to 16 bits; 2^63 would trap `Int(_:)`.
+        for code: UInt64 in [1 << 32 | 1, 1 << 63, UInt64.max] {
+            let file = Self.pixelScaleCountBomb(count: 1, tag: TIFFTag.compression, type: 16)
+            var patched = file
+            // The compression entry's inline value sits at the last entry's value field.
+            let valueField = 16 + 8 + 6 * 20 + 12
+            withUnsafeBytes(of: code.littleEndian) { patched.replaceSubrange(valueField..<valueField + 8, with: $0) }
+            let error = try failure(patched, in: dir)
+            if case .unsupported? = error?.kind {} else { Issue.record("code \(code): \(String(describing: error))") }
+        }
+    }
+
     @Test func stripThatInflatesToTheWrongSize() throws {
         let dir = TemporaryDirectory()
         let short = try valid { t in

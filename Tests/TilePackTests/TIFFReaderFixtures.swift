@@ -39,6 +39,9 @@ struct CraftedTIFF {
     var extraTags: [UInt16: Value] = [:]
     /// Overrides of encoded blocks (after compression), by block index.
     var blockOverride: [Int: [UInt8]] = [:]
+    /// Added to every offset written, for a file whose body (all but the header) will be
+    /// appended after `baseOffset + header size` bytes of another: see ``chained(_:overview:)``.
+    var baseOffset = 0
 
     /// Pixel-interleaved little-endian samples, `bits/8` bytes each.
     func makeSamples(seed: Int = 1) -> [UInt8] {
@@ -126,7 +129,7 @@ struct CraftedTIFF {
         }
         var offsets: [UInt64] = [], counts: [UInt64] = []
         for b in blocks {
-            offsets.append(UInt64(file.count)); counts.append(UInt64(b.count))
+            offsets.append(UInt64(baseOffset + file.count)); counts.append(UInt64(b.count))
             file += b
             if file.count % 2 == 1 { file.append(0) }
         }
@@ -135,7 +138,7 @@ struct CraftedTIFF {
         if tags[cntTag] == nil { tags[cntTag] = bigTIFF ? .long8s(counts) : .longs(counts.map { UInt32($0) }) }
 
         // IFD at the end, out-of-line values after it.
-        let ifdOffset = file.count
+        let ifdOffset = baseOffset + file.count
         let sorted = tags.keys.sorted()
         let entrySize = bigTIFF ? 20 : 12, inlineSize = bigTIFF ? 8 : 4
         var extra = [UInt8]()
@@ -168,6 +171,29 @@ struct CraftedTIFF {
         let ptr = bigTIFF ? bytes(UInt64(ifdOffset)) : bytes(UInt32(ifdOffset))
         file.replaceSubrange((bigTIFF ? 8 : 4)..<(bigTIFF ? 16 : 8), with: ptr)
         return file
+    }
+
+    /// `main` followed by `overview` as its second IFD (a two-image pyramid): the overview is
+    /// built with its offsets shifted past the main file, its body appended, and the main
+    /// IFD's next-IFD field pointed at it. Both must share byte order and TIFF flavour.
+    static func chained(_ main: CraftedTIFF, overview: CraftedTIFF) throws -> [UInt8] {
+        precondition(main.order == overview.order && main.bigTIFF == overview.bigTIFF)
+        let big = main.bigTIFF, header = big ? 16 : 8
+        let first = try main.build(main.makeSamples())
+        var ov = overview
+        ov.baseOffset = first.count - header
+        let second = try ov.build(ov.makeSamples(seed: 2))
+        func uint(_ b: [UInt8], _ at: Int, _ width: Int) -> Int {
+            let bytes = b[at..<at + width]
+            return (main.order == .little ? bytes.reversed() : Array(bytes)).reduce(0) { $0 << 8 | Int($1) }
+        }
+        let mainIFD = uint(first, big ? 8 : 4, big ? 8 : 4)
+        let entries = uint(first, mainIFD, big ? 8 : 2)
+        let nextField = mainIFD + (big ? 8 : 2) + entries * (big ? 20 : 12)
+        var out = first
+        // The overview's header already holds its IFD's absolute offset, in the file's order.
+        out.replaceSubrange(nextField..<nextField + (big ? 8 : 4), with: second[(big ? 8 : 4)..<header])
+        return out + second[header...]
     }
 
     private func encodePredictor(_ block: [UInt8], rows: Int, rowSamples: Int, stride: Int, bw: Int) -> [UInt8] {

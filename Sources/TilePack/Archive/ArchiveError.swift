@@ -54,9 +54,10 @@ public struct ArchiveError: TilePackError, Equatable {
         case .cantOpen: problem = .cannotOpen
         default: problem = .damaged
         }
-        let sqlPart = error.sql.map { " in `\($0)`" } ?? ""
+        // SQL and SQLite's messages may span lines (multi-line statements, names from the file).
+        let sqlPart = error.sql.map { " in `\(ErrorText.oneLine($0))`" } ?? ""
         let what = problem == .notSQLite ? "not an SQLite database" : "\(what) failed"
         return ArchiveError(path: path, problem: problem,
-                            detail: "\(what): SQLite error \(error.code.rawValue) (\(error.message))\(sqlPart)")
+                            detail: "\(what): SQLite error \(error.code.rawValue) (\(ErrorText.oneLine(error.message)))\(sqlPart)")
     }
 }

@@ -106,7 +106,7 @@ public final class MBTilesReader: TileArchive {
     /// - Cost: one indexed lookup and one copy of the payload.
     public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
         try withConnection(doing: "reading tile \(id)") { conn throws(SQLiteError) in
-            let stmt = conn.selectTile!
+            let stmt = try conn.statement(\.selectTile)
             defer { stmt.reset() }
             try stmt.bind(id.z, at: 1)
             try stmt.bind(id.x, at: 2)
@@ -152,7 +152,7 @@ public final class MBTilesReader: TileArchive {
         guard hasElevation else { return nil }
         let row: (String, Int, Int, [UInt8])? = try withConnection(doing: "reading elevation \(id)") {
             conn throws(SQLiteError) in
-            let stmt = conn.selectElevation!
+            let stmt = try conn.statement(\.selectElevation)
             defer { stmt.reset() }
             try stmt.bind(id.z, at: 1)
             try stmt.bind(id.x, at: 2)
@@ -163,7 +163,7 @@ public final class MBTilesReader: TileArchive {
         guard let (name, width, height, blob) = row else { return nil }
         guard let encoding = ElevationEncoding(rawValue: name) else {
             throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile \(id) has unknown encoding \"\(name)\"")
+                               detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
         }
         return try encoding.decode(blob, width: width, height: height, path: path)
     }
@@ -209,7 +209,8 @@ public final class MBTilesReader: TileArchive {
             return try stmt.step() ? (stmt.string(at: 0) ?? "") : ""
         }
         guard answer == "ok" else {
-            throw ArchiveError(path: path, problem: .damaged, detail: "integrity check failed: \(answer)")
+            // SQLite's report spans lines ("*** in database main ***\nPage 5: ..."); keep one.
+            throw ArchiveError(path: path, problem: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
         }
     }
 
@@ -264,14 +265,16 @@ public final class MBTilesReader: TileArchive {
         // when the "version-valid-for" number (92–95) equals the change counter (24–27).
         let rawPageSize = Int(header[16]) << 8 | Int(header[17])
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
-        func be32(_ at: Int) -> Int {
-            Int(header[at]) << 24 | Int(header[at + 1]) << 16 | Int(header[at + 2]) << 8 | Int(header[at + 3])
+        func be32(_ at: Int) -> UInt32 {
+            UInt32(header[at]) << 24 | UInt32(header[at + 1]) << 16 | UInt32(header[at + 2]) << 8 | UInt32(header[at + 3])
         }
+        // Both factors come from the file: multiply in Int64 with an overflow check rather than
+        // trust that 32 × 17 bits fit (they do in Int64, but not in a 32-bit Int).
         if be32(92) == be32(24), pageSize >= 512 {
-            let expected = be32(28) * pageSize
-            if Int(info.st_size) < expected {
+            let (expected, overflow) = Int64(be32(28)).multipliedReportingOverflow(by: Int64(pageSize))
+            if overflow || Int64(info.st_size) < expected {
                 throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "archive is truncated: \(info.st_size) bytes, its header says \(expected)")
+                                   detail: "archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \(pageSize) bytes")
             }
         }
     }
@@ -289,6 +292,15 @@ final class PooledConnection: @unchecked Sendable {
 
     init(path: String) throws(SQLiteError) {
         db = try SQLiteConnection(path: path, mode: .readOnly)
+    }
+
+    /// A prepared statement; a missing one (the `elevation` table absent, or a connection
+    /// used before ``prepareStatements(elevation:)``) is an SQLite misuse error, not a trap.
+    func statement(_ which: KeyPath<PooledConnection, SQLiteStatement?>) throws(SQLiteError) -> SQLiteStatement {
+        guard let stmt = self[keyPath: which] else {
+            throw SQLiteError(code: .misuse, message: "statement not prepared", path: db.path)
+        }
+        return stmt
     }
 
     func prepareStatements(elevation: Bool) throws(SQLiteError) {

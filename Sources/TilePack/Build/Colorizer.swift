@@ -74,7 +74,19 @@ struct Colorizer: Sendable {
         case .stretch: mode = .stretch
         case .elevation: mode = .elevation
         }
-        let shown: ColorMode = requested == .auto ? ColorMode(rawValue: "\(mode)")! : requested
+        // Spelled out rather than matched by name, so renaming a case of either enum is a
+        // compile error here instead of a trap.
+        let shown: ColorMode
+        if requested == .auto {
+            switch mode {
+            case .rgb: shown = .rgb
+            case .palette: shown = .palette
+            case .stretch: shown = .stretch
+            case .elevation: shown = .elevation
+            }
+        } else {
+            shown = requested
+        }
         var colorBands: [Int]
         switch data.count {
         case 1, 2: colorBands = [data[0]]

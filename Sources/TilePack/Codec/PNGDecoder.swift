@@ -67,25 +67,26 @@ public struct PNGDecoder: Sendable {
             }
             let body = data[bodyStart..<bodyEnd]
             offset = bodyEnd + 4
-            if header == nil && type != "IHDR" { throw fail(.malformed, "first chunk is \(type), not IHDR") }
             if sawIDAT && type != "IDAT" { idatEnded = true }
-            switch type {
-            case "IHDR":
+            if type == "IHDR" {
                 guard header == nil else { throw fail(.malformed, "has a second IHDR") }
                 header = try parseHeader(body, fail)
+                continue
+            }
+            guard let h = header else { throw fail(.malformed, "first chunk is \(type), not IHDR") }
+            switch type {
             case "PLTE":
                 guard !sawIDAT, palette.isEmpty else { throw fail(.malformed, "PLTE after IDAT or repeated") }
                 guard length % 3 == 0, length >= 3, length <= 768 else {
                     throw fail(.malformed, "PLTE length \(length) is not 3…768 and a multiple of 3")
                 }
-                let ct = header!.colorType
+                let ct = h.colorType
                 guard ct != .gray && ct != .grayAlpha else { throw fail(.malformed, "PLTE in a gray image") }
                 for i in stride(from: body.startIndex, to: body.endIndex, by: 3) {
                     palette += [data[i], data[i + 1], data[i + 2], 255]
                 }
             case "tRNS":
                 guard !sawIDAT else { throw fail(.malformed, "tRNS after IDAT") }
-                let h = header!
                 switch h.colorType {
                 case .palette:
                     guard !palette.isEmpty, length <= palette.count / 4 else {

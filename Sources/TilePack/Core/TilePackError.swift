@@ -46,3 +46,19 @@ public struct InputFileError: TilePackError, Equatable {
 
     public var description: String { "\(path): \(problem)" }
 }
+
+/// Text from outside (SQL, SQLite's messages, names read from a file) made safe for the
+/// one-line `description` every ``TilePackError`` promises.
+package enum ErrorText {
+    /// Collapses runs of whitespace, line breaks included, into single spaces, so multi-line
+    /// SQL or a report spanning lines stays on the one error line.
+    package static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+    }
+
+    /// A value read from a file, in double quotes with control characters escaped as Swift
+    /// writes them (`"f32\n"`), so a hostile name can neither break the line nor hide.
+    package static func quoted(_ text: String) -> String {
+        String(reflecting: text)
+    }
+}

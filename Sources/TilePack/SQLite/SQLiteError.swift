@@ -70,13 +70,7 @@ public struct SQLiteError: TilePackError, Equatable {
     }
 
     public var description: String {
-        let sqlPart = sql.map { " in `\(Self.oneLine($0))`" } ?? ""
-        return "\(path): SQLite error \(code.rawValue) (\(Self.oneLine(message)))\(sqlPart)"
-    }
-
-    /// Collapses runs of whitespace so multi-line SQL stays on the one error line.
-    private static func oneLine(_ text: String) -> String {
-        text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
-            .joined(separator: " ")
+        let sqlPart = sql.map { " in `\(ErrorText.oneLine($0))`" } ?? ""
+        return "\(path): SQLite error \(code.rawValue) (\(ErrorText.oneLine(message)))\(sqlPart)"
     }
 }

@@ -18,7 +18,7 @@ public struct GeoKeyDirectory: Sendable, Equatable {
     /// Storage for ``version`` (tuples are not Equatable).
     public var versionParts: [UInt16]
     /// Keys in the order the file lists them.
-    public var entries: [(id: UInt16, value: Value)] { keys.map { ($0, values[$0]!) } }
+    public var entries: [(id: UInt16, value: Value)] { keys.compactMap { id in values[id].map { (id, $0) } } }
 
     private var keys: [UInt16]
     private var values: [UInt16: Value]

@@ -23,10 +23,10 @@ struct TIFFBlockDecoder {
             return [UInt8](repeating: 0, count: outBytes)
         }
         let readCount = image.compression == TIFFCompression.none ? min(count, UInt64(expected)) : count
-        guard readCount <= handle.size else {
+        guard readCount <= handle.size, let readBytes = Int(exactly: readCount) else {
             throw TIFFError(path: path, kind: .absurdDimensions, detail: "\(what) claims \(count) bytes, more than the file")
         }
-        var raw = try handle.read(offset: offset, count: Int(readCount), what: what)
+        var raw = try handle.read(offset: offset, count: readBytes, what: what)
         if image.fillOrderReversed {
             for i in raw.indices { raw[i] = Self.reversedBits(raw[i]) }
         }

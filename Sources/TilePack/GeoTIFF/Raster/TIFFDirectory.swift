@@ -140,11 +140,27 @@ struct TIFFStructureReader: Sendable {
     func valueBytes(_ entry: TIFFDirectoryEntry) throws(TIFFError) -> [UInt8] {
         if let inline = entry.inline { return inline }
         let name = "tag \(entry.tag) (\(entry.count) values)"
-        guard entry.byteCount <= handle.size else {
+        // byteCount saturates at UInt64.max on overflow, so this one comparison also refuses
+        // counts whose byte size does not fit 64 bits; the file size always fits an Int.
+        guard entry.byteCount <= handle.size, let byteCount = Int(exactly: entry.byteCount) else {
             throw TIFFError(path: path, kind: .absurdDimensions,
                             detail: "\(name) is larger than the whole file")
         }
-        return try handle.read(offset: entry.valueOffset, count: Int(entry.byteCount), what: name)
+        return try handle.read(offset: entry.valueOffset, count: byteCount, what: name)
+    }
+
+    /// The entry's value count as an `Int`, proven to fit in `bytes` (what ``valueBytes(_:)``
+    /// returned for it), so the typed reads that follow stay inside the array.
+    /// - Throws: `.absurdDimensions` for a count the bytes cannot hold (only a count that
+    ///   bypassed ``valueBytes(_:)``'s size check could get here, but the reads must not trust that).
+    func valueCount(_ entry: TIFFDirectoryEntry, holding bytes: [UInt8]) throws(TIFFError) -> Int {
+        guard let n = Int(exactly: entry.count),
+              case let (needed, overflow) = n.multipliedReportingOverflow(by: entry.type.size),
+              !overflow, needed <= bytes.count else {
+            throw TIFFError(path: path, kind: .absurdDimensions,
+                            detail: "tag \(entry.tag) claims \(entry.count) values, more than its \(bytes.count) bytes hold")
+        }
+        return n
     }
 
     /// An integer-typed tag's values widened to UInt64 (nil when absent).
@@ -152,7 +168,7 @@ struct TIFFStructureReader: Sendable {
         guard let entry = dir[tag] else { return nil }
         let bytes = try valueBytes(entry)
         let r = TIFFByteReader(bytes, order: order)
-        let n = Int(entry.count)
+        let n = try valueCount(entry, holding: bytes)
         switch entry.type {
         case .byte, .undefined, .ascii: return (0..<n).map { UInt64(r.uint8(at: $0)) }
         case .sbyte: return (0..<n).map { UInt64(bitPattern: Int64(Int8(bitPattern: r.uint8(at: $0)))) }
@@ -176,19 +192,30 @@ struct TIFFStructureReader: Sendable {
         return first
     }
 
+    /// The first value of an integer tag, or `fallback` when absent: the non-optional form
+    /// for tags the TIFF spec gives a default, so callers need no force unwrap.
+    func scalar(_ dir: TIFFDirectory, _ tag: UInt16, or fallback: UInt64) throws(TIFFError) -> UInt64 {
+        try scalar(dir, tag) ?? fallback
+    }
+
     /// A numeric tag's values as doubles (nil when absent).
     func doubles(_ dir: TIFFDirectory, _ tag: UInt16) throws(TIFFError) -> [Double]? {
         guard let entry = dir[tag] else { return nil }
-        let n = Int(entry.count)
         switch entry.type {
         case .double:
-            let r = TIFFByteReader(try valueBytes(entry), order: order)
+            let bytes = try valueBytes(entry)
+            let n = try valueCount(entry, holding: bytes)
+            let r = TIFFByteReader(bytes, order: order)
             return (0..<n).map { r.float64(at: $0 * 8) }
         case .float:
-            let r = TIFFByteReader(try valueBytes(entry), order: order)
+            let bytes = try valueBytes(entry)
+            let n = try valueCount(entry, holding: bytes)
+            let r = TIFFByteReader(bytes, order: order)
             return (0..<n).map { Double(r.float32(at: $0 * 4)) }
         case .rational, .srational:
-            let r = TIFFByteReader(try valueBytes(entry), order: order)
+            let bytes = try valueBytes(entry)
+            let n = try valueCount(entry, holding: bytes)
+            let r = TIFFByteReader(bytes, order: order)
             return (0..<n).map { i in
                 let num = r.uint32(at: i * 8), den = r.uint32(at: i * 8 + 4)
                 if entry.type == .srational {

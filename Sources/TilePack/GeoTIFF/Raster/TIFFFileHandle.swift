@@ -32,7 +32,7 @@ final class TIFFFileHandle: Sendable {
         }
         self.path = path
         self.fd = fd
-        self.size = UInt64(st.st_size)
+        self.size = UInt64(clamping: st.st_size)  // never negative for a regular file
     }
 
     deinit { close(fd) }

@@ -135,12 +135,13 @@ extension TIFFImage {
             throw absurd("image size \(w)x\(h) is empty or absurd")
         }
         let width = Int(w), height = Int(h)
-        let spp64 = try reader.scalar(dir, TIFFTag.samplesPerPixel, default: 1)!
+        let spp64 = try reader.scalar(dir, TIFFTag.samplesPerPixel, or: 1)
         guard spp64 >= 1, spp64 <= 65535 else { throw absurd("SamplesPerPixel is \(spp64)") }
         let bands = Int(spp64)
 
-        let compression64 = try reader.scalar(dir, TIFFTag.compression, default: 1)!
-        let compression = UInt16(truncatingIfNeeded: compression64)
+        let compression64 = try reader.scalar(dir, TIFFTag.compression, or: 1)
+        // Compression is a SHORT; a wider value must not wrap onto a supported code.
+        let compression = UInt16(exactly: compression64) ?? UInt16.max
         switch compression {
         case TIFFCompression.none, TIFFCompression.lzw, TIFFCompression.deflate,
              TIFFCompression.deflateLegacy, TIFFCompression.packBits:
@@ -157,14 +158,14 @@ extension TIFFImage {
             case 50002: "JPEG XL compression"
             default: "compression"
             }
-            throw TIFFError.unsupported(path, label, code: Int(compression64))
+            throw TIFFError.unsupported(path, label, code: Int(clamping: compression64))
         }
 
         let bitsList = try reader.unsigned(dir, TIFFTag.bitsPerSample) ?? [1]
         guard let bits64 = bitsList.first else { throw bad("BitsPerSample has no values") }
         guard bitsList.allSatisfy({ $0 == bits64 }) else {
             throw TIFFError.unsupported(path, "mixed BitsPerSample \(bitsList.map(String.init).joined(separator: ","))",
-                                        code: Int(clamping: bitsList.max()!))
+                                        code: Int(clamping: bitsList.max() ?? bits64))
         }
         let formatList = try reader.unsigned(dir, TIFFTag.sampleFormat) ?? [1]
         let format64 = formatList.first ?? 1
@@ -195,7 +196,7 @@ extension TIFFImage {
             throw TIFFError.unsupported(path, "SampleFormat", code: format)
         }
 
-        let photometric = Int(clamping: try reader.scalar(dir, TIFFTag.photometric, default: bands >= 3 ? 2 : 1)!)
+        let photometric = Int(clamping: try reader.scalar(dir, TIFFTag.photometric, or: bands >= 3 ? 2 : 1))
         switch photometric {
         case 0, 1, 2, 3, 5, 8, 9, 10: break
         case 6: throw TIFFError.unsupported(path, "YCbCr photometric interpretation (subsampled colour)", code: 6)
@@ -203,11 +204,11 @@ extension TIFFImage {
         default: throw TIFFError.unsupported(path, "photometric interpretation \(photometricName(photometric))", code: photometric)
         }
 
-        let planar64 = try reader.scalar(dir, TIFFTag.planarConfiguration, default: 1)!
+        let planar64 = try reader.scalar(dir, TIFFTag.planarConfiguration, or: 1)
         guard let planarConfig = PlanarConfig(rawValue: Int(clamping: planar64)) else {
             throw bad("PlanarConfiguration is \(planar64)")
         }
-        let predictor = Int(clamping: try reader.scalar(dir, TIFFTag.predictor, default: 1)!)
+        let predictor = Int(clamping: try reader.scalar(dir, TIFFTag.predictor, or: 1))
         switch predictor {
         case 1: break
         case 2 where bits != 24: break
@@ -215,7 +216,7 @@ extension TIFFImage {
         case 2, 3: throw TIFFError.unsupported(path, "predictor \(predictor) with \(bits)-bit samples", code: predictor)
         default: throw TIFFError.unsupported(path, "predictor", code: predictor)
         }
-        let fillOrder = try reader.scalar(dir, TIFFTag.fillOrder, default: 1)!
+        let fillOrder = try reader.scalar(dir, TIFFTag.fillOrder, or: 1)
         guard fillOrder == 1 || fillOrder == 2 else { throw bad("FillOrder is \(fillOrder)") }
 
         // Block grid.
@@ -231,7 +232,7 @@ extension TIFFImage {
             }
             blockWidth = Int(tw); blockHeight = Int(th)
         } else {
-            let rps = try reader.scalar(dir, TIFFTag.rowsPerStrip, default: UInt64(height))!
+            let rps = try reader.scalar(dir, TIFFTag.rowsPerStrip, or: UInt64(height))
             blockWidth = width
             blockHeight = rps == 0 || rps > UInt64(height) ? height : Int(rps)
         }
@@ -261,7 +262,7 @@ extension TIFFImage {
         guard offsetsEntry.count >= UInt64(blockCount) else {
             throw bad("\(kindName)Offsets has \(offsetsEntry.count) entries, the image needs \(blockCount)")
         }
-        let offsets = try reader.unsigned(dir, offsetsTag)!
+        guard let offsets = try reader.unsigned(dir, offsetsTag) else { throw bad("missing \(kindName)Offsets") }
         var counts: [UInt64]
         if let c = try reader.unsigned(dir, countsTag) {
             guard c.count >= blockCount else {
@@ -288,7 +289,7 @@ extension TIFFImage {
             }
             colorMap = map.prefix(3 << bits).map { UInt16(truncatingIfNeeded: $0) }
         }
-        let subfileType = UInt32(truncatingIfNeeded: try reader.scalar(dir, TIFFTag.newSubfileType, default: 0)!)
+        let subfileType = UInt32(truncatingIfNeeded: try reader.scalar(dir, TIFFTag.newSubfileType, or: 0))
 
         let geo = try GeoTIFFTags.parse(dir, reader: reader, sampleType: sampleType)
 

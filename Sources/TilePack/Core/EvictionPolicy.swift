@@ -27,6 +27,12 @@ public enum EvictionPolicyKind: String, Sendable, CaseIterable, Codable {
     /// once-seen tiles before the ones a user keeps coming back to.
     case slru
 
+    /// The policy a tile store runs unless told otherwise: chosen from the hit rates
+    /// `CacheSimulation.compare` measures against Belady's optimum (BENCHMARKS.md, "Tile
+    /// store: eviction policy vs Belady").
+    public static let `default`: EvictionPolicyKind = .lru
+
+    /// A fresh policy of this kind. Cost: O(1).
     public func makePolicy() -> any EvictionPolicy {
         switch self {
         case .lru: LRUPolicy()

@@ -105,13 +105,12 @@ public final class MBTilesReader: TileArchive {
     /// The payload of tile `id`, or nil when the archive has none there.
     /// - Cost: one indexed lookup and one copy of the payload.
     public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
-        try withConnection(doing: "reading tile \(id)") { conn throws(SQLiteError) in
-            let stmt = try conn.statement(\.selectTile)
-            defer { stmt.reset() }
-            try stmt.bind(id.z, at: 1)
-            try stmt.bind(id.x, at: 2)
-            try stmt.bind(id.tmsY, at: 3)
-            return try stmt.step() ? (stmt.bytes(at: 0) ?? []) : nil
+        do {
+            return try withTile(id) { Array($0) }
+        } catch let error as ArchiveError {
+            throw error
+        } catch {
+            preconditionFailure("a non-throwing body cannot throw \(error)")
         }
     }
 
@@ -122,7 +121,7 @@ public final class MBTilesReader: TileArchive {
         // The body may throw its own errors: carry them out of the SQLite-typed closure.
         var bodyError: (any Error)?
         let result: R? = try withConnection(doing: "reading tile \(id)") { conn throws(SQLiteError) in
-            let stmt = conn.selectTile!
+            let stmt = try conn.statement(\.selectTile)
             defer { stmt.reset() }
             try stmt.bind(id.z, at: 1)
             try stmt.bind(id.x, at: 2)

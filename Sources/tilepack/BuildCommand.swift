@@ -11,8 +11,12 @@ struct BuildCommand: ParsableCommand {
             resamples the max zoom from the source through windowed reads, builds lower zooms \
             from their children, encodes each tile (PVRTC by default; --codec png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
-            Elevation sources (one band of int16/int32/float) are drawn as hillshade with a \
-            hypsometric tint, and their metres are kept losslessly for `tilepack query`.
+            Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
+            are kept losslessly for `tilepack query`. --color auto takes a single band as \
+            elevation when the file says so (vertical GeoKeys, GDAL band UNITTYPE or a \
+            DESCRIPTION naming elevation/height/DEM), when it is float or signed, or when its \
+            unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \
+            image; the summary's `colour:` line says which mode was chosen and why.
             """
     )
 
@@ -37,7 +41,7 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "PVRTC encoder level: quality (least-squares refinement) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality
 
-    @Option(help: "How samples become colours: auto, rgb, elevation, stretch or palette.")
+    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation, stretch or palette.")
     var color: ColorMode = .auto
 
     @Flag(help: "Also store tiles that are entirely transparent.")
@@ -94,6 +98,7 @@ struct BuildCommand: ParsableCommand {
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0]!)" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
+            print("  colour: \(r.color)")
             print("  per zoom: \(zooms)")
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {

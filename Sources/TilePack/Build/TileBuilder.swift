@@ -145,7 +145,7 @@ private final class BuildRun<Sink: TileSink> {
         self.sink = sink
         self.progress = progress
         total = plan.tileCount
-        report = BuildReport(metadata: plan.metadata)
+        report = BuildReport(color: colorizer.decision, metadata: plan.metadata)
     }
 
     /// The finished buffer of `tile` (nil when empty), producing and writing it and all its

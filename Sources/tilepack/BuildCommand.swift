@@ -59,7 +59,12 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Worker threads (default: all cores).")
     var workers: Int?
 
-    @Flag(help: "Print no progress, only the summary.")
+    @Option(help: ArgumentHelp(
+        "Progress on stderr: auto, bar, lines, json or none.",
+        discussion: "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."))
+    var progress: ProgressStyle = .auto
+
+    @Flag(help: "Print no progress, only the summary (same as --progress none).")
     var quiet = false
 
     func validate() throws {
@@ -68,6 +73,9 @@ struct BuildCommand: ParsableCommand {
         }
         if let a = minZoom, let b = maxZoom, a > b { throw ValidationError("--min-zoom \(a) is above --max-zoom \(b)") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
+        if quiet, progress != .auto, progress != .none {
+            throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
+        }
     }
 
     func run() throws {
@@ -84,25 +92,18 @@ struct BuildCommand: ParsableCommand {
         request.name = name
         request.description = description
         request.attribution = attribution
-        var lastPercent = -1  // progress shown so far; -1: none yet
+        let display = BuildProgressDisplay(style: quiet ? .none : progress.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
-            let result = try RegionBuild(request).run { done, total in
-                guard !quiet, total > 0 else { return }
-                let percent = done * 100 / total
-                if percent != lastPercent {
-                    lastPercent = percent
-                    printProgress("\r\(done)/\(total) tiles (\(percent)%)")
-                }
-            }
-            if lastPercent >= 0 { printProgress("\n") }
+            let result = try RegionBuild(request).run { display.update($0) }
+            display.finish()
             let r = result.report
-            let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0]!)" }.joined(separator: ", ")
+            let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
             print("  colour: \(r.color)")
             print("  per zoom: \(zooms)")
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
-            if lastPercent >= 0 { printProgress("\n") }  // end the progress line first
+            display.interrupt()  // end the progress bar's line first
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }

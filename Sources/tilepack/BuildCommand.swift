@@ -11,8 +11,12 @@ struct BuildCommand: ParsableCommand {
             resamples the max zoom from the source through windowed reads, builds lower zooms \
             from their children, encodes each tile (PVRTC by default; --codec png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
-            Elevation sources (one band of int16/int32/float) are drawn as hillshade with a \
-            hypsometric tint, and their metres are kept losslessly for `tilepack query`.
+            Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
+            are kept losslessly for `tilepack query`. --color auto takes a single band as \
+            elevation when the file says so (vertical GeoKeys, GDAL band UNITTYPE or a \
+            DESCRIPTION naming elevation/height/DEM), when it is float or signed, or when its \
+            unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \
+            image; the summary's `colour:` line says which mode was chosen and why.
             """
     )
 
@@ -37,7 +41,7 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "PVRTC encoder level: quality (least-squares refinement) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality
 
-    @Option(help: "How samples become colours: auto, rgb, elevation, stretch or palette.")
+    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation, stretch or palette.")
     var color: ColorMode = .auto
 
     @Flag(help: "Also store tiles that are entirely transparent.")
@@ -55,7 +59,12 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Worker threads (default: all cores).")
     var workers: Int?
 
-    @Flag(help: "Print no progress, only the summary.")
+    @Option(help: ArgumentHelp(
+        "Progress on stderr: auto, bar, lines, json or none.",
+        discussion: "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."))
+    var progress: ProgressStyle = .auto
+
+    @Flag(help: "Print no progress, only the summary (same as --progress none).")
     var quiet = false
 
     func validate() throws {
@@ -64,6 +73,9 @@ struct BuildCommand: ParsableCommand {
         }
         if let a = minZoom, let b = maxZoom, a > b { throw ValidationError("--min-zoom \(a) is above --max-zoom \(b)") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
+        if quiet, progress != .auto, progress != .none {
+            throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
+        }
     }
 
     func run() throws {
@@ -80,24 +92,18 @@ struct BuildCommand: ParsableCommand {
         request.name = name
         request.description = description
         request.attribution = attribution
-        var lastPercent = -1  // progress shown so far; -1: none yet
+        let display = BuildProgressDisplay(style: quiet ? .none : progress.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
-            let result = try RegionBuild(request).run { done, total in
-                guard !quiet, total > 0 else { return }
-                let percent = done * 100 / total
-                if percent != lastPercent {
-                    lastPercent = percent
-                    printProgress("\r\(done)/\(total) tiles (\(percent)%)")
-                }
-            }
-            if lastPercent >= 0 { printProgress("\n") }
+            let result = try RegionBuild(request).run { display.update($0) }
+            display.finish()
             let r = result.report
-            let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0]!)" }.joined(separator: ", ")
+            let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
+            print("  colour: \(r.color)")
             print("  per zoom: \(zooms)")
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
-            if lastPercent >= 0 { printProgress("\n") }  // end the progress line first
+            display.interrupt()  // end the progress bar's line first
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }

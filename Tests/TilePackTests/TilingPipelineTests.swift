@@ -28,9 +28,11 @@ import Testing
         var options = BuildOptions()
         options.maxZoom = 10; options.workers = workers; options.blockLevels = blockLevels
         var done = [Int]()
+        var zooms = Set<Int>()
         let report = try TileBuilder(source: source ?? src, georeference: geo, options: options, codec: RawCodec())
-            .run(sink: sink) { d, _ in done.append(d) }
+            .run(sink: sink) { p in done.append(p.done); zooms.insert(p.zoom) }
         #expect(done == Array(1...done.count))
+        #expect(zooms == Set(report.metadata.minZoom...report.metadata.maxZoom), "progress names every zoom built")
         return (sink, report)
     }
 

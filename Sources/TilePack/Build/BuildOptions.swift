@@ -22,14 +22,9 @@ public enum Resampling: String, Sendable, CaseIterable {
     case average
 }
 
-/// How source samples become RGBA. `auto` picks by band count and sample type:
-///
-/// | source | auto picks |
-/// |---|---|
-/// | has a colour map | `palette` |
-/// | uint8, 1–4 bands | `rgb` (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) |
-/// | 1 band int8/int16/int32/int64/float32/float64 | `elevation` |
-/// | anything else (uint16/uint32/uint64, multi-band non-8-bit) | `stretch` |
+/// How source samples become RGBA. `auto` picks from the colour map, band count, sample type,
+/// the file's terrain signals (vertical GeoKeys, GDAL band units and descriptions) and the
+/// sample range; ``ColorDecision`` has the rules and says which one applied.
 public enum ColorMode: String, Sendable, CaseIterable {
     case auto, rgb, elevation, stretch, palette
 }
@@ -83,6 +78,8 @@ public struct BuildReport: Sendable {
     public var seconds = 0.0
     /// Most tile buffers (RGBA + elevation) alive at once: the build's memory bound, in tiles.
     public var peakLiveTileBuffers = 0
+    /// The colour mode used and why.
+    public var color: ColorDecision
     /// Metadata for the archive (bounds, center, zoom range).
     public var metadata: TilesetMetadata
 }

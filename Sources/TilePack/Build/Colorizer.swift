@@ -25,6 +25,8 @@ import Darwin
 struct Colorizer: Sendable {
     enum Mode: Sendable, Equatable { case rgb, palette, stretch, elevation }
 
+    /// The colour mode chosen and why (for the build summary).
+    let decision: ColorDecision
     let mode: Mode
     let bands: Int
     let alphaBand: Int?
@@ -50,7 +52,7 @@ struct Colorizer: Sendable {
     ]
     static let sunAzimuth = 315.0, sunAltitude = 45.0
 
-    /// Resolves `auto` (see ``ColorMode``), checks the mode fits the source and computes
+    /// Resolves `auto` (see ``ColorDecision``), checks the mode fits the source and computes
     /// the statistics it needs (a decimated pass for stretch and elevation).
     init(source: any RasterSource, mode requested: ColorMode, elevationRange: ClosedRange<Double>?) throws {
         let bands = source.bands
@@ -62,30 +64,27 @@ struct Colorizer: Sendable {
         if alpha == nil, bands == 2 || bands == 4, source.colorMap == nil { alpha = bands - 1 }
         let data = (0..<bands).filter { $0 != alpha }
         let type = source.sampleType
+        // The single data band's valid samples, read at most once: the decision may need its
+        // range and the colouring its percentiles.
+        var cachedSample: SourceStatistics.SortedSample?
+        func singleBandSample() throws -> SourceStatistics.SortedSample {
+            if let cachedSample { return cachedSample }
+            guard let band = data.first else { return SourceStatistics.SortedSample(values: []) }
+            let sample = try SourceStatistics.samples(of: source, bands: [band])[0]
+            cachedSample = sample
+            return sample
+        }
+        let decision = try ColorDecision.decide(
+            requested: requested, sampleType: type, bands: bands, dataBands: data, hasColorMap: source.colorMap != nil,
+            hints: source.terrainHints, validRange: { try singleBandSample().range })
+        let shown = decision.mode
         let mode: Mode
-        switch requested {
-        case .auto:
-            if source.colorMap != nil { mode = .palette }
-            else if type == .uint8 { mode = .rgb }
-            else if data.count == 1, type.isFloat || type.isSignedInteger { mode = .elevation }
-            else { mode = .stretch }
+        switch decision.mode {
         case .rgb: mode = .rgb
         case .palette: mode = .palette
         case .stretch: mode = .stretch
         case .elevation: mode = .elevation
-        }
-        // Spelled out rather than matched by name, so renaming a case of either enum is a
-        // compile error here instead of a trap.
-        let shown: ColorMode
-        if requested == .auto {
-            switch mode {
-            case .rgb: shown = .rgb
-            case .palette: shown = .palette
-            case .stretch: shown = .stretch
-            case .elevation: shown = .elevation
-            }
-        } else {
-            shown = requested
+        case .auto: preconditionFailure("ColorDecision.decide resolves auto")
         }
         var colorBands: [Int]
         switch data.count {
@@ -116,7 +115,9 @@ struct Colorizer: Sendable {
             }
             colorBands = [0]
         case .stretch:
-            let p = try SourceStatistics.percentiles(of: source, bands: colorBands, [2, 98])
+            let p = colorBands.count == 1 && colorBands.first == data.first
+                ? [try singleBandSample()].map { s in s.values.isEmpty ? nil : [2.0, 98].map { s.percentile($0) ?? 0 } }
+                : try SourceStatistics.percentiles(of: source, bands: colorBands, [2, 98])
             stretch = p.map { v in
                 guard let v, v[1] > v[0] else { return (v?[0] ?? 0, (v?[0] ?? 0) + 1) }
                 return (v[0], v[1])
@@ -127,10 +128,11 @@ struct Colorizer: Sendable {
             }
             if let r = elevationRange {
                 range = (r.lowerBound, r.upperBound)
-            } else if let p = try SourceStatistics.percentiles(of: source, bands: colorBands, [1, 99])[0] {
-                range = (Double(p[0]), Double(p[1]) > Double(p[0]) ? Double(p[1]) : Double(p[0]) + 1)
+            } else if let lo = try singleBandSample().percentile(1), let hi = try singleBandSample().percentile(99) {
+                range = (Double(lo), hi > lo ? Double(hi) : Double(lo) + 1)
             }
         }
+        self.decision = decision
         self.mode = mode
         self.bands = bands
         self.alphaBand = alpha

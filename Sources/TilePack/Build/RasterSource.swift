@@ -24,6 +24,38 @@ public protocol RasterSource: Sendable {
     /// Reads a window (inside the raster) as Float, pixel-interleaved: index
     /// `((row · width) + col) · bands + band`. Called from several threads at once.
     func readFloats(x: Int, y: Int, width: Int, height: Int) throws -> [Float]
+    /// What the file says about its samples being heights, for `ColorMode.auto`. Defaults to
+    /// no hints (then only the sample type and range decide).
+    var terrainHints: TerrainHints { get }
+}
+
+extension RasterSource {
+    public var terrainHints: TerrainHints { TerrainHints() }
+}
+
+/// Signals a source carries that its samples are heights, as the file states them: the
+/// vertical GeoKeys and GDAL's per-band metadata. The adapter fills in what it finds;
+/// ``ColorDecision`` weighs them.
+public struct TerrainHints: Sendable, Equatable {
+    /// VerticalCSTypeGeoKey (4096): an EPSG vertical CRS code, or 32767 user-defined.
+    public var verticalCSType: UInt16?
+    /// VerticalDatumGeoKey (4098).
+    public var verticalDatum: UInt16?
+    /// VerticalUnitsGeoKey (4099): an EPSG unit code (9001 metre, 9002 foot, 9003 US survey foot).
+    public var verticalUnits: UInt16?
+    /// GDAL band UNITTYPE per band index (e.g. "m", "metre", "ft").
+    public var unitTypes: [Int: String] = [:]
+    /// GDAL band DESCRIPTION per band index (e.g. "Elevation", "SRTM DEM").
+    public var descriptions: [Int: String] = [:]
+
+    public init(verticalCSType: UInt16? = nil, verticalDatum: UInt16? = nil, verticalUnits: UInt16? = nil,
+                unitTypes: [Int: String] = [:], descriptions: [Int: String] = [:]) {
+        self.verticalCSType = verticalCSType
+        self.verticalDatum = verticalDatum
+        self.verticalUnits = verticalUnits
+        self.unitTypes = unitTypes
+        self.descriptions = descriptions
+    }
 }
 
 /// Where the source lies on the earth, as Tiling needs it: bounds, resolution, and the

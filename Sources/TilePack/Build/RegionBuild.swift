@@ -69,8 +69,9 @@ public struct RegionBuild: Sendable {
         return (tiff, georeference, builder, plan)
     }
 
-    /// Builds the archive. `progress` gets (tiles done, tiles planned) on the calling thread.
-    public func run(progress: ((Int, Int) -> Void)? = nil) throws -> Result {
+    /// Builds the archive. `progress` gets the tiles done, planned and the zoom being worked
+    /// on, on the calling thread.
+    public func run(progress: ((TileBuilder.Progress) -> Void)? = nil) throws -> Result {
         let (tiff, _, builder, plan) = try prepare()
         let output = request.resolvedOutputPath
         let meta = plan.metadata

@@ -10,9 +10,35 @@ enum SourceStatistics {
     static let windowSize = 64
     static let windowsPerSide = 16
 
+    /// The valid samples (not NaN, not all-bands nodata) of one band from the decimated
+    /// pass, sorted, so that several percentiles and the range come from one pass.
+    struct SortedSample: Sendable {
+        let values: [Float]
+
+        /// The p-th percentile (0–100, nearest rank); nil when there are no samples.
+        func percentile(_ p: Double) -> Float? {
+            guard !values.isEmpty else { return nil }
+            let rank = (min(max(p, 0), 100) / 100 * Double(values.count - 1)).rounded()
+            return values[Int(rank)]
+        }
+
+        /// Smallest and largest valid sample; nil when there are none.
+        var range: ClosedRange<Float>? {
+            guard let lo = values.first, let hi = values.last else { return nil }
+            return lo...hi
+        }
+    }
+
     /// For each band in `bands`, the requested percentiles (0–100) of its valid samples
     /// (not NaN, not all-bands nodata). nil for a band with no valid samples.
     static func percentiles(of source: any RasterSource, bands wanted: [Int], _ ps: [Double]) throws -> [[Float]?] {
+        try samples(of: source, bands: wanted).map { s in
+            s.values.isEmpty ? nil : ps.map { s.percentile($0) ?? 0 }
+        }
+    }
+
+    /// For each band in `bands`, its valid samples from the decimated pass, sorted.
+    static func samples(of source: any RasterSource, bands wanted: [Int]) throws -> [SortedSample] {
         let bands = source.bands
         let nodata: Float? = source.nodata.map { Float($0) }
         var samples = [[Float]](repeating: [], count: wanted.count)
@@ -24,7 +50,7 @@ enum SourceStatistics {
             }
             return (0..<windowsPerSide).map { k in ((size - windowSize) * k / (windowsPerSide - 1), windowSize) }
         }
-        guard source.width > 0, source.height > 0 else { return wanted.map { _ in nil } }
+        guard source.width > 0, source.height > 0 else { return wanted.map { _ in SortedSample(values: []) } }
         for (y, h) in windows(source.height) {
             for (x, w) in windows(source.width) {
                 let win = try source.readFloats(x: x, y: y, width: w, height: h)
@@ -42,13 +68,6 @@ enum SourceStatistics {
                 }
             }
         }
-        return samples.map { s in
-            guard !s.isEmpty else { return nil }
-            let sorted = s.sorted()
-            return ps.map { p in
-                let rank = (min(max(p, 0), 100) / 100 * Double(sorted.count - 1)).rounded()
-                return sorted[Int(rank)]
-            }
-        }
+        return samples.map { SortedSample(values: $0.sorted()) }
     }
 }

@@ -23,7 +23,36 @@ extension TIFFFile: RasterSource {
         return first + i
     }
 
+    /// The vertical GeoKeys (0 means undefined and is dropped) and GDAL_METADATA's band
+    /// UNITTYPE and DESCRIPTION items.
+    public var terrainHints: TerrainHints {
+        let keys = image.geoKeys
+        func key(_ id: UInt16) -> UInt16? { keys?.short(id).flatMap { $0 == 0 ? nil : $0 } }
+        var hints = TerrainHints(verticalCSType: key(GeoKey.verticalCSType), verticalDatum: key(GeoKey.verticalDatum),
+                                 verticalUnits: key(GeoKey.verticalUnits))
+        for item in image.gdalMetadata?.items ?? [] {
+            guard let band = item.sample, band < image.bands, item.domain == nil else { continue }
+            let value = item.value.trimmingWhitespace()
+            guard !value.isEmpty else { continue }
+            switch item.role ?? item.name.lowercased() {
+            case "unittype": hints.unitTypes[band] = value
+            case "description": hints.descriptions[band] = value
+            default: break
+            }
+        }
+        return hints
+    }
+
     public func readFloats(x: Int, y: Int, width: Int, height: Int) throws -> [Float] {
         try read(window: PixelWindow(x: x, y: y, width: width, height: height)).floats()
+    }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
     }
 }

@@ -22,9 +22,24 @@ import Synchronization
 ///
 /// ```swift
 /// let report = try TileBuilder(source: src, georeference: geo, options: BuildOptions(), codec: codec)
-///     .run(sink: writer) { done, total in print(done, total) }
+///     .run(sink: writer) { p in print(p.done, p.total, p.zoom) }
 /// ```
 public struct TileBuilder: Sendable {
+    /// Where a build is: planned tiles written or skipped so far, of all planned tiles, and
+    /// the zoom of the tile just finished (the block's max zoom while a block's tiles are
+    /// being made, then each zoom up).
+    public struct Progress: Sendable, Equatable {
+        public var done: Int
+        public var total: Int
+        public var zoom: Int
+
+        public init(done: Int, total: Int, zoom: Int) {
+            self.done = done
+            self.total = total
+            self.zoom = zoom
+        }
+    }
+
     public let source: any RasterSource
     public let georeference: any SourceGeoreference
     public let options: BuildOptions
@@ -44,11 +59,11 @@ public struct TileBuilder: Sendable {
                             minZoom: options.minZoom, maxZoom: options.maxZoom, maxTiles: options.maxTiles)
     }
 
-    /// Runs the build. `progress(done, total)` is called on this thread after each planned
-    /// tile is written or skipped. The first error (source, codec or sink) stops the build
+    /// Runs the build. `progress` is called on this thread after each planned tile is written
+    /// or skipped. The first error (source, codec or sink) stops the build
     /// and is rethrown; tiles already handed to the sink stay there.
     @discardableResult
-    public func run(sink: some TileSink, progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> BuildReport {
+    public func run(sink: some TileSink, progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
         let clock = ContinuousClock()
         let start = clock.now
         let plan = try plan()
@@ -125,13 +140,13 @@ private final class BuildRun<Sink: TileSink> {
     let workspaces: [ResampleWorkspace]
     let counter: LiveTileCounter
     let sink: Sink
-    let progress: ((Int, Int) -> Void)?
+    let progress: ((TileBuilder.Progress) -> Void)?
     let total: Int
     var done = 0
     var report: BuildReport
     let size = WebMercator.tileSize
 
-    init(builder: TileBuilder, plan: TilePlan, colorizer: Colorizer, sink: Sink, progress: ((Int, Int) -> Void)?) {
+    init(builder: TileBuilder, plan: TilePlan, colorizer: Colorizer, sink: Sink, progress: ((TileBuilder.Progress) -> Void)?) {
         self.plan = plan
         let counter = LiveTileCounter()
         self.counter = counter
@@ -145,7 +160,7 @@ private final class BuildRun<Sink: TileSink> {
         self.sink = sink
         self.progress = progress
         total = plan.tileCount
-        report = BuildReport(metadata: plan.metadata)
+        report = BuildReport(color: colorizer.decision, metadata: plan.metadata)
     }
 
     /// The finished buffer of `tile` (nil when empty), producing and writing it and all its
@@ -207,7 +222,7 @@ private final class BuildRun<Sink: TileSink> {
                 report.emptySkipped += 1
             }
             done += 1
-            progress?(done, total)
+            progress?(TileBuilder.Progress(done: done, total: total, zoom: tile.z))
         }
     }
 

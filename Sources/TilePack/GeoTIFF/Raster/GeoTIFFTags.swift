@@ -1,11 +1,12 @@
 import TilePackCore
 /// GeoTIFF georeferencing read from one IFD: the key directory with its parameters, the
-/// geotransform GDAL would derive, the raster type, GDAL_NODATA and the EPSG code.
+/// geotransform GDAL would derive, the raster type, GDAL_NODATA, GDAL_METADATA and the EPSG code.
 struct GeoTIFFTags: Sendable {
     var geoKeys: GeoKeyDirectory?
     var geoTransform: GeoTransform?
     var rasterType: RasterType?
     var nodata: Double?
+    var gdalMetadata: GDALMetadata?
     var epsg: Int?
     var pixelScale: [Double]?
     var tiepoints: [Double]?
@@ -39,6 +40,11 @@ struct GeoTIFFTags: Sendable {
                                          transformation: tags.transformation, rasterType: tags.rasterType)
         if let text = try reader.ascii(dir, TIFFTag.gdalNoData) {
             tags.nodata = parseNodata(text, sampleType: sampleType)
+        }
+        // Metadata only hints (units, band descriptions): a tag that cannot be read is
+        // treated as absent rather than making the image unreadable.
+        if let text = try? reader.ascii(dir, TIFFTag.gdalMetadata) {
+            tags.gdalMetadata = GDALMetadata(xml: text)
         }
         return tags
     }

@@ -133,6 +133,8 @@ public struct GeoTIFFWriter: Sendable {
         public var geoKeys: GeoKeyDirectory?
         /// Written as the GDAL_NODATA ASCII tag.
         public var noData: Double?
+        /// Written as the GDAL_METADATA ASCII tag (band units, descriptions).
+        public var gdalMetadata: GDALMetadata?
         public var format: Format = .automatic
         /// The Software tag; nil omits it.
         public var software: String? = "tilepack"
@@ -423,6 +425,9 @@ public struct GeoTIFFWriter: Sendable {
         }
         if let noData = o.noData {
             e.append(IFDEntry(TIFFTag.gdalNoData, ascii: GeoTIFFWriter.noDataText(noData)))
+        }
+        if let metadata = o.gdalMetadata, !metadata.items.isEmpty {
+            e.append(IFDEntry(TIFFTag.gdalMetadata, ascii: metadata.xml))
         }
         return e
     }

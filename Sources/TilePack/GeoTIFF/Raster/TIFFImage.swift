@@ -55,6 +55,8 @@ public struct TIFFImage: Sendable {
     public let rasterType: RasterType?
     /// GDAL_NODATA, when present and representable in ``sampleType``.
     public let nodata: Double?
+    /// GDAL_METADATA (tag 42112): band units and descriptions, when present.
+    public let gdalMetadata: GDALMetadata?
     /// EPSG code from ProjectedCSType or GeographicType (nil when absent or user-defined).
     public let epsg: Int?
     /// The raw georeferencing tags.
@@ -300,7 +302,7 @@ extension TIFFImage {
             blockWidth: blockWidth, blockHeight: blockHeight, extraSamples: extraSamples,
             colorMap: colorMap, subfileType: subfileType, fillOrderReversed: fillOrder == 2,
             geoKeys: geo.geoKeys, geoTransform: geo.geoTransform, rasterType: geo.rasterType,
-            nodata: geo.nodata, epsg: geo.epsg, modelPixelScale: geo.pixelScale,
+            nodata: geo.nodata, gdalMetadata: geo.gdalMetadata, epsg: geo.epsg, modelPixelScale: geo.pixelScale,
             modelTiepoints: geo.tiepoints, modelTransformation: geo.transformation,
             blockOffsets: Array(offsets.prefix(blockCount)), blockByteCounts: Array(counts.prefix(blockCount)))
     }

@@ -305,14 +305,9 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         _ = consume l3
         #expect(try contents(store.tile(ids[10])) == fake.payloads[ids[10]])
         #expect(try contents(store.tile(ids[11])) == fake.payloads[ids[11]])
-        for (l, id) in [(0, ids[0]), (1, ids[1]), (2, ids[2])] {
-            let same = switch l {
-            case 0: l0.withUnsafeBytes { fake.matches(id, $0) }
-            case 1: l1.withUnsafeBytes { fake.matches(id, $0) }
-            default: l2.withUnsafeBytes { fake.matches(id, $0) }
-            }
-            #expect(same, "lease \(l) changed under load")
-        }
+        #expect(l0.withUnsafeBytes { fake.matches(ids[0], $0) })
+        #expect(l1.withUnsafeBytes { fake.matches(ids[1], $0) })
+        #expect(l2.withUnsafeBytes { fake.matches(ids[2], $0) })
         let s = store.statistics
         #expect(s.budgetViolations == 0 && s.peakResidentBytes <= 4 * cost)
         #expect(store.accountingProblem() == nil)
@@ -376,4 +371,299 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         #expect(s.cachedEntries == 64 && s.leasedEntries == 0)
         #expect(store.accountingProblem() == nil)
     }
+
+    // MARK: 5. Stress
+
+    /// The region the stress traces move over: zooms 10–12, 9 + 36 + 144 tiles.
+    static let stressExtent = TileExtent(zooms: 10...12, rects: [
+        .init(minX: 540, minY: 360, maxX: 542, maxY: 362),
+        .init(minX: 1080, minY: 720, maxX: 1085, maxY: 725),
+        .init(minX: 2160, minY: 1440, maxX: 2171, maxY: 1451),
+    ])!
+
+    /// A lease a stress thread keeps for a while, and when to let it go.
+    final class Held {
+        let lease: TileLease
+        let id: TileID
+        let until: Int
+        init(_ lease: consuming TileLease, id: TileID, until: Int) {
+            self.lease = lease; self.id = id; self.until = until
+        }
+    }
+
+    @Test(arguments: EvictionPolicyKind.allCases)
+    func eightThreadsOfTracesUnderWarningsAndLeases(policy: EvictionPolicyKind) throws {
+        let extent = Self.stressExtent
+        var all: [TileID] = []
+        for z in extent.zooms {
+            let r = extent.rect(atZoom: z)!
+            for y in r.minY...r.maxY { for x in r.minX...r.maxX { all.append(TileID(z: z, x: x, y: y)!) } }
+        }
+        let fake = StoreFakeArchive(path: "stress.mbtiles", tiles: all)
+        let budget = try MemoryBudget(bytes: 8 * Self.tileCost())
+        var options = TileStoreOptions()
+        options.policy = policy
+        options.simulatedWarnings = .random(seed: 7)
+        let store = try TileStore(archives: [fake], budget: budget, options: options)
+        let kinds: [AccessTrace.Kind] = [.random, .pan, .zoom]
+        let traces = (0..<8).map { AccessTrace.make(kinds[$0 % 3], over: extent, frames: 30, seed: UInt64($0 + 1)).requests }
+        #expect(traces.allSatisfy { $0.count > 100 && $0.allSatisfy { fake.payloads[$0] != nil } })
+        let failures = Failures()
+        let served = Mutex(0), exhausted = Mutex(0), keptLeases = Mutex(0)
+
+        let finished = onThreads(8) { t in
+            // Threads 0 and 4 keep up to two leases at a time, 1 and 5 one, the rest none.
+            let maxHeld = [2, 1, 0, 0][t % 4]
+            var held: [Held] = []
+            func letGo(_ h: Held) {
+                if !h.lease.withUnsafeBytes({ fake.matches(h.id, $0) }) {
+                    failures.add("thread \(t): leased tile \(h.id) changed while held")
+                }
+            }
+            for (k, id) in traces[t].enumerated() {
+                for h in held where h.until <= k { letGo(h) }
+                held.removeAll { $0.until <= k }
+                do {
+                    switch try store.tile(id) {
+                    case .none:
+                        failures.add("thread \(t): tile \(id) absent")
+                    case .some(let lease):
+                        served.withLock { $0 += 1 }
+                        if !lease.withUnsafeBytes({ fake.matches(id, $0) }) {
+                            failures.add("thread \(t): wrong bytes for \(id)")
+                        }
+                        if held.count < maxHeld, k % 13 == 0 {
+                            held.append(Held(lease, id: id, until: k + 20 + t))
+                            keptLeases.withLock { $0 += 1 }
+                        }
+                    }
+                } catch let error as TileStoreError where error.problem == .budgetExhausted {
+                    exhausted.withLock { $0 += 1 }  // leases and loads in flight filled the budget: allowed
+                } catch {
+                    failures.add("thread \(t): \(error)")
+                }
+                if t == 7, k % 97 == 0 { store.handleMemoryPressure(k % 2 == 0 ? .critical : .warning) }
+                if let problem = store.accountingProblem() { failures.add("thread \(t) op \(k): \(problem)") }
+            }
+            for h in held { letGo(h) }
+        }
+        #expect(finished, "threads did not finish in time (deadlock?)")
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        let requests = traces.reduce(0) { $0 + $1.count }
+        let ok = served.withLock { $0 }, refused = exhausted.withLock { $0 }
+        #expect(ok + refused == requests)
+        #expect(ok > requests / 2, "most requests are served (\(refused) of \(requests) refused)")
+        #expect(keptLeases.withLock { $0 } >= 8)
+        let s = store.statistics
+        #expect(s.budgetViolations == 0)
+        #expect(s.peakResidentBytes <= budget.bytes)
+        #expect(s.evictions > 0 && s.memoryWarnings > 0 && s.bytesFreedByPressure > 0)
+        #expect(s.leasedEntries == 0)
+        #expect(store.accountingProblem() == nil)
+
+        store.handleMemoryPressure(.critical)
+        let after = store.statistics
+        #expect(after.residentBytes == 0 && after.cachedEntries == 0)
+        #expect(store.accountingProblem() == nil)
+    }
+
+    // MARK: 6. A warning in the middle of 1,000 concurrent loads
+
+    @Test func warningsDuringAThousandConcurrentLoads() throws {
+        let ids = tiles(1000, z: 11, x0: 0, y0: 0, columns: 40)
+        let fake = StoreFakeArchive(path: "thousand.mbtiles", tiles: ids, tileSize: 128, delayMicros: 100)
+        let budget = try MemoryBudget(bytes: 16 * Self.tileCost(tileSize: 128))
+        let store = try TileStore(archives: [fake], budget: budget)
+        let failures = Failures()
+        let loadersDone = Atomic(0)
+        let warningsMidLoad = Atomic(0), warnings = Atomic(0)
+        let finished = onThreads(9) { t in
+            if t == 8 {
+                // The pressure thread: warnings and critical warnings for as long as loads run.
+                var n = 0
+                while loadersDone.load(ordering: .acquiring) < 8 {
+                    let before = store.statistics.loads
+                    store.handleMemoryPressure(n % 3 == 2 ? .critical : .warning)
+                    n += 1
+                    warnings.add(1, ordering: .relaxed)
+                    if before > 0 && before < ids.count { warningsMidLoad.add(1, ordering: .relaxed) }
+                    if let problem = store.accountingProblem() { failures.add("after warning \(n): \(problem)") }
+                    usleep(300)
+                }
+                return
+            }
+            for i in stride(from: t, to: ids.count, by: 8) {
+                let id = ids[i]
+                do {
+                    let ok = try lease(store, id).withUnsafeBytes { fake.matches(id, $0) }
+                    if !ok { failures.add("wrong bytes for \(id)") }
+                } catch { failures.add("\(id): \(error)") }
+            }
+            loadersDone.add(1, ordering: .releasing)
+        }
+        #expect(finished, "loads under warnings did not finish in time (deadlock?)")
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        #expect(warningsMidLoad.load(ordering: .relaxed) >= 3, "warnings arrived while loads ran")
+        let s = store.statistics
+        #expect(s.loads == 1000, "every tile loaded exactly once")
+        #expect(ids.allSatisfy { fake.reads($0) == 1 })
+        #expect(s.memoryWarnings == warnings.load(ordering: .relaxed))
+        #expect(s.budgetViolations == 0 && s.peakResidentBytes <= budget.bytes)
+        #expect(s.leasedEntries == 0)
+        #expect(store.accountingProblem() == nil)
+        store.handleMemoryPressure(.critical)
+        #expect(store.statistics.residentBytes == 0 && store.statistics.cachedEntries == 0)
+    }
+
+    // MARK: 7. Bad input
+
+    @Test func budgetsAndScheduleTextsThatCannotWork() throws {
+        #expect(throws: MemoryBudgetError.self) { try MemoryBudget(bytes: 0) }
+        #expect(throws: MemoryBudgetError.self) { try MemoryBudget(bytes: -4096) }
+        for text in ["0", "abc", "", "MiB", "-1MiB", "1.2.3KiB", "8 XiB"] {
+            let error = #expect(throws: MemoryBudgetError.self, "'\(text)'") { try MemoryBudget(parsing: text) }
+            #expect(error?.description.contains("'\(text)'") == true, "\(String(describing: error))")
+            #expect(error?.category == .invalidArgument)
+        }
+        // Rounds to zero bytes: refused (the message names the rounded size, '0', not the text).
+        #expect(throws: MemoryBudgetError.self) { try MemoryBudget(parsing: "0.0000001") }
+        #expect(try MemoryBudget(parsing: "8MiB").bytes == 8 << 20)
+        #expect(try MemoryBudget(parsing: "1.5GiB").bytes == 3 << 29)
+        #expect(try MemoryBudget(parsing: "512 KiB").bytes == 512 << 10)
+        #expect(try MemoryBudget(parsing: "4096").bytes == 4096)
+
+        for text in ["every:0", "soon", "every:", "every:-3", "random:x", "random", ""] {
+            let error = #expect(throws: TileStoreError.self, "'\(text)'") { try SimulatedMemoryWarnings(parsing: text) }
+            #expect(error?.problem == .invalidOptions)
+        }
+        #expect(try SimulatedMemoryWarnings(parsing: "every:5") == .every(5))
+        #expect(try SimulatedMemoryWarnings(parsing: "random:42") == .random(seed: 42))
+    }
+
+    @Test func aBudgetSmallerThanOneTileNamesTheArchive() throws {
+        let small = StoreFakeArchive(path: "small-tiles.mbtiles", tiles: tiles(2), tileSize: 32)
+        let big = StoreFakeArchive(path: "big-tiles.mbtiles", tiles: tiles(2), tileSize: 256)
+        let error = try #require(storeError { _ = try TileStore(archives: [small, big], budget: MemoryBudget(bytes: 20_000)) })
+        #expect(error.problem == .invalidOptions && error.category == .invalidArgument)
+        #expect(error.subject == big.path)
+        #expect(error.description.hasPrefix(big.path) && !error.description.contains("\n"))
+        // The small archive alone fits that budget.
+        #expect(throws: Never.self) { _ = try TileStore(archives: [small], budget: MemoryBudget(bytes: 20_000)) }
+        var options = TileStoreOptions()
+        options.simulatedWarnings = .every(0)
+        #expect(storeError { _ = try TileStore(archives: [small], budget: MemoryBudget(parsing: "1MiB"), options: options) }?
+            .problem == .invalidOptions)
+    }
+
+    @Test func aDamagedTileIsTypedAndTheStoreKeepsServing() throws {
+        let good = tiles(3, z: 7, x0: 10, y0: 10)
+        let garbage = TileID(z: 7, x: 1, y: 1)!, wrongSize = TileID(z: 7, x: 1, y: 2)!, short = TileID(z: 7, x: 1, y: 3)!
+        var random = TestRandom(seed: 99)
+        let a = StoreFakeArchive(path: "damaged.mbtiles", tiles: good, damaged: [
+            garbage: random.bytes(500),                                    // not zlib at all
+            wrongSize: try Zlib.deflate([UInt8](repeating: 7, count: 1000)), // zlib, wrong length
+            short: Array(StoreFakeArchive.words(for: short, count: Self.words256, salt: 0).dropLast(8)),
+        ])
+        let otherTiles = tiles(3, z: 8, x0: 10, y0: 10)
+        let b = StoreFakeArchive(path: "other.mbtiles", tiles: otherTiles + good, salt: 5)
+        let store = try TileStore(archives: [a, b], budget: MemoryBudget(parsing: "2MiB"))
+        for id in [garbage, wrongSize, short] {
+            for attempt in 0..<2 {
+                let error = try #require(storeError { _ = try contents(store.tile(id)) }, "tile \(id) attempt \(attempt)")
+                #expect(error.problem == .damagedTile && error.category == .invalidInput)
+                #expect(error.subject == a.path)
+                #expect(error.description.contains(a.path) && error.description.contains("\(id)"))
+                #expect(!error.description.contains("\n"))
+            }
+            #expect(storeError { _ = try contents(store.pixels(id)) }?.problem == .damagedTile)
+            #expect(store.accountingProblem() == nil)
+        }
+        // Both archives keep serving: a's good tiles, b's own, and b's copy of a tile a also has.
+        for id in good { #expect(try contents(store.tile(id)) == a.payloads[id]) }
+        for id in otherTiles { #expect(try contents(store.tile(id)) == b.payloads[id]) }
+        #expect(try contents(store.tile(good[0], archive: 1)) == b.payloads[good[0]])
+        #expect(b.payloads[good[0]] != a.payloads[good[0]])
+        let s = store.statistics
+        #expect(s.loads == good.count + otherTiles.count + 1)
+        #expect(s.budgetViolations == 0 && s.leasedEntries == 0)
+        #expect(store.accountingProblem() == nil)
+    }
+
+    // MARK: 8. Prefetch
+
+    @Test func neighboursAheadAreTheNextColumnOrRow() {
+        func ids(_ pairs: [(Int, Int)], z: Int = 10) -> Set<TileID> { Set(pairs.map { TileID(z: z, x: $0.0, y: $0.1)! }) }
+        let id = TileID(z: 10, x: 5, y: 5)!
+        #expect(Set(TileStore.neighbours(ahead: id, dx: 1, dy: 0)) == ids([(6, 4), (6, 5), (6, 6)]))
+        #expect(Set(TileStore.neighbours(ahead: id, dx: -1, dy: 0)) == ids([(4, 4), (4, 5), (4, 6)]))
+        #expect(Set(TileStore.neighbours(ahead: id, dx: 0, dy: 1)) == ids([(4, 6), (5, 6), (6, 6)]))
+        #expect(Set(TileStore.neighbours(ahead: id, dx: 0, dy: -3)) == ids([(4, 4), (5, 4), (6, 4)]))
+        let diagonal = TileStore.neighbours(ahead: id, dx: 1, dy: 1)
+        #expect(diagonal.count == 5 && Set(diagonal) == ids([(6, 4), (6, 5), (6, 6), (4, 6), (5, 6)]))
+        #expect(TileStore.neighbours(ahead: id, dx: 0, dy: 0).isEmpty)
+        // At the world's edge there is nothing ahead; along it, only what exists.
+        #expect(TileStore.neighbours(ahead: TileID(z: 1, x: 1, y: 0)!, dx: 1, dy: 0).isEmpty)
+        #expect(Set(TileStore.neighbours(ahead: TileID(z: 1, x: 0, y: 0)!, dx: 1, dy: 0)) == ids([(1, 0), (1, 1)], z: 1))
+    }
+
+    @Test func prefetchLoadsOnlyIntoFreeBudgetAndNeverEvicts() async throws {
+        let cost = try Self.tileCost()
+        let ids = tiles(12)
+        let fake = StoreFakeArchive(path: "prefetch.mbtiles", tiles: ids)
+
+        // Free budget: the neighbours load in the background and are hits afterwards.
+        let roomy = try TileStore(archives: [fake], budget: MemoryBudget(bytes: 16 * cost))
+        roomy.prefetch(Array(ids[0..<3]))
+        #expect(await eventually { roomy.statistics.loads == 3 })
+        for id in ids[0..<3] { #expect(try await contents(roomy.tile(id)) == fake.payloads[id]) }
+        #expect(roomy.statistics.hits == 3 && ids[0..<3].allSatisfy { fake.reads($0) == 1 })
+
+        // Four tiles' budget, two leased: a prefetch of three loads two, then stops.
+        let store = try TileStore(archives: [fake], budget: MemoryBudget(bytes: 4 * cost))
+        do {
+            let l0 = try lease(store, ids[3]), l1 = try lease(store, ids[4])
+            store.prefetch(Array(ids[5..<8]))
+            #expect(await eventually { store.statistics.misses == 2 + 3 })
+            try await Task.sleep(for: .milliseconds(20))
+            var s = store.statistics
+            #expect(s.misses == 5 && s.loads == 4 && s.evictions == 0)
+            #expect(fake.reads(ids[7]) == 0, "no room even for its entry: not read")
+            #expect(l0.withUnsafeBytes { fake.matches(ids[3], $0) } && l1.withUnsafeBytes { fake.matches(ids[4], $0) })
+
+            // All four leased now (the prefetched two by a hit): a prefetch loads nothing.
+            let l2 = try lease(store, ids[5]), l3 = try lease(store, ids[6])
+            store.prefetch([ids[8]])
+            #expect(await eventually { store.statistics.misses == 6 })
+            s = store.statistics
+            #expect(s.loads == 4 && s.evictions == 0)
+            _ = consume l2
+            _ = consume l3
+            _ = consume l0
+            _ = consume l1
+        }
+
+        // The budget full of unleased tiles: a prefetch still evicts none of them.
+        #expect(store.statistics.leasedEntries == 0)
+        let before = store.statistics
+        store.prefetch([ids[9], ids[10]])
+        #expect(await eventually { store.statistics.misses == before.misses + 1 })
+        try await Task.sleep(for: .milliseconds(20))
+        let s = store.statistics
+        #expect(s.evictions == 0 && s.loads == before.loads && s.misses == before.misses + 1)
+        #expect(fake.reads(ids[10]) == 0)
+        for id in ids[3..<7] { #expect(try await contents(store.tile(id)) == fake.payloads[id]) }
+        #expect(ids[3..<7].allSatisfy { fake.reads($0) == 1 }, "the cached tiles were still there")
+        #expect(store.statistics.budgetViolations == 0 && store.accountingProblem() == nil)
+    }
+}
+
+/// Polls `condition` every millisecond (without blocking a thread) until it holds or
+/// `seconds` pass.
+private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
 }

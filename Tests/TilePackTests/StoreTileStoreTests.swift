@@ -345,6 +345,35 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         holder.store.withLock { $0 = nil }
     }
 
+    @Test func aWaitIsCountedOncePerRequest() throws {
+        // Seven requests wait for a slow tile while its loader loads five others; each of
+        // those loads wakes every waiter, and the waiters go back to waiting. Still seven
+        // requests joined one load.
+        let slow = TileID(z: 8, x: 1, y: 1)!, others = tiles(5, z: 8, x0: 10, y0: 10)
+        let holder = StoreHolder()
+        let fake = StoreFakeArchive(path: "waits.mbtiles", tiles: [slow] + others) { id in
+            guard id == slow, let store = holder.store.withLock({ $0 }) else { return }
+            _ = eventually(5) { store.statistics.singleFlightWaits >= 7 }
+            for other in others {
+                _ = try? contents(store.tile(other))
+                usleep(2_000)  // time for the woken waiters to look and wait again
+            }
+        }
+        let store = try TileStore(archives: [fake], budget: MemoryBudget(parsing: "1MiB"))
+        holder.store.withLock { $0 = store }
+        let failures = Failures()
+        #expect(onThreads(8) { i in
+            do {
+                if try contents(store.tile(slow)) != fake.payloads[slow] { failures.add("thread \(i): wrong bytes") }
+            } catch { failures.add("thread \(i): \(error)") }
+        })
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        let s = store.statistics
+        #expect(s.loads == 6 && s.misses == 6 && s.hits == 7 && fake.reads(slow) == 1)
+        #expect(s.singleFlightWaits == 7, "waits counted per wake-up, not per request")
+        holder.store.withLock { $0 = nil }
+    }
+
     @Test func noLostOrDuplicatedLoadsAcrossManyKeys() throws {
         let ids = tiles(64)
         let fake = StoreFakeArchive(path: "keys.mbtiles", tiles: ids, delayMicros: 200)

@@ -270,6 +270,10 @@ public final class TileStore: Sendable {
     /// has no such tile. Loads it on a miss (once, however many threads ask).
     private func entry(_ key: TileKey, evict: Bool = true) throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
         lock.lock()
+        // Every load's completion wakes every waiter (one condition for all keys), so a request
+        // may wait several times for the same load: count it once, as the statistic promises
+        // ("misses that joined another thread's load"), not once per wake-up.
+        var waited = false
         while true {
             guard let slot = state.index[key] else { break }
             switch state.entries[slot].status {
@@ -286,7 +290,8 @@ public final class TileStore: Sendable {
                 lock.unlock()
                 return nil
             case .loading:
-                state.singleFlightWaits += 1
+                if !waited { state.singleFlightWaits += 1 }
+                waited = true
                 lock.wait()
             }
         }

@@ -22,13 +22,15 @@ final class StoreFakeArchive: TileArchive {
     /// What `withTile` serves (raw, deflated or damaged).
     private let stored: [TileID: [UInt8]]
     private let delayMicros: UInt32
+    /// Tiles whose read fails after `body` has run (a checksum checked after the copy, say).
+    private let failAfterBody: Set<TileID>
     private let readCounts = Mutex<[TileID: Int]>([:])
     /// Called inside `withTile`, after counting the read and before serving the bytes.
     private let duringRead: (@Sendable (TileID) -> Void)?
 
     init(path: String, tiles: [TileID], tileSize: Int = 256, deflate: Bool = false,
          damaged: [TileID: [UInt8]] = [:], delayMicros: UInt32 = 0, salt: UInt64 = 0,
-         duringRead: (@Sendable (TileID) -> Void)? = nil) {
+         failAfterBody: Set<TileID> = [], duringRead: (@Sendable (TileID) -> Void)? = nil) {
         self.path = path
         let zooms = tiles.map(\.z) + damaged.keys.map(\.z)
         summary = TileArchiveSummary(name: path, bounds: nil, zoomRange: zooms.min().map { $0...zooms.max()! },
@@ -43,6 +45,7 @@ final class StoreFakeArchive: TileArchive {
         self.payloads = payloads
         self.stored = stored
         self.delayMicros = delayMicros
+        self.failAfterBody = failAfterBody
         self.duringRead = duringRead
     }
 
@@ -51,7 +54,9 @@ final class StoreFakeArchive: TileArchive {
         duringRead?(id)
         if delayMicros > 0 { usleep(delayMicros) }
         guard let bytes = stored[id] else { return nil }
-        return try bytes.withUnsafeBytes { try body($0) }
+        let result = try bytes.withUnsafeBytes { try body($0) }
+        if failAfterBody.contains(id) { throw ArchiveFailure(path: path, tile: id) }
+        return result
     }
 
     func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? { nil }
@@ -92,6 +97,11 @@ private func contents(_ lease: consuming TileLease?) -> [UInt8]? {
 }
 
 private struct NoTile: Error { let id: TileID }
+
+private struct ArchiveFailure: Error, CustomStringConvertible {
+    let path: String, tile: TileID
+    var description: String { "\(path): checksum mismatch after reading tile \(tile)" }
+}
 
 /// The lease for `id`, or an error when the store says the tile is absent.
 private func lease(_ store: TileStore, _ id: TileID) throws -> TileLease {
@@ -615,6 +625,24 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let s = store.statistics
         #expect(s.loads == good.count + otherTiles.count + 1)
         #expect(s.budgetViolations == 0 && s.leasedEntries == 0)
+        #expect(store.accountingProblem() == nil)
+    }
+
+    @Test func anArchiveFailingAfterTheCopyGivesItsBufferBack() throws {
+        let ids = tiles(4)
+        let fake = StoreFakeArchive(path: "flaky.mbtiles", tiles: ids, failAfterBody: [ids[0]])
+        let budget = try MemoryBudget(bytes: 3 * Self.tileCost())
+        let store = try TileStore(archives: [fake], budget: budget)
+        for attempt in 0..<5 {
+            let error = try #require(storeError { _ = try contents(store.tile(ids[0])) }, "attempt \(attempt)")
+            #expect(error.problem == .archive && error.subject == fake.path)
+            #expect(store.accountingProblem() == nil)
+        }
+        // The failed loads hold nothing: the whole budget is there for other tiles.
+        for id in ids[1...] { #expect(try contents(store.tile(id)) == fake.payloads[id]) }
+        #expect(store.statistics.budgetViolations == 0)
+        store.handleMemoryPressure(.critical)
+        #expect(store.statistics.residentBytes == 0, "bytes of failed loads still counted")
         #expect(store.accountingProblem() == nil)
     }
 

@@ -352,6 +352,10 @@ public final class TileStore: Sendable {
         switch key.layer {
         case .payload:
             let payload = source.payload
+            // The buffer `body` filled, until it is handed out: an archive may still throw after
+            // `body` returned (the protocol allows it), and then the reservation must be given
+            // back, or its bytes stay counted as "in flight" for good and the budget shrinks.
+            var filled: TileBuffer?
             do {
                 let buffer: TileBuffer? = try source.archive.withTile(key.tile) { stored -> TileBuffer in
                     let size = payload?.payloadByteCount(storedCount: stored.count) ?? stored.count
@@ -366,14 +370,16 @@ public final class TileStore: Sendable {
                         returnBuffer(buffer)
                         throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
                     }
+                    filled = buffer
                     return buffer
                 }
                 return buffer.map { .buffer($0) } ?? .absent
-            } catch let error as TileStoreError {
-                throw error
-            } catch let error as any TilePackError {
-                throw TileStoreError(.archive, subject: path, detail: Self.detail(of: error, path: path))
             } catch {
+                if let filled { returnBuffer(filled) }
+                if let error = error as? TileStoreError { throw error }
+                if let error = error as? any TilePackError {
+                    throw TileStoreError(.archive, subject: path, detail: Self.detail(of: error, path: path))
+                }
                 throw TileStoreError(.archive, subject: path, detail: "\(error)")
             }
         case .pixels:

@@ -270,6 +270,10 @@ public final class TileStore: Sendable {
     /// has no such tile. Loads it on a miss (once, however many threads ask).
     private func entry(_ key: TileKey, evict: Bool = true) throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
         lock.lock()
+        // Every load's completion wakes every waiter (one condition for all keys), so a request
+        // may wait several times for the same load: count it once, as the statistic promises
+        // ("misses that joined another thread's load"), not once per wake-up.
+        var waited = false
         while true {
             guard let slot = state.index[key] else { break }
             switch state.entries[slot].status {
@@ -286,7 +290,8 @@ public final class TileStore: Sendable {
                 lock.unlock()
                 return nil
             case .loading:
-                state.singleFlightWaits += 1
+                if !waited { state.singleFlightWaits += 1 }
+                waited = true
                 lock.wait()
             }
         }
@@ -347,6 +352,10 @@ public final class TileStore: Sendable {
         switch key.layer {
         case .payload:
             let payload = source.payload
+            // The buffer `body` filled, until it is handed out: an archive may still throw after
+            // `body` returned (the protocol allows it), and then the reservation must be given
+            // back, or its bytes stay counted as "in flight" for good and the budget shrinks.
+            var filled: TileBuffer?
             do {
                 let buffer: TileBuffer? = try source.archive.withTile(key.tile) { stored -> TileBuffer in
                     let size = payload?.payloadByteCount(storedCount: stored.count) ?? stored.count
@@ -361,14 +370,16 @@ public final class TileStore: Sendable {
                         returnBuffer(buffer)
                         throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
                     }
+                    filled = buffer
                     return buffer
                 }
                 return buffer.map { .buffer($0) } ?? .absent
-            } catch let error as TileStoreError {
-                throw error
-            } catch let error as any TilePackError {
-                throw TileStoreError(.archive, subject: path, detail: Self.detail(of: error, path: path))
             } catch {
+                if let filled { returnBuffer(filled) }
+                if let error = error as? TileStoreError { throw error }
+                if let error = error as? any TilePackError {
+                    throw TileStoreError(.archive, subject: path, detail: Self.detail(of: error, path: path))
+                }
                 throw TileStoreError(.archive, subject: path, detail: "\(error)")
             }
         case .pixels:

@@ -17,7 +17,9 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
     /// - Throws: ``MemoryBudgetError`` naming the text for anything else, zero, or a size past
     ///   `Int.max`.
     public init(parsing text: String) throws(MemoryBudgetError) {
-        self = try Self(bytes: ByteSize.parse(text))
+        let bytes = try ByteSize.parse(text)
+        guard bytes > 0 else { throw MemoryBudgetError(text: text, problem: "a budget must be at least 1 byte") }
+        self.bytes = bytes
     }
 
     public init(from decoder: any Decoder) throws {

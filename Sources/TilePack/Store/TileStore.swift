@@ -64,7 +64,8 @@ public final class TileStore: Sendable {
                 do { payload = try TilePayloadCodec(codec: codec, tileSize: summary.tileSize) } catch {
                     throw TileStoreError(.invalidOptions, subject: archive.path, detail: "tile size \(summary.tileSize) does not suit \(codec.rawValue): \(error.description)")
                 }
-                // The smallest useful budget holds one payload and its decoded pixels.
+                // The smallest useful budget holds one payload (pixels() needs room for a
+                // decoded tile too, and says budgetExhausted when there is none).
                 let one = Self.entryOverhead + TileBuffer.capacityClass(for: payload?.fixedPayloadByteCount ?? 4096) + TileBuffer.objectOverhead
                 if budget.bytes < one {
                     throw TileStoreError(.invalidOptions, subject: archive.path,
@@ -179,8 +180,8 @@ public final class TileStore: Sendable {
     }
 
     /// The tiles one step ahead of `id` in the direction of travel (`dx`, `dy` in tiles, each
-    /// −1, 0 or 1): the row or column a viewer panning that way will need next, `width` tiles
-    /// wide, centred on `id`'s row or column.
+    /// −1, 0 or 1): the row or column a viewer panning that way will need next, centred on
+    /// `id`'s row or column and `width` tiles wide (an even width is rounded up to odd).
     public static func neighbours(ahead id: TileID, dx: Int, dy: Int, width: Int = 3) -> [TileID] {
         var out: [TileID] = []
         let half = max(0, width / 2)
@@ -671,7 +672,7 @@ extension TileStore {
                     let leased = entries.indices.reduce(0) { $0 + (entries[$1].leases > 0 ? 1 : 0) }
                     throw TileStoreError(.budgetExhausted, subject: subject,
                                          detail: allowEviction
-                                            ? "budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \(leased) leased tiles and loads in flight, \(ByteSize.format(bytes)) more needed"
+                                            ? "budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \(leased) leased tiles and loads in flight (this one included), \(ByteSize.format(bytes)) more needed"
                                             : "no free budget for a prefetch")
                 }
                 if let want = wantCapacity, entries[victim].buffer?.capacity == want, let buffer = entries[victim].buffer {

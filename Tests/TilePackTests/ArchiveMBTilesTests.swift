@@ -225,7 +225,7 @@ import Darwin
         writeFile(empty, [])
         expectArchiveError(empty, .notSQLite)
 
-        expectArchiveError(dir.file("missing.mbtiles"), .cannotOpen)
+        expectArchiveError(dir.file("missing.mbtiles"), .notFound)
 
         let plain = dir.file("plain.sqlite")
         do {

@@ -8,7 +8,9 @@ import TilePackCodec
 public struct ArchiveError: TilePackError, Equatable {
     /// The kinds of failure a caller may want to tell apart.
     public enum Problem: Sendable, Equatable {
-        /// The file is missing or unreadable.
+        /// The file does not exist.
+        case notFound
+        /// The file is unreadable (permissions, a directory, an I/O error).
         case cannotOpen
         /// The bytes are not an SQLite database (random data, truncated header, wrong file).
         case notSQLite
@@ -38,6 +40,7 @@ public struct ArchiveError: TilePackError, Equatable {
     /// Environment trouble (cannot open, cannot write), or a bad archive.
     public var category: TilePackErrorCategory {
         switch problem {
+        case .notFound: .notFound
         case .cannotOpen, .writeFailed: .environment
         default: .invalidInput
         }

@@ -245,7 +245,7 @@ public final class MBTilesReader: TileArchive {
     private static func checkFile(_ path: String) throws(ArchiveError) {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else {
-            throw ArchiveError(path: path, problem: .cannotOpen,
+            throw ArchiveError(path: path, problem: errno == ENOENT ? .notFound : .cannotOpen,
                                detail: "cannot open archive: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }

@@ -11,7 +11,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "TilePack", targets: ["TilePack"]),
-        .library(name: "TilePackStore", targets: ["TilePackStore"]),
+        // What an app that shows purchased regions links: the tile store and the region store.
+        .library(name: "TilePackStore", targets: ["TilePackStore", "TilePackRegions"]),
         .executable(name: "tilepack", targets: ["TilePackCLI"]),
     ],
     dependencies: [
@@ -69,6 +70,14 @@ let package = Package(
                            .product(name: "Histogram", package: "hdrhistogram-swift")],
             path: "Sources/TilePack/Store"
         ),
+        // The region store: catalog, signed transactions, entitlement ledger, AccessPolicy.
+        // Decides what may be shown, never how tiles are stored.
+        .target(
+            name: "TilePackRegions",
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/TilePack/Regions"
+        ),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
         .target(name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"),
         // The umbrella: `import TilePack` re-exports every layer.
@@ -76,7 +85,7 @@ let package = Package(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackSamples",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackSamples",
             ],
             path: "Sources/TilePack/Umbrella"
         ),

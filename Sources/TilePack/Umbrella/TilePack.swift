@@ -9,4 +9,5 @@
 @_exported import TilePackGeoTIFF
 @_exported import TilePackBuild
 @_exported import TilePackStore
+@_exported import TilePackRegions
 @_exported import TilePackSamples

@@ -205,6 +205,14 @@ public final class TileStore: Sendable {
     /// - Cost: O(entries evicted), under the lock.
     @discardableResult
     public func handleMemoryPressure(_ level: MemoryPressure) -> Int {
+        let freed = dropForPressure(level)
+        // Freed tile buffers go back to glibc's per-thread arenas, which keep them as
+        // resident pages; the system asked for memory, so hand the free pages to the kernel.
+        if freed > 0, let trim = Self.mallocTrim { _ = trim(0) }
+        return freed
+    }
+
+    private func dropForPressure(_ level: MemoryPressure) -> Int {
         lock.lock()
         defer { lock.unlock() }
         let target = level == .critical ? 0 : Int(Double(budget.bytes) * options.lowWaterFraction)
@@ -237,6 +245,17 @@ public final class TileStore: Sendable {
     }
 
     // MARK: - Internals
+
+    /// glibc's `malloc_trim`, looked up at run time (Swift's Glibc module does not import
+    /// <malloc.h>); nil on other C libraries, where there is nothing to trim.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
 
     struct Source: Sendable {
         let archive: any TileArchive

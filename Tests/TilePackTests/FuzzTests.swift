@@ -271,28 +271,6 @@ import Testing
     }
 }
 
-/// SplitMix64 (Steele, Lea and Flood 2014): a tiny deterministic generator, so a failing
-/// iteration replays exactly from its seed on any machine.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A value in 0..<n (n > 0); the modulo bias is irrelevant here.
-    mutating func below(_ n: Int) -> Int {
-        precondition(n > 0)
-        return Int(next() % UInt64(n))
-    }
-}
-
 /// Byte-level mutations of the kinds that break parsers: flipped bits, bytes forced to their
 /// extremes, counts and offsets overwritten with 2^31, 2^63, 0xFFFFFFFF and friends in either
 /// byte order, truncation, and duplicated or removed chunks.

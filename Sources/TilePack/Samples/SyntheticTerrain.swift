@@ -198,26 +198,8 @@ public struct SyntheticTerrain: Sendable {
 
     @inline(__always) private func gaussian(_ t: Double) -> Double { exp(-t * t) }
 
-    /// A SplitMix64 generator (Steele, Lea & Flood 2014): tiny, fast, and fully determined by
-    /// its seed, unlike `SystemRandomNumberGenerator`.
-    struct Random: RandomNumberGenerator {
-        private var state: UInt64
-
-        init(seed: UInt64) { state = seed }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// Uniform in lo..<hi from the top 53 bits (no library sampling, so stable across Swift versions).
-        mutating func uniform(_ lo: Double, _ hi: Double) -> Double {
-            lo + (hi - lo) * Double(next() >> 11) * 0x1p-53
-        }
-    }
+    /// The seeded generator behind the terrain (Core's SplitMix64: same sequence as always).
+    typealias Random = SplitMix64
 
     /// 2-D gradient (Perlin) noise over a seeded permutation of 256 lattice hashes and eight
     /// unit gradients; output roughly −0.7…0.7.

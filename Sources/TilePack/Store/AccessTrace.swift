@@ -95,30 +95,6 @@ public struct TileExtent: Sendable, Equatable {
     }
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): the traces' only source of randomness, so a seed
-/// fixes a trace on every platform and Swift version (no `SystemRandomNumberGenerator`, no
-/// library sampling whose algorithm may change).
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..<1 from the top 53 bits.
-    public mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
-
-    /// Uniform in 0..<n (n ≥ 1); the modulo bias is below n·2⁻⁶⁴, nothing for the small n used here.
-    public mutating func below(_ n: Int) -> Int {
-        Int(next() % UInt64(max(1, n)))
-    }
-}
-
 /// A recorded sequence of tile requests, as a map viewer issues them: a viewport of
 /// `columns × rows` tiles (256 px each) moves over a region, and every frame requests each
 /// tile it shows, row by row from the top-left (so tiles that stay in view are re-requested

@@ -650,7 +650,7 @@ extension TileStore {
         var pool: BufferPool
         var latencies = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .two)
         let warnings: SimulatedMemoryWarnings?
-        var warningRandom: UInt64
+        var warningRandom: SplitMix64
         var loadsSinceWarning = 0
 
         var hits = 0, misses = 0, loads = 0, singleFlightWaits = 0, evictions = 0
@@ -661,7 +661,11 @@ extension TileStore {
             policy = options.policy.makePolicy()
             pool = BufferPool(perClass: options.pooledBuffersPerClass)
             warnings = options.simulatedWarnings
-            if case .random(let seed)? = options.simulatedWarnings { warningRandom = seed } else { warningRandom = 0 }
+            if case .random(let seed)? = options.simulatedWarnings {
+                warningRandom = SplitMix64(seed: seed)
+            } else {
+                warningRandom = SplitMix64(seed: 0)
+            }
             entries.reserveCapacity(1024)
             index.reserveCapacity(1024)
         }
@@ -782,13 +786,7 @@ extension TileStore {
                 if loadsSinceWarning >= n { loadsSinceWarning = 0; return true }
                 return false
             case .random?:
-                // SplitMix64: reproducible from the seed, no system randomness.
-                warningRandom &+= 0x9E37_79B9_7F4A_7C15
-                var z = warningRandom
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                z ^= z >> 31
-                return z % 32 == 0
+                return warningRandom.below(32) == 0
             }
         }
 

@@ -208,6 +208,13 @@ import Darwin
         #expect(payload.type == .autoRenewable && payload.expiresDate == payload.purchaseDate + 30 * 86_400_000)
         #expect(try f.ledger.entitledProductIDs(account: f.account, now: Self.t0 + 29 * Self.day) == ["updates"])
         #expect(try f.ledger.entitledProductIDs(account: f.account, now: Self.t0 + 30 * Self.day).isEmpty)
+        // The memoized answer must not outlive an expiry boundary in either direction.
+        let expiry = Double(payload.expiresDate ?? 0) / 1000
+        for (now, entitled) in [(expiry - 0.001, true), (expiry, false), (expiry - 1, true), (Self.t0, true), (expiry + 1, false)] {
+            let report = try f.ledger.report(account: f.account, now: now)
+            #expect(report.entitlements.isEmpty != entitled, "at \(now)")
+            #expect(report.now == Int64(now * 1000))
+        }
         // Expired is not rejected: the row verifies, it just grants nothing now.
         let report = try f.ledger.report(account: f.account, now: Self.t0 + 31 * Self.day)
         #expect(report.rejected.isEmpty && report.verifiedTransactions == 1 && !report.clockRolledBack)

@@ -138,7 +138,8 @@ public struct LedgerImportSummary: Sendable, Equatable {
 ///
 /// Threads: Sendable; calls on one instance share one connection under a Mutex.
 /// Cost: the first read after a change verifies every row (~50 µs each, Ed25519); later
-/// reads reuse the verified rows while `PRAGMA data_version` is unchanged (a few µs).
+/// reads reuse the verified rows while `PRAGMA data_version` is unchanged, and the last
+/// answer while `now` crosses no expiry or rollback boundary (one pragma step and two locks).
 public final class EntitlementLedger: Sendable {
     public static let schemaVersion = "1"
 
@@ -148,6 +149,18 @@ public final class EntitlementLedger: Sendable {
     public let verifier: TransactionVerifier
     public let clock: any RegionClock
     private let state: Mutex<State>
+    /// The last report, reusable while the file is unchanged, for the same account, and for
+    /// any `now` in `validFrom..<validUntil` (no expiry and no rollback boundary inside).
+    private let memo = Mutex<ReportMemo?>(nil)
+
+    private struct ReportMemo {
+        var dataVersion: Int
+        var generation: Int
+        var account: String
+        var validFrom: Int64
+        var validUntil: Int64
+        var report: LedgerReport
+    }
 
     private struct VerifiedRow {
         var rowID: Int
@@ -380,6 +393,15 @@ public final class EntitlementLedger: Sendable {
         }
         let nowMs = Int64(seconds * 1000)
         let snapshot = try currentSnapshot()
+        if let hit = memo.withLock({ memo -> LedgerReport? in
+            guard let memo, memo.dataVersion == snapshot.dataVersion, memo.generation == snapshot.generation,
+                  memo.account == account, memo.validFrom <= nowMs, nowMs < memo.validUntil else { return nil }
+            return memo.report
+        }) {
+            var report = hit
+            report.now = nowMs
+            return report
+        }
         var rejected = snapshot.rejected
         var best: [String: TransactionPayload] = [:]
         var verifiedCount = 0
@@ -399,9 +421,16 @@ public final class EntitlementLedger: Sendable {
             latest[p.transactionId] = p
         }
         let rolledBack = nowMs < snapshot.watermark
+        // The span of `now` over which this answer holds: up to the watermark when rolled
+        // back; else from the watermark and the last expiry passed to the next expiry ahead.
+        var validFrom = rolledBack ? Int64.min : snapshot.watermark
+        var validUntil = rolledBack ? snapshot.watermark : Int64.max
         for p in latest.values {
             verifiedCount += 1
             if p.isRevoked { continue }
+            if let expires = p.expiresDate, !rolledBack {
+                if nowMs >= expires { validFrom = max(validFrom, expires) } else { validUntil = min(validUntil, expires) }
+            }
             if let expires = p.expiresDate, rolledBack || nowMs >= expires { continue }
             if let held = best[p.productId] {
                 // Prefer the one that lasts longest (nil: forever), then the earlier purchase.
@@ -410,10 +439,15 @@ public final class EntitlementLedger: Sendable {
             }
             best[p.productId] = p
         }
-        return LedgerReport(account: account, now: nowMs,
-                            entitlements: best.values.map(Entitlement.init).sorted { $0.productID < $1.productID },
-                            rejected: rejected.sorted { $0.rowID < $1.rowID }, clockRolledBack: rolledBack,
-                            watermark: snapshot.watermark, verifiedTransactions: verifiedCount)
+        let report = LedgerReport(account: account, now: nowMs,
+                                  entitlements: best.values.map(Entitlement.init).sorted { $0.productID < $1.productID },
+                                  rejected: rejected.sorted { $0.rowID < $1.rowID }, clockRolledBack: rolledBack,
+                                  watermark: snapshot.watermark, verifiedTransactions: verifiedCount)
+        memo.withLock {
+            $0 = ReportMemo(dataVersion: snapshot.dataVersion, generation: snapshot.generation, account: account,
+                            validFrom: validFrom, validUntil: validUntil, report: report)
+        }
+        return report
     }
 
     /// The products `account` may use at `now` (seconds; defaults as in ``report(account:now:)``).

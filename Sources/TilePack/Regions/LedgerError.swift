@@ -1,0 +1,70 @@
+import TilePackCore
+import TilePackSQLite
+
+/// A failure of the entitlement ledger or the store simulator: one line naming the file (or
+/// argument) and the problem; ``kind`` for matching, ``category`` for exit statuses.
+public struct LedgerError: TilePackError, Equatable {
+    public enum Kind: String, Sendable, Equatable {
+        /// An argument (product id, account, period, transaction id) is not acceptable.
+        case invalidArgument
+        /// A transaction id the store does not know.
+        case notFound
+        /// A signed transaction or key was refused (``jwsKind`` says how).
+        case rejected
+        /// The SQLite file or a key file failed (locked, full, damaged, unreadable).
+        case storage
+    }
+
+    public var kind: Kind
+    /// The file or argument the problem is about.
+    public var subject: String
+    /// The problem, without the subject.
+    public var detail: String
+    /// For ``Kind/rejected``: how the JWS failed.
+    public var jwsKind: JWSError.Kind?
+    /// For ``Kind/storage``: the category of the underlying error.
+    public var storageCategory: TilePackErrorCategory?
+
+    public init(_ kind: Kind, subject: String, _ detail: String, jwsKind: JWSError.Kind? = nil,
+                storageCategory: TilePackErrorCategory? = nil) {
+        self.kind = kind
+        self.subject = subject
+        self.detail = detail
+        self.jwsKind = jwsKind
+        self.storageCategory = storageCategory
+    }
+
+    /// A refused JWS or key: the JWS error's own line (it names its source).
+    public init(_ error: JWSError) {
+        self.init(.rejected, subject: error.source, error.detail, jwsKind: error.kind)
+    }
+
+    public var category: TilePackErrorCategory {
+        switch kind {
+        case .invalidArgument: .invalidArgument
+        case .notFound: .notFound
+        case .rejected: .invalidInput
+        case .storage: storageCategory ?? .environment
+        }
+    }
+
+    public var description: String { "\(subject): \(ErrorText.oneLine(detail))" }
+
+    /// Runs `body`, turning SQLite, JWS and file errors into ledger errors about `path`.
+    static func mapping<T>(path: String, doing: String, _ body: () throws -> T) throws(LedgerError) -> T {
+        do {
+            return try body()
+        } catch let error as LedgerError {
+            throw error
+        } catch let error as JWSError {
+            throw LedgerError(error)
+        } catch let error as SQLiteError {
+            throw LedgerError(.storage, subject: path, "\(doing): SQLite error \(error.code.rawValue) (\(error.message))",
+                              storageCategory: error.category)
+        } catch let error as InputFileError {
+            throw LedgerError(.storage, subject: error.path, error.problem, storageCategory: .environment)
+        } catch {
+            throw LedgerError(.storage, subject: path, "\(doing): \(error)")
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import TilePackCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The small files of the region store (keys, default directories), read and written with
+/// POSIX calls so errors carry errno and a key file's mode can be checked.
+package enum RegionFiles {
+    /// `$XDG_DATA_HOME/tilepack`, else `$HOME/.local/share/tilepack`, else `./.tilepack`
+    /// (no home: a container); the XDG base-directory rule, ignoring a relative XDG_DATA_HOME.
+    package static func dataDirectory() -> String {
+        if let xdg = getenv("XDG_DATA_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+            return xdg + "/tilepack"
+        }
+        if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty {
+            return home + "/.local/share/tilepack"
+        }
+        return ".tilepack"
+    }
+
+    /// `mkdir -p path` with mode 0700 for the directories it creates.
+    package static func makeDirectories(_ path: String) throws(InputFileError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0, errno != EEXIST {
+                throw InputFileError(path: prefix, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
+            }
+        }
+    }
+
+    /// The whole file, at most `limit` bytes. With `privateFile`, a file readable or writable
+    /// by group or others is refused, as ssh refuses such a private key.
+    package static func contents(path: String, limit: Int, privateFile: Bool = false) throws(InputFileError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot open (\(AtomicReplacement.message(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw InputFileError(path: path, problem: "cannot stat (\(AtomicReplacement.message(errno)))") }
+        if privateFile, info.st_mode & 0o077 != 0 {
+            throw InputFileError(path: path, problem: "private key file has mode 0\(String(info.st_mode & 0o777, radix: 8)); it must be 0600 (chmod 600)")
+        }
+        guard Int(info.st_size) <= limit else {
+            throw InputFileError(path: path, problem: "file is \(info.st_size) bytes, over the \(limit)-byte limit")
+        }
+        var out = [UInt8](repeating: 0, count: limit + 1)
+        var filled = 0
+        while filled < out.count {
+            let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw InputFileError(path: path, problem: "read failed (\(AtomicReplacement.message(errno)))")
+            }
+            if n == 0 { break }
+            filled += n
+        }
+        guard filled <= limit else { throw InputFileError(path: path, problem: "file is over the \(limit)-byte limit") }
+        return Array(out[0..<filled])
+    }
+
+    /// Writes `bytes` to `path` via a temporary file and rename (readers see old or new).
+    package static func writeAtomically(path: String, bytes: [UInt8], mode: mode_t) throws(InputFileError) {
+        let temporary = temporaryPath(for: path)
+        try writeNew(path: temporary, bytes: bytes, mode: mode)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw InputFileError(path: path, problem: "cannot rename into place (\(AtomicReplacement.message(code)))")
+        }
+    }
+
+    /// `PATH.tmp-PID-RANDOM`: unique per process AND per thread (two threads of one process
+    /// opening the same simulator must not share a temporary file, as `AtomicReplacement`'s would).
+    private static func temporaryPath(for path: String) -> String {
+        "\(path).tmp-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 36))"
+    }
+
+    /// Creates `path` with `bytes` only if it does not exist, atomically: the bytes go to a
+    /// temporary file that is `link(2)`ed to `path`, which fails with EEXIST when another
+    /// process got there first. Returns false in that case (the caller reads the winner's file).
+    package static func createExclusively(path: String, bytes: [UInt8], mode: mode_t) throws(InputFileError) -> Bool {
+        let temporary = temporaryPath(for: path)
+        try writeNew(path: temporary, bytes: bytes, mode: mode)
+        defer { unlink(temporary) }
+        if link(temporary, path) == 0 { return true }
+        let code = errno
+        if code == EEXIST { return false }
+        throw InputFileError(path: path, problem: "cannot create (\(AtomicReplacement.message(code)))")
+    }
+
+    private static func writeNew(path: String, bytes: [UInt8], mode: mode_t) throws(InputFileError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot create (\(AtomicReplacement.message(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(path)
+                throw InputFileError(path: path, problem: "write failed (\(AtomicReplacement.message(code)))")
+            }
+            written += n
+        }
+        // The key must survive a crash once the store has signed with it.
+        fchmod(fd, mode)
+        fsync(fd)
+        close(fd)
+    }
+}

@@ -264,6 +264,14 @@ import Testing
         } catch {
             #expect(error.description == "lib/catalog.json: products[0].price \"4\\n99\" is not a decimal such as \"4.99\"")
         }
+        let key = Array("{\"version\": 1, \"free_max_zoom\": 3, \"products\": [], \"a\\nb\": 1}".utf8)
+        do throws(CatalogError) {
+            _ = try Self.decode(key)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.kind == .unknownField)
+            #expect(error.description == "lib/catalog.json: [\"a\\nb\"] is not a field of the catalog schema")
+        }
     }
 
     // MARK: - Prices and periods

@@ -65,9 +65,9 @@ public struct CatalogError: TilePackError, Equatable {
     }
 
     public var description: String {
-        // Parts of the detail come from the file (ids, names): keep them on one line.
+        // Parts of the field and detail come from the file (keys, ids): keep them on one line.
         let text = ErrorText.oneLine(detail)
-        return field.map { "\(path): \($0) \(text)" } ?? "\(path): \(text)"
+        return field.map { "\(path): \(ErrorText.oneLine($0)) \(text)" } ?? "\(path): \(text)"
     }
 }
 

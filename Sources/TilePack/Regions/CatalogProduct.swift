@@ -219,7 +219,13 @@ extension Catalog {
         static func refuseUnknownKeys(_ decoder: any Decoder, known: [String]) throws {
             let any = try decoder.container(keyedBy: AnyKey.self)
             if let unknown = any.allKeys.map(\.stringValue).filter({ !known.contains($0) }).sorted().first {
-                throw CatalogIssue(.unknownField, CatalogIssue.field(decoder.codingPath, unknown), "is not a field of the catalog schema")
+                // A key that is not a plain name is shown quoted, escapes and all (`["a\nb"]`).
+                let plain = !unknown.isEmpty && unknown.utf8.allSatisfy { b in
+                    (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                        || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_")
+                }
+                throw CatalogIssue(.unknownField, CatalogIssue.field(decoder.codingPath, plain ? unknown : "[\(ErrorText.quoted(unknown))]"),
+                                   "is not a field of the catalog schema")
             }
         }
     }

@@ -1,0 +1,319 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import TilePackCore
+
+/// What a region library sells: `catalog.json` beside the archives (schema: docs/REGIONS.md).
+///
+/// A free tier (every tile up to ``freeMaxZoom``) and products: regions (a polygon, a zoom
+/// range, the archives holding it), bundles of products, and subscriptions. Decoding checks
+/// the whole file and refuses it with a one-line ``CatalogError`` naming the field;
+/// loading from a library also marks products whose archives are missing as unavailable
+/// (still listed, never offered), which is not an error.
+///
+/// ```swift
+/// if let catalog = try Catalog.load(libraryDirectory: "SampleRegions") {
+///     let policy = RegionAccessPolicy(catalog: catalog, entitlements: ledger)
+/// }
+/// ```
+///
+/// Cost: loading is linear in the file, plus each polygon's validation
+/// (``RegionPolygon``); lookups by id are O(1).
+public struct Catalog: Sendable, Codable {
+    /// The file's name in a library directory.
+    public static let fileName = "catalog.json"
+    /// The schema version this tilepack reads and writes.
+    public static let currentVersion = 1
+    /// Larger catalog files are refused before being read (a catalog is kilobytes).
+    public static let maxFileBytes = 16 << 20
+
+    public let version: Int
+    /// Zooms up to this one are shown everywhere without purchase (0…24).
+    public let freeMaxZoom: Int
+    /// In file order.
+    public private(set) var products: [Product]
+
+    private let indexByID: [String: Int]
+    /// For each product (by index), the indices of the products with an area it entitles:
+    /// itself if it has an area, and everything it includes, recursively.
+    let coverage: [[Int]]
+
+    enum Key: String, CodingKey, CaseIterable {
+        case version, freeMaxZoom = "free_max_zoom", products
+    }
+
+    // MARK: - Loading
+
+    /// The catalog of a library directory, or nil when it has no `catalog.json` (then every
+    /// archive is open, as without a region store). Products whose archives are missing from
+    /// the directory are marked unavailable.
+    public static func load(libraryDirectory: String) throws(CatalogError) -> Catalog? {
+        let path = libraryDirectory.hasSuffix("/") ? libraryDirectory + fileName : libraryDirectory + "/" + fileName
+        guard Self.exists(path) else { return nil }
+        return try Catalog(contentsOf: path)
+    }
+
+    /// Reads and validates a catalog file; archives are looked up in the file's directory.
+    public init(contentsOf path: String) throws(CatalogError) {
+        let bytes = try Self.readFile(path)
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
+        try self.init(json: bytes, path: path, libraryDirectory: directory)
+    }
+
+    /// Decodes and validates catalog JSON; `path` names it in errors. With a
+    /// `libraryDirectory`, products whose archives are not regular files there are marked
+    /// unavailable; without one, every product stays available.
+    public init(json: [UInt8], path: String, libraryDirectory: String?) throws(CatalogError) {
+        do {
+            self = try JSONDecoder().decode(Catalog.self, from: Data(json))
+        } catch let issue as CatalogIssue {
+            throw CatalogError(path: path, field: issue.field, kind: issue.kind, detail: issue.detail)
+        } catch let error as DecodingError {
+            throw Self.describe(error, path: path)
+        } catch {
+            throw CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be decoded: \(error)")
+        }
+        if let libraryDirectory { markAvailability(libraryDirectory: libraryDirectory) }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try Product.refuseUnknownKeys(decoder, known: Key.allCases.map(\.rawValue))
+        let c = try decoder.container(keyedBy: Key.self)
+        version = try c.decode(Int.self, forKey: .version)
+        guard version == Self.currentVersion else {
+            throw CatalogIssue(.unsupportedVersion, "version",
+                               "\(version) is not supported (this tilepack reads version \(Self.currentVersion))")
+        }
+        freeMaxZoom = try c.decode(Int.self, forKey: .freeMaxZoom)
+        guard (0...TileID.maxZoom).contains(freeMaxZoom) else {
+            throw CatalogIssue(.badZoomRange, "free_max_zoom", "\(freeMaxZoom) is outside 0…\(TileID.maxZoom)")
+        }
+        let products = try c.decode([Product].self, forKey: .products)
+        self.products = products
+
+        var index: [String: Int] = [:]
+        for (i, p) in products.enumerated() {
+            if let earlier = index[p.id] {
+                throw CatalogIssue(.duplicateID, "products[\(i)].id",
+                                   "\(ErrorText.quoted(p.id)) is already the id of products[\(earlier)]")
+            }
+            index[p.id] = i
+        }
+        indexByID = index
+        // One storefront, one currency (as an App Store storefront): "cheapest first" then
+        // compares amounts, never euros with yen.
+        if let first = products.first, let i = products.firstIndex(where: { $0.currency != first.currency }) {
+            throw CatalogIssue(.badCurrency, "products[\(i)].currency",
+                               "\(ErrorText.quoted(products[i].currency)) differs from products[0]'s \(ErrorText.quoted(first.currency)) (a catalog sells in one currency)")
+        }
+        for (i, p) in products.enumerated() {
+            for (j, other) in p.includes.enumerated() {
+                let field = "products[\(i)].includes[\(j)]"
+                guard other != p.id else {
+                    throw CatalogIssue(.cycle, field, "\(ErrorText.quoted(other)) is the \(p.kind.rawValue) itself")
+                }
+                guard let k = index[other] else {
+                    throw CatalogIssue(.unknownProduct, field, "\(ErrorText.quoted(other)) is not a product in the catalog")
+                }
+                guard products[k].kind != .subscription else {
+                    throw CatalogIssue(.invalidValue, field,
+                                       "\(ErrorText.quoted(other)) is a subscription (only regions and bundles can be included)")
+                }
+            }
+        }
+        if let cycle = Self.findCycle(products, index) {
+            throw CatalogIssue(.cycle, "products[\(cycle[0])].includes",
+                               cycle.map { ErrorText.quoted(products[$0].id) }.joined(separator: " → ") + " form a cycle")
+        }
+        coverage = products.indices.map { Self.covered(from: $0, products, index) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(freeMaxZoom, forKey: .freeMaxZoom)
+        try c.encode(products, forKey: .products)
+    }
+
+    // MARK: - Queries
+
+    /// The product with this id, or nil.
+    ///
+    /// Cost: O(1).
+    public func product(id: String) -> Product? {
+        indexByID[id].map { products[$0] }
+    }
+
+    /// The ids `ids` entitle: each known id, and everything it includes, recursively
+    /// (a bundle entitles its regions; unknown ids are ignored).
+    ///
+    /// Cost: O(size of the answer) per id.
+    public func entitlementClosure(of ids: some Sequence<String>) -> Set<String> {
+        var result: Set<String> = []
+        for id in ids {
+            guard let i = indexByID[id] else { continue }
+            var stack = [i]
+            while let k = stack.popLast() {
+                guard result.insert(products[k].id).inserted else { continue }
+                stack.append(contentsOf: products[k].includes.compactMap { indexByID[$0] })
+            }
+        }
+        return result
+    }
+
+    /// The lon/lat box of everything the product covers (union of its areas), as `store list`
+    /// prints `bounds`; nil for an unknown id.
+    public func bounds(of id: String) -> GeoBounds? {
+        guard let i = indexByID[id] else { return nil }
+        return coverage[i].compactMap { products[$0].area?.bounds }.reduce(nil) { $0?.union($1) ?? $1 }
+    }
+
+    /// The zooms the product sells anywhere (the span of its areas' ranges); nil for an unknown id.
+    public func zoomRange(of id: String) -> ClosedRange<Int>? {
+        guard let i = indexByID[id] else { return nil }
+        let ranges = coverage[i].compactMap { products[$0].zoomRange }
+        guard let lo = ranges.map(\.lowerBound).min(), let hi = ranges.map(\.upperBound).max() else { return nil }
+        return lo...hi
+    }
+
+    // MARK: - Private
+
+    /// A product whose archive is missing cannot be delivered: unavailable, with the reason;
+    /// one that includes an unavailable product is unavailable too.
+    private mutating func markAvailability(libraryDirectory: String) {
+        let dir = libraryDirectory.hasSuffix("/") ? libraryDirectory : libraryDirectory + "/"
+        for i in products.indices {
+            if let missing = products[i].archives.first(where: { !Self.isRegularFile(dir + $0) }) {
+                products[i].availability = .unavailable(reason: "archive \(ErrorText.quoted(missing)) is not in the library")
+            }
+        }
+        for i in products.indices where products[i].isAvailable {
+            if let k = coverage[i].first(where: { !products[$0].isAvailable }) {
+                products[i].availability = .unavailable(reason: "includes \(ErrorText.quoted(products[k].id)), which is unavailable")
+            }
+        }
+    }
+
+    /// Indices with an area reachable from `start` through includes (the graph is acyclic).
+    private static func covered(from start: Int, _ products: [Product], _ index: [String: Int]) -> [Int] {
+        var seen: Set<Int> = [], result: [Int] = [], stack = [start]
+        while let k = stack.popLast() {
+            guard seen.insert(k).inserted else { continue }
+            if products[k].area != nil { result.append(k) }
+            stack.append(contentsOf: products[k].includes.reversed().compactMap { index[$0] })
+        }
+        return result
+    }
+
+    /// A cycle through includes (indices, the first repeated at the end), or nil.
+    /// Depth-first with three colours; iterative, so a long chain cannot overflow the stack.
+    private static func findCycle(_ products: [Product], _ index: [String: Int]) -> [Int]? {
+        var state = [UInt8](repeating: 0, count: products.count)  // 0 new, 1 on the path, 2 done
+        for root in products.indices where state[root] == 0 {
+            var path: [(node: Int, next: Int)] = [(root, 0)]
+            state[root] = 1
+            while let top = path.last {
+                let includes = products[top.node].includes
+                if top.next < includes.count {
+                    path[path.count - 1].next += 1
+                    guard let child = index[includes[top.next]] else { continue }
+                    if state[child] == 1, let from = path.firstIndex(where: { $0.node == child }) {
+                        return path[from...].map(\.node) + [child]
+                    }
+                    if state[child] == 0 {
+                        state[child] = 1
+                        path.append((child, 0))
+                    }
+                } else {
+                    state[top.node] = 2
+                    path.removeLast()
+                }
+            }
+        }
+        return nil
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    private static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// The whole file, refused past ``maxFileBytes``.
+    private static func readFile(_ path: String) throws(CatalogError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw CatalogError(path: path, field: nil, kind: code == ENOENT ? .notFound : .cannotRead,
+                               detail: code == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw CatalogError(path: path, field: nil, kind: .cannotRead, detail: "is not a regular file")
+        }
+        guard info.st_size <= maxFileBytes else {
+            throw CatalogError(path: path, field: nil, kind: .cannotRead,
+                               detail: "is \(info.st_size) bytes (a catalog may have at most \(maxFileBytes))")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else {
+                throw CatalogError(path: path, field: nil, kind: .cannotRead,
+                                   detail: "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[..<n])
+            // The file may grow after fstat: the cap holds for what is read, too.
+            guard bytes.count <= maxFileBytes else {
+                throw CatalogError(path: path, field: nil, kind: .cannotRead, detail: "grew past \(maxFileBytes) bytes while read")
+            }
+        }
+        return bytes
+    }
+
+    /// A decoder error as one line with the JSON path of the field at fault.
+    private static func describe(_ error: DecodingError, path: String) -> CatalogError {
+        func typeName(_ type: Any.Type) -> String {
+            switch type {
+            case is String.Type: "a string"
+            case is Int.Type: "an integer"
+            case is Double.Type: "a number"
+            case is Bool.Type: "true or false"
+            default:
+                String(describing: type).hasPrefix("Array") ? "an array" : "an object"
+            }
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return CatalogError(path: path, field: CatalogIssue.field(context.codingPath + [key]), kind: .malformed, detail: "is missing")
+        case .typeMismatch(let type, let context):
+            return CatalogError(path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
+                                detail: "must be \(typeName(type))")
+        case .valueNotFound(let type, let context):
+            return CatalogError(path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
+                                detail: "is null (must be \(typeName(type)))")
+        case .dataCorrupted(let context):
+            let field = CatalogIssue.field(context.codingPath)
+            let detail = field == nil ? "is not valid JSON (\(context.debugDescription))" : "is not valid: \(context.debugDescription)"
+            return CatalogError(path: path, field: field, kind: .malformed, detail: detail)
+        @unknown default:
+            return CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be decoded: \(error)")
+        }
+    }
+}

@@ -25,17 +25,29 @@ public struct PointAnswer: Sendable, Encodable {
     /// The zoom the elevation came from (the query zoom, or the finest zoom below it that
     /// has elevation).
     public let elevationZoom: Int?
+    /// The access policy refused the tile (a catalog sells it and this account does not own
+    /// it): colour and elevation are withheld.
+    public var locked = false
+    /// The products that would unlock it, cheapest first (empty unless `locked`).
+    public var unlock: [ProductOffer] = []
+
+    public init(archive: String, region: String, query: TileQuery, present: Bool, rgba: [UInt8]?,
+                elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = []) {
+        self.archive = archive; self.region = region; self.query = query; self.present = present; self.rgba = rgba
+        self.elevationMetres = elevationMetres; self.elevationZoom = elevationZoom; self.locked = locked; self.unlock = unlock
+    }
 
     /// The fields after the query's own (``TileQuery/CodingKeys``: `lat`, `lon`, `zoom`,
     /// `tile`, `tms_y`, `pixel`).
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba
+        case archive, region, present, rgba, locked, unlock
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
     }
 
     /// The query's fields, then `archive`, `region`, `present`, `rgba` (null without a tile),
-    /// `elevation_m` (rounded to the centimetre, null without elevation), `elevation_zoom`.
+    /// `elevation_m` (rounded to the centimetre, null without elevation), `elevation_zoom`,
+    /// `locked` and `unlock` ([{`id`, `title`, `price`, `currency`}], cheapest first).
     public func encode(to encoder: any Encoder) throws {
         try query.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -45,10 +57,12 @@ public struct PointAnswer: Sendable, Encodable {
         try c.encodeOrNull(rgba, forKey: .rgba)
         try c.encodeOrNull(elevationMetres.map { JSONOutput.number(($0 * 100).rounded() / 100) }, forKey: .elevationMetres)
         try c.encodeOrNull(elevationZoom, forKey: .elevationZoom)
+        try c.encode(locked, forKey: .locked)
+        try c.encode(unlock, forKey: .unlock)
     }
 
     /// `{archive, region, lat, lon, zoom, tile {z,x,y}, tms_y, pixel {x,y}, present, rgba,
-    /// elevation_m, elevation_zoom}` on one line, keys sorted.
+    /// elevation_m, elevation_zoom, locked, unlock}` on one line, keys sorted.
     public var json: String {
         get throws { try JSONOutput.string(self) }
     }
@@ -57,7 +71,10 @@ public struct PointAnswer: Sendable, Encodable {
     public var text: String {
         var lines = ["archive:   \(archive) (region \"\(region)\")",
                      "tile:      \(query.tile.z)/\(query.tile.x)/\(query.tile.y) (TMS row \(query.tmsY)), pixel \(query.pixel.x),\(query.pixel.y)"]
-        if let rgba {
+        if locked {
+            let offer = unlock.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
+            lines.append("locked:    \(offer)")
+        } else if let rgba {
             lines.append("colour:    rgba(\(rgba[0]), \(rgba[1]), \(rgba[2]), \(rgba[3]))")
         } else {
             lines.append("colour:    no tile stored here at zoom \(query.zoom) (outside the data, or transparent)")
@@ -85,7 +102,7 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
     public var message: String { "no region archive in \(searched) covers this point" }
 
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, message
+        case archive, region, present, rgba, message, locked, unlock
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
     }
@@ -100,6 +117,8 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
         try c.encodeNil(forKey: .elevationMetres)
         try c.encodeNil(forKey: .elevationZoom)
         try c.encode(message, forKey: .message)
+        try c.encode(false, forKey: .locked)
+        try c.encode([ProductOffer](), forKey: .unlock)
     }
 
     /// One line, keys sorted.
@@ -146,10 +165,13 @@ public enum PointQuery {
 
     /// Opens `paths` as MBTiles archives into one store. A damaged archive throws (naming
     /// the file) rather than being skipped silently.
-    public static func openStore(_ paths: [String], budget: MemoryBudget = defaultBudget) throws -> TileStore {
+    public static func openStore(_ paths: [String], budget: MemoryBudget = defaultBudget,
+                                 accessPolicy: any AccessPolicy = OpenAccess()) throws -> TileStore {
         var readers: [any TileArchive] = []
         for path in paths { readers.append(try MBTilesReader(path: path)) }
-        return try TileStore(archives: readers, budget: budget)
+        var options = TileStoreOptions()
+        options.accessPolicy = accessPolicy
+        return try TileStore(archives: readers, budget: budget, options: options)
     }
 
     /// The answers of every archive of `store` whose bounds contain the point, in store order.
@@ -179,9 +201,17 @@ public enum PointQuery {
         do throws(TileStoreError) {
             rgba = try colour(at: query, store: store, archive: a)
         } catch {
-            // An archive of JPEG or vector tiles: name the file and the codec, as before the store.
-            if error.problem == .undecodable { throw InputFileError(path: path, problem: error.detail) }
-            throw error
+            switch error.problem {
+            case .locked:
+                // Nothing of a locked tile is shown, elevation included.
+                return PointAnswer(archive: path, region: summary.name, query: query, present: false, rgba: nil,
+                                   elevationMetres: nil, elevationZoom: nil, locked: true, unlock: error.offers)
+            case .undecodable:
+                // An archive of JPEG or vector tiles: name the file and the codec, as before the store.
+                throw InputFileError(path: path, problem: error.detail)
+            default:
+                throw error
+            }
         }
         var elevation: (Double, Int)?
         if summary.hasElevation, let range = summary.zoomRange {

@@ -1,0 +1,209 @@
+import TilePackCore
+import TilePackStore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A region library as a person uses it: the catalog beside the archives, the device's
+/// entitlement ledger, the store that signs purchases (the local simulator), and the access
+/// policy the tile store asks. What `tilepack store …` and `tilepack query` run.
+///
+/// The device side trusts only the store's public key (`store-public.jwk` in the simulator
+/// directory, as an app would ship it); the simulator's private key and records stay in
+/// their own directory.
+public final class RegionLibrary: Sendable {
+    public let directory: String
+    /// nil when the library has no `catalog.json` (everything is open).
+    public let catalog: Catalog?
+    public let ledgerPath: String
+    public let simulatorDirectory: String
+    public let clock: any RegionClock
+
+    /// Opens the library at `directory` (its catalog is validated now).
+    /// - Throws: ``CatalogError`` for a bad catalog.
+    public init(directory: String, ledgerPath: String? = nil, simulatorDirectory: String? = nil,
+                clock: any RegionClock = SystemRegionClock()) throws(CatalogError) {
+        self.directory = directory
+        self.catalog = try Catalog.load(libraryDirectory: directory)
+        self.ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
+        self.simulatorDirectory = simulatorDirectory ?? StoreSimulator.defaultDirectory()
+        self.clock = clock
+    }
+
+    /// The catalog, or a one-line error naming the library when it has none.
+    public func requireCatalog() throws(CatalogError) -> Catalog {
+        guard let catalog else {
+            throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .notFound,
+                               detail: "no catalog in this library: nothing is for sale")
+        }
+        return catalog
+    }
+
+    /// The store (created with its key on first use).
+    public func simulator() throws(LedgerError) -> StoreSimulator {
+        try StoreSimulator(directory: simulatorDirectory, clock: clock)
+    }
+
+    /// The device's ledger, trusting the store's public key.
+    public func ledger() throws(LedgerError) -> EntitlementLedger {
+        try EntitlementLedger(path: ledgerPath, publicKeys: [try simulator().publicKey], clock: clock)
+    }
+
+    /// The policy for the tile store: ``OpenAccess`` without a catalog; otherwise the catalog's
+    /// free tier plus what the ledger's verified transactions entitle. Before anything was
+    /// ever bought (no store key, no ledger) nothing is entitled, and nothing is created.
+    public func accessPolicy() throws -> any AccessPolicy {
+        guard let catalog else { return OpenAccess() }
+        let keyExists = access(simulatorDirectory + "/store-public.jwk", F_OK) == 0
+        let ledgerExists = access(ledgerPath, F_OK) == 0
+        let source: any EntitlementSource = keyExists && ledgerExists
+            ? try LedgerEntitlements(ledger: try ledger()) : FixedEntitlements()
+        return RegionAccessPolicy(catalog: catalog, entitlements: source)
+    }
+
+    // MARK: - Purchases
+
+    /// What the catalog sells, with whether this account owns each (directly or through a
+    /// bundle or subscription).
+    public func listings() throws -> [ProductListing] {
+        let catalog = try requireCatalog()
+        let owned = access(ledgerPath, F_OK) == 0 && access(simulatorDirectory + "/store-public.jwk", F_OK) == 0
+            ? catalog.entitlementClosure(of: try ledger().entitledProductIDs()) : []
+        return catalog.products.map { p in
+            ProductListing(id: p.id, kind: p.kind.rawValue, title: p.title, price: p.price.description, currency: p.currency,
+                           bounds: catalog.bounds(of: p.id), zoomRange: catalog.zoomRange(of: p.id),
+                           owned: owned.contains(p.id), available: p.isAvailable)
+        }
+    }
+
+    /// Buys `productID` from the store and records the signed transaction in the ledger.
+    /// - Throws: ``CatalogError`` for an unknown or unavailable product (naming it),
+    ///   ``LedgerError`` when the store or the ledger fails.
+    public func buy(_ productID: String) throws -> Entitlement {
+        let catalog = try requireCatalog()
+        guard let product = catalog.product(id: productID) else {
+            throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .unknownProduct,
+                               detail: "no product \(ErrorText.quoted(productID)) in the catalog")
+        }
+        if case .unavailable(let reason) = product.availability {
+            throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .unknownProduct,
+                               detail: "product \(ErrorText.quoted(productID)) is not available: \(reason)")
+        }
+        let ledger = try ledger()
+        var period: Duration?
+        if let p = product.period {
+            let now = clock.now()
+            guard let end = p.expiry(after: now) else {
+                throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .invalidValue,
+                                   detail: "product \(ErrorText.quoted(productID)) has a period whose end cannot be computed")
+            }
+            period = .milliseconds(Int64(((end - now) * 1000).rounded()))
+        }
+        let signed = try simulator().purchase(productID: productID, account: ledger.account, period: period)
+        try ledger.import(signed: signed, source: "store purchase")
+        let payload = try ledger.verifier.verify(signed, source: "store purchase")
+        return Entitlement(productID: payload.productId, transactionID: payload.transactionId,
+                           originalTransactionID: payload.originalTransactionId,
+                           purchaseDate: payload.purchaseDate, expiresDate: payload.expiresDate)
+    }
+
+    /// Refunds `transactionID` at the store and records the signed revocation.
+    public func refund(_ transactionID: String) throws(LedgerError) -> LedgerImportSummary {
+        let ledger = try ledger()
+        let revocation = try simulator().refund(transactionID: transactionID)
+        return try ledger.import(signed: revocation, source: "store refund")
+    }
+
+    /// Re-imports every transaction of this account from the store (idempotent).
+    public func restore() throws(LedgerError) -> LedgerImportSummary {
+        let ledger = try ledger()
+        return try ledger.restore(from: try simulator())
+    }
+
+    /// The ledger's report now: entitlements, rejected rows and why, clock rollback.
+    public func report() throws(LedgerError) -> LedgerReport {
+        try ledger().report()
+    }
+}
+
+/// One product as `tilepack store list` shows it.
+public struct ProductListing: Sendable, Encodable {
+    public let id: String
+    public let kind: String
+    public let title: String
+    /// Decimal text as the catalog writes it.
+    public let price: String
+    public let currency: String
+    public let bounds: GeoBounds?
+    public let zoomRange: ClosedRange<Int>?
+    public let owned: Bool
+    public let available: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, title, price, currency, bounds, minzoom, maxzoom, owned, available
+    }
+
+    /// `bounds` as [west, south, east, north], zooms as `minzoom`/`maxzoom` (null for none).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(title, forKey: .title)
+        try c.encode(price, forKey: .price)
+        try c.encode(currency, forKey: .currency)
+        try c.encodeOrNull(bounds.map { [$0.west, $0.south, $0.east, $0.north].map(JSONOutput.number) }, forKey: .bounds)
+        try c.encodeOrNull(zoomRange?.lowerBound, forKey: .minzoom)
+        try c.encodeOrNull(zoomRange?.upperBound, forKey: .maxzoom)
+        try c.encode(owned, forKey: .owned)
+        try c.encode(available, forKey: .available)
+    }
+}
+
+/// The ledger as the access policy's ``EntitlementSource``: a snapshot of the verified
+/// entitlements, re-derived when the earliest subscription in it expires or on ``refresh()``
+/// (after a purchase, refund or restore in this process).
+///
+/// Cost: ``generation`` is one clock read and one lock; a re-derivation verifies every
+/// ledger row (Ed25519, ~50 µs each).
+public final class LedgerEntitlements: EntitlementSource {
+    private let ledger: EntitlementLedger
+    private struct Snapshot {
+        var ids: Set<String>
+        /// When the first time-limited entitlement in `ids` ends (seconds), or +∞.
+        var nextExpiry: Double
+        var generation: UInt64
+    }
+    private let state: Mutex<Snapshot>
+
+    public init(ledger: EntitlementLedger) throws(LedgerError) {
+        self.ledger = ledger
+        state = Mutex(Snapshot(ids: [], nextExpiry: -.infinity, generation: 0))
+        try refresh()
+    }
+
+    /// Derives the entitlements again from the ledger and bumps the generation.
+    public func refresh() throws(LedgerError) {
+        let now = ledger.clock.now()
+        let entitlements = try ledger.entitlements(now: now)
+        let expiry = entitlements.compactMap { $0.expiresDate.map { Double($0) / 1000 } }.min() ?? .infinity
+        state.withLock { s in
+            s.ids = Set(entitlements.map(\.productID))
+            s.nextExpiry = expiry
+            s.generation &+= 1
+        }
+    }
+
+    public func entitledProductIDs() -> Set<String> { state.withLock { $0.ids } }
+
+    public var generation: UInt64 {
+        let expired = state.withLock { ledger.clock.now() >= $0.nextExpiry }
+        // A subscription ran out: re-derive (a failure leaves nothing entitled rather than stale).
+        if expired, (try? refresh()) == nil {
+            state.withLock { s in s.ids = []; s.nextExpiry = .infinity; s.generation &+= 1 }
+        }
+        return state.withLock { $0.generation }
+    }
+}

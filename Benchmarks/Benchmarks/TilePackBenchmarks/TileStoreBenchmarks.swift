@@ -1,0 +1,131 @@
+// The tile store's hot paths under the malloc interposer (issue 9, Must-show 3): a hit, and a
+// load in steady state (every request a miss that evicts, buffers from the pool). One
+// iteration is one request, so `mallocCountTotal` reads directly as mallocs per hit or per
+// load. The archive is $TILEPACK_STORE_ARCHIVE, else the sample DEM built here (PVRTC4 fast).
+// The timing comparison with the SQLite floor and Python is Scripts/bench-store.
+import Benchmark
+import TilePack
+import CSQLiteFloor
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The archive and its tile ids (all zooms), made once per process.
+let storeArchive: (reader: MBTilesReader, ids: [TileID]) = {
+    do {
+        var path = ProcessInfoLite.environment("TILEPACK_STORE_ARCHIVE") ?? ""
+        if path.isEmpty {
+            path = "/tmp/tilepack-benchmark-store-\(getpid()).mbtiles"
+            var request = RegionBuild.Request(sourcePath: sampleRegions + "/montblanc-dem.tif")
+            request.outputPath = path
+            request.codecLevel = .fast
+            _ = try RegionBuild(request).run()
+        }
+        let reader = try MBTilesReader(path: path)
+        var ids: [TileID] = []
+        for z in reader.zoomRange ?? 0...(-1) { ids += try reader.tileIDs(zoom: z) }
+        precondition(ids.count >= 64, "\(path): \(ids.count) tiles, the steady-state benchmark needs at least 64")
+        return (reader, ids)
+    } catch {
+        fatalError("tile store benchmark archive: \(error)")
+    }
+}()
+
+enum ProcessInfoLite {
+    static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+}
+
+/// A budget holding `tiles` payloads of a 256² PVRTC4 archive (32 KiB buffers), store
+/// overheads included; the sample archive has several times more tiles.
+func payloadBudget(tiles: Int) throws -> MemoryBudget {
+    try MemoryBudget(bytes: tiles * (32_768 + 64 + TileStore.entryOverhead))
+}
+
+let storeBenchmarks: @Sendable () -> Void = {
+    let metrics: [BenchmarkMetric] = [.wallClock, .mallocCountTotal, .throughput]
+
+    Benchmark("TileStore hit",
+              configuration: .init(metrics: metrics, scalingFactor: .kilo, maxDuration: .seconds(3), maxIterations: 10_000)) { benchmark in
+        let (reader, ids) = storeArchive
+        let store = try TileStore(archives: [reader], budget: payloadBudget(tiles: 64))
+        let hot = ids[ids.count / 2]
+        _ = try store.tile(hot)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            if let lease = try store.tile(hot) { blackHole(lease.count) }
+        }
+    }
+
+    // One iteration = one load: the store holds 16 tiles and the requests cycle through
+    // every tile of the archive, so each is a miss that evicts the least recently used.
+    for (name, decode) in [("TileStore cold load (steady state, evicting)", false),
+                           ("TileStore cold load with decoding (steady state, evicting)", true)] {
+        Benchmark(name, configuration: .init(metrics: metrics, maxDuration: .seconds(3), maxIterations: 20_000)) { benchmark in
+            let (reader, ids) = storeArchive
+            let store = try TileStore(archives: [reader],
+                                      budget: payloadBudget(tiles: decode ? 16 * 9 : 16))  // a decoded tile is 8 payloads
+            func request(_ id: TileID) throws {
+                if decode {
+                    if let lease = try store.pixels(id) { blackHole(lease.count) }
+                } else {
+                    if let lease = try store.tile(id) { blackHole(lease.count) }
+                }
+            }
+            for id in ids { try request(id) }  // warm-up pass: fills the cache and the pool
+            store.resetStatistics()
+            var cursor = 0
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                try request(ids[cursor])
+                cursor = cursor + 1 == ids.count ? 0 : cursor + 1
+            }
+            benchmark.stopMeasurement()
+            let s = store.statistics
+            precondition(s.hits == 0 || decode, "steady state must miss every time (\(s.hits) hits)")
+            print("\(name): \(s.loads) loads, \(s.hits) hits, \(s.evictions) evictions, \(s.bufferAllocations) buffers allocated")
+        }
+    }
+
+    // The reader alone (no store): which mallocs are the archive layer's.
+    Benchmark("MBTilesReader withTile (read, copy into a reused buffer)",
+              configuration: .init(metrics: metrics, maxDuration: .seconds(3), maxIterations: 20_000)) { benchmark in
+        let (reader, ids) = storeArchive
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var cursor = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try reader.withTile(ids[cursor]) { stored in buffer.copyMemory(from: stored) })
+            cursor = cursor + 1 == ids.count ? 0 : cursor + 1
+        }
+    }
+}
+
+/// The floor under the malloc interposer: the bare SQLite C API, the reader's SELECT, the blob
+/// copied into a reused buffer. Mallocs here are SQLite's own.
+let sqliteFloorBenchmarks: @Sendable () -> Void = {
+    Benchmark("SQLite C API read by key (floor)",
+              configuration: .init(metrics: [.wallClock, .mallocCountTotal, .throughput], maxDuration: .seconds(3), maxIterations: 20_000)) { benchmark in
+        let (reader, ids) = storeArchive
+        var db: OpaquePointer?, stmt: OpaquePointer?
+        guard sqlite3_open_v2(reader.path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+              sqlite3_prepare_v2(db, "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
+                                 -1, &stmt, nil) == SQLITE_OK else { fatalError("floor: cannot open \(reader.path)") }
+        defer { sqlite3_finalize(stmt); sqlite3_close_v2(db) }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var cursor = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let id = ids[cursor]
+            sqlite3_bind_int64(stmt, 1, Int64(id.z))
+            sqlite3_bind_int64(stmt, 2, Int64(id.x))
+            sqlite3_bind_int64(stmt, 3, Int64(id.tmsY))
+            if sqlite3_step(stmt) == SQLITE_ROW, let blob = sqlite3_column_blob(stmt, 0) {
+                memcpy(buffer, blob, Int(sqlite3_column_bytes(stmt, 0)))
+            }
+            sqlite3_reset(stmt)
+            cursor = cursor + 1 == ids.count ? 0 : cursor + 1
+        }
+    }
+}

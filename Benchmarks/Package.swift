@@ -20,13 +20,18 @@ let package = Package(
             dependencies: [
                 .product(name: "TilePack", package: "tilepack"),
                 .product(name: "Benchmark", package: "benchmark"),
+                "CSQLiteFloor",
             ],
             path: "Benchmarks/TilePackBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The bare SQLite C API, for the floor the tile store is measured against (the root
+        // package's CSQLite is not a product, so it cannot be a dependency here).
+        .systemLibrary(name: "CSQLiteFloor", path: "Sources/CSQLiteFloor", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "tilepack-bench",
-            dependencies: [.product(name: "TilePack", package: "tilepack")],
+            dependencies: [.product(name: "TilePack", package: "tilepack"), "CSQLiteFloor"],
             path: "Sources/tilepack-bench"
         ),
     ],

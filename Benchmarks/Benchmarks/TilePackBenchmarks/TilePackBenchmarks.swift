@@ -97,4 +97,7 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(try RegionBuild(request).run().report.tilesWritten)
         }
     }
+
+    storeBenchmarks()  // TileStoreBenchmarks.swift
+    sqliteFloorBenchmarks()
 }

@@ -2,6 +2,9 @@
 //
 //   tilepack-bench decode FILE [--repeat N]   full decode of a TIFF's first image, block row by
 //                                            block row, single thread; MB/s of decoded samples
+//   tilepack-bench store ARCHIVE [options]    the tile store's hit path, cold and steady-state
+//                                            loads, next to a bare SQLite C-API loop over the same
+//                                            blobs, and Mutex vs actor vs pthread mutex (StoreBench.swift)
 import TilePack
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +17,11 @@ func fail(_ message: String) -> Never {
 }
 
 let args = Array(CommandLine.arguments.dropFirst())
-guard args.count >= 2, args[0] == "decode" else { fail("usage: tilepack-bench decode FILE [--repeat N]") }
+if args.first == "store" {
+    runStoreBench(Array(args.dropFirst()))
+    exit(0)
+}
+guard args.count >= 2, args[0] == "decode" else { fail("usage: tilepack-bench decode FILE [--repeat N] | store ARCHIVE [options]") }
 let path = args[1]
 var repeats = 3
 if let i = args.firstIndex(of: "--repeat"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { repeats = n }

@@ -48,29 +48,42 @@ final class TileBuffer: @unchecked Sendable {
 /// Idle buffers by capacity class, at most `perClass` each (a reuse queue, the way table
 /// views reuse cells). The store counts idle buffers in its budget and drops them first
 /// when it needs room.
+///
+/// The classes are two parallel arrays searched linearly, not a `[Int: [TileBuffer]]`:
+/// changing a dictionary's value in place (`idle[c]?.append(b)`, `idle[c]?.popLast()`) goes
+/// through Dictionary's `_modify` coroutines, and their frames were malloc'd on every call —
+/// three mallocs per take and three per give, six per steady-state load (found with ordo-one's
+/// `--allocation-stacks`). A store sees a handful of classes (PVRTC: two).
 struct BufferPool {
     let perClass: Int
-    private var idle: [Int: [TileBuffer]] = [:]
+    /// The capacity classes seen so far; `idle[i]` holds the idle buffers of `capacities[i]`.
+    private var capacities: [Int] = []
+    private var idle: [[TileBuffer]] = []
     /// Accounted bytes of every idle buffer.
     private(set) var idleBytes = 0
 
     init(perClass: Int) { self.perClass = perClass }
 
-    /// An idle buffer of exactly `capacity`, if any. - Cost: O(1).
+    /// An idle buffer of exactly `capacity`, if any. - Cost: O(classes).
     mutating func take(capacity: Int) -> TileBuffer? {
-        guard let buffer = idle[capacity]?.popLast() else { return nil }
+        guard let i = capacities.firstIndex(of: capacity), let buffer = idle[i].popLast() else { return nil }
         idleBytes -= buffer.accountedBytes
         return buffer
     }
 
     /// Keeps `buffer` for reuse; false (and the caller drops it) when its class is full.
     mutating func give(_ buffer: TileBuffer) -> Bool {
-        if idle[buffer.capacity] == nil {
-            idle[buffer.capacity] = []
-            idle[buffer.capacity]?.reserveCapacity(perClass)
+        let i: Int
+        if let known = capacities.firstIndex(of: buffer.capacity) {
+            i = known
+        } else {
+            capacities.append(buffer.capacity)
+            idle.append([])
+            i = idle.count - 1
+            idle[i].reserveCapacity(perClass)
         }
-        guard let n = idle[buffer.capacity]?.count, n < perClass else { return false }
-        idle[buffer.capacity]?.append(buffer)
+        guard idle[i].count < perClass else { return false }
+        idle[i].append(buffer)
         idleBytes += buffer.accountedBytes
         return true
     }
@@ -79,11 +92,11 @@ struct BufferPool {
     /// (0 when the pool is empty). - Cost: O(classes).
     mutating func dropOne(keeping keep: Int? = nil) -> Int {
         var chosen: Int?
-        for (capacity, list) in idle where !list.isEmpty {
-            chosen = capacity
-            if capacity != keep { break }
+        for i in idle.indices where !idle[i].isEmpty {
+            chosen = i
+            if capacities[i] != keep { break }
         }
-        guard let c = chosen, let buffer = idle[c]?.popLast() else { return 0 }
+        guard let c = chosen, let buffer = idle[c].popLast() else { return 0 }
         idleBytes -= buffer.accountedBytes
         return buffer.accountedBytes
     }
@@ -91,11 +104,11 @@ struct BufferPool {
     /// Drops every idle buffer; returns the bytes freed.
     mutating func dropAll() -> Int {
         let freed = idleBytes
-        for key in idle.keys { idle[key]?.removeAll(keepingCapacity: true) }
+        for i in idle.indices { idle[i].removeAll(keepingCapacity: true) }
         idleBytes = 0
         return freed
     }
 
     /// Recomputes ``idleBytes`` (for invariant checks).
-    func recount() -> Int { idle.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.accountedBytes } } }
+    func recount() -> Int { idle.reduce(0) { $0 + $1.reduce(0) { $0 + $1.accountedBytes } } }
 }

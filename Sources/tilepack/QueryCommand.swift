@@ -32,10 +32,12 @@ struct QueryCommand: ParsableCommand {
     @Option(help: "Query this archive only.")
     var archive: String?
 
-    @Option(help: "Directory of region archives (*.mbtiles) to search (default: the current directory).")
-    var library: String?
+    @OptionGroup var regions: RegionLibraryOptions
 
-    @Flag(name: .long, help: "Print JSON: {archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m, elevation_zoom}; one object per line when several archives answer.")
+    /// Directory of region archives to search (`--library`).
+    var library: String? { regions.library }
+
+    @Flag(name: .long, help: "Print JSON: {archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m, elevation_zoom, locked, unlock}; one object per line when several archives answer.")
     var json = false
 
     func validate() throws {
@@ -77,11 +79,15 @@ extension QueryCommand {
     func answerFromArchives(_ query: TileQuery) throws {
         do {
             let paths = try archive.map { [$0] } ?? PointQuery.archives(in: library ?? ".")
+            // The catalog beside the archives decides what may be shown (none: all open).
+            let directory = archive.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." } ?? library ?? "."
+            let policy = try regions.open(directory: directory).accessPolicy()
+            let store = try PointQuery.openStore(paths, accessPolicy: policy)
             let answers: [PointAnswer]
-            if let archive {
-                answers = [try PointQuery.answer(query, reader: try MBTilesReader(path: archive))]
+            if archive != nil {
+                answers = [try PointQuery.answer(query, store: store, archive: 0)]
             } else {
-                answers = try PointQuery.answer(query, archives: paths)
+                answers = try PointQuery.answer(query, store: store)
             }
             if answers.isEmpty {
                 let place = library ?? "the current directory"
@@ -99,6 +105,10 @@ extension QueryCommand {
                     if i > 0 { print("") }
                     print(answer.text)
                 }
+            }
+            // A locked tile is an answer, and a distinct exit status an app or script can test.
+            if answers.contains(where: \.locked) {
+                throw ExitCode(TilePackErrorCategory.locked.exitStatus)
             }
         } catch let error as any TilePackError {
             printError(error.description)

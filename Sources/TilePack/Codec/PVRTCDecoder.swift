@@ -18,6 +18,9 @@ public final class PVRTCDecoder {
     var weights: [UInt8] = []
     /// Per word: 2bpp modulation mode (0 direct, 1 both axes, 2 horizontal, 3 vertical).
     var modes: [UInt8] = []
+    /// The 4bpp path's word order and rolling rows, kept between decodes of one size.
+    private var cachedMorton: PVRTCMorton?
+    private var rowScratch: [UInt64] = []
 
     public init() {}
 
@@ -52,7 +55,18 @@ public final class PVRTCDecoder {
     /// Decodes once sizes and lengths have been checked.
     func decodeChecked(_ words: UnsafeRawBufferPointer, layout: PVRTCLayout, into rgba: UnsafeMutableRawBufferPointer) {
         if layout.format == .pvrtc4 {
-            PVRTCBlocks4.decode(words, layout: layout, into: rgba)
+            // The word order and the row scratch are kept for the next decode of this size:
+            // a pooled decoder then decodes tile after tile without allocating.
+            if cachedMorton?.wordsWide != layout.wordsWide || cachedMorton?.wordsHigh != layout.wordsHigh {
+                cachedMorton = PVRTCMorton(wordsWide: layout.wordsWide, wordsHigh: layout.wordsHigh)
+            }
+            if rowScratch.count < 6 * layout.wordsWide {
+                rowScratch = [UInt64](repeating: 0, count: 6 * layout.wordsWide)
+            }
+            guard let morton = cachedMorton else { preconditionFailure("set above") }
+            rowScratch.withUnsafeMutableBufferPointer { scratch in
+                PVRTCBlocks4.decode(words, layout: layout, morton: morton, scratch: scratch, into: rgba)
+            }
             return
         }
         prepare(words, layout: layout)
@@ -397,9 +411,12 @@ package enum PVRTCBlocks4 {
         return SIMD4((u &+ c) &<< 1, u &+ c3, c &<< 2, c3 &+ d)
     }
 
-    static func decode(_ words: UnsafeRawBufferPointer, layout: PVRTCLayout, into rgba: UnsafeMutableRawBufferPointer) {
+    /// `morton` must be the layout's word order and `scratch` hold at least 6 × wordsWide
+    /// values (the caller keeps both between decodes, so a decode allocates nothing).
+    static func decode(_ words: UnsafeRawBufferPointer, layout: PVRTCLayout, morton: PVRTCMorton,
+                       scratch: UnsafeMutableBufferPointer<UInt64>, into rgba: UnsafeMutableRawBufferPointer) {
         let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh, width = layout.width
-        let morton = PVRTCMorton(wordsWide: wordsWide, wordsHigh: wordsHigh)
+        precondition(morton.wordsWide == wordsWide && morton.wordsHigh == wordsHigh && scratch.count >= 6 * wordsWide)
         let out = rgba.baseAddress!
         let source = words.baseAddress!
         let alphaDouble = SIMD16<UInt16>(1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2)
@@ -408,7 +425,7 @@ package enum PVRTCBlocks4 {
         weightTable.withUnsafeBufferPointer { weightTable in
         punchMask.withUnsafeBufferPointer { punchMask in
         // Three rolling word rows of expanded colours: A at slot * 2, B at slot * 2 + 1.
-        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 6 * wordsWide) { scratch in
+        do {
             let rows = scratch.baseAddress!
             func expand(row wy: Int, slot: Int) {
                 let a = rows + 2 * slot * wordsWide, b = a + wordsWide

@@ -53,7 +53,8 @@ public struct MosaicSource: RasterSource {
         /// A VRT window scaled onto the grid, nearest neighbour as GDAL's VRT default:
         /// file col = x0 + (grid col + 0.5 − dstX) · sx.
         case scaled(x0: Double, sx: Double, dstX: Double, y0: Double, sy: Double, dstY: Double)
-        /// Another CRS or pixel size: grid pixel centre → file pixel, bilinear in the file.
+        /// Another CRS or pixel size: grid pixel centre → file pixel, bilinear in the file
+        /// over the valid taps.
         case resampled(sameCRS: Bool)
     }
 
@@ -140,9 +141,17 @@ public struct MosaicSource: RasterSource {
             case .copy(let dx, let dy):
                 remaining -= try copy(p, dx: dx, dy: dy, region, &out, &done)
             case .scaled, .resampled:
-                remaining -= try resample(p, region, &out, &done)
+                remaining -= try resample(p, region, fillGaps: false, &out, &done)
             }
             if remaining == 0 { break }
+        }
+        // Pixels no file has data nearest to, but beside a resampled file's data: fill them
+        // from the valid taps (last file first).
+        for p in placements.reversed() where remaining > 0 {
+            guard case .resampled = p.sampling else { continue }
+            let cx0 = max(x, p.x0), cy0 = max(y, p.y0), cx1 = min(x + w, p.x1), cy1 = min(y + h, p.y1)
+            guard cx0 < cx1, cy0 < cy1 else { continue }
+            remaining -= try resample(p, Region(x: x, y: y, w: w, cx0: cx0, cy0: cy0, cx1: cx1, cy1: cy1), fillGaps: true, &out, &done)
         }
         return out
     }
@@ -190,7 +199,7 @@ public struct MosaicSource: RasterSource {
         return filled
     }
 
-    private func resample(_ p: Placement, _ r: Region, _ out: inout [Float], _ done: inout [Bool]) throws -> Int {
+    private func resample(_ p: Placement, _ r: Region, fillGaps: Bool, _ out: inout [Float], _ done: inout [Bool]) throws -> Int {
         let f = files[p.file]
         // File pixel coordinates (corner convention) of each pending grid pixel centre.
         var targets: [(o: Int, col: Double, row: Double)] = []
@@ -227,8 +236,13 @@ public struct MosaicSource: RasterSource {
                 return ((r - wy0) * ww + (c - wx0)) * bands
             }
             for t in targets {
-                // The nearest pixel decides validity, as Tiling's bilinear does.
-                guard let ni = index(Int(floor(t.col)), Int(floor(t.row))), isData(v, ni, nd) else { continue }
+                // The file covers a grid pixel where its nearest pixel is data (Tiling's rule),
+                // so a later file's ragged nodata edge does not overwrite an earlier file's
+                // data with values extrapolated from one tap. In the gap-filling pass any
+                // valid tap counts, as in GDAL's warper: two files cut along a meridian
+                // (UTM zones) would otherwise leave a one-pixel crack between them.
+                let nearest = index(Int(floor(t.col)), Int(floor(t.row)))
+                guard let ni = nearest, isData(v, ni, nd) || (fillGaps && !nearestOnly) else { continue }
                 if nearestOnly {
                     for b in 0..<bands { out[t.o * bands + b] = v[ni + b] }
                 } else {

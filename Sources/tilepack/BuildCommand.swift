@@ -5,7 +5,7 @@ import TilePack
 struct BuildCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "build",
-        abstract: "Build an MBTiles archive of web-mercator tiles from a GeoTIFF.",
+        abstract: "Build an MBTiles archive of web-mercator tiles from a GeoTIFF or a mosaic of them.",
         discussion: """
             Plans the XYZ tiles that cover the source at every zoom from --min-zoom to --max-zoom, \
             resamples the max zoom from the source through windowed reads, builds lower zooms \
@@ -17,11 +17,16 @@ struct BuildCommand: ParsableCommand {
             DESCRIPTION naming elevation/height/DEM), when it is float or signed, or when its \
             unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \
             image; the summary's `colour:` line says which mode was chosen and why.
+
+            Several GeoTIFFs, a folder (every .tif/.tiff in it, by name) or a GDAL VRT \
+            (gdalbuildvrt's SimpleSource/ComplexSource mosaics) build one seamless region: \
+            later files win where they overlap, each file's nodata lets the ones before it \
+            show, and at most --max-open-files files are open at once.
             """
     )
 
-    @Argument(help: "The source GeoTIFF.")
-    var source: String
+    @Argument(help: "The source GeoTIFF; or several, a folder of them, or a .vrt (one mosaic).")
+    var sources: [String]
 
     @Option(name: [.short, .long], help: "Output archive (default: the source's name with .mbtiles, in the current directory).")
     var output: String?
@@ -56,6 +61,9 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Attribution stored in the archive metadata (credit the source data).")
     var attribution: String = ""
 
+    @Option(help: "Mosaics: most source files open at once (default 64).")
+    var maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles
+
     @Option(help: "Worker threads (default: all cores).")
     var workers: Int?
 
@@ -72,6 +80,8 @@ struct BuildCommand: ParsableCommand {
             if let z, !(0...TileID.maxZoom).contains(z) { throw ValidationError("\(label) \(z) must be 0…\(TileID.maxZoom)") }
         }
         if let a = minZoom, let b = maxZoom, a > b { throw ValidationError("--min-zoom \(a) is above --max-zoom \(b)") }
+        if sources.isEmpty { throw ValidationError("give a GeoTIFF, several, a folder or a .vrt") }
+        if !(1...65536).contains(maxOpenFiles) { throw ValidationError("--max-open-files \(maxOpenFiles) must be 1…65536") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
@@ -79,7 +89,8 @@ struct BuildCommand: ParsableCommand {
     }
 
     func run() throws {
-        var request = RegionBuild.Request(sourcePath: source)
+        var request = RegionBuild.Request(sourcePaths: sources)
+        request.maxOpenFiles = maxOpenFiles
         request.outputPath = output
         request.options.minZoom = minZoom
         request.options.maxZoom = maxZoom
@@ -101,6 +112,9 @@ struct BuildCommand: ParsableCommand {
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
             print("  colour: \(r.color)")
             print("  per zoom: \(zooms)")
+            if let m = result.mosaic {
+                print("  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)")
+            }
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first

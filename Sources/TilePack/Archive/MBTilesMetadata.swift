@@ -47,6 +47,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let tileSize = "tilepack:tile_size"
         public static let sourceFile = "tilepack:source_file"
         public static let sourceSHA256 = "tilepack:source_sha256"
+        public static let sources = "tilepack:sources"
         public static let buildOptions = "tilepack:build_options"
         public static let elevation = "tilepack:elevation"
         public static let elevationEncoding = "tilepack:elevation_encoding"
@@ -82,6 +83,9 @@ public struct MBTilesMetadata: Sendable, Equatable {
     public var sourceFile: String?
     /// Lowercase hex SHA-256 of the source raster.
     public var sourceSHA256: String?
+    /// Every input file of a mosaic, as a JSON array of `{"file": name, "sha256": hex}` in
+    /// build order; nil for a single-file build (``sourceFile`` says it all).
+    public var sources: String?
     /// The build options, as the command line or JSON that produced the archive.
     public var buildOptions: String?
     /// Further keys; a key without the `tilepack:` prefix gets it.
@@ -91,7 +95,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
                 minZoom: Int? = nil, maxZoom: Int? = nil, type: LayerType = .baselayer, version: String = "1",
                 description: String = "", attribution: String = "", codecLevel: String? = nil,
                 payloadCompression: String = "none", tileSize: Int = 256, sourceFile: String? = nil,
-                sourceSHA256: String? = nil, buildOptions: String? = nil, extra: [String: String] = [:]) {
+                sourceSHA256: String? = nil, sources: String? = nil, buildOptions: String? = nil, extra: [String: String] = [:]) {
         self.name = name
         self.format = format
         self.codec = codec ?? format
@@ -108,6 +112,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
         self.tileSize = tileSize
         self.sourceFile = sourceFile
         self.sourceSHA256 = sourceSHA256
+        self.sources = sources
         self.buildOptions = buildOptions
         self.extra = extra
     }
@@ -128,6 +133,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
         if let codecLevel { rows.append((Key.codecLevel, codecLevel)) }
         if let sourceFile { rows.append((Key.sourceFile, sourceFile)) }
         if let sourceSHA256 { rows.append((Key.sourceSHA256, sourceSHA256)) }
+        if let sources { rows.append((Key.sources, sources)) }
         if let buildOptions { rows.append((Key.buildOptions, buildOptions)) }
         let fixed = Set(rows.map(\.0))
         for (key, value) in extra.sorted(by: { $0.key < $1.key }) {

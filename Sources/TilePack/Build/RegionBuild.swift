@@ -3,7 +3,7 @@ import TilePackGeoTIFF
 import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
-/// `tilepack build` as one library call: GeoTIFF in, MBTiles archive out.
+/// `tilepack build` as one library call: GeoTIFF (or a mosaic of them) in, MBTiles archive out.
 ///
 /// Stages, left to right: the TIFF reader (windowed reads) → Geo (CRS, lon/lat ↔ pixel) →
 /// Tiling (plan, resample, pyramid, colour, encode in parallel) → the MBTiles writer. The
@@ -12,7 +12,16 @@ import TilePackArchive
 public struct RegionBuild: Sendable {
     /// What to build.
     public struct Request: Sendable {
-        public var sourcePath: String
+        /// What to read: one GeoTIFF, several (a mosaic, later files win), a folder of
+        /// GeoTIFFs, or a GDAL VRT (see ``RegionInput``).
+        public var sourcePaths: [String]
+        /// The first (usually only) source path.
+        public var sourcePath: String {
+            get { sourcePaths.first ?? "" }
+            set { sourcePaths = [newValue] }
+        }
+        /// Most mosaic files open at once (each with its own block cache).
+        public var maxOpenFiles = MosaicSource.defaultMaxOpenFiles
         /// Target archive; nil = the source's base name with `.mbtiles`, in the current directory.
         public var outputPath: String?
         public var options = BuildOptions()
@@ -24,7 +33,11 @@ public struct RegionBuild: Sendable {
         public var attribution = ""
 
         public init(sourcePath: String) {
-            self.sourcePath = sourcePath
+            self.sourcePaths = [sourcePath]
+        }
+
+        public init(sourcePaths: [String]) {
+            self.sourcePaths = sourcePaths
         }
 
         /// The archive path the build writes.
@@ -50,6 +63,40 @@ public struct RegionBuild: Sendable {
         public let report: BuildReport
         public let archive: MBTilesWriter.Statistics
         public let codec: String
+        /// For a mosaic: its files and how many were open at once; nil for one file.
+        public let mosaic: MosaicSummary?
+    }
+
+    /// What a mosaic build read.
+    public struct MosaicSummary: Sendable {
+        public let files: Int
+        public let opens: Int
+        public let peakOpenFiles: Int
+        public let maxOpenFiles: Int
+    }
+
+    /// The source opened: one TIFF, or a mosaic over its files.
+    struct OpenedSource {
+        let source: any RasterSource
+        let georeference: GeoReference
+        let mosaic: MosaicSource?
+        let input: RegionInput
+    }
+
+    /// Resolves and opens the request's sources (headers only; no pixel is read).
+    func open() throws -> OpenedSource {
+        let input = try RegionInput.resolve(request.sourcePaths)
+        switch input {
+        case .file(let path):
+            let tiff = try TIFFFile(path: path)
+            return OpenedSource(source: tiff, georeference: try GeoReference(image: tiff.image, path: tiff.path), mosaic: nil, input: input)
+        case .files(let paths, _):
+            let m = try MosaicSource(files: paths, maxOpenFiles: request.maxOpenFiles)
+            return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
+        case .vrt(let path):
+            let m = try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: request.maxOpenFiles)
+            return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
+        }
     }
 
     public let request: Request
@@ -57,27 +104,30 @@ public struct RegionBuild: Sendable {
 
     /// The source opened and placed on the earth, and the tile plan, without building:
     /// cheap (no pixel is read), so callers can show the plan first.
-    public func prepare() throws -> (source: TIFFFile, georeference: GeoReference, builder: TileBuilder, plan: TilePlan) {
-        let tiff = try TIFFFile(path: request.sourcePath)
-        let georeference = try GeoReference(image: tiff.image, path: tiff.path)
-        let builder = TileBuilder(source: tiff, georeference: georeference, options: request.options,
+    public func prepare() throws -> (source: any RasterSource, georeference: GeoReference, builder: TileBuilder, plan: TilePlan) {
+        let opened = try open()
+        let (builder, plan) = try plan(opened)
+        return (opened.source, opened.georeference, builder, plan)
+    }
+
+    private func plan(_ opened: OpenedSource) throws -> (TileBuilder, TilePlan) {
+        let builder = TileBuilder(source: opened.source, georeference: opened.georeference, options: request.options,
                                   codec: request.codec.codec(level: request.codecLevel))
-        let plan: TilePlan
-        do { plan = try builder.plan() } catch let error as BuildError {
-            throw InputFileError(path: tiff.path, problem: error.description)
+        do { return (builder, try builder.plan()) } catch let error as BuildError {
+            throw InputFileError(path: opened.input.label, problem: error.description)
         }
-        return (tiff, georeference, builder, plan)
     }
 
     /// Builds the archive. `progress` gets the tiles done, planned and the zoom being worked
     /// on, on the calling thread.
     public func run(progress: ((TileBuilder.Progress) -> Void)? = nil) throws -> Result {
-        let (tiff, _, builder, plan) = try prepare()
+        let opened = try open()
+        let (builder, plan) = try plan(opened)
         let output = request.resolvedOutputPath
         let meta = plan.metadata
         let isPVRTC = request.codec != .png
         var metadata = MBTilesMetadata(
-            name: request.name ?? Request.baseName(request.sourcePath),
+            name: request.name ?? Request.baseName(opened.input.label),
             format: request.codec.rawValue,
             codec: request.codec.rawValue,
             bounds: meta.bounds,
@@ -88,18 +138,31 @@ public struct RegionBuild: Sendable {
             codecLevel: isPVRTC ? request.codecLevel.rawValue : nil,
             payloadCompression: request.codec.payloadCompression,
             tileSize: WebMercator.tileSize,
-            sourceFile: Request.fileName(request.sourcePath),
-            sourceSHA256: try FileDigest.sha256(path: request.sourcePath)
+            sourceFile: nil, sourceSHA256: nil
         )
+        switch opened.input {
+        case .file(let path), .vrt(let path):
+            metadata.sourceFile = Request.fileName(path)
+            metadata.sourceSHA256 = try FileDigest.sha256(path: path)
+        case .files: break  // no single source file: `tilepack:sources` lists them
+        }
+        if let mosaic = opened.mosaic {
+            metadata.sources = try JSONOutput.string(try mosaic.files.map {
+                RecordedSource(file: Request.fileName($0.path), sha256: try FileDigest.sha256(path: $0.path))
+            })
+        }
         metadata.buildOptions = try buildOptionsJSON(plan: plan)
         let writer = try MBTilesWriter(path: output, metadata: metadata)
         let report: BuildReport
         do { report = try builder.run(sink: writer, progress: progress) } catch let error as BuildError {
-            throw InputFileError(path: tiff.path, problem: error.description)
+            throw InputFileError(path: opened.input.label, problem: error.description)
         }
-        _ = tiff  // the reader stays open for the whole build (windowed reads)
         try writer.finish()
-        return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue)
+        let summary = opened.mosaic.map { m in
+            let s = m.openFileStatistics
+            return MosaicSummary(files: m.files.count, opens: s.opens, peakOpenFiles: s.peakOpen, maxOpenFiles: m.maxOpenFiles)
+        }
+        return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue, mosaic: summary)
     }
 
     /// The options as JSON (`tilepack:build_options`), so an archive says how it was made.
@@ -109,6 +172,12 @@ public struct RegionBuild: Sendable {
             minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
             colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
             codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue))
+    }
+
+    /// One entry of `tilepack:sources`.
+    struct RecordedSource: Encodable {
+        let file: String
+        let sha256: String
     }
 
     /// `tilepack:build_options`: `codec_level` is null for PNG (it has no levels).

@@ -1,0 +1,224 @@
+import TilePackCore
+import TilePackGeoTIFF
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Placing the files of a mosaic on its grid: from a list of GeoTIFFs, or from a VRT.
+extension MosaicSource {
+    /// A mosaic of GeoTIFFs in the given order (later files win where they overlap).
+    ///
+    /// The grid takes the first file's CRS and pixel size and is extended by whole pixels
+    /// until it covers every file's outline.
+    /// - Throws: ``InputFileError`` or ``TIFFError`` naming the file: unreadable, not
+    ///   georeferenced, or with bands, sample type, palette or alpha unlike the first file's.
+    /// - Cost: opens each file once to read its header (then closes it); O(files) projections
+    ///   of 33 outline points per edge.
+    public init(files paths: [String], maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
+        guard let firstPath = paths.first else {
+            throw BuildError.invalidOption("a mosaic needs at least one file")
+        }
+        let first = try TIFFFile(path: firstPath, cacheBytes: 0)
+        var files: [File] = []
+        files.reserveCapacity(paths.count)
+        for path in paths {
+            let tiff = path == firstPath && files.isEmpty ? first : try TIFFFile(path: path, cacheBytes: 0)
+            try Self.checkCompatible(tiff, with: first)
+            files.append(File(path: path, width: tiff.width, height: tiff.height, bands: tiff.bands,
+                              sampleType: tiff.sampleType, nodata: tiff.nodata,
+                              georeference: try GeoReference(image: tiff.image, path: path)))
+        }
+        let ref = files[0].georeference
+        // Each file's footprint in the first file's pixel space, from its densified outline.
+        var boxes: [(minC: Double, minR: Double, maxC: Double, maxR: Double)] = []
+        for f in files {
+            var box = (minC: Double.infinity, minR: Double.infinity, maxC: -Double.infinity, maxR: -Double.infinity)
+            let k = 33, w = Double(f.width), h = Double(f.height)
+            for i in 0..<k {
+                let t = Double(i) / Double(k - 1)
+                for (c, r) in [(t * w, 0.0), (t * w, h), (0.0, t * h), (w, t * h)] {
+                    let p: (col: Double, row: Double)
+                    if f.georeference.crs == ref.crs {
+                        let xy = f.georeference.crsCoordinate(col: c, row: r)
+                        p = ref.pixel(x: xy.x, y: xy.y)
+                    } else {
+                        let ll = f.georeference.lonLat(col: c, row: r)
+                        p = ref.pixel(lon: ll.lon, lat: ll.lat)
+                    }
+                    guard p.col.isFinite, p.row.isFinite else { continue }
+                    box = (min(box.minC, p.col), min(box.minR, p.row), max(box.maxC, p.col), max(box.maxR, p.row))
+                }
+            }
+            guard box.minC.isFinite, box.maxC.isFinite, box.minR.isFinite, box.maxR.isFinite else {
+                throw InputFileError(path: f.path, problem: "cannot be placed in \(ref.crs.name), the CRS of \(files[0].path)")
+            }
+            boxes.append(box)
+        }
+        // Whole pixels of the first file's grid, with a tolerance so a file ending exactly on
+        // a pixel edge (up to rounding in its geotransform) does not add a column.
+        let eps = 1e-6
+        let limit = Double(1 << 31)
+        let lo = (c: boxes.map(\.minC).min() ?? 0, r: boxes.map(\.minR).min() ?? 0)
+        let hi = (c: boxes.map(\.maxC).max() ?? 0, r: boxes.map(\.maxR).max() ?? 0)
+        guard abs(lo.c) < limit, abs(lo.r) < limit, abs(hi.c) < limit, abs(hi.r) < limit else {
+            throw InputFileError(path: files[0].path, problem: "the mosaic's files span more than 2^31 pixels of this file's grid")
+        }
+        let minC = Int(floor(lo.c + eps)), minR = Int(floor(lo.r + eps))
+        let gridW = Int(ceil(hi.c - eps)) - minC, gridH = Int(ceil(hi.r - eps)) - minR
+        guard gridW > 0, gridH > 0, gridW < (1 << 31), gridH < (1 << 31) else {
+            throw InputFileError(path: files[0].path, problem: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
+        }
+        var placements: [Placement] = []
+        var exactOrigin: (x: Double?, y: Double?) = (nil, nil)
+        let t = ref.transform.coefficients
+        for (i, f) in files.enumerated() {
+            if let (dx, dy) = Self.wholePixelOffset(f.georeference, on: ref) {
+                let gx = dx - minC, gy = dy - minR
+                // The grid's origin from a file that sits on it, not recomputed: the mosaic of
+                // tiles cut from one DEM then has that DEM's geotransform, bit for bit.
+                if gx == 0 { exactOrigin.x = f.georeference.transform.coefficients[0] }
+                if gy == 0 { exactOrigin.y = f.georeference.transform.coefficients[3] }
+                placements.append(Placement(file: i, x0: max(0, gx), y0: max(0, gy), x1: min(gridW, gx + f.width),
+                                            y1: min(gridH, gy + f.height), src: (0, 0, f.width, f.height),
+                                            sampling: .copy(dx: gx, dy: gy), nodata: f.nodata))
+            } else {
+                let b = boxes[i]
+                placements.append(Placement(file: i, x0: max(0, Int(floor(b.minC)) - minC - 1), y0: max(0, Int(floor(b.minR)) - minR - 1),
+                                            x1: min(gridW, Int(ceil(b.maxC)) - minC + 1), y1: min(gridH, Int(ceil(b.maxR)) - minR + 1),
+                                            src: (0, 0, f.width, f.height),
+                                            sampling: .resampled(sameCRS: f.georeference.crs == ref.crs), nodata: f.nodata))
+            }
+        }
+        let c0 = Double(minC), r0 = Double(minR)
+        var g = [t[0] + c0 * t[1] + r0 * t[2], t[1], t[2], t[3] + c0 * t[4] + r0 * t[5], t[4], t[5]]
+        if t[2] == 0, t[4] == 0 {
+            if let x = exactOrigin.x { g[0] = x }
+            if let y = exactOrigin.y { g[3] = y }
+        }
+        let grid: GeoReference
+        do { grid = try GeoReference(crs: ref.crs, transform: GeoTransform(g), width: gridW, height: gridH) } catch {
+            throw InputFileError(path: files[0].path, problem: error.description)
+        }
+        self.init(files: files, grid: grid, placements: placements, maxOpenFiles: maxOpenFiles,
+                  bands: first.bands, sampleType: first.sampleType, nodata: Self.commonNodata(files.map(\.nodata)),
+                  colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+    }
+
+    /// A mosaic as a GDAL VRT describes it: the VRT's grid, its sources in order.
+    ///
+    /// Every band must take the same windows of the same files, band k from band k (what
+    /// `gdalbuildvrt` writes); the files must be GeoTIFFs in one CRS with the VRT's data type.
+    /// - Throws: ``InputFileError`` naming the VRT and, for a source, the source file.
+    /// - Cost: opens each distinct source once to read its header (then closes it).
+    public init(vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
+        func fail(_ problem: String) -> InputFileError { InputFileError(path: vrt.path, problem: problem) }
+        let sources = vrt.bands[0].sources
+        guard !sources.isEmpty else { throw fail("VRTRasterBand 1 has no sources") }
+        for (k, band) in vrt.bands.enumerated() {
+            guard band.dataType == vrt.bands[0].dataType else { throw fail("bands of different data types are not supported") }
+            guard band.sources.count == sources.count,
+                  zip(band.sources, sources).allSatisfy({ $0.path == $1.path && $0.srcRect == $1.srcRect && $0.dstRect == $1.dstRect && $0.band == k + 1 })
+            else { throw fail("VRTRasterBand \(k + 1) does not take band \(k + 1) of the same sources as band 1; per-band sources are not supported") }
+        }
+        guard let transform = vrt.geoTransform else { throw fail("VRT has no GeoTransform: it is not georeferenced") }
+        var index: [String: Int] = [:]
+        var files: [File] = []
+        var first: TIFFFile?
+        for s in sources where index[s.path] == nil {
+            let tiff: TIFFFile
+            let geo: GeoReference
+            do {
+                tiff = try TIFFFile(path: s.path, cacheBytes: 0)
+                geo = try GeoReference(image: tiff.image, path: s.path)
+                if let first { try Self.checkCompatible(tiff, with: first) }
+            } catch let e as any TilePackError {
+                throw fail("source \(e.description)")
+            }
+            guard tiff.bands == vrt.bands.count else {
+                throw fail("source \(s.path): has \(tiff.bands) bands, the VRT \(vrt.bands.count); band subsets are not supported")
+            }
+            guard tiff.sampleType == vrt.bands[0].dataType else {
+                throw fail("source \(s.path): holds \(tiff.sampleType.rawValue), the VRT declares \(vrt.bands[0].dataType.rawValue); type conversion is not supported")
+            }
+            if let f = files.first, geo.crs != f.georeference.crs {
+                throw fail("source \(s.path): is in \(geo.crs.name), \(f.path) in \(f.georeference.crs.name); a VRT's sources share one CRS")
+            }
+            if first == nil { first = tiff }
+            index[s.path] = files.count
+            files.append(File(path: s.path, width: tiff.width, height: tiff.height, bands: tiff.bands,
+                              sampleType: tiff.sampleType, nodata: tiff.nodata, georeference: geo))
+        }
+        guard let first else { throw fail("VRTRasterBand 1 has no sources") }
+        let grid: GeoReference
+        do { grid = try GeoReference(crs: files[0].georeference.crs, transform: transform, width: vrt.width, height: vrt.height) } catch {
+            throw fail(error.description)
+        }
+        var placements: [Placement] = []
+        for s in sources {
+            guard let i = index[s.path] else { continue }
+            let f = files[i]
+            let src = s.srcRect ?? VRTDocument.Rect(x: 0, y: 0, width: Double(f.width), height: Double(f.height))
+            let dst = s.dstRect ?? src
+            let sx0 = max(0, Int(floor(src.x))), sy0 = max(0, Int(floor(src.y)))
+            let sx1 = min(f.width, Int(ceil(src.x + src.width))), sy1 = min(f.height, Int(ceil(src.y + src.height)))
+            guard sx0 < sx1, sy0 < sy1 else { continue }  // a window wholly outside its file adds nothing
+            let integral = [src.x, src.y, src.width, src.height, dst.x, dst.y].allSatisfy { $0.rounded() == $0 }
+            let sampling: Sampling
+            var x0 = Int(floor(dst.x)), y0 = Int(floor(dst.y))
+            var x1 = Int(ceil(dst.x + dst.width)), y1 = Int(ceil(dst.y + dst.height))
+            if integral, src.width == dst.width, src.height == dst.height {
+                let dx = Int(dst.x) - Int(src.x), dy = Int(dst.y) - Int(src.y)
+                sampling = .copy(dx: dx, dy: dy)
+                x0 = max(x0, sx0 + dx); y0 = max(y0, sy0 + dy); x1 = min(x1, sx1 + dx); y1 = min(y1, sy1 + dy)
+            } else {
+                sampling = .scaled(x0: src.x, sx: src.width / dst.width, dstX: dst.x, y0: src.y, sy: src.height / dst.height, dstY: dst.y)
+            }
+            x0 = max(0, x0); y0 = max(0, y0); x1 = min(vrt.width, x1); y1 = min(vrt.height, y1)
+            guard x0 < x1, y0 < y1 else { continue }
+            placements.append(Placement(file: i, x0: x0, y0: y0, x1: x1, y1: y1, src: (sx0, sy0, sx1, sy1),
+                                        sampling: sampling, nodata: s.nodata ?? f.nodata))
+        }
+        self.init(files: files, grid: grid, placements: placements, maxOpenFiles: maxOpenFiles,
+                  bands: first.bands, sampleType: first.sampleType,
+                  nodata: vrt.bands[0].nodata ?? Self.commonNodata(files.map(\.nodata)),
+                  colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+    }
+
+    /// Refuses a file whose samples cannot join `first`'s in one raster.
+    static func checkCompatible(_ tiff: TIFFFile, with first: TIFFFile) throws {
+        func describe(_ t: TIFFFile) -> String { "\(t.bands) band\(t.bands == 1 ? "" : "s") of \(t.sampleType.rawValue)" }
+        guard tiff.bands == first.bands, tiff.sampleType == first.sampleType else {
+            throw InputFileError(path: tiff.path, problem: "has \(describe(tiff)), but \(first.path) has \(describe(first)); a mosaic's files must agree in bands and sample type")
+        }
+        guard tiff.colorMap == first.colorMap else {
+            throw InputFileError(path: tiff.path, problem: "has a different palette from \(first.path); a mosaic's palettes must be identical")
+        }
+        guard tiff.alphaBand == first.alphaBand else {
+            throw InputFileError(path: tiff.path, problem: "has its alpha band at \(tiff.alphaBand.map(String.init) ?? "none"), \(first.path) at \(first.alphaBand.map(String.init) ?? "none")")
+        }
+    }
+
+    /// The whole-pixel offset of `g`'s grid on `ref`'s, when both share CRS and pixel size.
+    static func wholePixelOffset(_ g: GeoReference, on ref: GeoReference) -> (Int, Int)? {
+        guard g.crs == ref.crs else { return nil }
+        let a = g.transform.coefficients, b = ref.transform.coefficients
+        let size = max(abs(b[1]), abs(b[5]), abs(b[2]), abs(b[4]))
+        for k in [1, 2, 4, 5] where abs(a[k] - b[k]) > 1e-9 * size { return nil }
+        let p = ref.pixel(x: a[0], y: a[3])
+        let c = p.col.rounded(), r = p.row.rounded()
+        guard abs(p.col - c) < 1e-6, abs(p.row - r) < 1e-6, abs(c) < Double(1 << 31), abs(r) < Double(1 << 31) else { return nil }
+        return (Int(c), Int(r))
+    }
+
+    /// The one nodata value every file carries (nil when any differs or all have none).
+    static func commonNodata(_ values: [Double?]) -> Double? {
+        guard let first = values.first, let v = first else { return nil }
+        for x in values {
+            guard let x else { return nil }
+            if !(x == v || (x.isNaN && v.isNaN)) { return nil }
+        }
+        return v
+    }
+}

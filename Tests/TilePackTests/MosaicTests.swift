@@ -1,0 +1,282 @@
+import Testing
+@testable import TilePack
+@testable import TilePackCore
+@testable import TilePackArchive
+@testable import TilePackGeoTIFF
+@testable import TilePackBuild
+@testable import TilePackStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes DEM pieces: one float32 raster in EPSG:4326 (0.0003° pixels near Chamonix, as
+/// DEMFixture) cut at any window, so a mosaic of the pieces can be compared with the whole.
+enum MosaicFixture {
+    static let width = 180, height = 150
+    static let nodata = -9999.0
+
+    /// Hills with a nodata hole, so nodata crosses a seam.
+    static func value(_ c: Int, _ r: Int) -> Double? {
+        let dx = c - 60, dy = r - 70
+        if dx * dx + dy * dy < 64 { return nil }
+        return DEMFixture.hills(c, r) + 0.25 * Double((c * 7 + r * 3) % 5)
+    }
+
+    /// Writes the window (x, y, w, h) of the whole raster as a GeoTIFF of its own.
+    static func writePiece(_ path: String, x: Int, y: Int, w: Int, h: Int, type: SampleType = .float32,
+                           bands: Int = 1, nodata: Double? = nodata, epsg: UInt16 = 4326,
+                           transform: GeoTransform? = nil) throws {
+        var options = GeoTIFFWriter.Options(width: w, height: h, samplesPerPixel: bands, sampleType: type)
+        options.blockWidth = 64
+        options.blockHeight = 64
+        let s = DEMFixture.step
+        options.geoTransform = transform ?? GeoTransform([DEMFixture.west + Double(x) * s, s, 0, DEMFixture.north - Double(y) * s, 0, -s])
+        let geographic = epsg == 4326
+        options.geoKeys = GeoKeyDirectory(entries: [
+            (GeoKey.gtModelType, .shorts([geographic ? 2 : 1])),
+            (GeoKey.gtRasterType, .shorts([1])),
+            (geographic ? GeoKey.geographicType : GeoKey.projectedCSType, .shorts([epsg])),
+        ])
+        options.noData = nodata
+        let writer = try GeoTIFFWriter(path: path, options: options)
+        let size = type.byteWidth
+        try writer.write { bx, by, block in
+            let r = writer.blockRegion(blockX: bx, blockY: by)
+            block.withUnsafeMutableBytes { raw in
+                for j in 0..<r.height {
+                    for i in 0..<r.width {
+                        let v = value(x + r.x + i, y + r.y + j) ?? nodata ?? 0
+                        for b in 0..<bands {
+                            let o = ((j * options.blockWidth + i) * bands + b) * size
+                            switch type {
+                            case .uint8: raw.storeBytes(of: UInt8(clamping: Int(v) % 256), toByteOffset: o, as: UInt8.self)
+                            case .uint16: raw.storeBytes(of: UInt16(clamping: Int(v)).littleEndian, toByteOffset: o, as: UInt16.self)
+                            default: raw.storeBytes(of: Float(v).bitPattern.littleEndian, toByteOffset: o, as: UInt32.self)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole raster and its four pieces, cut off the tile grid at (cx, cy).
+    static let cx = 77, cy = 61
+    static var pieces: [(name: String, x: Int, y: Int, w: Int, h: Int)] {
+        [("a.tif", 0, 0, cx, cy), ("b.tif", cx, 0, width - cx, cy), ("c.tif", 0, cy, cx, height - cy),
+         ("d.tif", cx, cy, width - cx, height - cy)]
+    }
+
+    /// A VRT over the pieces as gdalbuildvrt writes it.
+    static func vrt(pieces: [(name: String, x: Int, y: Int, w: Int, h: Int)], extra: String = "") -> String {
+        let s = DEMFixture.step
+        var xml = """
+            <VRTDataset rasterXSize="\(width)" rasterYSize="\(height)">
+              <SRS>GEOGCS["WGS 84",AUTHORITY["EPSG","4326"]]</SRS>
+              <GeoTransform> \(DEMFixture.west), \(s), 0, \(DEMFixture.north), 0, \(-s)</GeoTransform>
+              <VRTRasterBand dataType="Float32" band="1">
+                <NoDataValue>\(nodata)</NoDataValue>
+                <ColorInterp>Gray</ColorInterp>
+
+            """
+        for p in pieces {
+            xml += """
+                    <ComplexSource>
+                      <SourceFilename relativeToVRT="1">\(p.name)</SourceFilename>
+                      <SourceBand>1</SourceBand>
+                      <SourceProperties RasterXSize="\(p.w)" RasterYSize="\(p.h)" DataType="Float32" BlockXSize="64" BlockYSize="64" />
+                      <SrcRect xOff="0" yOff="0" xSize="\(p.w)" ySize="\(p.h)" />
+                      <DstRect xOff="\(p.x)" yOff="\(p.y)" xSize="\(p.w)" ySize="\(p.h)" />
+                      <NODATA>\(nodata)</NODATA>\(extra)
+                    </ComplexSource>
+
+                """
+        }
+        return xml + "  </VRTRasterBand>\n</VRTDataset>\n"
+    }
+}
+
+@Suite("Mosaics: several GeoTIFFs and VRTs as one source")
+struct MosaicTests {
+    /// Builds `sources` into `output` with PNG tiles (lossless and fast in a debug build).
+    func build(_ sources: [String], _ output: String, maxOpenFiles: Int = 64) throws -> RegionBuild.Result {
+        var request = RegionBuild.Request(sourcePaths: sources)
+        request.outputPath = output
+        request.codec = .png
+        request.maxOpenFiles = maxOpenFiles
+        return try RegionBuild(request).run()
+    }
+
+    /// Every tile and elevation grid of two archives.
+    func contents(_ path: String) throws -> [TileID: ([UInt8], [Float]?)] {
+        let reader = try MBTilesReader(path: path)
+        var out: [TileID: ([UInt8], [Float]?)] = [:]
+        for z in reader.zoomRange ?? 0...0 {
+            for id in try reader.tileIDs(zoom: z) {
+                out[id] = (try reader.tile(id) ?? [], try reader.elevation(id)?.values)
+            }
+        }
+        return out
+    }
+
+    /// Writes the whole DEM and its four pieces; returns the scratch directory.
+    func writeWholeAndPieces() throws -> TemporaryDirectory {
+        let dir = TemporaryDirectory()
+        try MosaicFixture.writePiece(dir.file("whole.tif"), x: 0, y: 0, w: MosaicFixture.width, h: MosaicFixture.height)
+        _ = mkdir(dir.file("pieces"), 0o755)
+        for p in MosaicFixture.pieces {
+            try MosaicFixture.writePiece(dir.file("pieces/" + p.name), x: p.x, y: p.y, w: p.w, h: p.h)
+        }
+        return dir
+    }
+
+    @Test func piecesFolderAndVRTBuildTheUncutTiles() throws {
+        let dir = try writeWholeAndPieces()
+        let whole = try contents(try build([dir.file("whole.tif")], dir.file("whole.mbtiles")).outputPath)
+        let vrt = try dir.write("pieces/mosaic.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces).utf8))
+        let inputs: [[String]] = [MosaicFixture.pieces.map { dir.file("pieces/" + $0.name) }, [dir.file("pieces")], [vrt]]
+        for (k, input) in inputs.enumerated() {
+            let result = try build(input, dir.file("m\(k).mbtiles"))
+            #expect(result.mosaic?.files == 4)
+            let mosaic = try contents(result.outputPath)
+            #expect(mosaic.keys.sorted() == whole.keys.sorted())
+            for (id, (tile, metres)) in whole {
+                // PNG is lossless, so "colours within 1" is met as equality.
+                #expect(mosaic[id]?.0 == tile, "\(input): tile \(id) differs")
+                let m = mosaic[id]?.1
+                #expect(m?.count == metres?.count && zip(m ?? [], metres ?? []).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) },
+                        "\(input): elevation of \(id) differs")
+            }
+            let meta = try MBTilesReader(path: result.outputPath).metadata
+            let sources = try #require(meta["tilepack:sources"])
+            for p in MosaicFixture.pieces { #expect(sources.contains("\"file\":\"\(p.name)\"")) }
+            #expect(sources.contains("\"sha256\":\"\(try FileDigest.sha256(path: dir.file("pieces/a.tif")))\""))
+        }
+    }
+
+    @Test func aQueryOnTheSeamAnswersLikeTheUncutBuild() throws {
+        let dir = try writeWholeAndPieces()
+        let whole = try build([dir.file("whole.tif")], dir.file("whole.mbtiles"))
+        let mosaic = try build([dir.file("pieces")], dir.file("mosaic.mbtiles"))
+        let s = DEMFixture.step
+        // On the vertical seam, the horizontal one, and the corner where all four meet.
+        for (c, r) in [(MosaicFixture.cx, 20), (30, MosaicFixture.cy), (MosaicFixture.cx, MosaicFixture.cy), (MosaicFixture.cx, 120)] {
+            let lon = DEMFixture.west + Double(c) * s, lat = DEMFixture.north - Double(r) * s
+            let query = try TileQuery(lat: lat, lon: lon, zoom: whole.report.metadata.maxZoom)
+            let a = try PointQuery.answer(query, archives: [whole.outputPath])
+            let b = try PointQuery.answer(query, archives: [mosaic.outputPath])
+            #expect(a.first?.elevationMetres != nil)
+            #expect(a.first?.elevationMetres == b.first?.elevationMetres, "seam point \(c),\(r)")
+            #expect(a.first?.rgba == b.first?.rgba)
+        }
+        // The raw grid across the corner is the whole file's, pixel for pixel.
+        let tiff = try TIFFFile(path: dir.file("whole.tif"))
+        let m = try MosaicSource(files: MosaicFixture.pieces.map { dir.file("pieces/" + $0.name) })
+        let a = try tiff.readFloats(x: MosaicFixture.cx - 5, y: MosaicFixture.cy - 5, width: 10, height: 10)
+        let b = try m.readFloats(x: MosaicFixture.cx - 5, y: MosaicFixture.cy - 5, width: 10, height: 10)
+        #expect(a == b)
+        #expect(m.grid.transform == tiff.image.geoTransform)
+    }
+
+    @Test func laterFilesWinAndNodataShowsWhatIsBelow() throws {
+        let dir = TemporaryDirectory()
+        // Two files on the same 40 × 40 pixels: `over` (listed last) has a nodata hole
+        // centred at (20, 20); `under` has none, and shows through the hole only.
+        let s = DEMFixture.step
+        let origin = GeoTransform([DEMFixture.west, s, 0, DEMFixture.north, 0, -s])
+        try MosaicFixture.writePiece(dir.file("under.tif"), x: 100, y: 0, w: 40, h: 40, transform: origin)
+        try MosaicFixture.writePiece(dir.file("over.tif"), x: 40, y: 50, w: 40, h: 40, transform: origin)
+        let m = try MosaicSource(files: [dir.file("under.tif"), dir.file("over.tif")])
+        #expect(m.nodata == MosaicFixture.nodata)
+        let v = try m.readFloats(x: 0, y: 0, width: 40, height: 40)
+        #expect(v[0] == Float(MosaicFixture.value(40, 50) ?? 0))
+        #expect(v[20 * 40 + 20] == Float(MosaicFixture.value(120, 20) ?? 0))
+    }
+
+    @Test func filesInAnotherCRSAreResampledIntoTheGrid() throws {
+        let dir = TemporaryDirectory()
+        // A UTM 32N piece (Chamonix lies in zone 32) next to a geographic one.
+        try MosaicFixture.writePiece(dir.file("geo.tif"), x: 0, y: 0, w: 60, h: 60)
+        try MosaicFixture.writePiece(dir.file("utm.tif"), x: 0, y: 0, w: 60, h: 60, epsg: 32632,
+                                     transform: GeoTransform([333_000, 25, 0, 5_092_000, 0, -25]))
+        let m = try MosaicSource(files: [dir.file("geo.tif"), dir.file("utm.tif")])
+        #expect(m.crsNames == ["EPSG:4326", "EPSG:32632"])
+        #expect(m.grid.crs == (try GeoReference(image: TIFFFile(path: dir.file("geo.tif")).image, path: "")).crs)
+        #expect(m.width > 60 || m.height > 60)
+        let v = try m.readFloats(x: 0, y: 0, width: m.width, height: m.height)
+        #expect(v.contains { !$0.isNaN && $0 != Float(MosaicFixture.nodata) })
+    }
+
+    // MARK: Bad input: one line naming the file
+
+    func expectOneLine(_ error: any Error, naming: String, _ words: String) {
+        let text = (error as? any TilePackError)?.description ?? "\(error)"
+        #expect(!text.contains("\n"), "\(text)")
+        #expect(text.contains(naming), "\(text)")
+        #expect(text.contains(words), "\(text)")
+    }
+
+    @Test func mismatchedBandsOrTypesAreDeclined() throws {
+        let dir = TemporaryDirectory()
+        try MosaicFixture.writePiece(dir.file("a.tif"), x: 0, y: 0, w: 20, h: 20)
+        try MosaicFixture.writePiece(dir.file("b.tif"), x: 20, y: 0, w: 20, h: 20, type: .uint16, nodata: nil)
+        try MosaicFixture.writePiece(dir.file("c.tif"), x: 20, y: 0, w: 20, h: 20, type: .float32, bands: 2)
+        for (bad, words) in [("b.tif", "1 band of uint16"), ("c.tif", "2 bands of float32")] {
+            do {
+                _ = try MosaicSource(files: [dir.file("a.tif"), dir.file(bad)])
+                Issue.record("\(bad) accepted")
+            } catch { expectOneLine(error, naming: dir.file(bad), words) }
+        }
+    }
+
+    @Test func vrtErrorsNameTheFileAndElement() throws {
+        let dir = try writeWholeAndPieces()
+        var pieces = MosaicFixture.pieces
+        pieces[2].name = "missing.tif"
+        let missing = try dir.write("pieces/missing.vrt", Array(MosaicFixture.vrt(pieces: pieces).utf8))
+        do { _ = try build([missing], dir.file("x.mbtiles")); Issue.record("missing source accepted") } catch {
+            expectOneLine(error, naming: dir.file("pieces/missing.tif"), "missing.vrt")
+        }
+        let lut = try dir.write("pieces/lut.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces, extra: "<LUT>0:0,1:1</LUT>").utf8))
+        do { _ = try build([lut], dir.file("x.mbtiles")); Issue.record("LUT accepted") } catch {
+            expectOneLine(error, naming: "lut.vrt", "<LUT>")
+        }
+        let warped = try dir.write("pieces/warped.vrt", Array("<VRTDataset subClass=\"VRTWarpedDataset\" rasterXSize=\"1\" rasterYSize=\"1\"/>".utf8))
+        do { _ = try VRTDocument(path: warped); Issue.record("warped VRT accepted") } catch {
+            expectOneLine(error, naming: "warped.vrt", "VRTWarpedDataset")
+        }
+        let broken = try dir.write("pieces/broken.vrt", Array("<VRTDataset rasterXSize=\"1\"><VRTRasterBand>".utf8))
+        do { _ = try VRTDocument(path: broken); Issue.record("broken XML accepted") } catch {
+            expectOneLine(error, naming: "broken.vrt", "XML error")
+        }
+    }
+
+    @Test func anEmptyFolderIsDeclined() throws {
+        let dir = TemporaryDirectory()
+        _ = try dir.write("notes.txt", Array("not a tiff".utf8))
+        do { _ = try RegionInput.resolve([dir.path]); Issue.record("empty folder accepted") } catch {
+            expectOneLine(error, naming: dir.path, "no .tif or .tiff")
+        }
+    }
+
+    @Test func manySmallFilesStayUnderTheOpenFileLimit() throws {
+        let dir = TemporaryDirectory()
+        _ = mkdir(dir.file("tiles"), 0o755)
+        // 6 × 5 pieces of 30 × 30 pixels: 30 files, at most 4 open.
+        for ty in 0..<5 {
+            for tx in 0..<6 {
+                try MosaicFixture.writePiece(dir.file("tiles/t\(ty)\(tx).tif"), x: tx * 30, y: ty * 30, w: 30, h: 30)
+            }
+        }
+        try MosaicFixture.writePiece(dir.file("whole.tif"), x: 0, y: 0, w: 180, h: 150)
+        let result = try build([dir.file("tiles")], dir.file("m.mbtiles"), maxOpenFiles: 4)
+        let mosaic = try #require(result.mosaic)
+        #expect(mosaic.files == 30)
+        #expect(mosaic.peakOpenFiles <= 4)
+        #expect(mosaic.opens > 4)  // files were closed and opened again
+        let whole = try contents(try build([dir.file("whole.tif")], dir.file("w.mbtiles")).outputPath)
+        let tiles = try contents(result.outputPath)
+        #expect(tiles.keys.sorted() == whole.keys.sorted())
+        #expect(whole.allSatisfy { tiles[$0.key]?.0 == $0.value.0 })
+    }
+}

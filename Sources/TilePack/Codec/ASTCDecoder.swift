@@ -447,8 +447,8 @@ package final class ASTCBlockModes: @unchecked Sendable {
     package let entries: [Entry]
     /// Per texel of each decimated grid: 4 grid indices and 4 weights (summing to 16), as
     /// two packed words.
-    let infillTaps: UnsafeMutablePointer<UInt32>
-    let infillTapCount: Int
+    package let infillTaps: UnsafeMutablePointer<UInt32>
+    package let infillTapCount: Int
 
     private init(format: ASTCFormat) {
         let bw = format.blockWidth, bh = format.blockHeight
@@ -551,7 +551,7 @@ package final class ASTCBlockModes: @unchecked Sendable {
 
     /// Infills one plane: `out[texel] = (Σ grid[tap] · weight + 8) >> 4`.
     @inline(__always)
-    func infill(_ grid: UnsafePointer<UInt8>, at offset: Int, texels: Int, into out: UnsafeMutablePointer<UInt8>) {
+    package func infill(_ grid: UnsafePointer<UInt8>, at offset: Int, texels: Int, into out: UnsafeMutablePointer<UInt8>) {
         let taps = infillTaps + offset
         for t in 0..<texels {
             let i = taps[2 * t], w = taps[2 * t + 1]

@@ -40,10 +40,10 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette sources always use nearest).")
     var resampling: Resampling = .bilinear
 
-    @Option(help: "Tile codec: pvrtc4 (GPU texture, the default), pvrtc2, or png (for GDAL, QGIS, web viewers).")
+    @Option(help: "Tile codec: pvrtc4 (GPU texture, the default), pvrtc2, astc4x4, astc6x6, astc8x8 (ASTC GPU textures, seam-free), or png (for GDAL, QGIS, web viewers).")
     var codec: TileCodecChoice = .pvrtc4
 
-    @Option(help: "PVRTC encoder level: quality (least-squares refinement) or fast (one pass).")
+    @Option(help: "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality
 
     @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation, stretch or palette.")

@@ -10,7 +10,7 @@ import Foundation
 struct CodecCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "codec",
-        abstract: "Encode or decode one image with the PVRTC1 codec.",
+        abstract: "Encode or decode one image with the PVRTC1 or ASTC codec.",
         subcommands: [CodecEncodeCommand.self, CodecDecodeCommand.self]
     )
 }
@@ -70,4 +70,32 @@ enum CodecIO {
 }
 
 extension PVRTCFormat: ExpressibleByArgument {}
+extension ASTCFormat: ExpressibleByArgument {}
+
+/// A block format on the command line: pvrtc4, pvrtc2 or astcNxM.
+enum BlockFormatArgument: ExpressibleByArgument {
+    case pvrtc(PVRTCFormat)
+    case astc(ASTCFormat)
+
+    init?(argument: String) {
+        if let format = PVRTCFormat(rawValue: argument.lowercased()) {
+            self = .pvrtc(format)
+        } else if let format = ASTCFormat(rawValue: argument.lowercased()) {
+            self = .astc(format)
+        } else {
+            return nil
+        }
+    }
+
+    var name: String {
+        switch self {
+        case .pvrtc(let format): format.rawValue
+        case .astc(let format): format.rawValue
+        }
+    }
+
+    static var allValueStrings: [String] {
+        PVRTCFormat.allCases.map(\.rawValue) + ASTCFormat.allCases.map(\.rawValue)
+    }
+}
 extension PVRTCEncoder.Level: ExpressibleByArgument {}

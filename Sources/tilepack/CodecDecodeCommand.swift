@@ -1,19 +1,19 @@
 import ArgumentParser
 import TilePack
 
-/// `tilepack codec decode`: PVRTC1 words → raw RGBA8 or PNG.
+/// `tilepack codec decode`: PVRTC1 words or ASTC blocks → raw RGBA8 or PNG.
 struct CodecDecodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
-        abstract: "Decode PVRTC1 words (Morton order) to raw RGBA8 or PNG.",
-        discussion: "The output's extension picks the format: .rgba (raw RGBA8 rows, top first) or .png."
+        abstract: "Decode PVRTC1 words (Morton order) or ASTC blocks (row-major) to raw RGBA8 or PNG.",
+        discussion: "The output's extension picks the format: .rgba (raw RGBA8 rows, top first) or .png. ASTC takes any size: partial edge blocks are cropped."
     )
 
-    @Argument(help: "Input file holding the PVRTC1 words.")
+    @Argument(help: "Input file holding the PVRTC1 words or ASTC blocks (raw, no .astc header).")
     var input: String
 
-    @Option(help: "PVRTC variant of the words: pvrtc4 or pvrtc2.")
-    var format: PVRTCFormat
+    @Option(help: "Format of the input: pvrtc4, pvrtc2, or astcNxM (astc4x4, astc5x4, astc5x5, astc6x5, astc6x6, astc8x5, astc8x6, astc8x8, astc10x5, astc10x6, astc10x8, astc10x10, astc12x10, astc12x12).")
+    var format: BlockFormatArgument
 
     @Option(help: "Texture size as WIDTHxHEIGHT, e.g. 256x256.")
     var size: String
@@ -35,13 +35,19 @@ struct CodecDecodeCommand: ParsableCommand {
             }
             let (width, height) = try CodecIO.parseSize(size)
             let words = try CodecIO.read(input)
-            let decoder = PVRTCDecoder()
+            let decode: ([UInt8]) throws -> [UInt8]
+            switch format {
+            case .pvrtc(let pvrtc):
+                let decoder = PVRTCDecoder()
+                decode = { try decoder.decode($0, format: pvrtc, width: width, height: height) }
+            case .astc(let astc):
+                let decoder = ASTCDecoder(format: astc)
+                decode = { try decoder.decode($0, width: width, height: height) }
+            }
             var pixels: [UInt8] = []
             var time = Duration.seconds(1e9)
             for _ in 0..<max(`repeat`, 1) {
-                time = min(time, try ContinuousClock().measure {
-                    pixels = try decoder.decode(words, format: format, width: width, height: height)
-                })
+                time = min(time, try ContinuousClock().measure { pixels = try decode(words) })
             }
             try CodecIO.write(png ? try PNGEncoder().encode(rgba: pixels, width: width, height: height) : pixels, to: output)
             if stats {

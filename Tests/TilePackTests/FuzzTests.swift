@@ -215,7 +215,7 @@ import Testing
         }
         let ids = [TileID(z: 0, x: 0, y: 0), TileID(z: 1, x: 0, y: 0), TileID(z: 1, x: 1, y: 1)].compactMap { $0 }
         var corpus: [[UInt8]] = []
-        for codec in [TileCodecChoice.png, .pvrtc4] {
+        for codec in [TileCodecChoice.png, .pvrtc4, .astc6x6] {
             let path = dir.file("\(codec.rawValue).mbtiles")
             let metadata = MBTilesMetadata(name: "fuzz \(codec.rawValue)", format: codec == .png ? "png" : "pvrtc",
                                            codec: codec.rawValue, minZoom: 0, maxZoom: 1,
@@ -229,6 +229,9 @@ import Testing
                 case .pvrtc4, .pvrtc2:
                     let words = try PVRTCCodec(format: .pvrtc4, level: .fast).encode(rgba: pixels, width: side, height: side)
                     try writer.write(n == 1 ? try Zlib.deflate(words) : words, for: id)
+                case .astc4x4, .astc6x6, .astc8x8:
+                    let blocks = try ASTCCodec(format: codec.astcFormat!, level: .fast).encode(rgba: pixels, width: side, height: side)
+                    try writer.write(n == 1 ? try Zlib.deflate(blocks) : blocks, for: id)
                 }
             }
             if codec == .png {

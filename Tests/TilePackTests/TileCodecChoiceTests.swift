@@ -46,4 +46,30 @@ import Testing
         #expect(TileCodecChoice.png.payloadCompression == "none")
         #expect(TileCodecChoice.pvrtc4.payloadCompression == "zlib-when-smaller")
     }
+
+    /// ASTC 6×6 in the archive path: 43 × 43 blocks for a 256 tile, zlib when smaller, and the
+    /// tile store's allocation-free unwrap + decode gives the same pixels as the codec.
+    @Test func astcTilesThroughThePayloadPath() throws {
+        #expect(TileCodecChoice(metadata: ["tilepack:codec": "astc6x6", "format": "astc6x6"]) == .astc6x6)
+        #expect(TileCodecChoice.astc6x6.payloadCompression == "zlib-when-smaller")
+        var random = TestRandom(seed: 3)
+        var tile = Self.flatTile
+        for i in stride(from: 0, to: 256 * 64 * 4, by: 4) { tile[i] = random.bytes(1)[0] } // a noisy top quarter
+        for choice in [TileCodecChoice.astc4x4, .astc6x6, .astc8x8] {
+            let codec = choice.codec(level: .fast)
+            let stored = try codec.encode(rgba: tile, width: 256, height: 256)
+            let payloadCodec = try TilePayloadCodec(codec: choice, tileSize: 256)
+            let raw = try #require(payloadCodec.fixedPayloadByteCount)
+            #expect(raw == choice.astcFormat!.byteCount(width: 256, height: 256))
+            #expect(stored.count < raw) // the flat three quarters deflate
+            var payload = [UInt8](repeating: 0, count: raw), pixels = [UInt8](repeating: 0, count: payloadCodec.pixelByteCount)
+            try stored.withUnsafeBytes { s in try payload.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) } }
+            try payload.withUnsafeBytes { p in try pixels.withUnsafeMutableBytes { try payloadCodec.decode(p, into: $0) } }
+            #expect(pixels == (try choice.decoder().decode(stored, width: 256, height: 256)))
+            let q = ImageQuality.measure(reference: tile, decoded: pixels, width: 256, height: 256)
+            #expect(q.rgb > 20)
+            #expect(throws: CodecError.self) { try choice.decoder().decode(Array(stored.prefix(10)), width: 256, height: 256) }
+        }
+        #expect(TileCodecChoice.astc6x6.astcFormat!.byteCount(width: 256, height: 256) == 29_584)
+    }
 }

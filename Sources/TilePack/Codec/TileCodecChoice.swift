@@ -10,14 +10,34 @@ public enum TileCodecChoice: String, Sendable, CaseIterable {
     case pvrtc4
     /// PVRTC1 2 bits per pixel: 16 KiB per tile, lower quality.
     case pvrtc2
+    /// ASTC LDR 4 × 4 blocks, 8 bits per pixel: 64 KiB per 256 × 256 tile.
+    case astc4x4
+    /// ASTC LDR 6 × 6 blocks, 3.56 bits per pixel: 43 × 43 blocks (29,584 bytes) per 256 × 256
+    /// tile, the last block column and row cropped by the GPU.
+    case astc6x6
+    /// ASTC LDR 8 × 8 blocks, 2 bits per pixel: 16 KiB per tile.
+    case astc8x8
 
-    /// The decoder for tiles an archive stores under this name (PVRTC payloads may be
+    /// The ASTC footprint of an ASTC choice, nil otherwise.
+    public var astcFormat: ASTCFormat? {
+        switch self {
+        case .astc4x4: .astc4x4
+        case .astc6x6: .astc6x6
+        case .astc8x8: .astc8x8
+        case .png, .pvrtc4, .pvrtc2: nil
+        }
+    }
+
+    /// The decoder for tiles an archive stores under this name (PVRTC and ASTC payloads may be
     /// zlib-wrapped, see ``DeflatedTileDecoder``). Encoders: `codec(level:)` in TilePackEncoders.
     public func decoder() -> any TileDecoder {
         switch self {
         case .png: PNGTileDecoder()
         case .pvrtc4: DeflatedTileDecoder(PVRTCTileDecoder(format: .pvrtc4))
         case .pvrtc2: DeflatedTileDecoder(PVRTCTileDecoder(format: .pvrtc2))
+        case .astc4x4: DeflatedTileDecoder(ASTCTileDecoder(format: .astc4x4))
+        case .astc6x6: DeflatedTileDecoder(ASTCTileDecoder(format: .astc6x6))
+        case .astc8x8: DeflatedTileDecoder(ASTCTileDecoder(format: .astc8x8))
         }
     }
 

@@ -50,6 +50,32 @@ public struct PVRTCTileDecoder: FixedSizeTileDecoder {
     }
 }
 
+/// ASTC blocks (row-major, as `glCompressedTexImage2D`, Metal and Vulkan take them) → RGBA8.
+/// Decoders are pooled as for PVRTC.
+public struct ASTCTileDecoder: FixedSizeTileDecoder {
+    public let format: ASTCFormat
+    private let decoders: ScratchPool<ASTCDecoder>
+
+    public init(format: ASTCFormat = .astc6x6) {
+        self.format = format
+        decoders = ScratchPool { ASTCDecoder(format: format) }
+    }
+
+    public var name: String { format.rawValue }
+
+    public func payloadByteCount(width: Int, height: Int) throws -> Int {
+        try format.validate(width: width, height: height)
+        return format.byteCount(width: width, height: height)
+    }
+
+    /// Throws ``CodecError`` when `data` is not exactly the size's byte count.
+    public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        let decoder = decoders.take()
+        defer { decoders.give(decoder) }
+        return try decoder.decode(data, width: width, height: height)
+    }
+}
+
 /// PNG tiles → RGBA8, refusing a PNG of another size than the tile's.
 public struct PNGTileDecoder: TileDecoder {
     public init() {}

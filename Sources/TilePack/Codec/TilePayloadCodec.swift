@@ -6,22 +6,25 @@ import TilePackCore
 /// - PVRTC: the stored bytes are the words, or a zlib stream of them when that was smaller
 ///   (``DeflatedTileDecoder``); the payload is always the raw words, ready for
 ///   `glCompressedTexImage2D` / Metal. Inflate states and decoders are pooled.
+/// - ASTC: the same, with the raw blocks (row-major) as the payload.
 /// - PNG: the payload is the PNG as stored; decoding allocates (PNG is the interoperable
 ///   format, not the one phones keep in memory).
 public struct TilePayloadCodec: Sendable {
     public let codec: TileCodecChoice
     /// Tile side in pixels.
     public let tileSize: Int
-    /// Raw payload bytes for a fixed-size format (PVRTC); nil for PNG.
+    /// Raw payload bytes for a fixed-size format (PVRTC, ASTC); nil for PNG.
     public let fixedPayloadByteCount: Int?
 
     private let inflaters = ScratchPool<Zlib.Inflater?> { try? Zlib.Inflater() }
     private let pvrtcDecoders = ScratchPool { PVRTCDecoder() }
+    private let astcDecoders: ScratchPool<ASTCDecoder>?
 
     /// - Throws: ``CodecError`` when `tileSize` is not a size the codec can hold.
     public init(codec: TileCodecChoice, tileSize: Int) throws(CodecError) {
         self.codec = codec
         self.tileSize = tileSize
+        astcDecoders = codec.astcFormat.map { format in ScratchPool { ASTCDecoder(format: format) } }
         switch codec {
         case .png:
             guard (1...4096).contains(tileSize) else {
@@ -30,6 +33,10 @@ public struct TilePayloadCodec: Sendable {
             fixedPayloadByteCount = nil
         case .pvrtc4, .pvrtc2:
             let format: PVRTCFormat = codec == .pvrtc4 ? .pvrtc4 : .pvrtc2
+            try format.validate(width: tileSize, height: tileSize)
+            fixedPayloadByteCount = format.byteCount(width: tileSize, height: tileSize)
+        case .astc4x4, .astc6x6, .astc8x8:
+            let format = codec.astcFormat!
             try format.validate(width: tileSize, height: tileSize)
             fixedPayloadByteCount = format.byteCount(width: tileSize, height: tileSize)
         }
@@ -72,7 +79,7 @@ public struct TilePayloadCodec: Sendable {
 
     /// Decodes a payload into `rgba` (``pixelByteCount`` bytes, rows top first).
     /// - Throws: ``CodecError`` or ``PNGError`` for damaged payloads; never partial pixels.
-    /// - Cost: PVRTC: one decode with a pooled decoder, no allocation. PNG: a full decode.
+    /// - Cost: PVRTC, ASTC: one decode with a pooled decoder, no allocation. PNG: a full decode.
     public func decode(_ payload: UnsafeRawBufferPointer, into rgba: UnsafeMutableRawBufferPointer) throws {
         switch codec {
         case .pvrtc4, .pvrtc2:
@@ -80,6 +87,10 @@ public struct TilePayloadCodec: Sendable {
             defer { pvrtcDecoders.give(decoder) }
             try decoder.decode(payload, format: codec == .pvrtc4 ? .pvrtc4 : .pvrtc2,
                                width: tileSize, height: tileSize, into: rgba)
+        case .astc4x4, .astc6x6, .astc8x8:
+            let decoder = astcDecoders!.take()
+            defer { astcDecoders!.give(decoder) }
+            try decoder.decode(payload, width: tileSize, height: tileSize, into: rgba)
         case .png:
             let pixels = try PNGTileDecoder().decode(Array(payload), width: tileSize, height: tileSize)
             guard rgba.count == pixels.count else {

@@ -13,12 +13,15 @@ public protocol TileCodec: TileDecoder {
 
 extension TileCodecChoice {
     /// The codec, with PVRTC payloads deflated when that saves bytes
-    /// (see ``DeflatedTileCodec``). `level` applies to PVRTC only.
+    /// (see ``DeflatedTileCodec``). `level` applies to PVRTC and ASTC.
     public func codec(level: PVRTCEncoder.Level = .quality) -> any TileCodec {
         switch self {
         case .png: PNGCodec()
         case .pvrtc4: DeflatedTileCodec(PVRTCCodec(format: .pvrtc4, level: level))
         case .pvrtc2: DeflatedTileCodec(PVRTCCodec(format: .pvrtc2, level: level))
+        case .astc4x4: DeflatedTileCodec(ASTCCodec(format: .astc4x4, level: level))
+        case .astc6x6: DeflatedTileCodec(ASTCCodec(format: .astc6x6, level: level))
+        case .astc8x8: DeflatedTileCodec(ASTCCodec(format: .astc8x8, level: level))
         }
     }
 }

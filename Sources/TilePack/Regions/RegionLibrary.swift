@@ -21,16 +21,25 @@ public final class RegionLibrary: Sendable {
     public let ledgerPath: String
     public let simulatorDirectory: String
     public let clock: any RegionClock
+    /// The store account this device is signed in to; nil: the one the ledger file records
+    /// (a fresh ledger draws a new random account).
+    public let account: String?
 
     /// Opens the library at `directory` (its catalog is validated now).
+    ///
+    /// `account` names the store account, as a device signed in to an App Store account: it
+    /// is what lets ``restore()`` into a fresh ledger file (a new device, a deleted ledger)
+    /// find the purchases, which are the account's, not the file's. Without it a fresh
+    /// ledger gets a new random account and a restore finds nothing.
     /// - Throws: ``CatalogError`` for a bad catalog.
     public init(directory: String, ledgerPath: String? = nil, simulatorDirectory: String? = nil,
-                clock: any RegionClock = SystemRegionClock()) throws(CatalogError) {
+                clock: any RegionClock = SystemRegionClock(), account: String? = nil) throws(CatalogError) {
         self.directory = directory
         self.catalog = try Catalog.load(libraryDirectory: directory)
         self.ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
         self.simulatorDirectory = simulatorDirectory ?? StoreSimulator.defaultDirectory()
         self.clock = clock
+        self.account = account
     }
 
     /// The catalog, or a one-line error naming the library when it has none.
@@ -49,7 +58,7 @@ public final class RegionLibrary: Sendable {
 
     /// The device's ledger, trusting the store's public key.
     public func ledger() throws(LedgerError) -> EntitlementLedger {
-        try EntitlementLedger(path: ledgerPath, publicKeys: [try simulator().publicKey], clock: clock)
+        try EntitlementLedger(path: ledgerPath, publicKeys: [try simulator().publicKey], account: account, clock: clock)
     }
 
     /// The policy for the tile store: ``OpenAccess`` without a catalog; otherwise the catalog's

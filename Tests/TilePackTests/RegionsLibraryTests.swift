@@ -270,6 +270,45 @@ import Testing
         #expect(try library.refund(bought.transactionID) == LedgerImportSummary(unchanged: 1))
     }
 
+    /// A tile store opened once (as an app's map view) follows purchases, refunds and
+    /// restores made through the same library, including the first purchase (the policy was
+    /// handed out before any ledger existed). This was broken: each policy had a source
+    /// nobody bumped, so a bought region stayed locked in an open store.
+    @Test func aPolicyHeldByAnOpenStoreFollowsBuyRefundAndRestore() throws {
+        let lib = try Library()
+        let library = try lib.open()
+        let policy = try library.accessPolicy()
+        let store = try PointQuery.openStore(lib.archives, accessPolicy: policy)
+        #expect(try Self.answer(Self.pointA, store).locked)
+        #expect(!fileExists(lib.ledgerPath))
+
+        let bought = try library.buy(Self.regionA)
+        #expect(policy.access(Self.zA) == .allowed)
+        #expect(try Self.answer(Self.pointA, store).rgba == [200, 10, 10, 255])
+        #expect(try Self.answer(Self.pointB, store).locked)
+
+        _ = try library.refund(bought.transactionID)
+        #expect(try Self.answer(Self.pointA, store).locked)
+
+        _ = try library.buy(Self.bundleID)
+        #expect(try !Self.answer(Self.pointA, store).locked && !Self.answer(Self.pointB, store).locked)
+
+        // A purchase by another library (another process) shows after the next accessPolicy().
+        let second = try lib.open()
+        let later = try second.accessPolicy()
+        _ = try lib.open().buy(Self.subscriptionID)
+        #expect(Set(try second.report().entitlements.map(\.productID)) == [Self.bundleID, Self.subscriptionID])
+        _ = try second.accessPolicy()
+        #expect(later.access(Self.zA) == .allowed)
+
+        // A new device's policy, held before its ledger exists, follows a restore.
+        let device = try lib.open(ledger: lib.dir.file("device/new.sqlite"), account: try library.ledger().account)
+        let held = try device.accessPolicy()
+        #expect(!held.access(Self.zB).isAllowed && !fileExists(lib.dir.file("device/new.sqlite")))
+        _ = try device.restore()
+        #expect(held.access(Self.zB) == .allowed)
+    }
+
     // MARK: - (f) Restore
 
     @Test func restoreOnAFreshLedgerGetsThePurchasesBackIdempotently() throws {

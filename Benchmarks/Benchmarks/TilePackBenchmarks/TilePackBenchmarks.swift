@@ -100,4 +100,5 @@ let benchmarks: @Sendable () -> Void = {
 
     storeBenchmarks()  // TileStoreBenchmarks.swift
     sqliteFloorBenchmarks()
+    regionAccessBenchmarks()  // RegionAccessBenchmarks.swift
 }

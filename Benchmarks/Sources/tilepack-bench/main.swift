@@ -5,6 +5,8 @@
 //   tilepack-bench store ARCHIVE [options]    the tile store's hit path, cold and steady-state
 //                                            loads, next to a bare SQLite C-API loop over the same
 //                                            blobs, and Mutex vs actor vs pthread mutex (StoreBench.swift)
+//   tilepack-bench access [options]          the region store's access check: hit and miss paths,
+//                                            and its cost inside a tile-store hit (AccessBench.swift)
 import TilePack
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +23,11 @@ if args.first == "store" {
     runStoreBench(Array(args.dropFirst()))
     exit(0)
 }
-guard args.count >= 2, args[0] == "decode" else { fail("usage: tilepack-bench decode FILE [--repeat N] | store ARCHIVE [options]") }
+if args.first == "access" {
+    runAccessBench(Array(args.dropFirst()))
+    exit(0)
+}
+guard args.count >= 2, args[0] == "decode" else { fail("usage: tilepack-bench decode FILE [--repeat N] | store ARCHIVE [options] | access [options]") }
 let path = args[1]
 var repeats = 3
 if let i = args.firstIndex(of: "--repeat"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { repeats = n }

@@ -21,16 +21,28 @@ public final class RegionLibrary: Sendable {
     public let ledgerPath: String
     public let simulatorDirectory: String
     public let clock: any RegionClock
+    /// The store account this device is signed in to; nil: the one the ledger file records
+    /// (a fresh ledger draws a new random account).
+    public let account: String?
+    /// What every policy of ``accessPolicy()`` asks; refreshed by ``buy(_:)``, ``refund(_:)``
+    /// and ``restore()``.
+    private let entitlements = LibraryEntitlements()
 
     /// Opens the library at `directory` (its catalog is validated now).
+    ///
+    /// `account` names the store account, as a device signed in to an App Store account: it
+    /// is what lets ``restore()`` into a fresh ledger file (a new device, a deleted ledger)
+    /// find the purchases, which are the account's, not the file's. Without it a fresh
+    /// ledger gets a new random account and a restore finds nothing.
     /// - Throws: ``CatalogError`` for a bad catalog.
     public init(directory: String, ledgerPath: String? = nil, simulatorDirectory: String? = nil,
-                clock: any RegionClock = SystemRegionClock()) throws(CatalogError) {
+                clock: any RegionClock = SystemRegionClock(), account: String? = nil) throws(CatalogError) {
         self.directory = directory
         self.catalog = try Catalog.load(libraryDirectory: directory)
         self.ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
         self.simulatorDirectory = simulatorDirectory ?? StoreSimulator.defaultDirectory()
         self.clock = clock
+        self.account = account
     }
 
     /// The catalog, or a one-line error naming the library when it has none.
@@ -49,19 +61,26 @@ public final class RegionLibrary: Sendable {
 
     /// The device's ledger, trusting the store's public key.
     public func ledger() throws(LedgerError) -> EntitlementLedger {
-        try EntitlementLedger(path: ledgerPath, publicKeys: [try simulator().publicKey], clock: clock)
+        try EntitlementLedger(path: ledgerPath, publicKeys: [try simulator().publicKey], account: account, clock: clock)
     }
 
     /// The policy for the tile store: ``OpenAccess`` without a catalog; otherwise the catalog's
     /// free tier plus what the ledger's verified transactions entitle. Before anything was
     /// ever bought (no store key, no ledger) nothing is entitled, and nothing is created.
+    ///
+    /// Every policy it returns shares one entitlement source that this library's ``buy(_:)``,
+    /// ``refund(_:)`` and ``restore()`` refresh, so a policy the tile store already holds sees
+    /// them at once (a change made by another process shows after the next `accessPolicy()`).
     public func accessPolicy() throws -> any AccessPolicy {
         guard let catalog else { return OpenAccess() }
-        let keyExists = access(simulatorDirectory + "/store-public.jwk", F_OK) == 0
-        let ledgerExists = access(ledgerPath, F_OK) == 0
-        let source: any EntitlementSource = keyExists && ledgerExists
-            ? try LedgerEntitlements(ledger: try ledger()) : FixedEntitlements()
-        return RegionAccessPolicy(catalog: catalog, entitlements: source)
+        try entitlements.refresh(self)
+        return RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
+    }
+
+    /// Whether the ledger and the store's public key both exist (before, nothing was bought
+    /// and nothing needs opening).
+    fileprivate var ledgerFilesExist: Bool {
+        access(simulatorDirectory + "/store-public.jwk", F_OK) == 0 && access(ledgerPath, F_OK) == 0
     }
 
     // MARK: - Purchases
@@ -70,7 +89,7 @@ public final class RegionLibrary: Sendable {
     /// bundle or subscription).
     public func listings() throws -> [ProductListing] {
         let catalog = try requireCatalog()
-        let owned = access(ledgerPath, F_OK) == 0 && access(simulatorDirectory + "/store-public.jwk", F_OK) == 0
+        let owned = ledgerFilesExist
             ? catalog.entitlementClosure(of: try ledger().entitledProductIDs()) : []
         return catalog.products.map { p in
             ProductListing(id: p.id, kind: p.kind.rawValue, title: p.title, price: p.price.description, currency: p.currency,
@@ -104,6 +123,7 @@ public final class RegionLibrary: Sendable {
         }
         let signed = try simulator().purchase(productID: productID, account: ledger.account, period: period)
         try ledger.import(signed: signed, source: "store purchase")
+        refreshPolicies()
         let payload = try ledger.verifier.verify(signed, source: "store purchase")
         return Entitlement(productID: payload.productId, transactionID: payload.transactionId,
                            originalTransactionID: payload.originalTransactionId,
@@ -114,13 +134,22 @@ public final class RegionLibrary: Sendable {
     public func refund(_ transactionID: String) throws(LedgerError) -> LedgerImportSummary {
         let ledger = try ledger()
         let revocation = try simulator().refund(transactionID: transactionID)
+        defer { refreshPolicies() }
         return try ledger.import(signed: revocation, source: "store refund")
     }
 
     /// Re-imports every transaction of this account from the store (idempotent).
     public func restore() throws(LedgerError) -> LedgerImportSummary {
         let ledger = try ledger()
+        defer { refreshPolicies() }
         return try ledger.restore(from: try simulator())
+    }
+
+    /// After a change recorded in the ledger: the policies handed out re-derive their
+    /// entitlements. A failure to re-read is not the change's failure (it is recorded); the
+    /// next ``accessPolicy()`` tries again.
+    private func refreshPolicies() {
+        try? entitlements.refresh(self)
     }
 
     /// The ledger's report now: entitlements, rejected rows and why, clock rollback.
@@ -159,6 +188,46 @@ public struct ProductListing: Sendable, Encodable {
         try c.encodeOrNull(zoomRange?.upperBound, forKey: .maxzoom)
         try c.encode(owned, forKey: .owned)
         try c.encode(available, forKey: .available)
+    }
+}
+
+/// What a ``RegionLibrary``'s access policies ask: nothing entitled while the ledger or the
+/// store key is missing (asking creates neither), then the ledger's verified entitlements
+/// (``LedgerEntitlements``, which also follows subscription expiry).
+///
+/// Why it exists: the policy re-reads entitlements only when its source's `generation`
+/// changes. `accessPolicy()` used to hand each policy its own source (``FixedEntitlements``
+/// before the first purchase, a ``LedgerEntitlements`` after), and `buy`/`refund`/`restore`
+/// never bumped it: a tile store holding the policy kept a bought region locked and a
+/// refunded one open until the process restarted. The library now refreshes this shared
+/// source after each of them.
+///
+/// Cost: ``generation`` is one lock plus ``LedgerEntitlements/generation``.
+final class LibraryEntitlements: EntitlementSource {
+    private struct State {
+        var ledger: LedgerEntitlements?
+        /// Counts refreshes; `generation` adds the ledger source's own, so it changes when
+        /// either does (both only grow).
+        var refreshes: UInt64 = 0
+    }
+    private let state = Mutex(State())
+
+    /// Re-derives from `library`'s ledger (opening it once it exists) and bumps the generation.
+    func refresh(_ library: RegionLibrary) throws {
+        defer { state.withLock { $0.refreshes &+= 1 } }
+        if let current = state.withLock({ $0.ledger }) {
+            try current.refresh()
+        } else if library.ledgerFilesExist {
+            let made = try LedgerEntitlements(ledger: try library.ledger())
+            state.withLock { s in if s.ledger == nil { s.ledger = made } }
+        }
+    }
+
+    func entitledProductIDs() -> Set<String> { state.withLock { $0.ledger }?.entitledProductIDs() ?? [] }
+
+    var generation: UInt64 {
+        let (ledger, refreshes) = state.withLock { ($0.ledger, $0.refreshes) }
+        return refreshes &+ (ledger?.generation ?? 0)
     }
 }
 

@@ -78,6 +78,8 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/TilePack/Regions"
         ),
+        // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
+        .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
         .target(name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"),
         // The umbrella: `import TilePack` re-exports every layer.
@@ -85,7 +87,7 @@ let package = Package(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackSamples",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples",
             ],
             path: "Sources/TilePack/Umbrella"
         ),

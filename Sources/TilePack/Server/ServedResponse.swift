@@ -78,12 +78,24 @@ func jsonString(_ s: String) -> String {
     return out + "\""
 }
 
-/// FNV-1a 64 of `bytes` as 16 hex digits: the tile hash behind ETags (cheap enough to run on
-/// every request: ~1 ns a byte).
+/// A 64-bit hash of `bytes` for ETags: FNV-1a's step over 8-byte words (then the tail byte by
+/// byte) with a final avalanche. Eight times fewer steps than byte-wise FNV-1a: hashing a 32 KiB
+/// PVRTC payload took half the time of a raw-tile request before (serve-bench).
 func fnv1a(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
     var h = seed
-    for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
-    return h
+    let prime: UInt64 = 0x0000_0100_0000_01b3
+    let words = bytes.count / 8
+    var i = 0
+    while i < words {
+        let w = bytes.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)
+        h = (h ^ w) &* prime
+        h ^= h >> 29
+        i += 1
+    }
+    for b in bytes[(words * 8)...] { h = (h ^ UInt64(b)) &* prime }
+    h ^= UInt64(bytes.count)
+    h = (h ^ (h >> 33)) &* 0xff51_afd7_ed55_8ccd
+    return h ^ (h >> 33)
 }
 
 func hex16(_ v: UInt64) -> String {

@@ -56,7 +56,8 @@ public enum TileServer {
     /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish.
     public static func run(_ service: TileService, host: String, port: Int, logger: Logger,
                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let app = Application(router: router(service),
+        // Request lines are logged at info; above that the middleware would only cost time.
+        let app = Application(router: router(service, logRequests: logger.logLevel <= .info),
                               configuration: .init(address: .hostname(host, port: port), serverName: "tilepack"),
                               onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
                               logger: logger)

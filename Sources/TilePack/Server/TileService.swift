@@ -46,6 +46,8 @@ public final class TileService: Sendable {
     /// Why the viewer's map library is missing, nil when it was found.
     public let assetProblem: String?
     let png = PNGEncoder(level: 1, reducesColorType: true)   // tiles made per request: speed over size
+    /// PNGs made per request, by ETag.
+    let encoded = EncodedTileCache(limit: 16 << 20)
 
     struct Asset: Sendable {
         let bytes: [UInt8]
@@ -103,15 +105,19 @@ public final class TileService: Sendable {
                 if summary.codec == .png {
                     return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: lease.array)
                 }
+                if let cached = encoded.get(etag) {
+                    return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
+                }
                 guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
                 let side = summary.tileSize
-                let encoded: [UInt8]
+                let body: [UInt8]
                 do throws(PNGError) {
-                    encoded = try png.encode(rgba: pixels.array, width: side, height: side)
+                    body = try png.encode(rgba: pixels.array, width: side, height: side)
                 } catch {
                     return .from(error)
                 }
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: encoded)
+                encoded.put(etag, body)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
             }
         } catch {
             return tileError(error, region: region, id: id)
@@ -157,9 +163,13 @@ public final class TileService: Sendable {
             let hash = grid.values.withUnsafeBytes { fnv1a($0) }
             let etag = "\"e\(hex16(hash))\""
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
+            if let cached = encoded.get(etag) {
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
+            }
             let rgba = Terrarium.rgba(grid)
             do throws(PNGError) {
                 let body = try png.encode(rgba: rgba, width: 256, height: 256)
+                encoded.put(etag, body)
                 return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
             } catch {
                 return .from(error)

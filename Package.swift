@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         // Load-latency percentiles in the tile store (allocation-free recording).
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // `tilepack serve` (TilePackServer only: `import TilePack` does not link it).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // System zlib (Debian: zlib1g-dev). shim.h wraps the init macros Swift cannot import.
@@ -78,6 +81,17 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/TilePack/Regions"
         ),
+        // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
+        .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
+        // `tilepack serve`: HTTP routes over the tile and region stores, the viewer page, error →
+        // status mapping. Outside the umbrella: a library user does not link an HTTP server.
+        .target(
+            name: "TilePackServer",
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions",
+                           "TilePackRender", "TilePackEncoders", .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Sources/TilePack/Server"
+        ),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
         .target(name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"),
         // The umbrella: `import TilePack` re-exports every layer.
@@ -85,21 +99,23 @@ let package = Package(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackSamples",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples",
             ],
             path: "Sources/TilePack/Umbrella"
         ),
         .executableTarget(
             name: "TilePackCLI",
             dependencies: [
-                "TilePack",
+                "TilePack", "TilePackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/tilepack"
         ),
         .testTarget(
             name: "TilePackTests",
-            dependencies: ["TilePack", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TilePack", "TilePackServer", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
     ],
     swiftLanguageModes: [.v6]

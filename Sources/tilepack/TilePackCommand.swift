@@ -2,11 +2,11 @@ import ArgumentParser
 import TilePack
 
 @main
-struct TilePackCommand: ParsableCommand {
+struct TilePackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tilepack",
         abstract: "Package georeferenced rasters into offline map regions of GPU-compressed tiles.",
         version: "0.1.0",
-        subcommands: [BuildCommand.self, InfoCommand.self, QueryCommand.self, StoreCommand.self, StressCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self, TileMathCommand.self]
+        subcommands: [BuildCommand.self, InfoCommand.self, QueryCommand.self, RenderCommand.self, ServeCommand.self, StoreCommand.self, StressCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self, TileMathCommand.self]
     )
 }

@@ -83,6 +83,23 @@ public final class RegionLibrary: Sendable {
         access(simulatorDirectory + "/store-public.jwk", F_OK) == 0 && access(ledgerPath, F_OK) == 0
     }
 
+    /// The library's `.mbtiles` files in drawing order (the first at the bottom): the order in
+    /// which the catalog's products name them when there is a catalog, then the rest by file
+    /// name. What `render` and `serve` composite.
+    public func archivePathsInDrawingOrder() throws(InputFileError) -> [String] {
+        let paths = try PointQuery.archives(in: directory)
+        guard let catalog else { return paths }
+        var rank: [String: Int] = [:]
+        for product in catalog.products {
+            for name in product.archives where rank[name] == nil { rank[name] = rank.count }
+        }
+        func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+        return paths.enumerated().sorted { l, r in
+            let a = rank[fileName(l.element)] ?? Int.max, b = rank[fileName(r.element)] ?? Int.max
+            return a != b ? a < b : l.offset < r.offset
+        }.map(\.element)
+    }
+
     // MARK: - Purchases
 
     /// What the catalog sells, with whether this account owns each (directly or through a

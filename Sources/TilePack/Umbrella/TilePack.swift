@@ -10,4 +10,5 @@
 @_exported import TilePackBuild
 @_exported import TilePackStore
 @_exported import TilePackRegions
+@_exported import TilePackRender
 @_exported import TilePackSamples

@@ -1,0 +1,59 @@
+import TilePackCore
+import TilePackArchive
+import TilePackStore
+
+/// Archives opened for drawing: one ``TileStore`` over them (asking `accessPolicy` for every
+/// tile) and the attribution their metadata carries. What `render` and `serve` open.
+public struct MapLayers: Sendable {
+    public let store: TileStore
+    /// The archives' distinct `attribution` values, joined with "; " (an archive without one
+    /// is credited by its region name).
+    public let attribution: String
+
+    /// Opens `paths` (drawing order, the first at the bottom) into one store.
+    /// - Throws: ``ArchiveError`` naming a damaged archive, ``TileStoreError`` for bad options.
+    public init(paths: [String], budget: MemoryBudget, accessPolicy: any AccessPolicy = OpenAccess()) throws {
+        var readers: [any TileArchive] = []
+        var attributions: [String] = []
+        for path in paths {
+            let reader = try MBTilesReader(path: path)
+            var credit = reader.metadata[MBTilesMetadata.Key.attribution]?.trimmingSpaces ?? ""
+            if credit.isEmpty { credit = reader.summary.name.trimmingSpaces }
+            if !credit.isEmpty, !attributions.contains(credit) { attributions.append(credit) }
+            readers.append(reader)
+        }
+        var options = TileStoreOptions()
+        options.accessPolicy = accessPolicy
+        store = try TileStore(archives: readers, budget: budget, options: options)
+        attribution = attributions.joined(separator: "; ")
+    }
+
+    /// The picture of `frame`, every archive composited in store order.
+    public func render(_ frame: MapFrame) throws(TileStoreError) -> MapPicture {
+        try MapRenderer.render(frame, store: store, attribution: attribution)
+    }
+}
+
+extension TileID {
+    /// Parses `Z/X/Y` (XYZ rows), checking every number against the zoom before use.
+    public init(path text: some StringProtocol) throws(RenderInputError) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.count <= 10 && $0.allSatisfy(\.isASCII) }),
+              let z = Int(parts[0]), let x = Int(parts[1]), let y = Int(parts[2]) else {
+            throw RenderInputError("tile '\(text.prefix(64))': expected Z/X/Y, e.g. 12/2118/1461")
+        }
+        guard let id = TileID(z: z, x: x, y: y) else {
+            throw RenderInputError("tile \(z)/\(x)/\(y) does not exist (zoom 0…\(TileID.maxZoom), x and y 0…2^zoom − 1)")
+        }
+        self = id
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s.removeFirst() }
+        while let l = s.last, l.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,102 @@
+import Hummingbird
+import HTTPTypes
+import Logging
+import NIOCore
+import TilePackCore
+
+/// `tilepack serve` on Hummingbird 2: the routes of ``TileService`` with request logging,
+/// CORS for map clients, HEAD (Hummingbird answers it from GET), and graceful shutdown on
+/// SIGINT/SIGTERM (swift-service-lifecycle, through `Application.runService`).
+public enum TileServer {
+    /// The router over `service`: what the application runs and what tests drive in-process.
+    public static func router(_ service: TileService, logRequests: Bool = true) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
+        if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
+        router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch],
+                                              allowMethods: [.get, .head, .options],
+                                              exposedHeaders: ["ETag", "X-Tile-Format", "X-Tile-Size"], maxAge: .seconds(86400)))
+        router.middlewares.add(ErrorBodyMiddleware())
+
+        router.get("/") { _, _ in response(service.viewerPage()) }
+        router.get("/regions") { _, _ in response(service.regionsListing()) }
+        router.get("/store") { _, _ in response(service.storeListing()) }
+        router.get("/query") { request, _ in
+            let q = request.uri.queryParameters
+            return response(service.query(lat: q["lat"].map(String.init), lon: q["lon"].map(String.init), zoom: q["zoom"].map(String.init)))
+        }
+        // One parameter name per position: Hummingbird's trie refuses `{file}` beside `{region}`.
+        router.get("/tiles/{region}") { request, context in
+            response(service.tileJSON(file: context.parameters.get("region") ?? "", base: baseURL(request.head.authority)))
+        }
+        router.get("/tiles/{region}/{z}/{x}/{y}") { request, context in
+            let p = context.parameters
+            return response(service.tile(region: p.get("region") ?? "", z: p.get("z") ?? "", x: p.get("x") ?? "",
+                                         y: p.get("y") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
+        }
+        router.get("/terrain/{region}/{z}/{x}/{y}") { request, context in
+            let p = context.parameters
+            return response(service.terrain(region: p.get("region") ?? "", z: p.get("z") ?? "", x: p.get("x") ?? "",
+                                            y: p.get("y") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
+        }
+        router.get("/view/{z}/{x}/{y}") { request, context in
+            let p = context.parameters
+            return response(service.view(z: p.get("z") ?? "", x: p.get("x") ?? "", y: p.get("y") ?? "",
+                                         ifNoneMatch: request.headers[.ifNoneMatch]))
+        }
+        router.get("/leaflet/{file}") { request, context in
+            response(service.asset(context.parameters.get("file") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
+        }
+        router.get("/leaflet/{file}/{image}") { request, context in
+            let p = context.parameters
+            return response(service.asset((p.get("file") ?? "") + "/" + (p.get("image") ?? ""), ifNoneMatch: request.headers[.ifNoneMatch]))
+        }
+        return router
+    }
+
+    /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish.
+    public static func run(_ service: TileService, host: String, port: Int, logger: Logger,
+                           onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        // Request lines are logged at info; above that the middleware would only cost time.
+        let app = Application(router: router(service, logRequests: logger.logLevel <= .info),
+                              configuration: .init(address: .hostname(host, port: port), serverName: "tilepack"),
+                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+                              logger: logger)
+        try await app.runService()
+    }
+
+    /// `http://AUTHORITY` when the request's Host is a plain host[:port] (letters, digits,
+    /// `.-:[]`, at most 255 characters), else "" (root-relative tile URLs).
+    static func baseURL(_ authority: String?) -> String {
+        guard let a = authority, !a.isEmpty, a.utf8.count <= 255,
+              a.unicodeScalars.allSatisfy({ ($0.properties.isASCIIHexDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
+                                             || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0)) }) else { return "" }
+        return "http://" + a
+    }
+
+    static func response(_ served: ServedResponse) -> Response {
+        var headers = HTTPFields()
+        if !served.contentType.isEmpty { headers[.contentType] = served.contentType }
+        for (name, value) in served.headers {
+            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+        }
+        headers[.contentLength] = "\(served.body.count)"
+        return Response(status: HTTPResponse.Status(code: served.status), headers: headers,
+                        body: served.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: served.body)))
+    }
+}
+
+/// Hummingbird's own errors (no route matched, a bad request) as the same JSON bodies the
+/// routes send, so every 4xx of the server reads alike.
+struct ErrorBodyMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            let kind = error.status == .notFound ? "notFound" : "http"
+            let message = error.status == .notFound ? "no such resource" : (error.body ?? error.status.reasonPhrase)
+            return TileServer.response(.error(error.status.code, kind: kind, message: message))
+        } catch let error as any HTTPResponseError {
+            return TileServer.response(.error(error.status.code, kind: "http", message: error.status.reasonPhrase))
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Testing
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+@testable import TilePack
+@testable import TilePackServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tilepack serve`'s routes, in-process: the plain ``TileService`` functions and the
+/// Hummingbird router over them (`app.test(.router)`), hostile input included.
+@Suite("Server: routes over the tile and region stores")
+struct ServerTests {
+    /// The sample library with its catalog; a ledger and simulator of its own (nothing bought).
+    static let service: TileService = {
+        var options = TileService.Options()
+        options.libraryDirectory = SampleLibrary.directory
+        options.ledgerPath = SampleLibrary.directory + "/no-ledger.sqlite"
+        options.simulatorDirectory = SampleLibrary.directory + "/no-simulator"
+        do { return try TileService(options) } catch { preconditionFailure("opening the sample library: \(error)") }
+    }()
+
+    /// The same archives without a catalog: everything open.
+    static let openService: TileService = {
+        let dir = SampleLibrary.directory + "-open"
+        mkdir(dir, 0o755)
+        for name in ["montblanc-dem.mbtiles", "montblanc-color.mbtiles"] {
+            symlink(SampleLibrary.directory + "/" + name, dir + "/" + name)
+        }
+        var options = TileService.Options()
+        options.libraryDirectory = dir
+        do { return try TileService(options) } catch { preconditionFailure("opening the open library: \(error)") }
+    }()
+
+    static func app(_ service: TileService) -> some ApplicationProtocol {
+        Application(router: TileServer.router(service, logRequests: false))
+    }
+
+    // A z10 tile inside both samples (free zoom in the catalog) and a z12 one (for sale).
+    static let freeTile = "10/531/364"
+    static let saleTile = "12/2126/1459"
+
+    @Test func regionsAreTheArchiveFileNames() {
+        #expect(Self.service.regionNames == ["montblanc-dem", "montblanc-color"])
+    }
+
+    @Test func pngTilesRawPayloadsAndTerrain() async throws {
+        try await Self.app(Self.openService).test(.router) { client in
+            var etag = ""
+            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.saleTile).png", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentType] == "image/png")
+                #expect(Array(r.body.readableBytesView.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
+                #expect(r.headers[.cacheControl]?.contains("max-age") == true)
+                etag = r.headers[.eTag] ?? ""
+            }
+            #expect(etag.hasPrefix("\""))
+            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.saleTile).png", method: .get,
+                                     headers: [.ifNoneMatch: etag]) { r in
+                #expect(r.status == .notModified)
+                #expect(r.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.saleTile)", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentType] == "application/octet-stream")
+                #expect(r.headers[HTTPField.Name("X-Tile-Format")!] == "png")
+            }
+            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.saleTile).png", method: .head) { r in
+                #expect(r.status == .ok)
+                #expect(r.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/terrain/montblanc-dem/\(Self.saleTile).png", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/png")
+            }
+            try await client.execute(uri: "/terrain/montblanc-color/\(Self.saleTile).png", method: .get) { r in
+                #expect(r.status == .notFound)
+            }
+            try await client.execute(uri: "/view/\(Self.saleTile).png", method: .get) { r in
+                #expect(r.status == .ok && r.headers[.contentType] == "image/png")
+            }
+        }
+    }
+
+    @Test func terrariumDecodesToTheQueryElevation() throws {
+        let r = Self.openService.terrain(region: "montblanc-dem", z: "12", x: "2126", y: "1459.png")
+        #expect(r.status == 200)
+        let rgba = try PNGDecoder().decode(r.body).rgba
+        let centre = (128 * 256 + 128) * 4
+        let metres = Terrarium.decode(rgba[centre], rgba[centre + 1], rgba[centre + 2])
+        #expect(metres > 500 && metres < 5000)
+    }
+
+    @Test func lockedTilesAre403WithTheProductsThatUnlockThem() async throws {
+        try await Self.app(Self.service).test(.router) { client in
+            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.saleTile).png", method: .get) { r in
+                #expect(r.status == .forbidden)
+                let body = String(buffer: r.body)
+                #expect(body.contains("\"error\":\"locked\"") && body.contains("\"unlock\":[{"))
+                #expect(body.contains("4.99") || body.contains("3.99"))
+                #expect(r.headers[.cacheControl] == "no-store")
+            }
+            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.freeTile).png", method: .get) { r in
+                #expect(r.status == .ok)
+            }
+            try await client.execute(uri: "/store", method: .get) { r in
+                let body = String(buffer: r.body)
+                #expect(r.status == .ok && body.contains("\"owned\":false") && body.contains("\"price\":\"6.99\""))
+            }
+        }
+    }
+
+    @Test func tileJSONQueryAndCORS() async throws {
+        try await Self.app(Self.openService).test(.router) { client in
+            try await client.execute(uri: "/tiles/montblanc-dem.json", method: .get) { r in
+                let body = String(buffer: r.body)
+                #expect(r.status == .ok && body.contains("\"tilejson\":\"3.0.0\"") && body.contains("/tiles/montblanc-dem/{z}/{x}/{y}.png"))
+                #expect(body.contains("\"bounds\":[") && body.contains("\"minzoom\":"))
+            }
+            try await client.execute(uri: "/query?lat=45.85&lon=6.88&zoom=12", method: .get,
+                                     headers: [.origin: "http://example.test"]) { r in
+                let body = String(buffer: r.body)
+                #expect(r.status == .ok && body.hasPrefix("[{") && body.contains("\"elevation_m\":"))
+                #expect(r.headers[.accessControlAllowOrigin] == "*")
+            }
+            try await client.execute(uri: "/query?lat=10&lon=10&zoom=12", method: .get) { r in
+                #expect(r.status == .ok && String(buffer: r.body).contains("\"archive\":null"))
+            }
+        }
+    }
+
+    /// Hostile and malformed input: always a 4xx with a JSON body, never a crash or a 5xx.
+    @Test func hostileInputIs4xx() async throws {
+        let long = String(repeating: "9", count: 5000)
+        let cases: [(String, HTTPResponse.Status)] = [
+            ("/tiles/nowhere/1/0/0.png", .notFound),
+            ("/tiles/montblanc-dem/99/0/0.png", .badRequest),
+            ("/tiles/montblanc-dem/25/0/0", .badRequest),
+            ("/tiles/montblanc-dem/-1/0/0.png", .badRequest),
+            ("/tiles/montblanc-dem/3/8/0.png", .badRequest),
+            ("/tiles/montblanc-dem/3/0/-1.png", .badRequest),
+            ("/tiles/montblanc-dem/3/a/b.png", .badRequest),
+            ("/tiles/montblanc-dem/99999999999999999999999/0/0.png", .badRequest),
+            ("/tiles/montblanc-dem/12/\(long)/1.png", .badRequest),
+            ("/tiles/montblanc-dem/12/1/1e3.png", .badRequest),
+            ("/tiles/montblanc-dem/12/0/0.png", .notFound),
+            ("/tiles/..%2F..%2Fetc%2Fpasswd/1/0/0.png", .notFound),
+            ("/tiles/../../etc/passwd", .notFound),
+            ("/tiles/..%2Fmontblanc-dem.json", .notFound),
+            ("/tiles/nowhere.json", .notFound),
+            ("/tiles/montblanc-dem.txt", .notFound),
+            ("/terrain/montblanc-dem/12/0/0", .notFound),
+            ("/leaflet/..%2F..%2F..%2Fetc%2Fpasswd", .notFound),
+            ("/leaflet/images/../../../../etc/passwd", .notFound),
+            ("/view/30/0/0.png", .badRequest),
+            ("/query", .badRequest),
+            ("/query?lat=abc&lon=6&zoom=3", .badRequest),
+            ("/query?lat=nan&lon=6&zoom=3", .badRequest),
+            ("/query?lat=inf&lon=6&zoom=3", .badRequest),
+            ("/query?lat=1e999&lon=6&zoom=3", .badRequest),
+            ("/query?lat=89.9&lon=6&zoom=3", .badRequest),
+            ("/query?lat=45&lon=6&zoom=-1", .badRequest),
+            ("/query?lat=45&lon=6&zoom=25", .badRequest),
+            ("/query?lat=45&lon=6&zoom=\(long)", .badRequest),
+            ("/query?lat=45&lon=6000&zoom=3", .badRequest),
+            ("/" + String(repeating: "a/", count: 2000), .notFound),
+            ("/nothing-here", .notFound),
+        ]
+        try await Self.app(Self.openService).test(.router) { client in
+            for (uri, status) in cases {
+                try await client.execute(uri: uri, method: .get) { r in
+                    #expect(r.status == status, "\(uri.prefix(80))")
+                    #expect(r.status.code < 500)
+                }
+            }
+        }
+    }
+
+    /// A seeded fuzz loop over the plain route functions: random and extreme segments.
+    @Test func fuzzedRouteValuesNeverFailTheServer() {
+        var rng = SplitMix(seed: 13)
+        let pieces = ["", "0", "1", "12", "-1", "24", "25", "4294967296", "99999999999", "1.5", "1e3", "0x10", "..", "../..",
+                      "%00", "montblanc-dem", "montblanc-color", "montblanc-dem.json", "2126", "1459", "1459.png", ".png",
+                      String(repeating: "7", count: 300), "é", "\u{0}", " 1", "+1", "nan", "inf", "-0", "00000000012"]
+        func pick() -> String { pieces[Int(rng.next() % UInt64(pieces.count))] }
+        let s = Self.openService
+        for _ in 0..<3000 {
+            for r in [s.tile(region: pick(), z: pick(), x: pick(), y: pick(), ifNoneMatch: rng.next() % 4 == 0 ? pick() : nil),
+                      s.terrain(region: pick(), z: pick(), x: pick(), y: pick()),
+                      s.view(z: pick(), x: pick(), y: pick()),
+                      s.tileJSON(file: pick(), base: ""),
+                      s.query(lat: pick(), lon: pick(), zoom: pick()),
+                      s.asset(pick())] {
+                #expect(r.status == 200 || r.status == 304 || (400..<500).contains(r.status), "status \(r.status)")
+            }
+        }
+    }
+
+    @Test func errorCategoriesMapToStatuses() {
+        #expect(ServedResponse.status(for: .invalidArgument) == 400)
+        #expect(ServedResponse.status(for: .notFound) == 404)
+        #expect(ServedResponse.status(for: .locked) == 403)
+        #expect(ServedResponse.status(for: .budgetExhausted) == 503)
+        #expect(ServedResponse.status(for: .invalidInput) == 500)
+    }
+
+    @Test func viewerPageAndMissingLeafletPage() {
+        var options = TileService.Options()
+        options.libraryDirectory = SampleLibrary.directory + "-open"
+        options.leafletDirectory = "/nonexistent/leaflet"
+        _ = Self.openService
+        guard let missing = try? TileService(options) else { Issue.record("opening"); return }
+        let page = missing.viewerPage()
+        #expect(page.status == 503 && String(decoding: page.body, as: UTF8.self).contains("libjs-leaflet"))
+        #expect(missing.asset("leaflet.js").status == 404)
+    }
+}
+
+/// A small deterministic generator for the fuzz loop.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -39,24 +39,8 @@ enum MosaicFixture {
         ])
         options.noData = nodata
         let writer = try GeoTIFFWriter(path: path, options: options)
-        let size = type.byteWidth
-        try writer.write { bx, by, block in
-            let r = writer.blockRegion(blockX: bx, blockY: by)
-            block.withUnsafeMutableBytes { raw in
-                for j in 0..<r.height {
-                    for i in 0..<r.width {
-                        let v = value(x + r.x + i, y + r.y + j) ?? nodata ?? 0
-                        for b in 0..<bands {
-                            let o = ((j * options.blockWidth + i) * bands + b) * size
-                            switch type {
-                            case .uint8: raw.storeBytes(of: UInt8(clamping: Int(v) % 256), toByteOffset: o, as: UInt8.self)
-                            case .uint16: raw.storeBytes(of: UInt16(clamping: Int(v)).littleEndian, toByteOffset: o, as: UInt16.self)
-                            default: raw.storeBytes(of: Float(v).bitPattern.littleEndian, toByteOffset: o, as: UInt32.self)
-                            }
-                        }
-                    }
-                }
-            }
+        try DEMFixture.fill(writer, blockWidth: options.blockWidth, bands: bands, type: type) { c, r in
+            value(x + c, y + r) ?? nodata ?? 0
         }
     }
 

@@ -38,26 +38,35 @@ enum DEMFixture {
         options.noData = nodata
         options.gdalMetadata = metadata
         let writer = try GeoTIFFWriter(path: path, options: options)
+        try fill(writer, blockWidth: options.blockWidth, bands: 1, type: type) { c, r in value(c, r) ?? nodata ?? 0 }
+        return try TIFFFile(path: path)
+    }
+
+    /// Writes every block of `writer` from `sample(column, row)`, the same value in each of
+    /// `bands`, converted to `type` (uint8 wraps, uint16/int16 clamp, float32 as is).
+    static func fill(_ writer: GeoTIFFWriter, blockWidth: Int, bands: Int, type: SampleType,
+                     sample: (Int, Int) -> Double) throws {
         let size = type.byteWidth
         try writer.write { bx, by, block in
             let r = writer.blockRegion(blockX: bx, blockY: by)
             block.withUnsafeMutableBytes { raw in
                 for j in 0..<r.height {
                     for i in 0..<r.width {
-                        let v = value(r.x + i, r.y + j) ?? nodata ?? 0
-                        let o = (j * options.blockWidth + i) * size
-                        switch type {
-                        case .uint8: raw.storeBytes(of: UInt8(v), toByteOffset: o, as: UInt8.self)
-                        case .uint16: raw.storeBytes(of: UInt16(v).littleEndian, toByteOffset: o, as: UInt16.self)
-                        case .int16: raw.storeBytes(of: Int16(v).littleEndian, toByteOffset: o, as: Int16.self)
-                        case .float32: raw.storeBytes(of: Float(v).bitPattern.littleEndian, toByteOffset: o, as: UInt32.self)
-                        default: preconditionFailure("fixture writes uint8, uint16, int16 and float32")
+                        let v = sample(r.x + i, r.y + j)
+                        for b in 0..<bands {
+                            let o = ((j * blockWidth + i) * bands + b) * size
+                            switch type {
+                            case .uint8: raw.storeBytes(of: UInt8(clamping: Int(v) % 256), toByteOffset: o, as: UInt8.self)
+                            case .uint16: raw.storeBytes(of: UInt16(clamping: Int(v)).littleEndian, toByteOffset: o, as: UInt16.self)
+                            case .int16: raw.storeBytes(of: Int16(clamping: Int(v)).littleEndian, toByteOffset: o, as: Int16.self)
+                            case .float32: raw.storeBytes(of: Float(v).bitPattern.littleEndian, toByteOffset: o, as: UInt32.self)
+                            default: preconditionFailure("fixture writes uint8, uint16, int16 and float32")
+                            }
                         }
                     }
                 }
             }
         }
-        return try TIFFFile(path: path)
     }
 }
 

@@ -56,28 +56,10 @@ import Testing
         let iterations = Self.totalIterations / 2
         let path = dir.file("mutant.tif")
         print("fuzz TIFF: \(iterations) iterations over \(corpus.count) files, inputs in \(dir.path)")
-        let clock = ContinuousClock(), start = clock.now
-        for _ in 0..<iterations {
-            let base = corpus[rng.below(corpus.count)]
-            // Unlink, then create: rewriting a truncated file makes ext4 flush it on close
-            // (its replace-via-truncate heuristic), which measured 5× slower here.
-            unlink(path)
-            writeFile(path, Mutator.mutate(base, rng: &rng))
-            do {
-                try Self.readEverything(tiff: path)
-                tally.succeeded += 1
-            } catch {
-                tally.declined += 1
-                Self.check(error, path: path)
-            }
-            tally.iterations += 1
-        }
-        tally.seconds = Self.seconds(clock.now - start)
-        print(tally)
-        // Both outcomes must occur, or the mutations are too weak (all decode) or too blunt
-        // (nothing gets past the header) to exercise the reader.
-        #expect(tally.succeeded > 0)
-        #expect(tally.declined > 0)
+        // Unlink, then create: rewriting a truncated file makes ext4 flush it on close
+        // (its replace-via-truncate heuristic), which measured 5× slower here.
+        Self.mutate(corpus, into: path, iterations: iterations, rng: &rng, tally: &tally, stale: [""],
+                    errorsName: path) { try Self.readEverything(tiff: path) }
     }
 
     /// Opens `path`, builds the `info` report and decodes the main image and every overview.
@@ -168,24 +150,8 @@ import Testing
         let iterations = Self.totalIterations - Self.totalIterations / 2
         let path = dir.file("mutant.mbtiles")
         print("fuzz MBTiles: \(iterations) iterations over \(corpus.count) archives (\(corpus.map(\.count)) bytes), inputs in \(dir.path)")
-        let clock = ContinuousClock(), start = clock.now
-        for _ in 0..<iterations {
-            let base = corpus[rng.below(corpus.count)]
-            for suffix in ["", "-journal", "-wal", "-shm"] { unlink(path + suffix) }
-            writeFile(path, Mutator.mutate(base, rng: &rng))
-            do {
-                try Self.readEverything(archive: path)
-                tally.succeeded += 1
-            } catch {
-                tally.declined += 1
-                Self.check(error, path: nil)
-            }
-            tally.iterations += 1
-        }
-        tally.seconds = Self.seconds(clock.now - start)
-        print(tally)
-        #expect(tally.succeeded > 0)
-        #expect(tally.declined > 0)
+        Self.mutate(corpus, into: path, iterations: iterations, rng: &rng, tally: &tally,
+                    stale: ["", "-journal", "-wal", "-shm"], errorsName: nil) { try Self.readEverything(archive: path) }
     }
 
     /// Opens the archive and reads what `query` and the tile store would: metadata, every
@@ -269,8 +235,31 @@ import Testing
         }
     }
 
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    /// The mutation loop both targets share: each iteration writes a mutant of a random corpus
+    /// file to `path` (after removing `path` + each of `stale`), reads it with `read`, and
+    /// counts a whole read or a declined input (checked with ``check(_:path:)``). Both
+    /// outcomes must occur, or the mutations are too weak (all decode) or too blunt (nothing
+    /// gets past the header) to exercise the reader.
+    static func mutate(_ corpus: [[UInt8]], into path: String, iterations: Int, rng: inout SplitMix64,
+                       tally: inout Tally, stale: [String], errorsName: String?, read: () throws -> Void) {
+        let clock = ContinuousClock(), start = clock.now
+        for _ in 0..<iterations {
+            let base = corpus[rng.below(corpus.count)]
+            for suffix in stale { unlink(path + suffix) }
+            writeFile(path, Mutator.mutate(base, rng: &rng))
+            do {
+                try read()
+                tally.succeeded += 1
+            } catch {
+                tally.declined += 1
+                check(error, path: errorsName)
+            }
+            tally.iterations += 1
+        }
+        tally.seconds = (clock.now - start).inSeconds
+        print(tally)
+        #expect(tally.succeeded > 0)
+        #expect(tally.declined > 0)
     }
 }
 

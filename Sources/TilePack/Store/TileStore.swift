@@ -149,6 +149,8 @@ public final class TileStore: Sendable {
         try elevationSync(id, archive: archive)
     }
 
+    // Named sync forwarders: inside an `async` overload, a call by the same name resolves to
+    // the async overload itself (recursion), so the async faces call these.
     private func tileSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try tile(id, archive: archive) }
     private func pixelsSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try pixels(id, archive: archive) }
     private func elevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ElevationTile? {

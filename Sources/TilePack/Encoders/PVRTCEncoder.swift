@@ -7,14 +7,24 @@ import TilePackCodec
 /// - ``Level/fast``: per word, the per-channel minimum and maximum of the block (pulled in by
 ///   1/16 of the range) become colours A and B (quantised to 5/5/4 and 5/5/5 bits); then each
 ///   pixel takes the modulation value whose exactly decoded colour is nearest (opaque 4bpp:
-///   a block row of four pixels at a time in 16-bit SIMD lanes). One pass.
+///   a block row of four pixels at a time in 16-bit SIMD lanes). One pass. A border word's
+///   bounds also take in the block across the wrap (see below).
 /// - ``Level/quality``: starts from the extremes along each block's principal axis, then alternates (1) a Gauss–Seidel sweep over the
 ///   words solving, per word, the 2 × 2 least-squares system for its A and B over every pixel
 ///   its wrapped bilinear footprint reaches (7 × 7 pixels at 4bpp, 15 × 7 at 2bpp), holding the
 ///   neighbours fixed (pixels within 2 px of a border weigh 4×), and quantising at once so
 ///   that the neighbours solved later absorb the rounding; with (2) choosing every pixel's modulation again against the exact decode.
-///   It stops when a pass gains less than 0.2 % of the squared error (at most ``maximumPasses``)
-///   and keeps the best state seen.
+///   It stops when a pass gains less than 0.1 % of the squared error (at most ``maximumPasses``)
+///   and keeps the best state seen; then up to ``maximumBorderPasses`` passes refine only the
+///   words within ``borderRing`` words of an edge, each kept only when it lowers the error.
+///
+/// Wrap: PVRTC1's upscaling blends a tile's first pixel row and column half-and-half with its
+/// last words, so the edge words serve two unrelated strips of the image. Each border word's
+/// starting colours (principal axis at `quality`, bounds at `fast`) are therefore taken over its
+/// own block and the block across the wrap (all four corner blocks for a corner word): started
+/// from its own block alone, the alternation settles in a local minimum that edge weighting
+/// cannot leave (256² map tiles, seam band 2 px: Mont Blanc colour z13 gap interior − band
+/// 6.9 → 3.4 dB, and the interior itself +1 dB; see BENCHMARKS.md, issue 11).
 ///
 /// Alpha: when any pixel is not opaque, each colour may be stored translucent (A3 R4 G4 B3/B4)
 /// where that is nearer, and each 4bpp word may switch to punch-through modulation when
@@ -28,9 +38,18 @@ public final class PVRTCEncoder {
         case quality
     }
 
-    /// Upper bound on quality passes (each about the cost of three `fast` encodes). Three keep
-    /// terrain1024 within 0.3 dB of six (33.74 against 33.90 dB) at twice the speed.
-    public var maximumPasses = 3
+    /// Upper bound on quality passes (each about the cost of three `fast` encodes). Six (was
+    /// three): on the 30 codec-bench 256² tiles 37.45 dB against 37.31 with three, at about
+    /// 0.8× the speed (eight gain only 0.02 dB more); see BENCHMARKS.md, issue 11.
+    public var maximumPasses = 6
+    /// Upper bound on border-only passes after the full ones: the words within
+    /// ``borderRing`` words of an edge are refined again, their wrapped footprints reaching the
+    /// opposite edge, while the interior stays fixed. Each costs about an eighth of a full pass
+    /// on a 256² tile plus one modulation choice. Two gain 0.1–0.2 dB in the seam band of map
+    /// tiles; six only 0.07 dB more.
+    public var maximumBorderPasses = 2
+    /// Words from each edge that the border passes refine.
+    static let borderRing = 2
     /// Passes the last `quality` encode ran.
     public private(set) var passesRun = 0
 
@@ -46,6 +65,8 @@ public final class PVRTCEncoder {
     var lanesB: [UInt64] = []
     var valueA: [SIMD4<Float>] = []
     var valueB: [SIMD4<Float>] = []
+    var savedA: [SIMD4<Float>] = []
+    var savedB: [SIMD4<Float>] = []
 
     public init() {}
 
@@ -92,6 +113,8 @@ public final class PVRTCEncoder {
             lanesB = lanesA
             valueA = [SIMD4<Float>](repeating: .zero, count: wordCount)
             valueB = valueA
+            savedA = valueA
+            savedB = valueA
         }
         let source = rgba.baseAddress!
         // Two pixels' alpha bytes at a time (pixel counts are even: sides are powers of two ≥ 8).
@@ -112,27 +135,45 @@ public final class PVRTCEncoder {
             : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: level == .quality)
         passesRun = 0
         if level == .quality {
-            while passesRun < maximumPasses && error > 0 {
-                passesRun += 1
+            /// One refinement pass (all words, or only the border ring), kept when it lowers the
+            /// error; returns the gain (0 when the pass was undone).
+            func pass(border: Bool) -> Int {
                 savedWords.withUnsafeMutableBufferPointer { saved in
                     colourWords.withUnsafeBufferPointer { current in
                         saved.baseAddress!.update(from: current.baseAddress!, count: wordCount)
                     }
                 }
-                refine(layout: layout, hasAlpha: hasAlpha)
+                savedA.withUnsafeMutableBufferPointer { saved in
+                    valueA.withUnsafeBufferPointer { current in saved.baseAddress!.update(from: current.baseAddress!, count: wordCount) }
+                }
+                savedB.withUnsafeMutableBufferPointer { saved in
+                    valueB.withUnsafeBufferPointer { current in saved.baseAddress!.update(from: current.baseAddress!, count: wordCount) }
+                }
+                refine(layout: layout, hasAlpha: hasAlpha, borderRing: border ? Self.borderRing : nil)
                 let newError = opaque4
                     ? chooseModulationOpaque4(source, layout: layout, keepResidual: true)
                     : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: true)
                 if newError >= error {
                     swap(&savedWords, &colourWords)
-                    _ = opaque4
-                        ? chooseModulationOpaque4(source, layout: layout, keepResidual: false)
-                        : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: false)
-                    break
+                    swap(&savedA, &valueA)
+                    swap(&savedB, &valueB)
+                    error = opaque4
+                        ? chooseModulationOpaque4(source, layout: layout, keepResidual: true)
+                        : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: true)
+                    return 0
                 }
-                let gain = error - newError
-                error = newError
-                if Double(gain) < 0.002 * Double(error) { break }
+                defer { error = newError }
+                return error - newError
+            }
+            while passesRun < maximumPasses && error > 0 {
+                passesRun += 1
+                let gain = pass(border: false)
+                if gain == 0 || Double(gain) < 0.001 * Double(error) { break }
+            }
+            var borderPasses = 0
+            while borderPasses < maximumBorderPasses && error > 0 {
+                borderPasses += 1
+                if pass(border: true) == 0 { break }
             }
         }
         pack(layout: layout, into: words)
@@ -191,24 +232,52 @@ public final class PVRTCEncoder {
     /// or the bilinear upscaling mixes A of one word with B of the next).
     func initialise(_ source: UnsafeRawPointer, layout: PVRTCLayout, hasAlpha: Bool) {
         let bw = layout.format.blockWidth, width = layout.width
-        let count = Float(bw * 4)
+        let lastX = layout.wordsWide - 1, lastY = layout.wordsHigh - 1
+        var bases = [Int](repeating: 0, count: 4), columns = [Range<Int>](repeating: 0..<bw, count: 4), rows = [Range<Int>](repeating: 0..<4, count: 4)
         let orientation = SIMD4<Float>(0.299, 0.587, 0.114, 0.5)
         colourWords.withUnsafeMutableBufferPointer { words in
             valueA.withUnsafeMutableBufferPointer { va in
                 valueB.withUnsafeMutableBufferPointer { vb in
                     for wy in 0..<layout.wordsHigh {
                         for wx in 0..<layout.wordsWide {
-                            let base = ((wy * 4) * width + wx * bw) * 4
-                            var sum = SIMD4<Float>.zero
-                            for row in 0..<4 {
-                                for column in 0..<bw { sum += Self.load(source, base + (row * width + column) * 4) }
+                            // The blocks whose pixels this word's colours must serve: its own, and for
+                            // a border word the block across the wrap (both corners' for a corner word).
+                            let partnerX = layout.wordsWide < 2 ? -1 : wx == 0 ? lastX : wx == lastX ? 0 : -1
+                            let partnerY = layout.wordsHigh < 2 ? -1 : wy == 0 ? lastY : wy == lastY ? 0 : -1
+                            // Of a partner block, only the half next to the wrap blends with this word.
+                            let nearX = wx == 0 ? (bw / 2)..<bw : 0..<(bw / 2), nearY = wy == 0 ? 2..<4 : 0..<2
+                            var blockCount = 1
+                            bases[0] = ((wy * 4) * width + wx * bw) * 4; columns[0] = 0..<bw; rows[0] = 0..<4
+                            if partnerX >= 0 {
+                                bases[blockCount] = ((wy * 4) * width + partnerX * bw) * 4; columns[blockCount] = nearX; rows[blockCount] = 0..<4
+                                blockCount += 1
                             }
-                            let mean = sum / count
+                            if partnerY >= 0 {
+                                bases[blockCount] = ((partnerY * 4) * width + wx * bw) * 4; columns[blockCount] = 0..<bw; rows[blockCount] = nearY
+                                blockCount += 1
+                            }
+                            if partnerX >= 0 && partnerY >= 0 {
+                                bases[blockCount] = ((partnerY * 4) * width + partnerX * bw) * 4; columns[blockCount] = nearX; rows[blockCount] = nearY
+                                blockCount += 1
+                            }
+                            var pixelCount: Float = 0
+                            for k in 0..<blockCount { pixelCount += Float(columns[k].count * rows[k].count) }
+                            var sum = SIMD4<Float>.zero
+                            for k in 0..<blockCount {
+                                let base = bases[k]
+                                for row in rows[k] {
+                                    for column in columns[k] { sum += Self.load(source, base + (row * width + column) * 4) }
+                                }
+                            }
+                            let mean = sum / pixelCount
                             var c0 = SIMD4<Float>.zero, c1 = c0, c2 = c0, c3 = c0
-                            for row in 0..<4 {
-                                for column in 0..<bw {
-                                    let d = Self.load(source, base + (row * width + column) * 4) - mean
-                                    c0 += d * d.x; c1 += d * d.y; c2 += d * d.z; c3 += d * d.w
+                            for k in 0..<blockCount {
+                                let base = bases[k]
+                                for row in rows[k] {
+                                    for column in columns[k] {
+                                        let d = Self.load(source, base + (row * width + column) * 4) - mean
+                                        c0 += d * d.x; c1 += d * d.y; c2 += d * d.z; c3 += d * d.w
+                                    }
                                 }
                             }
                             var axis = c0 + c1 + c2 + c3
@@ -223,10 +292,13 @@ public final class PVRTCEncoder {
                                 axis /= length
                                 if (axis * orientation).sum() < 0 { axis = -axis }
                                 var tMin = Float.greatestFiniteMagnitude, tMax = -Float.greatestFiniteMagnitude
-                                for row in 0..<4 {
-                                    for column in 0..<bw {
-                                        let t = ((Self.load(source, base + (row * width + column) * 4) - mean) * axis).sum()
-                                        tMin = min(tMin, t); tMax = max(tMax, t)
+                                for k in 0..<blockCount {
+                                    let base = bases[k]
+                                    for row in rows[k] {
+                                        for column in columns[k] {
+                                            let t = ((Self.load(source, base + (row * width + column) * 4) - mean) * axis).sum()
+                                            tMin = min(tMin, t); tMax = max(tMax, t)
+                                        }
                                     }
                                 }
                                 lowest = (mean + axis * tMin).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
@@ -253,20 +325,31 @@ public final class PVRTCEncoder {
     /// row, against three passes of float work for the principal axis.
     func initialiseFromBounds(_ source: UnsafeRawPointer, layout: PVRTCLayout, hasAlpha: Bool) {
         let bw = layout.format.blockWidth, rowBytes = layout.width * 4
+        let lastX = layout.wordsWide - 1, lastY = layout.wordsHigh - 1
         colourWords.withUnsafeMutableBufferPointer { words in
             valueA.withUnsafeMutableBufferPointer { va in
                 valueB.withUnsafeMutableBufferPointer { vb in
                     for wy in 0..<layout.wordsHigh {
                         for wx in 0..<layout.wordsWide {
-                            let base = source + (wy * 4) * rowBytes + wx * bw * 4
                             var low = SIMD16<UInt8>(repeating: 255), high = SIMD16<UInt8>(repeating: 0)
-                            for row in 0..<4 {
-                                for half in stride(from: 0, to: bw, by: 4) {
-                                    let v = base.loadUnaligned(fromByteOffset: row * rowBytes + half * 4, as: SIMD16<UInt8>.self)
-                                    low = pointwiseMin(low, v)
-                                    high = pointwiseMax(high, v)
+                            @inline(__always) func bound(_ bx: Int, _ by: Int) {
+                                let base = source + (by * 4) * rowBytes + bx * bw * 4
+                                for row in 0..<4 {
+                                    for half in stride(from: 0, to: bw, by: 4) {
+                                        let v = base.loadUnaligned(fromByteOffset: row * rowBytes + half * 4, as: SIMD16<UInt8>.self)
+                                        low = pointwiseMin(low, v)
+                                        high = pointwiseMax(high, v)
+                                    }
                                 }
                             }
+                            bound(wx, wy)
+                            // A border word also bounds the block across the wrap: the upscaling
+                            // blends the two into the edge pixels (see `initialise`).
+                            let partnerX = layout.wordsWide < 2 ? -1 : wx == 0 ? lastX : wx == lastX ? 0 : -1
+                            let partnerY = layout.wordsHigh < 2 ? -1 : wy == 0 ? lastY : wy == lastY ? 0 : -1
+                            if partnerX >= 0 { bound(partnerX, wy) }
+                            if partnerY >= 0 { bound(wx, partnerY) }
+                            if partnerX >= 0 && partnerY >= 0 { bound(partnerX, partnerY) }
                             let low8 = pointwiseMin(low.lowHalf, low.highHalf), high8 = pointwiseMax(high.lowHalf, high.highHalf)
                             let lo = pointwiseMin(low8.lowHalf, low8.highHalf), hi = pointwiseMax(high8.lowHalf, high8.highHalf)
                             let lowest = SIMD4<Float>(Float(lo.x), Float(lo.y), Float(lo.z), Float(lo.w))
@@ -516,7 +599,8 @@ public final class PVRTCEncoder {
 
     /// One Gauss–Seidel sweep: every word's A and B re-solved (2 × 2 normal equations per
     /// channel over its wrapped footprint, neighbours fixed), quantised, and the residual updated.
-    func refine(layout: PVRTCLayout, hasAlpha: Bool) {
+    /// With `borderRing` set, only the words within that many words of an edge are re-solved.
+    func refine(layout: PVRTCLayout, hasAlpha: Bool, borderRing: Int? = nil) {
         let bw = layout.format.blockWidth, width = layout.width
         let spanX = 2 * bw - 1, spanY = 7
         let xMask = layout.width - 1, yMask = layout.height - 1
@@ -550,7 +634,9 @@ public final class PVRTCEncoder {
                                                 ys[j] = y * width
                                                 ye[j] = y < 2 || y >= layout.height - 2 ? edgeWeight : 1
                                             }
+                                            let rowInRing = borderRing.map { wy < $0 || wy >= layout.wordsHigh - $0 } ?? true
                                             for wx in 0..<layout.wordsWide {
+                                                if let ring = borderRing, !rowInRing, wx >= ring, wx < layout.wordsWide - ring { continue }
                                                 let left = wx * bw + bw / 2 - (bw - 1)
                                                 for i in 0..<spanX {
                                                     xs[i] = (left + i) & xMask

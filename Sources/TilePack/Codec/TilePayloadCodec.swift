@@ -68,12 +68,8 @@ public struct TilePayloadCodec: Sendable {
             throw .byteCount(what: "\(codec.rawValue) payload (zlib could not start)", expected: raw, actual: stored.count)
         }
         defer { inflaters.give(inflater) }
-        let produced: Int
-        do { produced = try inflater.inflate(stored, into: payload) } catch {
+        do { try inflater.inflateExactly(stored, into: payload) } catch {
             throw .byteCount(what: "\(codec.rawValue) payload (\(error.description))", expected: raw, actual: stored.count)
-        }
-        guard produced == raw else {
-            throw .byteCount(what: "inflated \(codec.rawValue) payload", expected: raw, actual: produced)
         }
     }
 

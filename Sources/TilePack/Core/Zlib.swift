@@ -80,6 +80,32 @@ public enum Zlib {
             }
             return output.count - Int(stream.pointee.avail_out)
         }
+
+        /// Inflates one complete stream that must fill `output` exactly: the stream ends
+        /// (`Z_STREAM_END`) with every input byte used and every output byte written. Archive
+        /// payloads use this, so a payload with bytes after its stream, or one that would
+        /// inflate past the buffer, is refused wherever it is read (the tile store and `query`
+        /// agree on what a whole tile is).
+        /// - Cost: O(input + output); no allocation.
+        public func inflateExactly(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(Failure) {
+            let produced = try inflate(input, into: output)
+            guard produced == output.count else {
+                throw Failure(code: Z_BUF_ERROR, message: "stream inflates to \(produced) bytes, expected \(output.count)")
+            }
+            // `inflate` stops when the output is full; the stream must also be at its end.
+            var probe: UInt8 = 0
+            let code = withUnsafeMutablePointer(to: &probe) { p -> Int32 in
+                stream.pointee.next_out = p
+                stream.pointee.avail_out = 1
+                return CZlib.inflate(stream, Z_NO_FLUSH)
+            }
+            guard code == Z_STREAM_END, stream.pointee.avail_out == 1 else {
+                throw Failure(code: Z_DATA_ERROR, message: "stream inflates past \(output.count) bytes or is truncated")
+            }
+            guard stream.pointee.avail_in == 0 else {
+                throw Failure(code: Z_DATA_ERROR, message: "\(stream.pointee.avail_in) bytes after the end of the stream")
+            }
+        }
     }
 
     /// Inflates a zlib stream of unknown output size, refusing to grow past `limit` bytes

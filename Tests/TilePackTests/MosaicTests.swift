@@ -259,8 +259,9 @@ struct MosaicTests {
         let pieces = try MosaicSource(files: MosaicFixture.pieces.map { dir.file("pieces/" + $0.name) })
         #expect(pieces.layers.isEmpty)
         #expect(Resampler.forSource(pieces, georeference: pieces.grid, maxError: 0.125, method: .bilinear) is Resampler)
-        // Two grids, one of them holding two aligned pieces: those stay one layer, and a
-        // pixel bilinear between them reads both (as the uncut file does).
+        // Two grids, one of them holding two aligned pieces listed around the UTM file: those
+        // stay one layer, a pixel bilinear between them reads both (as the uncut file does),
+        // and where the layers overlap each pixel goes to the file listed last.
         let (_, utm) = try writeTwoCRSPieces(dir)
         let a = dir.file("pieces/a.tif"), b = dir.file("pieces/b.tif")
         let m = try MosaicSource(files: [a, utm, b])
@@ -271,13 +272,14 @@ struct MosaicTests {
         #expect(m.layers[0].priority(col: 5, row: MosaicFixture.cy + 5) == nil)
         let whole = dir.file("whole.tif")
         let resampler = Resampler.forSource(m, georeference: m.grid, maxError: 0.125, method: .bilinear)
-        var seam = 0
+        let pair = Resampler(source: m.layers[0], mapper: CoordinateMapper(georeference: m.layers[0].grid, maxError: 0.125), method: .bilinear)
+        var seam = 0, overA = 0, overB = 0
         for tile in try maxZoomTiles(m) {
             let grid = PixelGrid.tile(tile)
-            let ws = ResampleWorkspace()
+            let ws = ResampleWorkspace(), layer = ResampleWorkspace()
             _ = try resampler.resample(grid, tile: tile, into: ws)
+            _ = try pair.resample(grid, tile: tile, into: layer)
             let uncut = try sampleAlone(whole, grid, tile, .bilinear), u = try sampleAlone(utm, grid, tile, .bilinear)
-            let layer = ws.layers[0]
             for k in 0..<(grid.width * grid.height) where u.valid[k] == 0 && uncut.valid[k] != 0 && layer.valid[k] != 0
                 && layer.rows[k] < Double(MosaicFixture.cy) - 0.5 {
                 // Away from the UTM file (and the layer's south edge, where the uncut file
@@ -285,8 +287,16 @@ struct MosaicTests {
                 #expect(ws.values[k] == uncut.values[k], "\(tile) pixel \(k)")
                 if abs(layer.cols[k] - Double(MosaicFixture.cx)) < 0.5 { seam += 1 }
             }
+            // Where the UTM file (listed 2nd) overlaps the pieces, it covers a (1st) and b
+            // (3rd) covers it: the files' list order decides, not the layers'.
+            for k in 0..<(grid.width * grid.height) where u.valid[k] != 0 && layer.valid[k] != 0 {
+                let inB = layer.cols[k] >= Double(MosaicFixture.cx)
+                #expect(ws.values[k] == (inB ? layer : u).values[k], "\(tile) pixel \(k)")
+                if inB { overB += 1 } else { overA += 1 }
+            }
         }
         #expect(seam > 10)
+        #expect(overA > 100 && overB > 100, "\(overA) \(overB)")
     }
 
     // MARK: Bad input: one line naming the file

@@ -72,7 +72,8 @@ extension MosaicSource: LayeredRasterSource, RasterLayer {
 /// Cost: a bounds test per layer; each layer whose footprint the grid reaches maps the grid
 /// (≈ 2 % of pixels projected exactly), reads one window and samples it, so a tile costs
 /// about what one source does per layer it touches; where two layers are valid at a pixel,
-/// one ``RasterLayer/priority(col:row:)`` lookup each.
+/// one ``RasterLayer/priority(col:row:)`` lookup each. Memory per worker: one scratch
+/// workspace and three per-pixel arrays, whatever the number of layers.
 struct LayeredResampler: GridResampling {
     struct Layer: Sendable {
         let source: any RasterLayer
@@ -107,48 +108,62 @@ struct LayeredResampler: GridResampling {
 
     func resample(_ grid: PixelGrid, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
         let n = grid.width * grid.height
-        if ws.layers.count != layers.count { ws.layers = layers.map { _ in ResampleWorkspace() } }
-        var active: [Int] = []
-        for (i, layer) in layers.enumerated() where reaches(grid, layer) {
-            if try layer.resampler.resample(grid, tile: tile, into: ws.layers[i]) { active.append(i) }
-        }
+        let lw: LayeredWorkspace
+        if let existing = ws.layered { lw = existing } else { lw = LayeredWorkspace(); ws.layered = lw }
         if ws.values.count != n * bands { ws.values = [Float](repeating: 0, count: n * bands) }
         if ws.valid.count != n { ws.valid = [UInt8](repeating: 0, count: n) }
-        for k in 0..<n { ws.valid[k] = 0 }
-        guard !active.isEmpty else { return false }
-
-        /// Priority of layer `i`'s sample at output pixel `k`: its input's list position.
-        func priority(_ i: Int, _ k: Int) -> Int {
-            let lws = ws.layers[i], layer = layers[i].source
-            // A valid sample maps inside the layer or, when averaging, up to a footprint
-            // beside it: rank it by the layer pixel nearest, clamped in Double before Int.
-            let c = lws.cols[k].rounded(.down), r = lws.rows[k].rounded(.down)
-            guard c.isFinite, r.isFinite, layer.width > 0, layer.height > 0 else { return Int.min }
-            let col = Int(min(max(c, 0), Double(layer.width - 1))), row = Int(min(max(r, 0), Double(layer.height - 1)))
-            return layer.priority(col: col, row: row) ?? Int.min
+        if lw.owner.count != n {
+            lw.owner = [Int](repeating: 0, count: n)
+            lw.ownerCol = [Int](repeating: 0, count: n)
+            lw.ownerRow = [Int](repeating: 0, count: n)
         }
-        // The active layers' results as plain arrays, so the loop does no class-field access.
-        let valids = active.map { ws.layers[$0].valid }, values = active.map { ws.layers[$0].values }
+        for k in 0..<n { ws.valid[k] = 0 }
         let bands = self.bands
         var any = false
-        ws.values.withUnsafeMutableBufferPointer { out in
-            ws.valid.withUnsafeMutableBufferPointer { valid in
-                for k in 0..<n {
-                    var best = -1, bestPriority: Int? = nil
-                    for a in valids.indices where valids[a][k] != 0 {
-                        if best < 0 { best = a; continue }
-                        // Two layers have data here (an overlap): the input listed last wins.
-                        let p = priority(active[a], k)
-                        let q = bestPriority ?? priority(active[best], k)
-                        if p > q { best = a; bestPriority = p } else { bestPriority = q }
+        // Layers one after another through one scratch workspace, each merged into the output
+        // as it is done; an output pixel remembers its layer and layer cell, so an overlap
+        // can be ranked later without keeping every layer's samples.
+        for (i, layer) in layers.enumerated() where reaches(grid, layer) {
+            let s = lw.scratch
+            guard try layer.resampler.resample(grid, tile: tile, into: s) else { continue }
+            let w = layer.source.width, h = layer.source.height
+            guard w > 0, h > 0 else { continue }
+            let valid = s.valid, cols = s.cols, rows = s.rows  // read-only for the merge
+            s.values.withUnsafeBufferPointer { from in
+                ws.values.withUnsafeMutableBufferPointer { out in
+                    for k in 0..<n where valid[k] != 0 {
+                        // The layer cell of the sample: inside the layer or, when averaging, up
+                        // to a footprint beside it, so clamped (in Double, before Int).
+                        let c = cols[k].rounded(.down), r = rows[k].rounded(.down)
+                        guard c.isFinite, r.isFinite else { continue }
+                        let col = Int(min(max(c, 0), Double(w - 1))), row = Int(min(max(r, 0), Double(h - 1)))
+                        if ws.valid[k] != 0 {
+                            // Two layers have data here (an overlap): the input listed last wins.
+                            let mine = layer.source.priority(col: col, row: row) ?? Int.min
+                            let theirs = layers[lw.owner[k]].source.priority(col: lw.ownerCol[k], row: lw.ownerRow[k]) ?? Int.min
+                            if mine <= theirs { continue }
+                        }
+                        for b in 0..<bands { out[k * bands + b] = from[k * bands + b] }
+                        ws.valid[k] = 1
+                        lw.owner[k] = i
+                        lw.ownerCol[k] = col
+                        lw.ownerRow[k] = row
+                        any = true
                     }
-                    guard best >= 0 else { continue }
-                    for b in 0..<bands { out[k * bands + b] = values[best][k * bands + b] }
-                    valid[k] = 1
-                    any = true
                 }
             }
         }
         return any
     }
+}
+
+/// What a worker's ``LayeredResampler`` reuses from tile to tile: one scratch workspace that
+/// every layer is resampled into in turn (memory independent of the number of layers), and
+/// per output pixel the layer that supplied it and the layer cell it came from.
+/// Unchecked Sendable for the reason ``ResampleWorkspace`` is: one worker at a time owns it.
+final class LayeredWorkspace: @unchecked Sendable {
+    let scratch = ResampleWorkspace()
+    var owner: [Int] = []
+    var ownerCol: [Int] = []
+    var ownerRow: [Int] = []
 }

@@ -191,6 +191,114 @@ struct MosaicTests {
         #expect(v.contains { !$0.isNaN && $0 != Float(MosaicFixture.nodata) })
     }
 
+    /// A geographic piece (60 × 60 pixels of about 23 × 33 m) and a UTM 32N piece (10 m
+    /// pixels) whose west half overlaps its east third: two grids, so the mosaic is layered.
+    func writeTwoCRSPieces(_ dir: TemporaryDirectory) throws -> (geo: String, utm: String) {
+        try MosaicFixture.writePiece(dir.file("geo.tif"), x: 0, y: 0, w: 60, h: 60)
+        // Put the UTM piece's north-west corner on the geographic piece's pixel (40, 10).
+        let utm = try GeoReference(crs: CRS(epsg: 32632), transform: GeoTransform([0, 1, 0, 0, 0, -1]), width: 1, height: 1)
+        let s = DEMFixture.step
+        let corner = utm.pixel(lon: DEMFixture.west + 40 * s, lat: DEMFixture.north - 10 * s)
+        try MosaicFixture.writePiece(dir.file("utm.tif"), x: 20, y: 30, w: 100, h: 110, epsg: 32632,
+                                     transform: GeoTransform([corner.col, 10, 0, -corner.row, 0, -10]))
+        return (dir.file("geo.tif"), dir.file("utm.tif"))
+    }
+
+    /// Max-zoom tiles of a source, as the build plans them.
+    func maxZoomTiles(_ source: MosaicSource) throws -> [TileID] {
+        let plan = try TileBuilder(source: source, georeference: source.grid, options: BuildOptions(), codec: PNGCodec()).plan()
+        let r = try #require(plan.range(atZoom: plan.maxZoom))
+        return (r.minY...r.maxY).flatMap { y in (r.minX...r.maxX).map { x in TileID(unchecked: plan.maxZoom, x, y) } }
+    }
+
+    /// One file resampled alone onto `grid`, as a single-file build would.
+    func sampleAlone(_ path: String, _ grid: PixelGrid, _ tile: TileID, _ method: Resampling) throws -> ResampleWorkspace {
+        let tiff = try TIFFFile(path: path)
+        let geo = try GeoReference(image: tiff.image, path: path)
+        let ws = ResampleWorkspace()
+        _ = try Resampler(source: tiff, mapper: CoordinateMapper(georeference: geo, maxError: 0.125), method: method)
+            .resample(grid, tile: tile, into: ws)
+        return ws
+    }
+
+    @Test(arguments: [Resampling.bilinear, .nearest, .average])
+    func filesInTwoCRSsAreSampledNativelyAndTheLastListedWins(_ method: Resampling) throws {
+        let dir = TemporaryDirectory()
+        let (geo, utm) = try writeTwoCRSPieces(dir)
+        for order in [[geo, utm], [utm, geo]] {
+            let m = try MosaicSource(files: order)
+            #expect(m.layers.count == 2)
+            let resampler = Resampler.forSource(m, georeference: m.grid, maxError: 0.125, method: method)
+            #expect(resampler is LayeredResampler)
+            var overlap = 0, onlyFirst = 0, onlyLast = 0
+            for tile in try maxZoomTiles(m) {
+                let grid = PixelGrid.tile(tile, border: 1)
+                let ws = ResampleWorkspace()
+                _ = try resampler.resample(grid, tile: tile, into: ws)
+                let first = try sampleAlone(order[0], grid, tile, method), last = try sampleAlone(order[1], grid, tile, method)
+                for k in 0..<(grid.width * grid.height) {
+                    // Each output pixel is the native sample of the last listed file valid there.
+                    let want: ResampleWorkspace? = last.valid[k] != 0 ? last : first.valid[k] != 0 ? first : nil
+                    #expect((ws.valid[k] != 0) == (want != nil), "\(tile) pixel \(k)")
+                    if let want { #expect(ws.values[k] == want.values[k], "\(tile) pixel \(k)") }
+                    switch (first.valid[k] != 0, last.valid[k] != 0) {
+                    case (true, true): overlap += 1
+                    case (true, false): onlyFirst += 1
+                    case (false, true): onlyLast += 1
+                    default: break
+                    }
+                }
+            }
+            // The seam band exists and both files show: the test compares something.
+            #expect(overlap > 1000 && onlyFirst > 1000 && onlyLast > 1000, "\(overlap) \(onlyFirst) \(onlyLast)")
+        }
+    }
+
+    @Test func filesOnOneGridAreOneLayerSampledAcrossTheirSeams() throws {
+        let dir = try writeWholeAndPieces()
+        let pieces = try MosaicSource(files: MosaicFixture.pieces.map { dir.file("pieces/" + $0.name) })
+        #expect(pieces.layers.isEmpty)
+        #expect(Resampler.forSource(pieces, georeference: pieces.grid, maxError: 0.125, method: .bilinear) is Resampler)
+        // Two grids, one of them holding two aligned pieces listed around the UTM file: those
+        // stay one layer, a pixel bilinear between them reads both (as the uncut file does),
+        // and where the layers overlap each pixel goes to the file listed last.
+        let (_, utm) = try writeTwoCRSPieces(dir)
+        let a = dir.file("pieces/a.tif"), b = dir.file("pieces/b.tif")
+        let m = try MosaicSource(files: [a, utm, b])
+        #expect(m.layers.count == 2)
+        #expect(m.layers.map { $0.placements.map(\.file) } == [[0, 2], [1]])
+        #expect(m.layers[0].priority(col: 5, row: 5) == 0)
+        #expect(m.layers[0].priority(col: MosaicFixture.cx + 5, row: 5) == 2)
+        #expect(m.layers[0].priority(col: 5, row: MosaicFixture.cy + 5) == nil)
+        let whole = dir.file("whole.tif")
+        let resampler = Resampler.forSource(m, georeference: m.grid, maxError: 0.125, method: .bilinear)
+        let pair = Resampler(source: m.layers[0], mapper: CoordinateMapper(georeference: m.layers[0].grid, maxError: 0.125), method: .bilinear)
+        var seam = 0, overA = 0, overB = 0
+        for tile in try maxZoomTiles(m) {
+            let grid = PixelGrid.tile(tile)
+            let ws = ResampleWorkspace(), layer = ResampleWorkspace()
+            _ = try resampler.resample(grid, tile: tile, into: ws)
+            _ = try pair.resample(grid, tile: tile, into: layer)
+            let uncut = try sampleAlone(whole, grid, tile, .bilinear), u = try sampleAlone(utm, grid, tile, .bilinear)
+            for k in 0..<(grid.width * grid.height) where u.valid[k] == 0 && uncut.valid[k] != 0 && layer.valid[k] != 0
+                && layer.rows[k] < Double(MosaicFixture.cy) - 0.5 {
+                // Away from the UTM file (and the layer's south edge, where the uncut file
+                // goes on), pieces a and b give what the uncut file gives.
+                #expect(ws.values[k] == uncut.values[k], "\(tile) pixel \(k)")
+                if abs(layer.cols[k] - Double(MosaicFixture.cx)) < 0.5 { seam += 1 }
+            }
+            // Where the UTM file (listed 2nd) overlaps the pieces, it covers a (1st) and b
+            // (3rd) covers it: the files' list order decides, not the layers'.
+            for k in 0..<(grid.width * grid.height) where u.valid[k] != 0 && layer.valid[k] != 0 {
+                let inB = layer.cols[k] >= Double(MosaicFixture.cx)
+                #expect(ws.values[k] == (inB ? layer : u).values[k], "\(tile) pixel \(k)")
+                if inB { overB += 1 } else { overA += 1 }
+            }
+        }
+        #expect(seam > 10)
+        #expect(overA > 100 && overB > 100, "\(overA) \(overB)")
+    }
+
     // MARK: Bad input: one line naming the file
 
     func expectOneLine(_ error: any Error, naming: String, _ words: String) {

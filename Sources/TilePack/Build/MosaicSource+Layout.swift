@@ -11,11 +11,12 @@ extension MosaicSource {
     /// A mosaic of GeoTIFFs in the given order (later files win where they overlap).
     ///
     /// The grid takes the first file's CRS and pixel size and is extended by whole pixels
-    /// until it covers every file's outline.
+    /// until it covers every file's outline. When the files lie on more than one grid (another
+    /// CRS, pixel size or a sub-pixel offset), each grid also becomes one of ``layers``.
     /// - Throws: ``InputFileError`` or ``TIFFError`` naming the file: unreadable, not
     ///   georeferenced, or with bands, sample type, palette or alpha unlike the first file's.
     /// - Cost: opens each file once to read its header (then closes it); O(files) projections
-    ///   of 33 outline points per edge.
+    ///   of 33 outline points per edge, twice for a layered mosaic; O(files × grids) to group.
     public init(files paths: [String], maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
         guard let firstPath = paths.first else {
             throw BuildError.invalidOption("a mosaic needs at least one file")
@@ -30,10 +31,45 @@ extension MosaicSource {
                               sampleType: tiff.sampleType, nodata: tiff.nodata,
                               georeference: try GeoReference(image: tiff.image, path: path)))
         }
-        let ref = files[0].georeference
-        // Each file's footprint in the first file's pixel space, from its densified outline.
+        let (grid, placements) = try Self.place(files, members: Array(files.indices))
+        // The grids the files lie on: files sharing a CRS, pixel size and whole-pixel
+        // alignment form one (tiles cut from one DEM, one UTM zone's sheets), so a seam inside
+        // a grid is sampled across as one image; a second grid makes the mosaic layered.
+        var groups: [[Int]] = []
+        for i in files.indices {
+            let ref = files[i].georeference
+            if let g = groups.firstIndex(where: { Self.wholePixelOffset(ref, on: files[$0[0]].georeference) != nil }) {
+                groups[g].append(i)
+            } else {
+                groups.append([i])
+            }
+        }
+        let pool = TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles)
+        func source(_ grid: GeoReference, _ placements: [Placement], nodata: Double?, layers: [MosaicSource]) -> MosaicSource {
+            MosaicSource(files: files, grid: grid, placements: placements, pool: pool, layers: layers,
+                         bands: first.bands, sampleType: first.sampleType, nodata: nodata,
+                         colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+        }
+        var layers: [MosaicSource] = []
+        if groups.count > 1 {
+            for members in groups {
+                let (g, p) = try Self.place(files, members: members)
+                layers.append(source(g, p, nodata: Self.commonNodata(members.map { files[$0].nodata }), layers: []))
+            }
+        }
+        self = source(grid, placements, nodata: Self.commonNodata(files.map(\.nodata)), layers: layers)
+    }
+
+    /// The grid of `members` (indices into `files`, in mosaic order) and where each lies on
+    /// it: the first member's CRS and pixel size, extended by whole pixels until it covers
+    /// every member's outline. A member on that grid is copied, any other resampled into it.
+    /// - Cost: O(members) projections of 33 outline points per edge.
+    static func place(_ files: [File], members: [Int]) throws -> (grid: GeoReference, placements: [Placement]) {
+        let head = files[members[0]]
+        let ref = head.georeference
+        // Each file's footprint in the first member's pixel space, from its densified outline.
         var boxes: [(minC: Double, minR: Double, maxC: Double, maxR: Double)] = []
-        for f in files {
+        for f in members.map({ files[$0] }) {
             var box = (minC: Double.infinity, minR: Double.infinity, maxC: -Double.infinity, maxR: -Double.infinity)
             let k = 33, w = Double(f.width), h = Double(f.height)
             for i in 0..<k {
@@ -52,7 +88,7 @@ extension MosaicSource {
                 }
             }
             guard box.minC.isFinite, box.maxC.isFinite, box.minR.isFinite, box.maxR.isFinite else {
-                throw InputFileError(path: f.path, problem: "cannot be placed in \(ref.crs.name), the CRS of \(files[0].path)")
+                throw InputFileError(path: f.path, problem: "cannot be placed in \(ref.crs.name), the CRS of \(head.path)")
             }
             boxes.append(box)
         }
@@ -63,17 +99,18 @@ extension MosaicSource {
         let lo = (c: boxes.map(\.minC).min() ?? 0, r: boxes.map(\.minR).min() ?? 0)
         let hi = (c: boxes.map(\.maxC).max() ?? 0, r: boxes.map(\.maxR).max() ?? 0)
         guard abs(lo.c) < limit, abs(lo.r) < limit, abs(hi.c) < limit, abs(hi.r) < limit else {
-            throw InputFileError(path: files[0].path, problem: "the mosaic's files span more than 2^31 pixels of this file's grid")
+            throw InputFileError(path: head.path, problem: "the mosaic's files span more than 2^31 pixels of this file's grid")
         }
         let minC = Int(floor(lo.c + eps)), minR = Int(floor(lo.r + eps))
         let gridW = Int(ceil(hi.c - eps)) - minC, gridH = Int(ceil(hi.r - eps)) - minR
         guard gridW > 0, gridH > 0, gridW < (1 << 31), gridH < (1 << 31) else {
-            throw InputFileError(path: files[0].path, problem: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
+            throw InputFileError(path: head.path, problem: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
         }
         var placements: [Placement] = []
         var exactOrigin: (x: Double?, y: Double?) = (nil, nil)
         let t = ref.transform.coefficients
-        for (i, f) in files.enumerated() {
+        for (k, i) in members.enumerated() {
+            let f = files[i]
             if let (dx, dy) = Self.wholePixelOffset(f.georeference, on: ref) {
                 let gx = dx - minC, gy = dy - minR
                 // The grid's origin from a file that sits on it, not recomputed: the mosaic of
@@ -84,7 +121,7 @@ extension MosaicSource {
                                             y1: min(gridH, gy + f.height), src: (0, 0, f.width, f.height),
                                             sampling: .copy(dx: gx, dy: gy), nodata: f.nodata))
             } else {
-                let b = boxes[i]
+                let b = boxes[k]
                 placements.append(Placement(file: i, x0: max(0, Int(floor(b.minC)) - minC - 1), y0: max(0, Int(floor(b.minR)) - minR - 1),
                                             x1: min(gridW, Int(ceil(b.maxC)) - minC + 1), y1: min(gridH, Int(ceil(b.maxR)) - minR + 1),
                                             src: (0, 0, f.width, f.height),
@@ -99,11 +136,9 @@ extension MosaicSource {
         }
         let grid: GeoReference
         do { grid = try GeoReference(crs: ref.crs, transform: GeoTransform(g), width: gridW, height: gridH) } catch {
-            throw InputFileError(path: files[0].path, problem: error.description)
+            throw InputFileError(path: head.path, problem: error.description)
         }
-        self.init(files: files, grid: grid, placements: placements, maxOpenFiles: maxOpenFiles,
-                  bands: first.bands, sampleType: first.sampleType, nodata: Self.commonNodata(files.map(\.nodata)),
-                  colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+        return (grid, placements)
     }
 
     /// A mosaic as a GDAL VRT describes it: the VRT's grid, its sources in order.
@@ -180,7 +215,8 @@ extension MosaicSource {
             placements.append(Placement(file: i, x0: x0, y0: y0, x1: x1, y1: y1, src: (sx0, sy0, sx1, sy1),
                                         sampling: sampling, nodata: s.nodata ?? f.nodata))
         }
-        self.init(files: files, grid: grid, placements: placements, maxOpenFiles: maxOpenFiles,
+        self.init(files: files, grid: grid, placements: placements,
+                  pool: TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles), layers: [],
                   bands: first.bands, sampleType: first.sampleType,
                   nodata: vrt.bands[0].nodata ?? Self.commonNodata(files.map(\.nodata)),
                   colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)

@@ -14,9 +14,15 @@ import Darwin
 /// ``SourceGeoreference``. For a VRT it is the VRT's grid; for a list of files it is the
 /// first file's CRS and pixel size, extended to cover every file. A file on that grid (same
 /// CRS and pixel size, whole-pixel offset: tiles cut from one DEM, a `gdalbuildvrt` mosaic)
-/// is copied pixel for pixel, so the mosaic builds exactly what the uncut file builds. Any
-/// other file (another UTM zone, another resolution) is resampled into the grid bilinearly
-/// at each grid pixel centre; the build then resamples the grid, a second interpolation.
+/// is copied pixel for pixel, so the mosaic builds exactly what the uncut file builds.
+///
+/// Files on other grids (another UTM zone, another resolution) make the mosaic *layered*:
+/// ``layers`` holds one mosaic per grid (the files sharing it, on their own grid), and
+/// Tiling samples each layer natively per output pixel and keeps the sample of the file
+/// listed last (see ``LayeredResampler``), as `gdalwarp` does with several inputs.
+/// ``readFloats(x:y:width:height:)`` on the whole mosaic still resamples such files into
+/// ``grid`` (bilinear at each grid pixel centre) for the source statistics; tiles never read
+/// those resampled values, which would be a second interpolation.
 ///
 /// Where files overlap the last listed wins, as in a VRT; a pixel that is nodata (that
 /// file's own nodata, or a VRT `NODATA`) or NaN there lets the files before it show through.
@@ -24,7 +30,7 @@ import Darwin
 /// or NaN, which the build draws transparent either way.
 ///
 /// Files are opened lazily through a ``TIFFFilePool`` and closed, least recently used
-/// first, beyond ``maxOpenFiles`` (default 64).
+/// first, beyond ``maxOpenFiles`` (default 64); the layers share the mosaic's pool.
 ///
 /// ```swift
 /// let mosaic = try MosaicSource(files: ["n45e006.tif", "n45e007.tif"])
@@ -75,6 +81,8 @@ public struct MosaicSource: RasterSource {
     public let grid: GeoReference
     let placements: [Placement]
     let pool: TIFFFilePool
+    /// One mosaic per grid the files lie on, when there are two or more; else empty.
+    let layers: [MosaicSource]
 
     public var width: Int { grid.width }
     public var height: Int { grid.height }
@@ -107,13 +115,14 @@ public struct MosaicSource: RasterSource {
         return seen
     }
 
-    init(files: [File], grid: GeoReference, placements: [Placement], maxOpenFiles: Int,
+    init(files: [File], grid: GeoReference, placements: [Placement], pool: TIFFFilePool, layers: [MosaicSource],
          bands: Int, sampleType: SampleType, nodata: Double?, colorMap: [UInt16]?, alphaBand: Int?,
          terrainHints: TerrainHints) {
         self.files = files
         self.grid = grid
         self.placements = placements
-        self.pool = TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles)
+        self.pool = pool
+        self.layers = layers
         self.bands = bands
         self.sampleType = sampleType
         self.nodata = nodata

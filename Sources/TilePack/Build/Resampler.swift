@@ -56,6 +56,8 @@ final class ResampleWorkspace: @unchecked Sendable {
     var exactCells = 0
     /// Size of the last source window read (diagnostic).
     var lastWindow = (x: 0, y: 0, width: 0, height: 0)
+    /// The buffers of a ``LayeredResampler`` (a mosaic across grids); nil otherwise.
+    var layered: LayeredWorkspace?
 
     init() {}
 }

@@ -87,7 +87,7 @@ private struct TileResult: Sendable {
 
 /// What the workers share: immutable and Sendable. One per run.
 private struct TileWorker: Sendable {
-    let resampler: Resampler
+    let resampler: any GridResampling
     let colorizer: Colorizer
     let codec: any TileCodec
     let counter: LiveTileCounter
@@ -150,9 +150,9 @@ private final class BuildRun<Sink: TileSink> {
         self.plan = plan
         let counter = LiveTileCounter()
         self.counter = counter
-        let resampler = Resampler(source: builder.source,
-                                  mapper: CoordinateMapper(georeference: builder.georeference, maxError: builder.options.approximationError),
-                                  method: colorizer.forcesNearest ? .nearest : builder.options.resampling)
+        let resampler = Resampler.forSource(builder.source, georeference: builder.georeference,
+                                            maxError: builder.options.approximationError,
+                                            method: colorizer.forcesNearest ? .nearest : builder.options.resampling)
         worker = TileWorker(resampler: resampler, colorizer: colorizer, codec: builder.codec, counter: counter,
                             keepEmpty: builder.options.keepEmpty)
         blockZoom = max(plan.minZoom, plan.maxZoom - builder.options.blockLevels)

@@ -201,20 +201,63 @@ package struct ASTCBits {
     }
 }
 
+/// Reads a 128-bit block from bit 0 upwards, `count` bits at a time; past bit 127 reads zeros.
+struct ASTCBitReader {
+    var lo: UInt64
+    var hi: UInt64
+
+    /// The reader positioned at bit `start` of `bits`.
+    @inline(__always) init(_ bits: ASTCBits, from start: Int) {
+        if start >= 64 {
+            lo = bits.hi >> UInt64(start - 64); hi = 0
+        } else if start == 0 {
+            lo = bits.lo; hi = bits.hi
+        } else {
+            lo = bits.lo >> UInt64(start) | bits.hi << UInt64(64 - start); hi = bits.hi >> UInt64(start)
+        }
+    }
+
+    /// The next `count` (0…8) bits.
+    @inline(__always) mutating func take(_ count: Int) -> UInt32 {
+        let v = UInt32(truncatingIfNeeded: lo) & ((1 << UInt32(count)) &- 1)
+        lo = lo >> UInt64(count) | hi << UInt64(64 - count)   // smart shifts: 64 gives 0
+        hi = hi >> UInt64(count)
+        return v
+    }
+}
+
 extension ASTCIntegerSequence {
     /// Decodes `count` scrambled values at `level` starting at bit `start` into `out`.
     /// Reads only the bits the sequence owns (a partial last group leaves its missing trit or
     /// quint bits zero, as the specification says).
+    /// Cost: one shift pair per field; no table of the static arrays is read per value.
     @inline(__always)
     package static func decode(_ bits: ASTCBits, start: Int, count: Int, level: Int, into out: UnsafeMutablePointer<UInt8>,
                                trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
-        let n = Int(bitCounts[level])
-        var pos = start
-        switch kinds[level] {
+        decode(bits, start: start, count: count, bitsPerValue: Int(bitCounts[level]), kind: Int(kinds[level]),
+               into: out, trits: trits, quints: quints)
+    }
+
+    /// ``decode(_:start:count:level:into:trits:quints:)`` with the level's plain bits per
+    /// value `n` and its kind (1, 3 or 5) already looked up.
+    @inline(__always)
+    package static func decode(_ bits: ASTCBits, start: Int, count: Int, bitsPerValue n: Int, kind: Int,
+                               into out: UnsafeMutablePointer<UInt8>, trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
+        var reader = ASTCBitReader(bits, from: start)
+        switch kind {
         case 1:
+            // Plain bits: every value sits in the low 64 bits once the window has moved.
+            let mask = (UInt64(1) << UInt64(n)) &- 1
+            var lo = reader.lo, hi = reader.hi, used = 0
             for i in 0..<count {
-                out[i] = UInt8(truncatingIfNeeded: bits.read(pos, n))
-                pos += n
+                if used + n > 64 {
+                    // Refill: drop the consumed bits of lo, pull from hi.
+                    lo = lo >> UInt64(used) | hi << UInt64(64 - used)
+                    hi = hi >> UInt64(used)
+                    used = 0
+                }
+                out[i] = UInt8(truncatingIfNeeded: (lo >> UInt64(used)) & mask)
+                used += n
             }
         case 3:
             var i = 0
@@ -223,11 +266,9 @@ extension ASTCIntegerSequence {
                 var t: UInt32 = 0
                 // Trit-field bits after each value: 2, 2, 1, 2, 1.
                 for j in 0..<group {
-                    out[i + j] = UInt8(truncatingIfNeeded: bits.read(pos, n))
-                    pos += n
+                    out[i + j] = UInt8(truncatingIfNeeded: reader.take(n))
                     let (width, shift) = j == 0 ? (2, 0) : j == 1 ? (2, 2) : j == 2 ? (1, 4) : j == 3 ? (2, 5) : (1, 7)
-                    t |= bits.read(pos, width) << UInt32(shift)
-                    pos += width
+                    t |= reader.take(width) << UInt32(shift)
                 }
                 let row = trits + Int(t) * 5
                 for j in 0..<group { out[i + j] |= row[j] << UInt8(n) }
@@ -240,11 +281,9 @@ extension ASTCIntegerSequence {
                 var q: UInt32 = 0
                 // Quint-field bits after each value: 3, 2, 2.
                 for j in 0..<group {
-                    out[i + j] = UInt8(truncatingIfNeeded: bits.read(pos, n))
-                    pos += n
+                    out[i + j] = UInt8(truncatingIfNeeded: reader.take(n))
                     let (width, shift) = j == 0 ? (3, 0) : j == 1 ? (2, 3) : (2, 5)
-                    q |= bits.read(pos, width) << UInt32(shift)
-                    pos += width
+                    q |= reader.take(width) << UInt32(shift)
                 }
                 let row = quints + Int(q) * 3
                 for j in 0..<group { out[i + j] |= row[j] << UInt8(n) }

@@ -44,6 +44,23 @@ import Testing
         }
     }
 
+    /// `quality` scores `fast`'s layout among its candidates and adds refits, weight steps and
+    /// two partitions, so over a whole image it must not lose to `fast`.
+    @Test(arguments: ASTCEncoder.supportedFormats)
+    func qualityBeatsFast(format: ASTCFormat) throws {
+        let encoder = try ASTCEncoder(format: format)
+        let decoder = ASTCDecoder(format: format)
+        let (w, h) = (40, 40)
+        for image in [Self.gradient(w, h), Self.noise(w, h), Self.gradient(w, h, alpha: true)] {
+            var psnr: [Double] = []
+            for level in [ASTCEncoder.Level.fast, .quality] {
+                let decoded = try decoder.decode(try encoder.encode(rgba: image, width: w, height: h, level: level), width: w, height: h)
+                psnr.append(ImageQuality.measure(reference: image, decoded: decoded, width: w, height: h).rgb)
+            }
+            #expect(psnr[1] >= psnr[0], "\(format.rawValue): fast \(psnr[0]) dB, quality \(psnr[1]) dB")
+        }
+    }
+
     @Test func flatImageIsExact() throws {
         let image = [UInt8](repeating: 77, count: 12 * 12 * 4)
         let blocks = try ASTCEncoder(format: .astc6x6).encode(rgba: image, width: 12, height: 12, level: .fast)

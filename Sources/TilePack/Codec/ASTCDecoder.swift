@@ -33,13 +33,17 @@ public final class ASTCDecoder {
     private let colourUnquantised: UnsafeMutablePointer<UInt8>
     private let weightUnquantised: UnsafeMutablePointer<UInt8>
     private let colourLevels: UnsafeMutablePointer<Int8>
+    private let levelBits: UnsafeMutablePointer<UInt8>       // per level: plain bits a value
+    private let levelKinds: UnsafeMutablePointer<UInt8>      // per level: 1, 3 or 5
     // Per-block scratch.
     private let rawWeights: UnsafeMutablePointer<UInt8>      // 64 scrambled weights
     private let gridWeights: UnsafeMutablePointer<UInt8>     // 2 × 64 unquantised, plane-major
     private let texelWeights: UnsafeMutablePointer<UInt8>    // 2 × 144 infilled, plane-major
     private let colourValues: UnsafeMutablePointer<UInt8>    // 18 (+ slack) unquantised colour integers
-    private let endpointBase: UnsafeMutablePointer<Int32>    // 4 partitions × 4 channels: 257·64·e0 + 32
-    private let endpointSlope: UnsafeMutablePointer<Int32>   // 4 × 4: 257·(e1 − e0)
+    private let endpointBase: UnsafeMutablePointer<SIMD4<Int32>>   // per partition: 257·64·e0 + 32
+    private let endpointSlope: UnsafeMutablePointer<SIMD4<Int32>>  // per partition: 257·(e1 − e0)
+    /// ``ASTCBlockModes/entries`` copied out so the block loop reads a plain pointer.
+    private let entries: UnsafeMutablePointer<ASTCBlockModes.Entry>
     private let blockTexels: UnsafeMutablePointer<UInt32>    // one decoded block
     private let endpointModes: UnsafeMutablePointer<Int>     // per partition
     private let singlePartition: UnsafeMutablePointer<UInt8> // all zero: the map of a 1-partition block
@@ -63,12 +67,17 @@ public final class ASTCDecoder {
         colourUnquantised = copy(ASTCIntegerSequence.colourUnquantised)
         weightUnquantised = copy(ASTCIntegerSequence.weightUnquantised)
         colourLevels = copy(ASTCIntegerSequence.colourLevels)
+        levelBits = copy(ASTCIntegerSequence.bitCounts)
+        levelKinds = copy(ASTCIntegerSequence.kinds)
         rawWeights = .allocate(capacity: 64)
         gridWeights = .allocate(capacity: 128)
         texelWeights = .allocate(capacity: 2 * 144)
         colourValues = .allocate(capacity: 32)
-        endpointBase = .allocate(capacity: 16)
-        endpointSlope = .allocate(capacity: 16)
+        endpointBase = .allocate(capacity: 4)
+        endpointSlope = .allocate(capacity: 4)
+        endpointBase.initialize(repeating: .zero, count: 4)
+        endpointSlope.initialize(repeating: .zero, count: 4)
+        entries = copy(modes.entries)
         blockTexels = .allocate(capacity: 144)
         endpointModes = .allocate(capacity: 4)
         endpointModes.initialize(repeating: 0, count: 4)
@@ -83,7 +92,8 @@ public final class ASTCDecoder {
         trits.deallocate(); quints.deallocate(); colourUnquantised.deallocate(); weightUnquantised.deallocate()
         colourLevels.deallocate(); rawWeights.deallocate(); gridWeights.deallocate(); texelWeights.deallocate()
         colourValues.deallocate(); endpointBase.deallocate(); endpointSlope.deallocate(); blockTexels.deallocate()
-        endpointModes.deallocate(); singlePartition.deallocate()
+        endpointModes.deallocate(); singlePartition.deallocate(); entries.deallocate()
+        levelBits.deallocate(); levelKinds.deallocate()
     }
 
     /// Decodes `blocks` (row-major, 16 bytes each) into a new RGBA8 buffer of `width × height`.
@@ -129,9 +139,13 @@ public final class ASTCDecoder {
                 let offset = (by * grid.wide + bx) * 16
                 let bits = ASTCBits(lo: UInt64(littleEndian: src.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
                                     hi: UInt64(littleEndian: src.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
-                decodeBlock(bits, into: blockTexels)
                 let x0 = bx * blockWidth
                 let columns = min(blockWidth, width - x0)
+                if rows == blockHeight && columns == blockWidth {
+                    decodeBlock(bits, into: dst + y0 * width + x0, stride: width)
+                    continue
+                }
+                decodeBlock(bits, into: blockTexels, stride: blockWidth)
                 for row in 0..<rows {
                     (dst + (y0 + row) * width + x0).update(from: blockTexels + row * blockWidth, count: columns)
                 }
@@ -143,18 +157,26 @@ public final class ASTCDecoder {
     /// row-major). Returns false when the block is an error block (filled with the error colour).
     @discardableResult
     package func decodeBlock(_ bits: ASTCBits, into texels: UnsafeMutablePointer<UInt32>) -> Bool {
+        decodeBlock(bits, into: texels, stride: blockWidth)
+    }
+
+    /// Decodes one block into rows `stride` words apart (the image's width for a block
+    /// that lies wholly inside it, so texels go straight to the output).
+    @inline(__always) @discardableResult
+    private func decodeBlock(_ bits: ASTCBits, into texels: UnsafeMutablePointer<UInt32>, stride: Int) -> Bool {
         let modeBits = Int(bits.lo & 0x7FF)
-        if modeBits & 0x1FF == 0x1FC { return decodeVoidExtent(bits, into: texels) }
-        let mode = modes.entries[modeBits]
-        guard mode.valid else { return fail(texels) }
+        if modeBits & 0x1FF == 0x1FC { return decodeVoidExtent(bits, into: texels, stride: stride) }
+        let mode = entries[modeBits]
+        guard mode.valid else { return fail(texels, stride: stride) }
         let partitionCount = Int((bits.lo >> 11) & 3) + 1
         let dual = mode.dualPlane
-        if dual && partitionCount == 4 { return fail(texels) }
+        if dual && partitionCount == 4 { return fail(texels, stride: stride) }
 
         // Weights: stored from bit 127 down.
         let gridCount = Int(mode.gridWidth) * Int(mode.gridHeight)
         let weightLevel = Int(mode.weightLevel)
-        ASTCIntegerSequence.decode(bits.reversed, start: 0, count: dual ? 2 * gridCount : gridCount, level: weightLevel,
+        ASTCIntegerSequence.decode(bits.reversed, start: 0, count: dual ? 2 * gridCount : gridCount,
+                                   bitsPerValue: Int(levelBits[weightLevel]), kind: Int(levelKinds[weightLevel]),
                                    into: rawWeights, trits: trits, quints: quints)
         let unquantW = weightUnquantised + weightLevel * 32
         if dual {
@@ -193,11 +215,12 @@ public final class ASTCDecoder {
         }
         var integerCount = 0
         for p in 0..<partitionCount { integerCount += ((endpointModes[p] >> 2) + 1) * 2 }
-        guard integerCount <= 18 else { return fail(texels) }
+        guard integerCount <= 18 else { return fail(texels, stride: stride) }
         let colourBits = max(0, belowWeights - (dual ? 2 : 0) - colourStart)
         let colourLevel = Int(colourLevels[(integerCount >> 1) * 128 + min(colourBits, 127)])
-        guard colourLevel >= ASTCIntegerSequence.minimumColourLevel else { return fail(texels) }
-        ASTCIntegerSequence.decode(bits, start: colourStart, count: integerCount, level: colourLevel,
+        guard colourLevel >= ASTCIntegerSequence.minimumColourLevel else { return fail(texels, stride: stride) }
+        ASTCIntegerSequence.decode(bits, start: colourStart, count: integerCount,
+                                   bitsPerValue: Int(levelBits[colourLevel]), kind: Int(levelKinds[colourLevel]),
                                    into: colourValues, trits: trits, quints: quints)
         let unquantC = colourUnquantised + colourLevel * 256
         for i in 0..<integerCount { colourValues[i] = unquantC[Int(colourValues[i])] }
@@ -206,7 +229,7 @@ public final class ASTCDecoder {
         var valueOffset = 0
         for p in 0..<partitionCount {
             ASTCEndpoints.unpack(mode: endpointModes[p], values: colourValues + valueOffset,
-                                 base: endpointBase + 4 * p, slope: endpointSlope + 4 * p)
+                                 base: endpointBase + p, slope: endpointSlope + p)
             valueOffset += ((endpointModes[p] >> 2) + 1) * 2
         }
 
@@ -222,51 +245,62 @@ public final class ASTCDecoder {
             plane2 = UnsafePointer(texelWeights + 144)
         }
 
+        // Each texel: (base + slope · weight) >> 14 in four lanes, in Float: see ``ASTCLerp``.
         if partitionCount == 1 && !dual {
-            let b = endpointBase, s = endpointSlope
-            let (b0, b1, b2, b3, s0, s1, s2, s3) = (b[0], b[1], b[2], b[3], s[0], s[1], s[2], s[3])
-            for t in 0..<texelCount {
-                let w = Int32(plane1[t])
-                let r = UInt32(truncatingIfNeeded: (b0 &+ s0 &* w) >> 14)
-                let g = UInt32(truncatingIfNeeded: (b1 &+ s1 &* w) >> 14)
-                let bl = UInt32(truncatingIfNeeded: (b2 &+ s2 &* w) >> 14)
-                let a = UInt32(truncatingIfNeeded: (b3 &+ s3 &* w) >> 14)
-                texels[t] = r | g << 8 | bl << 16 | a << 24
+            let b = ASTCLerp.base(endpointBase[0]), s = ASTCLerp.slope(endpointSlope[0])
+            for y in 0..<blockHeight {
+                let row = texels + y * stride, weights = plane1 + y * blockWidth
+                for x in 0..<blockWidth {
+                    row[x] = ASTCLerp.word(b, s, SIMD4(repeating: Float(weights[x])))
+                }
             }
             return true
         }
         let map = partitionCount > 1 ? partitionMap(count: partitionCount, seed: Int((bits.lo >> 13) & 0x3FF))
             : UnsafePointer(singlePartition)
-        for t in 0..<texelCount {
-            let p = Int(map[t])
-            let w1 = Int32(plane1[t]), w2 = dual ? Int32(plane2[t]) : w1
-            let b = endpointBase + 4 * p, s = endpointSlope + 4 * p
-            var word: UInt32 = 0
-            for c in 0..<4 {
-                let w = c == plane2Channel ? w2 : w1
-                word |= UInt32(truncatingIfNeeded: (b[c] &+ s[c] &* w) >> 14) << UInt32(8 * c)
+        var bases = (SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>()), slopes = bases
+        bases.0 = ASTCLerp.base(endpointBase[0]); slopes.0 = ASTCLerp.slope(endpointSlope[0])
+        if partitionCount > 1 { bases.1 = ASTCLerp.base(endpointBase[1]); slopes.1 = ASTCLerp.slope(endpointSlope[1]) }
+        if partitionCount > 2 { bases.2 = ASTCLerp.base(endpointBase[2]); slopes.2 = ASTCLerp.slope(endpointSlope[2]) }
+        if partitionCount > 3 { bases.3 = ASTCLerp.base(endpointBase[3]); slopes.3 = ASTCLerp.slope(endpointSlope[3]) }
+        // Dual plane: the lane of the second plane's channel takes the second weight.
+        var secondLane = SIMD4<Int32>()
+        if dual { secondLane[plane2Channel] = -1 }
+        let useSecond = secondLane .!= 0
+        for y in 0..<blockHeight {
+            let row = texels + y * stride
+            for x in 0..<blockWidth {
+                let t = y * blockWidth + x
+                let p = map[t]
+                let b = p == 0 ? bases.0 : p == 1 ? bases.1 : p == 2 ? bases.2 : bases.3
+                let s = p == 0 ? slopes.0 : p == 1 ? slopes.1 : p == 2 ? slopes.2 : slopes.3
+                let w = SIMD4(repeating: Float(plane1[t])).replacing(with: Float(plane2[t]), where: useSecond)
+                row[x] = ASTCLerp.word(b, s, w)
             }
-            texels[t] = word
         }
         return true
     }
 
-    @inline(__always) private func fail(_ texels: UnsafeMutablePointer<UInt32>) -> Bool {
-        texels.update(repeating: Self.errorColour, count: texelCount)
+    @inline(__always) private func fill(_ texels: UnsafeMutablePointer<UInt32>, stride: Int, with word: UInt32) {
+        for y in 0..<blockHeight { (texels + y * stride).update(repeating: word, count: blockWidth) }
+    }
+
+    @inline(__always) private func fail(_ texels: UnsafeMutablePointer<UInt32>, stride: Int) -> Bool {
+        fill(texels, stride: stride, with: Self.errorColour)
         return false
     }
 
     /// Constant-colour block: 16-bit UNORM RGBA, of which unorm8 decoding keeps the top byte.
     /// HDR (FP16) void-extents and malformed extents are errors in the LDR profile.
-    private func decodeVoidExtent(_ bits: ASTCBits, into texels: UnsafeMutablePointer<UInt32>) -> Bool {
-        guard bits.lo & 0x200 == 0, bits.read(10, 2) == 3 else { return fail(texels) }
+    private func decodeVoidExtent(_ bits: ASTCBits, into texels: UnsafeMutablePointer<UInt32>, stride: Int) -> Bool {
+        guard bits.lo & 0x200 == 0, bits.read(10, 2) == 3 else { return fail(texels, stride: stride) }
         let lowS = bits.read(12, 13), highS = bits.read(25, 13), lowT = bits.read(38, 13), highT = bits.read(51, 13)
         let allOnes = lowS == 0x1FFF && highS == 0x1FFF && lowT == 0x1FFF && highT == 0x1FFF
-        guard allOnes || (lowS < highS && lowT < highT) else { return fail(texels) }
+        guard allOnes || (lowS < highS && lowT < highT) else { return fail(texels, stride: stride) }
         let h = bits.hi
         let word = UInt32(truncatingIfNeeded: (h >> 8) & 0xFF) | UInt32(truncatingIfNeeded: (h >> 24) & 0xFF) << 8
             | UInt32(truncatingIfNeeded: (h >> 40) & 0xFF) << 16 | UInt32(truncatingIfNeeded: (h >> 56) & 0xFF) << 24
-        texels.update(repeating: word, count: texelCount)
+        fill(texels, stride: stride, with: word)
         return true
     }
 
@@ -338,18 +372,39 @@ package enum ASTCPartition {
     }
 }
 
+/// The decoder's interpolation `(base + slope · w) >> 14` (base = 257·64·e0 + 32, slope =
+/// 257·(e1 − e0), w = 0…64) done in Float lanes, because x86-64's baseline SSE2 has no
+/// 32-bit lane multiply. Exact: every value is below 2²³ and a multiple of 2⁻¹⁵ after the
+/// scaling by 2⁻¹⁴, so no step rounds; the floor comes from shifting by half a step less
+/// than ½ (so no value is a tie) and adding 1.5 · 2²³, where Floats are whole numbers
+/// (also for the values just below zero), which leaves the integer in the low mantissa bits.
+package enum ASTCLerp {
+    @inline(__always) package static func base(_ b: SIMD4<Int32>) -> SIMD4<Float> {
+        (SIMD4<Float>(b) - 8191.5) * (1 / 16384)
+    }
+
+    @inline(__always) package static func slope(_ s: SIMD4<Int32>) -> SIMD4<Float> {
+        SIMD4<Float>(s) * (1 / 16384)
+    }
+
+    /// The texel as a little-endian RGBA word for weights `w` (one per lane).
+    @inline(__always) package static func word(_ b: SIMD4<Float>, _ s: SIMD4<Float>, _ w: SIMD4<Float>) -> UInt32 {
+        let v = (b + s * w) + 12_582_912
+        return unsafeBitCast(SIMD4<UInt8>(truncatingIfNeeded: unsafeBitCast(v, to: SIMD4<UInt32>.self)), to: UInt32.self)
+    }
+}
+
 /// Colour endpoint modes → the two 8-bit RGBA endpoints, stored as the interpolation
 /// constants the decoder uses (`257·64·e0 + 32` and `257·(e1 − e0)`; see ``ASTCDecoder``).
 package enum ASTCEndpoints {
     /// Unpacks mode `mode` from its unquantised `values`; HDR modes give the error colour.
     @inline(__always)
-    package static func unpack(mode: Int, values v: UnsafePointer<UInt8>, base: UnsafeMutablePointer<Int32>, slope: UnsafeMutablePointer<Int32>) {
+    package static func unpack(mode: Int, values v: UnsafePointer<UInt8>, base: UnsafeMutablePointer<SIMD4<Int32>>,
+                               slope: UnsafeMutablePointer<SIMD4<Int32>>) {
         var e0 = SIMD4<Int32>(0, 0, 0, 255), e1 = SIMD4<Int32>(0, 0, 0, 255)
         endpoints(mode: mode, values: v, e0: &e0, e1: &e1)
-        for c in 0..<4 {
-            base[c] = 257 * 64 * e0[c] + 32
-            slope[c] = 257 * (e1[c] - e0[c])
-        }
+        base.pointee = 257 &* 64 &* e0 &+ 32
+        slope.pointee = 257 &* (e1 &- e0)
     }
 
     /// The two 8-bit endpoints of mode `mode` (LDR modes per the specification's table).
@@ -555,9 +610,9 @@ package final class ASTCBlockModes: @unchecked Sendable {
         let taps = infillTaps + offset
         for t in 0..<texels {
             let i = taps[2 * t], w = taps[2 * t + 1]
-            let sum = UInt32(grid[Int(i & 0xFF)]) * (w & 0xFF) + UInt32(grid[Int((i >> 8) & 0xFF)]) * ((w >> 8) & 0xFF)
-                + UInt32(grid[Int((i >> 16) & 0xFF)]) * ((w >> 16) & 0xFF) + UInt32(grid[Int(i >> 24)]) * (w >> 24)
-            out[t] = UInt8(truncatingIfNeeded: (sum + 8) >> 4)
+            let sum = UInt32(grid[Int(i & 0xFF)]) &* (w & 0xFF) &+ UInt32(grid[Int((i >> 8) & 0xFF)]) &* ((w >> 8) & 0xFF)
+                &+ UInt32(grid[Int((i >> 16) & 0xFF)]) &* ((w >> 16) & 0xFF) &+ UInt32(grid[Int(i >> 24)]) &* (w >> 24)
+            out[t] = UInt8(truncatingIfNeeded: (sum &+ 8) >> 4)
         }
     }
 }

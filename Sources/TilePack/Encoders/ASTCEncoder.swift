@@ -5,16 +5,19 @@ import TilePackCodec
 /// block) that decode identically with ``ASTCDecoder`` and ARM's astcenc.
 ///
 /// Every block: endpoints from the principal axis of its texels (RGB, or RGBA when any
-/// texel is not opaque: endpoint modes 8 and 12), weights projected on the quantised
-/// endpoints, then a least-squares refit of the endpoints to the decoded weights.
-/// - ``Level/fast``: one weight grid and quantisation per footprint (the one that wins most
-///   often on map imagery), one refit.
-/// - ``Level/quality``: several weight grids and quantisations that fit the 128-bit budget,
-///   two refits each, and two-partition layouts (the seeds whose partition maps best match a
-///   two-cluster split of the block); the candidate with the smallest decoded error wins
-///   (each candidate is decoded by ``ASTCDecoder`` to measure it).
+/// texel is not opaque: endpoint modes 8 and 12), quantised; weights projected on the
+/// quantised endpoints, averaged onto the weight grid through its infill taps and quantised;
+/// then a least-squares refit of the endpoints to the decoded weights, and weights again.
+/// - ``Level/fast``: one layout per footprint (weight grid and quantisations fixed), one refit.
+/// - ``Level/quality``: starts from `fast`'s block (so it never loses to it); every ranked
+///   single-plane layout that fits the 128-bit budget is scored without refits; the two best
+///   get two refits each and a per-weight ±1 step search; blocks still poor try two partitions (the seeds whose maps best match the
+///   split along the principal axis). Every score is the exact decoded error, computed
+///   with the decoder's integer interpolation, not a float estimate.
 ///
-/// Not thread-safe (scratch is owned by the encoder); the codec pools encoders.
+/// Cost: no allocation per block; tables (layouts, quantisers, infill taps, partition
+/// masks) are built once per encoder. Not thread-safe (scratch is owned by the encoder);
+/// the codec pools encoders.
 public final class ASTCEncoder {
     public typealias Level = PVRTCEncoder.Level
 
@@ -22,14 +25,13 @@ public final class ASTCEncoder {
     public static let supportedFormats: [ASTCFormat] = [.astc4x4, .astc6x6, .astc8x8]
 
     public let format: ASTCFormat
-    let decoder: ASTCDecoder
     let modes: ASTCBlockModes
     let texelCount: Int
-    /// Candidate configurations, best-first for `fast` (which uses the first).
+    /// Single-partition layouts, ranked; `fast` uses ``fastCandidate``.
     let candidates: [Candidate]
+    let fastCandidate: Candidate
+    /// Two-partition layouts, ranked.
     let partitionCandidates: [Candidate]
-    /// Per 2-partition seed: bit t set when texel t is in partition 1 (footprints ≤ 64 texels).
-    let partitionMasks: [UInt64]
 
     /// One block layout: a single-plane block mode and the colour level its bits leave.
     struct Candidate {
@@ -38,36 +40,104 @@ public final class ASTCEncoder {
         var gridHeight: Int
         var weightLevel: Int
         var weightBits: Int
-        /// Colour level for 6 integers (RGB) and 8 (RGBA) at one partition, 12/16 at two.
+        /// Colour level for RGB (mode 8) and RGBA (mode 12) endpoints at this partition count.
         var rgbLevel: Int
         var rgbaLevel: Int
-        var infill: Int
+        /// Offset (in texels × 4) of this grid's taps in `tapIndex`/`tapWeight`; -1 when the
+        /// grid is the footprint.
+        var taps: Int
+        /// Offset of this grid's per-weight `1 / Σ tap weight` in `inverseCoverage`.
+        var coverage: Int
+        var gridCount: Int { gridWidth * gridHeight }
     }
 
-    // Scratch.
+    // Tables (built in init, read-only after).
+    private let partitionMasks: UnsafeMutablePointer<UInt64>   // 1024 seeds: bit t set when texel t is in partition 1
+    private let tapIndex: UnsafeMutablePointer<Int32>          // per decimated grid: texelCount × 4 grid indices
+    private let tapWeight: UnsafeMutablePointer<Int32>         // … and their weights (sum 16)
+    private let tapWeightF: UnsafeMutablePointer<Float>        // … as Float
+    private let inverseCoverage: UnsafeMutablePointer<Float>   // per decimated grid: per grid weight
+    private let colourQuant: UnsafeMutablePointer<UInt8>       // level × 256: 0…255 → nearest scrambled value
+    private let colourValue: UnsafeMutablePointer<UInt8>       // level × 256: scrambled → 0…255
+    private let weightQuant: UnsafeMutablePointer<UInt8>       // level × 65: 0…64 → nearest scrambled value
+    private let weightValue: UnsafeMutablePointer<Int32>       // level × 32: scrambled → 0…64
+    private let weightStep: UnsafeMutablePointer<UInt8>        // level × 32 × 2: scrambled → next value down / up
+    private let tritPack: UnsafeMutablePointer<UInt8>          // 3^5 trit tuples → 8-bit field
+    private let quintPack: UnsafeMutablePointer<UInt8>         // 5^3 quint tuples → 7-bit field
+
+    // Per-block scratch.
     let texels: UnsafeMutablePointer<SIMD4<Float>>
-    let ideal: UnsafeMutablePointer<Float>
+    private let texelInts: UnsafeMutablePointer<SIMD4<Int32>>
+    private let partitionOf: UnsafeMutablePointer<Int>
+    private let ideal: UnsafeMutablePointer<Float>
     private let gridIdeal: UnsafeMutablePointer<Float>
-    private let gridIndex: UnsafeMutablePointer<UInt8>
-    private let gridValue: UnsafeMutablePointer<UInt8>
-    let texelWeight: UnsafeMutablePointer<Float>
-    private let decoded: UnsafeMutablePointer<UInt32>
-    private let colourQuant: [UInt8]   // per colour level: 0…255 → nearest scrambled value
-    private let weightQuant: [UInt8]   // per weight level: 0…64 → nearest scrambled value
-    private let tritPack: [UInt8]      // 3^5 trit tuples → 8-bit field
-    private let quintPack: [UInt8]     // 5^3 quint tuples → 7-bit field
+    private let gridQ: UnsafeMutablePointer<UInt8>
+    private let texelW: UnsafeMutablePointer<Int32>
+    /// Per partition: principal-axis endpoints, working endpoints, decoded endpoints.
+    private let axisEnds: UnsafeMutablePointer<SIMD4<Float>>   // 2 × 2
+    private let ends: UnsafeMutablePointer<SIMD4<Float>>       // 2 × 2
+    private let decodedEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
+    private let base: UnsafeMutablePointer<SIMD4<Int32>>      // 2: 257·64·e0 + 32
+    private let slope: UnsafeMutablePointer<SIMD4<Int32>>     // 2: 257·(e1 − e0)
+    private let colourQ: UnsafeMutablePointer<UInt8>           // 16 scrambled colour values in block order
+    // The best layout so far.
+    private let bestGridQ: UnsafeMutablePointer<UInt8>
+    private let bestColourQ: UnsafeMutablePointer<UInt8>
 
     public init(format: ASTCFormat) throws(CodecError) {
         guard Self.supportedFormats.contains(format) else {
             throw .byteCount(what: "\(format.rawValue) encoder (encodes astc4x4, astc6x6, astc8x8)", expected: 0, actual: 0)
         }
         self.format = format
-        decoder = ASTCDecoder(format: format)
-        modes = ASTCBlockModes.table(for: format)
-        texelCount = format.blockWidth * format.blockHeight
-        (candidates, partitionCandidates) = Self.chooseCandidates(format: format, modes: modes)
-        let small = texelCount < 32
-        partitionMasks = (0..<1024).map { seed in
+        let modes = ASTCBlockModes.table(for: format)
+        self.modes = modes
+        let count = format.blockWidth * format.blockHeight
+        texelCount = count
+
+        // Decimation tables, one per distinct infill table.
+        var taps: [Int32] = [], weights: [Int32] = [], coverage: [Float] = []
+        var placed: [Int32: (Int, Int)] = [:]
+        func place(_ infill: Int32, gridCount: Int) -> (Int, Int) {
+            if infill < 0 { return (-1, -1) }
+            if let known = placed[infill] { return known }
+            let at = (taps.count, coverage.count)
+            var sums = [Float](repeating: 0, count: gridCount)
+            for t in 0..<count {
+                let i = modes.infillTaps[Int(infill) + 2 * t], w = modes.infillTaps[Int(infill) + 2 * t + 1]
+                for k in 0..<4 {
+                    let g = Int32((i >> UInt32(8 * k)) & 0xFF), v = Int32((w >> UInt32(8 * k)) & 0xFF)
+                    taps.append(g); weights.append(v)
+                    sums[Int(g)] += Float(v)
+                }
+            }
+            coverage += sums.map { $0 > 0 ? 1 / $0 : 0 }
+            placed[infill] = at
+            return at
+        }
+        let ranked = Self.rankCandidates(format: format, modes: modes, partitions: 1)
+        let rankedTwo = Self.rankCandidates(format: format, modes: modes, partitions: 2)
+        func withTables(_ list: [Candidate]) -> [Candidate] {
+            list.map { c in
+                var c = c
+                (c.taps, c.coverage) = place(Int32(c.taps), gridCount: c.gridCount)
+                return c
+            }
+        }
+        candidates = withTables(ranked.list)
+        fastCandidate = withTables([ranked.fast])[0]
+        partitionCandidates = withTables(rankedTwo.list)
+        func copy<T>(_ array: [T], minimum: Int = 1) -> UnsafeMutablePointer<T> {
+            let p = UnsafeMutablePointer<T>.allocate(capacity: max(array.count, minimum))
+            _ = UnsafeMutableBufferPointer(start: p, count: array.count).initialize(from: array)
+            return p
+        }
+        tapIndex = copy(taps)
+        tapWeight = copy(weights)
+        tapWeightF = copy(weights.map { Float($0) })
+        inverseCoverage = copy(coverage)
+
+        let small = count < 32
+        partitionMasks = copy((0..<1024).map { seed in
             var mask: UInt64 = 0
             for y in 0..<format.blockHeight {
                 for x in 0..<format.blockWidth where ASTCPartition.select(seed: seed, x: x, y: y, count: 2, smallBlock: small) == 1 {
@@ -75,39 +145,44 @@ public final class ASTCEncoder {
                 }
             }
             return mask
-        }
-        texels = .allocate(capacity: 64)
-        ideal = .allocate(capacity: 64)
-        gridIdeal = .allocate(capacity: 64)
-        gridIndex = .allocate(capacity: 64)
-        gridValue = .allocate(capacity: 64)
-        texelWeight = .allocate(capacity: 64)
-        decoded = .allocate(capacity: 144)
+        })
+
         var cq = [UInt8](repeating: 0, count: 21 * 256)
         for level in ASTCIntegerSequence.minimumColourLevel..<21 {
-            let n = ASTCIntegerSequence.ranges[level]
             for v in 0..<256 {
                 var best = 0, bestError = Int.max
-                for s in 0..<n {
+                for s in 0..<ASTCIntegerSequence.ranges[level] {
                     let e = abs(Int(ASTCIntegerSequence.colourUnquantised[level * 256 + s]) - v)
                     if e < bestError { bestError = e; best = s }
                 }
                 cq[level * 256 + v] = UInt8(best)
             }
         }
-        colourQuant = cq
+        colourQuant = copy(cq)
+        colourValue = copy(ASTCIntegerSequence.colourUnquantised)
         var wq = [UInt8](repeating: 0, count: 12 * 65)
+        var steps = [UInt8](repeating: 0, count: 12 * 64)
         for level in 0..<12 {
+            let range = ASTCIntegerSequence.ranges[level]
+            func value(_ s: Int) -> Int { Int(ASTCIntegerSequence.weightUnquantised[level * 32 + s]) }
             for v in 0...64 {
                 var best = 0, bestError = Int.max
-                for s in 0..<ASTCIntegerSequence.ranges[level] {
-                    let e = abs(Int(ASTCIntegerSequence.weightUnquantised[level * 32 + s]) - v)
-                    if e < bestError { bestError = e; best = s }
-                }
+                for s in 0..<range where abs(value(s) - v) < bestError { bestError = abs(value(s) - v); best = s }
                 wq[level * 65 + v] = UInt8(best)
             }
+            for s in 0..<range {
+                var down = s, up = s
+                for o in 0..<range {
+                    if value(o) < value(s), down == s || value(o) > value(down) { down = o }
+                    if value(o) > value(s), up == s || value(o) < value(up) { up = o }
+                }
+                steps[(level * 32 + s) * 2] = UInt8(down)
+                steps[(level * 32 + s) * 2 + 1] = UInt8(up)
+            }
         }
-        weightQuant = wq
+        weightQuant = copy(wq)
+        weightValue = copy(ASTCIntegerSequence.weightUnquantised.map { Int32($0) })
+        weightStep = copy(steps)
         var tp = [UInt8](repeating: 0, count: 243), qp = [UInt8](repeating: 0, count: 125)
         for t in (0..<256).reversed() {
             let r = ASTCIntegerSequence.tritTable[(t * 5)..<(t * 5 + 5)].map(Int.init)
@@ -117,47 +192,79 @@ public final class ASTCEncoder {
             let r = ASTCIntegerSequence.quintTable[(q * 3)..<(q * 3 + 3)].map(Int.init)
             qp[r[0] + 5 * r[1] + 25 * r[2]] = UInt8(q)
         }
-        tritPack = tp
-        quintPack = qp
+        tritPack = copy(tp)
+        quintPack = copy(qp)
+
+        texels = .allocate(capacity: 64)
+        texelInts = .allocate(capacity: 64)
+        partitionOf = .allocate(capacity: 64)
+        partitionOf.initialize(repeating: 0, count: 64)
+        ideal = .allocate(capacity: 64)
+        gridIdeal = .allocate(capacity: 64)
+        gridQ = .allocate(capacity: 64)
+        gridQ.initialize(repeating: 0, count: 64)
+        texelW = .allocate(capacity: 64)
+        axisEnds = .allocate(capacity: 4)
+        ends = .allocate(capacity: 4)
+        decodedEnds = .allocate(capacity: 4)
+        base = .allocate(capacity: 2)
+        slope = .allocate(capacity: 2)
+        colourQ = .allocate(capacity: 16)
+        colourQ.initialize(repeating: 0, count: 16)
+        bestGridQ = .allocate(capacity: 64)
+        bestGridQ.initialize(repeating: 0, count: 64)
+        bestColourQ = .allocate(capacity: 16)
+        bestColourQ.initialize(repeating: 0, count: 16)
     }
 
     deinit {
-        texels.deallocate(); ideal.deallocate(); gridIdeal.deallocate(); gridIndex.deallocate()
-        gridValue.deallocate(); texelWeight.deallocate(); decoded.deallocate()
+        partitionMasks.deallocate(); tapIndex.deallocate(); tapWeight.deallocate(); tapWeightF.deallocate(); inverseCoverage.deallocate()
+        colourQuant.deallocate(); colourValue.deallocate(); weightQuant.deallocate(); weightValue.deallocate()
+        weightStep.deallocate(); tritPack.deallocate(); quintPack.deallocate()
+        texels.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
+        gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
+        base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
     }
 
-    /// Single-plane layouts worth trying, per footprint: for each weight grid, the finest weight
-    /// quantisation that still leaves RGB endpoints at least `range 64`-ish precision.
-    static func chooseCandidates(format: ASTCFormat, modes: ASTCBlockModes) -> ([Candidate], [Candidate]) {
+    /// Single-plane layouts worth trying for `partitions` (1 or 2), ranked, and the one
+    /// `fast` uses. A layout is a weight grid with a weight quantisation; its colour level is
+    /// what the remaining bits allow. Per grid, the finest weight level whose RGB endpoints
+    /// keep at least range 32 (16 at two partitions) and the next coarser one are kept;
+    /// grids under a third of the footprint, or more than one step from square, are not.
+    static func rankCandidates(format: ASTCFormat, modes: ASTCBlockModes, partitions: Int) -> (list: [Candidate], fast: Candidate) {
         let bw = format.blockWidth, bh = format.blockHeight
+        let colourBitsTotal = partitions == 1 ? 111 : 99
         func level(count: Int, bits: Int) -> Int {
             bits < 0 ? -1 : Int(ASTCIntegerSequence.colourLevels[(count >> 1) * 128 + min(bits, 127)])
         }
-        var best: [Int: Candidate] = [:]       // key: grid, value: the finest weights with rgb level ≥ minimum
-        var bestTwo: [Int: Candidate] = [:]
+        let minimumRGB = partitions == 1 ? 9 : 7, minimumRGBA = partitions == 1 ? 7 : 5
+        var byGrid: [Int: [Candidate]] = [:]
+        var seen = Set<Int>()
         for mode in 0..<2048 {
             let e = modes.entries[mode]
             guard e.valid, !e.dualPlane, mode & 0x1FF != 0x1FC else { continue }
             let gw = Int(e.gridWidth), gh = Int(e.gridHeight), wbits = Int(e.weightBits)
-            let one = Candidate(mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
-                                rgbLevel: level(count: 6, bits: 111 - wbits), rgbaLevel: level(count: 8, bits: 111 - wbits), infill: Int(e.infill))
-            let key = gw * 16 + gh
-            if one.rgbLevel >= 14, one.rgbaLevel >= 11, one.weightLevel > (best[key]?.weightLevel ?? -1) { best[key] = one }
-            var two = one
-            two.rgbLevel = level(count: 12, bits: 99 - wbits)
-            two.rgbaLevel = level(count: 16, bits: 99 - wbits)
-            if two.rgbLevel >= 8, two.rgbaLevel >= 5, two.weightLevel > (bestTwo[key]?.weightLevel ?? -1) { bestTwo[key] = two }
+            let key = (gw * 16 + gh) * 16 + Int(e.weightLevel)
+            guard !seen.contains(key) else { continue }
+            let c = Candidate(mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
+                              rgbLevel: level(count: 6 * partitions, bits: colourBitsTotal - wbits),
+                              rgbaLevel: level(count: 8 * partitions, bits: colourBitsTotal - wbits),
+                              taps: Int(e.infill), coverage: -1)
+            guard c.rgbLevel >= minimumRGB, c.rgbaLevel >= minimumRGBA,
+                  gw * gh * 3 >= bw * bh, abs(gw - gh) <= 2 else { continue }
+            seen.insert(key)
+            byGrid[gw * 16 + gh, default: []].append(c)
         }
-        // Rank: more weights × finer weights first; keep grids of at least a third of the footprint.
+        var list: [Candidate] = []
+        for (_, options) in byGrid {
+            list += options.sorted { $0.weightLevel > $1.weightLevel }.prefix(partitions == 1 ? 3 : 2)
+        }
+        // Rank: weight count × weight precision first, colour precision as the tie-break.
         func score(_ c: Candidate) -> Double {
-            Double(c.gridWidth * c.gridHeight) * Double(ASTCIntegerSequence.ranges[c.weightLevel]).squareRoot() + Double(c.rgbLevel)
+            Double(c.gridCount) * Double(ASTCIntegerSequence.ranges[c.weightLevel]).squareRoot() + Double(c.rgbLevel)
         }
-        let minimumArea = max(4, bw * bh / 4)
-        let ones = best.values.filter { $0.gridWidth * $0.gridHeight >= minimumArea && abs($0.gridWidth - $0.gridHeight) <= 1 }
-            .sorted { score($0) > score($1) }
-        let twos = bestTwo.values.filter { $0.gridWidth * $0.gridHeight >= minimumArea && abs($0.gridWidth - $0.gridHeight) <= 1 }
-            .sorted { score($0) > score($1) }
-        return (ones, Array(twos.prefix(3)))
+        list.sort { score($0) > score($1) }
+        return (partitions == 1 ? list : Array(list.prefix(4)), list[0])
     }
 
     /// Encodes `rgba` (`width × height × 4` bytes, rows top first); edge blocks repeat the
@@ -181,7 +288,9 @@ public final class ASTCEncoder {
                             for x in 0..<bw {
                                 let sx = min(bx * bw + x, width - 1)
                                 let i = (sy * width + sx) * 4
-                                texels[y * bw + x] = SIMD4(Float(src[i]), Float(src[i + 1]), Float(src[i + 2]), Float(src[i + 3]))
+                                let v = SIMD4<Int32>(Int32(src[i]), Int32(src[i + 1]), Int32(src[i + 2]), Int32(src[i + 3]))
+                                texelInts[y * bw + x] = v
+                                texels[y * bw + x] = SIMD4<Float>(v)
                                 opaque = opaque && src[i + 3] == 255
                             }
                         }
@@ -196,45 +305,121 @@ public final class ASTCEncoder {
         return out
     }
 
-    /// The best block for the texels in `texels`.
+    /// The best block for the texels in `texels`/`texelInts`.
     func encodeBlock(opaque: Bool, level: Level) -> ASTCBits {
         // Constant block: a void-extent is exact.
-        let first = texels[0]
+        let first = texelInts[0]
         var constant = true
-        for t in 1..<texelCount where texels[t] != first { constant = false; break }
+        for t in 1..<texelCount where texelInts[t] != first { constant = false; break }
         if constant {
-            let c = SIMD4<UInt64>(truncatingIfNeeded: SIMD4<Int32>(first)) &* 257
+            let c = SIMD4<UInt64>(truncatingIfNeeded: first) &* 257
             return ASTCBits(lo: 0xDFC | ((1 << 52) - 1) << 12, hi: c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48)
         }
         let all = UInt64.max >> UInt64(64 - texelCount)
+        setPartitions(count: 1, mask: 0)
         if level == .fast {
-            return encodeSingle(candidates[0], opaque: opaque, mask: all, partition: nil, refits: 1, measure: false).bits
+            _ = fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1)
+            return pack(fastCandidate, partitions: 1, seed: 0, opaque: opaque, gridValues: gridQ, colourValues: colourQ)
         }
-        var best = encodeSingle(candidates[0], opaque: opaque, mask: all, partition: nil, refits: 2)
-        for candidate in candidates.dropFirst() {
-            if best.error < 1 { break }
-            let trial = encodeSingle(candidate, opaque: opaque, mask: all, partition: nil, refits: 2)
-            if trial.error < best.error { best = trial }
+        // Score every layout without refits; refine the best two.
+        var first1 = -1, first2 = -1
+        var error1 = Int.max, error2 = Int.max
+        for (i, c) in candidates.enumerated() {
+            let e = fit(c, partitions: 1, opaque: opaque, refits: 0)
+            if e < error1 {
+                (first2, error2) = (first1, error1)
+                (first1, error1) = (i, e)
+            } else if e < error2 {
+                (first2, error2) = (i, e)
+            }
         }
-        // Two partitions: seeds whose maps best match a split along the principal axis.
-        if best.error > Float(texelCount) * 4, !partitionCandidates.isEmpty {
+        // `fast`'s block is the baseline, so `quality` never loses to it.
+        var best = Best(candidate: fastCandidate, partitions: 1, seed: 0, error: Int.max)
+        keep(&best, fastCandidate, partitions: 1, seed: 0, error: fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1))
+        for pick in 0..<2 {
+            let i = pick == 0 ? first1 : first2
+            guard i >= 0 else { break }
+            let c = candidates[i]
+            var e = fit(c, partitions: 1, opaque: opaque, refits: 2)
+            e = refineWeights(c, partitions: 1, error: e)
+            if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
+            if best.error <= texelCount { break }
+        }
+        // Two partitions when one leaves more than an average of 4² per texel.
+        if best.error > texelCount * 16, !partitionCandidates.isEmpty {
             let split = principalSplit(mask: all)
-            var seeds: [(Int, Int)] = []
+            // The four seeds whose maps differ least from the split (either labelling).
+            var seeds = SIMD4<Int>(repeating: -1), distances = SIMD4<Int>(repeating: Int.max)
+            var previous: UInt64 = 0
             for seed in 0..<1024 {
                 let m = partitionMasks[seed]
-                guard m != 0, m != all else { continue }
+                guard m != 0, m != all, m != previous else { continue }
+                previous = m
                 let d = min((m ^ split).nonzeroBitCount, (m ^ split ^ all).nonzeroBitCount)
-                seeds.append((d, seed))
+                if d < distances[3] {
+                    var k = 3
+                    while k > 0 && distances[k - 1] > d {
+                        distances[k] = distances[k - 1]; seeds[k] = seeds[k - 1]; k -= 1
+                    }
+                    distances[k] = d; seeds[k] = seed
+                }
             }
-            seeds.sort { $0.0 < $1.0 }
-            for (_, seed) in seeds.prefix(4) {
-                for candidate in partitionCandidates {
-                    let trial = encodeSingle(candidate, opaque: opaque, mask: all, partition: seed, refits: 2)
-                    if trial.error < best.error { best = trial }
+            // Screen each seed × layout without refits; refine the best pair.
+            var pickSeed = -1, pickLayout = 0, pickError = Int.max
+            for k in 0..<4 where seeds[k] >= 0 {
+                setPartitions(count: 2, mask: partitionMasks[seeds[k]])
+                for (i, c) in partitionCandidates.enumerated() {
+                    let e = fit(c, partitions: 2, opaque: opaque, refits: 0)
+                    if e < pickError { (pickSeed, pickLayout, pickError) = (seeds[k], i, e) }
+                }
+            }
+            if pickSeed >= 0, pickError < best.error * 2 {
+                let c = partitionCandidates[pickLayout]
+                setPartitions(count: 2, mask: partitionMasks[pickSeed])
+                var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
+                if e < best.error {
+                    e = refineWeights(c, partitions: 2, error: e)
+                    keep(&best, c, partitions: 2, seed: pickSeed, error: e)
                 }
             }
         }
-        return best.bits
+        return pack(best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
+                    gridValues: bestGridQ, colourValues: bestColourQ)
+    }
+
+    struct Best {
+        var candidate: Candidate
+        var partitions: Int
+        var seed: Int
+        var error: Int
+    }
+
+    private func keep(_ best: inout Best, _ c: Candidate, partitions: Int, seed: Int, error: Int) {
+        best = Best(candidate: c, partitions: partitions, seed: seed, error: error)
+        bestGridQ.update(from: gridQ, count: c.gridCount)
+        bestColourQ.update(from: colourQ, count: 16)
+    }
+
+    /// Sets each texel's partition (bit t of `mask`) and the principal-axis endpoints of
+    /// each partition in `axisEnds`.
+    private func setPartitions(count: Int, mask: UInt64) {
+        let all = UInt64.max >> UInt64(64 - texelCount)
+        for t in 0..<texelCount { partitionOf[t] = count == 1 ? 0 : Int((mask >> UInt64(t)) & 1) }
+        for p in 0..<count {
+            let m = count == 1 ? all : (p == 0 ? all & ~mask : mask)
+            let (mean, axis) = principalAxis(mask: m)
+            let len2 = (axis * axis).sum()
+            var tmin: Float = 0, tmax: Float = 0
+            if len2 > 0 {
+                tmin = .greatestFiniteMagnitude; tmax = -.greatestFiniteMagnitude
+                for t in 0..<texelCount where m >> UInt64(t) & 1 == 1 {
+                    let s = ((texels[t] - mean) * axis).sum() / len2
+                    tmin = min(tmin, s); tmax = max(tmax, s)
+                }
+            }
+            axisEnds[2 * p] = mean + axis * tmin
+            axisEnds[2 * p + 1] = mean + axis * tmax
+        }
     }
 
     /// Bit t set for texels on the far side of the mean along the principal axis.
@@ -252,7 +437,8 @@ public final class ASTCEncoder {
         var lo = SIMD4<Float>(repeating: 255), hi = SIMD4<Float>(repeating: 0)
         for t in 0..<texelCount where mask >> UInt64(t) & 1 == 1 {
             sum += texels[t]; count += 1
-            lo = pointwiseMin(lo, texels[t]); hi = pointwiseMax(hi, texels[t])
+            let x = texels[t]
+            lo = lo.replacing(with: x, where: x .< lo); hi = hi.replacing(with: x, where: x .> hi)
         }
         let mean = sum / max(count, 1)
         // Covariance rows.
@@ -267,7 +453,7 @@ public final class ASTCEncoder {
             next += c1 * axis[1]
             next += c2 * axis[2]
             next += c3 * axis[3]
-            let magnitude: SIMD4<Float> = pointwiseMax(next, -next)
+            let magnitude = next.replacing(with: -next, where: next .< 0)
             let m: Float = magnitude.max()
             if m < 1e-6 { break }
             axis = next / m
@@ -275,193 +461,241 @@ public final class ASTCEncoder {
         return (mean, axis)
     }
 
-    struct Trial {
-        var bits: ASTCBits
-        var error: Float
-    }
-
-    /// Encodes one layout: single partition (`partition` nil) or two with `partition` as seed.
-    func encodeSingle(_ c: Candidate, opaque: Bool, mask all: UInt64, partition: Int?, refits: Int, measure: Bool = true) -> Trial {
-        let partitionCount = partition == nil ? 1 : 2
-        let masks: [UInt64] = partition.map { [all & ~partitionMasks[$0], partitionMasks[$0]] } ?? [all]
-        let endpointMode = opaque ? 8 : 12
-        let colourLevel = opaque ? c.rgbLevel : c.rgbaLevel
-        var e0 = [SIMD4<Float>](repeating: .zero, count: partitionCount), e1 = e0
-        for p in 0..<partitionCount {
-            let (mean, axis) = principalAxis(mask: masks[p])
-            let len2 = (axis * axis).sum()
-            var tmin: Float = 0, tmax: Float = 0
-            if len2 > 0 {
-                tmin = .greatestFiniteMagnitude; tmax = -.greatestFiniteMagnitude
-                for t in 0..<texelCount where masks[p] >> UInt64(t) & 1 == 1 {
-                    let s = ((texels[t] - mean) * axis).sum() / len2
-                    tmin = min(tmin, s); tmax = max(tmax, s)
-                }
-            }
-            e0[p] = mean + axis * tmin
-            e1[p] = mean + axis * tmax
-        }
-        var bits = ASTCBits(lo: 0, hi: 0)
-        var quantised = [[Int]](repeating: [], count: partitionCount)
-        var decodedEnds = [(SIMD4<Float>, SIMD4<Float>)](repeating: (.zero, .zero), count: partitionCount)
+    /// Fits layout `c` to the current partitioning: principal-axis endpoints quantised,
+    /// weights against them, then `refits` rounds of least-squares endpoints and weights
+    /// again. Leaves the result in `gridQ`, `colourQ`, `texelW`, `base`/`slope`.
+    /// Returns the exact decoded squared error.
+    /// Cost: (refits + 1) × (one pass over the texels for weights, the infill taps twice).
+    private func fit(_ c: Candidate, partitions: Int, opaque: Bool, refits: Int) -> Int {
+        let level = opaque ? c.rgbLevel : c.rgbaLevel
+        ends.update(from: axisEnds, count: 2 * partitions)
+        quantiseEnds(partitions: partitions, level: level, opaque: opaque)
         var round = 0
         while true {
-            // Quantise endpoints (swap so the decoder never blue-contracts them).
-            for p in 0..<partitionCount {
-                var q0 = quantiseEndpoint(e0[p], level: colourLevel, opaque: opaque)
-                var q1 = quantiseEndpoint(e1[p], level: colourLevel, opaque: opaque)
-                if q0.1[0] + q0.1[1] + q0.1[2] > q1.1[0] + q1.1[1] + q1.1[2] { swap(&q0, &q1) }
-                quantised[p] = zip(q0.0, q1.0).flatMap { [$0, $1] }
-                decodedEnds[p] = (q0.1, q1.1)
-            }
-            // Ideal texel weights against the decoded endpoints.
-            for t in 0..<texelCount {
-                let p = partition != nil && masks[1] >> UInt64(t) & 1 == 1 ? 1 : 0
-                let (d0, d1) = decodedEnds[p]
-                let d = d1 - d0
-                let len2 = (opaque ? d * SIMD4(1, 1, 1, 0) * d : d * d).sum()
-                ideal[t] = len2 > 0 ? min(max(((texels[t] - d0) * d).sum() / len2, 0), 1) : 0
-            }
-            quantiseWeights(c)
+            computeWeights(c, partitions: partitions)
             if round == refits { break }
             round += 1
-            // Least-squares refit of each partition's endpoints to the decoded weights.
-            for p in 0..<partitionCount {
-                var a00: Float = 0, a01: Float = 0, a11: Float = 0
-                var b0 = SIMD4<Float>(), b1 = SIMD4<Float>()
-                for t in 0..<texelCount where masks[p] >> UInt64(t) & 1 == 1 {
-                    let w = texelWeight[t], v = 1 - w
-                    a00 += v * v; a01 += v * w; a11 += w * w
-                    b0 += texels[t] * v; b1 += texels[t] * w
-                }
-                let det = a00 * a11 - a01 * a01
-                guard abs(det) > 1e-3 else { continue }
-                e0[p] = pointwiseMin(pointwiseMax((b0 * a11 - b1 * a01) / det, .zero), SIMD4(repeating: 255))
-                e1[p] = pointwiseMin(pointwiseMax((b1 * a00 - b0 * a01) / det, .zero), SIMD4(repeating: 255))
-            }
+            refitEnds(partitions: partitions)
+            quantiseEnds(partitions: partitions, level: level, opaque: opaque)
         }
-        // Pack.
-        var lo = UInt64(c.mode) | UInt64(partitionCount - 1) << 11
-        var hi: UInt64 = 0
-        let colourStart: Int
-        if let seed = partition {
-            lo |= UInt64(seed) << 13 | UInt64(endpointMode << 2) << 23
-            colourStart = 29
-        } else {
-            lo |= UInt64(endpointMode) << 13
-            colourStart = 17
-        }
-        var writer = ASTCBitWriter(lo: lo, hi: hi)
-        let values = quantised.flatMap { $0 }
-        writeSequence(values, level: colourLevel, start: colourStart, into: &writer)
-        var weightWriter = ASTCBitWriter(lo: 0, hi: 0)
-        writeSequence((0..<(c.gridWidth * c.gridHeight)).map { Int(gridIndex[$0]) }, level: c.weightLevel, start: 0, into: &weightWriter)
-        let reversed = ASTCBits(lo: weightWriter.lo, hi: weightWriter.hi).reversed
-        lo = writer.lo | reversed.lo
-        hi = writer.hi | reversed.hi
-        bits = ASTCBits(lo: lo, hi: hi)
-        return Trial(bits: bits, error: measure ? error(of: bits) : 0)
+        return error()
     }
 
-    /// Sum of squared differences of the decoded block against the texels.
-    func error(of bits: ASTCBits) -> Float {
-        decoder.decodeBlock(bits, into: decoded)
-        var sum: Float = 0
-        for t in 0..<texelCount {
-            let w = decoded[t]
-            let d = SIMD4<Float>(Float(w & 0xFF), Float((w >> 8) & 0xFF), Float((w >> 16) & 0xFF), Float(w >> 24)) - texels[t]
-            sum += (d * d).sum()
+    /// Rounds `ends` to the colour level (swapped so the decoder never blue-contracts them),
+    /// filling `colourQ`, `decodedEnds` and the integer interpolation constants.
+    @inline(__always)
+    private func quantiseEnds(partitions: Int, level: Int, opaque: Bool) {
+        let channels = opaque ? 3 : 4
+        let table = colourQuant + level * 256, values = colourValue + level * 256
+        for p in 0..<partitions {
+            var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0, s0 = SIMD4<Int32>(), s1 = s0
+            let e0 = clampColour(ends[2 * p] + 0.5), e1 = clampColour(ends[2 * p + 1] + 0.5)
+            for ch in 0..<channels {
+                let a = table[Int(e0[ch])], b = table[Int(e1[ch])]
+                s0[ch] = Int32(a); s1[ch] = Int32(b)
+                q0[ch] = Int32(values[Int(a)]); q1[ch] = Int32(values[Int(b)])
+            }
+            if q0[0] + q0[1] + q0[2] > q1[0] + q1[1] + q1[2] { swap(&q0, &q1); swap(&s0, &s1) }
+            let out = colourQ + p * 2 * channels
+            for ch in 0..<channels {
+                out[2 * ch] = UInt8(truncatingIfNeeded: s0[ch])
+                out[2 * ch + 1] = UInt8(truncatingIfNeeded: s1[ch])
+            }
+            decodedEnds[2 * p] = SIMD4<Float>(q0)
+            decodedEnds[2 * p + 1] = SIMD4<Float>(q1)
+            base[p] = 257 &* 64 &* q0 &+ 32
+            slope[p] = 257 &* (q1 &- q0)
         }
+    }
+
+    /// Ideal weights against the decoded endpoints, averaged onto the grid, quantised to
+    /// `gridQ`, and infilled back to `texelW` (0…64) exactly as the decoder does.
+    @inline(__always)
+    private func computeWeights(_ c: Candidate, partitions: Int) {
+        var origin = (decodedEnds[0], decodedEnds[2]), direction = (decodedEnds[1] - decodedEnds[0], SIMD4<Float>())
+        var scale: (Float, Float) = (0, 0)
+        let len0 = (direction.0 * direction.0).sum()
+        scale.0 = len0 > 0 ? 1 / len0 : 0
+        if partitions == 2 {
+            origin.1 = decodedEnds[2]
+            direction.1 = decodedEnds[3] - decodedEnds[2]
+            let len1 = (direction.1 * direction.1).sum()
+            scale.1 = len1 > 0 ? 1 / len1 : 0
+        }
+        for t in 0..<texelCount {
+            let second = partitionOf[t] == 1
+            let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
+            let s = second ? scale.1 : scale.0
+            ideal[t] = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
+        }
+        let count = c.gridCount
+        if c.taps < 0 {
+            for i in 0..<count { gridIdeal[i] = ideal[i] }
+        } else {
+            gridIdeal.update(repeating: 0, count: count)
+            let index = tapIndex + c.taps, weight = tapWeightF + c.taps
+            for t in 0..<texelCount {
+                let v = ideal[t]
+                for k in 0..<4 { gridIdeal[Int(index[4 * t + k])] += weight[4 * t + k] * v }
+            }
+            let inverse = inverseCoverage + c.coverage
+            for i in 0..<count { gridIdeal[i] *= inverse[i] }
+        }
+        let table = weightQuant + c.weightLevel * 65
+        for i in 0..<count {
+            let v = Int(gridIdeal[i] * 64 + 0.5)
+            gridQ[i] = table[min(max(v, 0), 64)]
+        }
+        infill(c)
+    }
+
+    /// `texelW` from `gridQ` through the grid's infill taps.
+    @inline(__always)
+    private func infill(_ c: Candidate) {
+        let values = weightValue + c.weightLevel * 32
+        if c.taps < 0 {
+            for t in 0..<texelCount { texelW[t] = values[Int(gridQ[t])] }
+        } else {
+            let index = tapIndex + c.taps, weight = tapWeight + c.taps
+            for t in 0..<texelCount {
+                var sum: Int32 = 8
+                for k in 0..<4 { sum &+= values[Int(gridQ[Int(index[4 * t + k])])] &* weight[4 * t + k] }
+                texelW[t] = sum >> 4
+            }
+        }
+    }
+
+    /// Least-squares endpoints of each partition for the decoded weights in `texelW`.
+    @inline(__always)
+    private func refitEnds(partitions: Int) {
+        for p in 0..<partitions {
+            var a00: Float = 0, a01: Float = 0, a11: Float = 0
+            var b0 = SIMD4<Float>(), b1 = SIMD4<Float>()
+            for t in 0..<texelCount where partitionOf[t] == p {
+                let w = Float(texelW[t]) * (1 / 64), v = 1 - w
+                a00 += v * v; a01 += v * w; a11 += w * w
+                b0 += texels[t] * v; b1 += texels[t] * w
+            }
+            let det = a00 * a11 - a01 * a01
+            guard abs(det) > 1e-3 else { continue }
+            let inverse = 1 / det
+            ends[2 * p] = clampColour((b0 * a11 - b1 * a01) * inverse)
+            ends[2 * p + 1] = clampColour((b1 * a00 - b0 * a01) * inverse)
+        }
+    }
+
+    /// Squared error of texel `t` decoded with weight `w` (the decoder's integer arithmetic).
+    @inline(__always)
+    private func texelError(_ t: Int, weight w: Int32) -> Int32 {
+        let p = partitionOf[t]
+        let d = ((base[p] &+ slope[p] &* SIMD4(repeating: w)) &>> 14) &- texelInts[t]
+        return (d &* d).wrappedSum()
+    }
+
+    /// Exact decoded squared error of the current layout.
+    private func error() -> Int {
+        var sum = 0
+        for t in 0..<texelCount { sum += Int(texelError(t, weight: texelW[t])) }
         return sum
     }
 
-    /// Nearest colour-level values for an endpoint: scrambled values (R, G, B[, A]) and the
-    /// 8-bit endpoint they decode to.
-    @inline(__always)
-    func quantiseEndpoint(_ e: SIMD4<Float>, level: Int, opaque: Bool) -> ([Int], SIMD4<Float>) {
-        var scrambled: [Int] = []
-        var decoded = SIMD4<Float>(0, 0, 0, 255)
-        for ch in 0..<(opaque ? 3 : 4) {
-            let v = Int(min(max(e[ch].rounded(), 0), 255))
-            let s = Int(colourQuant[level * 256 + v])
-            scrambled.append(s)
-            decoded[ch] = Float(ASTCIntegerSequence.colourUnquantised[level * 256 + s])
-        }
-        return (scrambled, decoded)
-    }
-
-    /// Grid weights from the ideal texel weights (infill-weighted averages when the grid is
-    /// coarser than the footprint), quantised; leaves the decoded per-texel weights (0…1)
-    /// in `texelWeight`.
-    func quantiseWeights(_ c: Candidate) {
-        let count = c.gridWidth * c.gridHeight
-        if c.infill < 0 {
-            for i in 0..<count { gridIdeal[i] = ideal[i] }
-        } else {
-            var num = [Float](repeating: 0, count: count), den = [Float](repeating: 0, count: count)
-            let taps = modes.infillTaps + c.infill
-            for t in 0..<texelCount {
-                let idx = taps[2 * t], wts = taps[2 * t + 1]
-                for k in 0..<4 {
-                    let g = Int((idx >> UInt32(8 * k)) & 0xFF), w = Float((wts >> UInt32(8 * k)) & 0xFF)
-                    num[g] += w * ideal[t]; den[g] += w
+    /// Moves each grid weight one quantisation step down or up when that lowers the decoded
+    /// error of the texels it reaches; returns the new total error.
+    /// Cost: per grid weight, two trial infills of the texels whose taps reach it (all texels
+    /// for a decimated grid; one for a full grid).
+    private func refineWeights(_ c: Candidate, partitions: Int, error total: Int) -> Int {
+        var total = total
+        let values = weightValue + c.weightLevel * 32, steps = weightStep + c.weightLevel * 64
+        for i in 0..<c.gridCount {
+            let current = gridQ[i]
+            for direction in 0..<2 {
+                let candidate = steps[Int(current) * 2 + direction]
+                guard candidate != gridQ[i] else { continue }
+                let before = gridQ[i]
+                gridQ[i] = candidate
+                var delta = 0
+                if c.taps < 0 {
+                    let w = values[Int(candidate)]
+                    delta = Int(texelError(i, weight: w)) - Int(texelError(i, weight: texelW[i]))
+                } else {
+                    let index = tapIndex + c.taps, weight = tapWeight + c.taps
+                    for t in 0..<texelCount {
+                        var reaches = false
+                        var sum: Int32 = 8
+                        for k in 0..<4 {
+                            let g = Int(index[4 * t + k])
+                            reaches = reaches || (g == i && weight[4 * t + k] != 0)
+                            sum &+= values[Int(gridQ[g])] &* weight[4 * t + k]
+                        }
+                        if reaches { delta += Int(texelError(t, weight: sum >> 4)) - Int(texelError(t, weight: texelW[t])) }
+                    }
                 }
-            }
-            for i in 0..<count { gridIdeal[i] = den[i] > 0 ? num[i] / den[i] : 0 }
-        }
-        for i in 0..<count {
-            let v = Int((gridIdeal[i] * 64).rounded())
-            let s = weightQuant[c.weightLevel * 65 + min(max(v, 0), 64)]
-            gridIndex[i] = s
-            gridValue[i] = ASTCIntegerSequence.weightUnquantised[c.weightLevel * 32 + Int(s)]
-        }
-        if c.infill < 0 {
-            for t in 0..<texelCount { texelWeight[t] = Float(gridValue[t]) / 64 }
-        } else {
-            let taps = modes.infillTaps + c.infill
-            for t in 0..<texelCount {
-                let idx = taps[2 * t], wts = taps[2 * t + 1]
-                var sum: UInt32 = 8
-                for k in 0..<4 { sum += UInt32(gridValue[Int((idx >> UInt32(8 * k)) & 0xFF)]) * ((wts >> UInt32(8 * k)) & 0xFF) }
-                texelWeight[t] = Float(sum >> 4) / 64
+                if delta < 0 {
+                    total += delta
+                    infill(c)
+                    break
+                }
+                gridQ[i] = before
             }
         }
+        return total
     }
 
-    /// Writes `values` (scrambled) as an integer sequence at `level` from bit `start`.
-    func writeSequence(_ values: [Int], level: Int, start: Int, into w: inout ASTCBitWriter) {
+    /// The block for layout `c` with the given grid and colour values.
+    private func pack(_ c: Candidate, partitions: Int, seed: Int, opaque: Bool,
+                      gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>) -> ASTCBits {
+        let endpointMode = opaque ? 8 : 12
+        var writer = ASTCBitWriter(lo: UInt64(c.mode) | UInt64(partitions - 1) << 11, hi: 0)
+        let colourStart: Int
+        if partitions == 2 {
+            writer.lo |= UInt64(seed) << 13 | UInt64(endpointMode << 2) << 23
+            colourStart = 29
+        } else {
+            writer.lo |= UInt64(endpointMode) << 13
+            colourStart = 17
+        }
+        writeSequence(colourValues, count: partitions * (opaque ? 6 : 8), level: opaque ? c.rgbLevel : c.rgbaLevel,
+                      start: colourStart, into: &writer)
+        var weightWriter = ASTCBitWriter(lo: 0, hi: 0)
+        writeSequence(gridValues, count: c.gridCount, level: c.weightLevel, start: 0, into: &weightWriter)
+        let reversed = ASTCBits(lo: weightWriter.lo, hi: weightWriter.hi).reversed
+        return ASTCBits(lo: writer.lo | reversed.lo, hi: writer.hi | reversed.hi)
+    }
+
+    /// Writes `count` scrambled `values` as an integer sequence at `level` from bit `start`.
+    private func writeSequence(_ values: UnsafeMutablePointer<UInt8>, count: Int, level: Int, start: Int, into w: inout ASTCBitWriter) {
         let n = Int(ASTCIntegerSequence.bitCounts[level])
         let kind = ASTCIntegerSequence.kinds[level]
         var pos = start
         let mask = (1 << n) - 1
         switch kind {
         case 1:
-            for v in values { w.write(v, n, at: pos); pos += n }
+            for i in 0..<count { w.write(Int(values[i]), n, at: pos); pos += n }
         case 3:
             var i = 0
-            while i < values.count {
-                let group = Array(values[i..<min(i + 5, values.count)])
+            while i < count {
+                let group = min(5, count - i)
                 var key = 0, scale = 1
-                for v in group { key += (v >> n) * scale; scale *= 3 }
+                for j in 0..<group { key += (Int(values[i + j]) >> n) * scale; scale *= 3 }
                 let t = Int(tritPack[key])
-                let widths = [2, 2, 1, 2, 1], shifts = [0, 2, 4, 5, 7]
-                for (j, v) in group.enumerated() {
-                    w.write(v & mask, n, at: pos); pos += n
-                    w.write((t >> shifts[j]) & ((1 << widths[j]) - 1), widths[j], at: pos); pos += widths[j]
+                for j in 0..<group {
+                    let (width, shift) = j == 0 ? (2, 0) : j == 1 ? (2, 2) : j == 2 ? (1, 4) : j == 3 ? (2, 5) : (1, 7)
+                    w.write(Int(values[i + j]) & mask, n, at: pos); pos += n
+                    w.write((t >> shift) & ((1 << width) - 1), width, at: pos); pos += width
                 }
                 i += 5
             }
         default:
             var i = 0
-            while i < values.count {
-                let group = Array(values[i..<min(i + 3, values.count)])
+            while i < count {
+                let group = min(3, count - i)
                 var key = 0, scale = 1
-                for v in group { key += (v >> n) * scale; scale *= 5 }
+                for j in 0..<group { key += (Int(values[i + j]) >> n) * scale; scale *= 5 }
                 let q = Int(quintPack[key])
-                let widths = [3, 2, 2], shifts = [0, 3, 5]
-                for (j, v) in group.enumerated() {
-                    w.write(v & mask, n, at: pos); pos += n
-                    w.write((q >> shifts[j]) & ((1 << widths[j]) - 1), widths[j], at: pos); pos += widths[j]
+                for j in 0..<group {
+                    let (width, shift) = j == 0 ? (3, 0) : j == 1 ? (2, 3) : (2, 5)
+                    w.write(Int(values[i + j]) & mask, n, at: pos); pos += n
+                    w.write((q >> shift) & ((1 << width) - 1), width, at: pos); pos += width
                 }
                 i += 3
             }
@@ -471,14 +705,19 @@ public final class ASTCEncoder {
 
 @available(*, unavailable) extension ASTCEncoder: Sendable {}
 
+/// `v` limited to 0…255 in every lane (NaN becomes 0; callers add ½ and truncate to round).
+@inline(__always) func clampColour(_ v: SIMD4<Float>) -> SIMD4<Float> {
+    v.replacing(with: 0, where: .!(v .>= 0)).replacing(with: 255, where: v .> 255)
+}
+
 /// ORs bit fields into a 128-bit block.
 struct ASTCBitWriter {
     var lo: UInt64
     var hi: UInt64
 
-    mutating func write(_ value: Int, _ count: Int, at position: Int) {
+    @inline(__always) mutating func write(_ value: Int, _ count: Int, at position: Int) {
         guard count > 0 else { return }
-        let v = UInt64(value) & ((1 << UInt64(count)) - 1)
+        let v = UInt64(truncatingIfNeeded: value) & ((1 << UInt64(count)) - 1)
         if position >= 64 {
             hi |= v << UInt64(position - 64)
         } else {

@@ -9,7 +9,7 @@ struct BuildCommand: ParsableCommand {
         discussion: """
             Plans the XYZ tiles that cover the source at every zoom from --min-zoom to --max-zoom, \
             resamples the max zoom from the source through windowed reads, builds lower zooms \
-            from their children, encodes each tile (PVRTC by default; --codec png for GDAL and \
+            from their children, encodes each tile (ASTC 6x6 by default; --codec pvrtc4 for older GPUs, png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
             Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
             are kept losslessly for `tilepack query`. --color auto takes a single band as \
@@ -40,8 +40,8 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette sources always use nearest).")
     var resampling: Resampling = .bilinear
 
-    @Option(help: "Tile codec: pvrtc4 (GPU texture, the default), pvrtc2, astc4x4, astc6x6, astc8x8 (ASTC GPU textures, seam-free), or png (for GDAL, QGIS, web viewers).")
-    var codec: TileCodecChoice = .pvrtc4
+    @Option(help: "Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers).")
+    var codec: TileCodecChoice = .astc6x6
 
     @Option(help: "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality

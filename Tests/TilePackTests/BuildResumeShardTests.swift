@@ -38,8 +38,9 @@ struct BuildResumeShardTests {
     static let dem = EndToEndTests.sampleRegions + "/montblanc-dem.tif"
 
     /// A DEM build (hillshade colours and lossless metres: both must survive a resume) with
-    /// PVRTC fast tiles (lossy: parents cannot come from the archive's tiles) and small
-    /// batches, so a kill lands between many commits.
+    /// PVRTC fast tiles (lossy: parents cannot come from the archive's tiles), blocks of one
+    /// level and batches of two tiles, so a kill lands between many commits. Zooms 9–11
+    /// (12 tiles written): a debug build makes it in about a second.
     static func request(_ output: String, maxZoom: Int = 11) -> RegionBuild.Request {
         var request = RegionBuild.Request(sourcePath: dem)
         request.outputPath = output
@@ -53,19 +54,22 @@ struct BuildResumeShardTests {
 
     static func build(_ request: RegionBuild.Request, interruptAfter: Int? = nil) throws -> RegionBuild.Result {
         var build = RegionBuild(request)
-        build.writerOptions.batchTiles = 5
+        build.writerOptions.batchTiles = 2
         build.interruptAfterTiles = interruptAfter
         return try build.run()
     }
 
-    @Test func resumeAfterAKillAtManyMomentsEqualsTheUninterruptedBuild() throws {
+    /// One reference build, then kills at several moments (before the first commit, between
+    /// commits, near the end), a kill of a process that is gone, a stale file cleaned up and
+    /// a refused resume: run one after the other, as they share the reference.
+    @Test func resumeAfterAKillEqualsTheUninterruptedBuild() throws {
         let dir = TemporaryDirectory()
         let reference = try Self.build(Self.request(dir.file("ref.mbtiles")))
         let expected = try ArchiveContents(reference.outputPath)
         let total = reference.report.tilesWritten
-        #expect(total > 20)
+        #expect(total >= 10)
         #expect(!expected.tables.contains("tilepack_roots") && !expected.tables.contains("tilepack_build"))
-        for cut in [0, 3, total / 3, total / 2 + 1, total - 2] {
+        for cut in [1, total / 2, total - 1] {
             let out = dir.file("cut\(cut).mbtiles")
             #expect(throws: InterruptingSink.Interrupted.self) { try Self.build(Self.request(out), interruptAfter: cut) }
             #expect(!fileExists(out))
@@ -75,19 +79,16 @@ struct BuildResumeShardTests {
             resume.resume = true
             let resumed = try Self.build(resume)
             #expect(resumed.resumedFrom == left.first?.path)
-            if cut > total / 3 { #expect(resumed.report.resumedTiles > 0, "cut \(cut): the journal was used") }
+            if cut >= total / 2 { #expect(resumed.report.resumedTiles > 0, "cut \(cut): the journal was used") }
             #expect(try ArchiveContents(out) == expected, "resumed after \(cut) tiles")
             #expect(MBTilesWriter.interrupted(target: out).isEmpty)
         }
-    }
 
-    @Test func aKilledBuildOfADeadProcessIsResumedOrCleanedUp() throws {
-        let dir = TemporaryDirectory()
-        let expected = try ArchiveContents(try Self.build(Self.request(dir.file("ref.mbtiles"))).outputPath)
+        // The temporary archive of a process that is gone (a pid above any pid_max).
         let out = dir.file("a.mbtiles")
-        _ = try? Self.build(Self.request(out), interruptAfter: 30)
+        _ = try? Self.build(Self.request(out), interruptAfter: total / 2)
         let mine = try #require(MBTilesWriter.interrupted(target: out).first).path
-        let dead = out + ".tmp-99999999"  // above any pid_max: a process that is gone
+        let dead = out + ".tmp-99999999"
         #expect(rename(mine, dead) == 0)
         for suffix in ["-wal", "-shm"] { _ = rename(mine + suffix, dead + suffix) }
         var resume = Self.request(out)
@@ -97,18 +98,8 @@ struct BuildResumeShardTests {
         #expect(try ArchiveContents(out) == expected)
         #expect(!fileExists(dead))
 
-        // Without --resume the stale file of a dead build is deleted, not continued.
-        _ = try? Self.build(Self.request(out), interruptAfter: 30)
-        let stale = try #require(MBTilesWriter.interrupted(target: out).first).path
-        let fresh = try Self.build(Self.request(out))
-        #expect(fresh.resumedFrom == nil && fresh.report.resumedTiles == 0)
-        #expect(!fileExists(stale) && MBTilesWriter.interrupted(target: out).isEmpty)
-    }
-
-    @Test func resumeRefusesOtherOptionsNamingTheFile() throws {
-        let dir = TemporaryDirectory()
-        let out = dir.file("a.mbtiles")
-        _ = try? Self.build(Self.request(out), interruptAfter: 30)
+        // Other options: refused naming the file, which stays for the right command.
+        _ = try? Self.build(Self.request(out), interruptAfter: total / 2)
         let stale = try #require(MBTilesWriter.interrupted(target: out).first).path
         var other = Self.request(out)
         other.resume = true
@@ -116,19 +107,32 @@ struct BuildResumeShardTests {
         let error = try #require(throws: ShardError.self) { try Self.build(other) }
         #expect(error.description.hasPrefix("\(stale): built with different options ("))
         #expect(!error.description.contains("\n"))
-        #expect(fileExists(stale), "a refused resume leaves the interrupted archive for the right command")
+        #expect(fileExists(stale))
+
+        // Without --resume the stale file of a dead build is deleted, not continued.
+        let fresh = try Self.build(Self.request(out))
+        #expect(fresh.resumedFrom == nil && fresh.report.resumedTiles == 0)
+        #expect(!fileExists(stale) && MBTilesWriter.interrupted(target: out).isEmpty)
+        #expect(try ArchiveContents(out) == expected)
     }
 
+    /// 2 shards, and 4 shards (two of them killed once and resumed), merge into the single build.
     @Test func mergedShardsEqualTheSingleBuild() throws {
         let dir = TemporaryDirectory()
         let expected = try ArchiveContents(try Self.build(Self.request(dir.file("ref.mbtiles"))).outputPath)
-        for n in [1, 3, 4] {
+        for n in [2, 4] {
             var paths: [String] = []
             for k in (0..<n).reversed() {
                 var request = Self.request(dir.file("s\(n)-\(k).mbtiles"))
                 request.shard = BuildShard(index: k, count: n)
+                if n == 4, k % 2 == 0 {
+                    _ = try? Self.build(request, interruptAfter: 2)
+                    request.resume = true
+                }
                 paths.append(try Self.build(request).outputPath)
             }
+            let shardTables = try ArchiveContents(paths[0]).tables
+            #expect(shardTables.contains("tilepack_roots") && !shardTables.contains("tilepack_build"))
             let merged = try ShardMerge(shardPaths: paths, outputPath: dir.file("m\(n).mbtiles")).run()
             #expect(merged.shards == n)
             let contents = try ArchiveContents(merged.outputPath)
@@ -137,21 +141,6 @@ struct BuildResumeShardTests {
             #expect(contents.metadata == expected.metadata, "\(n) shards: metadata")
             #expect(contents.tables == expected.tables)
         }
-    }
-
-    @Test func aKilledShardResumesAndStillMerges() throws {
-        let dir = TemporaryDirectory()
-        let expected = try ArchiveContents(try Self.build(Self.request(dir.file("ref.mbtiles"))).outputPath)
-        var paths: [String] = []
-        for k in 0..<2 {
-            var request = Self.request(dir.file("s\(k).mbtiles"))
-            request.shard = BuildShard(index: k, count: 2)
-            _ = try? Self.build(request, interruptAfter: 17)
-            request.resume = true
-            paths.append(try Self.build(request).outputPath)
-        }
-        let merged = try ShardMerge(shardPaths: paths, outputPath: dir.file("m.mbtiles")).run()
-        #expect(try ArchiveContents(merged.outputPath) == expected)
     }
 
     @Test func mergeRefusesWrongSetsNamingTheFile() throws {

@@ -135,7 +135,11 @@ struct BuildCommand: ParsableCommand {
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
             print("  colour: \(r.color)")
-            if let from = result.resumedFrom { print("  resumed \(from): \(r.resumedTiles) tiles were already done") }
+            if let from = result.resumedFrom {
+                print("  resumed \(from): \(r.resumedTiles) tiles were already done")
+            } else if resume {
+                print("  --resume: no interrupted build of \(result.outputPath) to continue; built from the start")
+            }
             if let shard = request.shard { print("  shard \(shard): join the \(shard.count) shards with `tilepack merge`") }
             print("  per zoom: \(zooms)")
             if let m = result.mosaic {

@@ -163,7 +163,12 @@ public final class MBTilesWriter {
             let db = try SQLiteConnection(path: temporaryPath, mode: .readWriteCreate)
             connection = db
             if resuming == nil {
-                if journal != nil { try db.execute("PRAGMA auto_vacuum = INCREMENTAL") }
+                if journal != nil {
+                    // Opening in WAL mode already wrote the header: VACUUM (of an empty file,
+                    // instant) makes the setting take, so finish can return the journal's pages.
+                    try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                    try db.execute("VACUUM")
+                }
                 try db.execute("PRAGMA application_id = \(MBTilesSchema.applicationID)")
                 _ = try db.inTransaction {
                     try db.execute(MBTilesSchema.create)
@@ -210,7 +215,7 @@ public final class MBTilesWriter {
     ///   its `tilepack_build` rows and root count.
     public static func interrupted(target: String) -> [Interrupted] {
         AtomicReplacement(targetPath: target, companionSuffixes: companions).abandonedTemporaries().map { path in
-            guard let db = try? SQLiteConnection(path: path, mode: .readWriteCreate),
+            guard access(path, F_OK) == 0, let db = try? SQLiteConnection(path: path, mode: .readWriteCreate),
                   let rows = try? db.prepare("SELECT name, value FROM tilepack_build") else {
                 return Interrupted(path: path, identity: nil, finishedRoots: 0)
             }

@@ -22,6 +22,18 @@ struct BuildCommand: ParsableCommand {
             (gdalbuildvrt's SimpleSource/ComplexSource mosaics) build one seamless region: \
             later files win where they overlap, each file's nodata lets the ones before it \
             show, and at most --max-open-files files are open at once.
+
+            The archive is built in OUTPUT.tmp-PID with a journal of finished work, committed \
+            with the tiles. After a kill at any moment (SIGKILL, power loss) the same command \
+            with --resume continues from the last committed batch and ends with the archive an \
+            uninterrupted build makes, tile for tile; it refuses, naming the file, a temporary \
+            archive of another source or other options. Without --resume, temporary archives of \
+            builds that are no longer running are deleted.
+
+            --shard K/N builds part K (0…N−1) of the work: the tiles under its share of a shard \
+            zoom, with their exact pixels kept for `tilepack merge`, which joins the N shard \
+            archives into the single-machine build's archive (Scripts/cluster-build runs the \
+            shards and the merge on a Dask cluster).
             """
     )
 
@@ -75,6 +87,13 @@ struct BuildCommand: ParsableCommand {
     @Flag(help: "Print no progress, only the summary (same as --progress none).")
     var quiet = false
 
+    @Flag(help: "Continue the interrupted build of this output (same source and options) from its last committed batch.")
+    var resume = false
+
+    @Option(help: ArgumentHelp("Build only part K of N (K from 0, e.g. 2/8); join the parts with `tilepack merge`.",
+                               valueName: "K/N"))
+    var shard: String?
+
     func validate() throws {
         for (label, z) in [("--min-zoom", minZoom), ("--max-zoom", maxZoom)] {
             if let z, !(0...TileID.maxZoom).contains(z) { throw ValidationError("\(label) \(z) must be 0…\(TileID.maxZoom)") }
@@ -83,6 +102,9 @@ struct BuildCommand: ParsableCommand {
         if sources.isEmpty { throw ValidationError("give a GeoTIFF, several, a folder or a .vrt") }
         if !(1...65536).contains(maxOpenFiles) { throw ValidationError("--max-open-files \(maxOpenFiles) must be 1…65536") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
+        if let shard, BuildShard(argument: shard) == nil {
+            throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
+        }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -103,6 +125,8 @@ struct BuildCommand: ParsableCommand {
         request.name = name
         request.description = description
         request.attribution = attribution
+        request.resume = resume
+        request.shard = shard.flatMap(BuildShard.init(argument:))
         let display = BuildProgressDisplay(style: quiet ? .none : progress.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
             let result = try RegionBuild(request).run { display.update($0) }
@@ -111,6 +135,12 @@ struct BuildCommand: ParsableCommand {
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
             print("  colour: \(r.color)")
+            if let from = result.resumedFrom {
+                print("  resumed \(from): \(r.resumedTiles) tiles were already done")
+            } else if resume {
+                print("  --resume: no interrupted build of \(result.outputPath) to continue; built from the start")
+            }
+            if let shard = request.shard { print("  shard \(shard): join the \(shard.count) shards with `tilepack merge`") }
             print("  per zoom: \(zooms)")
             if let m = result.mosaic {
                 print("  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)")

@@ -117,6 +117,32 @@ public struct MBTilesMetadata: Sendable, Equatable {
         self.extra = extra
     }
 
+    /// The metadata of an archive from its `metadata` rows (``MBTilesReader/metadata``), for
+    /// writing a new archive that says the same (joining shards). Keys the writer derives
+    /// from the tiles (`tilepack:format_version`, `tilepack:elevation`,
+    /// `tilepack:elevation_encoding`) and those in `dropping` are left out; other
+    /// `tilepack:` keys go to ``extra``. Nil without `name` and `format`.
+    public init?(rows: [String: String], dropping: Set<String> = []) {
+        guard let name = rows[Key.name], let format = rows[Key.format] else { return nil }
+        self.init(name: name, format: format, codec: rows[Key.codec],
+                  bounds: rows[Key.bounds].flatMap(GeoBounds.init(metadataValue:)),
+                  center: rows[Key.center].flatMap(Center.init(metadataValue:)),
+                  minZoom: rows[Key.minZoom].flatMap { Int($0) }, maxZoom: rows[Key.maxZoom].flatMap { Int($0) },
+                  type: rows[Key.type].flatMap(LayerType.init(rawValue:)) ?? .baselayer,
+                  version: rows[Key.version] ?? "1", description: rows[Key.description] ?? "",
+                  attribution: rows[Key.attribution] ?? "", codecLevel: rows[Key.codecLevel],
+                  payloadCompression: rows[Key.payloadCompression] ?? "none",
+                  tileSize: rows[Key.tileSize].flatMap { Int($0) } ?? 256,
+                  sourceFile: rows[Key.sourceFile], sourceSHA256: rows[Key.sourceSHA256], sources: rows[Key.sources],
+                  buildOptions: rows[Key.buildOptions])
+        let known: Set<String> = [Key.codec, Key.codecLevel, Key.payloadCompression, Key.tileSize, Key.sourceFile,
+                                  Key.sourceSHA256, Key.sources, Key.buildOptions, Key.elevation, Key.elevationEncoding,
+                                  Key.formatVersion]
+        for (key, value) in rows where key.hasPrefix(Key.prefix) && !known.contains(key) && !dropping.contains(key) {
+            extra[key] = value
+        }
+    }
+
     /// The rows to store, with nil fields already resolved by the writer.
     func rows(bounds: GeoBounds, center: Center, minZoom: Int, maxZoom: Int,
               elevationTiles: Bool, elevationEncoding: String) -> [(String, String)] {
@@ -165,5 +191,13 @@ enum MBTilesSchema {
         CREATE TABLE elevation (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER,
                                 encoding TEXT, width INTEGER, height INTEGER, data BLOB);
         CREATE UNIQUE INDEX elevation_index ON elevation (zoom_level, tile_column, tile_row);
+        """
+
+    /// The build journal of a temporary archive (``MBTilesWriter/Journal``); `tile_row` is TMS
+    /// as in `map`. A shard archive keeps `tilepack_roots` (its shard-zoom pixels).
+    static let createJournal = """
+        CREATE TABLE tilepack_build (name TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE tilepack_roots (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, pixels BLOB);
+        CREATE UNIQUE INDEX tilepack_roots_index ON tilepack_roots (zoom_level, tile_column, tile_row);
         """
 }

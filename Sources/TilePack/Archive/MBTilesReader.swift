@@ -167,6 +167,24 @@ public final class MBTilesReader: TileArchive {
         return try encoding.decode(blob, width: width, height: height, path: path)
     }
 
+    /// The pixels a shard archive keeps for one of its shard-zoom tiles (`tilepack_roots`,
+    /// see ``MBTilesWriter/Journal``): `.some(nil)` for an empty tile, nil when the archive
+    /// has no row for it (or no such table).
+    /// - Cost: one indexed lookup (a statement prepared per call: the merge asks once per tile).
+    public func buildRoot(_ id: TileID) throws(ArchiveError) -> [UInt8]?? {
+        try withConnection(doing: "reading the shard pixels of \(id)") { conn throws(SQLiteError) -> [UInt8]?? in
+            let table = try conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
+            guard try table.step() else { return nil }
+            let stmt = try conn.db.prepare(
+                "SELECT pixels FROM tilepack_roots WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+            try stmt.bind(id.z, at: 1)
+            try stmt.bind(id.x, at: 2)
+            try stmt.bind(id.tmsY, at: 3)
+            guard try stmt.step() else { return nil }
+            return .some(stmt.bytes(at: 0))
+        }
+    }
+
     /// Number of rows in `tiles`. - Cost: O(tiles) (SQLite counts an index).
     public var tileCount: Int {
         get throws(ArchiveError) {

@@ -59,7 +59,42 @@ public final class MBTilesWriter {
         public var elevationTiles = 0
     }
 
-    private enum State { case open, finished, failed(String) }
+    /// A journal of finished work kept in the temporary archive, so a build killed at any
+    /// moment (SIGKILL, power loss) can resume from its last committed batch.
+    ///
+    /// Two tables live beside the MBTiles ones while the archive is built: `tilepack_build`
+    /// (name, value: the ``identity`` of the build) and `tilepack_roots` (a tile on the map
+    /// grid and an opaque `pixels` blob the caller records once everything below that tile is
+    /// written: ``recordRoot(_:payload:)``). A root row goes into the same transaction as the
+    /// tiles written just before it, so a committed root means a committed subtree.
+    /// ``finish()`` drops both tables (keeping the root rows at ``keptRootZoom`` when set)
+    /// and hands the freed pages back to the file system (incremental auto-vacuum).
+    public struct Journal: Sendable, Equatable {
+        /// What the build is (e.g. source digest and options). The caller compares it with an
+        /// interrupted archive's before resuming (``Interrupted/identity``).
+        public var identity: [String: String]
+        /// Root rows at this zoom stay in the finished archive (shard archives keep their
+        /// shard-zoom pixels for the merge); nil drops them all.
+        public var keptRootZoom: Int?
+
+        public init(identity: [String: String], keptRootZoom: Int? = nil) {
+            self.identity = identity
+            self.keptRootZoom = keptRootZoom
+        }
+    }
+
+    /// A temporary archive of this target left by a writer that is gone (see
+    /// ``MBTilesWriter/interrupted(target:)``).
+    public struct Interrupted: Sendable, Equatable {
+        public let path: String
+        /// Its journal's identity; nil when it has none (killed while being created, or
+        /// written without a journal): such a file cannot be resumed.
+        public let identity: [String: String]?
+        /// Roots recorded as finished.
+        public let finishedRoots: Int
+    }
+
+    private enum State { case open, finished, failed(String), abandoned }
 
     /// Where the finished archive goes.
     public let targetPath: String
@@ -80,10 +115,28 @@ public final class MBTilesWriter {
     private var pendingBytes = 0
     /// Per zoom: min x, max x, min y, max y of the tiles written (for default bounds).
     private var extent: [Int: (Int, Int, Int, Int)] = [:]
+    public let journal: Journal?
+    private var insertRoot: SQLiteStatement?
+    private var selectRoot: SQLiteStatement?
+    /// Roots an interrupted writer recorded as finished (empty for a fresh archive).
+    public private(set) var finishedRoots: Set<TileID> = []
+    /// The file holds tiles this writer did not count (a resumed build, copied archives):
+    /// ``statistics`` and the extent are recounted from the file at ``finish()``.
+    private var recountAtFinish = false
+    /// The interrupted archive this writer continued, if any.
+    public let resumedFrom: String?
 
-    /// Creates the temporary archive with its schema. A stale temporary file of the same
-    /// name (a crashed run with our pid) is replaced; the target is not touched.
-    public init(path: String, metadata: MBTilesMetadata, options: Options = Options()) throws {
+    /// Creates the temporary archive with its schema, or continues an interrupted one.
+    ///
+    /// Fresh (`resuming` nil): temporary files of this target left by writers that are gone
+    /// (``interrupted(target:)``) are deleted first; the target is not touched. With a
+    /// `journal`, the file gets the journal tables and `identity` in the schema transaction.
+    /// Resuming: `resuming` (from ``interrupted(target:)``, with an identity the caller
+    /// accepted) is checkpointed, renamed to this writer's temporary name and continued;
+    /// its tiles and ``finishedRoots`` stay, and the other abandoned files are deleted.
+    /// - Cost: resuming reads the roots' keys and one checkpoint of the old WAL.
+    public init(path: String, metadata: MBTilesMetadata, options: Options = Options(),
+                journal: Journal? = nil, resuming: Interrupted? = nil) throws {
         guard !metadata.name.isEmpty else {
             throw ArchiveError(path: path, problem: .invalidArgument, detail: "archive name must not be empty")
         }
@@ -91,16 +144,45 @@ public final class MBTilesWriter {
             throw ArchiveError(path: path, problem: .invalidArgument, detail: "tile size \(metadata.tileSize) must be positive")
         }
         precondition(options.batchTiles > 0 && options.batchBytes > 0, "batch limits must be positive")
+        precondition(resuming == nil || journal != nil, "resuming needs a journal")
         self.targetPath = path
-        self.replacement = AtomicReplacement(targetPath: path, companionSuffixes: ["-wal", "-shm", "-journal"])
+        self.replacement = AtomicReplacement(targetPath: path, companionSuffixes: Self.companions)
         self.metadata = metadata
         self.options = options
-        replacement.removeTemporary()
+        self.journal = journal
+        self.resumedFrom = resuming?.path
+        for stale in replacement.abandonedTemporaries() where stale != resuming?.path && stale != temporaryPath {
+            replacement.remove(abandoned: stale)
+        }
+        if let resuming {
+            try adopt(resuming)
+        } else {
+            replacement.removeTemporary()
+        }
         do {
             let db = try SQLiteConnection(path: temporaryPath, mode: .readWriteCreate)
             connection = db
-            try db.execute("PRAGMA application_id = \(MBTilesSchema.applicationID)")
-            _ = try db.inTransaction { try db.execute(MBTilesSchema.create) }
+            if resuming == nil {
+                if journal != nil {
+                    // Opening in WAL mode already wrote the header: VACUUM (of an empty file,
+                    // instant) makes the setting take, so finish can return the journal's pages.
+                    try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                    try db.execute("VACUUM")
+                }
+                try db.execute("PRAGMA application_id = \(MBTilesSchema.applicationID)")
+                _ = try db.inTransaction {
+                    try db.execute(MBTilesSchema.create)
+                    if let journal {
+                        try db.execute(MBTilesSchema.createJournal)
+                        let row = try db.prepare("INSERT INTO tilepack_build (name, value) VALUES (?, ?)")
+                        for (name, value) in journal.identity.sorted(by: { $0.key < $1.key }) {
+                            try row.bind(name, at: 1)
+                            try row.bind(value, at: 2)
+                            try row.run()
+                        }
+                    }
+                }
+            }
             insertImage = try db.prepare("INSERT OR IGNORE INTO images (tile_id, tile_data) VALUES (?, ?)")
             insertMap = try db.prepare(
                 "INSERT OR REPLACE INTO map (zoom_level, tile_column, tile_row, tile_id) VALUES (?, ?, ?, ?)")
@@ -108,15 +190,158 @@ public final class MBTilesWriter {
                 INSERT OR REPLACE INTO elevation (zoom_level, tile_column, tile_row, encoding, width, height, data)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
+            if journal != nil {
+                insertRoot = try db.prepare(
+                    "INSERT OR REPLACE INTO tilepack_roots (zoom_level, tile_column, tile_row, pixels) VALUES (?, ?, ?, ?)")
+                selectRoot = try db.prepare(
+                    "SELECT pixels FROM tilepack_roots WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+            }
+            if resuming != nil {
+                finishedRoots = try Self.rootKeys(db)
+                recountAtFinish = true
+            }
         } catch {
             closeAndRemove()
-            throw Self.writeFailure(error, path: temporaryPath, doing: "creating the archive")
+            throw Self.writeFailure(error, path: temporaryPath, doing: resuming == nil ? "creating the archive" : "resuming the archive")
         }
     }
 
+    /// SQLite's files beside a database.
+    private static let companions = ["-wal", "-shm", "-journal"]
+
+    /// Temporary archives of `target` whose writers are gone (killed, or the machine lost
+    /// power), newest first, each with its journal's identity when it has one.
+    /// - Cost: a directory listing; opening each candidate (recovering its WAL) and reading
+    ///   its `tilepack_build` rows and root count.
+    public static func interrupted(target: String) -> [Interrupted] {
+        AtomicReplacement(targetPath: target, companionSuffixes: companions).abandonedTemporaries().map { path in
+            guard access(path, F_OK) == 0, let db = try? SQLiteConnection(path: path, mode: .readWriteCreate),
+                  let rows = try? db.prepare("SELECT name, value FROM tilepack_build") else {
+                return Interrupted(path: path, identity: nil, finishedRoots: 0)
+            }
+            var identity: [String: String] = [:]
+            while (try? rows.step()) == true {
+                if let name = rows.string(at: 0) { identity[name] = rows.string(at: 1) ?? "" }
+            }
+            let count = (try? db.prepare("SELECT count(*) FROM tilepack_roots")).flatMap { s in
+                (try? s.step()) == true ? s.int(at: 0) : nil
+            } ?? 0
+            return Interrupted(path: path, identity: identity.isEmpty ? nil : identity, finishedRoots: count)
+        }
+    }
+
+    /// Moves an interrupted archive to this writer's temporary name: its WAL is checkpointed
+    /// into the file first, so the file alone holds every committed batch.
+    private func adopt(_ interrupted: Interrupted) throws {
+        do {
+            let old = try SQLiteConnection(path: interrupted.path, mode: .readWriteCreate)
+            try old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            throw Self.writeFailure(error, path: interrupted.path, doing: "recovering the interrupted archive")
+        }
+        guard interrupted.path != temporaryPath else { return }
+        replacement.removeTemporary()
+        guard rename(interrupted.path, temporaryPath) == 0 else {
+            throw ArchiveError(path: interrupted.path, problem: .writeFailed,
+                               detail: "cannot move to \(temporaryPath): \(AtomicReplacement.message(errno))")
+        }
+        for suffix in Self.companions { unlink(interrupted.path + suffix) }
+    }
+
+    private static func rootKeys(_ db: SQLiteConnection) throws -> Set<TileID> {
+        let rows = try db.prepare("SELECT zoom_level, tile_column, tile_row FROM tilepack_roots")
+        var keys = Set<TileID>()
+        while try rows.step() {
+            let z = rows.int(at: 0)
+            guard (0...TileID.maxZoom).contains(z) else { continue }
+            if let id = TileID(z: z, x: rows.int(at: 1), tmsY: rows.int(at: 2)) { keys.insert(id) }
+        }
+        return keys
+    }
+
     deinit {
-        if case .finished = state { return }
-        closeAndRemove()
+        switch state {
+        case .finished, .abandoned: return
+        case .open, .failed: closeAndRemove()
+        }
+    }
+
+    /// Records that everything below `tile` (and `tile`) is written, with the caller's
+    /// `payload` for it (nil: an empty tile), in the current batch. Needs a ``Journal``.
+    /// - Cost: one indexed insert of the payload.
+    public func recordRoot(_ tile: TileID, payload: [UInt8]?) throws {
+        try checkOpen()
+        guard let stmt = insertRoot else { preconditionFailure("recordRoot on a writer without a journal") }
+        do {
+            try beginBatchIfNeeded()
+            try stmt.bind(tile.z, at: 1)
+            try stmt.bind(tile.x, at: 2)
+            try stmt.bind(tile.tmsY, at: 3)
+            if let payload { try stmt.bind(payload, at: 4) } else { try stmt.bindNull(at: 4) }
+            try stmt.run()
+            try endBatchIfFull(adding: payload?.count ?? 0)
+        } catch {
+            throw fail(error, doing: "recording finished tile \(tile)")
+        }
+    }
+
+    /// The payload recorded for a root: `.some(nil)` for an empty tile, nil when none is recorded.
+    public func rootPayload(_ tile: TileID) throws -> [UInt8]?? {
+        try checkOpen()
+        guard let stmt = selectRoot else { preconditionFailure("rootPayload on a writer without a journal") }
+        do {
+            try stmt.bind(tile.z, at: 1)
+            try stmt.bind(tile.x, at: 2)
+            try stmt.bind(tile.tmsY, at: 3)
+            defer { stmt.reset() }
+            guard try stmt.step() else { return nil }
+            return .some(stmt.isNull(at: 0) ? nil : stmt.bytes(at: 0) ?? [])
+        } catch {
+            throw fail(error, doing: "reading finished tile \(tile)")
+        }
+    }
+
+    /// Copies every tile and elevation row of another tilepack archive (``MBTilesWriter``'s
+    /// layout) into this one; a tile already here is replaced. Used to join shard archives.
+    /// - Cost: one SQL pass per table over the other file (ATTACH, `INSERT … SELECT`).
+    public func copyTiles(from path: String) throws {
+        try checkOpen()
+        do {
+            guard let db = connection else { preconditionFailure("open writer without a connection") }
+            if db.isInTransaction { try db.execute("COMMIT") }
+            pendingTiles = 0
+            pendingBytes = 0
+            let attach = try db.prepare("ATTACH DATABASE ? AS other")
+            try attach.bind(path, at: 1)
+            try attach.run()
+            defer { try? db.execute("DETACH DATABASE other") }
+            try db.inTransaction {
+                try db.execute("""
+                    INSERT OR IGNORE INTO images (tile_id, tile_data) SELECT tile_id, tile_data FROM other.images;
+                    INSERT OR REPLACE INTO map (zoom_level, tile_column, tile_row, tile_id)
+                        SELECT zoom_level, tile_column, tile_row, tile_id FROM other.map;
+                    INSERT OR REPLACE INTO elevation (zoom_level, tile_column, tile_row, encoding, width, height, data)
+                        SELECT zoom_level, tile_column, tile_row, encoding, width, height, data FROM other.elevation;
+                    """)
+            }
+            recountAtFinish = true
+        } catch let error as SQLiteError {
+            throw fail(ArchiveError.reading(error, path: path, doing: "copying tiles into \(targetPath)"), doing: "copying")
+        } catch {
+            throw fail(error, doing: "copying tiles from \(path)")
+        }
+    }
+
+    /// Stops as a killed process would: the open batch is rolled back, the temporary file
+    /// stays for ``interrupted(target:)``. Every later call throws. (Tests of resuming.)
+    package func abandon() {
+        insertImage = nil
+        insertMap = nil
+        insertElevation = nil
+        insertRoot = nil
+        selectRoot = nil
+        connection = nil
+        state = .abandoned
     }
 
     /// Stores one tile's payload. A second write for the same tile replaces the first.
@@ -195,6 +420,15 @@ public final class MBTilesWriter {
                     // A tile written twice leaves its first payload unreferenced; sweep such
                     // orphans (one pass over the two key indexes, well under a second per 100k tiles).
                     try db.execute("DELETE FROM images WHERE tile_id NOT IN (SELECT tile_id FROM map)")
+                    if let journal {
+                        if let z = journal.keptRootZoom {
+                            try db.execute("DELETE FROM tilepack_roots WHERE zoom_level <> \(z)")
+                        } else {
+                            try db.execute("DROP TABLE tilepack_roots")
+                        }
+                        try db.execute("DROP TABLE tilepack_build")
+                    }
+                    if recountAtFinish { try recount(db) }
                     let insert = try db.prepare("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)")
                     for (name, value) in resolvedMetadataRows() {
                         try insert.bind(name, at: 1)
@@ -202,12 +436,15 @@ public final class MBTilesWriter {
                         try insert.run()
                     }
                 }
+                if journal != nil { try db.execute("PRAGMA incremental_vacuum") }
                 try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 try db.execute("PRAGMA journal_mode = DELETE")
             }
             insertImage = nil
             insertMap = nil
             insertElevation = nil
+            insertRoot = nil
+            selectRoot = nil
             connection = nil  // last reference: closes the file before the rename
             if let code = replacement.commit() {
                 throw ArchiveError(path: targetPath, problem: .writeFailed,
@@ -237,6 +474,27 @@ public final class MBTilesWriter {
         extent[tile.z] = (min(e.0, tile.x), max(e.1, tile.x), min(e.2, tile.y), max(e.3, tile.y))
     }
 
+    /// Statistics and extent from the file itself (after resuming or copying).
+    private func recount(_ db: SQLiteConnection) throws {
+        func scalar(_ sql: String) throws -> Int {
+            let s = try db.prepare(sql)
+            return try s.step() ? s.int(at: 0) : 0
+        }
+        statistics.tiles = try scalar("SELECT count(*) FROM map")
+        statistics.distinctImages = try scalar("SELECT count(*) FROM images")
+        statistics.storedBytes = try scalar("SELECT coalesce(sum(length(tile_data)), 0) FROM images")
+        statistics.elevationTiles = try scalar("SELECT count(*) FROM elevation")
+        extent = [:]
+        let rows = try db.prepare(
+            "SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY zoom_level")
+        while try rows.step() {
+            let z = rows.int(at: 0)
+            guard (0...TileID.maxZoom).contains(z) else { continue }
+            let top = (1 << z) - 1
+            extent[z] = (rows.int(at: 1), rows.int(at: 2), top - rows.int(at: 4), top - rows.int(at: 3))
+        }
+    }
+
     private func resolvedMetadataRows() -> [(String, String)] {
         let zooms = extent.keys.sorted()
         let minZoom = metadata.minZoom ?? zooms.first ?? 0
@@ -261,6 +519,8 @@ public final class MBTilesWriter {
         case .open: return
         case .finished:
             preconditionFailure("MBTilesWriter used after finish()")
+        case .abandoned:
+            throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "writer was abandoned")
         case .failed(let reason):
             throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "writer already failed: \(reason)")
         }
@@ -298,6 +558,8 @@ public final class MBTilesWriter {
         insertImage = nil
         insertMap = nil
         insertElevation = nil
+        insertRoot = nil
+        selectRoot = nil
         connection = nil
         replacement.removeTemporary()
     }

@@ -73,6 +73,8 @@ public struct BuildReport: Sendable {
     public var tilesWritten = 0
     /// Planned tiles skipped because every pixel was transparent.
     public var emptySkipped = 0
+    /// Planned tiles an interrupted build had finished (resumed from its journal, not rebuilt).
+    public var resumedTiles = 0
     /// Tiles written per zoom.
     public var perZoom: [Int: Int] = [:]
     public var seconds = 0.0

@@ -33,6 +33,12 @@ public struct RegionBuild: Sendable {
         public var name: String?
         public var description = ""
         public var attribution = ""
+        /// Continue the newest interrupted temporary archive of the output (a build killed at
+        /// any moment) from its last committed batch; refused when it was built from another
+        /// source or with other options. Without it, such files are deleted.
+        public var resume = false
+        /// Build only this part of the work (see ``ShardPartition``); join with ``ShardMerge``.
+        public var shard: BuildShard?
 
         public init(sourcePath: String) {
             self.sourcePaths = [sourcePath]
@@ -67,6 +73,8 @@ public struct RegionBuild: Sendable {
         public let codec: String
         /// For a mosaic: its files and how many were open at once; nil for one file.
         public let mosaic: MosaicSummary?
+        /// The interrupted temporary archive the build continued, if any.
+        public let resumedFrom: String?
     }
 
     /// What a mosaic build read.
@@ -154,17 +162,107 @@ public struct RegionBuild: Sendable {
             })
         }
         metadata.buildOptions = try buildOptionsJSON(plan: plan)
-        let writer = try MBTilesWriter(path: output, metadata: metadata)
+        let identity = try buildIdentity(metadata: metadata)
+        var resuming: MBTilesWriter.Interrupted? = nil
+        if request.resume, let interrupted = MBTilesWriter.interrupted(target: output).first(where: { $0.identity != nil }) {
+            try Self.check(interrupted.identity ?? [:], path: interrupted.path, against: identity, reference: "this build")
+            resuming = interrupted
+        }
+        let partition = request.shard.map { ShardPartition(plan: plan, count: $0.count) }
+        let writer = try MBTilesWriter(path: output, metadata: metadata, options: writerOptions,
+                                       journal: MBTilesWriter.Journal(identity: identity, keptRootZoom: partition?.zoom),
+                                       resuming: resuming)
         let report: BuildReport
-        do { report = try builder.run(sink: writer, progress: progress) } catch let error as BuildError {
+        do {
+            if let limit = interruptAfterTiles {
+                report = try builder.run(sink: InterruptingSink(writer: writer, limit: limit), journal: writer,
+                                         shard: request.shard, progress: progress)
+            } else {
+                report = try builder.run(sink: writer, journal: writer, shard: request.shard, progress: progress)
+            }
+        } catch let error as BuildError {
             throw InputFileError(path: opened.input.label, problem: error.description)
+        } catch is InterruptingSink.Interrupted {
+            writer.abandon()
+            throw InterruptingSink.Interrupted()
+        }
+        if let shard = request.shard, let partition {
+            writer.metadata.extra[ShardRecord.key] = try JSONOutput.string(ShardRecord(
+                index: shard.index, count: shard.count, zoom: partition.zoom,
+                elevation: report.color.mode == .elevation, optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
         }
         try writer.finish()
         let summary = opened.mosaic.map { m in
             let s = m.openFileStatistics
             return MosaicSummary(files: m.files.count, opens: s.opens, peakOpenFiles: s.peakOpen, maxOpenFiles: m.maxOpenFiles)
         }
-        return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue, mosaic: summary)
+        return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue,
+                      mosaic: summary, resumedFrom: resuming?.path)
+    }
+
+    /// Batching of the archive writer (tests use small batches to commit often).
+    var writerOptions = MBTilesWriter.Options()
+
+    /// Tests only: the build stops as if killed after this many tiles went to the writer
+    /// (the open batch lost, the temporary archive left for a resume).
+    var interruptAfterTiles: Int?
+
+    /// Names in a build's journal identity.
+    enum IdentityKey {
+        static let source = "source_sha256", options = "options", shard = "shard"
+    }
+
+    /// What a resume must match: the source's digest, every option that changes a tile's
+    /// bytes, and the shard.
+    func buildIdentity(metadata: MBTilesMetadata) throws -> [String: String] {
+        let o = request.options
+        let options = try JSONOutput.string(Fingerprint(
+            recorded: metadata.buildOptions ?? "", approximationError: o.approximationError,
+            elevationRange: o.elevationRange.map { [$0.lowerBound, $0.upperBound] }, tileSize: metadata.tileSize))
+        return [IdentityKey.source: Self.sourceDigest(sha256: metadata.sourceSHA256, sources: metadata.sources),
+                IdentityKey.options: options, IdentityKey.shard: request.shard?.description ?? "none"]
+    }
+
+    /// One digest for what was read: the source file's SHA-256, or for mosaics the SHA-256
+    /// of the recorded file list (names and digests).
+    static func sourceDigest(sha256: String?, sources: String?) -> String {
+        guard let sources else { return sha256 ?? "" }
+        return FileDigest.sha256(text: (sha256 ?? "") + "\n" + sources)
+    }
+
+    /// Throws the first difference of `identity` (from `path`) from `expected`.
+    static func check(_ identity: [String: String], path: String, against expected: [String: String], reference: String) throws {
+        let (source, wanted) = (identity[IdentityKey.source] ?? "", expected[IdentityKey.source] ?? "")
+        if source != wanted { throw ShardError.differentSource(path: path, sha256: source, expected: wanted, reference: reference) }
+        let (options, wantedOptions) = (identity[IdentityKey.options] ?? "", expected[IdentityKey.options] ?? "")
+        if options != wantedOptions {
+            throw ShardError.differentOptions(path: path, options: options, expected: wantedOptions, reference: reference)
+        }
+        let (shard, wantedShard) = (identity[IdentityKey.shard] ?? "none", expected[IdentityKey.shard] ?? "none")
+        if shard != wantedShard {
+            throw ShardError.differentSplit(path: path, split: "shard \(shard)", expected: "shard \(wantedShard)", reference: reference)
+        }
+    }
+
+    /// The tile-affecting options beyond `tilepack:build_options`.
+    struct Fingerprint: Encodable {
+        let recorded: String
+        let approximationError: Double
+        let elevationRange: [Double]?
+        let tileSize: Int
+
+        enum CodingKeys: String, CodingKey {
+            case recorded = "build_options", approximationError = "approximation_error"
+            case elevationRange = "elevation_range", tileSize = "tile_size"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(recorded, forKey: .recorded)
+            try c.encode(approximationError, forKey: .approximationError)
+            try c.encodeOrNull(elevationRange, forKey: .elevationRange)
+            try c.encode(tileSize, forKey: .tileSize)
+        }
     }
 
     /// The options as JSON (`tilepack:build_options`), so an archive says how it was made.
@@ -209,5 +307,46 @@ public struct RegionBuild: Sendable {
             try c.encode(codec, forKey: .codec)
             try c.encodeOrNull(codecLevel, forKey: .codecLevel)
         }
+    }
+}
+
+/// Tests only: passes tiles to the writer until `limit`, then throws ``Interrupted`` (the
+/// build then abandons the writer as a killed process would).
+final class InterruptingSink: TileSink {
+    struct Interrupted: Error, Equatable {}
+    let writer: MBTilesWriter
+    let limit: Int
+    private var tiles = 0
+
+    init(writer: MBTilesWriter, limit: Int) {
+        self.writer = writer
+        self.limit = limit
+    }
+
+    func write(tile: TileID, encoded: [UInt8]) throws {
+        guard tiles < limit else { throw Interrupted() }
+        tiles += 1
+        try writer.write(tile: tile, encoded: encoded)
+    }
+
+    func writeElevation(tile: TileID, metres: [Float], width: Int, height: Int) throws {
+        try writer.writeElevation(tile: tile, metres: metres, width: width, height: height)
+    }
+}
+
+/// `tilepack:shard` of a shard archive: which part of which split it is, whether the build
+/// drew elevation (the merge's parents carry metres then), and the digest of the options
+/// identity (``RegionBuild/buildIdentity(metadata:)``).
+struct ShardRecord: Codable, Equatable {
+    static let key = "tilepack:shard"
+    let index: Int
+    let count: Int
+    let zoom: Int
+    let elevation: Bool
+    let optionsSHA256: String
+
+    enum CodingKeys: String, CodingKey {
+        case index, count, zoom, elevation
+        case optionsSHA256 = "options_sha256"
     }
 }

@@ -62,19 +62,70 @@ public struct TileBuilder: Sendable {
     /// Runs the build. `progress` is called on this thread after each planned tile is written
     /// or skipped. The first error (source, codec or sink) stops the build
     /// and is rethrown; tiles already handed to the sink stay there.
+    ///
+    /// With a `journal`, every tile at or above the block zoom is recorded finished (with its
+    /// exact pixels) once it and everything below it went to the sink, and the subtrees of
+    /// the journal's ``BuildJournal/finishedRoots`` are not built again: their recorded
+    /// pixels stand in for them, so a resumed build makes the same parents, tile for tile.
+    /// With a `shard`, only that part of the ``ShardPartition`` is built: the shard-zoom
+    /// tiles it owns and everything below them (their pixels recorded in the journal, which
+    /// a shard build needs), nothing above the shard zoom.
     @discardableResult
-    public func run(sink: some TileSink, progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
+    public func run(sink: some TileSink, journal: (any BuildJournal)? = nil, shard: BuildShard? = nil,
+                    progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
+        precondition(shard == nil || journal != nil, "a shard build records its shard-zoom pixels in a journal")
         let clock = ContinuousClock()
         let start = clock.now
         let plan = try plan()
         let colorizer = try Colorizer(source: source, mode: options.colorMode, elevationRange: options.elevationRange)
-        let run = BuildRun(builder: self, plan: plan, colorizer: colorizer, sink: sink, progress: progress)
+        let counter = LiveTileCounter()
+        let levels = LevelWorker(codec: codec, counter: counter, keepEmpty: options.keepEmpty,
+                                 elevation: colorizer.mode == .elevation)
+        let resampler = Resampler.forSource(source, georeference: georeference, maxError: options.approximationError,
+                                            method: colorizer.forcesNearest ? .nearest : options.resampling)
+        let worker = TileWorker(resampler: resampler, colorizer: colorizer, levels: levels)
+        let scope: BuildScope = shard.map { .shard(ShardPartition(plan: plan, count: $0.count), index: $0.index) } ?? .whole
+        let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: options.blockLevels,
+                           workers: options.workers, scope: scope, sink: sink, journal: journal,
+                           color: colorizer.decision, progress: progress)
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         let elapsed = clock.now - start
         run.report.seconds = elapsed.inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
         return run.report
     }
+
+    /// Builds the zooms above `partition.zoom` (the ones that span shards) from the exact
+    /// pixels of the shard-zoom tiles, as ``run(sink:journal:shard:progress:)`` would have:
+    /// what ``ShardMerge`` does after copying the shards' tiles. `pixels` gives a shard-zoom
+    /// tile's pixels (nil: empty). No source is read.
+    /// - Cost: one parent (2×2 average + encode) per planned tile above the shard zoom, on
+    ///   this thread; 4 buffers per zoom alive.
+    public static func buildLevels(above partition: ShardPartition, plan: TilePlan, codec: any TileCodec, elevation: Bool,
+                                   keepEmpty: Bool, pixels: @escaping (TileID) throws -> TilePixels?, sink: some TileSink,
+                                   progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let levels = LevelWorker(codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation)
+        let color = ColorDecision(mode: elevation ? .elevation : .rgb, reason: "as the shards were built")
+        let run = BuildRun(plan: plan, levels: levels, worker: nil, blockLevels: 0, workers: 1,
+                           scope: .levels(leafZoom: partition.zoom, pixels: pixels), sink: sink, journal: nil,
+                           color: color, progress: progress)
+        for root in plan.ranges[0].tiles { _ = try run.produce(root) }
+        run.report.seconds = (clock.now - start).inSeconds
+        run.report.peakLiveTileBuffers = run.counter.peak
+        return run.report
+    }
+}
+
+/// What part of the pyramid a run makes.
+private enum BuildScope {
+    /// Every planned tile.
+    case whole
+    /// The subtrees of the shard-zoom tiles shard `index` owns.
+    case shard(ShardPartition, index: Int)
+    /// The zooms above `leafZoom`, from given pixels there (merging shards).
+    case levels(leafZoom: Int, pixels: (TileID) throws -> TilePixels?)
 }
 
 /// One tile's outcome from a worker: the buffer its parent needs (nil when empty) and what
@@ -85,13 +136,43 @@ private struct TileResult: Sendable {
     var metres: [Float]?
 }
 
-/// What the workers share: immutable and Sendable. One per run.
-private struct TileWorker: Sendable {
-    let resampler: any GridResampling
-    let colorizer: Colorizer
+/// Parents and encoding: what every zoom but the max zoom needs, and all the merge of
+/// shards needs (it has no source). Immutable and Sendable. One per run.
+private struct LevelWorker: Sendable {
     let codec: any TileCodec
     let counter: LiveTileCounter
     let keepEmpty: Bool
+    let elevation: Bool
+    let size = WebMercator.tileSize
+
+    /// Average a parent from its children (nil = missing/empty) and encode it.
+    func parent(_ tile: TileID, _ kids: [TileBuffer?]) throws -> TileResult {
+        if kids.allSatisfy({ $0 == nil }) { return try finish(nil, nil) }
+        let rgba = Pyramid.downsampleRGBA(kids.map { $0?.rgba }, size: size)
+        let metres = elevation ? Pyramid.downsampleElevation(kids.map { $0?.metres }, size: size) : nil
+        return try finish(rgba, metres)
+    }
+
+    /// Keep non-empty tiles for the parent and encode what will be written.
+    func finish(_ rgba: [UInt8]?, _ metres: [Float]?) throws -> TileResult {
+        let empty = rgba.map(Pyramid.isTransparent) ?? true
+        if !empty, let rgba {
+            let encoded = try codec.encode(rgba: rgba, width: size, height: size)
+            return TileResult(buffer: TileBuffer(rgba: rgba, metres: metres, counter: counter), encoded: encoded,
+                              metres: elevation ? metres : nil)
+        }
+        guard keepEmpty else { return TileResult() }
+        let blank = [UInt8](repeating: 0, count: size * size * 4)
+        return TileResult(buffer: nil, encoded: try codec.encode(rgba: blank, width: size, height: size),
+                          metres: elevation ? [Float](repeating: .nan, count: size * size) : nil)
+    }
+}
+
+/// What the max-zoom workers share: immutable and Sendable. One per run.
+private struct TileWorker: Sendable {
+    let resampler: any GridResampling
+    let colorizer: Colorizer
+    let levels: LevelWorker
     let size = WebMercator.tileSize
 
     /// Resample, colour and encode one max-zoom tile.
@@ -103,77 +184,96 @@ private struct TileWorker: Sendable {
         if any {
             metres = colorizer.colorize(values: ws.values, valid: ws.valid, grid: grid, into: &rgba)
         }
-        return try finish(rgba, metres)
+        return try levels.finish(rgba, metres)
     }
-
-    /// Average a parent from its children (nil = missing/empty) and encode it.
-    func parent(_ tile: TileID, _ kids: [TileBuffer?]) throws -> TileResult {
-        if kids.allSatisfy({ $0 == nil }) { return try finish(nil, nil) }
-        let rgba = Pyramid.downsampleRGBA(kids.map { $0?.rgba }, size: size)
-        let metres = colorizer.mode == .elevation ? Pyramid.downsampleElevation(kids.map { $0?.metres }, size: size) : nil
-        return try finish(rgba, metres)
-    }
-
-    /// Keep non-empty tiles for the parent and encode what will be written.
-    func finish(_ rgba: [UInt8]?, _ metres: [Float]?) throws -> TileResult {
-        let empty = rgba.map(Pyramid.isTransparent) ?? true
-        let elevation = colorizer.mode == .elevation
-        if !empty, let rgba {
-            let encoded = try codec.encode(rgba: rgba, width: size, height: size)
-            return TileResult(buffer: TileBuffer(rgba: rgba, metres: metres, counter: counter), encoded: encoded,
-                              metres: elevation ? metres : nil)
-        }
-        guard keepEmpty else { return TileResult() }
-        let blank = [UInt8](repeating: 0, count: size * size * 4)
-        return TileResult(buffer: nil, encoded: try codec.encode(rgba: blank, width: size, height: size),
-                          metres: elevation ? [Float](repeating: .nan, count: size * size) : nil)
-    }
-
 }
 
 /// Mutable state of one run; lives on the calling thread. Workers touch only its immutable
 /// parts and their own workspace.
 private final class BuildRun<Sink: TileSink> {
     let plan: TilePlan
-    let worker: TileWorker
+    let levels: LevelWorker
+    /// Nil when the run makes no max-zoom tile (merging shards).
+    let worker: TileWorker?
     let blockZoom: Int
     let workspaces: [ResampleWorkspace]
     let counter: LiveTileCounter
+    let scope: BuildScope
     let sink: Sink
+    let journal: (any BuildJournal)?
     let progress: ((TileBuilder.Progress) -> Void)?
     let total: Int
     var done = 0
     var report: BuildReport
     let size = WebMercator.tileSize
 
-    init(builder: TileBuilder, plan: TilePlan, colorizer: Colorizer, sink: Sink, progress: ((TileBuilder.Progress) -> Void)?) {
+    init(plan: TilePlan, levels: LevelWorker, worker: TileWorker?, blockLevels: Int, workers: Int, scope: BuildScope,
+         sink: Sink, journal: (any BuildJournal)?, color: ColorDecision, progress: ((TileBuilder.Progress) -> Void)?) {
         self.plan = plan
-        let counter = LiveTileCounter()
-        self.counter = counter
-        let resampler = Resampler.forSource(builder.source, georeference: builder.georeference,
-                                            maxError: builder.options.approximationError,
-                                            method: colorizer.forcesNearest ? .nearest : builder.options.resampling)
-        worker = TileWorker(resampler: resampler, colorizer: colorizer, codec: builder.codec, counter: counter,
-                            keepEmpty: builder.options.keepEmpty)
-        blockZoom = max(plan.minZoom, plan.maxZoom - builder.options.blockLevels)
-        workspaces = (0..<builder.options.workers).map { _ in ResampleWorkspace() }
+        self.levels = levels
+        self.counter = levels.counter
+        self.worker = worker
+        var blockZoom = max(plan.minZoom, plan.maxZoom - blockLevels)
+        switch scope {
+        case .whole:
+            total = plan.tileCount
+        case .shard(let partition, let index):
+            // A block never spans shards: at most the shard zoom's tiles.
+            blockZoom = max(blockZoom, partition.zoom)
+            total = partition.tiles(of: index).reduce(0) { $0 + plan.plannedSubtree($1) }
+        case .levels(let leafZoom, _):
+            blockZoom = -1  // never reached: the leaves are given
+            total = plan.ranges.prefix(while: { $0.z < leafZoom }).reduce(0) { $0 + $1.count }
+        }
+        self.blockZoom = blockZoom
+        self.scope = scope
+        workspaces = (0..<(worker == nil ? 0 : workers)).map { _ in ResampleWorkspace() }
         self.sink = sink
+        self.journal = journal
         self.progress = progress
-        total = plan.tileCount
-        report = BuildReport(color: colorizer.decision, metadata: plan.metadata)
+        report = BuildReport(color: color, metadata: plan.metadata)
     }
 
     /// The finished buffer of `tile` (nil when empty), producing and writing it and all its
-    /// planned descendants first.
+    /// planned descendants first (those the scope asks for), then recording it finished.
     func produce(_ tile: TileID) throws -> TileBuffer? {
-        if tile.z == blockZoom { return try block(tile) }
-        var kids: [TileBuffer?] = []
-        for child in tile.children {
-            kids.append(plan.contains(child) ? try produce(child) : nil)
+        if let journal, journal.finishedRoots.contains(tile) { return try resumed(tile, journal) }
+        switch scope {
+        case .whole:
+            break
+        case .shard(let partition, let index):
+            if tile.z < partition.zoom {  // spans shards: the merge builds it
+                for child in tile.children where plan.contains(child) { _ = try produce(child) }
+                return nil
+            }
+            if tile.z == partition.zoom, partition.owner[tile] != index { return nil }
+        case .levels(let leafZoom, let pixels):
+            if tile.z == leafZoom { return try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) } }
         }
-        let result = try worker.parent(tile, kids)
-        try write([tile], [result])
-        return result.buffer
+        let buffer: TileBuffer?
+        if tile.z == blockZoom {
+            buffer = try block(tile)
+        } else {
+            var kids: [TileBuffer?] = []
+            for child in tile.children {
+                kids.append(plan.contains(child) ? try produce(child) : nil)
+            }
+            let result = try levels.parent(tile, kids)
+            try write([tile], [result])
+            buffer = result.buffer
+        }
+        try journal?.recordFinished(tile, pixels: buffer.map { TilePixels(rgba: $0.rgba, metres: $0.metres) })
+        return buffer
+    }
+
+    /// A subtree an interrupted run finished: its recorded pixels, its tiles counted done.
+    private func resumed(_ tile: TileID, _ journal: any BuildJournal) throws -> TileBuffer? {
+        let pixels = try journal.finishedPixels(tile)
+        let skipped = plan.plannedSubtree(tile)
+        report.resumedTiles += skipped
+        done += skipped
+        progress?(TileBuilder.Progress(done: done, total: total, zoom: tile.z))
+        return pixels.map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) }
     }
 
     /// A block: the max-zoom tiles under `root`, then each zoom up to `root`, each level
@@ -183,12 +283,13 @@ private final class BuildRun<Sink: TileSink> {
         for z in stride(from: plan.maxZoom, through: root.z, by: -1) {
             let tiles = descendants(of: root, atZoom: z)
             let results: [TileResult]
-            let worker = self.worker
+            guard let worker = self.worker else { preconditionFailure("a run without a source reached a block") }
             if z == plan.maxZoom {
                 results = try parallelMap(tiles) { tile, ws in try worker.maxZoomTile(tile, ws) }
             } else {
                 let kids = below
-                results = try parallelMap(tiles) { tile, _ in try worker.parent(tile, tile.children.map { kids[$0] }) }
+                let levels = self.levels
+                results = try parallelMap(tiles) { tile, _ in try levels.parent(tile, tile.children.map { kids[$0] }) }
             }
             below = [:]  // free the level below before writing this one
             try write(tiles, results)

@@ -39,3 +39,10 @@ package enum FileDigest {
         return hasher.finalize().hexString
     }
 }
+
+extension FileDigest {
+    /// Lowercase hex SHA-256 of a string's UTF-8 bytes (identities of builds, not files).
+    package static func sha256(text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).hexString
+    }
+}

@@ -1,0 +1,170 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import TilePackCore
+import TilePackCodec
+import TilePackEncoders
+import TilePackArchive
+
+/// `tilepack merge`: joins the N shard archives of one build (`tilepack build --shard K/N`)
+/// into the archive the single-machine build makes, tile for tile.
+///
+/// Checks first, naming the file at fault: every file is a shard (`tilepack:shard`), all
+/// come from the same source (SHA-256) and options and the same split, none is given twice
+/// and none is missing. Then it copies every shard's tiles and elevation rows (SQL, no
+/// decoding) and builds the zooms above the shard zoom from the exact pixels each shard kept
+/// for its shard-zoom tiles (`tilepack_roots`), so the parents equal the single build's even
+/// for lossy codecs. The output is written atomically like a build's.
+///
+/// ```swift
+/// let result = try ShardMerge(shardPaths: ["a.mbtiles", "b.mbtiles"], outputPath: "region.mbtiles").run()
+/// ```
+public struct ShardMerge: Sendable {
+    public let shardPaths: [String]
+    public let outputPath: String
+
+    public init(shardPaths: [String], outputPath: String) {
+        self.shardPaths = shardPaths
+        self.outputPath = outputPath
+    }
+
+    /// What a merge did.
+    public struct Result: Sendable {
+        public let outputPath: String
+        public let shards: Int
+        public let shardZoom: Int
+        /// The zooms above the shard zoom, built here.
+        public let levels: BuildReport
+        public let archive: MBTilesWriter.Statistics
+        public let seconds: Double
+    }
+
+    /// One opened shard.
+    private struct Shard {
+        let path: String
+        let reader: MBTilesReader
+        let record: ShardRecord
+        let source: String
+    }
+
+    /// Checks the shards, copies their tiles and builds the zooms that span them.
+    /// - Cost: one SQL copy of every shard; one parent encode per planned tile above the
+    ///   shard zoom (about a third of the shard zoom's tiles).
+    public func run(progress: ((TileBuilder.Progress) -> Void)? = nil) throws -> Result {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let shards = try shardPaths.map(open)
+        guard let reference = shards.first else {
+            throw ShardError.missingShards(indices: [], count: 0)
+        }
+        var seen: [Int: String] = [:]
+        for shard in shards {
+            try check(shard, against: reference)
+            if let other = seen[shard.record.index] {
+                throw ShardError.duplicateShard(path: shard.path, shard: "\(shard.record.index)/\(shard.record.count)", other: other)
+            }
+            seen[shard.record.index] = shard.path
+        }
+        let missing = (0..<reference.record.count).filter { seen[$0] == nil }
+        guard missing.isEmpty else { throw ShardError.missingShards(indices: missing, count: reference.record.count) }
+
+        let rows = reference.reader.metadata
+        guard let bounds = reference.reader.bounds, let zooms = reference.reader.zoomRange,
+              var metadata = MBTilesMetadata(rows: rows, dropping: [ShardRecord.key]) else {
+            throw ShardError.notAShard(path: reference.path, detail: "no name, format, bounds or zoom range in its metadata")
+        }
+        metadata.bounds = bounds
+        let plan: TilePlan
+        do {
+            plan = try TilePlan(bounds: bounds, nativeResolutionMetres: 1, minZoom: zooms.lowerBound, maxZoom: zooms.upperBound,
+                                maxTiles: Int.max)
+        } catch let error as BuildError {
+            throw InputFileError(path: reference.path, problem: error.description)
+        }
+        let partition = ShardPartition(plan: plan, count: reference.record.count)
+        guard partition.zoom == reference.record.zoom else {
+            throw ShardError.differentSplit(path: reference.path, split: "shard zoom \(reference.record.zoom)",
+                                            expected: "shard zoom \(partition.zoom) for its plan", reference: "this tilepack")
+        }
+        guard let choice = TileCodecChoice(metadata: rows) else {
+            throw ShardError.notAShard(path: reference.path, detail: "unknown codec \(ErrorText.quoted(rows[MBTilesMetadata.Key.codec] ?? ""))")
+        }
+        let level = rows[MBTilesMetadata.Key.codecLevel].flatMap(PVRTCEncoder.Level.init(rawValue:)) ?? .quality
+        let keepEmpty = try Self.keepEmpty(rows[MBTilesMetadata.Key.buildOptions], path: reference.path)
+
+        let writer = try MBTilesWriter(path: outputPath, metadata: metadata)
+        for shard in shards { try writer.copyTiles(from: shard.path) }
+        let byIndex = Dictionary(uniqueKeysWithValues: shards.map { ($0.record.index, $0) })
+        let tileSize = metadata.tileSize
+        let levels = try TileBuilder.buildLevels(
+            above: partition, plan: plan, codec: choice.codec(level: level), elevation: reference.record.elevation,
+            keepEmpty: keepEmpty,
+            pixels: { tile in
+                guard let owner = partition.owner[tile].flatMap({ byIndex[$0] }) else {
+                    throw ShardError.missingPixels(path: reference.path, tile: tile)
+                }
+                guard let stored = try owner.reader.buildRoot(tile) else {
+                    throw ShardError.missingPixels(path: owner.path, tile: tile)
+                }
+                guard let payload = stored else { return nil }
+                guard let pixels = TilePixels(payload: payload, size: tileSize) else {
+                    throw ShardError.missingPixels(path: owner.path, tile: tile)
+                }
+                return pixels
+            },
+            sink: writer, progress: progress)
+        try writer.finish()
+        return Result(outputPath: outputPath, shards: shards.count, shardZoom: partition.zoom, levels: levels,
+                      archive: writer.statistics, seconds: (clock.now - start).inSeconds)
+    }
+
+    /// Opens a shard archive and reads its `tilepack:shard` record.
+    private func open(_ path: String) throws -> Shard {
+        let reader = try MBTilesReader(path: path)
+        guard let text = reader.metadata[ShardRecord.key] else {
+            throw ShardError.notAShard(path: path, detail: "no \(ShardRecord.key) metadata")
+        }
+        guard let record = try? JSONDecoder().decode(ShardRecord.self, from: Data(text.utf8)),
+              BuildShard(index: record.index, count: record.count) != nil else {
+            throw ShardError.notAShard(path: path, detail: "unreadable \(ShardRecord.key) \(ErrorText.quoted(text))")
+        }
+        let source = RegionBuild.sourceDigest(sha256: reader.metadata[MBTilesMetadata.Key.sourceSHA256],
+                                              sources: reader.metadata[MBTilesMetadata.Key.sources])
+        return Shard(path: path, reader: reader, record: record, source: source)
+    }
+
+    /// Same source, options and split as the first shard given.
+    private func check(_ shard: Shard, against reference: Shard) throws {
+        guard shard.source == reference.source else {
+            throw ShardError.differentSource(path: shard.path, sha256: shard.source, expected: reference.source, reference: reference.path)
+        }
+        guard shard.record.optionsSHA256 == reference.record.optionsSHA256 else {
+            let key = MBTilesMetadata.Key.buildOptions
+            let (mine, theirs) = (shard.reader.metadata[key] ?? "", reference.reader.metadata[key] ?? "")
+            throw ShardError.differentOptions(
+                path: shard.path, options: mine == theirs ? "options sha256 \(ShardError.short(shard.record.optionsSHA256))" : mine,
+                expected: mine == theirs ? "sha256 \(ShardError.short(reference.record.optionsSHA256))" : theirs,
+                reference: reference.path)
+        }
+        guard shard.record.count == reference.record.count, shard.record.zoom == reference.record.zoom,
+              shard.record.elevation == reference.record.elevation else {
+            throw ShardError.differentSplit(
+                path: shard.path, split: "\(shard.record.count) shards at zoom \(shard.record.zoom)",
+                expected: "\(reference.record.count) at zoom \(reference.record.zoom)", reference: reference.path)
+        }
+    }
+
+    /// `keep_empty` of `tilepack:build_options`.
+    private static func keepEmpty(_ options: String?, path: String) throws -> Bool {
+        struct Recorded: Decodable {
+            let keepEmpty: Bool
+            enum CodingKeys: String, CodingKey { case keepEmpty = "keep_empty" }
+        }
+        guard let options, let recorded = try? JSONDecoder().decode(Recorded.self, from: Data(options.utf8)) else {
+            throw ShardError.notAShard(path: path, detail: "no readable \(MBTilesMetadata.Key.buildOptions)")
+        }
+        return recorded.keepEmpty
+    }
+}

@@ -1,0 +1,216 @@
+import Testing
+@testable import TilePack
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackCodec
+@testable import TilePackArchive
+@testable import TilePackBuild
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything an archive holds that a build decides: tiles, elevation rows and metadata.
+struct ArchiveContents: Equatable {
+    var tiles: [String: [UInt8]] = [:]
+    var elevation: [String: [UInt8]] = [:]
+    var metadata: [String: String] = [:]
+    var tables: [String] = []
+
+    init(_ path: String) throws {
+        let db = try SQLiteConnection(path: path, mode: .readOnly)
+        let t = try db.prepare("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles")
+        while try t.step() { tiles["\(t.int(at: 0))/\(t.int(at: 1))/\(t.int(at: 2))"] = t.bytes(at: 3) ?? [] }
+        let e = try db.prepare("SELECT zoom_level, tile_column, tile_row, encoding, data FROM elevation")
+        while try e.step() {
+            elevation["\(e.int(at: 0))/\(e.int(at: 1))/\(e.int(at: 2))"] = Array((e.string(at: 3) ?? "").utf8) + (e.bytes(at: 4) ?? [])
+        }
+        let m = try db.prepare("SELECT name, value FROM metadata")
+        while try m.step() { metadata[m.string(at: 0) ?? ""] = m.string(at: 1) ?? "" }
+        let s = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        while try s.step() { tables.append(s.string(at: 0) ?? "") }
+    }
+}
+
+/// Pages on the file's free list (a dropped journal left unreturned would show here).
+func freePages(_ path: String) throws -> Int {
+    let db = try SQLiteConnection(path: path, mode: .readOnly)
+    let s = try db.prepare("PRAGMA freelist_count")
+    return try s.step() ? s.int(at: 0) : -1
+}
+
+/// Resume after a kill, shards and their merge: each must give the uninterrupted
+/// single-machine build's archive, tile for tile.
+@Suite("Build: resume and shards")
+struct BuildResumeShardTests {
+    static let dem = EndToEndTests.sampleRegions + "/montblanc-dem.tif"
+
+    /// A DEM build (hillshade colours and lossless metres: both must survive a resume) with
+    /// PVRTC fast tiles (lossy: parents cannot come from the archive's tiles), blocks of one
+    /// level and batches of two tiles, so a kill lands between many commits. Zooms 9–11
+    /// (12 tiles written): a debug build makes it in about a second.
+    static func request(_ output: String, maxZoom: Int = 11) -> RegionBuild.Request {
+        var request = RegionBuild.Request(sourcePath: dem)
+        request.outputPath = output
+        request.codec = .pvrtc4
+        request.codecLevel = .fast
+        request.options.maxZoom = maxZoom
+        request.options.blockLevels = 1
+        request.options.workers = 2
+        return request
+    }
+
+    static func build(_ request: RegionBuild.Request, interruptAfter: Int? = nil) throws -> RegionBuild.Result {
+        var build = RegionBuild(request)
+        build.writerOptions.batchTiles = 2
+        build.interruptAfterTiles = interruptAfter
+        return try build.run()
+    }
+
+    /// One reference build, then kills at several moments (before the first commit, between
+    /// commits, near the end), a kill of a process that is gone, a stale file cleaned up and
+    /// a refused resume: run one after the other, as they share the reference.
+    @Test func resumeAfterAKillEqualsTheUninterruptedBuild() throws {
+        let dir = TemporaryDirectory()
+        let reference = try Self.build(Self.request(dir.file("ref.mbtiles")))
+        let expected = try ArchiveContents(reference.outputPath)
+        let total = reference.report.tilesWritten
+        #expect(total >= 10)
+        #expect(!expected.tables.contains("tilepack_roots") && !expected.tables.contains("tilepack_build"))
+        #expect(try freePages(reference.outputPath) == 0, "the journal's pages went back to the file system")
+        for cut in [1, total / 2, total - 1] {
+            let out = dir.file("cut\(cut).mbtiles")
+            #expect(throws: InterruptingSink.Interrupted.self) { try Self.build(Self.request(out), interruptAfter: cut) }
+            #expect(!fileExists(out))
+            let left = MBTilesWriter.interrupted(target: out)
+            #expect(left.count == 1 && left.first?.identity != nil, "a valid temporary archive with its journal stays")
+            var resume = Self.request(out)
+            resume.resume = true
+            let resumed = try Self.build(resume)
+            #expect(resumed.resumedFrom == left.first?.path)
+            if cut >= total / 2 { #expect(resumed.report.resumedTiles > 0, "cut \(cut): the journal was used") }
+            #expect(try ArchiveContents(out) == expected, "resumed after \(cut) tiles")
+            #expect(MBTilesWriter.interrupted(target: out).isEmpty)
+        }
+
+        // The temporary archive of a process that is gone (a pid above any pid_max).
+        let out = dir.file("a.mbtiles")
+        _ = try? Self.build(Self.request(out), interruptAfter: total / 2)
+        let mine = try #require(MBTilesWriter.interrupted(target: out).first).path
+        let dead = out + ".tmp-99999999"
+        #expect(rename(mine, dead) == 0)
+        for suffix in ["-wal", "-shm"] { _ = rename(mine + suffix, dead + suffix) }
+        var resume = Self.request(out)
+        resume.resume = true
+        let resumed = try Self.build(resume)
+        #expect(resumed.resumedFrom == dead && resumed.report.resumedTiles > 0)
+        #expect(try ArchiveContents(out) == expected)
+        #expect(!fileExists(dead))
+
+        // Other options: refused naming the file, which stays for the right command.
+        _ = try? Self.build(Self.request(out), interruptAfter: total / 2)
+        let stale = try #require(MBTilesWriter.interrupted(target: out).first).path
+        var other = Self.request(out)
+        other.resume = true
+        other.options.resampling = .nearest
+        let error = try #require(throws: ShardError.self) { try Self.build(other) }
+        #expect(error.description.hasPrefix("\(stale): built with different options ("))
+        #expect(!error.description.contains("\n"))
+        #expect(fileExists(stale))
+
+        // Without --resume the stale file of a dead build is deleted, not continued.
+        let fresh = try Self.build(Self.request(out))
+        #expect(fresh.resumedFrom == nil && fresh.report.resumedTiles == 0)
+        #expect(!fileExists(stale) && MBTilesWriter.interrupted(target: out).isEmpty)
+        #expect(try ArchiveContents(out) == expected)
+    }
+
+    /// 2 shards, and 4 shards (two of them killed once and resumed), merge into the single build.
+    @Test func mergedShardsEqualTheSingleBuild() throws {
+        let dir = TemporaryDirectory()
+        let expected = try ArchiveContents(try Self.build(Self.request(dir.file("ref.mbtiles"))).outputPath)
+        for n in [2, 4] {
+            var paths: [String] = []
+            for k in (0..<n).reversed() {
+                var request = Self.request(dir.file("s\(n)-\(k).mbtiles"))
+                request.shard = BuildShard(index: k, count: n)
+                if n == 4, k % 2 == 0 {
+                    _ = try? Self.build(request, interruptAfter: 2)
+                    request.resume = true
+                }
+                paths.append(try Self.build(request).outputPath)
+            }
+            let shardTables = try ArchiveContents(paths[0]).tables
+            #expect(shardTables.contains("tilepack_roots") && !shardTables.contains("tilepack_build"))
+            let merged = try ShardMerge(shardPaths: paths, outputPath: dir.file("m\(n).mbtiles")).run()
+            #expect(merged.shards == n)
+            let contents = try ArchiveContents(merged.outputPath)
+            #expect(contents.tiles == expected.tiles, "\(n) shards: tiles")
+            #expect(contents.elevation == expected.elevation, "\(n) shards: elevation")
+            #expect(contents.metadata == expected.metadata, "\(n) shards: metadata")
+            #expect(contents.tables == expected.tables)
+        }
+    }
+
+    @Test func mergeRefusesWrongSetsNamingTheFile() throws {
+        let dir = TemporaryDirectory()
+        func shard(_ k: Int, _ n: Int, name: String, resampling: Resampling = .bilinear) throws -> String {
+            var request = Self.request(dir.file(name), maxZoom: 10)
+            request.shard = BuildShard(index: k, count: n)
+            request.options.resampling = resampling
+            return try Self.build(request).outputPath
+        }
+        let a = try shard(0, 3, name: "a.mbtiles"), b = try shard(1, 3, name: "b.mbtiles"), c = try shard(2, 3, name: "c.mbtiles")
+        let out = dir.file("out.mbtiles")
+        func refusal(_ paths: [String]) throws -> String {
+            try #require(throws: ShardError.self) { try ShardMerge(shardPaths: paths, outputPath: out).run() }.description
+        }
+        #expect(try refusal([a, b]) == "shard 2 of 3 missing: give all 3 shard archives")
+        #expect(try refusal([a, b, b, c]) == "\(b): shard 1/3 given twice (also \(b))")
+        let nearest = try shard(2, 3, name: "n.mbtiles", resampling: .nearest)
+        #expect(try refusal([a, b, nearest]).hasPrefix("\(nearest): built with different options ("))
+        let four = try shard(2, 4, name: "four.mbtiles")
+        #expect(try refusal([a, b, four]).hasPrefix("\(four): shard of a different split ("))
+        var whole = Self.request(dir.file("whole.mbtiles"), maxZoom: 10)
+        whole.shard = nil
+        let plain = try Self.build(whole).outputPath
+        #expect(try refusal([plain, a]) == "\(plain): not a shard archive (no tilepack:shard metadata); build shards with `tilepack build --shard K/N`")
+        #expect(!fileExists(out))
+    }
+
+    @Test func shardArgumentsAndPartition() throws {
+        #expect(BuildShard(argument: "2/4") == BuildShard(index: 2, count: 4))
+        for bad in ["4/4", "-1/4", "1/0", "x", "1/2/3", "", "1/"] { #expect(BuildShard(argument: bad) == nil, "\(bad)") }
+        let plan = try TilePlan(bounds: GeoBounds(west: 6.5, south: 45.6, east: 7.2, north: 46.1), nativeResolutionMetres: 10,
+                                minZoom: 8, maxZoom: 14)
+        for n in [1, 2, 5, 16] {
+            let p = ShardPartition(plan: plan, count: n)
+            let zoomTiles = try #require(plan.range(atZoom: p.zoom)).tiles
+            #expect(Set(p.order) == Set(zoomTiles) && p.order.count == zoomTiles.count)
+            #expect(p.zoom == plan.maxZoom || zoomTiles.count >= 8 * n)
+            // Contiguous runs in build order, every shard used, work within 25 % of an equal share.
+            let owners = p.order.compactMap { p.owner[$0] }
+            #expect(owners == owners.sorted() && Set(owners) == Set(0..<n))
+            let work = (0..<n).map { k in p.tiles(of: k).reduce(0) { $0 + plan.plannedTiles(under: $1, atZoom: plan.maxZoom) } }
+            let share = Double(work.reduce(0, +)) / Double(n)
+            #expect(work.allSatisfy { abs(Double($0) - share) <= 0.25 * share }, "\(n) shards: \(work)")
+        }
+    }
+
+    @Test func tilePixelsPayloadIsLossless() throws {
+        var rng = SplitMix64(seed: 7)
+        let rgba = (0..<(256 * 256 * 4)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var metres = (0..<(256 * 256)).map { Float($0) * 0.25 - 400 }
+        metres[3] = .nan
+        metres[5] = Float(bitPattern: 0x7FC0_1234)  // a NaN with a payload
+        metres[9] = -0.0
+        for pixels in [TilePixels(rgba: rgba, metres: metres), TilePixels(rgba: rgba, metres: nil)] {
+            let payload = try pixels.payload()
+            let back = try #require(TilePixels(payload: payload, size: 256))
+            #expect(back.rgba == pixels.rgba)
+            #expect(back.metres?.map(\.bitPattern) == pixels.metres?.map(\.bitPattern))
+            #expect(TilePixels(payload: Array(payload.dropLast(9)), size: 256) == nil)
+            #expect(TilePixels(payload: payload, size: 128) == nil)
+        }
+        #expect(TilePixels(payload: [1, 0, 255, 255, 255, 255], size: 256) == nil)
+    }
+}

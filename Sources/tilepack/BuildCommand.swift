@@ -68,6 +68,11 @@ struct BuildCommand: ParsableCommand {
     var workers: Int?
 
     @Option(help: ArgumentHelp(
+        "Memory the whole build may use, e.g. 512MiB (the default), 256MiB, 2GiB.",
+        discussion: "Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model."))
+    var memory: String = "512MiB"
+
+    @Option(help: ArgumentHelp(
         "Progress on stderr: auto, bar, lines, json or none.",
         discussion: "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."))
     var progress: ProgressStyle = .auto
@@ -83,6 +88,7 @@ struct BuildCommand: ParsableCommand {
         if sources.isEmpty { throw ValidationError("give a GeoTIFF, several, a folder or a .vrt") }
         if !(1...65536).contains(maxOpenFiles) { throw ValidationError("--max-open-files \(maxOpenFiles) must be 1…65536") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
+        do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error.description)") }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -98,6 +104,10 @@ struct BuildCommand: ParsableCommand {
         request.options.colorMode = color
         request.options.keepEmpty = keepEmpty
         if let workers { request.options.workers = workers }
+        do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
+            printError("--memory \(error.description)")
+            throw ExitCode(error.category.exitStatus)
+        }
         request.codec = codec
         request.codecLevel = level
         request.name = name
@@ -115,6 +125,7 @@ struct BuildCommand: ParsableCommand {
             if let m = result.mosaic {
                 print("  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)")
             }
+            if let m = r.memory { print("  memory: \(m)") }
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first

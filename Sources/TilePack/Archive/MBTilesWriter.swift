@@ -42,6 +42,9 @@ public final class MBTilesWriter {
         public var elevationEncoding: ElevationEncoding? = nil
         /// zlib level for elevation tiles.
         public var elevationLevel: Int32 = 6
+        /// SQLite page cache (`PRAGMA cache_size`); nil keeps SQLite's default (2 MiB). Dirty
+        /// pages beyond it spill to the WAL, so it bounds the writer's memory during a batch.
+        public var cacheBytes: Int? = nil
 
         public init() {}
     }
@@ -100,6 +103,7 @@ public final class MBTilesWriter {
             let db = try SQLiteConnection(path: temporaryPath, mode: .readWriteCreate)
             connection = db
             try db.execute("PRAGMA application_id = \(MBTilesSchema.applicationID)")
+            if let bytes = options.cacheBytes { try db.execute("PRAGMA cache_size = -\(max(1, bytes / 1024))") }
             _ = try db.inTransaction { try db.execute(MBTilesSchema.create) }
             insertImage = try db.prepare("INSERT OR IGNORE INTO images (tile_id, tile_data) VALUES (?, ?)")
             insertMap = try db.prepare(

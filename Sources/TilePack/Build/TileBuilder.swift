@@ -14,7 +14,9 @@ import Synchronization
 /// zoom* (`maxZoom − blockLevels`, at least `minZoom`) a block is one tile there and its
 /// descendants: its max-zoom tiles are made in parallel, written, then turned into the next
 /// level up and freed, level by level, so at most 4^k + 4^(k−1) tiles of a block plus three
-/// waiting siblings per zoom above it are alive — independent of the source size.
+/// waiting siblings per zoom above it are alive — independent of the source size. `k` and
+/// the worker count come from ``BuildMemoryPlan`` (the options' values, lowered to fit
+/// ``BuildOptions/memoryBudget``); any `k` gives the same tiles.
 /// Parallel: each phase splits its tiles over `workers` threads that pull the next tile
 /// from a shared counter and reuse one ``ResampleWorkspace`` each.
 /// Deterministic: tiles are written in a fixed order (block by block, zoom by zoom, row by
@@ -68,12 +70,23 @@ public struct TileBuilder: Sendable {
         let start = clock.now
         let plan = try plan()
         let colorizer = try Colorizer(source: source, mode: options.colorMode, elevationRange: options.elevationRange)
-        let run = BuildRun(builder: self, plan: plan, colorizer: colorizer, sink: sink, progress: progress)
+        let memory = try memoryPlan(plan, elevation: colorizer.mode == .elevation)
+        let run = BuildRun(builder: self, plan: plan, memory: memory, colorizer: colorizer, sink: sink, progress: progress)
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         let elapsed = clock.now - start
         run.report.seconds = elapsed.inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
+        run.report.memory = memory
         return run.report
+    }
+
+    /// How ``BuildOptions/memoryBudget`` is shared for `plan`: the workers and block levels
+    /// the run uses (at most the options').
+    /// - Throws: ``BuildError/invalidOption(_:)`` for a budget below the smallest build.
+    public func memoryPlan(_ plan: TilePlan, elevation: Bool) throws -> BuildMemoryPlan {
+        try BuildMemoryPlan(budget: options.memoryBudget, workers: options.workers, blockLevels: options.blockLevels,
+                            elevation: elevation, levelsAboveBlock: plan.maxZoom - plan.minZoom,
+                            sourceCacheBytes: options.sourceCacheBytes)
     }
 }
 
@@ -146,7 +159,8 @@ private final class BuildRun<Sink: TileSink> {
     var report: BuildReport
     let size = WebMercator.tileSize
 
-    init(builder: TileBuilder, plan: TilePlan, colorizer: Colorizer, sink: Sink, progress: ((TileBuilder.Progress) -> Void)?) {
+    init(builder: TileBuilder, plan: TilePlan, memory: BuildMemoryPlan, colorizer: Colorizer, sink: Sink,
+         progress: ((TileBuilder.Progress) -> Void)?) {
         self.plan = plan
         let counter = LiveTileCounter()
         self.counter = counter
@@ -155,8 +169,8 @@ private final class BuildRun<Sink: TileSink> {
                                   method: colorizer.forcesNearest ? .nearest : builder.options.resampling)
         worker = TileWorker(resampler: resampler, colorizer: colorizer, codec: builder.codec, counter: counter,
                             keepEmpty: builder.options.keepEmpty)
-        blockZoom = max(plan.minZoom, plan.maxZoom - builder.options.blockLevels)
-        workspaces = (0..<builder.options.workers).map { _ in ResampleWorkspace() }
+        blockZoom = max(plan.minZoom, plan.maxZoom - memory.blockLevels)
+        workspaces = (0..<memory.workers).map { _ in ResampleWorkspace() }
         self.sink = sink
         self.progress = progress
         total = plan.tileCount

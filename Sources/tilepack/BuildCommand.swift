@@ -80,6 +80,11 @@ struct BuildCommand: ParsableCommand {
     var workers: Int?
 
     @Option(help: ArgumentHelp(
+        "Memory the whole build may use, e.g. 512MiB (the default), 256MiB, 2GiB.",
+        discussion: "Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model."))
+    var memory: String = "512MiB"
+
+    @Option(help: ArgumentHelp(
         "Progress on stderr: auto, bar, lines, json or none.",
         discussion: "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."))
     var progress: ProgressStyle = .auto
@@ -105,6 +110,7 @@ struct BuildCommand: ParsableCommand {
         if let shard, BuildShard(argument: shard) == nil {
             throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
         }
+        do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error.description)") }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -120,6 +126,10 @@ struct BuildCommand: ParsableCommand {
         request.options.colorMode = color
         request.options.keepEmpty = keepEmpty
         if let workers { request.options.workers = workers }
+        do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
+            printError("--memory \(error.description)")
+            throw ExitCode(error.category.exitStatus)
+        }
         request.codec = codec
         request.codecLevel = level
         request.name = name
@@ -145,6 +155,7 @@ struct BuildCommand: ParsableCommand {
             if let m = result.mosaic {
                 print("  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)")
             }
+            if let m = r.memory { print("  memory: \(m)") }
             print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first

@@ -42,6 +42,9 @@ public final class MBTilesWriter {
         public var elevationEncoding: ElevationEncoding? = nil
         /// zlib level for elevation tiles.
         public var elevationLevel: Int32 = 6
+        /// SQLite page cache (`PRAGMA cache_size`); nil keeps SQLite's default (2 MiB). Dirty
+        /// pages beyond it spill to the WAL, so it bounds the writer's memory during a batch.
+        public var cacheBytes: Int? = nil
 
         public init() {}
     }
@@ -162,6 +165,7 @@ public final class MBTilesWriter {
         do {
             let db = try SQLiteConnection(path: temporaryPath, mode: .readWriteCreate)
             connection = db
+            if let bytes = options.cacheBytes { try db.execute("PRAGMA cache_size = -\(max(1, bytes / 1024))") }
             if resuming == nil {
                 if journal != nil {
                     // Opening in WAL mode already wrote the header: VACUUM (of an empty file,

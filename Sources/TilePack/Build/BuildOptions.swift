@@ -43,8 +43,15 @@ public struct BuildOptions: Sendable {
     /// Worker threads (defaults to the active processor count).
     public var workers: Int = ProcessorInfo.activeCount
     /// A build block is one tile at zoom `maxZoom − blockLevels` and its 4^blockLevels
-    /// max-zoom descendants; the memory bound of the build scales with 4^blockLevels.
+    /// max-zoom descendants; the memory bound of the build scales with 4^blockLevels. The
+    /// most the build uses: ``memoryBudget`` may lower it (see ``BuildMemoryPlan``).
     public var blockLevels = 3
+    /// Bytes the whole build may hold (`--memory`); the build shrinks its blocks, workers and
+    /// caches to fit (``BuildMemoryPlan``), whatever the source size.
+    public var memoryBudget = BuildMemoryPlan.defaultBudget
+    /// The decoded-block cache the source was opened with, when not the budget's share
+    /// (``BuildMemoryPlan/sourceCacheBytes(budget:)``), e.g. a mosaic's file pool.
+    public var sourceCacheBytes: Int?
     /// Plans with more tiles than this are refused.
     public var maxTiles = 5_000_000
     /// Largest error (in source pixels) the interpolated lon/lat → pixel mapping may have
@@ -58,6 +65,7 @@ public struct BuildOptions: Sendable {
     func validate() throws {
         guard workers >= 1, workers <= 256 else { throw BuildError.invalidOption("workers \(workers) must be 1–256") }
         guard blockLevels >= 0, blockLevels <= 6 else { throw BuildError.invalidOption("blockLevels \(blockLevels) must be 0–6") }
+        guard memoryBudget > 0 else { throw BuildError.invalidOption("memory budget \(memoryBudget) must be positive") }
         guard maxTiles >= 1 else { throw BuildError.invalidOption("maxTiles \(maxTiles) must be positive") }
         guard approximationError >= 0, approximationError.isFinite else {
             throw BuildError.invalidOption("approximationError \(approximationError) must be a finite number ≥ 0")
@@ -80,6 +88,8 @@ public struct BuildReport: Sendable {
     public var seconds = 0.0
     /// Most tile buffers (RGBA + elevation) alive at once: the build's memory bound, in tiles.
     public var peakLiveTileBuffers = 0
+    /// How the memory budget was shared (workers and block levels actually used).
+    public var memory: BuildMemoryPlan?
     /// The colour mode used and why.
     public var color: ColorDecision
     /// Metadata for the archive (bounds, center, zoom range).

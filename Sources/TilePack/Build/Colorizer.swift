@@ -149,6 +149,10 @@ struct Colorizer: Sendable {
         let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
         precondition(rgba.count == w * h * 4 && values.count == grid.width * grid.height * bands)
         if mode == .elevation { return colorizeElevation(values: values, valid: valid, grid: grid, into: &rgba) }
+        if mode == .rgb {
+            colorizeRGB(values: values, valid: valid, grid: grid, into: &rgba)
+            return nil
+        }
         for j in 0..<h {
             for i in 0..<w {
                 let k = j * grid.width + i, o = (j * w + i) * 4
@@ -182,9 +186,39 @@ struct Colorizer: Sendable {
         return nil
     }
 
+    /// The `rgb` mode on unsafe buffers (the samples are already 0…255): the bulk of an
+    /// RGB build's colouring. Same bytes as the general loop.
+    private func colorizeRGB(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) {
+        let w = grid.width, h = grid.height, bands = bands
+        let r = colorBands[0], g = colorBands.count == 3 ? colorBands[1] : r, bl = colorBands.count == 3 ? colorBands[2] : r
+        let alpha = alphaBand ?? -1
+        values.withUnsafeBufferPointer { v in
+            valid.withUnsafeBufferPointer { ok in
+                rgba.withUnsafeMutableBufferPointer { out in
+                    precondition(v.count >= w * h * bands && ok.count >= w * h && out.count >= w * h * 4)
+                    for k in 0..<(w * h) {
+                        let o = k * 4
+                        guard ok[k] != 0 else { out[o] = 0; out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; continue }
+                        let px = k * bands
+                        out[o] = Self.byte(v[px + r])
+                        out[o + 1] = Self.byte(v[px + g])
+                        out[o + 2] = Self.byte(v[px + bl])
+                        out[o + 3] = alpha >= 0 ? Self.byte(v[px + alpha]) : 255
+                    }
+                }
+            }
+        }
+    }
+
+    /// `v` clamped to 0…255 and rounded half away from zero (NaN → 0). Truncation plus the
+    /// exact fraction instead of `rounded()`: x86-64's baseline has no rounding instruction,
+    /// so `rounded()` is a libm call per sample.
     @inline(__always)
     static func byte(_ v: Float) -> UInt8 {
-        v.isNaN ? 0 : UInt8(min(max(v, 0), 255).rounded())
+        guard !v.isNaN else { return 0 }
+        let c = min(max(v, 0), 255)
+        let whole = Int(c)
+        return UInt8(whole + (c - Float(whole) >= 0.5 ? 1 : 0))
     }
 
     /// Hillshade × tint on the 1-pixel-bordered grid.

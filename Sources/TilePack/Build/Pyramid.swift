@@ -52,19 +52,30 @@ enum Pyramid {
             precondition(child.count == size * size * 4)
             let ox = (q & 1) * half, oy = (q >> 1) * half
             child.withUnsafeBufferPointer { c in
-                for j in 0..<half {
-                    for i in 0..<half {
-                        let p0 = ((2 * j) * size + 2 * i) * 4, p1 = p0 + 4
-                        let p2 = p0 + size * 4, p3 = p2 + 4
-                        let a0 = Int(c[p0 + 3]), a1 = Int(c[p1 + 3]), a2 = Int(c[p2 + 3]), a3 = Int(c[p3 + 3])
-                        let sa = a0 + a1 + a2 + a3
-                        guard sa > 0 else { continue }
-                        let o = ((oy + j) * size + ox + i) * 4
-                        for ch in 0..<3 {
-                            let s = Int(c[p0 + ch]) * a0 + Int(c[p1 + ch]) * a1 + Int(c[p2 + ch]) * a2 + Int(c[p3 + ch]) * a3
-                            out[o + ch] = UInt8((s + sa / 2) / sa)
+                out.withUnsafeMutableBufferPointer { out in
+                    for j in 0..<half {
+                        for i in 0..<half {
+                            let p0 = ((2 * j) * size + 2 * i) * 4, p1 = p0 + 4
+                            let p2 = p0 + size * 4, p3 = p2 + 4
+                            let a0 = Int(c[p0 + 3]), a1 = Int(c[p1 + 3]), a2 = Int(c[p2 + 3]), a3 = Int(c[p3 + 3])
+                            let sa = a0 + a1 + a2 + a3
+                            guard sa > 0 else { continue }
+                            let o = ((oy + j) * size + ox + i) * 4
+                            if sa == 4 * 255 {
+                                // Opaque (the common case): a plain mean, same rounding.
+                                for ch in 0..<3 {
+                                    let s = Int(c[p0 + ch]) + Int(c[p1 + ch]) + Int(c[p2 + ch]) + Int(c[p3 + ch])
+                                    out[o + ch] = UInt8((s + 2) / 4)
+                                }
+                                out[o + 3] = 255
+                                continue
+                            }
+                            for ch in 0..<3 {
+                                let s = Int(c[p0 + ch]) * a0 + Int(c[p1 + ch]) * a1 + Int(c[p2 + ch]) * a2 + Int(c[p3 + ch]) * a3
+                                out[o + ch] = UInt8((s + sa / 2) / sa)
+                            }
+                            out[o + 3] = UInt8((sa + 2) / 4)
                         }
-                        out[o + 3] = UInt8((sa + 2) / 4)
                     }
                 }
             }
@@ -96,11 +107,13 @@ enum Pyramid {
 
     /// True when no pixel has alpha above 0.
     static func isTransparent(_ rgba: [UInt8]) -> Bool {
-        var i = 3
-        while i < rgba.count {
-            if rgba[i] != 0 { return false }
-            i += 4
+        rgba.withUnsafeBufferPointer { p in
+            var i = 3
+            while i < p.count {
+                if p[i] != 0 { return false }
+                i += 4
+            }
+            return true
         }
-        return true
     }
 }

@@ -98,7 +98,7 @@ public struct RegionBuild: Sendable {
         let input = try RegionInput.resolve(request.sourcePaths)
         switch input {
         case .file(let path):
-            let tiff = try TIFFFile(path: path)
+            let tiff = try TIFFFile(path: path, cacheBytes: BuildMemoryPlan.sourceCacheBytes(budget: request.options.memoryBudget))
             return OpenedSource(source: tiff, georeference: try GeoReference(image: tiff.image, path: tiff.path), mosaic: nil, input: input)
         case .files(let paths, _):
             let m = try MosaicSource(files: paths, maxOpenFiles: request.maxOpenFiles)
@@ -121,7 +121,10 @@ public struct RegionBuild: Sendable {
     }
 
     private func plan(_ opened: OpenedSource) throws -> (TileBuilder, TilePlan) {
-        let builder = TileBuilder(source: opened.source, georeference: opened.georeference, options: request.options,
+        var options = request.options
+        // A mosaic's file pool keeps its own fixed cache; the budget plan counts it.
+        if opened.mosaic != nil { options.sourceCacheBytes = TIFFFilePool.totalCacheBytes }
+        let builder = TileBuilder(source: opened.source, georeference: opened.georeference, options: options,
                                   codec: request.codec.codec(level: request.codecLevel))
         do { return (builder, try builder.plan()) } catch let error as BuildError {
             throw InputFileError(path: opened.input.label, problem: error.description)
@@ -169,6 +172,8 @@ public struct RegionBuild: Sendable {
             resuming = interrupted
         }
         let partition = request.shard.map { ShardPartition(plan: plan, count: $0.count) }
+        var writerOptions = self.writerOptions
+        writerOptions.cacheBytes = BuildMemoryPlan.sqliteCacheBytes(budget: request.options.memoryBudget)
         let writer = try MBTilesWriter(path: output, metadata: metadata, options: writerOptions,
                                        journal: MBTilesWriter.Journal(identity: identity, keptRootZoom: partition?.zoom),
                                        resuming: resuming)

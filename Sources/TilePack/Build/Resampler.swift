@@ -182,20 +182,33 @@ struct Resampler: Sendable {
         let bands = source.bands, n = grid.width * grid.height
         if ws.values.count != n * bands { ws.values = [Float](repeating: 0, count: n * bands) }
         if ws.valid.count != n { ws.valid = [UInt8](repeating: 0, count: n) }
-        for k in 0..<n { ws.valid[k] = 0 }
+        ws.valid.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
 
         // The window every mapped centre (and, for average, its footprint) needs.
         var minC = Double.infinity, maxC = -Double.infinity, minR = Double.infinity, maxR = -Double.infinity
-        for j in 0..<grid.height {
-            for i in 0..<grid.width {
-                let k = j * grid.width + i
-                let c = ws.cols[k], r = ws.rows[k]
-                if c.isNaN { continue }
-                var hx = 0.5, hy = 0.5
-                if method == .average { (hx, hy) = footprint(i, j, grid.width, grid.height, ws) }
-                minC = min(minC, c - hx); maxC = max(maxC, c + hx)
-                minR = min(minR, r - hy); maxR = max(maxR, r + hy)
+        if method == .average {
+            for j in 0..<grid.height {
+                for i in 0..<grid.width {
+                    let k = j * grid.width + i
+                    let c = ws.cols[k], r = ws.rows[k]
+                    if c.isNaN { continue }
+                    let (hx, hy) = footprint(i, j, grid.width, grid.height, ws)
+                    minC = min(minC, c - hx); maxC = max(maxC, c + hx)
+                    minR = min(minR, r - hy); maxR = max(maxR, r + hy)
+                }
             }
+        } else {
+            ws.cols.withUnsafeBufferPointer { cols in
+                ws.rows.withUnsafeBufferPointer { rows in
+                    for k in 0..<n {
+                        let c = cols[k], r = rows[k]
+                        if c.isNaN { continue }
+                        minC = min(minC, c); maxC = max(maxC, c)
+                        minR = min(minR, r); maxR = max(maxR, r)
+                    }
+                }
+            }
+            minC -= 0.5; maxC += 0.5; minR -= 0.5; maxR += 0.5
         }
         let sw = Double(source.width), sh = Double(source.height)
         guard minC.isFinite, maxC.isFinite, minR.isFinite, maxR.isFinite else { return false }
@@ -215,25 +228,29 @@ struct Resampler: Sendable {
         markValid(window, count: ww * wh, into: ws)
 
         var any = false
+        let gw = grid.width
         window.withUnsafeBufferPointer { win in
             ws.windowValid.withUnsafeBufferPointer { wv in
                 ws.values.withUnsafeMutableBufferPointer { out in
-                    for j in 0..<grid.height {
-                        for i in 0..<grid.width {
-                            let k = j * grid.width + i
-                            let c = ws.cols[k], r = ws.rows[k]
-                            if c.isNaN { continue }
-                            let ok: Bool
-                            switch method {
-                            case .nearest:
-                                ok = nearest(c, r, x0, y0, ww, wh, bands, win, wv, out, k)
-                            case .bilinear:
-                                ok = bilinear(c, r, x0, y0, ww, wh, bands, win, wv, out, k)
-                            case .average:
-                                let (hx, hy) = footprint(i, j, grid.width, grid.height, ws)
-                                ok = average(c, r, hx, hy, x0, y0, ww, wh, bands, win, wv, out, k)
+                    ws.valid.withUnsafeMutableBufferPointer { valid in
+                        ws.cols.withUnsafeBufferPointer { cols in
+                            ws.rows.withUnsafeBufferPointer { rows in
+                                for k in 0..<n {
+                                    let c = cols[k], r = rows[k]
+                                    if c.isNaN { continue }
+                                    let ok: Bool
+                                    switch method {
+                                    case .nearest:
+                                        ok = nearest(c, r, x0, y0, ww, wh, bands, win, wv, out, k)
+                                    case .bilinear:
+                                        ok = bilinear(c, r, x0, y0, ww, wh, bands, win, wv, out, k)
+                                    case .average:
+                                        let (hx, hy) = footprint(k % gw, k / gw, gw, grid.height, ws)
+                                        ok = average(c, r, hx, hy, x0, y0, ww, wh, bands, win, wv, out, k)
+                                    }
+                                    if ok { valid[k] = 1; any = true }
+                                }
                             }
-                            if ok { ws.valid[k] = 1; any = true }
                         }
                     }
                 }
@@ -243,20 +260,36 @@ struct Resampler: Sendable {
     }
 
     /// Marks source pixels of the window valid (1) or not (0).
+    /// Cost: one pass over the window on unsafe buffers (bounds checked once).
     private func markValid(_ window: [Float], count: Int, into ws: ResampleWorkspace) {
-        let bands = source.bands, alpha = source.alphaBand
-        let nodata: Float? = source.nodata.map { Float($0) }
+        let bands = source.bands, alpha = source.alphaBand ?? -1
         if ws.windowValid.count < count { ws.windowValid = [UInt8](repeating: 0, count: count) }
-        for p in 0..<count {
-            var ok: UInt8 = 1
-            var allNodata = nodata != nil
-            for b in 0..<bands {
-                let v = window[p * bands + b]
-                if v.isNaN { ok = 0; break }
-                if b != alpha, let nd = nodata, v != nd { allNodata = false }
+        guard let nd = source.nodata.map({ Float($0) }) else {
+            ws.windowValid.withUnsafeMutableBufferPointer { wv in
+                window.withUnsafeBufferPointer { win in
+                    precondition(win.count >= count * bands && wv.count >= count)
+                    for p in 0..<count {
+                        var ok: UInt8 = 1
+                        for b in 0..<bands where win[p * bands + b].isNaN { ok = 0 }
+                        wv[p] = ok
+                    }
+                }
             }
-            if allNodata { ok = 0 }
-            ws.windowValid[p] = ok
+            return
+        }
+        ws.windowValid.withUnsafeMutableBufferPointer { wv in
+            window.withUnsafeBufferPointer { win in
+                precondition(win.count >= count * bands && wv.count >= count)
+                for p in 0..<count {
+                    var nan = false, allNodata = true
+                    for b in 0..<bands {
+                        let v = win[p * bands + b]
+                        if v.isNaN { nan = true }
+                        if b != alpha, v != nd { allNodata = false }
+                    }
+                    wv[p] = nan || allNodata ? 0 : 1
+                }
+            }
         }
     }
 
@@ -276,7 +309,7 @@ struct Resampler: Sendable {
     private func nearest(_ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
                          _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
                          _ out: UnsafeMutableBufferPointer<Float>, _ k: Int) -> Bool {
-        let fc = floor(c) - Double(x0), fr = floor(r) - Double(y0)
+        let fc = Self.fastFloor(c) - Double(x0), fr = Self.fastFloor(r) - Double(y0)
         guard fc >= 0, fr >= 0, fc < Double(ww), fr < Double(wh) else { return false }
         let p = Int(fr) * ww + Int(fc)
         guard wv[p] != 0 else { return false }
@@ -284,15 +317,24 @@ struct Resampler: Sendable {
         return true
     }
 
+    /// `floor` without the libm call (x86-64's baseline has no rounding
+    /// instruction): exact for |x| < 2^52 (NaN and beyond: `rounded(.down)`).
+    @inline(__always)
+    static func fastFloor(_ x: Double) -> Double {
+        guard abs(x) < 4.0e15 else { return x.rounded(.down) }
+        let t = Double(Int(x))
+        return t > x ? t - 1 : t
+    }
+
     @inline(__always)
     private func bilinear(_ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
                           _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
                           _ out: UnsafeMutableBufferPointer<Float>, _ k: Int) -> Bool {
         // The nearest source pixel decides transparency (so edges stay where the source ends).
-        let fc = floor(c) - Double(x0), fr = floor(r) - Double(y0)
+        let fc = Self.fastFloor(c) - Double(x0), fr = Self.fastFloor(r) - Double(y0)
         guard fc >= 0, fr >= 0, fc < Double(ww), fr < Double(wh), wv[Int(fr) * ww + Int(fc)] != 0 else { return false }
         let u = c - 0.5 - Double(x0), v = r - 0.5 - Double(y0)
-        let cu = floor(u), cv = floor(v)
+        let cu = Self.fastFloor(u), cv = Self.fastFloor(v)
         let tx = u - cu, ty = v - cv
         let ci = Int(cu), ri = Int(cv)
         var weights = (0.0, 0.0, 0.0, 0.0)

@@ -14,7 +14,9 @@ import Synchronization
 /// zoom* (`maxZoom − blockLevels`, at least `minZoom`) a block is one tile there and its
 /// descendants: its max-zoom tiles are made in parallel, written, then turned into the next
 /// level up and freed, level by level, so at most 4^k + 4^(k−1) tiles of a block plus three
-/// waiting siblings per zoom above it are alive — independent of the source size.
+/// waiting siblings per zoom above it are alive — independent of the source size. `k` and
+/// the worker count come from ``BuildMemoryPlan`` (the options' values, lowered to fit
+/// ``BuildOptions/memoryBudget``); any `k` gives the same tiles.
 /// Parallel: each phase splits its tiles over `workers` threads that pull the next tile
 /// from a shared counter and reuse one ``ResampleWorkspace`` each.
 /// Deterministic: tiles are written in a fixed order (block by block, zoom by zoom, row by
@@ -85,14 +87,25 @@ public struct TileBuilder: Sendable {
                                             method: colorizer.forcesNearest ? .nearest : options.resampling)
         let worker = TileWorker(resampler: resampler, colorizer: colorizer, levels: levels)
         let scope: BuildScope = shard.map { .shard(ShardPartition(plan: plan, count: $0.count), index: $0.index) } ?? .whole
-        let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: options.blockLevels,
-                           workers: options.workers, scope: scope, sink: sink, journal: journal,
+        let memory = try memoryPlan(plan, elevation: colorizer.mode == .elevation)
+        let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
+                           workers: memory.workers, scope: scope, sink: sink, journal: journal,
                            color: colorizer.decision, progress: progress)
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         let elapsed = clock.now - start
         run.report.seconds = elapsed.inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
+        run.report.memory = memory
         return run.report
+    }
+
+    /// How ``BuildOptions/memoryBudget`` is shared for `plan`: the workers and block levels
+    /// the run uses (at most the options').
+    /// - Throws: ``BuildError/invalidOption(_:)`` for a budget below the smallest build.
+    public func memoryPlan(_ plan: TilePlan, elevation: Bool) throws -> BuildMemoryPlan {
+        try BuildMemoryPlan(budget: options.memoryBudget, workers: options.workers, blockLevels: options.blockLevels,
+                            elevation: elevation, levelsAboveBlock: plan.maxZoom - plan.minZoom,
+                            sourceCacheBytes: options.sourceCacheBytes)
     }
 
     /// Builds the zooms above `partition.zoom` (the ones that span shards) from the exact

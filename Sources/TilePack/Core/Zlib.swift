@@ -150,13 +150,26 @@ public enum Zlib {
         return out
     }
 
+    /// How deflate looks for matches (zlib's `strategy`).
+    public enum Strategy: Sendable {
+        /// Full LZ77 matching at the level's effort.
+        case `default`
+        /// Matches at distance 1 only (run lengths) plus Huffman coding: on PNG-filtered
+        /// tiles ~6× faster than level 6 for ~10 % more bytes (measured on RGB map tiles).
+        case rle
+
+        var zlibValue: Int32 { self == .rle ? Z_RLE : Z_DEFAULT_STRATEGY }
+    }
+
     /// Deflates `input` into a complete zlib stream.
     /// - Parameters:
     ///   - level: 0 (store) … 9 (smallest); 6 is zlib's balance, 1 is ~3× faster.
+    ///   - strategy: ``Strategy/default`` or ``Strategy/rle``.
     /// - Cost: O(n); one output allocation of `deflateBound` bytes.
-    public static func deflate(_ input: UnsafeRawBufferPointer, level: Int32 = 6) throws(Failure) -> [UInt8] {
+    public static func deflate(_ input: UnsafeRawBufferPointer, level: Int32 = 6,
+                               strategy: Strategy = .default) throws(Failure) -> [UInt8] {
         var stream = z_stream()
-        let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY)
+        let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, strategy.zlibValue)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "deflateInit2 failed") }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(input.count)))
@@ -176,9 +189,9 @@ public enum Zlib {
     }
 
     /// Deflates an array; see ``deflate(_:level:)-(UnsafeRawBufferPointer,_)``.
-    public static func deflate(_ input: [UInt8], level: Int32 = 6) throws(Failure) -> [UInt8] {
+    public static func deflate(_ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default) throws(Failure) -> [UInt8] {
         let result: Result<[UInt8], Failure> = input.withUnsafeBytes { raw in
-            Result { () throws(Failure) in try deflate(raw, level: level) }
+            Result { () throws(Failure) in try deflate(raw, level: level, strategy: strategy) }
         }
         return try result.get()
     }

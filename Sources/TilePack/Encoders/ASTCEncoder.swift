@@ -231,6 +231,12 @@ public final class ASTCEncoder {
     /// what the remaining bits allow. Per grid, the finest weight level whose RGB endpoints
     /// keep at least range 32 (16 at two partitions) and the next coarser one are kept;
     /// grids under a third of the footprint, or more than one step from square, are not.
+    /// A layout's rank: weight count × weight precision first, colour precision as the
+    /// tie-break; equal scores go by block mode (``rankCandidates(format:modes:partitions:)``).
+    static func rankScore(_ c: Candidate) -> Double {
+        Double(c.gridCount) * Double(ASTCIntegerSequence.ranges[c.weightLevel]).squareRoot() + Double(c.rgbLevel)
+    }
+
     static func rankCandidates(format: ASTCFormat, modes: ASTCBlockModes, partitions: Int) -> (list: [Candidate], fast: Candidate) {
         let bw = format.blockWidth, bh = format.blockHeight
         let colourBitsTotal = partitions == 1 ? 111 : 99
@@ -255,15 +261,14 @@ public final class ASTCEncoder {
             seen.insert(key)
             byGrid[gw * 16 + gh, default: []].append(c)
         }
+        // Grids in key order and ties broken by block mode: the ranking (and so every encoded
+        // block) must not depend on Dictionary order, which Swift seeds per process.
         var list: [Candidate] = []
-        for (_, options) in byGrid {
-            list += options.sorted { $0.weightLevel > $1.weightLevel }.prefix(partitions == 1 ? 3 : 2)
+        for grid in byGrid.keys.sorted() {
+            guard let options = byGrid[grid] else { continue }
+            list += options.sorted { ($0.weightLevel, $1.mode) > ($1.weightLevel, $0.mode) }.prefix(partitions == 1 ? 3 : 2)
         }
-        // Rank: weight count × weight precision first, colour precision as the tie-break.
-        func score(_ c: Candidate) -> Double {
-            Double(c.gridCount) * Double(ASTCIntegerSequence.ranges[c.weightLevel]).squareRoot() + Double(c.rgbLevel)
-        }
-        list.sort { score($0) > score($1) }
+        list.sort { (rankScore($0), $1.mode) > (rankScore($1), $0.mode) }
         return (partitions == 1 ? list : Array(list.prefix(4)), list[0])
     }
 

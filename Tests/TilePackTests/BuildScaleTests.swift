@@ -51,12 +51,7 @@ import Darwin
 
     /// An 8×8 block of zoom-10 tiles covered by a plate-carrée source (as TilingPipelineTests).
     func build(budget: Int, workers: Int = 2) throws -> (MemorySink, BuildReport) {
-        let nw = WebMercator.bounds(of: TileID(z: 10, x: 512, y: 360)!)
-        let se = WebMercator.bounds(of: TileID(z: 10, x: 519, y: 367)!)
-        let w = 640, h = 500
-        let geo = PlateCarree(west: nw.west + 1e-6, north: nw.north - 1e-6, dx: (se.east - nw.west - 2e-6) / Double(w),
-                              dy: (nw.north - se.south - 2e-6) / Double(h), width: w, height: h)
-        let src = FunctionSource(width: w, height: h, bands: 3, sampleType: .uint8) { c, r, b in Float((c * 7 + r * 3 + b * 50) % 256) }
+        let (src, geo) = zoom10BlockSource { c, r, b in Float((c * 7 + r * 3 + b * 50) % 256) }
         var options = BuildOptions()
         options.maxZoom = 10
         options.workers = workers

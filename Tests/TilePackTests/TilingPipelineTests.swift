@@ -11,15 +11,8 @@ import Testing
 @testable import TilePackSamples
 
 @Suite struct TilingPipelineTests {
-    /// An 8×8 block of zoom-10 tiles (x 512…519, y 360…367) covered exactly by a plate-carrée source.
     func gridSource() -> (FunctionSource, PlateCarree) {
-        let nw = WebMercator.bounds(of: TileID(z: 10, x: 512, y: 360)!)
-        let se = WebMercator.bounds(of: TileID(z: 10, x: 519, y: 367)!)
-        let w = 640, h = 500
-        let geo = PlateCarree(west: nw.west + 1e-6, north: nw.north - 1e-6, dx: (se.east - nw.west - 2e-6) / Double(w),
-                              dy: (nw.north - se.south - 2e-6) / Double(h), width: w, height: h)
-        let src = FunctionSource(width: w, height: h, bands: 3, sampleType: .uint8) { c, r, b in Float((c * 3 + r * 5 + b * 70) % 256) }
-        return (src, geo)
+        zoom10BlockSource { c, r, b in Float((c * 3 + r * 5 + b * 70) % 256) }
     }
 
     func build(workers: Int, blockLevels: Int = 3, sink: MemorySink = MemorySink(),

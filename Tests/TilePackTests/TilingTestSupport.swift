@@ -113,3 +113,14 @@ func pixelCentre(_ tile: TileID, _ px: Int, _ py: Int) -> (lon: Double, lat: Dou
     let size = (b.maxX - b.minX) / 256
     return WebMercator.lonLat(x: b.minX + (Double(px) + 0.5) * size, y: b.maxY - (Double(py) + 0.5) * size)
 }
+
+/// An 8×8 block of zoom-10 tiles (x 512…519, y 360…367) covered exactly by a 640 × 500 RGB
+/// plate-carrée source whose pixels are `pixel(column, row, band)`.
+func zoom10BlockSource(_ pixel: @escaping @Sendable (Int, Int, Int) -> Float) -> (FunctionSource, PlateCarree) {
+    let nw = WebMercator.bounds(of: TileID(z: 10, x: 512, y: 360)!)
+    let se = WebMercator.bounds(of: TileID(z: 10, x: 519, y: 367)!)
+    let w = 640, h = 500
+    let geo = PlateCarree(west: nw.west + 1e-6, north: nw.north - 1e-6, dx: (se.east - nw.west - 2e-6) / Double(w),
+                          dy: (nw.north - se.south - 2e-6) / Double(h), width: w, height: h)
+    return (FunctionSource(width: w, height: h, bands: 3, sampleType: .uint8, value: pixel), geo)
+}

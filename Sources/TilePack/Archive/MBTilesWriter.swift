@@ -339,12 +339,7 @@ public final class MBTilesWriter {
     /// Stops as a killed process would: the open batch is rolled back, the temporary file
     /// stays for ``interrupted(target:)``. Every later call throws. (Tests of resuming.)
     package func abandon() {
-        insertImage = nil
-        insertMap = nil
-        insertElevation = nil
-        insertRoot = nil
-        selectRoot = nil
-        connection = nil
+        releaseConnection()
         state = .abandoned
     }
 
@@ -559,13 +554,19 @@ public final class MBTilesWriter {
 
     private func closeAndRemove() {
         connection?.rollbackQuietly()
+        releaseConnection()
+        replacement.removeTemporary()
+    }
+
+    /// Finalises the prepared statements, then closes the connection (SQLite refuses to close
+    /// a connection whose statements are alive). An open batch is rolled back by the close.
+    private func releaseConnection() {
         insertImage = nil
         insertMap = nil
         insertElevation = nil
         insertRoot = nil
         selectRoot = nil
         connection = nil
-        replacement.removeTemporary()
     }
 }
 

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import TilePack
 @testable import TilePackCore
 @testable import TilePackGeoTIFF
@@ -47,6 +48,19 @@ import Darwin
         }
         #expect(error?.category == .invalidArgument)
         #expect(error?.description.contains("8 MiB") == true)
+
+        // Through the `build` entry point it stays the caller's argument (usage, exit 64),
+        // not a fault of the source file; no archive or temporary file is left.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tilepack-budget-\(UInt32.random(in: 0...UInt32.max))").path
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var request = RegionBuild.Request(sourcePath: EndToEndTests.sampleRegions + "/montblanc-dem.tif")
+        request.outputPath = dir + "/dem.mbtiles"
+        request.codec = .png
+        request.options.memoryBudget = 1 * MiB
+        let viaBuild = #expect(throws: BuildError.self) { try RegionBuild(request).run() }
+        #expect((viaBuild as (any TilePackError)?)?.category == .invalidArgument)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.isEmpty == true)
     }
 
     /// An 8×8 block of zoom-10 tiles covered by a plate-carrée source (as TilingPipelineTests).

@@ -186,6 +186,9 @@ public struct RegionBuild: Sendable {
                 report = try builder.run(sink: writer, journal: writer, shard: request.shard, progress: progress)
             }
         } catch let error as BuildError {
+            // An option no source could satisfy (a budget below the smallest build) is the
+            // caller's argument, not the file's fault: it keeps its usage category.
+            if case .invalidOption = error { throw error }
             throw InputFileError(path: opened.input.label, problem: error.description)
         } catch is InterruptingSink.Interrupted {
             writer.abandon()

@@ -1,5 +1,6 @@
 import Testing
 @testable import TilePackCodec
+import TilePackCore
 
 /// Hand-built and astcenc-made blocks (ARM astcenc through astc-encoder-py, `medium`
 /// preset, decoded by astcenc's own decompressor); Scripts/astc-interop checks many more.
@@ -61,18 +62,6 @@ enum ASTCSamples {
             out.append(nibble(h) << 4 | nibble(l))
         }
         return out
-    }
-}
-
-/// A small deterministic generator for the fuzz tests (SplitMix64).
-struct ASTCFuzzRandom {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -152,7 +141,7 @@ struct ASTCFuzzRandom {
     /// Random blocks (a third forced to look like void-extents) never crash, decode the same
     /// twice, and an error block is magenta throughout.
     @Test(arguments: ASTCFormat.allCases) func fuzzRandomBlocks(format: ASTCFormat) throws {
-        var random = ASTCFuzzRandom(state: UInt64(format.blockWidth * 100 + format.blockHeight))
+        var random = SplitMix64(seed: UInt64(format.blockWidth * 100 + format.blockHeight))
         let decoder = ASTCDecoder(format: format)
         let texels = UnsafeMutablePointer<UInt32>.allocate(capacity: 144)
         defer { texels.deallocate() }
@@ -182,7 +171,7 @@ struct ASTCFuzzRandom {
     /// forced in, plus astcenc's own blocks.
     @Test(arguments: [ASTCFormat.astc4x4, .astc5x4, .astc6x6, .astc8x5, .astc8x8, .astc10x6, .astc12x12])
     func imageLoopMatchesBlockDecode(format: ASTCFormat) throws {
-        var random = ASTCFuzzRandom(state: UInt64(format.blockWidth * 31 + format.blockHeight))
+        var random = SplitMix64(seed: UInt64(format.blockWidth * 31 + format.blockHeight))
         let decoder = ASTCDecoder(format: format)
         let modes = ASTCBlockModes.table(for: format)
         let valid = (0..<2048).filter { modes.entries[$0].valid }

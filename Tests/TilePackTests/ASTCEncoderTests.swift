@@ -1,5 +1,6 @@
 import Testing
 @testable import TilePackCodec
+import TilePackCore
 @testable import TilePackEncoders
 
 @Suite struct ASTCEncoderTests {
@@ -10,7 +11,7 @@ import Testing
     }
 
     static func noise(_ w: Int, _ h: Int) -> [UInt8] {
-        var random = ASTCFuzzRandom(state: 42)
+        var random = SplitMix64(seed: 42)
         return (0..<(w * h)).flatMap { _ in
             let v = random.next()
             return [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), 255]

@@ -9,10 +9,20 @@ import TilePackCore
 /// Reserved or illegal encodings (and HDR endpoints, which the LDR profile does not allow)
 /// decode to the error colour, opaque magenta, as the specification says.
 ///
-/// Cost: per block, one integer-sequence decode of the weights and colours, the weight
-/// infill (skipped when the grid matches the footprint) and four multiply-adds per texel.
-/// Partition maps are computed once per (count, seed) and cached. All scratch is owned by
-/// the decoder, so decoding into a caller's buffer allocates nothing. Not thread-safe.
+/// How it is fast: the block mode's 11 bits index a table of descriptors (grid, weight
+/// range, plane count, infill table), so the header is one lookup. The integer sequences
+/// decode with every shift a constant (one specialised loop per range) and unquantise in
+/// the same pass. Every texel's weight is carried as four 16-bit lanes (one per channel; a
+/// dual-plane block puts the second plane's weight in its channel's lane), infilled with
+/// one 64-bit multiply (``ASTCBlockModes/infilled(_:_:)``) when the grid is smaller than
+/// the footprint. The interpolation runs four texels at a time in 16-bit SIMD lanes
+/// (``ASTCTexels``) and stores RGBA8 straight into the image.
+///
+/// Cost: per block, two integer-sequence decodes (weights, colours) at a shift, a mask and
+/// a table load a value; per texel one or two multiplies; per four texels about ten SIMD
+/// instructions. Partition maps are computed once per (count, seed) and cached. All
+/// scratch is owned by the decoder, so decoding into a caller's buffer allocates nothing.
+/// Not thread-safe.
 public final class ASTCDecoder {
     public let format: ASTCFormat
     let blockWidth: Int
@@ -24,6 +34,8 @@ public final class ASTCDecoder {
 
     /// Per 11-bit block mode: see ``ASTCBlockModes``.
     let modes: ASTCBlockModes
+    /// ``modes`` as the block loop reads it, one ``Descriptor`` per 11-bit mode.
+    private let descriptors: UnsafeMutablePointer<Descriptor>
     /// Per texel of every partition (count 2…4, seed 0…1023): its partition, filled lazily.
     private let partitionMaps: UnsafeMutablePointer<UInt8>
     private let partitionReady: UnsafeMutablePointer<Bool>
@@ -33,20 +45,36 @@ public final class ASTCDecoder {
     private let colourUnquantised: UnsafeMutablePointer<UInt8>
     private let weightUnquantised: UnsafeMutablePointer<UInt8>
     private let colourLevels: UnsafeMutablePointer<Int8>
-    private let levelBits: UnsafeMutablePointer<UInt8>       // per level: plain bits a value
-    private let levelKinds: UnsafeMutablePointer<UInt8>      // per level: 1, 3 or 5
     // Per-block scratch.
-    private let rawWeights: UnsafeMutablePointer<UInt8>      // 64 scrambled weights
-    private let gridWeights: UnsafeMutablePointer<UInt8>     // 2 × 64 unquantised, plane-major
-    private let texelWeights: UnsafeMutablePointer<UInt8>    // 2 × 144 infilled, plane-major
-    private let colourValues: UnsafeMutablePointer<UInt8>    // 18 (+ slack) unquantised colour integers
-    private let endpointBase: UnsafeMutablePointer<SIMD4<Int32>>   // per partition: 257·64·e0 + 32
-    private let endpointSlope: UnsafeMutablePointer<SIMD4<Int32>>  // per partition: 257·(e1 − e0)
-    /// ``ASTCBlockModes/entries`` copied out so the block loop reads a plain pointer.
-    private let entries: UnsafeMutablePointer<ASTCBlockModes.Entry>
+    private let rawWeights: UnsafeMutablePointer<UInt8>      // 64 (+ 4 slack) unquantised dual-plane weights
+    /// 2 planes × 80 unquantised grid weights (0…64); the 16 past the largest grid keep
+    /// values ≤ 64, so a neighbour read past a grid's end stays inside and multiplies a zero
+    /// tap weight.
+    private let gridWeights: UnsafeMutablePointer<UInt8>
+    private let gridLanes: UnsafeMutablePointer<UInt64>      // 2 planes × 64: see ``ASTCBlockModes/infillLanes``
+    private let texelLanes: UnsafeMutablePointer<UInt64>     // 144 texels: a 16-bit weight per channel
+    private let colourValues: UnsafeMutablePointer<UInt8>    // 18 (+ 4 slack) unquantised colour integers
+    /// Per partition: base (64·e0) and slope (e1 − e0) as four 16-bit lanes; see ``ASTCTexels``.
+    private let endpointBase: UnsafeMutablePointer<UInt64>
+    private let endpointSlope: UnsafeMutablePointer<UInt64>
+    /// Per texel of a multi-partition block: its partition's base and slope.
+    private let texelBase: UnsafeMutablePointer<UInt64>
+    private let texelSlope: UnsafeMutablePointer<UInt64>
     private let blockTexels: UnsafeMutablePointer<UInt32>    // one decoded block
     private let endpointModes: UnsafeMutablePointer<Int>     // per partition
-    private let singlePartition: UnsafeMutablePointer<UInt8> // all zero: the map of a 1-partition block
+
+    /// One block mode as the block loop needs it (12 bytes).
+    struct Descriptor {
+        var valid = false
+        var weightLevel: UInt8 = 0
+        var weightBits: UInt8 = 0    // bits the weight sequence takes
+        var gridCount: UInt8 = 0     // weights a plane
+        var gridWidth: UInt8 = 0
+        var dualPlane = false
+        /// First texel of the grid's rows in ``ASTCBlockModes/infillOrigins`` and
+        /// ``ASTCBlockModes/infillLanes``; -1 when the grid is the footprint.
+        var infill: Int32 = -1
+    }
 
     public init(format: ASTCFormat) {
         self.format = format
@@ -62,38 +90,47 @@ public final class ASTCDecoder {
             _ = UnsafeMutableBufferPointer(start: p, count: array.count).initialize(from: array)
             return p
         }
+        descriptors = copy(modes.entries.map { e in
+            guard e.valid else { return Descriptor() }
+            return Descriptor(valid: true, weightLevel: e.weightLevel, weightBits: e.weightBits, gridCount: e.gridWidth &* e.gridHeight,
+                              gridWidth: e.gridWidth, dualPlane: e.dualPlane, infill: e.infill < 0 ? -1 : e.infill / 2)
+        })
         trits = copy(ASTCIntegerSequence.tritTable)
         quints = copy(ASTCIntegerSequence.quintTable)
         colourUnquantised = copy(ASTCIntegerSequence.colourUnquantised)
         weightUnquantised = copy(ASTCIntegerSequence.weightUnquantised)
         colourLevels = copy(ASTCIntegerSequence.colourLevels)
-        levelBits = copy(ASTCIntegerSequence.bitCounts)
-        levelKinds = copy(ASTCIntegerSequence.kinds)
-        rawWeights = .allocate(capacity: 64)
-        gridWeights = .allocate(capacity: 128)
-        texelWeights = .allocate(capacity: 2 * 144)
+        rawWeights = .allocate(capacity: 72)
+        rawWeights.initialize(repeating: 0, count: 72)
+        gridWeights = .allocate(capacity: 160)
+        gridWeights.initialize(repeating: 0, count: 160)
+        gridLanes = .allocate(capacity: 128)
+        gridLanes.initialize(repeating: 0, count: 128)
+        texelLanes = .allocate(capacity: 144)
+        texelLanes.initialize(repeating: 0, count: 144)
         colourValues = .allocate(capacity: 32)
+        colourValues.initialize(repeating: 0, count: 32)
         endpointBase = .allocate(capacity: 4)
+        endpointBase.initialize(repeating: 0, count: 4)
         endpointSlope = .allocate(capacity: 4)
-        endpointBase.initialize(repeating: .zero, count: 4)
-        endpointSlope.initialize(repeating: .zero, count: 4)
-        entries = copy(modes.entries)
+        endpointSlope.initialize(repeating: 0, count: 4)
+        texelBase = .allocate(capacity: 144)
+        texelBase.initialize(repeating: 0, count: 144)
+        texelSlope = .allocate(capacity: 144)
+        texelSlope.initialize(repeating: 0, count: 144)
         blockTexels = .allocate(capacity: 144)
+        blockTexels.initialize(repeating: 0, count: 144)
         endpointModes = .allocate(capacity: 4)
         endpointModes.initialize(repeating: 0, count: 4)
-        singlePartition = .allocate(capacity: 144)
-        singlePartition.initialize(repeating: 0, count: 144)
-        rawWeights.initialize(repeating: 0, count: 64)
-        colourValues.initialize(repeating: 0, count: 32)
     }
 
     deinit {
-        partitionMaps.deallocate(); partitionReady.deallocate()
+        descriptors.deallocate(); partitionMaps.deallocate(); partitionReady.deallocate()
         trits.deallocate(); quints.deallocate(); colourUnquantised.deallocate(); weightUnquantised.deallocate()
-        colourLevels.deallocate(); rawWeights.deallocate(); gridWeights.deallocate(); texelWeights.deallocate()
-        colourValues.deallocate(); endpointBase.deallocate(); endpointSlope.deallocate(); blockTexels.deallocate()
-        endpointModes.deallocate(); singlePartition.deallocate(); entries.deallocate()
-        levelBits.deallocate(); levelKinds.deallocate()
+        colourLevels.deallocate()
+        rawWeights.deallocate(); gridWeights.deallocate(); gridLanes.deallocate(); texelLanes.deallocate()
+        colourValues.deallocate(); endpointBase.deallocate(); endpointSlope.deallocate()
+        texelBase.deallocate(); texelSlope.deallocate(); blockTexels.deallocate(); endpointModes.deallocate()
     }
 
     /// Decodes `blocks` (row-major, 16 bytes each) into a new RGBA8 buffer of `width × height`.
@@ -129,9 +166,9 @@ public final class ASTCDecoder {
     /// The image loop once sizes are proven: every block read is inside `blocks`, every
     /// row written inside `rgba`.
     private func decodeChecked(_ blocks: UnsafeRawBufferPointer, width: Int, height: Int, into rgba: UnsafeMutableRawBufferPointer) {
+        guard let src = blocks.baseAddress, let out = rgba.baseAddress else { return } // 1×1 at least: never empty
         let grid = format.blockGrid(width: width, height: height)
-        let src = blocks.baseAddress!
-        let dst = rgba.baseAddress!.assumingMemoryBound(to: UInt32.self)
+        let dst = out.assumingMemoryBound(to: UInt32.self)
         for by in 0..<grid.high {
             let y0 = by * blockHeight
             let rows = min(blockHeight, height - y0)
@@ -166,27 +203,11 @@ public final class ASTCDecoder {
     private func decodeBlock(_ bits: ASTCBits, into texels: UnsafeMutablePointer<UInt32>, stride: Int) -> Bool {
         let modeBits = Int(bits.lo & 0x7FF)
         if modeBits & 0x1FF == 0x1FC { return decodeVoidExtent(bits, into: texels, stride: stride) }
-        let mode = entries[modeBits]
+        let mode = descriptors[modeBits]
         guard mode.valid else { return fail(texels, stride: stride) }
         let partitionCount = Int((bits.lo >> 11) & 3) + 1
         let dual = mode.dualPlane
         if dual && partitionCount == 4 { return fail(texels, stride: stride) }
-
-        // Weights: stored from bit 127 down.
-        let gridCount = Int(mode.gridWidth) * Int(mode.gridHeight)
-        let weightLevel = Int(mode.weightLevel)
-        ASTCIntegerSequence.decode(bits.reversed, start: 0, count: dual ? 2 * gridCount : gridCount,
-                                   bitsPerValue: Int(levelBits[weightLevel]), kind: Int(levelKinds[weightLevel]),
-                                   into: rawWeights, trits: trits, quints: quints)
-        let unquantW = weightUnquantised + weightLevel * 32
-        if dual {
-            for i in 0..<gridCount {
-                gridWeights[i] = unquantW[Int(rawWeights[2 * i])]
-                gridWeights[64 + i] = unquantW[Int(rawWeights[2 * i + 1])]
-            }
-        } else {
-            for i in 0..<gridCount { gridWeights[i] = unquantW[Int(rawWeights[i])] }
-        }
 
         // Endpoint modes.
         var belowWeights = 128 - Int(mode.weightBits)
@@ -216,69 +237,91 @@ public final class ASTCDecoder {
         var integerCount = 0
         for p in 0..<partitionCount { integerCount += ((endpointModes[p] >> 2) + 1) * 2 }
         guard integerCount <= 18 else { return fail(texels, stride: stride) }
+
+        // Colour endpoints.
         let colourBits = max(0, belowWeights - (dual ? 2 : 0) - colourStart)
         let colourLevel = Int(colourLevels[(integerCount >> 1) * 128 + min(colourBits, 127)])
         guard colourLevel >= ASTCIntegerSequence.minimumColourLevel else { return fail(texels, stride: stride) }
-        ASTCIntegerSequence.decode(bits, start: colourStart, count: integerCount,
-                                   bitsPerValue: Int(levelBits[colourLevel]), kind: Int(levelKinds[colourLevel]),
-                                   into: colourValues, trits: trits, quints: quints)
-        let unquantC = colourUnquantised + colourLevel * 256
-        for i in 0..<integerCount { colourValues[i] = unquantC[Int(colourValues[i])] }
-        let plane2Channel = dual ? Int(bits.read(belowWeights - 2, 2)) : -1
-
+        ASTCIntegerSequence.decode(bits.wide &>> UInt128(colourStart), count: integerCount, level: colourLevel,
+                                   table: colourUnquantised + colourLevel * 256, into: colourValues, trits: trits, quints: quints)
         var valueOffset = 0
         for p in 0..<partitionCount {
-            ASTCEndpoints.unpack(mode: endpointModes[p], values: colourValues + valueOffset,
-                                 base: endpointBase + p, slope: endpointSlope + p)
+            (endpointBase[p], endpointSlope[p]) = ASTCEndpoints.lanes(mode: endpointModes[p], values: colourValues + valueOffset)
             valueOffset += ((endpointModes[p] >> 2) + 1) * 2
         }
 
-        // Weight infill to texels.
-        let plane1: UnsafePointer<UInt8>, plane2: UnsafePointer<UInt8>
-        if mode.infill < 0 {
-            plane1 = UnsafePointer(gridWeights)
-            plane2 = UnsafePointer(gridWeights + 64)
+        // Weights (stored from bit 127 down), unquantised, to one lane word per texel.
+        let gridCount = Int(mode.gridCount)
+        let weightLevel = Int(mode.weightLevel)
+        ASTCIntegerSequence.decode(bits.reversed.wide, count: dual ? 2 * gridCount : gridCount, level: weightLevel,
+                                   table: weightUnquantised + weightLevel * 32, into: dual ? rawWeights : gridWeights,
+                                   trits: trits, quints: quints)
+        if dual {
+            let channel = Int(bits.read(belowWeights - 2, 2))
+            texelWeightLanes(dual: mode, second: UInt64(1) << UInt64(16 * channel))
+        } else if mode.infill < 0 {
+            for t in 0..<texelCount { texelLanes[t] = UInt64(gridWeights[t]) &* 0x0001_0001_0001_0001 }
         } else {
-            modes.infill(UnsafePointer(gridWeights), at: Int(mode.infill), texels: texelCount, into: texelWeights)
-            if dual { modes.infill(UnsafePointer(gridWeights + 64), at: Int(mode.infill), texels: texelCount, into: texelWeights + 144) }
-            plane1 = UnsafePointer(texelWeights)
-            plane2 = UnsafePointer(texelWeights + 144)
+            gatherGridLanes(gridWeights, count: gridCount, width: Int(mode.gridWidth), into: gridLanes)
+            let origins = modes.infillOrigins + Int(mode.infill), taps = modes.infillLanes + Int(mode.infill)
+            for t in 0..<texelCount {
+                texelLanes[t] = ASTCBlockModes.infilled(gridLanes[Int(origins[t])], taps[t]) &* 0x0001_0001_0001_0001
+            }
         }
 
-        // Each texel: (base + slope · weight) >> 14 in four lanes, in Float: see ``ASTCLerp``.
-        if partitionCount == 1 && !dual {
-            let b = ASTCLerp.base(endpointBase[0]), s = ASTCLerp.slope(endpointSlope[0])
-            for y in 0..<blockHeight {
-                let row = texels + y * stride, weights = plane1 + y * blockWidth
-                for x in 0..<blockWidth {
-                    row[x] = ASTCLerp.word(b, s, SIMD4(repeating: Float(weights[x])))
-                }
+        // Texels.
+        if partitionCount == 1 {
+            ASTCTexels.rows(texels, stride: stride, width: blockWidth, height: blockHeight, weights: texelLanes,
+                            base: endpointBase, slope: endpointSlope, perTexel: false)
+        } else {
+            let map = partitionMap(count: partitionCount, seed: Int((bits.lo >> 13) & 0x3FF))
+            for t in 0..<texelCount {
+                let p = Int(map[t])
+                texelBase[t] = endpointBase[p]
+                texelSlope[t] = endpointSlope[p]
             }
-            return true
-        }
-        let map = partitionCount > 1 ? partitionMap(count: partitionCount, seed: Int((bits.lo >> 13) & 0x3FF))
-            : UnsafePointer(singlePartition)
-        var bases = (SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>(), SIMD4<Float>()), slopes = bases
-        bases.0 = ASTCLerp.base(endpointBase[0]); slopes.0 = ASTCLerp.slope(endpointSlope[0])
-        if partitionCount > 1 { bases.1 = ASTCLerp.base(endpointBase[1]); slopes.1 = ASTCLerp.slope(endpointSlope[1]) }
-        if partitionCount > 2 { bases.2 = ASTCLerp.base(endpointBase[2]); slopes.2 = ASTCLerp.slope(endpointSlope[2]) }
-        if partitionCount > 3 { bases.3 = ASTCLerp.base(endpointBase[3]); slopes.3 = ASTCLerp.slope(endpointSlope[3]) }
-        // Dual plane: the lane of the second plane's channel takes the second weight.
-        var secondLane = SIMD4<Int32>()
-        if dual { secondLane[plane2Channel] = -1 }
-        let useSecond = secondLane .!= 0
-        for y in 0..<blockHeight {
-            let row = texels + y * stride
-            for x in 0..<blockWidth {
-                let t = y * blockWidth + x
-                let p = map[t]
-                let b = p == 0 ? bases.0 : p == 1 ? bases.1 : p == 2 ? bases.2 : bases.3
-                let s = p == 0 ? slopes.0 : p == 1 ? slopes.1 : p == 2 ? slopes.2 : slopes.3
-                let w = SIMD4(repeating: Float(plane1[t])).replacing(with: Float(plane2[t]), where: useSecond)
-                row[x] = ASTCLerp.word(b, s, w)
-            }
+            ASTCTexels.rows(texels, stride: stride, width: blockWidth, height: blockHeight, weights: texelLanes,
+                            base: texelBase, slope: texelSlope, perTexel: true)
         }
         return true
+    }
+
+    /// Dual-plane weights (`rawWeights` unquantised, planes interleaved): each texel's lane
+    /// word holds the first plane's weight in three lanes and the second plane's in the lane
+    /// where `second` has its 1.
+    private func texelWeightLanes(dual mode: Descriptor, second: UInt64) {
+        let first = 0x0001_0001_0001_0001 &- second
+        let gridCount = Int(mode.gridCount)
+        if mode.infill < 0 {
+            for t in 0..<texelCount {
+                texelLanes[t] = UInt64(rawWeights[2 * t]) &* first &+ UInt64(rawWeights[2 * t + 1]) &* second
+            }
+            return
+        }
+        let plane2 = gridWeights + 80
+        for j in 0..<gridCount {
+            gridWeights[j] = rawWeights[2 * j]
+            plane2[j] = rawWeights[2 * j + 1]
+        }
+        let width = Int(mode.gridWidth)
+        gatherGridLanes(gridWeights, count: gridCount, width: width, into: gridLanes)
+        gatherGridLanes(plane2, count: gridCount, width: width, into: gridLanes + 64)
+        let origins = modes.infillOrigins + Int(mode.infill), taps = modes.infillLanes + Int(mode.infill)
+        for t in 0..<texelCount {
+            let o = Int(origins[t]), tap = taps[t]
+            texelLanes[t] = ASTCBlockModes.infilled(gridLanes[o], tap) &* first
+                &+ ASTCBlockModes.infilled(gridLanes[64 + o], tap) &* second
+        }
+    }
+
+    /// Each grid weight with its right, lower and lower-right neighbours as four 16-bit
+    /// lanes: the four infill taps of a texel whose top-left tap it is. Reads up to
+    /// `count + width` (inside the zero-padded plane).
+    @inline(__always)
+    private func gatherGridLanes(_ g: UnsafeMutablePointer<UInt8>, count: Int, width: Int, into lanes: UnsafeMutablePointer<UInt64>) {
+        for j in 0..<count {
+            lanes[j] = UInt64(g[j]) | UInt64(g[j + 1]) << 16 | UInt64(g[j + width]) << 32 | UInt64(g[j + width + 1]) << 48
+        }
     }
 
     @inline(__always) private func fill(_ texels: UnsafeMutablePointer<UInt32>, stride: Int, with word: UInt32) {
@@ -372,39 +415,73 @@ package enum ASTCPartition {
     }
 }
 
-/// The decoder's interpolation `(base + slope · w) >> 14` (base = 257·64·e0 + 32, slope =
-/// 257·(e1 − e0), w = 0…64) done in Float lanes, because x86-64's baseline SSE2 has no
-/// 32-bit lane multiply. Exact: every value is below 2²³ and a multiple of 2⁻¹⁵ after the
-/// scaling by 2⁻¹⁴, so no step rounds; the floor comes from shifting by half a step less
-/// than ½ (so no value is a tie) and adding 1.5 · 2²³, where Floats are whole numbers
-/// (also for the values just below zero), which leaves the integer in the low mantissa bits.
-package enum ASTCLerp {
-    @inline(__always) package static func base(_ b: SIMD4<Int32>) -> SIMD4<Float> {
-        (SIMD4<Float>(b) - 8191.5) * (1 / 16384)
-    }
-
-    @inline(__always) package static func slope(_ s: SIMD4<Int32>) -> SIMD4<Float> {
-        SIMD4<Float>(s) * (1 / 16384)
-    }
-
-    /// The texel as a little-endian RGBA word for weights `w` (one per lane).
-    @inline(__always) package static func word(_ b: SIMD4<Float>, _ s: SIMD4<Float>, _ w: SIMD4<Float>) -> UInt32 {
-        let v = (b + s * w) + 12_582_912
-        return unsafeBitCast(SIMD4<UInt8>(truncatingIfNeeded: unsafeBitCast(v, to: SIMD4<UInt32>.self)), to: UInt32.self)
+/// The decoder's interpolation, exactly astcenc's unorm8 path: with endpoints e0, e1 widened
+/// to 16 bits by ×257, `c = (257·e0·(64 − w) + 257·e1·w + 32) >> 6`, of which the top byte is
+/// kept, i.e. `(257·v + 32) >> 14` with `v = 64·e0 + (e1 − e0)·w`. Since `257·v + 32 =
+/// 256·(v + q) + r` with `q = (v + 32) >> 8` and `r < 256`, that equals
+/// `(v + ((v + 32) >> 8)) >> 6`; `v` lies in 0…16320 and `(e1 − e0)·w` in −16320…16320, so
+/// every step fits a 16-bit lane (x86-64's baseline SSE2 multiplies 16-bit lanes, not 32-bit
+/// ones). Four texels (16 lanes, RGBA each) go through at a time and pack to 16 bytes.
+package enum ASTCTexels {
+    /// Writes `height` rows of `width` texels, rows `stride` words apart. `weights` holds a
+    /// lane word per texel (row-major, `width` a row); `base` and `slope` hold the endpoint
+    /// lanes (64·e0 and e1 − e0), one pair per texel when `perTexel`, else one pair for all.
+    /// Cost: per four texels two 32-byte loads (four with `perTexel`), ten SIMD operations
+    /// and one 16-byte store.
+    @inline(__always)
+    package static func rows(_ texels: UnsafeMutablePointer<UInt32>, stride: Int, width: Int, height: Int,
+                             weights: UnsafePointer<UInt64>, base: UnsafePointer<UInt64>, slope: UnsafePointer<UInt64>,
+                             perTexel: Bool) {
+        let base4 = unsafeBitCast(SIMD4<UInt64>(repeating: base[0]), to: SIMD16<Int16>.self)
+        let slope4 = unsafeBitCast(SIMD4<UInt64>(repeating: slope[0]), to: SIMD16<Int16>.self)
+        for y in 0..<height {
+            let row = UnsafeMutableRawPointer(texels + y * stride)
+            let first = y * width
+            var x = 0
+            while x + 4 <= width {
+                let t = first + x
+                let w = UnsafeRawPointer(weights + t).loadUnaligned(as: SIMD16<Int16>.self)
+                let b = perTexel ? UnsafeRawPointer(base + t).loadUnaligned(as: SIMD16<Int16>.self) : base4
+                let s = perTexel ? UnsafeRawPointer(slope + t).loadUnaligned(as: SIMD16<Int16>.self) : slope4
+                let v = b &+ s &* w
+                row.storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
+                               toByteOffset: 4 * x, as: SIMD16<UInt8>.self)
+                x += 4
+            }
+            if x + 2 <= width {
+                let t = first + x
+                let w = UnsafeRawPointer(weights + t).loadUnaligned(as: SIMD8<Int16>.self)
+                let b = perTexel ? UnsafeRawPointer(base + t).loadUnaligned(as: SIMD8<Int16>.self) : base4.lowHalf
+                let s = perTexel ? UnsafeRawPointer(slope + t).loadUnaligned(as: SIMD8<Int16>.self) : slope4.lowHalf
+                let v = b &+ s &* w
+                row.storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
+                               toByteOffset: 4 * x, as: SIMD8<UInt8>.self)
+                x += 2
+            }
+            if x < width {
+                let t = first + x
+                let w = unsafeBitCast(weights[t], to: SIMD4<Int16>.self)
+                let b = unsafeBitCast(perTexel ? base[t] : base[0], to: SIMD4<Int16>.self)
+                let s = unsafeBitCast(perTexel ? slope[t] : slope[0], to: SIMD4<Int16>.self)
+                let v = b &+ s &* w
+                row.storeBytes(of: SIMD4<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
+                               toByteOffset: 4 * x, as: SIMD4<UInt8>.self)
+            }
+        }
     }
 }
 
-/// Colour endpoint modes → the two 8-bit RGBA endpoints, stored as the interpolation
-/// constants the decoder uses (`257·64·e0 + 32` and `257·(e1 − e0)`; see ``ASTCDecoder``).
+/// Colour endpoint modes → the two 8-bit RGBA endpoints, and those as the lane words the
+/// decoder interpolates with (see ``ASTCTexels``).
 package enum ASTCEndpoints {
-    /// Unpacks mode `mode` from its unquantised `values`; HDR modes give the error colour.
+    /// Mode `mode`'s endpoints from its unquantised `values` as the decoder's lane words
+    /// (``ASTCTexels``): `64·e0` and `e1 − e0`, a 16-bit lane per channel (R lowest).
     @inline(__always)
-    package static func unpack(mode: Int, values v: UnsafePointer<UInt8>, base: UnsafeMutablePointer<SIMD4<Int32>>,
-                               slope: UnsafeMutablePointer<SIMD4<Int32>>) {
+    package static func lanes(mode: Int, values v: UnsafePointer<UInt8>) -> (base: UInt64, slope: UInt64) {
         var e0 = SIMD4<Int32>(0, 0, 0, 255), e1 = SIMD4<Int32>(0, 0, 0, 255)
         endpoints(mode: mode, values: v, e0: &e0, e1: &e1)
-        base.pointee = 257 &* 64 &* e0 &+ 32
-        slope.pointee = 257 &* (e1 &- e0)
+        return (unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e0 &* 64), to: UInt64.self),
+                unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e1 &- e0), to: UInt64.self))
     }
 
     /// The two 8-bit endpoints of mode `mode` (LDR modes per the specification's table).
@@ -504,6 +581,13 @@ package final class ASTCBlockModes: @unchecked Sendable {
     /// two packed words.
     package let infillTaps: UnsafeMutablePointer<UInt32>
     package let infillTapCount: Int
+    /// The same texels in the same order (texel `t` of the grid whose taps start at `infill`
+    /// is entry `infill / 2 + t`), as the decoder's one-multiply infill reads them: the grid
+    /// index of the texel's top-left tap, ...
+    package let infillOrigins: UnsafeMutablePointer<UInt8>
+    /// ... and its four tap weights as 16-bit lanes in reverse order (lower-right tap's
+    /// weight in lane 0, top-left's in lane 3); see ``infilled(_:_:)``.
+    package let infillLanes: UnsafeMutablePointer<UInt64>
 
     private init(format: ASTCFormat) {
         let bw = format.blockWidth, bh = format.blockHeight
@@ -534,9 +618,26 @@ package final class ASTCBlockModes: @unchecked Sendable {
         infillTapCount = taps.count
         infillTaps = .allocate(capacity: max(taps.count, 1))
         _ = UnsafeMutableBufferPointer(start: infillTaps, count: taps.count).initialize(from: taps)
+        let texels = taps.count / 2
+        infillOrigins = .allocate(capacity: max(texels, 1))
+        infillLanes = .allocate(capacity: max(texels, 1))
+        for t in 0..<texels {
+            let w = UInt64(taps[2 * t + 1])
+            (infillOrigins + t).initialize(to: UInt8(truncatingIfNeeded: taps[2 * t]))
+            (infillLanes + t).initialize(to: w >> 24 | ((w >> 16) & 0xFF) << 16 | ((w >> 8) & 0xFF) << 32 | (w & 0xFF) << 48)
+        }
     }
 
-    deinit { infillTaps.deallocate() }
+    deinit { infillTaps.deallocate(); infillOrigins.deallocate(); infillLanes.deallocate() }
+
+    /// One texel's infilled weight, `(Σ grid[tap] · weight + 8) >> 4`, in one multiply:
+    /// `grid` holds the four tap values (top-left, right, below, below-right; each ≤ 64)
+    /// as 16-bit lanes and `taps` their weights (≤ 16, summing to 16) in reverse lane
+    /// order, so lane 3 of the 64-bit product is the dot product. The lower lanes' sums
+    /// stay under 2¹⁶ (three products of at most 255 · 16), so nothing carries into it.
+    @inline(__always) package static func infilled(_ grid: UInt64, _ taps: UInt64) -> UInt64 {
+        (((grid &* taps) >> 48) &+ 8) >> 4
+    }
 
     private static let cache = ASTCFormat.allCases.map { ASTCBlockModes(format: $0) }
 

@@ -186,13 +186,6 @@ package struct ASTCBits {
         return UInt32(truncatingIfNeeded: v & ((1 << UInt64(count)) &- 1))
     }
 
-    /// The 64 bits from `position` (0…127); bits past 127 read as zero.
-    @inline(__always) package func window(_ position: Int) -> UInt64 {
-        if position >= 64 { return hi >> UInt64(position - 64) }
-        if position == 0 { return lo }
-        return lo >> UInt64(position) | hi << UInt64(64 - position)
-    }
-
     /// The block with its bit order reversed (bit 127 becomes bit 0): weights are stored
     /// from the top down.
     @inline(__always) package var reversed: ASTCBits {
@@ -208,24 +201,6 @@ package struct ASTCBits {
     }
 }
 
-/// A 128-bit block shifted so bit `start` is bit 0 (past bit 127 reads zeros).
-struct ASTCBitReader {
-    var lo: UInt64
-    var hi: UInt64
-
-    /// The reader positioned at bit `start` of `bits`.
-    @inline(__always) init(_ bits: ASTCBits, from start: Int) {
-        if start >= 64 {
-            lo = bits.hi >> UInt64(start - 64); hi = 0
-        } else if start == 0 {
-            lo = bits.lo; hi = bits.hi
-        } else {
-            lo = bits.lo >> UInt64(start) | bits.hi << UInt64(64 - start); hi = bits.hi >> UInt64(start)
-        }
-    }
-
-}
-
 extension ASTCIntegerSequence {
     /// Trit-field bits a partial group of `group` values owns (2, 2, 1, 2, 1 after each value).
     @inline(__always) static func tritFieldMask(_ group: Int) -> UInt32 {
@@ -236,79 +211,98 @@ extension ASTCIntegerSequence {
     @inline(__always) static func quintFieldMask(_ group: Int) -> UInt32 {
         group >= 3 ? 0x7F : group == 2 ? 0x1F : 0x07
     }
+}
 
-    /// Decodes `count` scrambled values at `level` starting at bit `start` into `out`.
-    /// Reads only the bits the sequence owns (a partial last group leaves its missing trit or
-    /// quint bits zero, as the specification says).
-    /// Cost: plain bits one shift a value; trits and quints one 64-bit window a group.
+extension ASTCIntegerSequence {
+    /// Decodes `count` values at `level` from `x` (the sequence's first bit is bit 0) and
+    /// writes each value's entry in `table` (the level's unquantisation row), so the
+    /// decoder gets unquantised values in one pass. `out` needs room for 4 values past
+    /// `count`: whole trit and quint groups are written (the extra values are table entries
+    /// too, never read). A partial last group leaves its missing trit or quint bits zero, as
+    /// the specification says.
+    /// Cost: a switch on the level, then per value a shift, a mask and a table load (per
+    /// trit or quint group one more table row), every shift a constant.
     @inline(__always)
-    package static func decode(_ bits: ASTCBits, start: Int, count: Int, level: Int, into out: UnsafeMutablePointer<UInt8>,
+    package static func decode(_ x: UInt128, count: Int, level: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
                                trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
-        decode(bits, start: start, count: count, bitsPerValue: Int(bitCounts[level]), kind: Int(kinds[level]),
-               into: out, trits: trits, quints: quints)
-    }
-
-    /// ``decode(_:start:count:level:into:trits:quints:)`` with the level's plain bits per
-    /// value `n` and its kind (1, 3 or 5) already looked up.
-    @inline(__always)
-    package static func decode(_ bits: ASTCBits, start: Int, count: Int, bitsPerValue n: Int, kind: Int,
-                               into out: UnsafeMutablePointer<UInt8>, trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
-        let reader = ASTCBitReader(bits, from: start)
-        switch kind {
-        case 1:
-            // Plain bits: every value sits in the low 64 bits once the window has moved.
-            let mask = (UInt64(1) << UInt64(n)) &- 1
-            var lo = reader.lo, hi = reader.hi, used = 0
-            for i in 0..<count {
-                if used + n > 64 {
-                    // Refill: drop the consumed bits of lo, pull from hi.
-                    lo = lo >> UInt64(used) | hi << UInt64(64 - used)
-                    hi = hi >> UInt64(used)
-                    used = 0
-                }
-                out[i] = UInt8(truncatingIfNeeded: (lo >> UInt64(used)) & mask)
-                used += n
-            }
-        case 3:
-            // A group of five takes 5n + 8 ≤ 48 bits: one 64-bit window, fixed shifts. The trit
-            // field bits after values past the sequence's end are not the sequence's: masked off.
-            let mask = (UInt64(1) << UInt64(n)) &- 1
-            var i = 0, pos = start
-            while i < count {
-                let group = min(5, count - i)
-                let w = bits.window(pos)
-                let t = UInt32(truncatingIfNeeded: (w >> UInt64(n)) & 3
-                    | ((w >> UInt64(2 * n + 2)) & 3) << 2
-                    | ((w >> UInt64(3 * n + 4)) & 1) << 4
-                    | ((w >> UInt64(4 * n + 5)) & 3) << 5
-                    | ((w >> UInt64(5 * n + 7)) & 1) << 7) & tritFieldMask(group)
-                let row = trits + Int(t) * 5
-                let shifts = (n + 2, 2 * n + 4, 3 * n + 5, 4 * n + 7)
-                out[i] = UInt8(truncatingIfNeeded: w & mask) | row[0] << UInt8(n)
-                if group > 1 { out[i + 1] = UInt8(truncatingIfNeeded: (w >> UInt64(shifts.0)) & mask) | row[1] << UInt8(n) }
-                if group > 2 { out[i + 2] = UInt8(truncatingIfNeeded: (w >> UInt64(shifts.1)) & mask) | row[2] << UInt8(n) }
-                if group > 3 { out[i + 3] = UInt8(truncatingIfNeeded: (w >> UInt64(shifts.2)) & mask) | row[3] << UInt8(n) }
-                if group > 4 { out[i + 4] = UInt8(truncatingIfNeeded: (w >> UInt64(shifts.3)) & mask) | row[4] << UInt8(n) }
-                i += 5
-                pos += 5 * n + 8
-            }
-        default:
-            // A group of three takes 3n + 7 ≤ 31 bits.
-            let mask = (UInt64(1) << UInt64(n)) &- 1
-            var i = 0, pos = start
-            while i < count {
-                let group = min(3, count - i)
-                let w = bits.window(pos)
-                let q = UInt32(truncatingIfNeeded: (w >> UInt64(n)) & 7
-                    | ((w >> UInt64(2 * n + 3)) & 3) << 3
-                    | ((w >> UInt64(3 * n + 5)) & 3) << 5) & quintFieldMask(group)
-                let row = quints + Int(q) * 3
-                out[i] = UInt8(truncatingIfNeeded: w & mask) | row[0] << UInt8(n)
-                if group > 1 { out[i + 1] = UInt8(truncatingIfNeeded: (w >> UInt64(n + 3)) & mask) | row[1] << UInt8(n) }
-                if group > 2 { out[i + 2] = UInt8(truncatingIfNeeded: (w >> UInt64(2 * n + 5)) & mask) | row[2] << UInt8(n) }
-                i += 3
-                pos += 3 * n + 7
-            }
+        switch level {
+        case 0: plainValues(x, count: count, n: 1, table: table, into: out)
+        case 1: tritValues(x, count: count, n: 0, table: table, into: out, trits: trits)
+        case 2: plainValues(x, count: count, n: 2, table: table, into: out)
+        case 3: quintValues(x, count: count, n: 0, table: table, into: out, quints: quints)
+        case 4: tritValues(x, count: count, n: 1, table: table, into: out, trits: trits)
+        case 5: plainValues(x, count: count, n: 3, table: table, into: out)
+        case 6: quintValues(x, count: count, n: 1, table: table, into: out, quints: quints)
+        case 7: tritValues(x, count: count, n: 2, table: table, into: out, trits: trits)
+        case 8: plainValues(x, count: count, n: 4, table: table, into: out)
+        case 9: quintValues(x, count: count, n: 2, table: table, into: out, quints: quints)
+        case 10: tritValues(x, count: count, n: 3, table: table, into: out, trits: trits)
+        case 11: plainValues(x, count: count, n: 5, table: table, into: out)
+        case 12: quintValues(x, count: count, n: 3, table: table, into: out, quints: quints)
+        case 13: tritValues(x, count: count, n: 4, table: table, into: out, trits: trits)
+        case 14: plainValues(x, count: count, n: 6, table: table, into: out)
+        case 15: quintValues(x, count: count, n: 4, table: table, into: out, quints: quints)
+        case 16: tritValues(x, count: count, n: 5, table: table, into: out, trits: trits)
+        case 17: plainValues(x, count: count, n: 7, table: table, into: out)
+        case 18: quintValues(x, count: count, n: 5, table: table, into: out, quints: quints)
+        case 19: tritValues(x, count: count, n: 6, table: table, into: out, trits: trits)
+        default: plainValues(x, count: count, n: 8, table: table, into: out)
         }
     }
+
+    @inline(__always)
+    static func plainValues(_ x: UInt128, count: Int, n: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) {
+        let mask = (UInt64(1) << UInt64(n)) &- 1
+        var x = x
+        for i in 0..<count {
+            out[i] = table[Int(UInt64(truncatingIfNeeded: x) & mask)]
+            x &>>= UInt128(n)
+        }
+    }
+
+    /// Groups of five: 5n + 8 ≤ 38 bits, so one 64-bit word holds a group.
+    @inline(__always)
+    static func tritValues(_ x: UInt128, count: Int, n: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+                           trits: UnsafePointer<UInt8>) {
+        let mask = (UInt64(1) << UInt64(n)) &- 1
+        var x = x, i = 0
+        while i < count {
+            let w = UInt64(truncatingIfNeeded: x)
+            var t = (w >> UInt64(n)) & 3 | ((w >> UInt64(2 * n + 2)) & 3) << 2 | ((w >> UInt64(3 * n + 4)) & 1) << 4
+                | ((w >> UInt64(4 * n + 5)) & 3) << 5 | ((w >> UInt64(5 * n + 7)) & 1) << 7
+            if count - i < 5 { t &= UInt64(tritFieldMask(count - i)) }
+            let row = trits + Int(t) * 5
+            out[i] = table[Int(w & mask) | Int(row[0]) << n]
+            out[i + 1] = table[Int((w >> UInt64(n + 2)) & mask) | Int(row[1]) << n]
+            out[i + 2] = table[Int((w >> UInt64(2 * n + 4)) & mask) | Int(row[2]) << n]
+            out[i + 3] = table[Int((w >> UInt64(3 * n + 5)) & mask) | Int(row[3]) << n]
+            out[i + 4] = table[Int((w >> UInt64(4 * n + 7)) & mask) | Int(row[4]) << n]
+            i += 5
+            x &>>= UInt128(5 * n + 8)
+        }
+    }
+
+    /// Groups of three: 3n + 7 ≤ 22 bits.
+    @inline(__always)
+    static func quintValues(_ x: UInt128, count: Int, n: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+                            quints: UnsafePointer<UInt8>) {
+        let mask = (UInt64(1) << UInt64(n)) &- 1
+        var x = x, i = 0
+        while i < count {
+            let w = UInt64(truncatingIfNeeded: x)
+            var q = (w >> UInt64(n)) & 7 | ((w >> UInt64(2 * n + 3)) & 3) << 3 | ((w >> UInt64(3 * n + 5)) & 3) << 5
+            if count - i < 3 { q &= UInt64(quintFieldMask(count - i)) }
+            let row = quints + Int(q) * 3
+            out[i] = table[Int(w & mask) | Int(row[0]) << n]
+            out[i + 1] = table[Int((w >> UInt64(n + 3)) & mask) | Int(row[1]) << n]
+            out[i + 2] = table[Int((w >> UInt64(2 * n + 5)) & mask) | Int(row[2]) << n]
+            i += 3
+            x &>>= UInt128(3 * n + 7)
+        }
+    }
+}
+
+extension ASTCBits {
+    /// The block as one 128-bit integer.
+    @inline(__always) package var wide: UInt128 { UInt128(hi) << 64 | UInt128(lo) }
 }

@@ -226,33 +226,33 @@ extension ASTCIntegerSequence {
     package static func decode(_ x: UInt128, count: Int, level: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
                                trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
         switch level {
-        case 0: plainValues(x, count: count, n: 1, table: table, into: out)
-        case 1: tritValues(x, count: count, n: 0, table: table, into: out, trits: trits)
-        case 2: plainValues(x, count: count, n: 2, table: table, into: out)
-        case 3: quintValues(x, count: count, n: 0, table: table, into: out, quints: quints)
-        case 4: tritValues(x, count: count, n: 1, table: table, into: out, trits: trits)
-        case 5: plainValues(x, count: count, n: 3, table: table, into: out)
-        case 6: quintValues(x, count: count, n: 1, table: table, into: out, quints: quints)
-        case 7: tritValues(x, count: count, n: 2, table: table, into: out, trits: trits)
-        case 8: plainValues(x, count: count, n: 4, table: table, into: out)
-        case 9: quintValues(x, count: count, n: 2, table: table, into: out, quints: quints)
-        case 10: tritValues(x, count: count, n: 3, table: table, into: out, trits: trits)
-        case 11: plainValues(x, count: count, n: 5, table: table, into: out)
-        case 12: quintValues(x, count: count, n: 3, table: table, into: out, quints: quints)
-        case 13: tritValues(x, count: count, n: 4, table: table, into: out, trits: trits)
-        case 14: plainValues(x, count: count, n: 6, table: table, into: out)
-        case 15: quintValues(x, count: count, n: 4, table: table, into: out, quints: quints)
-        case 16: tritValues(x, count: count, n: 5, table: table, into: out, trits: trits)
-        case 17: plainValues(x, count: count, n: 7, table: table, into: out)
-        case 18: quintValues(x, count: count, n: 5, table: table, into: out, quints: quints)
-        case 19: tritValues(x, count: count, n: 6, table: table, into: out, trits: trits)
-        default: plainValues(x, count: count, n: 8, table: table, into: out)
+        case 0: plainValues(x, count: count, n: ASTCBits1.self, table: table, into: out)
+        case 1: tritValues(x, count: count, n: ASTCBits0.self, table: table, into: out, trits: trits)
+        case 2: plainValues(x, count: count, n: ASTCBits2.self, table: table, into: out)
+        case 3: quintValues(x, count: count, n: ASTCBits0.self, table: table, into: out, quints: quints)
+        case 4: tritValues(x, count: count, n: ASTCBits1.self, table: table, into: out, trits: trits)
+        case 5: plainValues(x, count: count, n: ASTCBits3.self, table: table, into: out)
+        case 6: quintValues(x, count: count, n: ASTCBits1.self, table: table, into: out, quints: quints)
+        case 7: tritValues(x, count: count, n: ASTCBits2.self, table: table, into: out, trits: trits)
+        case 8: plainValues(x, count: count, n: ASTCBits4.self, table: table, into: out)
+        case 9: quintValues(x, count: count, n: ASTCBits2.self, table: table, into: out, quints: quints)
+        case 10: tritValues(x, count: count, n: ASTCBits3.self, table: table, into: out, trits: trits)
+        case 11: plainValues(x, count: count, n: ASTCBits5.self, table: table, into: out)
+        case 12: quintValues(x, count: count, n: ASTCBits3.self, table: table, into: out, quints: quints)
+        case 13: tritValues(x, count: count, n: ASTCBits4.self, table: table, into: out, trits: trits)
+        case 14: plainValues(x, count: count, n: ASTCBits6.self, table: table, into: out)
+        case 15: quintValues(x, count: count, n: ASTCBits4.self, table: table, into: out, quints: quints)
+        case 16: tritValues(x, count: count, n: ASTCBits5.self, table: table, into: out, trits: trits)
+        case 17: plainValues(x, count: count, n: ASTCBits7.self, table: table, into: out)
+        case 18: quintValues(x, count: count, n: ASTCBits5.self, table: table, into: out, quints: quints)
+        case 19: tritValues(x, count: count, n: ASTCBits6.self, table: table, into: out, trits: trits)
+        default: plainValues(x, count: count, n: ASTCBits8.self, table: table, into: out)
         }
     }
 
     @inline(__always)
-    static func plainValues(_ x: UInt128, count: Int, n: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) {
-        let mask = (UInt64(1) << UInt64(n)) &- 1
+    static func plainValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) {
+        let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x
         for i in 0..<count {
             out[i] = table[Int(UInt64(truncatingIfNeeded: x) & mask)]
@@ -262,9 +262,9 @@ extension ASTCIntegerSequence {
 
     /// Groups of five: 5n + 8 ≤ 38 bits, so one 64-bit word holds a group.
     @inline(__always)
-    static func tritValues(_ x: UInt128, count: Int, n: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+    static func tritValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
                            trits: UnsafePointer<UInt8>) {
-        let mask = (UInt64(1) << UInt64(n)) &- 1
+        let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x, i = 0
         while i < count {
             let w = UInt64(truncatingIfNeeded: x)
@@ -284,9 +284,9 @@ extension ASTCIntegerSequence {
 
     /// Groups of three: 3n + 7 ≤ 22 bits.
     @inline(__always)
-    static func quintValues(_ x: UInt128, count: Int, n: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+    static func quintValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
                             quints: UnsafePointer<UInt8>) {
-        let mask = (UInt64(1) << UInt64(n)) &- 1
+        let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x, i = 0
         while i < count {
             let w = UInt64(truncatingIfNeeded: x)
@@ -301,6 +301,19 @@ extension ASTCIntegerSequence {
         }
     }
 }
+
+/// Plain bits a value as a type, so each integer-sequence loop is specialised with its
+/// shifts as constants (generic specialisation, which -O always does, unlike inlining).
+package protocol ASTCValueBits { static var n: Int { get } }
+package enum ASTCBits0: ASTCValueBits { package static var n: Int { 0 } }
+package enum ASTCBits1: ASTCValueBits { package static var n: Int { 1 } }
+package enum ASTCBits2: ASTCValueBits { package static var n: Int { 2 } }
+package enum ASTCBits3: ASTCValueBits { package static var n: Int { 3 } }
+package enum ASTCBits4: ASTCValueBits { package static var n: Int { 4 } }
+package enum ASTCBits5: ASTCValueBits { package static var n: Int { 5 } }
+package enum ASTCBits6: ASTCValueBits { package static var n: Int { 6 } }
+package enum ASTCBits7: ASTCValueBits { package static var n: Int { 7 } }
+package enum ASTCBits8: ASTCValueBits { package static var n: Int { 8 } }
 
 extension ASTCBits {
     /// The block as one 128-bit integer.

@@ -13,7 +13,9 @@ import TilePackCodec
 ///   words solving, per word, the 2 × 2 least-squares system for its A and B over every pixel
 ///   its wrapped bilinear footprint reaches (7 × 7 pixels at 4bpp, 15 × 7 at 2bpp), holding the
 ///   neighbours fixed (pixels within 2 px of a border weigh 4×), and quantising at once so
-///   that the neighbours solved later absorb the rounding; with (2) choosing every pixel's modulation again against the exact decode.
+///   that the neighbours solved later absorb the rounding (opaque images: to the lattice point
+///   of A and B that is best in the fit's own quadratic, not each rounded alone; see
+///   ``nearestOpaquePair(_:_:a11:a12:a22:b1:b2:)``); with (2) choosing every pixel's modulation again against the exact decode.
 ///   It stops when a pass gains less than 0.1 % of the squared error (at most ``maximumPasses``)
 ///   and keeps the best state seen; then up to ``maximumBorderPasses`` passes refine only the
 ///   words within ``borderRing`` words of an edge, each kept only when it lowers the error.
@@ -40,7 +42,8 @@ public final class PVRTCEncoder {
 
     /// Upper bound on quality passes (each about the cost of three `fast` encodes). Six (was
     /// three): on the 30 codec-bench 256² tiles 37.45 dB against 37.31 with three, at about
-    /// 0.8× the speed (eight gain only 0.02 dB more); see BENCHMARKS.md, issue 11.
+    /// 0.8× the speed (eight gain only 0.02 dB more); see BENCHMARKS.md, issue 11. With the
+    /// lattice quantisation 37.47 dB, and eight passes 37.49 at about 0.8× the speed again.
     public var maximumPasses = 6
     /// Upper bound on border-only passes after the full ones: the words within
     /// ``borderRing`` words of an edge are refined again, their wrapped footprints reaching the
@@ -668,8 +671,13 @@ public final class PVRTCEncoder {
                                                 let det = a11 * a22 - suv * suv
                                                 let newA = ((a22 * b1 - suv * b2) / det).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
                                                 let newB = ((a11 * b2 - suv * b1) / det).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-                                                let (bitsA, qa) = Self.quantiseA(newA, translucentAllowed: hasAlpha)
-                                                let (bitsB, qb) = Self.quantiseB(newB, translucentAllowed: hasAlpha)
+                                                let bitsA: UInt32, bitsB: UInt32, qa: SIMD4<Float>, qb: SIMD4<Float>
+                                                if hasAlpha {
+                                                    (bitsA, qa) = Self.quantiseA(newA, translucentAllowed: hasAlpha)
+                                                    (bitsB, qb) = Self.quantiseB(newB, translucentAllowed: hasAlpha)
+                                                } else {
+                                                    (bitsA, qa, bitsB, qb) = Self.nearestOpaquePair(newA, newB, a11: a11, a12: suv, a22: a22, b1: b1, b2: b2)
+                                                }
                                                 words[index] = bitsA | bitsB | (words[index] & 1)
                                                 let dA = qa - oldA, dB = qb - oldB
                                                 if dA == .zero && dB == .zero { continue }
@@ -697,6 +705,42 @@ public final class PVRTCEncoder {
                 }
             }
         }
+    }
+
+    /// Opaque colours A and B nearest the least-squares optimum in the fit's own metric: per
+    /// channel, the quadratic `a11 a² + 2 a12 a b + a22 b² − 2 b1 a − 2 b2 b` over the decoded
+    /// levels, A's code among the four around the optimum and B's the two around its best value
+    /// given A. Rounding A and B separately ignores that the two are strongly correlated in a
+    /// word's footprint (a12 is large), so a lattice point one step off in both can be better.
+    /// Cost: 8 quadratic evaluations per channel, against 49 pixels of accumulation per word.
+    @inline(__always) static func nearestOpaquePair(_ a: SIMD4<Float>, _ b: SIMD4<Float>, a11: SIMD4<Float>, a12: SIMD4<Float>, a22: SIMD4<Float>,
+                                                    b1: SIMD4<Float>, b2: SIMD4<Float>) -> (UInt32, SIMD4<Float>, UInt32, SIMD4<Float>) {
+        var codeA = SIMD4<Int32>(0, 0, 0, 0), codeB = codeA
+        var valueA = SIMD4<Float>(0, 0, 0, 255), valueB = valueA
+        for c in 0..<3 {
+            let fourBitA = c == 2
+            let stepA: Float = fourBitA ? 17 : 8.25, topA = fourBitA ? 15 : 31
+            @inline(__always) func levelA(_ k: Int) -> Float { fourBitA ? level5(k << 1 | k >> 3) : level5(k) }
+            let q11 = a11[c], q12 = a12[c], q22 = a22[c], r1 = b1[c], r2 = b2[c]
+            let start = Int(min(max(a[c] / stepA, 0), Float(topA)))
+            var best = Float.greatestFiniteMagnitude, bestA = start, bestB = 0, bestVA: Float = 0, bestVB: Float = 0
+            for k in max(start - 1, 0)...min(start + 2, topA) {
+                let va = levelA(k)
+                let vbOpt = (r2 - q12 * va) / q22  // q22 ≥ the fit's λ > 0
+                // Clamped as a float first: the conversion traps outside Int's range (and on NaN).
+                let low = vbOpt.isFinite ? Int(min(max(vbOpt / 8.25, 0), 31)) : 0
+                for m in low...min(low + 1, 31) {
+                    let vb = level5(m)
+                    let e = q11 * va * va + 2 * q12 * va * vb + q22 * vb * vb - 2 * r1 * va - 2 * r2 * vb
+                    if e < best { best = e; bestA = k; bestB = m; bestVA = va; bestVB = vb }
+                }
+            }
+            codeA[c] = Int32(bestA); codeB[c] = Int32(bestB)
+            valueA[c] = bestVA; valueB[c] = bestVB
+        }
+        let bitsA = UInt32(0x8000) | UInt32(codeA[0]) << 10 | UInt32(codeA[1]) << 5 | UInt32(codeA[2]) << 1
+        let bitsB = (UInt32(0x8000) | UInt32(codeB[0]) << 10 | UInt32(codeB[1]) << 5 | UInt32(codeB[2])) << 16
+        return (bitsA, valueA, bitsB, valueB)
     }
 
     // MARK: Output

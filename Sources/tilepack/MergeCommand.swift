@@ -9,7 +9,7 @@ struct MergeCommand: ParsableCommand {
         discussion: """
             Checks that every file is a shard of the same source, options and split, with none \
             missing or given twice (the error names the file), copies their tiles, and builds \
-            the zooms above the shard zoom from the exact pixels the shards kept, so the result \
+            the tiles that span shards from the exact pixels the shards kept, so the result \
             equals the single-machine build tile for tile. Written atomically like a build.
             """
     )
@@ -20,21 +20,29 @@ struct MergeCommand: ParsableCommand {
     @Option(name: [.short, .long], help: "Output archive.")
     var output: String
 
+    @Option(help: "Threads making the tiles that span shards (default: all cores).")
+    var workers: Int?
+
     @Flag(help: "Print no progress, only the summary.")
     var quiet = false
 
     func validate() throws {
         if shards.isEmpty { throw ValidationError("give the shard archives to merge") }
+        if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1–256") }
     }
 
     func run() throws {
         let display = BuildProgressDisplay(style: quiet ? .none : ProgressStyle.auto.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
-            let result = try ShardMerge(shardPaths: shards, outputPath: output).run { display.update($0) }
+            var merge = ShardMerge(shardPaths: shards, outputPath: output)
+            if let workers { merge.workers = workers }
+            let result = try merge.run { display.update($0) }
             display.finish()
             let r = result.levels
             print("wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes) from \(result.shards) shards")
-            print("  zooms above the shard zoom \(result.shardZoom): \(r.tilesWritten) tiles built, \(r.emptySkipped) empty skipped; \(String(format2: result.seconds)) s")
+            print("  tiles spanning shards (above the shard zoom \(result.shardZoom)): \(r.tilesWritten) built, \(r.emptySkipped) empty skipped; \(String(format2: result.seconds)) s")
+            print("  time: check \(String(format2: result.checkSeconds)) s, copy \(String(format2: result.copySeconds)) s, "
+                  + "spanning tiles \(String(format2: r.seconds)) s, finish \(String(format2: result.finishSeconds)) s")
         } catch let error as any TilePackError {
             display.interrupt()
             printError(error.description)

@@ -59,11 +59,69 @@ struct BuildResumeShardTests {
         return request
     }
 
-    static func build(_ request: RegionBuild.Request, interruptAfter: Int? = nil) throws -> RegionBuild.Result {
+    static func build(_ request: RegionBuild.Request, interruptAfter: Int? = nil,
+                      batchTiles: Int = 2, commitInterval: Duration? = .seconds(1)) throws -> RegionBuild.Result {
         var build = RegionBuild(request)
-        build.writerOptions.batchTiles = 2
+        build.writerOptions.batchTiles = batchTiles
+        build.writerOptions.commitInterval = commitInterval
         build.interruptAfterTiles = interruptAfter
         return try build.run()
+    }
+
+    /// ``MBTilesWriter/Options/commitInterval`` alone ends batches that never fill by count or
+    /// bytes, and a root committed that way comes back with its tile after a kill. Interval
+    /// zero: every tile and root commits; an hour: nothing does before the kill.
+    @Test func timedCommitsKeepTheJournalWithItsTiles() throws {
+        let dir = TemporaryDirectory()
+        let tile = try #require(TileID(z: 3, x: 1, y: 2))
+        let metadata = MBTilesMetadata(name: "t", format: "png")
+        let journal = MBTilesWriter.Journal(identity: ["build": "timed"])
+        for (interval, committed) in [(Duration.zero, true), (Duration.seconds(3600), false)] {
+            let out = dir.file("timed-\(committed).mbtiles")
+            var options = MBTilesWriter.Options()
+            options.batchTiles = 1_000_000
+            options.commitInterval = interval
+            let writer = try MBTilesWriter(path: out, metadata: metadata, options: options, journal: journal)
+            try writer.write([1, 2, 3], for: tile)
+            try writer.recordRoot(tile, payload: [9])
+            #expect(writer.commits == (committed ? 2 : 0))
+            writer.abandon()  // as a kill: the open batch is lost
+            let left = MBTilesWriter.interrupted(target: out)
+            #expect(left.count == 1 && left.first?.identity == journal.identity)
+            #expect(left.first?.finishedRoots == (committed ? 1 : 0))
+            let resumed = try MBTilesWriter(path: out, metadata: metadata, options: options, journal: journal,
+                                            resuming: try #require(left.first))
+            #expect(resumed.finishedRoots == (committed ? [tile] : []))
+            #expect(try resumed.rootPayload(tile) == (committed ? .some([9]) : nil))
+            try resumed.finish()
+            #expect(try MBTilesReader(path: out).tileCount == (committed ? 1 : 0))
+        }
+    }
+
+    /// A build whose batches never fill commits on time only; killed halfway, it resumes
+    /// from those commits and ends equal to the uninterrupted build. The same kill with no
+    /// interval finds nothing committed: the timed commits are what the resume used.
+    @Test func killAfterATimedCommitResumesEqual() throws {
+        let dir = TemporaryDirectory()
+        let reference = try Self.build(Self.request(dir.file("ref.mbtiles")))
+        let expected = try ArchiveContents(reference.outputPath)
+        let cut = reference.report.tilesWritten / 2
+        for interval in [Duration.zero, nil] {
+            let out = dir.file("timed-\(interval == nil ? "none" : "zero").mbtiles")
+            #expect(throws: InterruptingSink.Interrupted.self) {
+                try Self.build(Self.request(out), interruptAfter: cut, batchTiles: 1_000_000, commitInterval: interval)
+            }
+            var resume = Self.request(out)
+            resume.resume = true
+            let resumed = try Self.build(resume, batchTiles: 1_000_000, commitInterval: interval)
+            #expect(resumed.resumedFrom != nil)
+            if interval == nil {
+                #expect(resumed.report.resumedTiles == 0, "no commit before the kill")
+            } else {
+                #expect(resumed.report.resumedTiles > 0, "the timed commits were resumed")
+            }
+            #expect(try ArchiveContents(out) == expected, "interval \(String(describing: interval))")
+        }
     }
 
     /// One reference build, then kills at several moments (before the first commit, between
@@ -143,6 +201,11 @@ struct BuildResumeShardTests {
             #expect(shardTables.contains("tilepack_roots") && !shardTables.contains("tilepack_build"))
             let merged = try ShardMerge(shardPaths: paths, outputPath: dir.file("m\(n).mbtiles")).run()
             #expect(merged.shards == n)
+            let plan = try RegionBuild(Self.request(dir.file("ref.mbtiles"))).prepare().plan
+            let partition = ShardPartition(plan: plan, count: n)
+            let spanning = plan.ranges.filter { $0.z < partition.zoom }.flatMap(\.tiles).filter { partition.upperOwner[$0] == nil }
+            #expect(merged.levels.tilesWritten + merged.levels.emptySkipped == spanning.count,
+                    "\(n) shards: the merge made only the tiles that span shards")
             let contents = try ArchiveContents(merged.outputPath)
             #expect(contents.tiles == expected.tiles, "\(n) shards: tiles")
             #expect(contents.elevation == expected.elevation, "\(n) shards: elevation")
@@ -193,6 +256,14 @@ struct BuildResumeShardTests {
             let work = (0..<n).map { k in p.tiles(of: k).reduce(0) { $0 + plan.plannedTiles(under: $1, atZoom: plan.maxZoom) } }
             let share = Double(work.reduce(0, +)) / Double(n)
             #expect(work.allSatisfy { abs(Double($0) - share) <= 0.25 * share }, "\(n) shards: \(work)")
+            // Above the shard zoom, a tile is one shard's exactly when all its planned children are
+            // (one shard builds the whole pyramid); the merge makes only the ones that span shards.
+            let upper = plan.ranges.filter { $0.z < p.zoom }.flatMap(\.tiles)
+            for tile in upper {
+                let builders = Set(tile.children.filter(plan.contains).map { p.builder(of: $0) })
+                #expect(p.upperOwner[tile] == (builders.count == 1 ? builders.first ?? nil : nil), "\(n) shards: \(tile)")
+            }
+            if n == 1 { #expect(p.upperOwner.count == upper.count) }
         }
     }
 

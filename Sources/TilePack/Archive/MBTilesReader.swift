@@ -185,6 +185,25 @@ public final class MBTilesReader: TileArchive {
         }
     }
 
+    /// The tiles at zoom `z` and above (lower zoom numbers) a shard archive keeps pixels for
+    /// (`tilepack_roots`): the shard-zoom tiles it built and those above it built whole.
+    /// Empty when it has none (or no such table); rows outside the tile grid are skipped.
+    /// - Cost: one scan of the roots' primary key (a shard keeps a few dozen rows).
+    public func buildRootTiles(upToZoom z: Int) throws(ArchiveError) -> [TileID] {
+        try withConnection(doing: "listing the shard tiles") { conn throws(SQLiteError) -> [TileID] in
+            let table = try conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
+            guard try table.step() else { return [] }
+            let stmt = try conn.db.prepare(
+                "SELECT zoom_level, tile_column, tile_row FROM tilepack_roots WHERE zoom_level BETWEEN 0 AND ?")
+            try stmt.bind(z, at: 1)
+            var out: [TileID] = []
+            while try stmt.step() {
+                if let id = TileID(z: stmt.int(at: 0), x: stmt.int(at: 1), tmsY: stmt.int(at: 2)) { out.append(id) }
+            }
+            return out
+        }
+    }
+
     /// Number of rows in `tiles`. - Cost: O(tiles) (SQLite counts an index).
     public var tileCount: Int {
         get throws(ArchiveError) {

@@ -26,8 +26,10 @@ public struct BuildShard: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// How a plan splits into N shards: a *shard zoom* and, for each planned tile there, the
-/// shard that builds it and everything below it. Zooms above the shard zoom span shards and
-/// are built by the merge from the shard-zoom tiles' pixels.
+/// shard that builds it and everything below it. A tile above the shard zoom whose
+/// shard-zoom tiles all belong to one shard is built by that shard too (``upperOwner``);
+/// only the tiles that span shards are left to the merge, which makes them from the pixels
+/// the shards kept (a few per boundary between runs, instead of a third of the shard zoom).
 ///
 /// Deterministic from the plan and N alone, so every shard and the merge agree without
 /// talking: the shard zoom is the first zoom with at least 8·N planned tiles (the max zoom
@@ -42,6 +44,9 @@ public struct ShardPartition: Sendable {
     public let owner: [TileID: Int]
     /// The tiles at ``zoom`` in build order.
     public let order: [TileID]
+    /// Planned tiles above ``zoom`` whose planned shard-zoom descendants all belong to one
+    /// shard, with that shard: it builds them. The others span shards: the merge builds them.
+    public let upperOwner: [TileID: Int]
 
     public init(plan: TilePlan, count: Int) {
         precondition(count >= 1)
@@ -66,14 +71,33 @@ public struct ShardPartition: Sendable {
             owner[tile] = min(count - 1, ((2 * before + w) * count) / (2 * total))
             before += w
         }
+        // Bottom-up: a tile is one shard's when every planned child is that shard's.
+        var upperOwner: [TileID: Int] = [:]
+        var level = Set(order.compactMap(\.parent))
+        for z in stride(from: zoom - 1, through: plan.minZoom, by: -1) {
+            var next = Set<TileID>()
+            for tile in level where tile.z == z && plan.contains(tile) {
+                let shards = Set(tile.children.filter(plan.contains).map { z + 1 == zoom ? owner[$0] : upperOwner[$0] })
+                if shards.count == 1, let only = shards.first, let shard = only { upperOwner[tile] = shard }
+                if let parent = tile.parent { next.insert(parent) }
+            }
+            level = next
+        }
         self.zoom = zoom
         self.count = count
         self.owner = owner
         self.order = order
+        self.upperOwner = upperOwner
     }
 
     /// Shard `index`'s tiles at ``zoom``, in build order.
     public func tiles(of index: Int) -> [TileID] { order.filter { owner[$0] == index } }
+
+    /// The shard that builds `tile` (at or above ``zoom``); nil when it spans shards (the
+    /// merge builds it) or is not planned.
+    public func builder(of tile: TileID) -> Int? {
+        tile.z == zoom ? owner[tile] : upperOwner[tile]
+    }
 }
 
 extension TilePlan {

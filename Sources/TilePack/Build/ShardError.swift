@@ -18,6 +18,10 @@ public enum ShardError: TilePackError, Equatable {
     case missingShards(indices: [Int], count: Int)
     /// A shard lacks the pixels of a shard-zoom tile it owns, or they do not decode.
     case missingPixels(path: String, tile: TileID)
+    /// Two shards both built one shard-zoom tile.
+    case overlappingShards(path: String, tile: TileID, other: String)
+    /// No shard built this planned shard-zoom tile.
+    case unbuiltTile(tile: TileID, count: Int)
 
     public var category: TilePackErrorCategory {
         switch self {
@@ -43,6 +47,10 @@ public enum ShardError: TilePackError, Equatable {
             return "shard\(indices.count == 1 ? "" : "s") \(list) of \(count) missing: give all \(count) shard archives"
         case let .missingPixels(path, tile):
             return "\(path): no usable pixels for its shard-zoom tile \(tile) (damaged or incomplete shard)"
+        case let .overlappingShards(path, tile, other):
+            return "\(path): shard-zoom tile \(tile) was also built by \(other) (shards of different splits)"
+        case let .unbuiltTile(tile, count):
+            return "no shard of the \(count) built shard-zoom tile \(tile) (damaged or incomplete shard)"
         }
     }
 

@@ -14,9 +14,10 @@ import TilePackArchive
 /// Checks first, naming the file at fault: every file is a shard (`tilepack:shard`), all
 /// come from the same source (SHA-256) and options and the same split, none is given twice
 /// and none is missing. Then it copies every shard's tiles and elevation rows (SQL, no
-/// decoding) and builds the zooms above the shard zoom from the exact pixels each shard kept
-/// for its shard-zoom tiles (`tilepack_roots`), so the parents equal the single build's even
-/// for lossy codecs. The output is written atomically like a build's.
+/// decoding) and builds the tiles that span shards (those above the shard zoom no one shard
+/// built whole: a few per boundary between shards and zoom) from the exact pixels the shards
+/// kept (`tilepack_roots`), so the parents equal the single build's even for lossy codecs.
+/// The output is written atomically like a build's.
 ///
 /// ```swift
 /// let result = try ShardMerge(shardPaths: ["a.mbtiles", "b.mbtiles"], outputPath: "region.mbtiles").run()
@@ -24,6 +25,8 @@ import TilePackArchive
 public struct ShardMerge: Sendable {
     public let shardPaths: [String]
     public let outputPath: String
+    /// Threads making the tiles that span shards (default: all cores).
+    public var workers = ProcessorInfo.activeCount
 
     public init(shardPaths: [String], outputPath: String) {
         self.shardPaths = shardPaths
@@ -35,10 +38,13 @@ public struct ShardMerge: Sendable {
         public let outputPath: String
         public let shards: Int
         public let shardZoom: Int
-        /// The zooms above the shard zoom, built here.
+        /// The tiles that span shards, built here.
         public let levels: BuildReport
         public let archive: MBTilesWriter.Statistics
         public let seconds: Double
+        /// Where ``seconds`` went: opening and checking the shards, copying their tiles
+        /// (SQL), the tiles that span shards (``levels``), finishing the archive.
+        public let checkSeconds: Double, copySeconds: Double, finishSeconds: Double
     }
 
     /// One opened shard.
@@ -50,8 +56,8 @@ public struct ShardMerge: Sendable {
     }
 
     /// Checks the shards, copies their tiles and builds the zooms that span them.
-    /// - Cost: one SQL copy of every shard; one parent encode per planned tile above the
-    ///   shard zoom (about a third of the shard zoom's tiles).
+    /// - Cost: one SQL copy of every shard; one parent encode per tile that spans shards,
+    ///   over ``workers`` threads.
     public func run(progress: ((TileBuilder.Progress) -> Void)? = nil) throws -> Result {
         let clock = ContinuousClock()
         let start = clock.now
@@ -94,17 +100,18 @@ public struct ShardMerge: Sendable {
         let level = rows[MBTilesMetadata.Key.codecLevel].flatMap(PVRTCEncoder.Level.init(rawValue:)) ?? .quality
         let keepEmpty = try Self.keepEmpty(rows[MBTilesMetadata.Key.buildOptions], path: reference.path)
 
+        let owners = try Self.owners(shards, partition: partition, plan: plan)
+        let checked = clock.now
+
         let writer = try MBTilesWriter(path: outputPath, metadata: metadata)
         for shard in shards { try writer.copyTiles(from: shard.path) }
-        let byIndex = Dictionary(uniqueKeysWithValues: shards.map { ($0.record.index, $0) })
+        let copied = clock.now
         let tileSize = metadata.tileSize
         let levels = try TileBuilder.buildLevels(
             above: partition, plan: plan, codec: choice.codec(level: level), elevation: reference.record.elevation,
-            keepEmpty: keepEmpty,
+            keepEmpty: keepEmpty, workers: max(1, workers), given: Set(owners.keys),
             pixels: { tile in
-                guard let owner = partition.owner[tile].flatMap({ byIndex[$0] }) else {
-                    throw ShardError.missingPixels(path: reference.path, tile: tile)
-                }
+                guard let owner = owners[tile] else { throw ShardError.unbuiltTile(tile: tile, count: partition.count) }
                 guard let stored = try owner.reader.buildRoot(tile) else {
                     throw ShardError.missingPixels(path: owner.path, tile: tile)
                 }
@@ -115,9 +122,34 @@ public struct ShardMerge: Sendable {
                 return pixels
             },
             sink: writer, progress: progress)
+        let built = clock.now
         try writer.finish()
+        let end = clock.now
         return Result(outputPath: outputPath, shards: shards.count, shardZoom: partition.zoom, levels: levels,
-                      archive: writer.statistics, seconds: (clock.now - start).inSeconds)
+                      archive: writer.statistics, seconds: (end - start).inSeconds, checkSeconds: (checked - start).inSeconds,
+                      copySeconds: (copied - checked).inSeconds, finishSeconds: (end - built).inSeconds)
+    }
+
+    /// The shard that built each tile at or above the shard zoom that a shard built (every
+    /// planned shard-zoom tile, and the tiles above that one shard built whole), from the
+    /// tiles each shard kept pixels for: the merge takes the split from the shards rather
+    /// than recomputing it. A tile two shards claim, or a planned shard-zoom tile none has,
+    /// is refused.
+    /// - Cost: one scan of each shard's roots.
+    private static func owners(_ shards: [Shard], partition: ShardPartition, plan: TilePlan) throws -> [TileID: Shard] {
+        var owners: [TileID: Shard] = [:]
+        for shard in shards.sorted(by: { $0.record.index < $1.record.index }) {
+            for tile in try shard.reader.buildRootTiles(upToZoom: partition.zoom) where plan.contains(tile) {
+                if let other = owners[tile] {
+                    throw ShardError.overlappingShards(path: shard.path, tile: tile, other: other.path)
+                }
+                owners[tile] = shard
+            }
+        }
+        if let unbuilt = partition.order.first(where: { owners[$0] == nil }) {
+            throw ShardError.unbuiltTile(tile: unbuilt, count: partition.count)
+        }
+        return owners
     }
 
     /// Opens a shard archive and reads its `tilepack:shard` record.

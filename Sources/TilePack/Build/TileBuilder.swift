@@ -108,21 +108,31 @@ public struct TileBuilder: Sendable {
                             sourceCacheBytes: options.sourceCacheBytes)
     }
 
-    /// Builds the zooms above `partition.zoom` (the ones that span shards) from the exact
-    /// pixels of the shard-zoom tiles, as ``run(sink:journal:shard:progress:)`` would have:
-    /// what ``ShardMerge`` does after copying the shards' tiles. `pixels` gives a shard-zoom
-    /// tile's pixels (nil: empty). No source is read.
-    /// - Cost: one parent (2×2 average + encode) per planned tile above the shard zoom, on
-    ///   this thread; 4 buffers per zoom alive.
+    /// Builds the tiles at and above `partition.zoom` that no shard built (the ones that span
+    /// shards) from the exact pixels of those the shards built, as
+    /// ``run(sink:journal:shard:progress:)`` would have: what ``ShardMerge`` does after
+    /// copying the shards' tiles. `given` are the tiles the shards built (every planned
+    /// shard-zoom tile and the ``ShardPartition/upperOwner`` ones); `pixels` gives one's
+    /// pixels (nil: empty) and is called from several threads at once. No source is read.
+    ///
+    /// Blocks as in a build: a tile `blockLevels` zooms above the shard zoom; each zoom of it
+    /// up from the shard zoom loads the given children it needs, then makes its missing tiles,
+    /// both in parallel on `workers` threads.
+    /// - Cost: one parent (2×2 average + encode) per tile that spans shards (a few per
+    ///   boundary between shards and zoom), over `workers` threads; one `pixels` call per
+    ///   given child of one. Memory: at most one block's 4^blockLevels buffers plus 4 per zoom above it.
     public static func buildLevels(above partition: ShardPartition, plan: TilePlan, codec: any TileCodec, elevation: Bool,
-                                   keepEmpty: Bool, pixels: @escaping (TileID) throws -> TilePixels?, sink: some TileSink,
+                                   keepEmpty: Bool, workers: Int = ProcessorInfo.activeCount, blockLevels: Int = 3,
+                                   given: Set<TileID>, pixels: @escaping @Sendable (TileID) throws -> TilePixels?,
+                                   sink: some TileSink,
                                    progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
+        precondition(workers >= 1 && blockLevels >= 1, "levels need a worker and a block of at least one level")
         let clock = ContinuousClock()
         let start = clock.now
         let levels = LevelWorker(codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation)
         let color = ColorDecision(mode: elevation ? .elevation : .rgb, reason: "as the shards were built")
-        let run = BuildRun(plan: plan, levels: levels, worker: nil, blockLevels: 0, workers: 1,
-                           scope: .levels(leafZoom: partition.zoom, pixels: pixels), sink: sink, journal: nil,
+        let run = BuildRun(plan: plan, levels: levels, worker: nil, blockLevels: blockLevels, workers: workers,
+                           scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
                            color: color, progress: progress)
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         run.report.seconds = (clock.now - start).inSeconds
@@ -137,8 +147,9 @@ private enum BuildScope {
     case whole
     /// The subtrees of the shard-zoom tiles shard `index` owns.
     case shard(ShardPartition, index: Int)
-    /// The zooms above `leafZoom`, from given pixels there (merging shards).
-    case levels(leafZoom: Int, pixels: (TileID) throws -> TilePixels?)
+    /// The tiles at and above `leafZoom` not `given`, from the given ones' pixels (merging
+    /// shards; `pixels` is called from the block's threads).
+    case levels(leafZoom: Int, given: Set<TileID>, pixels: @Sendable (TileID) throws -> TilePixels?)
 }
 
 /// One tile's outcome from a worker: the buffer its parent needs (nil when empty) and what
@@ -234,13 +245,16 @@ private final class BuildRun<Sink: TileSink> {
             // A block never spans shards: at most the shard zoom's tiles.
             blockZoom = max(blockZoom, partition.zoom)
             total = partition.tiles(of: index).reduce(0) { $0 + plan.plannedSubtree($1) }
-        case .levels(let leafZoom, _):
-            blockZoom = -1  // never reached: the leaves are given
+                + partition.upperOwner.values.reduce(0) { $0 + ($1 == index ? 1 : 0) }
+        case .levels(let leafZoom, let given, _):
+            // Blocks end one zoom above the shard zoom (none when that is the min zoom).
+            blockZoom = max(plan.minZoom, leafZoom - max(1, blockLevels))
             total = plan.ranges.prefix(while: { $0.z < leafZoom }).reduce(0) { $0 + $1.count }
+                - given.reduce(0) { $0 + ($1.z < leafZoom && plan.contains($1) ? 1 : 0) }
         }
         self.blockZoom = blockZoom
         self.scope = scope
-        workspaces = (0..<(worker == nil ? 0 : workers)).map { _ in ResampleWorkspace() }
+        workspaces = (0..<max(1, workers)).map { _ in ResampleWorkspace() }  // empty until used
         self.sink = sink
         self.journal = journal
         self.progress = progress
@@ -255,13 +269,18 @@ private final class BuildRun<Sink: TileSink> {
         case .whole:
             break
         case .shard(let partition, let index):
-            if tile.z < partition.zoom {  // spans shards: the merge builds it
-                for child in tile.children where plan.contains(child) { _ = try produce(child) }
-                return nil
+            if tile.z <= partition.zoom {
+                let builder = partition.builder(of: tile)
+                if let builder, builder != index { return nil }  // another shard's
+                if builder == nil {  // spans shards: the merge builds it
+                    for child in tile.children where plan.contains(child) { _ = try produce(child) }
+                    return nil
+                }
             }
-            if tile.z == partition.zoom, partition.owner[tile] != index { return nil }
-        case .levels(let leafZoom, let pixels):
-            if tile.z == leafZoom { return try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) } }
+        case .levels(let leafZoom, let given, let pixels):
+            if tile.z == leafZoom || given.contains(tile) {
+                return try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) }
+            }
         }
         let buffer: TileBuffer?
         if tile.z == blockZoom {
@@ -290,14 +309,32 @@ private final class BuildRun<Sink: TileSink> {
     }
 
     /// A block: the max-zoom tiles under `root`, then each zoom up to `root`, each level
-    /// written and the one below freed as soon as it is done.
+    /// written and the one below freed as soon as it is done. Merging shards, a block starts
+    /// one zoom above the shard zoom and makes only the tiles not given, from the given
+    /// children (loaded, not written) and the ones it made.
     private func block(_ root: TileID) throws -> TileBuffer? {
         var below: [TileID: TileBuffer] = [:]
-        for z in stride(from: plan.maxZoom, through: root.z, by: -1) {
-            let tiles = descendants(of: root, atZoom: z)
+        var top = plan.maxZoom
+        var given: Set<TileID> = []
+        var pixels: (@Sendable (TileID) throws -> TilePixels?)? = nil
+        if case .levels(let leafZoom, let g, let p) = scope {
+            top = leafZoom - 1
+            (given, pixels) = (g, p)
+        }
+        for z in stride(from: top, through: root.z, by: -1) {
+            var tiles = descendants(of: root, atZoom: z)
+            if let pixels {
+                tiles.removeAll(where: given.contains)
+                let needed = tiles.flatMap { $0.children.filter { given.contains($0) } }
+                let counter = self.counter
+                let loaded = try parallelMap(needed) { tile, _ in
+                    TileResult(buffer: try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) })
+                }
+                for (t, r) in zip(needed, loaded) { if let b = r.buffer { below[t] = b } }
+            }
             let results: [TileResult]
-            guard let worker = self.worker else { preconditionFailure("a run without a source reached a block") }
             if z == plan.maxZoom {
+                guard let worker = self.worker else { preconditionFailure("a run without a source reached the max zoom") }
                 results = try parallelMap(tiles) { tile, ws in try worker.maxZoomTile(tile, ws) }
             } else {
                 let kids = below

@@ -39,7 +39,7 @@ import TilePackCore
     /// tile (resume, shards, merge), so the encoder must not depend on anything seeded per
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, "ea3f8f4b0e278bb8326c2bb12152068b968e3f32f806f27db80bbfbc6301d932"), (.astc6x6, .fast, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, "9800170acdeffccab4d0bc7927f8a52a13dde0b0fe5650d2a688cc503aee74da")])
+    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, "260930721be608e9f75959531eced2ce5716fbec5f48f30fd96d745b8b179374"), (.astc6x6, .fast, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, "197ec6ad8c8866a29838d194d1a08bbf92cd96b1a90814f6c0a9f556492443ce")])
     func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, digest: String) throws {
         let (w, h) = (48, 36)
         var image = Self.gradient(w, h, alpha: true)
@@ -51,8 +51,10 @@ import TilePackCore
 
     /// PSNR floors at `quality` (fast: 3 dB lower), about 1 dB under what was measured. The
     /// gradient runs R along x and G along y, which one partition and one weight plane can
-    /// only fit along one axis: the floors are modest on purpose.
-    @Test(arguments: [(ASTCFormat.astc4x4, 35.5, 33.5, 14.0), (.astc6x6, 31.5, 29.5, 12.5), (.astc8x8, 29.5, 27.3, 11.5)])
+    /// only fit along one axis: the floors are modest on purpose. `quality` stops at `fast`'s
+    /// block under astcenc's `fastest` dB limit, which at 8 × 8 (28.9 dB of summed channel
+    /// error) accepts most gradient blocks: its gradient floor is 1 dB under the 28.8 dB measured.
+    @Test(arguments: [(ASTCFormat.astc4x4, 35.5, 33.5, 14.0), (.astc6x6, 31.5, 29.5, 12.5), (.astc8x8, 27.8, 27.3, 11.5)])
     func roundTripQuality(format: ASTCFormat, gradientFloor: Double, alphaFloor: Double, noiseFloor: Double) throws {
         let encoder = try ASTCEncoder(format: format)
         let decoder = ASTCDecoder(format: format)

@@ -9,11 +9,17 @@ import TilePackCodec
 /// quantised endpoints, averaged onto the weight grid through its infill taps and quantised;
 /// then a least-squares refit of the endpoints to the decoded weights, and weights again.
 /// - ``Level/fast``: one layout per footprint (weight grid and quantisations fixed), one refit.
-/// - ``Level/quality``: starts from `fast`'s block (so it never loses to it); every ranked
-///   single-plane layout that fits the 128-bit budget is scored without refits; the two best
-///   get two refits each and a per-weight ±1 step search; blocks still poor try two partitions (the seeds whose maps best match the
-///   split along the principal axis). Every score is the exact decoded error, computed
-///   with the decoder's integer interpolation, not a float estimate.
+/// - ``Level/quality``: starts from `fast`'s block (so it never loses to it) and stops there
+///   when its exact error is under ``errorLimit`` (astcenc's `fastest` dB limit: smooth and
+///   upsampled blocks, most of a map's max zoom). Otherwise every ranked single-plane layout
+///   is ranked by an estimate, not by decoding: ideal weights (projections on the principal
+///   line) once per block, averaged onto each weight grid once per grid, the grid's own error
+///   in weight space × squared line length, plus the uniform rounding error of the layout's
+///   weight and colour levels. The best two get an exact fit (two refits, a ±1 step search per
+///   grid weight, re-infilling only the texels that weight reaches). Blocks still over the
+///   limit try two partitions: the three seeds whose maps best match a 2-means clustering of
+///   the texels, each layout estimated the same way plus the off-line error, the best fitted
+///   exactly. Only exact decoded errors (the decoder's integer interpolation) pick the block.
 ///
 /// Cost: no allocation per block; tables (layouts, quantisers, infill taps, partition
 /// masks) are built once per encoder. Not thread-safe (scratch is owned by the encoder);
@@ -32,6 +38,14 @@ public final class ASTCEncoder {
     let fastCandidate: Candidate
     /// Two-partition layouts, ranked.
     let partitionCandidates: [Candidate]
+    /// `candidates` grouped by weight grid (then weight level, then block mode), so the
+    /// estimate decimates the ideal weights once per grid.
+    let screening: [Candidate]
+    /// Exact squared error (summed over channels and texels) under which `quality` stops
+    /// searching a block, in the manner of astcenc's per-block dB limit for its fastest
+    /// preset, `max(85.2 − 35·log10 n, 63.2 − 19·log10 n)` dB of the summed channel error
+    /// for n texels: 43.1 dB at 4 × 4, 33.6 dB at 6 × 6, 28.9 dB at 8 × 8.
+    let errorLimit: Int
 
     /// One block layout: a single-plane block mode and the colour level its bits leave.
     struct Candidate {
@@ -48,6 +62,8 @@ public final class ASTCEncoder {
         var taps: Int
         /// Offset of this grid's per-weight `1 / Σ tap weight` in `inverseCoverage`.
         var coverage: Int
+        /// Offset of this grid's `gridCount + 1` entries in `reachStart`; -1 undecimated.
+        var reach: Int = -1
         var gridCount: Int { gridWidth * gridHeight }
     }
 
@@ -64,6 +80,20 @@ public final class ASTCEncoder {
     private let weightStep: UnsafeMutablePointer<UInt8>        // level × 32 × 2: scrambled → next value down / up
     private let tritPack: UnsafeMutablePointer<UInt8>          // 3^5 trit tuples → 8-bit field
     private let quintPack: UnsafeMutablePointer<UInt8>         // 5^3 quint tuples → 7-bit field
+    /// Distinct 2-partition maps (both partitions used; a map and its complement once) and
+    /// the first seed giving each.
+    private let distinctMasks: UnsafeMutablePointer<UInt64>
+    private let distinctSeeds: UnsafeMutablePointer<Int>
+    private let distinctCount: Int
+    private let colourRounding: UnsafeMutablePointer<Float>    // per colour level: mean squared rounding error × ⅔
+    private let weightRounding: UnsafeMutablePointer<Float>    // per weight level: mean squared rounding error (0…1 scale)
+    private var lineTotal: Float = 0
+    /// Per decimated grid (offset `taps / 4 · 2`… see `reachStart`): for each grid weight the
+    /// texels its taps reach and the tap weights, so a weight step re-infills only those.
+    private let reachStart: UnsafeMutablePointer<Int32>        // per grid: gridCount + 1 offsets into reach*
+    private let reachTexel: UnsafeMutablePointer<Int32>
+    private let reachWeight: UnsafeMutablePointer<Int32>
+    private let reachWeightF: UnsafeMutablePointer<Float>
 
     // Per-block scratch.
     let texels: UnsafeMutablePointer<SIMD4<Float>>
@@ -73,6 +103,9 @@ public final class ASTCEncoder {
     private let gridIdeal: UnsafeMutablePointer<Float>
     private let gridQ: UnsafeMutablePointer<UInt8>
     private let texelW: UnsafeMutablePointer<Int32>
+    private let texelSum: UnsafeMutablePointer<Int32>        // Σ weight value × tap weight (infill before rounding)
+    private let screenIdeal: UnsafeMutablePointer<Float>
+    private let lineLength2: UnsafeMutablePointer<Float>
     /// Per partition: principal-axis endpoints, working endpoints, decoded endpoints.
     private let axisEnds: UnsafeMutablePointer<SIMD4<Float>>   // 2 × 2
     private let ends: UnsafeMutablePointer<SIMD4<Float>>       // 2 × 2
@@ -96,21 +129,34 @@ public final class ASTCEncoder {
 
         // Decimation tables, one per distinct infill table.
         var taps: [Int32] = [], weights: [Int32] = [], coverage: [Float] = []
-        var placed: [Int32: (Int, Int)] = [:]
-        func place(_ infill: Int32, gridCount: Int) -> (Int, Int) {
-            if infill < 0 { return (-1, -1) }
+        var reachStarts: [Int32] = [], reachTexels: [Int32] = [], reachWeights: [Int32] = []
+        var placed: [Int32: (Int, Int, Int)] = [:]
+        func place(_ infill: Int32, gridCount: Int) -> (Int, Int, Int) {
+            if infill < 0 { return (-1, -1, -1) }
             if let known = placed[infill] { return known }
-            let at = (taps.count, coverage.count)
+            let at = (taps.count, coverage.count, reachStarts.count)
             var sums = [Float](repeating: 0, count: gridCount)
+            var reached = [[(Int32, Int32)]](repeating: [], count: gridCount)
             for t in 0..<count {
                 let i = modes.infillTaps[Int(infill) + 2 * t], w = modes.infillTaps[Int(infill) + 2 * t + 1]
                 for k in 0..<4 {
                     let g = Int32((i >> UInt32(8 * k)) & 0xFF), v = Int32((w >> UInt32(8 * k)) & 0xFF)
                     taps.append(g); weights.append(v)
                     sums[Int(g)] += Float(v)
+                    if v != 0 { reached[Int(g)].append((Int32(t), v)) }
                 }
             }
             coverage += sums.map { $0 > 0 ? 1 / $0 : 0 }
+            for g in 0..<gridCount {
+                reachStarts.append(Int32(reachTexels.count))
+                // Taps of one texel may name the same grid weight twice: merge them.
+                var merged: [(Int32, Int32)] = []
+                for (t, v) in reached[g] {
+                    if let last = merged.last, last.0 == t { merged[merged.count - 1].1 += v } else { merged.append((t, v)) }
+                }
+                for (t, v) in merged { reachTexels.append(t); reachWeights.append(v) }
+            }
+            reachStarts.append(Int32(reachTexels.count))
             placed[infill] = at
             return at
         }
@@ -119,13 +165,16 @@ public final class ASTCEncoder {
         func withTables(_ list: [Candidate]) -> [Candidate] {
             list.map { c in
                 var c = c
-                (c.taps, c.coverage) = place(Int32(c.taps), gridCount: c.gridCount)
+                (c.taps, c.coverage, c.reach) = place(Int32(c.taps), gridCount: c.gridCount)
                 return c
             }
         }
         candidates = withTables(ranked.list)
         fastCandidate = withTables([ranked.fast])[0]
         partitionCandidates = withTables(rankedTwo.list)
+        screening = candidates.sorted { ($0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.taps, $1.gridCount, $1.weightLevel, $1.mode) }
+        // 65025 · 10^(−dB/10) per texel (precomputed: the stdlib has no log10).
+        errorLimit = count * (count <= 16 ? 321 : count <= 36 ? 2822 : 8411) / 100
         func copy<T>(_ array: [T], minimum: Int = 1) -> UnsafeMutablePointer<T> {
             let p = UnsafeMutablePointer<T>.allocate(capacity: max(array.count, minimum))
             _ = UnsafeMutableBufferPointer(start: p, count: array.count).initialize(from: array)
@@ -135,6 +184,10 @@ public final class ASTCEncoder {
         tapWeight = copy(weights)
         tapWeightF = copy(weights.map { Float($0) })
         inverseCoverage = copy(coverage)
+        reachStart = copy(reachStarts)
+        reachTexel = copy(reachTexels)
+        reachWeight = copy(reachWeights)
+        reachWeightF = copy(reachWeights.map { Float($0) })
 
         let small = count < 32
         partitionMasks = copy((0..<1024).map { seed in
@@ -159,6 +212,14 @@ public final class ASTCEncoder {
             }
         }
         colourQuant = copy(cq)
+        weightRounding = copy((0..<12).map { level -> Float in
+            let step = 1 / Float(ASTCIntegerSequence.ranges[level] - 1)
+            return step * step / 12
+        })
+        colourRounding = copy((0..<21).map { level -> Float in
+            let step = 255 / Float(ASTCIntegerSequence.ranges[level] - 1)
+            return step * step / 12 * (2 / 3)
+        })
         colourValue = copy(ASTCIntegerSequence.colourUnquantised)
         var wq = [UInt8](repeating: 0, count: 12 * 65)
         var steps = [UInt8](repeating: 0, count: 12 * 64)
@@ -195,6 +256,21 @@ public final class ASTCEncoder {
         tritPack = copy(tp)
         quintPack = copy(qp)
 
+        var masks: [UInt64] = [], maskSeeds: [Int] = [], seenMasks = Set<UInt64>()
+        let all = UInt64.max >> UInt64(64 - count)
+        for seed in 0..<1024 {
+            let m = partitionMasks[seed]
+            if m != 0, m != all, seenMasks.insert(m).inserted, seenMasks.insert(m ^ all).inserted {
+                masks.append(m); maskSeeds.append(seed)
+            }
+        }
+        distinctMasks = copy(masks)
+        distinctSeeds = copy(maskSeeds)
+        distinctCount = masks.count
+        texelSum = .allocate(capacity: 64)
+        texelSum.initialize(repeating: 0, count: 64)
+        screenIdeal = .allocate(capacity: 64)
+        lineLength2 = .allocate(capacity: 64)
         texels = .allocate(capacity: 64)
         texelInts = .allocate(capacity: 64)
         partitionOf = .allocate(capacity: 64)
@@ -221,6 +297,8 @@ public final class ASTCEncoder {
         partitionMasks.deallocate(); tapIndex.deallocate(); tapWeight.deallocate(); tapWeightF.deallocate(); inverseCoverage.deallocate()
         colourQuant.deallocate(); colourValue.deallocate(); weightQuant.deallocate(); weightValue.deallocate()
         weightStep.deallocate(); tritPack.deallocate(); quintPack.deallocate()
+        distinctMasks.deallocate(); distinctSeeds.deallocate(); colourRounding.deallocate(); weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate(); reachWeightF.deallocate()
+        texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
         texels.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
         base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
@@ -320,76 +398,178 @@ public final class ASTCEncoder {
             let c = SIMD4<UInt64>(truncatingIfNeeded: first) &* 257
             return ASTCBits(lo: 0xDFC | ((1 << 52) - 1) << 12, hi: c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48)
         }
-        let all = UInt64.max >> UInt64(64 - texelCount)
         setPartitions(count: 1, mask: 0)
         if level == .fast {
-            _ = fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1)
+            _ = fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1, scored: false)
             return pack(fastCandidate, partitions: 1, seed: 0, opaque: opaque, gridValues: gridQ, colourValues: colourQ)
         }
-        // Score every layout without refits; refine the best two.
-        var first1 = -1, first2 = -1
-        var error1 = Int.max, error2 = Int.max
-        for (i, c) in candidates.enumerated() {
-            let e = fit(c, partitions: 1, opaque: opaque, refits: 0)
-            if e < error1 {
-                (first2, error2) = (first1, error1)
-                (first1, error1) = (i, e)
-            } else if e < error2 {
-                (first2, error2) = (i, e)
-            }
-        }
-        // `fast`'s block is the baseline, so `quality` never loses to it.
+        // `fast`'s block is the baseline, so `quality` never loses to it; a block already
+        // under the error limit stops here (smooth and upsampled blocks, most of a map).
         var best = Best(candidate: fastCandidate, partitions: 1, seed: 0, error: Int.max)
         keep(&best, fastCandidate, partitions: 1, seed: 0, error: fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1))
+        if best.error <= errorLimit { return packBest(best, opaque: opaque) }
+
+        // Rank every layout by an estimate in weight space; fully fit the best two.
+        _ = idealWeights(partitions: 1)
+        var first1 = -1, first2 = -1
+        var estimate1 = Float.infinity, estimate2 = Float.infinity
+        var decimated = Int.min, gridError: Float = 0
+        for (i, c) in screening.enumerated() {
+            if c.taps != decimated { gridError = decimate(c); decimated = c.taps }
+            let e = gridError + estimate(c, opaque: opaque)
+            if e < estimate1 {
+                (first2, estimate2) = (first1, estimate1)
+                (first1, estimate1) = (i, e)
+            } else if e < estimate2 {
+                (first2, estimate2) = (i, e)
+            }
+        }
         for pick in 0..<2 {
             let i = pick == 0 ? first1 : first2
             guard i >= 0 else { break }
-            let c = candidates[i]
+            let c = screening[i]
             var e = fit(c, partitions: 1, opaque: opaque, refits: 2)
-            e = refineWeights(c, partitions: 1, error: e)
+            if e < best.error * 2 { e = refineWeights(c, partitions: 1, error: e) }
             if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
-            if best.error <= texelCount { break }
         }
-        // Two partitions when one leaves more than an average of 4² per texel.
-        if best.error > texelCount * 16, !partitionCandidates.isEmpty {
-            let split = principalSplit(mask: all)
-            // The four seeds whose maps differ least from the split (either labelling).
-            var seeds = SIMD4<Int>(repeating: -1), distances = SIMD4<Int>(repeating: Int.max)
-            var previous: UInt64 = 0
-            for seed in 0..<1024 {
-                let m = partitionMasks[seed]
-                guard m != 0, m != all, m != previous else { continue }
-                previous = m
-                let d = min((m ^ split).nonzeroBitCount, (m ^ split ^ all).nonzeroBitCount)
-                if d < distances[3] {
-                    var k = 3
-                    while k > 0 && distances[k - 1] > d {
-                        distances[k] = distances[k - 1]; seeds[k] = seeds[k - 1]; k -= 1
-                    }
-                    distances[k] = d; seeds[k] = seed
-                }
-            }
-            // Screen each seed × layout without refits; refine the best pair.
-            var pickSeed = -1, pickLayout = 0, pickError = Int.max
-            for k in 0..<4 where seeds[k] >= 0 {
-                setPartitions(count: 2, mask: partitionMasks[seeds[k]])
-                for (i, c) in partitionCandidates.enumerated() {
-                    let e = fit(c, partitions: 2, opaque: opaque, refits: 0)
-                    if e < pickError { (pickSeed, pickLayout, pickError) = (seeds[k], i, e) }
-                }
-            }
-            if pickSeed >= 0, pickError < best.error * 2 {
-                let c = partitionCandidates[pickLayout]
-                setPartitions(count: 2, mask: partitionMasks[pickSeed])
-                var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
-                if e < best.error {
-                    e = refineWeights(c, partitions: 2, error: e)
-                    keep(&best, c, partitions: 2, seed: pickSeed, error: e)
-                }
+        if best.error <= errorLimit || partitionCandidates.isEmpty { return packBest(best, opaque: opaque) }
+
+        // Two partitions: the seeds whose maps best match a 2-means clustering of the texels,
+        // each ranked by the estimate (its off-line error included, which one partition's
+        // ranking could leave out); the best pair is fitted exactly.
+        let seeds = clusterSeeds()
+        var pickSeed = -1, pickLayout = 0, pickEstimate = Float(best.error)
+        for k in 0..<3 where seeds[k] >= 0 {
+            setPartitions(count: 2, mask: partitionMasks[seeds[k]])
+            let offLine = idealWeights(partitions: 2)
+            guard offLine < pickEstimate else { continue }
+            decimated = Int.min
+            for (i, c) in partitionCandidates.enumerated() {
+                if c.taps != decimated { gridError = decimate(c); decimated = c.taps }
+                let e = offLine + gridError + estimate(c, opaque: opaque)
+                if e < pickEstimate { (pickSeed, pickLayout, pickEstimate) = (seeds[k], i, e) }
             }
         }
-        return pack(best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
-                    gridValues: bestGridQ, colourValues: bestColourQ)
+        if pickSeed >= 0 {
+            let c = partitionCandidates[pickLayout]
+            setPartitions(count: 2, mask: partitionMasks[pickSeed])
+            var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
+            if e < best.error * 2 { e = refineWeights(c, partitions: 2, error: e) }
+            if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
+        }
+        return packBest(best, opaque: opaque)
+    }
+
+    private func packBest(_ best: Best, opaque: Bool) -> ASTCBits {
+        pack(best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
+             gridValues: bestGridQ, colourValues: bestColourQ)
+    }
+
+    /// Ideal weights of every texel on its partition's principal line (`axisEnds`), in
+    /// `screenIdeal` (0…1), with each texel's squared line length in `lineLength2` (their sum
+    /// in `lineTotal`).
+    /// Returns the squared distance of the texels from their lines (the error no weight can
+    /// remove). Cost: one pass over the texels.
+    private func idealWeights(partitions: Int) -> Float {
+        var origin = (axisEnds[0], axisEnds[2]), direction = (axisEnds[1] - axisEnds[0], SIMD4<Float>())
+        if partitions == 2 { origin.1 = axisEnds[2]; direction.1 = axisEnds[3] - axisEnds[2] }
+        let len = ((direction.0 * direction.0).sum(), (direction.1 * direction.1).sum())
+        let scale = (len.0 > 0 ? 1 / len.0 : 0, len.1 > 0 ? 1 / len.1 : 0)
+        var offLine: Float = 0
+        lineTotal = 0
+        for t in 0..<texelCount {
+            let second = partitionOf[t] == 1
+            let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
+            let w = min(max(((texels[t] - o) * d).sum() * (second ? scale.1 : scale.0), 0), 1)
+            screenIdeal[t] = w
+            lineLength2[t] = second ? len.1 : len.0
+            lineTotal += second ? len.1 : len.0
+            let r = texels[t] - (o + d * w)
+            offLine += (r * r).sum()
+        }
+        return offLine
+    }
+
+    /// Per-texel values averaged onto layout `c`'s weight grid (`gridIdeal`) with the infill
+    /// tap weights, each grid weight gathering the texels its taps reach.
+    /// Cost: one multiply-add per tap that reaches a grid weight.
+    @inline(__always)
+    private func average(_ values: UnsafeMutablePointer<Float>, onto c: Candidate) {
+        let count = c.gridCount
+        if c.reach < 0 {
+            for i in 0..<count { gridIdeal[i] = values[i] }
+            return
+        }
+        let inverse = inverseCoverage + c.coverage, starts = reachStart + c.reach
+        for i in 0..<count {
+            var sum: Float = 0
+            for r in Int(starts[i])..<Int(starts[i + 1]) { sum += reachWeightF[r] * values[Int(reachTexel[r])] }
+            gridIdeal[i] = sum * inverse[i]
+        }
+    }
+
+    /// `screenIdeal` averaged onto layout `c`'s weight grid (`gridIdeal`, 0…1) through its
+    /// infill taps; returns the error the grid alone leaves (unquantised grid weights infilled
+    /// back, their distance from each texel's ideal weight scaled by its squared line length).
+    /// Cost: the taps twice (nothing for an undecimated grid).
+    private func decimate(_ c: Candidate) -> Float {
+        guard c.taps >= 0 else { return 0 }
+        average(screenIdeal, onto: c)
+        let index = tapIndex + c.taps, weight = tapWeightF + c.taps
+        var sum: Float = 0
+        for t in 0..<texelCount {
+            var v: Float = 0
+            for k in 0..<4 { v += weight[4 * t + k] * gridIdeal[Int(index[4 * t + k])] }
+            let d = screenIdeal[t] - v * (1 / 16)
+            sum += d * d * lineLength2[t]
+        }
+        return sum
+    }
+
+    /// Estimated squared error layout `c` adds to its grid's (``decimate(_:)``): uniform
+    /// rounding of the weights at `c`'s weight level over the squared line lengths, and of
+    /// the endpoints at its colour level (interpolated between two independent roundings).
+    /// Cost: two table reads.
+    @inline(__always)
+    private func estimate(_ c: Candidate, opaque: Bool) -> Float {
+        let level = opaque ? c.rgbLevel : c.rgbaLevel
+        return weightRounding[c.weightLevel] * lineTotal + colourRounding[level] * Float(texelCount * (opaque ? 3 : 4))
+    }
+
+    /// Up to three partition seeds (2 partitions) whose texel maps differ least from a
+    /// 2-means clustering of the block (either labelling), started from the ends of the
+    /// principal line. Cost: three assignment passes, then one popcount pair per seed (1024).
+    private func clusterSeeds() -> SIMD4<Int> {
+        var centre0 = axisEnds[0], centre1 = axisEnds[1]
+        var split: UInt64 = 0
+        for _ in 0..<3 {
+            split = 0
+            var sum0 = SIMD4<Float>(), sum1 = SIMD4<Float>(), n0: Float = 0, n1: Float = 0
+            for t in 0..<texelCount {
+                let a = texels[t] - centre0, b = texels[t] - centre1
+                if (b * b).sum() < (a * a).sum() {
+                    split |= 1 << UInt64(t); sum1 += texels[t]; n1 += 1
+                } else {
+                    sum0 += texels[t]; n0 += 1
+                }
+            }
+            if n0 == 0 || n1 == 0 { break }
+            centre0 = sum0 / n0; centre1 = sum1 / n1
+        }
+        var seeds = SIMD4<Int>(repeating: -1), distances = SIMD4<Int>(repeating: Int.max)
+        for j in 0..<distinctCount {
+            let differ = (distinctMasks[j] ^ split).nonzeroBitCount
+            let d = min(differ, texelCount - differ)
+            if d < distances[2] {
+                let seed = distinctSeeds[j]
+                var k = 2
+                while k > 0 && distances[k - 1] > d {
+                    distances[k] = distances[k - 1]; seeds[k] = seeds[k - 1]; k -= 1
+                }
+                distances[k] = d; seeds[k] = seed
+            }
+        }
+        return seeds
     }
 
     struct Best {
@@ -427,14 +607,6 @@ public final class ASTCEncoder {
         }
     }
 
-    /// Bit t set for texels on the far side of the mean along the principal axis.
-    func principalSplit(mask: UInt64) -> UInt64 {
-        let (mean, axis) = principalAxis(mask: mask)
-        var split: UInt64 = 0
-        for t in 0..<texelCount where ((texels[t] - mean) * axis).sum() > 0 { split |= 1 << UInt64(t) }
-        return split
-    }
-
     /// Mean and principal axis (power iteration on the covariance) of the texels in `mask`.
     @inline(__always)
     func principalAxis(mask: UInt64) -> (SIMD4<Float>, SIMD4<Float>) {
@@ -469,9 +641,9 @@ public final class ASTCEncoder {
     /// Fits layout `c` to the current partitioning: principal-axis endpoints quantised,
     /// weights against them, then `refits` rounds of least-squares endpoints and weights
     /// again. Leaves the result in `gridQ`, `colourQ`, `texelW`, `base`/`slope`.
-    /// Returns the exact decoded squared error.
+    /// Returns the exact decoded squared error (0 when not `scored`: `fast` never compares).
     /// Cost: (refits + 1) × (one pass over the texels for weights, the infill taps twice).
-    private func fit(_ c: Candidate, partitions: Int, opaque: Bool, refits: Int) -> Int {
+    private func fit(_ c: Candidate, partitions: Int, opaque: Bool, refits: Int, scored: Bool = true) -> Int {
         let level = opaque ? c.rgbLevel : c.rgbaLevel
         ends.update(from: axisEnds, count: 2 * partitions)
         quantiseEnds(partitions: partitions, level: level, opaque: opaque)
@@ -483,7 +655,7 @@ public final class ASTCEncoder {
             refitEnds(partitions: partitions)
             quantiseEnds(partitions: partitions, level: level, opaque: opaque)
         }
-        return error()
+        return scored ? error() : 0
     }
 
     /// Rounds `ends` to the colour level (swapped so the decoder never blue-contracts them),
@@ -527,27 +699,20 @@ public final class ASTCEncoder {
             let len1 = (direction.1 * direction.1).sum()
             scale.1 = len1 > 0 ? 1 / len1 : 0
         }
-        for t in 0..<texelCount {
-            let second = partitionOf[t] == 1
-            let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
-            let s = second ? scale.1 : scale.0
-            ideal[t] = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
-        }
-        let count = c.gridCount
-        if c.taps < 0 {
-            for i in 0..<count { gridIdeal[i] = ideal[i] }
+        if partitions == 1 {
+            let o = origin.0, d = direction.0 * scale.0
+            for t in 0..<texelCount { ideal[t] = min(max(((texels[t] - o) * d).sum(), 0), 1) }
         } else {
-            gridIdeal.update(repeating: 0, count: count)
-            let index = tapIndex + c.taps, weight = tapWeightF + c.taps
             for t in 0..<texelCount {
-                let v = ideal[t]
-                for k in 0..<4 { gridIdeal[Int(index[4 * t + k])] += weight[4 * t + k] * v }
+                let second = partitionOf[t] == 1
+                let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
+                let s = second ? scale.1 : scale.0
+                ideal[t] = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
             }
-            let inverse = inverseCoverage + c.coverage
-            for i in 0..<count { gridIdeal[i] *= inverse[i] }
         }
+        average(ideal, onto: c)
         let table = weightQuant + c.weightLevel * 65
-        for i in 0..<count {
+        for i in 0..<c.gridCount {
             let v = Int(gridIdeal[i] * 64 + 0.5)
             gridQ[i] = table[min(max(v, 0), 64)]
         }
@@ -563,9 +728,10 @@ public final class ASTCEncoder {
         } else {
             let index = tapIndex + c.taps, weight = tapWeight + c.taps
             for t in 0..<texelCount {
-                var sum: Int32 = 8
+                var sum: Int32 = 0
                 for k in 0..<4 { sum &+= values[Int(gridQ[Int(index[4 * t + k])])] &* weight[4 * t + k] }
-                texelW[t] = sum >> 4
+                texelSum[t] = sum
+                texelW[t] = (sum &+ 8) >> 4
             }
         }
     }
@@ -605,9 +771,9 @@ public final class ASTCEncoder {
     }
 
     /// Moves each grid weight one quantisation step down or up when that lowers the decoded
-    /// error of the texels it reaches; returns the new total error.
-    /// Cost: per grid weight, two trial infills of the texels whose taps reach it (all texels
-    /// for a decimated grid; one for a full grid).
+    /// error of the texels it reaches; returns the new total error. Expects `texelW` (and
+    /// `texelSum` for a decimated grid) from `infill(c)`.
+    /// Cost: per grid weight, up to two trial re-infills of only the texels its taps reach.
     private func refineWeights(_ c: Candidate, partitions: Int, error total: Int) -> Int {
         var total = total
         let values = weightValue + c.weightLevel * 32, steps = weightStep + c.weightLevel * 64
@@ -615,32 +781,31 @@ public final class ASTCEncoder {
             let current = gridQ[i]
             for direction in 0..<2 {
                 let candidate = steps[Int(current) * 2 + direction]
-                guard candidate != gridQ[i] else { continue }
-                let before = gridQ[i]
-                gridQ[i] = candidate
-                var delta = 0
-                if c.taps < 0 {
+                guard candidate != current else { continue }
+                let change = values[Int(candidate)] &- values[Int(current)]
+                if c.reach < 0 {
                     let w = values[Int(candidate)]
-                    delta = Int(texelError(i, weight: w)) - Int(texelError(i, weight: texelW[i]))
-                } else {
-                    let index = tapIndex + c.taps, weight = tapWeight + c.taps
-                    for t in 0..<texelCount {
-                        var reaches = false
-                        var sum: Int32 = 8
-                        for k in 0..<4 {
-                            let g = Int(index[4 * t + k])
-                            reaches = reaches || (g == i && weight[4 * t + k] != 0)
-                            sum &+= values[Int(gridQ[g])] &* weight[4 * t + k]
-                        }
-                        if reaches { delta += Int(texelError(t, weight: sum >> 4)) - Int(texelError(t, weight: texelW[t])) }
-                    }
+                    let delta = Int(texelError(i, weight: w)) - Int(texelError(i, weight: texelW[i]))
+                    if delta < 0 { total += delta; gridQ[i] = candidate; texelW[i] = w; break }
+                    continue
+                }
+                let from = Int(reachStart[c.reach + i]), to = Int(reachStart[c.reach + i + 1])
+                var delta = 0
+                for r in from..<to {
+                    let t = Int(reachTexel[r])
+                    let w = (texelSum[t] &+ change &* reachWeight[r] &+ 8) >> 4
+                    delta += Int(texelError(t, weight: w)) - Int(texelError(t, weight: texelW[t]))
                 }
                 if delta < 0 {
                     total += delta
-                    infill(c)
+                    gridQ[i] = candidate
+                    for r in from..<to {
+                        let t = Int(reachTexel[r])
+                        texelSum[t] &+= change &* reachWeight[r]
+                        texelW[t] = (texelSum[t] &+ 8) >> 4
+                    }
                     break
                 }
-                gridQ[i] = before
             }
         }
         return total

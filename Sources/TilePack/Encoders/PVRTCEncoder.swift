@@ -722,7 +722,7 @@ public final class PVRTCEncoder {
             let stepA: Float = fourBitA ? 17 : 8.25, topA = fourBitA ? 15 : 31
             @inline(__always) func levelA(_ k: Int) -> Float { fourBitA ? level5(k << 1 | k >> 3) : level5(k) }
             let q11 = a11[c], q12 = a12[c], q22 = a22[c], r1 = b1[c], r2 = b2[c]
-            let start = Int(min(max(a[c] / stepA, 0), Float(topA)))
+            let start = a[c].isFinite ? Int(min(max(a[c] / stepA, 0), Float(topA))) : 0
             var best = Float.greatestFiniteMagnitude, bestA = start, bestB = 0, bestVA: Float = 0, bestVB: Float = 0
             for k in max(start - 1, 0)...min(start + 2, topA) {
                 let va = levelA(k)

@@ -26,11 +26,14 @@ import TilePackCore
     func layoutRankingIsAStrictOrder(format: ASTCFormat) {
         let modes = ASTCBlockModes.table(for: format)
         for partitions in 1...2 {
-            let ranked = ASTCEncoder.rankCandidates(format: format, modes: modes, partitions: partitions)
-            #expect(ranked.list.count > 1)
-            for (a, b) in zip(ranked.list, ranked.list.dropFirst()) {
-                let sa = ASTCEncoder.rankScore(a), sb = ASTCEncoder.rankScore(b)
-                #expect(sa > sb || (sa == sb && a.mode < b.mode), "\(format.rawValue) p\(partitions): mode \(a.mode) before \(b.mode)")
+            for scaled in [false, true] {
+                let ranked = ASTCEncoder.rankCandidates(format: format, modes: modes, partitions: partitions, scaled: scaled)
+                #expect(ranked.list.count > 1)
+                #expect(ranked.list.allSatisfy { $0.scaled == scaled })
+                for (a, b) in zip(ranked.list, ranked.list.dropFirst()) {
+                    let sa = ASTCEncoder.rankScore(a), sb = ASTCEncoder.rankScore(b)
+                    #expect(sa > sb || (sa == sb && a.mode < b.mode), "\(format.rawValue) p\(partitions) scaled \(scaled): mode \(a.mode) before \(b.mode)")
+                }
             }
         }
     }
@@ -39,10 +42,11 @@ import TilePackCore
     /// tile (resume, shards, merge), so the encoder must not depend on anything seeded per
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, "260930721be608e9f75959531eced2ce5716fbec5f48f30fd96d745b8b179374"), (.astc6x6, .fast, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, "197ec6ad8c8866a29838d194d1a08bbf92cd96b1a90814f6c0a9f556492443ce")])
-    func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, digest: String) throws {
+    /// The opaque case pins the colour-scaled (mode 6) path, which only opaque blocks take.
+    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "260930721be608e9f75959531eced2ce5716fbec5f48f30fd96d745b8b179374"), (.astc6x6, .quality, false, "4ae1d30dadfb9bb6ccefe80d59ba2e2656f7f232b1b589134c271fa2a9c3ecb9"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "197ec6ad8c8866a29838d194d1a08bbf92cd96b1a90814f6c0a9f556492443ce")])
+    func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String) throws {
         let (w, h) = (48, 36)
-        var image = Self.gradient(w, h, alpha: true)
+        var image = Self.gradient(w, h, alpha: alpha)
         let noise = Self.noise(w, h)
         for i in stride(from: 0, to: image.count, by: 4) where (i / 4) % 7 == 0 { image[i] = noise[i] }
         let blocks = try ASTCEncoder(format: format).encode(rgba: image, width: w, height: h, level: level)
@@ -93,6 +97,40 @@ import TilePackCore
             }
             #expect(psnr[1] >= psnr[0], "\(format.rawValue): fast \(psnr[0]) dB, quality \(psnr[1]) dB")
         }
+    }
+
+    /// One hue whose brightness varies texel to texel (a hillshade's case): every block's
+    /// colours lie on a line through black, which colour-scaled endpoints (mode 6) encode in
+    /// four values instead of six. `quality` must pick them for some blocks, the decoder must
+    /// take every block, and `quality` must beat `fast` (direct endpoints only) on it.
+    @Test func colourScaledEndpointsForOneHue() throws {
+        let (w, h) = (48, 48)
+        var random = SplitMix64(seed: 7)
+        var image: [UInt8] = []
+        for _ in 0..<(w * h) {
+            let shade = 40 + Int(random.next() % 160)
+            image += [UInt8(shade * 250 / 200), UInt8(shade * 180 / 200), UInt8(shade * 90 / 200), 255]
+        }
+        let encoder = try ASTCEncoder(format: .astc6x6)
+        let decoder = ASTCDecoder(format: .astc6x6)
+        let blocks = try encoder.encode(rgba: image, width: w, height: h, level: .quality)
+        var scaledBlocks = 0
+        let texels = UnsafeMutablePointer<UInt32>.allocate(capacity: 144)
+        defer { texels.deallocate() }
+        for i in stride(from: 0, to: blocks.count, by: 16) {
+            let lo = blocks[i..<i + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let hi = blocks[i + 8..<i + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(decoder.decodeBlock(ASTCBits(lo: lo, hi: hi), into: texels))
+            guard lo & 0x1FF != 0x1FC else { continue }
+            let partitions = (lo >> 11) & 3
+            if (partitions == 0 && (lo >> 13) & 0xF == 6) || (partitions == 1 && (lo >> 23) & 0x3F == 6 << 2) { scaledBlocks += 1 }
+        }
+        #expect(scaledBlocks > 0)
+        let fast = try decoder.decode(try encoder.encode(rgba: image, width: w, height: h, level: .fast), width: w, height: h)
+        let quality = try decoder.decode(blocks, width: w, height: h)
+        let fastPSNR = ImageQuality.measure(reference: image, decoded: fast, width: w, height: h).rgb
+        let qualityPSNR = ImageQuality.measure(reference: image, decoded: quality, width: w, height: h).rgb
+        #expect(qualityPSNR > fastPSNR, "fast \(fastPSNR) dB, quality \(qualityPSNR) dB, \(scaledBlocks) scaled blocks")
     }
 
     @Test func flatImageIsExact() throws {

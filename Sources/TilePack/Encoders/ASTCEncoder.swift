@@ -33,10 +33,10 @@ public final class ASTCEncoder {
     public let format: ASTCFormat
     let modes: ASTCBlockModes
     let texelCount: Int
-    /// Single-partition layouts, ranked; `fast` uses ``fastCandidate``.
+    /// Single-partition layouts, ranked (direct, then colour-scaled); `fast` uses ``fastCandidate``.
     let candidates: [Candidate]
     let fastCandidate: Candidate
-    /// Two-partition layouts, ranked.
+    /// Two-partition layouts, ranked (direct, then colour-scaled).
     let partitionCandidates: [Candidate]
     /// `candidates` grouped by weight grid (then weight level, then block mode), so the
     /// estimate decimates the ideal weights once per grid.
@@ -64,6 +64,10 @@ public final class ASTCEncoder {
         var coverage: Int
         /// Offset of this grid's `gridCount + 1` entries in `reachStart`; -1 undecimated.
         var reach: Int = -1
+        /// Colour-scaled endpoints (mode 6: an RGB colour and a scale, the line through black;
+        /// opaque blocks only): four values a partition instead of six leave bits for finer
+        /// weights or colours. `rgbLevel` is then the level of those four values.
+        var scaled = false
         var gridCount: Int { gridWidth * gridHeight }
     }
 
@@ -106,6 +110,11 @@ public final class ASTCEncoder {
     private let texelSum: UnsafeMutablePointer<Int32>        // Σ weight value × tap weight (infill before rounding)
     private let screenIdeal: UnsafeMutablePointer<Float>
     private let lineLength2: UnsafeMutablePointer<Float>
+    /// The same for the line through black (colour-scaled layouts), and its ends per partition.
+    private let screenIdealScaled: UnsafeMutablePointer<Float>
+    private let lineLength2Scaled: UnsafeMutablePointer<Float>
+    private var lineTotalScaled: Float = 0
+    private let chromaEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
     /// Per partition: principal-axis endpoints, working endpoints, decoded endpoints.
     private let axisEnds: UnsafeMutablePointer<SIMD4<Float>>   // 2 × 2
     private let ends: UnsafeMutablePointer<SIMD4<Float>>       // 2 × 2
@@ -162,6 +171,8 @@ public final class ASTCEncoder {
         }
         let ranked = Self.rankCandidates(format: format, modes: modes, partitions: 1)
         let rankedTwo = Self.rankCandidates(format: format, modes: modes, partitions: 2)
+        let rankedScaled = Self.rankCandidates(format: format, modes: modes, partitions: 1, scaled: true)
+        let rankedScaledTwo = Self.rankCandidates(format: format, modes: modes, partitions: 2, scaled: true)
         func withTables(_ list: [Candidate]) -> [Candidate] {
             list.map { c in
                 var c = c
@@ -169,10 +180,14 @@ public final class ASTCEncoder {
                 return c
             }
         }
-        candidates = withTables(ranked.list)
+        candidates = withTables(ranked.list + rankedScaled.list)
         fastCandidate = withTables([ranked.fast])[0]
-        partitionCandidates = withTables(rankedTwo.list)
-        screening = candidates.sorted { ($0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.taps, $1.gridCount, $1.weightLevel, $1.mode) }
+        partitionCandidates = withTables(rankedTwo.list + rankedScaledTwo.list)
+        // Direct layouts first (a non-opaque block stops at the first scaled one), each kind
+        // grouped by grid.
+        screening = candidates.sorted {
+            ($0.scaled ? 1 : 0, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.scaled ? 1 : 0, $1.taps, $1.gridCount, $1.weightLevel, $1.mode)
+        }
         // 65025 · 10^(−dB/10) per texel (precomputed: the stdlib has no log10).
         errorLimit = count * (count <= 16 ? 321 : count <= 36 ? 2822 : 8411) / 100
         func copy<T>(_ array: [T], minimum: Int = 1) -> UnsafeMutablePointer<T> {
@@ -271,6 +286,10 @@ public final class ASTCEncoder {
         texelSum.initialize(repeating: 0, count: 64)
         screenIdeal = .allocate(capacity: 64)
         lineLength2 = .allocate(capacity: 64)
+        screenIdealScaled = .allocate(capacity: 64)
+        lineLength2Scaled = .allocate(capacity: 64)
+        chromaEnds = .allocate(capacity: 4)
+        chromaEnds.initialize(repeating: SIMD4<Float>(0, 0, 0, 255), count: 4)
         texels = .allocate(capacity: 64)
         texelInts = .allocate(capacity: 64)
         partitionOf = .allocate(capacity: 64)
@@ -281,6 +300,7 @@ public final class ASTCEncoder {
         gridQ.initialize(repeating: 0, count: 64)
         texelW = .allocate(capacity: 64)
         axisEnds = .allocate(capacity: 4)
+        axisEnds.initialize(repeating: SIMD4<Float>(), count: 4)
         ends = .allocate(capacity: 4)
         decodedEnds = .allocate(capacity: 4)
         base = .allocate(capacity: 2)
@@ -299,6 +319,7 @@ public final class ASTCEncoder {
         weightStep.deallocate(); tritPack.deallocate(); quintPack.deallocate()
         distinctMasks.deallocate(); distinctSeeds.deallocate(); colourRounding.deallocate(); weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate(); reachWeightF.deallocate()
         texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
+        screenIdealScaled.deallocate(); lineLength2Scaled.deallocate(); chromaEnds.deallocate()
         texels.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
         base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
@@ -315,7 +336,10 @@ public final class ASTCEncoder {
         Double(c.gridCount) * Double(ASTCIntegerSequence.ranges[c.weightLevel]).squareRoot() + Double(c.rgbLevel)
     }
 
-    static func rankCandidates(format: ASTCFormat, modes: ASTCBlockModes, partitions: Int) -> (list: [Candidate], fast: Candidate) {
+    /// `scaled`: colour-scaled layouts (endpoint mode 6, four values a partition), ranked the
+    /// same way with their colour level.
+    static func rankCandidates(format: ASTCFormat, modes: ASTCBlockModes, partitions: Int,
+                               scaled: Bool = false) -> (list: [Candidate], fast: Candidate) {
         let bw = format.blockWidth, bh = format.blockHeight
         let colourBitsTotal = partitions == 1 ? 111 : 99
         func level(count: Int, bits: Int) -> Int {
@@ -331,10 +355,10 @@ public final class ASTCEncoder {
             let key = (gw * 16 + gh) * 16 + Int(e.weightLevel)
             guard !seen.contains(key) else { continue }
             let c = Candidate(mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
-                              rgbLevel: level(count: 6 * partitions, bits: colourBitsTotal - wbits),
-                              rgbaLevel: level(count: 8 * partitions, bits: colourBitsTotal - wbits),
-                              taps: Int(e.infill), coverage: -1)
-            guard c.rgbLevel >= minimumRGB, c.rgbaLevel >= minimumRGBA,
+                              rgbLevel: level(count: (scaled ? 4 : 6) * partitions, bits: colourBitsTotal - wbits),
+                              rgbaLevel: scaled ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
+                              taps: Int(e.infill), coverage: -1, scaled: scaled)
+            guard c.rgbLevel >= minimumRGB, scaled || c.rgbaLevel >= minimumRGBA,
                   gw * gh * 3 >= bw * bh, abs(gw - gh) <= 2 else { continue }
             seen.insert(key)
             byGrid[gw * 16 + gh, default: []].append(c)
@@ -409,14 +433,26 @@ public final class ASTCEncoder {
         keep(&best, fastCandidate, partitions: 1, seed: 0, error: fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1))
         if best.error <= errorLimit { return packBest(best, opaque: opaque) }
 
-        // Rank every layout by an estimate in weight space; fully fit the best two.
-        _ = idealWeights(partitions: 1)
+        // Rank every layout by an estimate in weight space; fully fit the best two. Each
+        // estimate includes its line's off-line error: the principal line for direct
+        // endpoints, the line through black for colour-scaled ones (opaque blocks only).
+        let all = UInt64.max >> UInt64(64 - texelCount)
+        let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
+        lineTotal = direct.total
+        var scaledOffLine = Float.infinity
+        if opaque {
+            setChromaEnds(partitions: 1, mask: all)
+            let line = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
+            (scaledOffLine, lineTotalScaled) = (line.offLine, line.total)
+        }
         var first1 = -1, first2 = -1
         var estimate1 = Float.infinity, estimate2 = Float.infinity
         var decimated = Int.min, gridError: Float = 0
         for (i, c) in screening.enumerated() {
-            if c.taps != decimated { gridError = decimate(c); decimated = c.taps }
-            let e = gridError + estimate(c, opaque: opaque)
+            if c.scaled && !opaque { break }
+            let key = 2 * c.taps + (c.scaled ? 1 : 0)
+            if key != decimated { gridError = decimate(c); decimated = key }
+            let e = (c.scaled ? scaledOffLine : direct.offLine) + gridError + estimate(c, opaque: opaque)
             if e < estimate1 {
                 (first2, estimate2) = (first1, estimate1)
                 (first1, estimate1) = (i, e)
@@ -441,11 +477,22 @@ public final class ASTCEncoder {
         var pickSeed = -1, pickLayout = 0, pickEstimate = Float(best.error)
         for k in 0..<3 where seeds[k] >= 0 {
             setPartitions(count: 2, mask: partitionMasks[seeds[k]])
-            let offLine = idealWeights(partitions: 2)
-            guard offLine < pickEstimate else { continue }
+            let line = idealWeights(axisEnds, partitions: 2, into: screenIdeal, lengths: lineLength2)
+            lineTotal = line.total
+            var scaledOffLine = Float.infinity
+            if opaque {
+                setChromaEnds(partitions: 2, mask: partitionMasks[seeds[k]])
+                let scaledLine = idealWeights(chromaEnds, partitions: 2, into: screenIdealScaled, lengths: lineLength2Scaled)
+                (scaledOffLine, lineTotalScaled) = (scaledLine.offLine, scaledLine.total)
+            }
+            guard min(line.offLine, scaledOffLine) < pickEstimate else { continue }
             decimated = Int.min
             for (i, c) in partitionCandidates.enumerated() {
-                if c.taps != decimated { gridError = decimate(c); decimated = c.taps }
+                if c.scaled && !opaque { break }
+                let offLine = c.scaled ? scaledOffLine : line.offLine
+                guard offLine < pickEstimate else { continue }
+                let key = 2 * c.taps + (c.scaled ? 1 : 0)
+                if key != decimated { gridError = decimate(c); decimated = key }
                 let e = offLine + gridError + estimate(c, opaque: opaque)
                 if e < pickEstimate { (pickSeed, pickLayout, pickEstimate) = (seeds[k], i, e) }
             }
@@ -453,6 +500,7 @@ public final class ASTCEncoder {
         if pickSeed >= 0 {
             let c = partitionCandidates[pickLayout]
             setPartitions(count: 2, mask: partitionMasks[pickSeed])
+            if c.scaled { setChromaEnds(partitions: 2, mask: partitionMasks[pickSeed]) }
             var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
             if e < best.error * 2 { e = refineWeights(c, partitions: 2, error: e) }
             if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
@@ -465,29 +513,69 @@ public final class ASTCEncoder {
              gridValues: bestGridQ, colourValues: bestColourQ)
     }
 
-    /// Ideal weights of every texel on its partition's principal line (`axisEnds`), in
-    /// `screenIdeal` (0…1), with each texel's squared line length in `lineLength2` (their sum
-    /// in `lineTotal`).
+    /// Ideal weights of every texel on its partition's line (`lineEnds`: two per partition) in
+    /// `weights` (0…1), with each texel's squared line length in `lengths`.
     /// Returns the squared distance of the texels from their lines (the error no weight can
-    /// remove). Cost: one pass over the texels.
-    private func idealWeights(partitions: Int) -> Float {
-        var origin = (axisEnds[0], axisEnds[2]), direction = (axisEnds[1] - axisEnds[0], SIMD4<Float>())
-        if partitions == 2 { origin.1 = axisEnds[2]; direction.1 = axisEnds[3] - axisEnds[2] }
+    /// remove) and the sum of `lengths`. Cost: one pass over the texels.
+    private func idealWeights(_ lineEnds: UnsafeMutablePointer<SIMD4<Float>>, partitions: Int,
+                              into weights: UnsafeMutablePointer<Float>, lengths: UnsafeMutablePointer<Float>) -> (offLine: Float, total: Float) {
+        var origin = (lineEnds[0], lineEnds[0]), direction = (lineEnds[1] - lineEnds[0], SIMD4<Float>())
+        if partitions == 2 { origin.1 = lineEnds[2]; direction.1 = lineEnds[3] - lineEnds[2] }
         let len = ((direction.0 * direction.0).sum(), (direction.1 * direction.1).sum())
         let scale = (len.0 > 0 ? 1 / len.0 : 0, len.1 > 0 ? 1 / len.1 : 0)
-        var offLine: Float = 0
-        lineTotal = 0
+        var offLine: Float = 0, total: Float = 0
         for t in 0..<texelCount {
             let second = partitionOf[t] == 1
             let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
             let w = min(max(((texels[t] - o) * d).sum() * (second ? scale.1 : scale.0), 0), 1)
-            screenIdeal[t] = w
-            lineLength2[t] = second ? len.1 : len.0
-            lineTotal += second ? len.1 : len.0
+            weights[t] = w
+            lengths[t] = second ? len.1 : len.0
+            total += second ? len.1 : len.0
             let r = texels[t] - (o + d * w)
             offLine += (r * r).sum()
         }
-        return offLine
+        return (offLine, total)
+    }
+
+    /// The line through black that best fits each partition's RGB (the dominant direction of
+    /// the texels' uncentred second moments), its ends at the texels' extreme projections
+    /// (the dark end not below black), in `chromaEnds` with alpha 255: colour-scaled
+    /// endpoints can only lie on such a line. Cost: one pass over the texels, power iteration
+    /// on a 3 × 3 matrix.
+    private func setChromaEnds(partitions: Int, mask: UInt64) {
+        let all = UInt64.max >> UInt64(64 - texelCount)
+        let rgb = SIMD4<Float>(1, 1, 1, 0)
+        for p in 0..<partitions {
+            let m = partitions == 1 ? all : (p == 0 ? all & ~mask : mask)
+            var r0 = SIMD4<Float>(), r1 = SIMD4<Float>(), r2 = SIMD4<Float>(), sum = SIMD4<Float>()
+            for t in 0..<texelCount where m >> UInt64(t) & 1 == 1 {
+                let x = texels[t] * rgb
+                r0 += x * x[0]; r1 += x * x[1]; r2 += x * x[2]; sum += x
+            }
+            var axis = sum
+            for _ in 0..<4 {
+                var next: SIMD4<Float> = r0 * axis[0]
+                next += r1 * axis[1]
+                next += r2 * axis[2]
+                let biggest: Float = next.max()
+                if !(biggest > 1e-6) { break }
+                axis = next / biggest
+            }
+            let len2 = (axis * axis).sum()
+            var lo: Float = 0, hi: Float = 0
+            if len2 > 0 {
+                axis /= len2.squareRoot()
+                lo = .greatestFiniteMagnitude
+                for t in 0..<texelCount where m >> UInt64(t) & 1 == 1 {
+                    let s = (texels[t] * axis).sum()
+                    lo = min(lo, s); hi = max(hi, s)
+                }
+                lo = max(lo, 0)
+            }
+            let opaque = SIMD4<Float>(0, 0, 0, 255)
+            chromaEnds[2 * p] = axis * lo + opaque
+            chromaEnds[2 * p + 1] = axis * hi + opaque
+        }
     }
 
     /// Per-texel values averaged onto layout `c`'s weight grid (`gridIdeal`) with the infill
@@ -514,6 +602,8 @@ public final class ASTCEncoder {
     /// Cost: the taps twice (nothing for an undecimated grid).
     private func decimate(_ c: Candidate) -> Float {
         guard c.taps >= 0 else { return 0 }
+        let screenIdeal = c.scaled ? screenIdealScaled : self.screenIdeal
+        let lineLength2 = c.scaled ? lineLength2Scaled : self.lineLength2
         average(screenIdeal, onto: c)
         let index = tapIndex + c.taps, weight = tapWeightF + c.taps
         var sum: Float = 0
@@ -533,7 +623,8 @@ public final class ASTCEncoder {
     @inline(__always)
     private func estimate(_ c: Candidate, opaque: Bool) -> Float {
         let level = opaque ? c.rgbLevel : c.rgbaLevel
-        return weightRounding[c.weightLevel] * lineTotal + colourRounding[level] * Float(texelCount * (opaque ? 3 : 4))
+        return weightRounding[c.weightLevel] * (c.scaled ? lineTotalScaled : lineTotal)
+            + colourRounding[level] * Float(texelCount * (opaque ? 3 : 4))
     }
 
     /// Up to three partition seeds (2 partitions) whose texel maps differ least from a
@@ -645,17 +736,66 @@ public final class ASTCEncoder {
     /// Cost: (refits + 1) × (one pass over the texels for weights, the infill taps twice).
     private func fit(_ c: Candidate, partitions: Int, opaque: Bool, refits: Int, scored: Bool = true) -> Int {
         let level = opaque ? c.rgbLevel : c.rgbaLevel
-        ends.update(from: axisEnds, count: 2 * partitions)
-        quantiseEnds(partitions: partitions, level: level, opaque: opaque)
+        ends.update(from: c.scaled ? chromaEnds : axisEnds, count: 2 * partitions)
+        quantise(c, partitions: partitions, level: level, opaque: opaque)
         var round = 0
         while true {
             computeWeights(c, partitions: partitions)
             if round == refits { break }
             round += 1
             refitEnds(partitions: partitions)
-            quantiseEnds(partitions: partitions, level: level, opaque: opaque)
+            quantise(c, partitions: partitions, level: level, opaque: opaque)
         }
         return scored ? error() : 0
+    }
+
+    @inline(__always)
+    private func quantise(_ c: Candidate, partitions: Int, level: Int, opaque: Bool) {
+        if c.scaled { quantiseScaledEnds(partitions: partitions, level: level) } else { quantiseEnds(partitions: partitions, level: level, opaque: opaque) }
+    }
+
+    /// Rounds `ends` to colour-scaled endpoints (mode 6) at the colour level: both ends are
+    /// projected on the line through black along their sum, the bright end rounded per
+    /// channel, then the scale that brings the decoder's `(colour × scale) >> 8` nearest the
+    /// dark end (least squares, the shift's mean ½ added back). Fills `colourQ` (R, G, B,
+    /// scale per partition), `decodedEnds` and the interpolation constants.
+    /// Cost: a few vector operations a partition.
+    @inline(__always)
+    private func quantiseScaledEnds(partitions: Int, level: Int) {
+        let table = colourQuant + level * 256, values = colourValue + level * 256
+        let rgb = SIMD4<Float>(1, 1, 1, 0)
+        for p in 0..<partitions {
+            let a = clampColour(ends[2 * p]) * rgb, b = clampColour(ends[2 * p + 1]) * rgb
+            var d = a + b
+            let n2 = (d * d).sum()
+            var lo: Float = 0, hi: Float = 0
+            if n2 > 0 {
+                d /= n2.squareRoot()
+                lo = (a * d).sum(); hi = (b * d).sum()
+                if lo > hi { swap(&lo, &hi) }
+                lo = max(lo, 0)
+            }
+            let bright = clampColour(d * hi + 0.5)
+            var q1 = SIMD4<Int32>(0, 0, 0, 255)
+            let out = colourQ + p * 4
+            for ch in 0..<3 {
+                let v = table[Int(bright[ch])]
+                out[ch] = v
+                q1[ch] = Int32(values[Int(v)])
+            }
+            let qf: SIMD4<Float> = SIMD4<Float>(q1) * rgb
+            let qq: Float = (qf * qf).sum()
+            let dark: SIMD4<Float> = d * lo + 0.5
+            let scale: Float = qq > 0 ? 256 * (qf * dark).sum() / qq : 0
+            let s = table[Int(scale >= 0 ? min(scale + 0.5, 255) : 0)]
+            out[3] = s
+            let sv = Int32(values[Int(s)])
+            let q0 = SIMD4<Int32>((q1[0] &* sv) >> 8, (q1[1] &* sv) >> 8, (q1[2] &* sv) >> 8, 255)
+            decodedEnds[2 * p] = SIMD4<Float>(q0)
+            decodedEnds[2 * p + 1] = SIMD4<Float>(q1)
+            base[p] = 257 &* 64 &* q0 &+ 32
+            slope[p] = 257 &* (q1 &- q0)
+        }
     }
 
     /// Rounds `ends` to the colour level (swapped so the decoder never blue-contracts them),
@@ -814,7 +954,7 @@ public final class ASTCEncoder {
     /// The block for layout `c` with the given grid and colour values.
     private func pack(_ c: Candidate, partitions: Int, seed: Int, opaque: Bool,
                       gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>) -> ASTCBits {
-        let endpointMode = opaque ? 8 : 12
+        let endpointMode = c.scaled ? 6 : opaque ? 8 : 12
         var writer = ASTCBitWriter(lo: UInt64(c.mode) | UInt64(partitions - 1) << 11, hi: 0)
         let colourStart: Int
         if partitions == 2 {
@@ -824,7 +964,7 @@ public final class ASTCEncoder {
             writer.lo |= UInt64(endpointMode) << 13
             colourStart = 17
         }
-        writeSequence(colourValues, count: partitions * (opaque ? 6 : 8), level: opaque ? c.rgbLevel : c.rgbaLevel,
+        writeSequence(colourValues, count: partitions * (c.scaled ? 4 : opaque ? 6 : 8), level: opaque ? c.rgbLevel : c.rgbaLevel,
                       start: colourStart, into: &writer)
         var weightWriter = ASTCBitWriter(lo: 0, hi: 0)
         writeSequence(gridValues, count: c.gridCount, level: c.weightLevel, start: 0, into: &weightWriter)

@@ -36,11 +36,13 @@ public final class ASTCEncoder {
     /// Single-partition layouts, ranked (direct, then colour-scaled); `fast` uses ``fastCandidate``.
     let candidates: [Candidate]
     let fastCandidate: Candidate
-    /// Two-partition layouts, ranked (direct, then colour-scaled).
+    /// Two-partition layouts (direct, then colour-scaled), grouped by weight grid.
     let partitionCandidates: [Candidate]
     /// `candidates` grouped by weight grid (then weight level, then block mode), so the
     /// estimate decimates the ideal weights once per grid.
     let screening: [Candidate]
+    /// Index of the first colour-scaled layout in `screening`.
+    let scaledStart: Int
     /// Exact squared error (summed over channels and texels) under which `quality` stops
     /// searching a block, in the manner of astcenc's per-block dB limit for its fastest
     /// preset, `max(85.2 − 35·log10 n, 63.2 − 19·log10 n)` dB of the summed channel error
@@ -182,12 +184,16 @@ public final class ASTCEncoder {
         }
         candidates = withTables(ranked.list + rankedScaled.list)
         fastCandidate = withTables([ranked.fast])[0]
-        partitionCandidates = withTables(rankedTwo.list + rankedScaledTwo.list)
         // Direct layouts first (a non-opaque block stops at the first scaled one), each kind
-        // grouped by grid.
-        screening = candidates.sorted {
-            ($0.scaled ? 1 : 0, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.scaled ? 1 : 0, $1.taps, $1.gridCount, $1.weightLevel, $1.mode)
+        // grouped by grid so the estimate decimates once per grid and kind.
+        func grouped(_ list: [Candidate]) -> [Candidate] {
+            list.sorted {
+                ($0.scaled ? 1 : 0, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.scaled ? 1 : 0, $1.taps, $1.gridCount, $1.weightLevel, $1.mode)
+            }
         }
+        partitionCandidates = grouped(withTables(rankedTwo.list + rankedScaledTwo.list))
+        screening = grouped(candidates)
+        scaledStart = screening.firstIndex { $0.scaled } ?? screening.count
         // 65025 · 10^(−dB/10) per texel (precomputed: the stdlib has no log10).
         errorLimit = count * (count <= 16 ? 321 : count <= 36 ? 2822 : 8411) / 100
         func copy<T>(_ array: [T], minimum: Int = 1) -> UnsafeMutablePointer<T> {
@@ -448,11 +454,18 @@ public final class ASTCEncoder {
         var first1 = -1, first2 = -1
         var estimate1 = Float.infinity, estimate2 = Float.infinity
         var decimated = Int.min, gridError: Float = 0
-        for (i, c) in screening.enumerated() {
-            if c.scaled && !opaque { break }
+        // Opaque blocks rank the colour-scaled layouts first (usually the better kind there), so
+        // the bound below skips more: a layout whose line and rounding terms alone reach the
+        // second-best estimate cannot enter the best two, and its grid is not decimated.
+        let count = opaque ? screening.count : scaledStart
+        for step in 0..<count {
+            let i = opaque ? (step + scaledStart) % screening.count : step
+            let c = screening[i]
+            let line = c.scaled ? scaledOffLine : direct.offLine, rounding = estimate(c, opaque: opaque)
+            guard line + rounding < estimate2 else { continue }
             let key = 2 * c.taps + (c.scaled ? 1 : 0)
             if key != decimated { gridError = decimate(c); decimated = key }
-            let e = (c.scaled ? scaledOffLine : direct.offLine) + gridError + estimate(c, opaque: opaque)
+            let e = line + gridError + rounding
             if e < estimate1 {
                 (first2, estimate2) = (first1, estimate1)
                 (first1, estimate1) = (i, e)
@@ -489,11 +502,11 @@ public final class ASTCEncoder {
             decimated = Int.min
             for (i, c) in partitionCandidates.enumerated() {
                 if c.scaled && !opaque { break }
-                let offLine = c.scaled ? scaledOffLine : line.offLine
-                guard offLine < pickEstimate else { continue }
+                let offLine = c.scaled ? scaledOffLine : line.offLine, rounding = estimate(c, opaque: opaque)
+                guard offLine + rounding < pickEstimate else { continue }
                 let key = 2 * c.taps + (c.scaled ? 1 : 0)
                 if key != decimated { gridError = decimate(c); decimated = key }
-                let e = offLine + gridError + estimate(c, opaque: opaque)
+                let e = offLine + gridError + rounding
                 if e < pickEstimate { (pickSeed, pickLayout, pickEstimate) = (seeds[k], i, e) }
             }
         }

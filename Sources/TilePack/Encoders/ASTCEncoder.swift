@@ -333,9 +333,10 @@ public final class ASTCEncoder {
 
     /// Single-plane layouts worth trying for `partitions` (1 or 2), ranked, and the one
     /// `fast` uses. A layout is a weight grid with a weight quantisation; its colour level is
-    /// what the remaining bits allow. Per grid, the finest weight level whose RGB endpoints
-    /// keep at least range 32 (16 at two partitions) and the next coarser one are kept;
-    /// grids under a third of the footprint, or more than one step from square, are not.
+    /// what the remaining bits allow. Per grid, the three finest weight levels (two at two
+    /// partitions) whose RGB endpoints keep at least colour range 20 (12 at two partitions)
+    /// are kept; grids under a third of the footprint, or more than one step from square, are
+    /// not. At two partitions only the eight best-ranked layouts of each endpoint kind.
     /// A layout's rank: weight count × weight precision first, colour precision as the
     /// tie-break; equal scores go by block mode (``rankCandidates(format:modes:partitions:)``).
     static func rankScore(_ c: Candidate) -> Double {
@@ -377,7 +378,7 @@ public final class ASTCEncoder {
             list += options.sorted { ($0.weightLevel, $1.mode) > ($1.weightLevel, $0.mode) }.prefix(partitions == 1 ? 3 : 2)
         }
         list.sort { (rankScore($0), $1.mode) > (rankScore($1), $0.mode) }
-        return (partitions == 1 ? list : Array(list.prefix(4)), list[0])
+        return (partitions == 1 ? list : Array(list.prefix(8)), list[0])
     }
 
     /// Encodes `rgba` (`width × height × 4` bytes, rows top first); edge blocks repeat the

@@ -55,9 +55,11 @@ import TilePackCore
 
     /// PSNR floors at `quality` (fast: 3 dB lower), about 1 dB under what was measured. The
     /// gradient runs R along x and G along y, which one partition and one weight plane can
-    /// only fit along one axis: the floors are modest on purpose. `quality` stops at `fast`'s
-    /// block under astcenc's `fastest` dB limit, which at 8 × 8 (28.9 dB of summed channel
-    /// error) accepts most gradient blocks: its gradient floor is 1 dB under the 28.8 dB measured.
+    /// only fit along one axis: the floors are modest on purpose. The 8 × 8 gradient floor was
+    /// lowered from 29.5 to 27.8 dB (1 dB under the 28.8 measured) when `quality` began ranking
+    /// layouts by estimate and fitting only the best two exactly: on this synthetic two-axis
+    /// gradient that ranking misses the layout exhaustive exact screening found (with no
+    /// early-out it still measures 29.0 dB), while real 8 × 8 tiles gained (README, Seams).
     @Test(arguments: [(ASTCFormat.astc4x4, 35.5, 33.5, 14.0), (.astc6x6, 31.5, 29.5, 12.5), (.astc8x8, 27.8, 27.3, 11.5)])
     func roundTripQuality(format: ASTCFormat, gradientFloor: Double, alphaFloor: Double, noiseFloor: Double) throws {
         let encoder = try ASTCEncoder(format: format)

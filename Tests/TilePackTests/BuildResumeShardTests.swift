@@ -182,14 +182,20 @@ struct BuildResumeShardTests {
         #expect(try ArchiveContents(out) == expected)
     }
 
-    /// 2 shards, and 4 shards (two of them killed once and resumed), merge into the single build.
+    /// 2 shards, 4 shards (two of them killed once and resumed), and 3 shards of an ASTC
+    /// `quality` build (its split weighed by the source's detail) merge into the single build.
     @Test func mergedShardsEqualTheSingleBuild() throws {
         let dir = TemporaryDirectory()
-        let expected = try ArchiveContents(try Self.build(Self.request(dir.file("ref.mbtiles"))).outputPath)
-        for n in [2, 4] {
+        func request(_ name: String, astc: Bool) -> RegionBuild.Request {
+            var request = Self.request(dir.file(name))
+            if astc { (request.codec, request.codecLevel) = (.astc6x6, .quality) }
+            return request
+        }
+        for (n, astc) in [(2, false), (4, false), (3, true)] {
+            let expected = try ArchiveContents(try Self.build(request("ref-\(astc).mbtiles", astc: astc)).outputPath)
             var paths: [String] = []
             for k in (0..<n).reversed() {
-                var request = Self.request(dir.file("s\(n)-\(k).mbtiles"))
+                var request = request("s\(n)-\(k).mbtiles", astc: astc)
                 request.shard = BuildShard(index: k, count: n)
                 if n == 4, k % 2 == 0 {
                     _ = try? Self.build(request, interruptAfter: 2)
@@ -201,8 +207,10 @@ struct BuildResumeShardTests {
             #expect(shardTables.contains("tilepack_roots") && !shardTables.contains("tilepack_build"))
             let merged = try ShardMerge(shardPaths: paths, outputPath: dir.file("m\(n).mbtiles")).run()
             #expect(merged.shards == n)
-            let plan = try RegionBuild(Self.request(dir.file("ref.mbtiles"))).prepare().plan
-            let partition = ShardPartition(plan: plan, count: n)
+            let prepared = try RegionBuild(request("ref-\(astc).mbtiles", astc: astc)).prepare()
+            #expect(prepared.builder.codec.encodeTimeFollowsDetail == astc)
+            let plan = prepared.plan
+            let partition = prepared.builder.shardPartition(plan, count: n)
             let spanning = plan.ranges.filter { $0.z < partition.zoom }.flatMap(\.tiles).filter { partition.upperOwner[$0] == nil }
             #expect(merged.levels.tilesWritten + merged.levels.emptySkipped == spanning.count,
                     "\(n) shards: the merge made only the tiles that span shards")
@@ -265,6 +273,50 @@ struct BuildResumeShardTests {
             }
             if n == 1 { #expect(p.upperOwner.count == upper.count) }
         }
+    }
+
+    /// The split weighs the source's stored bytes: where the file holds more detail a shard
+    /// takes fewer tiles, the estimated work evens out, and hostile byte counts do not trap.
+    @Test func shardSplitFollowsStoredBytes() throws {
+        let (width, height, block) = (2048, 1024, 256)
+        let (across, down) = (width / block, height / block)
+        // The north half compresses 4× worse than the south: four times the bytes per pixel.
+        let bytes = (0..<(across * down)).map { i in UInt64(i / across < down / 2 ? 80_000 : 20_000) }
+        var source = FunctionSource(width: width, height: height) { _, _, _ in 0 }
+        let map = try #require(StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down, bytes: bytes))
+        source.storedBytes = map
+        let georef = PlateCarree(west: 6, north: 46.5, dx: 2.0 / Double(width), dy: 1.0 / Double(height), width: width, height: height)
+        let plan = try TilePlan(bounds: georef.lonLatBounds, nativeResolutionMetres: georef.groundResolutionMetres, minZoom: 6, maxZoom: 13)
+        let estimate = try #require(ShardWorkEstimate(source: source, georeference: georef))
+        #expect(StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down, bytes: [1]) == nil)
+        #expect(ShardWorkEstimate(source: FunctionSource(width: 4, height: 4) { _, _, _ in 0 }, georeference: georef) == nil)
+
+        // Per pixel, the north's blocks weigh 16× the south's (bytes per pixel, squared).
+        func tile(_ lon: Double, _ lat: Double) throws -> TileID { try #require(WebMercator.tile(lon: lon, lat: lat, zoom: 12)).tile }
+        let (north, south) = (estimate.detail(of: try tile(7, 46.3)), estimate.detail(of: try tile(7, 45.7)))
+        #expect(south > 0 && north > 15 * south && north < 17 * south, "north \(north), south \(south)")
+        #expect(estimate.detail(of: try tile(20, 46)) == 0, "off the source")
+
+        for n in [2, 3, 4] {
+            let even = ShardPartition(plan: plan, count: n), weighed = ShardPartition(plan: plan, count: n, work: estimate)
+            #expect(weighed.zoom == even.zoom && weighed.order == even.order, "the merge's zoom and order do not depend on it")
+            let weights = ShardPartition.weights(weighed.order, plan: plan, estimate: estimate)
+            func spread(_ p: ShardPartition) throws -> Double {
+                var work = [Int](repeating: 0, count: n)
+                for (tile, weight) in zip(p.order, weights) { work[try #require(p.owner[tile])] += weight }
+                let share = Double(work.reduce(0, +)) / Double(n)
+                return work.map { abs(Double($0) - share) / share }.max() ?? 0
+            }
+            let (evenSpread, weighedSpread) = (try spread(even), try spread(weighed))
+            #expect(weighedSpread <= 0.25 && weighedSpread < evenSpread, "\(n) shards: \(weighedSpread) vs \(evenSpread) by tile counts")
+        }
+
+        // Byte counts a hostile file claims saturate instead of trapping.
+        source.storedBytes = StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down,
+                                           bytes: [UInt64](repeating: .max, count: across * down))
+        let hostile = try #require(ShardWorkEstimate(source: source, georeference: georef))
+        let p = ShardPartition(plan: plan, count: 3, work: hostile)
+        #expect(Set(p.order.compactMap { p.owner[$0] }) == Set(0..<3))
     }
 
     @Test func tilePixelsPayloadIsLossless() throws {

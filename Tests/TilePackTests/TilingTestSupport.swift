@@ -30,6 +30,8 @@ struct FunctionSource: RasterSource {
     var colorMap: [UInt16]? = nil
     var alphaBand: Int? = nil
     var failReads = false
+    /// What a compressed file's byte counts would say (nil: unknown, as for most sources).
+    var storedBytes: StoredByteMap? = nil
     let log = ReadLog()
     let value: @Sendable (Int, Int, Int) -> Float
 

@@ -27,10 +27,37 @@ public protocol RasterSource: Sendable {
     /// What the file says about its samples being heights, for `ColorMode.auto`. Defaults to
     /// no hints (then only the sample type and range decide).
     var terrainHints: TerrainHints { get }
+    /// Where the file's stored (compressed) bytes lie, block by block: a map of the detail
+    /// that costs encode time, free to read. Shard builds weigh their split with it. Defaults
+    /// to nil (unknown: the split then weighs tile counts alone).
+    var storedBytes: StoredByteMap? { get }
 }
 
 extension RasterSource {
     public var terrainHints: TerrainHints { TerrainHints() }
+    public var storedBytes: StoredByteMap? { nil }
+}
+
+/// A source's stored bytes per block of `blockWidth` × `blockHeight` pixels (the last column
+/// and row of blocks may reach past the raster), row-major: what a compressed file's byte
+/// counts say about where its detail is (a flat area compresses small).
+public struct StoredByteMap: Sendable, Equatable {
+    public let blockWidth: Int, blockHeight: Int
+    public let blocksAcross: Int, blocksDown: Int
+    /// `blocksAcross · blocksDown` byte counts.
+    public let bytes: [UInt64]
+
+    /// Nil when the sizes are not positive or `bytes` does not hold one count per block.
+    public init?(blockWidth: Int, blockHeight: Int, blocksAcross: Int, blocksDown: Int, bytes: [UInt64]) {
+        guard blockWidth > 0, blockHeight > 0, blocksAcross > 0, blocksDown > 0,
+              case let (n, overflow) = blocksAcross.multipliedReportingOverflow(by: blocksDown), !overflow, n == bytes.count
+        else { return nil }
+        self.blockWidth = blockWidth
+        self.blockHeight = blockHeight
+        self.blocksAcross = blocksAcross
+        self.blocksDown = blocksDown
+        self.bytes = bytes
+    }
 }
 
 /// Signals a source carries that its samples are heights, as the file states them: the

@@ -43,6 +43,19 @@ extension TIFFFile: RasterSource {
         return hints
     }
 
+    /// The byte counts of the image's tiles or strips (planes summed).
+    /// - Cost: O(blocks), no file access (the counts were read with the directory).
+    public var storedBytes: StoredByteMap? {
+        let image = image
+        var bytes: [UInt64] = []
+        bytes.reserveCapacity(image.blocksAcross * image.blocksDown)
+        for row in 0..<image.blocksDown {
+            for column in 0..<image.blocksAcross { bytes.append(image.storedByteCount(blockColumn: column, blockRow: row)) }
+        }
+        return StoredByteMap(blockWidth: image.blockWidth, blockHeight: image.blockHeight,
+                             blocksAcross: image.blocksAcross, blocksDown: image.blocksDown, bytes: bytes)
+    }
+
     public func readFloats(x: Int, y: Int, width: Int, height: Int) throws -> [Float] {
         try read(window: PixelWindow(x: x, y: y, width: width, height: height)).floats()
     }

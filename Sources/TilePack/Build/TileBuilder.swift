@@ -86,7 +86,7 @@ public struct TileBuilder: Sendable {
         let resampler = Resampler.forSource(source, georeference: georeference, maxError: options.approximationError,
                                             method: colorizer.forcesNearest ? .nearest : options.resampling)
         let worker = TileWorker(resampler: resampler, colorizer: colorizer, levels: levels)
-        let scope: BuildScope = shard.map { .shard(ShardPartition(plan: plan, count: $0.count), index: $0.index) } ?? .whole
+        let scope: BuildScope = shard.map { .shard(shardPartition(plan, count: $0.count), index: $0.index) } ?? .whole
         let memory = try memoryPlan(plan, elevation: colorizer.mode == .elevation)
         let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
                            workers: memory.workers, scope: scope, sink: sink, journal: journal,
@@ -97,6 +97,15 @@ public struct TileBuilder: Sendable {
         run.report.peakLiveTileBuffers = run.counter.peak
         run.report.memory = memory
         return run.report
+    }
+
+    /// How `plan` splits into `count` shards for this source and codec: weighed by the
+    /// source's detail (``ShardWorkEstimate``) when the codec's encode time follows it, by
+    /// tile counts otherwise.
+    /// - Cost: see ``ShardPartition``.
+    public func shardPartition(_ plan: TilePlan, count: Int) -> ShardPartition {
+        let estimate = codec.encodeTimeFollowsDetail ? ShardWorkEstimate(source: source, georeference: georeference) : nil
+        return ShardPartition(plan: plan, count: count, work: estimate)
     }
 
     /// How ``BuildOptions/memoryBudget`` is shared for `plan`: the workers and block levels

@@ -11,6 +11,9 @@ public struct ASTCCodec: TileCodec, FixedSizeTileDecoder {
     private let decoder: ASTCTileDecoder
 
     public var name: String { format.rawValue }
+    /// `quality` keeps `fast`'s block where it is under the error limit (flat, upsampled
+    /// blocks) and searches layouts elsewhere: its time follows detail. `fast` does not.
+    public var encodeTimeFollowsDetail: Bool { level == .quality }
 
     /// `format` must be one of ``ASTCEncoder/supportedFormats`` for `encode` to work.
     public init(format: ASTCFormat = .astc6x6, level: ASTCEncoder.Level = .quality) {

@@ -9,6 +9,15 @@ import TilePackCodec
 public protocol TileCodec: TileDecoder {
     /// Encodes `rgba` (width × height × 4 bytes, rows top first).
     func encode(rgba: [UInt8], width: Int, height: Int) throws -> [UInt8]
+    /// True when encode time follows the detail in a tile rather than its size (a search
+    /// that stops early on flat blocks): shard builds then weigh their split by the source's
+    /// detail instead of by tile counts. Defaults to false: PNG and PVRTC shards measured
+    /// CPU time in proportion to their tiles, whatever the content.
+    var encodeTimeFollowsDetail: Bool { get }
+}
+
+extension TileCodec {
+    public var encodeTimeFollowsDetail: Bool { false }
 }
 
 extension TileCodecChoice {
@@ -40,6 +49,7 @@ public struct DeflatedTileCodec<Base: TileCodec & FixedSizeTileDecoder>: TileCod
     }
 
     public var name: String { base.name }
+    public var encodeTimeFollowsDetail: Bool { base.encodeTimeFollowsDetail }
 
     public func payloadByteCount(width: Int, height: Int) throws -> Int {
         try base.payloadByteCount(width: width, height: height)

@@ -88,6 +88,23 @@ public struct TIFFImage: Sendable {
     /// True for transparency masks.
     public var isMask: Bool { subfileType & 4 != 0 }
 
+    /// Bytes the file stores for the block at (`column`, `row`), every plane's summed: how
+    /// much detail the block holds once compressed (flat areas compress small), read from the
+    /// byte-count tags without touching the data. The counts are the file's claims, not
+    /// checked against its size; a sum that overflows saturates.
+    /// - Precondition: `column` in `0..<blocksAcross`, `row` in `0..<blocksDown`.
+    /// - Cost: O(planes).
+    public func storedByteCount(blockColumn column: Int, blockRow row: Int) -> UInt64 {
+        precondition((0..<blocksAcross).contains(column) && (0..<blocksDown).contains(row), "block outside the image")
+        let perPlane = blocksAcross * blocksDown
+        var total: UInt64 = 0
+        for plane in 0..<planes {
+            let (sum, overflow) = total.addingReportingOverflow(blockByteCounts[plane * perPlane + row * blocksAcross + column])
+            total = overflow ? .max : sum
+        }
+        return total
+    }
+
     /// Rows actually stored in block row `row` (strips: the last strip is short; tiles are always full).
     func storedRows(blockRow row: Int) -> Int {
         isTiled ? blockHeight : min(blockHeight, height - row * blockHeight)

@@ -58,10 +58,11 @@ public final class PVRTCEncoder {
     /// Rounds of the exact single-word search on the words whose footprints wrap (see
     /// ``seamSearch(_:layout:)``) before the pair moves; 0 turns the whole search off.
     public var maximumSeamRounds = 2
-    /// Weight of a pixel within 2 px of a border in the seam search's objective. 8: Mont Blanc
-    /// colour band +0.33 dB, interior −0.03 dB; 4 keeps the interior (+0.01) for +0.2 dB of
-    /// band; 16 loses the 256² set's 1 dB margin to BC1 (BENCHMARKS.md, issue 11, third pass).
-    public var seamBandWeight: Int32 = 8
+    /// Weight of a pixel within 2 px of a border in the seam search's objective. 4 (the
+    /// least-squares passes' edge weight): Mont Blanc colour band +0.22 dB with the interior
+    /// kept (+0.005); 8: band +0.33 dB but interior −0.03 dB on all three seam sources; 16
+    /// loses the 256² set's 1 dB margin to BC1 (BENCHMARKS.md, issue 11, third pass).
+    public var seamBandWeight: Int32 = 4
     /// Passes the last `quality` encode ran.
     public private(set) var passesRun = 0
 
@@ -860,7 +861,7 @@ extension PVRTCEncoder {
     /// are decoded exactly around them.
     /// Cost: per group one exact decode of its footprint (49 or 77 pixels), then per channel
     /// and candidate about 15 SIMD operations a pixel; a 256² tile encodes at about 0.8× the
-    /// speed without it (Mont Blanc seam band +0.33 dB; BENCHMARKS.md, issue 11, third pass).
+    /// speed without it (Mont Blanc seam band +0.22 dB; BENCHMARKS.md, issue 11, third pass).
     func seamSearch(_ source: UnsafeRawPointer, layout: PVRTCLayout) {
         let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh
         guard layout.format == .pvrtc4, wordsWide >= 2, wordsHigh >= 2 else { return }

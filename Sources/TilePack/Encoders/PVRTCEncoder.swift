@@ -18,7 +18,9 @@ import TilePackCodec
 ///   ``nearestOpaquePair(_:_:a11:a12:a22:b1:b2:)``); with (2) choosing every pixel's modulation again against the exact decode.
 ///   It stops when a pass gains less than 0.1 % of the squared error (at most ``maximumPasses``)
 ///   and keeps the best state seen; then up to ``maximumBorderPasses`` passes refine only the
-///   words within ``borderRing`` words of an edge, each kept only when it lowers the error.
+///   words within ``borderRing`` words of an edge, each kept only when it lowers the error; and
+///   at 4bpp an exact lattice search moves the border words by the decoded, band-weighted
+///   error (``seamSearch(_:layout:)``).
 ///
 /// Wrap: PVRTC1's upscaling blends a tile's first pixel row and column half-and-half with its
 /// last words, so the edge words serve two unrelated strips of the image. Each border word's
@@ -53,6 +55,14 @@ public final class PVRTCEncoder {
     public var maximumBorderPasses = 2
     /// Words from each edge that the border passes refine.
     static let borderRing = 2
+    /// Rounds of the exact single-word search on the words whose footprints wrap (see
+    /// ``seamSearch(_:layout:)``) before the pair moves; 0 turns the whole search off.
+    public var maximumSeamRounds = 2
+    /// Weight of a pixel within 2 px of a border in the seam search's objective. 4 (the
+    /// least-squares passes' edge weight): Mont Blanc colour band +0.22 dB with the interior
+    /// kept (+0.005); 8: band +0.33 dB but interior −0.03 dB on all three seam sources; 16
+    /// loses the 256² set's 1 dB margin to BC1 (BENCHMARKS.md, issue 11, third pass).
+    public var seamBandWeight: Int32 = 4
     /// Passes the last `quality` encode ran.
     public private(set) var passesRun = 0
 
@@ -70,6 +80,10 @@ public final class PVRTCEncoder {
     var valueB: [SIMD4<Float>] = []
     var savedA: [SIMD4<Float>] = []
     var savedB: [SIMD4<Float>] = []
+    // Seam search scratch (see ``seamSearch(_:layout:)``).
+    var seamPixels: [SeamPixel] = []
+    var seamChannels: [SeamChannel] = []
+    var seamDirty: [Bool] = []
 
     public init() {}
 
@@ -177,6 +191,12 @@ public final class PVRTCEncoder {
             while borderPasses < maximumBorderPasses && error > 0 {
                 borderPasses += 1
                 if pass(border: true) == 0 { break }
+            }
+            if maximumSeamRounds > 0 && layout.format == .pvrtc4 {
+                seamSearch(source, layout: layout)
+                error = opaque4
+                    ? chooseModulationOpaque4(source, layout: layout, keepResidual: false)
+                    : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: false)
             }
         }
         pack(layout: layout, into: words)
@@ -791,3 +811,265 @@ public final class PVRTCEncoder {
 }
 
 @available(*, unavailable) extension PVRTCEncoder: Sendable {}
+
+// MARK: Seam search
+
+extension PVRTCEncoder {
+    /// Per footprint pixel of one search group: the decoded state the moves start from.
+    struct SeamPixel {
+        /// Bilinear sums (weights total 16) of A and B per lane (R, G, B, alpha doubled).
+        var sumA: SIMD4<Int32>
+        var sumB: SIMD4<Int32>
+        var target: SIMD4<Int32>
+        /// The pixel's modulation weights (0, 3, 5, 8, or 0, 4, 4, 8 in a punch-through word).
+        var modulation: SIMD4<Int32>
+        /// Squared error per modulation value of R, G, B and alpha, and their sum.
+        var red: SIMD4<Int32>
+        var green: SIMD4<Int32>
+        var blue: SIMD4<Int32>
+        var total: SIMD4<Int32>
+        /// Bilinear weights of the group's first and second word at this pixel.
+        var weight0: Int32
+        var weight1: Int32
+        /// Band weight of the objective.
+        var importance: Int32
+    }
+
+    /// One channel's view of a ``SeamPixel`` for the candidate loop (no variable lane index there).
+    struct SeamChannel {
+        /// Squared error of the other channels per modulation value.
+        var other: SIMD4<Int32>
+        var modulation: SIMD4<Int32>
+        var sumA: Int32
+        var sumB: Int32
+        var weight0: Int32
+        var weight1: Int32
+        var target: Int32
+        var importance: Int32
+    }
+
+    /// Exact discrete search on the words whose footprints wrap (the first and last row and
+    /// column of words), 4bpp only, after the least-squares passes. Those fit a band-weighted
+    /// quadratic with the modulation held fixed and then round; here each candidate lattice
+    /// point is judged by the decoded error itself, every affected pixel taking its best
+    /// modulation again, pixels within 2 px of a border weighing ``seamBandWeight``. Moves, per
+    /// colour channel: A and B of one border word by −1, 0 or +1 code each (``maximumSeamRounds``
+    /// rounds, a word searched again only when a word its footprint reads has moved); then the
+    /// pair of words facing each other across the wrap (last and first of a row or column)
+    /// together, at most one value of each word by ±1; then one more round of single words.
+    /// Only words whose A and B are both opaque move; translucent and punch-through neighbours
+    /// are decoded exactly around them.
+    /// Cost: per group one exact decode of its footprint (49 or 77 pixels), then per channel
+    /// and candidate about 15 SIMD operations a pixel; a 256² tile encodes at about 0.8× the
+    /// speed without it (Mont Blanc seam band +0.22 dB; BENCHMARKS.md, issue 11, third pass).
+    func seamSearch(_ source: UnsafeRawPointer, layout: PVRTCLayout) {
+        let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh
+        guard layout.format == .pvrtc4, wordsWide >= 2, wordsHigh >= 2 else { return }
+        let wordCount = wordsWide * wordsHigh
+        precondition(colourWords.count >= wordCount && lanesA.count >= wordCount && lanesB.count >= wordCount
+                      && weights.count >= layout.width * layout.height)
+        for i in 0..<wordCount {
+            lanesA[i] = PVRTCColour.expandA(colourWords[i])
+            lanesB[i] = PVRTCColour.expandB(colourWords[i])
+        }
+        if seamPixels.count < 11 * 7 {
+            seamPixels = [SeamPixel](repeating: SeamPixel(sumA: .zero, sumB: .zero, target: .zero, modulation: .zero, red: .zero, green: .zero,
+                                                          blue: .zero, total: .zero, weight0: 0, weight1: 0, importance: 0), count: 11 * 7)
+            seamChannels = [SeamChannel](repeating: SeamChannel(other: .zero, modulation: .zero, sumA: 0, sumB: 0, weight0: 0, weight1: 0,
+                                                                target: 0, importance: 0), count: 11 * 7)
+        }
+        // A word is searched again only when a word its footprint reads (the 3 × 3 around it)
+        // moved since its last search: otherwise the same moves would be judged the same.
+        if seamDirty.count < wordCount { seamDirty = [Bool](repeating: false, count: wordCount) }
+        let lastX = wordsWide - 1, lastY = wordsHigh - 1
+        for wy in 0..<wordsHigh {
+            for wx in 0..<wordsWide { seamDirty[wy * wordsWide + wx] = wy == 0 || wy == lastY || wx == 0 || wx == lastX }
+        }
+        func markAround(_ word: Int) {
+            let wx = word % wordsWide, wy = word / wordsWide
+            for dy in -1...1 {
+                for dx in -1...1 { seamDirty[((wy + dy + wordsHigh) % wordsHigh) * wordsWide + (wx + dx + wordsWide) % wordsWide] = true }
+            }
+        }
+        func singles() {
+            for wy in 0..<wordsHigh {
+                for wx in 0..<wordsWide where (wy == 0 || wy == lastY || wx == 0 || wx == lastX) && seamDirty[wy * wordsWide + wx] {
+                    let word = wy * wordsWide + wx
+                    seamDirty[word] = false
+                    if seamMove(source, layout: layout, first: word, second: nil, originX: wx, originY: wy, wordsAcross: 1, wordsDown: 1) {
+                        markAround(word)
+                    }
+                }
+            }
+        }
+        for _ in 0..<maximumSeamRounds { singles() }
+        for k in 0..<max(wordsWide, wordsHigh) {
+            if k < wordsHigh && seamMove(source, layout: layout, first: k * wordsWide + lastX, second: k * wordsWide,
+                                         originX: lastX, originY: k, wordsAcross: 2, wordsDown: 1) {
+                markAround(k * wordsWide + lastX); markAround(k * wordsWide)
+            }
+            if k < wordsWide && seamMove(source, layout: layout, first: lastY * wordsWide + k, second: k,
+                                         originX: k, originY: lastY, wordsAcross: 1, wordsDown: 2) {
+                markAround(lastY * wordsWide + k); markAround(k)
+            }
+        }
+        singles()
+    }
+
+    /// Opaque code layout of channel `c`: (shift, top) of A and B in the colour word.
+    @inline(__always) static func seamField(_ c: Int) -> (shiftA: UInt32, topA: Int32, shiftB: UInt32) {
+        switch c {
+        case 0: (10, 31, 26)
+        case 1: (5, 31, 21)
+        default: (1, 15, 16)
+        }
+    }
+
+    /// One group (a word, or two words side by side across the wrap): for each colour channel,
+    /// the best of every ±1 move of the group's A and B codes by the exact weighted error.
+    func seamMove(_ source: UnsafeRawPointer, layout: PVRTCLayout, first: Int, second: Int?,
+                  originX: Int, originY: Int, wordsAcross: Int, wordsDown: Int) -> Bool {
+        let opaque: UInt32 = 0x8000_8000
+        guard colourWords[first] & opaque == opaque, second.map({ colourWords[$0] & opaque == opaque }) ?? true else { return false }
+        var moved = false
+        let wordsWide = layout.wordsWide, width = layout.width, height = layout.height
+        let xMask = width - 1, yMask = height - 1
+        let wordXMask = wordsWide - 1, wordYMask = layout.wordsHigh - 1
+        let spanX = 4 * wordsAcross + 3, spanY = 4 * wordsDown + 3
+        let pixelCount = spanX * spanY
+        let band = seamBandWeight
+        let modulationPlain = SIMD4<Int32>(0, 3, 5, 8), modulationPunch = SIMD4<Int32>(0, 4, 4, 8)
+        @inline(__always) func channelError(_ ca: Int32, _ cb: Int32, _ m: SIMD4<Int32>, _ t: Int32) -> SIMD4<Int32> {
+            let a8 = (ca &>> 1) &+ (ca &>> 6), b8 = (cb &>> 1) &+ (cb &>> 6)
+            let d = ((SIMD4(repeating: a8) &* (8 &- m) &+ SIMD4(repeating: b8) &* m) &>> 3) &- t
+            return d &* d
+        }
+        colourWords.withUnsafeMutableBufferPointer { words in
+        lanesA.withUnsafeMutableBufferPointer { la in
+        lanesB.withUnsafeMutableBufferPointer { lb in
+        seamPixels.withUnsafeMutableBufferPointer { px in
+        seamChannels.withUnsafeMutableBufferPointer { lane in
+            precondition(px.count >= pixelCount && lane.count >= pixelCount)
+            // The exact decode of every footprint pixel, once for the group.
+            for j in 0..<spanY {
+                let y = (originY * 4 - 1 + j) & yMask
+                let ym = y - 2, yl = ym >> 2, yr = Int32(ym - 4 * yl)
+                let y0 = yl & wordYMask, y1 = (yl + 1) & wordYMask
+                for i in 0..<spanX {
+                    let x = (originX * 4 - 1 + i) & xMask
+                    let xm = x - 2, xl = xm >> 2, xr = Int32(xm - 4 * xl)
+                    let x0 = xl & wordXMask, x1 = (xl + 1) & wordXMask
+                    let n = (y0 * wordsWide + x0, y0 * wordsWide + x1, y1 * wordsWide + x0, y1 * wordsWide + x1)
+                    let f = ((4 - xr) * (4 - yr), xr * (4 - yr), (4 - xr) * yr, xr * yr)
+                    @inline(__always) func sum(_ lanes: UnsafeMutableBufferPointer<UInt64>) -> SIMD4<Int32> {
+                        Self.unpackLanes(lanes[n.0]) &* f.0 &+ Self.unpackLanes(lanes[n.1]) &* f.1
+                            &+ Self.unpackLanes(lanes[n.2]) &* f.2 &+ Self.unpackLanes(lanes[n.3]) &* f.3
+                    }
+                    let sa = sum(la), sb = sum(lb)
+                    let p = y * width + x
+                    let t = Self.unpack(source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
+                    let punch = words[(y >> 2) * wordsWide + (x >> 2)] & 1 != 0
+                    let m = punch ? modulationPunch : modulationPlain
+                    // Alpha is stored doubled: its 8-bit value is (C >> 1) + (C >> 5).
+                    let aa = (sa.w &>> 1) &+ (sa.w &>> 5), ab = (sb.w &>> 1) &+ (sb.w &>> 5)
+                    var alpha = ((SIMD4(repeating: aa) &* (8 &- m) &+ SIMD4(repeating: ab) &* m) &>> 3)
+                    if punch { alpha[2] = 0 }
+                    alpha = (alpha &- t.w) &* (alpha &- t.w)
+                    let red = channelError(sa.x, sb.x, m, t.x), green = channelError(sa.y, sb.y, m, t.y)
+                    let blue = channelError(sa.z, sb.z, m, t.z)
+                    @inline(__always) func weightOf(_ word: Int) -> Int32 {
+                        (n.0 == word ? f.0 : 0) &+ (n.1 == word ? f.1 : 0) &+ (n.2 == word ? f.2 : 0) &+ (n.3 == word ? f.3 : 0)
+                    }
+                    let inBand = x < 2 || x >= width - 2 || y < 2 || y >= height - 2
+                    px[j * spanX + i] = SeamPixel(sumA: sa, sumB: sb, target: t, modulation: m, red: red, green: green, blue: blue,
+                                                  total: red &+ green &+ blue &+ alpha, weight0: weightOf(first),
+                                                  weight1: second.map(weightOf) ?? 0, importance: inBand ? band : 1)
+                }
+            }
+            for c in 0..<3 {
+                let field = Self.seamField(c)
+                @inline(__always) func expandedA(_ code: Int32) -> Int32 { c == 2 ? (code << 1) | (code >> 3) : code }
+                let codeA0 = Int32((words[first] >> field.shiftA) & UInt32(field.topA)), codeB0 = Int32((words[first] >> field.shiftB) & 31)
+                let codeA1 = second.map { Int32((words[$0] >> field.shiftA) & UInt32(field.topA)) } ?? 0
+                let codeB1 = second.map { Int32((words[$0] >> field.shiftB) & 31) } ?? 0
+                let ownA0 = expandedA(codeA0), ownA1 = expandedA(codeA1)
+                for q in 0..<pixelCount {
+                    let s = px[q]
+                    let own = c == 0 ? s.red : c == 1 ? s.green : s.blue
+                    lane[q] = SeamChannel(other: s.total &- own, modulation: s.modulation,
+                                          sumA: s.sumA[c] &- s.weight0 &* ownA0 &- s.weight1 &* ownA1,
+                                          sumB: s.sumB[c] &- s.weight0 &* codeB0 &- s.weight1 &* codeB1,
+                                          weight0: s.weight0, weight1: s.weight1, target: s.target[c], importance: s.importance)
+                }
+                /// Weighted error with the group's channel-`c` codes replaced (the other channels as decoded).
+                @inline(__always) func cost(_ a0: Int32, _ b0: Int32, _ a1: Int32, _ b1: Int32) -> Int {
+                    let ea0 = expandedA(a0), ea1 = expandedA(a1)
+                    var total = 0
+                    for q in 0..<pixelCount {
+                        let s = lane[q]
+                        let e = s.other &+ channelError(s.sumA &+ s.weight0 &* ea0 &+ s.weight1 &* ea1,
+                                                        s.sumB &+ s.weight0 &* b0 &+ s.weight1 &* b1, s.modulation, s.target)
+                        total &+= Int(min(min(e.x, e.y), min(e.z, e.w)) &* s.importance)
+                    }
+                    return total
+                }
+                var best = cost(codeA0, codeB0, codeA1, codeB1)
+                var bestCodes = SIMD4<Int32>(codeA0, codeB0, codeA1, codeB1)
+                let start = bestCodes
+                let top = SIMD4<Int32>(field.topA, 31, field.topA, 31)
+                let span: Int32 = second == nil ? 0 : 1
+                for d3 in -span...span {
+                    for d2 in -span...span {
+                        for d1: Int32 in -1...1 {
+                            // A pair moves at most one value of each word: the 56 moves that change
+                            // both A and B of a word with the other word gained nothing measurable.
+                            for d0: Int32 in -1...1 where (d0 != 0 || d1 != 0 || d2 != 0 || d3 != 0)
+                                && (second == nil || ((d0 == 0 || d1 == 0) && (d2 == 0 || d3 == 0))) {
+                                let codes = start &+ SIMD4(d0, d1, d2, d3)
+                                if any(codes .< 0) || any(codes .> top) { continue }
+                                let e = cost(codes.x, codes.y, codes.z, codes.w)
+                                if e < best { best = e; bestCodes = codes }
+                            }
+                        }
+                    }
+                }
+                if bestCodes == start { continue }
+                moved = true
+                @inline(__always) func store(_ index: Int, _ a: Int32, _ b: Int32) {
+                    let mask = (UInt32(field.topA) << field.shiftA) | (31 << field.shiftB)
+                    words[index] = (words[index] & ~mask) | UInt32(a) << field.shiftA | UInt32(b) << field.shiftB
+                    la[index] = PVRTCColour.expandA(words[index])
+                    lb[index] = PVRTCColour.expandB(words[index])
+                }
+                store(first, bestCodes.x, bestCodes.y)
+                if let second { store(second, bestCodes.z, bestCodes.w) }
+                // The footprint's decode of channel c follows the move.
+                let da0 = expandedA(bestCodes.x) &- ownA0, db0 = bestCodes.y &- codeB0
+                let da1 = expandedA(bestCodes.z) &- ownA1, db1 = bestCodes.w &- codeB1
+                for q in 0..<pixelCount {
+                    var s = px[q]
+                    s.sumA[c] = s.sumA[c] &+ s.weight0 &* da0 &+ s.weight1 &* da1
+                    s.sumB[c] = s.sumB[c] &+ s.weight0 &* db0 &+ s.weight1 &* db1
+                    let own = channelError(s.sumA[c], s.sumB[c], s.modulation, s.target[c])
+                    switch c {
+                    case 0: s.total = s.total &- s.red &+ own; s.red = own
+                    case 1: s.total = s.total &- s.green &+ own; s.green = own
+                    default: s.total = s.total &- s.blue &+ own; s.blue = own
+                    }
+                    px[q] = s
+                }
+            }
+        }
+        }
+        }
+        }
+        }
+        return moved
+    }
+
+    /// Expanded colour lanes (R, G, B in 5-bit units, alpha doubled) as four Int32.
+    @inline(__always) static func unpackLanes(_ v: UInt64) -> SIMD4<Int32> {
+        SIMD4<Int32>(Int32(truncatingIfNeeded: v & 0xFFFF), Int32(truncatingIfNeeded: (v >> 16) & 0xFFFF),
+                     Int32(truncatingIfNeeded: (v >> 32) & 0xFFFF), Int32(truncatingIfNeeded: v >> 48))
+    }
+}

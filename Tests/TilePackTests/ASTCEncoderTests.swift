@@ -43,7 +43,7 @@ import TilePackCore
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
     /// The opaque case pins the colour-scaled (mode 6) path, which only opaque blocks take.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "260930721be608e9f75959531eced2ce5716fbec5f48f30fd96d745b8b179374"), (.astc6x6, .quality, false, "edab73afb69fb522adb1a16ae406eee0e812ef86d3783e7a7d4ae226db0a74ed"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "197ec6ad8c8866a29838d194d1a08bbf92cd96b1a90814f6c0a9f556492443ce")])
+    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "aacd4201a48c9ca84241f271f2398240c81d316f6f33e24a95e0c58609b7c5c9"), (.astc6x6, .quality, false, "090b0defe4a6fb044673a3d28594a7c627780680afbea3ff23a6b3a3f6652a50"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "dbc3b14683a61079343a17889c949f11595e43d3c591bd1038d8ed8dcca436f3")])
     func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String) throws {
         let (w, h) = (48, 36)
         var image = Self.gradient(w, h, alpha: alpha)

@@ -122,6 +122,7 @@ public final class ASTCEncoder {
     private let fastInfill: UnsafeMutablePointer<SIMD4<Float>>
     private let fastAverage: UnsafeMutablePointer<SIMD4<Float>>
     private let gridValueF: UnsafeMutablePointer<Float>       // decoded grid weights (0…64) as Float
+    private let nearestWeight: UnsafeMutablePointer<Float>    // level × 65: 0…64 → nearest decoded weight value
     let texels: UnsafeMutablePointer<SIMD4<Float>>
     private let texelInts: UnsafeMutablePointer<SIMD4<Int32>>
     private let partitionOf: UnsafeMutablePointer<Int>
@@ -305,6 +306,7 @@ public final class ASTCEncoder {
             }
         }
         weightQuant = copy(wq)
+        nearestWeight = copy((0..<(12 * 65)).map { i in Float(ASTCIntegerSequence.weightUnquantised[i / 65 * 32 + Int(wq[i])]) })
         weightValue = copy(ASTCIntegerSequence.weightUnquantised.map { Int32($0) })
         weightStep = copy(steps)
         var tp = [UInt8](repeating: 0, count: 243), qp = [UInt8](repeating: 0, count: 125)
@@ -351,6 +353,7 @@ public final class ASTCEncoder {
         partitionOf.initialize(repeating: 0, count: 64)
         ideal = .allocate(capacity: 64)
         gridIdeal = .allocate(capacity: 64)
+        gridIdeal.initialize(repeating: 0, count: 64)
         gridQ = .allocate(capacity: 64)
         gridQ.initialize(repeating: 0, count: 64)
         texelW = .allocate(capacity: 64)
@@ -375,7 +378,7 @@ public final class ASTCEncoder {
         distinctMasks.deallocate(); distinctSeeds.deallocate(); colourRounding.deallocate(); weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate(); reachWeightF.deallocate()
         texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
         screenIdealScaled.deallocate(); lineLength2Scaled.deallocate(); chromaEnds.deallocate()
-        fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate(); gridValueF.deallocate()
+        fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate(); gridValueF.deallocate(); nearestWeight.deallocate()
         texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
         base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
@@ -948,14 +951,21 @@ public final class ASTCEncoder {
             }
             return
         }
-        // Average onto the grid and quantise, one grid weight at a time.
+        // Average onto the grid, then quantise four grid weights a lane (`gridIdeal` has room
+        // for the last group's spare lanes; clamping keeps their table index in 0…64).
         for i in 0..<c.gridCount {
             var sum = SIMD4<Float>()
             for e in Int(fastStart[i])..<Int(fastStart[i + 1]) { sum += fastAverage[e] * weightChunks[Int(fastChunk[e])] }
-            let v = Int(sum.sum() * 64 + 0.5)
-            let q = table[min(max(v, 0), 64)]
-            gridQ[i] = q
-            gridValueF[i] = Float(values[Int(q)])
+            gridIdeal[i] = sum.sum()
+        }
+        let nearest = nearestWeight + c.weightLevel * 65
+        for k in 0..<(c.gridCount + 3) / 4 {
+            let w = SIMD4<Float>(gridIdeal[4 * k], gridIdeal[4 * k + 1], gridIdeal[4 * k + 2], gridIdeal[4 * k + 3]) * 64
+            let v = roundedInts(w.replacing(with: 0, where: .!(w .>= 0)).replacing(with: 64, where: w .> 64))
+            for j in 0..<4 {
+                gridQ[4 * k + j] = table[Int(v[j])]
+                gridValueF[4 * k + j] = nearest[Int(v[j])]
+            }
         }
         guard decoded else { return }
         // Infill exactly as the decoder: Σ value × tap weight (integers, exact in Float), + 8, >> 4.

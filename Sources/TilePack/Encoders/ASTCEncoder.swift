@@ -8,7 +8,8 @@ import TilePackCodec
 /// texel is not opaque: endpoint modes 8 and 12), quantised; weights projected on the
 /// quantised endpoints, averaged onto the weight grid through its infill taps and quantised;
 /// then a least-squares refit of the endpoints to the decoded weights, and weights again.
-/// - ``Level/fast``: one layout per footprint (weight grid and quantisations fixed), one refit.
+/// - ``Level/fast``: one layout per footprint (weight grid and quantisations fixed), one refit,
+///   computed four texels a lane on the block's channels stored apart (``fitFast(opaque:scored:)``).
 /// - ``Level/quality``: starts from `fast`'s block (so it never loses to it) and stops there
 ///   when its exact error is under ``errorLimit`` (astcenc's `fastest` dB limit: smooth and
 ///   upsampled blocks, most of a map's max zoom). Otherwise every ranked single-plane layout

@@ -455,13 +455,25 @@ public final class ASTCEncoder {
                         // inside the `width × height × 4` bytes checked above.
                         var differ: UInt32 = 0, alpha: UInt32 = 0xFF00_0000
                         let first = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (min(by * bh, height - 1) * width + min(bx * bw, width - 1)) * 4, as: UInt32.self))
-                        for y in 0..<bh {
-                            let row = min(by * bh + y, height - 1) * width
-                            for x in 0..<bw {
-                                let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (row + min(bx * bw + x, width - 1)) * 4, as: UInt32.self))
-                                words[y * bw + x] = word
-                                differ |= word ^ first
-                                alpha &= word
+                        if (bx + 1) * bw <= width && (by + 1) * bh <= height {
+                            for y in 0..<bh {
+                                let row = ((by * bh + y) * width + bx * bw) * 4
+                                for x in 0..<bw {
+                                    let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: row + 4 * x, as: UInt32.self))
+                                    words[y * bw + x] = word
+                                    differ |= word ^ first
+                                    alpha &= word
+                                }
+                            }
+                        } else {
+                            for y in 0..<bh {
+                                let row = min(by * bh + y, height - 1) * width
+                                for x in 0..<bw {
+                                    let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (row + min(bx * bw + x, width - 1)) * 4, as: UInt32.self))
+                                    words[y * bw + x] = word
+                                    differ |= word ^ first
+                                    alpha &= word
+                                }
                             }
                         }
                         if differ == 0 {

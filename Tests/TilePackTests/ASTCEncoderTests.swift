@@ -141,6 +141,34 @@ import TilePackCore
         #expect(try ASTCDecoder(format: .astc6x6).decode(blocks, width: 12, height: 12) == image)
     }
 
+    /// Edge blocks repeat the last row and column; blocks wholly inside the image read their
+    /// rows without clamping. An image whose size is not a multiple of the block must encode to
+    /// the same blocks as the same image padded by repeating its last row and column (so every
+    /// block takes the unclamped read), at both levels, opaque and with alpha.
+    @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
+    func edgeBlocksMatchTheirPaddedImage(format: ASTCFormat) throws {
+        let (w, h) = (3 * format.blockWidth + 1, 2 * format.blockHeight + format.blockHeight / 2)
+        let (pw, ph) = (4 * format.blockWidth, 3 * format.blockHeight)
+        for alpha in [false, true] {
+            var image = Self.noise(w, h)
+            let shade = Self.gradient(w, h, alpha: alpha)
+            for i in 0..<(w * h * 4) { image[i] = image[i] / 4 &+ shade[i] / 4 * 3 }
+            var padded = [UInt8](repeating: 0, count: pw * ph * 4)
+            for y in 0..<ph {
+                for x in 0..<pw {
+                    let from = (min(y, h - 1) * w + min(x, w - 1)) * 4
+                    for c in 0..<4 { padded[(y * pw + x) * 4 + c] = image[from + c] }
+                }
+            }
+            let encoder = try ASTCEncoder(format: format)
+            for level in [ASTCEncoder.Level.fast, .quality] {
+                let edge = try encoder.encode(rgba: image, width: w, height: h, level: level)
+                let whole = try encoder.encode(rgba: padded, width: pw, height: ph, level: level)
+                #expect(edge == whole, "\(format.rawValue) \(level.rawValue) alpha \(alpha)")
+            }
+        }
+    }
+
     @Test func refusesWhatItCannotEncode() throws {
         #expect(throws: CodecError.self) { try ASTCEncoder(format: .astc5x5) }
         #expect(throws: CodecError.self) { try ASTCEncoder(format: .astc4x4).encode(rgba: [1, 2, 3], width: 4, height: 4) }

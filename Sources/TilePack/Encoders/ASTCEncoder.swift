@@ -8,7 +8,8 @@ import TilePackCodec
 /// texel is not opaque: endpoint modes 8 and 12), quantised; weights projected on the
 /// quantised endpoints, averaged onto the weight grid through its infill taps and quantised;
 /// then a least-squares refit of the endpoints to the decoded weights, and weights again.
-/// - ``Level/fast``: one layout per footprint (weight grid and quantisations fixed), one refit.
+/// - ``Level/fast``: one layout per footprint (weight grid and quantisations fixed), one refit,
+///   computed four texels a lane on the block's channels stored apart (``fitFast(opaque:scored:)``).
 /// - ``Level/quality``: starts from `fast`'s block (so it never loses to it) and stops there
 ///   when its exact error is under ``errorLimit`` (astcenc's `fastest` dB limit: smooth and
 ///   upsampled blocks, most of a map's max zoom). Otherwise every ranked single-plane layout
@@ -102,6 +103,27 @@ public final class ASTCEncoder {
     private let reachWeightF: UnsafeMutablePointer<Float>
 
     // Per-block scratch.
+    /// The block's texels channel by channel (structure of arrays, for the single-partition
+    /// fit every level starts with): channel `c`'s texels `4k…4k+3` at `planes[16·c + k]`, so
+    /// projections and sums run four texels a lane with no horizontal adds per texel.
+    private let planes: UnsafeMutablePointer<SIMD4<Float>>     // 4 × 16
+    /// Per-channel texel sums (for the refit), and the block's RGBA words as read.
+    private var channelSums = SIMD4<Float>()
+    private let words: UnsafeMutablePointer<UInt32>
+    /// Weights four texels a lane: ideal (0…1) during the fit, decoded (0…64) after.
+    private let weightChunks: UnsafeMutablePointer<SIMD4<Float>>  // 16
+    private let chunkCount: Int
+    /// ``fastCandidate``'s grid (when decimated) as four-texel blocks of its infill matrix:
+    /// grid weight `i` reaches chunks `fastChunk[fastStart[i]..<fastStart[i + 1]]` with tap
+    /// weights `fastInfill` (summing to 16 per texel over the grid) and averaging weights
+    /// `fastAverage` (the same × the grid weight's `1 / Σ tap weight`), so both directions run
+    /// four texels a lane and skip the chunks a grid weight does not reach.
+    private let fastStart: UnsafeMutablePointer<Int32>
+    private let fastChunk: UnsafeMutablePointer<Int32>
+    private let fastInfill: UnsafeMutablePointer<SIMD4<Float>>
+    private let fastAverage: UnsafeMutablePointer<SIMD4<Float>>
+    private let gridValueF: UnsafeMutablePointer<Float>       // decoded grid weights (0…64) as Float
+    private let nearestWeight: UnsafeMutablePointer<Float>    // level × 65: 0…64 → nearest decoded weight value
     let texels: UnsafeMutablePointer<SIMD4<Float>>
     private let texelInts: UnsafeMutablePointer<SIMD4<Int32>>
     private let partitionOf: UnsafeMutablePointer<Int>
@@ -183,7 +205,23 @@ public final class ASTCEncoder {
             }
         }
         candidates = withTables(ranked.list + rankedScaled.list)
-        fastCandidate = withTables([ranked.fast])[0]
+        let fastLayout = withTables([ranked.fast])[0]
+        fastCandidate = fastLayout
+        var starts: [Int32] = [0], chunks: [Int32] = [], infills: [SIMD4<Float>] = [], averages: [SIMD4<Float>] = []
+        if fastLayout.taps >= 0 {
+            var matrix = [[Float]](repeating: [Float](repeating: 0, count: count), count: fastLayout.gridCount)
+            for t in 0..<count {
+                for k in 0..<4 { matrix[Int(taps[fastLayout.taps + 4 * t + k])][t] += Float(weights[fastLayout.taps + 4 * t + k]) }
+            }
+            for g in 0..<fastLayout.gridCount {
+                for k in 0..<count / 4 {
+                    let w = SIMD4<Float>(matrix[g][4 * k], matrix[g][4 * k + 1], matrix[g][4 * k + 2], matrix[g][4 * k + 3])
+                    guard w != SIMD4<Float>() else { continue }
+                    chunks.append(Int32(k)); infills.append(w); averages.append(w * coverage[fastLayout.coverage + g])
+                }
+                starts.append(Int32(chunks.count))
+            }
+        }
         // Direct layouts first (a non-opaque block stops at the first scaled one), each kind
         // grouped by grid so the estimate decimates once per grid and kind.
         func grouped(_ list: [Candidate]) -> [Candidate] {
@@ -202,6 +240,12 @@ public final class ASTCEncoder {
             return p
         }
         tapIndex = copy(taps)
+        fastStart = copy(starts)
+        fastChunk = copy(chunks)
+        fastInfill = copy(infills)
+        fastAverage = copy(averages)
+        gridValueF = .allocate(capacity: 64)
+        gridValueF.initialize(repeating: 0, count: 64)
         tapWeight = copy(weights)
         tapWeightF = copy(weights.map { Float($0) })
         inverseCoverage = copy(coverage)
@@ -263,6 +307,7 @@ public final class ASTCEncoder {
             }
         }
         weightQuant = copy(wq)
+        nearestWeight = copy((0..<(12 * 65)).map { i in Float(ASTCIntegerSequence.weightUnquantised[i / 65 * 32 + Int(wq[i])]) })
         weightValue = copy(ASTCIntegerSequence.weightUnquantised.map { Int32($0) })
         weightStep = copy(steps)
         var tp = [UInt8](repeating: 0, count: 243), qp = [UInt8](repeating: 0, count: 125)
@@ -297,11 +342,19 @@ public final class ASTCEncoder {
         chromaEnds = .allocate(capacity: 4)
         chromaEnds.initialize(repeating: SIMD4<Float>(0, 0, 0, 255), count: 4)
         texels = .allocate(capacity: 64)
+        planes = .allocate(capacity: 64)
+        planes.initialize(repeating: SIMD4<Float>(), count: 64)
+        weightChunks = .allocate(capacity: 16)
+        weightChunks.initialize(repeating: SIMD4<Float>(), count: 16)
+        words = .allocate(capacity: 64)
+        words.initialize(repeating: 0, count: 64)
+        chunkCount = count / 4
         texelInts = .allocate(capacity: 64)
         partitionOf = .allocate(capacity: 64)
         partitionOf.initialize(repeating: 0, count: 64)
         ideal = .allocate(capacity: 64)
         gridIdeal = .allocate(capacity: 64)
+        gridIdeal.initialize(repeating: 0, count: 64)
         gridQ = .allocate(capacity: 64)
         gridQ.initialize(repeating: 0, count: 64)
         texelW = .allocate(capacity: 64)
@@ -326,7 +379,8 @@ public final class ASTCEncoder {
         distinctMasks.deallocate(); distinctSeeds.deallocate(); colourRounding.deallocate(); weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate(); reachWeightF.deallocate()
         texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
         screenIdealScaled.deallocate(); lineLength2Scaled.deallocate(); chromaEnds.deallocate()
-        texels.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
+        fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate(); gridValueF.deallocate(); nearestWeight.deallocate()
+        texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
         base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
     }
@@ -392,23 +446,45 @@ public final class ASTCEncoder {
         let grid = format.blockGrid(width: width, height: height)
         let bw = format.blockWidth, bh = format.blockHeight
         var out = [UInt8](repeating: 0, count: format.byteCount(width: width, height: height))
-        rgba.withUnsafeBufferPointer { src in
+        let quality = level == .quality
+        rgba.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
                 for by in 0..<grid.high {
                     for bx in 0..<grid.wide {
-                        var opaque = true
-                        for y in 0..<bh {
-                            let sy = min(by * bh + y, height - 1)
-                            for x in 0..<bw {
-                                let sx = min(bx * bw + x, width - 1)
-                                let i = (sy * width + sx) * 4
-                                let v = SIMD4<Int32>(Int32(src[i]), Int32(src[i + 1]), Int32(src[i + 2]), Int32(src[i + 3]))
-                                texelInts[y * bw + x] = v
-                                texels[y * bw + x] = SIMD4<Float>(v)
-                                opaque = opaque && src[i + 3] == 255
+                        // Edge blocks repeat the last row and column, so every offset is
+                        // inside the `width × height × 4` bytes checked above.
+                        var differ: UInt32 = 0, alpha: UInt32 = 0xFF00_0000
+                        let first = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (min(by * bh, height - 1) * width + min(bx * bw, width - 1)) * 4, as: UInt32.self))
+                        if (bx + 1) * bw <= width && (by + 1) * bh <= height {
+                            for y in 0..<bh {
+                                let row = ((by * bh + y) * width + bx * bw) * 4
+                                for x in 0..<bw {
+                                    let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: row + 4 * x, as: UInt32.self))
+                                    words[y * bw + x] = word
+                                    differ |= word ^ first
+                                    alpha &= word
+                                }
+                            }
+                        } else {
+                            for y in 0..<bh {
+                                let row = min(by * bh + y, height - 1) * width
+                                for x in 0..<bw {
+                                    let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (row + min(bx * bw + x, width - 1)) * 4, as: UInt32.self))
+                                    words[y * bw + x] = word
+                                    differ |= word ^ first
+                                    alpha &= word
+                                }
                             }
                         }
-                        let bits = encodeBlock(opaque: opaque, level: level)
+                        if differ == 0 {
+                            let c = SIMD4<UInt64>(UInt64(first & 0xFF), UInt64(first >> 8 & 0xFF), UInt64(first >> 16 & 0xFF), UInt64(first >> 24)) &* 257
+                            let offset = (by * grid.wide + bx) * 16
+                            dst.storeBytes(of: (0xDFC | ((1 << 52) - 1) << 12 as UInt64).littleEndian, toByteOffset: offset, as: UInt64.self)
+                            dst.storeBytes(of: (c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48).littleEndian, toByteOffset: offset + 8, as: UInt64.self)
+                            continue
+                        }
+                        loadPlanes(aos: quality)
+                        let bits = encodeBlock(opaque: alpha == 0xFF00_0000, level: level)
                         let offset = (by * grid.wide + bx) * 16
                         dst.storeBytes(of: bits.lo.littleEndian, toByteOffset: offset, as: UInt64.self)
                         dst.storeBytes(of: bits.hi.littleEndian, toByteOffset: offset + 8, as: UInt64.self)
@@ -419,25 +495,39 @@ public final class ASTCEncoder {
         return out
     }
 
-    /// The best block for the texels in `texels`/`texelInts`.
-    func encodeBlock(opaque: Bool, level: Level) -> ASTCBits {
-        // Constant block: a void-extent is exact.
-        let first = texelInts[0]
-        var constant = true
-        for t in 1..<texelCount where texelInts[t] != first { constant = false; break }
-        if constant {
-            let c = SIMD4<UInt64>(truncatingIfNeeded: first) &* 257
-            return ASTCBits(lo: 0xDFC | ((1 << 52) - 1) << 12, hi: c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48)
+    /// Splits the RGBA words in `words` (little-endian bytes R, G, B, A) into `planes`, four
+    /// texels a lane; with `aos`, also into `texels`/`texelInts` (what `quality`'s search reads).
+    /// Cost: one pass over the texels, vector conversions.
+    @inline(__always)
+    private func loadPlanes(aos: Bool) {
+        for k in 0..<chunkCount {
+            let v = SIMD4<Int32>(truncatingIfNeeded: SIMD4<UInt32>(words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]))
+            planes[k] = SIMD4<Float>(v & 0xFF)
+            planes[16 + k] = SIMD4<Float>((v &>> 8) & 0xFF)
+            planes[32 + k] = SIMD4<Float>((v &>> 16) & 0xFF)
+            planes[48 + k] = SIMD4<Float>((v &>> 24) & 0xFF)
         }
-        setPartitions(count: 1, mask: 0)
+        guard aos else { return }
+        for t in 0..<texelCount {
+            let w = words[t]
+            let v = SIMD4<Int32>(Int32(w & 0xFF), Int32(w >> 8 & 0xFF), Int32(w >> 16 & 0xFF), Int32(w >> 24))
+            texelInts[t] = v
+            texels[t] = SIMD4<Float>(v)
+        }
+    }
+
+    /// The best block for the (not constant) texels in `planes` (and, at `quality`, in
+    /// `texels`/`texelInts`).
+    func encodeBlock(opaque: Bool, level: Level) -> ASTCBits {
+        fitFast(opaque: opaque, scored: level != .fast)
         if level == .fast {
-            _ = fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1, scored: false)
             return pack(fastCandidate, partitions: 1, seed: 0, opaque: opaque, gridValues: gridQ, colourValues: colourQ)
         }
         // `fast`'s block is the baseline, so `quality` never loses to it; a block already
         // under the error limit stops here (smooth and upsampled blocks, most of a map).
+        for t in 0..<texelCount { partitionOf[t] = 0 }
         var best = Best(candidate: fastCandidate, partitions: 1, seed: 0, error: Int.max)
-        keep(&best, fastCandidate, partitions: 1, seed: 0, error: fit(fastCandidate, partitions: 1, opaque: opaque, refits: 1))
+        keep(&best, fastCandidate, partitions: 1, seed: 0, error: error())
         if best.error <= errorLimit { return packBest(best, opaque: opaque) }
 
         // Rank every layout by an estimate in weight space; fully fit the best two. Each
@@ -743,6 +833,167 @@ public final class ASTCEncoder {
         return (mean, axis)
     }
 
+    /// `fast`'s fit of ``fastCandidate`` (one partition), four texels a lane from `planes`:
+    /// principal axis from one pass of sums (the texels are integers, so the Float sums of
+    /// values and products are exact up to 64 texels), ends at the extreme projections
+    /// (`axisEnds`), quantised; weights against them; one least-squares refit; weights again.
+    /// Leaves `gridQ`, `colourQ`, `texelW`, `base`/`slope` as ``fit(_:partitions:opaque:refits:scored:)``
+    /// does, for `quality` to score and build on.
+    /// Cost: three passes over `planes` and two weight passes (plus the infill taps twice when
+    /// the layout's grid is decimated); no per-texel division or horizontal add.
+    private func fitFast(opaque: Bool, scored: Bool) {
+        let n = chunkCount
+        let r = planes, g = planes + 16, b = planes + 32, a = planes + 48
+        var sr = SIMD4<Float>(), sg = SIMD4<Float>(), sb = SIMD4<Float>(), sa = SIMD4<Float>()
+        var rr = SIMD4<Float>(), rg = SIMD4<Float>(), rb = SIMD4<Float>(), gg = SIMD4<Float>(), gb = SIMD4<Float>(), bb = SIMD4<Float>()
+        var ra = SIMD4<Float>(), ga = SIMD4<Float>(), ba = SIMD4<Float>(), aa = SIMD4<Float>()
+        for k in 0..<n {
+            let x = r[k], y = g[k], z = b[k]
+            sr += x; sg += y; sb += z
+            rr += x * x; rg += x * y; rb += x * z; gg += y * y; gb += y * z; bb += z * z
+        }
+        if !opaque {
+            for k in 0..<n {
+                let w = a[k]
+                sa += w; ra += r[k] * w; ga += g[k] * w; ba += b[k] * w; aa += w * w
+            }
+        }
+        let sums = SIMD4<Float>(sr.sum(), sg.sum(), sb.sum(), opaque ? 255 * Float(texelCount) : sa.sum())
+        channelSums = sums
+        let mean = sums * (1 / Float(texelCount))
+        // Covariance rows: Σxy − mean_x·Σy (no alpha column when alpha is constant).
+        let centred = opaque ? sums * SIMD4<Float>(1, 1, 1, 0) : sums
+        let c0 = SIMD4<Float>(rr.sum(), rg.sum(), rb.sum(), ra.sum()) - mean[0] * centred
+        let c1 = SIMD4<Float>(rg.sum(), gg.sum(), gb.sum(), ga.sum()) - mean[1] * centred
+        let c2 = SIMD4<Float>(rb.sum(), gb.sum(), bb.sum(), ba.sum()) - mean[2] * centred
+        let c3 = opaque ? SIMD4<Float>() : SIMD4<Float>(ra.sum(), ga.sum(), ba.sum(), aa.sum()) - mean[3] * centred
+        // Power iteration from the row of the largest variance (already one step along the axis).
+        var axis = c0, largest = c0[0]
+        if c1[1] > largest { axis = c1; largest = c1[1] }
+        if c2[2] > largest { axis = c2; largest = c2[2] }
+        if c3[3] > largest { axis = c3 }
+        for _ in 0..<4 {
+            var next: SIMD4<Float> = c0 * axis[0]
+            next += c1 * axis[1]
+            next += c2 * axis[2]
+            next += c3 * axis[3]
+            let magnitude = next.replacing(with: -next, where: next .< 0)
+            let m = max(max(magnitude[0], magnitude[1]), max(magnitude[2], magnitude[3]))
+            if !(m >= 1e-6) { break }
+            axis = next * (1 / m)
+        }
+        let len2 = (axis * axis).sum()
+        var tmin: Float = 0, tmax: Float = 0
+        if len2 > 0 {
+            var lo = SIMD4<Float>(repeating: .greatestFiniteMagnitude), hi = -lo
+            if opaque {
+                for k in 0..<n {
+                    var s: SIMD4<Float> = r[k] * axis[0] + g[k] * axis[1]
+                    s += b[k] * axis[2]
+                    lo = lo.replacing(with: s, where: s .< lo); hi = hi.replacing(with: s, where: s .> hi)
+                }
+            } else {
+                for k in 0..<n {
+                    var s: SIMD4<Float> = r[k] * axis[0] + g[k] * axis[1]
+                    s += b[k] * axis[2] + a[k] * axis[3]
+                    lo = lo.replacing(with: s, where: s .< lo); hi = hi.replacing(with: s, where: s .> hi)
+                }
+            }
+            let centre = (mean * axis).sum(), inverse = 1 / len2
+            let least = min(min(lo[0], lo[1]), min(lo[2], lo[3])), most = max(max(hi[0], hi[1]), max(hi[2], hi[3]))
+            tmin = (least - centre) * inverse; tmax = (most - centre) * inverse
+        }
+        axisEnds[0] = mean + axis * tmin
+        axisEnds[1] = mean + axis * tmax
+
+        let c = fastCandidate
+        let level = opaque ? c.rgbLevel : c.rgbaLevel
+        ends[0] = axisEnds[0]; ends[1] = axisEnds[1]
+        quantiseEnds(partitions: 1, level: level, opaque: opaque)
+        computeWeightsFast(c, opaque: opaque)
+        // Least squares for e0·(1 − w) + e1·w with the decoded weights:
+        // Σ(1−w)² = n − 2Σw + Σw², Σ(1−w)w = Σw − Σw², Σx(1−w) = Σx − Σxw.
+        var sw = SIMD4<Float>(), sww = SIMD4<Float>(), srw = SIMD4<Float>(), sgw = SIMD4<Float>(), sbw = SIMD4<Float>(), saw = SIMD4<Float>()
+        for k in 0..<n {
+            let w = weightChunks[k]
+            sw += w; sww += w * w; srw += r[k] * w; sgw += g[k] * w; sbw += b[k] * w
+        }
+        if !opaque { for k in 0..<n { saw += a[k] * weightChunks[k] } }
+        let s1 = sw.sum() * (1 / 64), s2 = sww.sum() * (1 / 4096)
+        let a11 = s2, a01 = s1 - s2, a00 = Float(texelCount) - 2 * s1 + s2
+        let b1 = SIMD4<Float>(srw.sum(), sgw.sum(), sbw.sum(), opaque ? 255 * s1 * 64 : saw.sum()) * (1 / 64)
+        let b0 = sums - b1
+        let det = a00 * a11 - a01 * a01
+        if abs(det) > 1e-3 {
+            let inverse = 1 / det
+            ends[0] = clampColour((b0 * a11 - b1 * a01) * inverse)
+            ends[1] = clampColour((b1 * a00 - b0 * a01) * inverse)
+        }
+        quantiseEnds(partitions: 1, level: level, opaque: opaque)
+        computeWeightsFast(c, opaque: opaque, decoded: scored)
+    }
+
+    /// One partition's weights against `decodedEnds`, four texels a lane: ideal projections
+    /// (0…1), onto the grid, quantised to `gridQ`, decoded to `texelW` (0…64, also as Float in
+    /// `weightChunks`). Cost: one pass over `planes`; a decimated grid adds the infill taps twice.
+    @inline(__always)
+    private func computeWeightsFast(_ c: Candidate, opaque: Bool, decoded: Bool = true) {
+        let n = chunkCount
+        let r = planes, g = planes + 16, b = planes + 32, a = planes + 48
+        let o = decodedEnds[0], d = decodedEnds[1] - o
+        let len = (d * d).sum()
+        let dd = d * (len > 0 ? 1 / len : 0), offset = (o * dd).sum()
+        for k in 0..<n {
+            var w: SIMD4<Float> = r[k] * dd[0] + g[k] * dd[1]
+            w += b[k] * dd[2] - offset
+            if !opaque { w += a[k] * dd[3] }
+            weightChunks[k] = w.replacing(with: 0, where: .!(w .>= 0)).replacing(with: 1, where: w .> 1)
+        }
+        let table = weightQuant + c.weightLevel * 65, values = weightValue + c.weightLevel * 32
+        if c.taps < 0 {
+            for k in 0..<n {
+                let v = roundedInts(weightChunks[k] * 64)
+                var decodedW = SIMD4<Int32>()
+                for j in 0..<4 {
+                    let q = table[Int(v[j])]
+                    gridQ[4 * k + j] = q
+                    decodedW[j] = values[Int(q)]
+                    texelW[4 * k + j] = decodedW[j]
+                }
+                weightChunks[k] = SIMD4<Float>(decodedW)
+            }
+            return
+        }
+        // Average onto the grid, then quantise four grid weights a lane (`gridIdeal` has room
+        // for the last group's spare lanes; clamping keeps their table index in 0…64).
+        for i in 0..<c.gridCount {
+            var sum = SIMD4<Float>()
+            for e in Int(fastStart[i])..<Int(fastStart[i + 1]) { sum += fastAverage[e] * weightChunks[Int(fastChunk[e])] }
+            gridIdeal[i] = sum.sum()
+        }
+        let nearest = nearestWeight + c.weightLevel * 65
+        for k in 0..<(c.gridCount + 3) / 4 {
+            let w = SIMD4<Float>(gridIdeal[4 * k], gridIdeal[4 * k + 1], gridIdeal[4 * k + 2], gridIdeal[4 * k + 3]) * 64
+            let v = roundedInts(w.replacing(with: 0, where: .!(w .>= 0)).replacing(with: 64, where: w .> 64))
+            for j in 0..<4 {
+                gridQ[4 * k + j] = table[Int(v[j])]
+                gridValueF[4 * k + j] = nearest[Int(v[j])]
+            }
+        }
+        guard decoded else { return }
+        // Infill exactly as the decoder: Σ value × tap weight (integers, exact in Float), + 8, >> 4.
+        for k in 0..<n { weightChunks[k] = SIMD4<Float>() }
+        for i in 0..<c.gridCount {
+            let v = SIMD4<Float>(repeating: gridValueF[i])
+            for e in Int(fastStart[i])..<Int(fastStart[i + 1]) { weightChunks[Int(fastChunk[e])] += fastInfill[e] * v }
+        }
+        for k in 0..<n {
+            let w = (roundedInts(weightChunks[k]) &+ 8) &>> 4
+            for j in 0..<4 { texelW[4 * k + j] = w[j] }
+            weightChunks[k] = SIMD4<Float>(w)
+        }
+    }
+
     /// Fits layout `c` to the current partitioning: principal-axis endpoints quantised,
     /// weights against them, then `refits` rounds of least-squares endpoints and weights
     /// again. Leaves the result in `gridQ`, `colourQ`, `texelW`, `base`/`slope`.
@@ -1028,6 +1279,14 @@ public final class ASTCEncoder {
 }
 
 @available(*, unavailable) extension ASTCEncoder: Sendable {}
+
+/// `v` rounded to the nearest integer in every lane (ties to even), for `|v| < 2²²`: adding
+/// 1.5 · 2²³ leaves the integer in the low mantissa bits (SSE2 has no vector round, and the
+/// generic `SIMD4<Int32>(_:rounding:)` converts lane by lane through the stdlib).
+/// Cost: one add, one subtract.
+@inline(__always) func roundedInts(_ v: SIMD4<Float>) -> SIMD4<Int32> {
+    unsafeBitCast(v + 12_582_912, to: SIMD4<Int32>.self) &- 0x4B40_0000
+}
 
 /// `v` limited to 0…255 in every lane (NaN becomes 0; callers add ½ and truncate to round).
 @inline(__always) func clampColour(_ v: SIMD4<Float>) -> SIMD4<Float> {

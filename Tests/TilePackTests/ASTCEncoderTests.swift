@@ -43,7 +43,7 @@ import TilePackCore
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
     /// The opaque case pins the colour-scaled (mode 6) path, which only opaque blocks take.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "51416f918211997eb08e3455d229e305f470bb3d087f01c0a619c843933b2fc5"), (.astc6x6, .quality, false, "4ff15e1359950ee8f4c26c27a20bde3bc2298376117022c0dc31a10b9bf6cf09"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "9a600dcc9eaa9477b9d7bb67923990eed0ae0cd27d30bc67147e416ef25e2cd7")])
+    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "bc23438f7845efb049af746f65c8be3ea1fb440eb6bb37ca17edd042cd2c348c"), (.astc6x6, .quality, false, "63c2dd145add1f127150e9d06d92e82fa78af01c4474d4956f3883344f362632"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "3c33c6aa50237749026ff99fe5c30888b86c1df74287fa73a4ce4078e5e15a1b")])
     func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String) throws {
         let (w, h) = (48, 36)
         var image = Self.gradient(w, h, alpha: alpha)
@@ -60,7 +60,8 @@ import TilePackCore
     /// fitting only the best two exactly (28.8 measured: on this synthetic two-axis gradient
     /// that ranking misses the layout exhaustive exact screening found); two partitions with
     /// mixed endpoint modes, fitted when their estimate is within 1.5 × the best error, bring
-    /// it to 29.7 dB, so the floor is back to 1 dB under: 28.7.
+    /// it to 29.7 dB (29.8 with the refit after the weight steps), so the floor is back to
+    /// about 1 dB under: 28.7.
     @Test(arguments: [(ASTCFormat.astc4x4, 35.5, 33.5, 14.0), (.astc6x6, 31.5, 29.5, 12.5), (.astc8x8, 28.7, 27.3, 11.5)])
     func roundTripQuality(format: ASTCFormat, gradientFloor: Double, alphaFloor: Double, noiseFloor: Double) throws {
         let encoder = try ASTCEncoder(format: format)

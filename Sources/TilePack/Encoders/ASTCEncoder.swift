@@ -16,7 +16,8 @@ import TilePackCodec
 ///   line) once per block, averaged onto each weight grid once per grid, the grid's own error
 ///   in weight space × squared line length, plus the uniform rounding error of the layout's
 ///   weight and colour levels. The best two get an exact fit (two refits, a ±1 step search per
-///   grid weight, re-infilling only the texels that weight reaches). Blocks still over the
+///   grid weight, re-infilling only the texels that weight reaches, then the endpoints refitted
+///   to the stepped weights and the steps again when that helped). Blocks still over the
 ///   limit try two partitions: the three seeds whose maps best match a 2-means clustering of
 ///   the texels, each layout estimated the same way plus the off-line error, the best fitted
 ///   exactly. Opaque blocks also rank colour-scaled endpoints (mode 6, refitted on the line
@@ -523,7 +524,13 @@ public final class ASTCEncoder {
             guard i >= 0 else { break }
             let c = screening[i]
             var e = fit(c, partitions: 1, opaque: opaque, refits: 2)
-            if e < best.error * 2 { e = refineWeights(c, partitions: 1, error: e) }
+            if e < best.error * 2 {
+                e = refineWeights(c, partitions: 1, error: e)
+                if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
+                let before = e
+                e = refitToWeights(c, partitions: 1, opaque: opaque)
+                if e < before { e = refineWeights(c, partitions: 1, error: e) }
+            }
             if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
         }
         if best.error <= errorLimit || partitionCandidates.isEmpty { return packBest(best, opaque: opaque) }
@@ -564,7 +571,13 @@ public final class ASTCEncoder {
             if c.kind != 0 { setChromaEnds(partitions: 2, mask: partitionMasks[pickSeed]) }
             mixedScaled = pickMixed
             var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
-            if e < best.error * 2 { e = refineWeights(c, partitions: 2, error: e) }
+            if e < best.error * 2 {
+                e = refineWeights(c, partitions: 2, error: e)
+                if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
+                let before = e
+                e = refitToWeights(c, partitions: 2, opaque: opaque)
+                if e < before { e = refineWeights(c, partitions: 2, error: e) }
+            }
             if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
         }
         return packBest(best, opaque: opaque)
@@ -875,6 +888,18 @@ public final class ASTCEncoder {
             quantise(c, partitions: partitions, level: level, opaque: opaque)
         }
         return scored ? error() : 0
+    }
+
+    /// After the weight steps: the endpoints refitted (least squares) to the stepped weights and
+    /// quantised again, weights kept; returns the exact error, which the caller keeps only when
+    /// it is lower (the steps moved weights the last refit did not see).
+    /// Cost: one refit and one error pass over the texels.
+    private func refitToWeights(_ c: Candidate, partitions: Int, opaque: Bool) -> Int {
+        refitEnds(partitions: partitions)
+        if c.scaled { for p in 0..<partitions { refitScaledEnds(partition: p) } }
+        if c.mixed { refitScaledEnds(partition: mixedScaled) }
+        quantise(c, partitions: partitions, level: opaque ? c.rgbLevel : c.rgbaLevel, opaque: opaque)
+        return error()
     }
 
     @inline(__always)

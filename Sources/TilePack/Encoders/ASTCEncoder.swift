@@ -17,10 +17,14 @@ import TilePackCodec
 ///   line) once per block, averaged onto each weight grid once per grid, the grid's own error
 ///   in weight space × squared line length, plus the uniform rounding error of the layout's
 ///   weight and colour levels. The best two get an exact fit (two refits, a ±1 step search per
-///   grid weight, re-infilling only the texels that weight reaches). Blocks still over the
+///   grid weight, re-infilling only the texels that weight reaches, then the endpoints refitted
+///   to the stepped weights and the steps again when that helped). Blocks still over the
 ///   limit try two partitions: the three seeds whose maps best match a 2-means clustering of
 ///   the texels, each layout estimated the same way plus the off-line error, the best fitted
-///   exactly. Only exact decoded errors (the decoder's integer interpolation) pick the block.
+///   exactly. Opaque blocks also rank colour-scaled endpoints (mode 6, refitted on the line
+///   through black) and, at two partitions, mixed modes (one partition mode 6, the other
+///   mode 8); one pass over a grid's taps estimates every kind. Only exact decoded errors
+///   (the decoder's integer interpolation) pick the block.
 ///
 /// Cost: no allocation per block; tables (layouts, quantisers, infill taps, partition
 /// masks) are built once per encoder. Not thread-safe (scratch is owned by the encoder);
@@ -67,10 +71,20 @@ public final class ASTCEncoder {
         var coverage: Int
         /// Offset of this grid's `gridCount + 1` entries in `reachStart`; -1 undecimated.
         var reach: Int = -1
+        /// Index of this grid's infill table among the encoder's decimated grids (its entry in
+        /// the per-block cache of grid errors); -1 undecimated.
+        var slot: Int = -1
         /// Colour-scaled endpoints (mode 6: an RGB colour and a scale, the line through black;
         /// opaque blocks only): four values a partition instead of six leave bits for finer
         /// weights or colours. `rgbLevel` is then the level of those four values.
         var scaled = false
+        /// Two partitions with different endpoint modes (opaque blocks only): one partition
+        /// colour-scaled (mode 6, four values), the other direct (mode 8, six values); which one
+        /// is chosen per block (``mixedScaled``). The six-bit class encoding this needs puts two
+        /// mode bits below the weights, so `rgbLevel` is the level of ten values in 97 − weight bits.
+        var mixed = false
+        /// Endpoint kind for grouping and the estimate's arrays: 0 direct, 1 colour-scaled, 2 mixed.
+        var kind: Int { scaled ? 1 : mixed ? 2 : 0 }
         var gridCount: Int { gridWidth * gridHeight }
     }
 
@@ -138,6 +152,22 @@ public final class ASTCEncoder {
     private let screenIdealScaled: UnsafeMutablePointer<Float>
     private let lineLength2Scaled: UnsafeMutablePointer<Float>
     private var lineTotalScaled: Float = 0
+    /// Per texel, the ideal weight of each endpoint kind in one vector (direct, colour-scaled,
+    /// mixed, unused) and the squared line lengths alike: one pass over a grid's taps
+    /// estimates every kind (``decimateKinds(_:)``). Mixed takes each texel from the scaled
+    /// kind when its partition is ``mixedScaled``, from the direct kind otherwise.
+    private let screenKinds: UnsafeMutablePointer<SIMD4<Float>>
+    private let lengthKinds: UnsafeMutablePointer<SIMD4<Float>>
+    private let gridKinds: UnsafeMutablePointer<SIMD4<Float>>
+    private var lineTotalMixed: Float = 0
+    /// Per decimated grid (``Candidate/slot``): its grid errors for the current partitioning
+    /// (by kind), valid when its stamp equals `generation`.
+    private let slotError: UnsafeMutablePointer<SIMD4<Float>>
+    private let slotStamp: UnsafeMutablePointer<Int>
+    private let slotCount: Int
+    private var generation = 0
+    /// The partition (0 or 1) that a mixed layout gives colour-scaled endpoints.
+    private var mixedScaled = 0
     private let chromaEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
     /// Per partition: principal-axis endpoints, working endpoints, decoded endpoints.
     private let axisEnds: UnsafeMutablePointer<SIMD4<Float>>   // 2 × 2
@@ -163,11 +193,11 @@ public final class ASTCEncoder {
         // Decimation tables, one per distinct infill table.
         var taps: [Int32] = [], weights: [Int32] = [], coverage: [Float] = []
         var reachStarts: [Int32] = [], reachTexels: [Int32] = [], reachWeights: [Int32] = []
-        var placed: [Int32: (Int, Int, Int)] = [:]
-        func place(_ infill: Int32, gridCount: Int) -> (Int, Int, Int) {
-            if infill < 0 { return (-1, -1, -1) }
+        var placed: [Int32: (Int, Int, Int, Int)] = [:]
+        func place(_ infill: Int32, gridCount: Int) -> (Int, Int, Int, Int) {
+            if infill < 0 { return (-1, -1, -1, -1) }
             if let known = placed[infill] { return known }
-            let at = (taps.count, coverage.count, reachStarts.count)
+            let at = (taps.count, coverage.count, reachStarts.count, placed.count)
             var sums = [Float](repeating: 0, count: gridCount)
             var reached = [[(Int32, Int32)]](repeating: [], count: gridCount)
             for t in 0..<count {
@@ -197,10 +227,11 @@ public final class ASTCEncoder {
         let rankedTwo = Self.rankCandidates(format: format, modes: modes, partitions: 2)
         let rankedScaled = Self.rankCandidates(format: format, modes: modes, partitions: 1, scaled: true)
         let rankedScaledTwo = Self.rankCandidates(format: format, modes: modes, partitions: 2, scaled: true)
+        let rankedMixedTwo = Self.rankCandidates(format: format, modes: modes, partitions: 2, mixed: true)
         func withTables(_ list: [Candidate]) -> [Candidate] {
             list.map { c in
                 var c = c
-                (c.taps, c.coverage, c.reach) = place(Int32(c.taps), gridCount: c.gridCount)
+                (c.taps, c.coverage, c.reach, c.slot) = place(Int32(c.taps), gridCount: c.gridCount)
                 return c
             }
         }
@@ -226,11 +257,12 @@ public final class ASTCEncoder {
         // grouped by grid so the estimate decimates once per grid and kind.
         func grouped(_ list: [Candidate]) -> [Candidate] {
             list.sorted {
-                ($0.scaled ? 1 : 0, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.scaled ? 1 : 0, $1.taps, $1.gridCount, $1.weightLevel, $1.mode)
+                ($0.kind, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.kind, $1.taps, $1.gridCount, $1.weightLevel, $1.mode)
             }
         }
-        partitionCandidates = grouped(withTables(rankedTwo.list + rankedScaledTwo.list))
+        partitionCandidates = grouped(withTables(rankedTwo.list + rankedScaledTwo.list + rankedMixedTwo.list))
         screening = grouped(candidates)
+        slotCount = placed.count
         scaledStart = screening.firstIndex { $0.scaled } ?? screening.count
         // 65025 · 10^(−dB/10) per texel (precomputed: the stdlib has no log10).
         errorLimit = count * (count <= 16 ? 321 : count <= 36 ? 2822 : 8411) / 100
@@ -339,6 +371,18 @@ public final class ASTCEncoder {
         lineLength2 = .allocate(capacity: 64)
         screenIdealScaled = .allocate(capacity: 64)
         lineLength2Scaled = .allocate(capacity: 64)
+        screenKinds = .allocate(capacity: 64)
+        screenKinds.initialize(repeating: SIMD4<Float>(), count: 64)
+        lengthKinds = .allocate(capacity: 64)
+        lengthKinds.initialize(repeating: SIMD4<Float>(), count: 64)
+        gridKinds = .allocate(capacity: 64)
+        screenIdeal.initialize(repeating: 0, count: 64)
+        lineLength2.initialize(repeating: 0, count: 64)
+        screenIdealScaled.initialize(repeating: 0, count: 64)
+        lineLength2Scaled.initialize(repeating: 0, count: 64)
+        slotError = .allocate(capacity: max(slotCount, 1))
+        slotStamp = .allocate(capacity: max(slotCount, 1))
+        slotStamp.initialize(repeating: -1, count: max(slotCount, 1))
         chromaEnds = .allocate(capacity: 4)
         chromaEnds.initialize(repeating: SIMD4<Float>(0, 0, 0, 255), count: 4)
         texels = .allocate(capacity: 64)
@@ -380,6 +424,7 @@ public final class ASTCEncoder {
         texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
         screenIdealScaled.deallocate(); lineLength2Scaled.deallocate(); chromaEnds.deallocate()
         fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate(); gridValueF.deallocate(); nearestWeight.deallocate()
+        screenKinds.deallocate(); lengthKinds.deallocate(); gridKinds.deallocate(); slotError.deallocate(); slotStamp.deallocate()
         texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
         base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
@@ -398,11 +443,13 @@ public final class ASTCEncoder {
     }
 
     /// `scaled`: colour-scaled layouts (endpoint mode 6, four values a partition), ranked the
-    /// same way with their colour level.
+    /// same way with their colour level. `mixed` (two partitions): one partition mode 6, the
+    /// other mode 8, ten values in two bits fewer (the per-partition mode bits).
     static func rankCandidates(format: ASTCFormat, modes: ASTCBlockModes, partitions: Int,
-                               scaled: Bool = false) -> (list: [Candidate], fast: Candidate) {
+                               scaled: Bool = false, mixed: Bool = false) -> (list: [Candidate], fast: Candidate) {
         let bw = format.blockWidth, bh = format.blockHeight
-        let colourBitsTotal = partitions == 1 ? 111 : 99
+        let colourBitsTotal = partitions == 1 ? 111 : mixed ? 97 : 99
+        let values = mixed ? 10 : (scaled ? 4 : 6) * partitions
         func level(count: Int, bits: Int) -> Int {
             bits < 0 ? -1 : Int(ASTCIntegerSequence.colourLevels[(count >> 1) * 128 + min(bits, 127)])
         }
@@ -416,10 +463,10 @@ public final class ASTCEncoder {
             let key = (gw * 16 + gh) * 16 + Int(e.weightLevel)
             guard !seen.contains(key) else { continue }
             let c = Candidate(mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
-                              rgbLevel: level(count: (scaled ? 4 : 6) * partitions, bits: colourBitsTotal - wbits),
-                              rgbaLevel: scaled ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
-                              taps: Int(e.infill), coverage: -1, scaled: scaled)
-            guard c.rgbLevel >= minimumRGB, scaled || c.rgbaLevel >= minimumRGBA,
+                              rgbLevel: level(count: values, bits: colourBitsTotal - wbits),
+                              rgbaLevel: scaled || mixed ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
+                              taps: Int(e.infill), coverage: -1, scaled: scaled, mixed: mixed)
+            guard c.rgbLevel >= minimumRGB, scaled || mixed || c.rgbaLevel >= minimumRGBA,
                   gw * gh * 3 >= bw * bh, abs(gw - gh) <= 2 else { continue }
             seen.insert(key)
             byGrid[gw * 16 + gh, default: []].append(c)
@@ -542,9 +589,9 @@ public final class ASTCEncoder {
             let line = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
             (scaledOffLine, lineTotalScaled) = (line.offLine, line.total)
         }
+        fillKinds(mixed: false)
         var first1 = -1, first2 = -1
         var estimate1 = Float.infinity, estimate2 = Float.infinity
-        var decimated = Int.min, gridError: Float = 0
         // Opaque blocks rank the colour-scaled layouts first (usually the better kind there), so
         // the bound below skips more: a layout whose line and rounding terms alone reach the
         // second-best estimate cannot enter the best two, and its grid is not decimated.
@@ -554,9 +601,7 @@ public final class ASTCEncoder {
             let c = screening[i]
             let line = c.scaled ? scaledOffLine : direct.offLine, rounding = estimate(c, opaque: opaque)
             guard line + rounding < estimate2 else { continue }
-            let key = 2 * c.taps + (c.scaled ? 1 : 0)
-            if key != decimated { gridError = decimate(c); decimated = key }
-            let e = line + gridError + rounding
+            let e = line + gridError(c) + rounding
             if e < estimate1 {
                 (first2, estimate2) = (first1, estimate1)
                 (first1, estimate1) = (i, e)
@@ -569,44 +614,60 @@ public final class ASTCEncoder {
             guard i >= 0 else { break }
             let c = screening[i]
             var e = fit(c, partitions: 1, opaque: opaque, refits: 2)
-            if e < best.error * 2 { e = refineWeights(c, partitions: 1, error: e) }
+            if e < best.error * 2 {
+                e = refineWeights(c, partitions: 1, error: e)
+                if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
+                let before = e
+                e = refitToWeights(c, partitions: 1, opaque: opaque)
+                if e < before { e = refineWeights(c, partitions: 1, error: e) }
+            }
             if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
         }
         if best.error <= errorLimit || partitionCandidates.isEmpty { return packBest(best, opaque: opaque) }
 
         // Two partitions: the seeds whose maps best match a 2-means clustering of the texels,
         // each ranked by the estimate (its off-line error included, which one partition's
-        // ranking could leave out); the best pair is fitted exactly.
+        // ranking could leave out); the best pair is fitted exactly when its estimate is under
+        // 1.5 × the best exact error so far: the estimate runs high at two partitions (the
+        // refit moves each line off the principal one that its off-line term assumes), and
+        // gating at 1 × skipped fits that won (terrain1024 +0.07 dB, astronaut512 +0.09 dB).
         let seeds = clusterSeeds()
-        var pickSeed = -1, pickLayout = 0, pickEstimate = Float(best.error)
+        var pickSeed = -1, pickLayout = 0, pickEstimate = Float(best.error) * 1.5, pickMixed = 0
         for k in 0..<3 where seeds[k] >= 0 {
             setPartitions(count: 2, mask: partitionMasks[seeds[k]])
             let line = idealWeights(axisEnds, partitions: 2, into: screenIdeal, lengths: lineLength2)
             lineTotal = line.total
-            var scaledOffLine = Float.infinity
+            var scaledOffLine = Float.infinity, mixedOffLine = Float.infinity
             if opaque {
                 setChromaEnds(partitions: 2, mask: partitionMasks[seeds[k]])
                 let scaledLine = idealWeights(chromaEnds, partitions: 2, into: screenIdealScaled, lengths: lineLength2Scaled)
                 (scaledOffLine, lineTotalScaled) = (scaledLine.offLine, scaledLine.total)
+                mixedOffLine = setMixed(direct: line.split, scaled: scaledLine.split)
             }
-            guard min(line.offLine, scaledOffLine) < pickEstimate else { continue }
-            decimated = Int.min
+            fillKinds(mixed: opaque)
+            guard min(line.offLine, scaledOffLine, mixedOffLine) < pickEstimate else { continue }
             for (i, c) in partitionCandidates.enumerated() {
-                if c.scaled && !opaque { break }
-                let offLine = c.scaled ? scaledOffLine : line.offLine, rounding = estimate(c, opaque: opaque)
+                if c.kind != 0 && !opaque { break }
+                let offLine = c.scaled ? scaledOffLine : c.mixed ? mixedOffLine : line.offLine
+                let rounding = estimate(c, opaque: opaque)
                 guard offLine + rounding < pickEstimate else { continue }
-                let key = 2 * c.taps + (c.scaled ? 1 : 0)
-                if key != decimated { gridError = decimate(c); decimated = key }
-                let e = offLine + gridError + rounding
-                if e < pickEstimate { (pickSeed, pickLayout, pickEstimate) = (seeds[k], i, e) }
+                let e = offLine + gridError(c) + rounding
+                if e < pickEstimate { (pickSeed, pickLayout, pickEstimate, pickMixed) = (seeds[k], i, e, mixedScaled) }
             }
         }
         if pickSeed >= 0 {
             let c = partitionCandidates[pickLayout]
             setPartitions(count: 2, mask: partitionMasks[pickSeed])
-            if c.scaled { setChromaEnds(partitions: 2, mask: partitionMasks[pickSeed]) }
+            if c.kind != 0 { setChromaEnds(partitions: 2, mask: partitionMasks[pickSeed]) }
+            mixedScaled = pickMixed
             var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
-            if e < best.error * 2 { e = refineWeights(c, partitions: 2, error: e) }
+            if e < best.error * 2 {
+                e = refineWeights(c, partitions: 2, error: e)
+                if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
+                let before = e
+                e = refitToWeights(c, partitions: 2, opaque: opaque)
+                if e < before { e = refineWeights(c, partitions: 2, error: e) }
+            }
             if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
         }
         return packBest(best, opaque: opaque)
@@ -614,31 +675,75 @@ public final class ASTCEncoder {
 
     private func packBest(_ best: Best, opaque: Bool) -> ASTCBits {
         pack(best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
-             gridValues: bestGridQ, colourValues: bestColourQ)
+             gridValues: bestGridQ, colourValues: bestColourQ, mixedScaled: best.mixedScaled)
     }
 
     /// Ideal weights of every texel on its partition's line (`lineEnds`: two per partition) in
     /// `weights` (0…1), with each texel's squared line length in `lengths`.
     /// Returns the squared distance of the texels from their lines (the error no weight can
-    /// remove) and the sum of `lengths`. Cost: one pass over the texels.
+    /// remove) and the sum of `lengths`, each in total and per partition (`offLine` of
+    /// partitions 0 and 1, then `total` of each: mixed endpoint modes take one of each kind).
+    /// Cost: one pass over the texels.
     private func idealWeights(_ lineEnds: UnsafeMutablePointer<SIMD4<Float>>, partitions: Int,
-                              into weights: UnsafeMutablePointer<Float>, lengths: UnsafeMutablePointer<Float>) -> (offLine: Float, total: Float) {
+                              into weights: UnsafeMutablePointer<Float>, lengths: UnsafeMutablePointer<Float>)
+        -> (offLine: Float, total: Float, split: SIMD4<Float>) {
         var origin = (lineEnds[0], lineEnds[0]), direction = (lineEnds[1] - lineEnds[0], SIMD4<Float>())
         if partitions == 2 { origin.1 = lineEnds[2]; direction.1 = lineEnds[3] - lineEnds[2] }
         let len = ((direction.0 * direction.0).sum(), (direction.1 * direction.1).sum())
         let scale = (len.0 > 0 ? 1 / len.0 : 0, len.1 > 0 ? 1 / len.1 : 0)
-        var offLine: Float = 0, total: Float = 0
+        if partitions == 1 {
+            let o = origin.0, d = direction.0, s = scale.0
+            var off: Float = 0
+            for t in 0..<texelCount {
+                let w = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
+                weights[t] = w
+                lengths[t] = len.0
+                let r = texels[t] - (o + d * w)
+                off += (r * r).sum()
+            }
+            let total = len.0 * Float(texelCount)
+            return (off, total, SIMD4(off, 0, total, 0))
+        }
+        var off0: Float = 0, off1: Float = 0, count1: Float = 0
         for t in 0..<texelCount {
             let second = partitionOf[t] == 1
             let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
             let w = min(max(((texels[t] - o) * d).sum() * (second ? scale.1 : scale.0), 0), 1)
             weights[t] = w
             lengths[t] = second ? len.1 : len.0
-            total += second ? len.1 : len.0
             let r = texels[t] - (o + d * w)
-            offLine += (r * r).sum()
+            let off = (r * r).sum()
+            off0 += second ? 0 : off
+            off1 += second ? off : 0
+            count1 += second ? 1 : 0
         }
-        return (offLine, total)
+        let total0 = len.0 * (Float(texelCount) - count1), total1 = len.1 * count1
+        return (off0 + off1, total0 + total1, SIMD4(off0, off1, total0, total1))
+    }
+
+    /// Mixed endpoint modes for the current two partitions: the partition whose line through
+    /// black costs least over its principal line gets colour-scaled endpoints (``mixedScaled``).
+    /// `direct`/`scaled` are ``idealWeights``' per-partition figures for the two kinds.
+    /// Returns the off-line error. Cost: a few scalar operations.
+    private func setMixed(direct: SIMD4<Float>, scaled: SIMD4<Float>) -> Float {
+        let p = scaled[0] - direct[0] <= scaled[1] - direct[1] ? 0 : 1
+        mixedScaled = p
+        lineTotalMixed = scaled[2 + p] + direct[3 - p]
+        return scaled[p] + direct[1 - p]
+    }
+
+    /// Packs the kinds' ideal weights and line lengths per texel (`screenKinds`,
+    /// `lengthKinds`; the mixed lane only when `mixed`) and forgets the cached grid errors.
+    /// Cost: one pass over the texels.
+    private func fillKinds(mixed: Bool) {
+        generation += 1
+        let p = mixed ? mixedScaled : -1
+        for t in 0..<texelCount {
+            let fromScaled = partitionOf[t] == p
+            let d = screenIdeal[t], s = screenIdealScaled[t], dl = lineLength2[t], sl = lineLength2Scaled[t]
+            screenKinds[t] = SIMD4(d, s, fromScaled ? s : d, 0)
+            lengthKinds[t] = SIMD4(dl, sl, fromScaled ? sl : dl, 0)
+        }
     }
 
     /// The line through black that best fits each partition's RGB (the dominant direction of
@@ -700,34 +805,51 @@ public final class ASTCEncoder {
         }
     }
 
-    /// `screenIdeal` averaged onto layout `c`'s weight grid (`gridIdeal`, 0…1) through its
-    /// infill taps; returns the error the grid alone leaves (unquantised grid weights infilled
-    /// back, their distance from each texel's ideal weight scaled by its squared line length).
-    /// Cost: the taps twice (nothing for an undecimated grid).
-    private func decimate(_ c: Candidate) -> Float {
-        guard c.taps >= 0 else { return 0 }
-        let screenIdeal = c.scaled ? screenIdealScaled : self.screenIdeal
-        let lineLength2 = c.scaled ? lineLength2Scaled : self.lineLength2
-        average(screenIdeal, onto: c)
-        let index = tapIndex + c.taps, weight = tapWeightF + c.taps
-        var sum: Float = 0
-        for t in 0..<texelCount {
-            var v: Float = 0
-            for k in 0..<4 { v += weight[4 * t + k] * gridIdeal[Int(index[4 * t + k])] }
-            let d = screenIdeal[t] - v * (1 / 16)
-            sum += d * d * lineLength2[t]
+    /// The error layout `c`'s weight grid alone leaves for its endpoint kind, from the
+    /// per-block cache (``decimateKinds(_:)`` on a grid's first use after ``fillKinds(mixed:)``).
+    @inline(__always)
+    private func gridError(_ c: Candidate) -> Float {
+        guard c.slot >= 0 else { return 0 }
+        if slotStamp[c.slot] != generation {
+            slotError[c.slot] = decimateKinds(c)
+            slotStamp[c.slot] = generation
         }
-        return sum
+        return slotError[c.slot][c.kind]
     }
 
-    /// Estimated squared error layout `c` adds to its grid's (``decimate(_:)``): uniform
+    /// Every kind's ideal weights (`screenKinds`) averaged onto layout `c`'s weight grid
+    /// through its infill taps; returns per kind the error the grid alone leaves (unquantised
+    /// grid weights infilled back, their distance from each texel's ideal weight scaled by
+    /// its squared line length). Cost: the taps twice, four kinds a lane each.
+    private func decimateKinds(_ c: Candidate) -> SIMD4<Float> {
+        guard c.taps >= 0 else { return SIMD4() }
+        let inverse = inverseCoverage + c.coverage, starts = reachStart + c.reach
+        for i in 0..<c.gridCount {
+            var sum = SIMD4<Float>()
+            for r in Int(starts[i])..<Int(starts[i + 1]) { sum += reachWeightF[r] * screenKinds[Int(reachTexel[r])] }
+            gridKinds[i] = sum * inverse[i]
+        }
+        let index = tapIndex + c.taps, weight = tapWeightF + c.taps
+        var total = SIMD4<Float>()
+        for t in 0..<texelCount {
+            var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
+            v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
+            v += weight[4 * t + 2] * gridKinds[Int(index[4 * t + 2])]
+            v += weight[4 * t + 3] * gridKinds[Int(index[4 * t + 3])]
+            let d = screenKinds[t] - v * (1 / 16)
+            total += d * d * lengthKinds[t]
+        }
+        return total
+    }
+
+    /// Estimated squared error layout `c` adds to its grid's (``gridError(_:)``): uniform
     /// rounding of the weights at `c`'s weight level over the squared line lengths, and of
     /// the endpoints at its colour level (interpolated between two independent roundings).
     /// Cost: two table reads.
     @inline(__always)
     private func estimate(_ c: Candidate, opaque: Bool) -> Float {
         let level = opaque ? c.rgbLevel : c.rgbaLevel
-        return weightRounding[c.weightLevel] * (c.scaled ? lineTotalScaled : lineTotal)
+        return weightRounding[c.weightLevel] * (c.scaled ? lineTotalScaled : c.mixed ? lineTotalMixed : lineTotal)
             + colourRounding[level] * Float(texelCount * (opaque ? 3 : 4))
     }
 
@@ -772,10 +894,12 @@ public final class ASTCEncoder {
         var partitions: Int
         var seed: Int
         var error: Int
+        /// For a mixed layout, the partition with colour-scaled endpoints.
+        var mixedScaled = 0
     }
 
     private func keep(_ best: inout Best, _ c: Candidate, partitions: Int, seed: Int, error: Int) {
-        best = Best(candidate: c, partitions: partitions, seed: seed, error: error)
+        best = Best(candidate: c, partitions: partitions, seed: seed, error: error, mixedScaled: mixedScaled)
         bestGridQ.update(from: gridQ, count: c.gridCount)
         bestColourQ.update(from: colourQ, count: 16)
     }
@@ -909,7 +1033,7 @@ public final class ASTCEncoder {
         let c = fastCandidate
         let level = opaque ? c.rgbLevel : c.rgbaLevel
         ends[0] = axisEnds[0]; ends[1] = axisEnds[1]
-        quantiseEnds(partitions: 1, level: level, opaque: opaque)
+        quantiseEnds(partitions: 0..<1, level: level, opaque: opaque)
         computeWeightsFast(c, opaque: opaque)
         // Least squares for e0·(1 − w) + e1·w with the decoded weights:
         // Σ(1−w)² = n − 2Σw + Σw², Σ(1−w)w = Σw − Σw², Σx(1−w) = Σx − Σxw.
@@ -929,7 +1053,7 @@ public final class ASTCEncoder {
             ends[0] = clampColour((b0 * a11 - b1 * a01) * inverse)
             ends[1] = clampColour((b1 * a00 - b0 * a01) * inverse)
         }
-        quantiseEnds(partitions: 1, level: level, opaque: opaque)
+        quantiseEnds(partitions: 0..<1, level: level, opaque: opaque)
         computeWeightsFast(c, opaque: opaque, decoded: scored)
     }
 
@@ -1002,6 +1126,7 @@ public final class ASTCEncoder {
     private func fit(_ c: Candidate, partitions: Int, opaque: Bool, refits: Int, scored: Bool = true) -> Int {
         let level = opaque ? c.rgbLevel : c.rgbaLevel
         ends.update(from: c.scaled ? chromaEnds : axisEnds, count: 2 * partitions)
+        if c.mixed { (ends + 2 * mixedScaled).update(from: chromaEnds + 2 * mixedScaled, count: 2) }
         quantise(c, partitions: partitions, level: level, opaque: opaque)
         var round = 0
         while true {
@@ -1009,14 +1134,37 @@ public final class ASTCEncoder {
             if round == refits { break }
             round += 1
             refitEnds(partitions: partitions)
+            if c.scaled { for p in 0..<partitions { refitScaledEnds(partition: p) } }
+            if c.mixed { refitScaledEnds(partition: mixedScaled) }
             quantise(c, partitions: partitions, level: level, opaque: opaque)
         }
         return scored ? error() : 0
     }
 
+    /// After the weight steps: the endpoints refitted (least squares) to the stepped weights and
+    /// quantised again, weights kept; returns the exact error, which the caller keeps only when
+    /// it is lower (the steps moved weights the last refit did not see).
+    /// Cost: one refit and one error pass over the texels.
+    private func refitToWeights(_ c: Candidate, partitions: Int, opaque: Bool) -> Int {
+        refitEnds(partitions: partitions)
+        if c.scaled { for p in 0..<partitions { refitScaledEnds(partition: p) } }
+        if c.mixed { refitScaledEnds(partition: mixedScaled) }
+        quantise(c, partitions: partitions, level: opaque ? c.rgbLevel : c.rgbaLevel, opaque: opaque)
+        return error()
+    }
+
     @inline(__always)
     private func quantise(_ c: Candidate, partitions: Int, level: Int, opaque: Bool) {
-        if c.scaled { quantiseScaledEnds(partitions: partitions, level: level) } else { quantiseEnds(partitions: partitions, level: level, opaque: opaque) }
+        if c.mixed {
+            // Partition 0's values first: four (scaled) or six (direct).
+            let p = mixedScaled
+            quantiseScaledEnds(partitions: p..<p + 1, level: level, valuesAt: p == 0 ? 0 : 6)
+            quantiseEnds(partitions: 1 - p..<2 - p, level: level, opaque: true, valuesAt: p == 0 ? 4 : 0)
+        } else if c.scaled {
+            quantiseScaledEnds(partitions: 0..<partitions, level: level)
+        } else {
+            quantiseEnds(partitions: 0..<partitions, level: level, opaque: opaque)
+        }
     }
 
     /// Rounds `ends` to colour-scaled endpoints (mode 6) at the colour level: both ends are
@@ -1024,12 +1172,13 @@ public final class ASTCEncoder {
     /// channel, then the scale that brings the decoder's `(colour × scale) >> 8` nearest the
     /// dark end (least squares, the shift's mean ½ added back). Fills `colourQ` (R, G, B,
     /// scale per partition), `decodedEnds` and the interpolation constants.
+    /// `valuesAt`: where the first partition's values go in `colourQ` (mixed layouts).
     /// Cost: a few vector operations a partition.
     @inline(__always)
-    private func quantiseScaledEnds(partitions: Int, level: Int) {
+    private func quantiseScaledEnds(partitions: Range<Int>, level: Int, valuesAt start: Int = 0) {
         let table = colourQuant + level * 256, values = colourValue + level * 256
         let rgb = SIMD4<Float>(1, 1, 1, 0)
-        for p in 0..<partitions {
+        for p in partitions {
             let a = clampColour(ends[2 * p]) * rgb, b = clampColour(ends[2 * p + 1]) * rgb
             var d = a + b
             let n2 = (d * d).sum()
@@ -1042,7 +1191,7 @@ public final class ASTCEncoder {
             }
             let bright = clampColour(d * hi + 0.5)
             var q1 = SIMD4<Int32>(0, 0, 0, 255)
-            let out = colourQ + p * 4
+            let out = colourQ + start + (p - partitions.lowerBound) * 4
             for ch in 0..<3 {
                 let v = table[Int(bright[ch])]
                 out[ch] = v
@@ -1064,12 +1213,12 @@ public final class ASTCEncoder {
     }
 
     /// Rounds `ends` to the colour level (swapped so the decoder never blue-contracts them),
-    /// filling `colourQ`, `decodedEnds` and the integer interpolation constants.
+    /// filling `colourQ` (from `valuesAt`), `decodedEnds` and the integer interpolation constants.
     @inline(__always)
-    private func quantiseEnds(partitions: Int, level: Int, opaque: Bool) {
+    private func quantiseEnds(partitions: Range<Int>, level: Int, opaque: Bool, valuesAt start: Int = 0) {
         let channels = opaque ? 3 : 4
         let table = colourQuant + level * 256, values = colourValue + level * 256
-        for p in 0..<partitions {
+        for p in partitions {
             var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0, s0 = SIMD4<Int32>(), s1 = s0
             let e0 = clampColour(ends[2 * p] + 0.5), e1 = clampColour(ends[2 * p + 1] + 0.5)
             for ch in 0..<channels {
@@ -1078,7 +1227,7 @@ public final class ASTCEncoder {
                 q0[ch] = Int32(values[Int(a)]); q1[ch] = Int32(values[Int(b)])
             }
             if q0[0] + q0[1] + q0[2] > q1[0] + q1[1] + q1[2] { swap(&q0, &q1); swap(&s0, &s1) }
-            let out = colourQ + p * 2 * channels
+            let out = colourQ + start + (p - partitions.lowerBound) * 2 * channels
             for ch in 0..<channels {
                 out[2 * ch] = UInt8(truncatingIfNeeded: s0[ch])
                 out[2 * ch + 1] = UInt8(truncatingIfNeeded: s1[ch])
@@ -1160,6 +1309,44 @@ public final class ASTCEncoder {
         }
     }
 
+    /// Least-squares colour-scaled endpoints of partition `p` for the decoded weights in
+    /// `texelW`: texels are modelled as `bright × (s + (1 − s)·w)`, so the bright end and the
+    /// scale `s` are solved in turn (two rounds, from the decoded ends' scale). An
+    /// unconstrained refit projected on the line through black later loses the ends' ratio.
+    /// Leaves `ends[2p] = s · bright`, `ends[2p + 1] = bright`.
+    /// Cost: four passes over the partition's texels.
+    private func refitScaledEnds(partition p: Int) {
+        let rgb = SIMD4<Float>(1, 1, 1, 0)
+        let d0 = decodedEnds[2 * p] * rgb, d1 = decodedEnds[2 * p + 1] * rgb
+        let n1 = (d1 * d1).sum()
+        guard n1 > 0 else { return }
+        var s = min(max((d0 * d1).sum() / n1, 0), 1)
+        var bright = d1
+        for _ in 0..<2 {
+            var ff: Float = 0, fx = SIMD4<Float>()
+            for t in 0..<texelCount where partitionOf[t] == p {
+                let w = Float(texelW[t]) * (1 / 64)
+                let f = s + (1 - s) * w
+                ff += f * f; fx += texels[t] * f
+            }
+            guard ff > 0 else { return }
+            bright = clampColour(fx / ff) * rgb
+            let bb = (bright * bright).sum()
+            guard bb > 0 else { return }
+            var vr: Float = 0, vv: Float = 0
+            for t in 0..<texelCount where partitionOf[t] == p {
+                let w = Float(texelW[t]) * (1 / 64), v = 1 - w
+                vr += v * ((texels[t] * rgb - bright * w) * bright).sum()
+                vv += v * v
+            }
+            guard vv > 0 else { break }
+            s = min(max(vr / (vv * bb), 0), 1)
+        }
+        let opaque = SIMD4<Float>(0, 0, 0, 255)
+        ends[2 * p] = bright * s + opaque
+        ends[2 * p + 1] = bright + opaque
+    }
+
     /// Squared error of texel `t` decoded with weight `w` (the decoder's integer arithmetic).
     @inline(__always)
     private func texelError(_ t: Int, weight w: Int32) -> Int32 {
@@ -1217,19 +1404,29 @@ public final class ASTCEncoder {
     }
 
     /// The block for layout `c` with the given grid and colour values.
+    /// A mixed layout (``Candidate/mixed``) writes per-partition endpoint modes: class base 1
+    /// (selector 2), a class bit per partition (1 for mode 6, 2 for mode 8), two mode bits
+    /// each; the second partition's mode bits sit just below the weights.
     private func pack(_ c: Candidate, partitions: Int, seed: Int, opaque: Bool,
-                      gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>) -> ASTCBits {
+                      gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>,
+                      mixedScaled: Int = 0) -> ASTCBits {
         let endpointMode = c.scaled ? 6 : opaque ? 8 : 12
         var writer = ASTCBitWriter(lo: UInt64(c.mode) | UInt64(partitions - 1) << 11, hi: 0)
         let colourStart: Int
-        if partitions == 2 {
+        if c.mixed {
+            // Mode 6 is class 1 with mode bits 2; mode 8 is class 2 with mode bits 0.
+            let classBits = mixedScaled == 0 ? 0b10 : 0b01, modeBits0 = mixedScaled == 0 ? 2 : 0
+            writer.lo |= UInt64(seed) << 13 | UInt64(2 | classBits << 2 | modeBits0 << 4) << 23
+            writer.write(mixedScaled == 1 ? 2 : 0, 2, at: 128 - c.weightBits - 2)
+            colourStart = 29
+        } else if partitions == 2 {
             writer.lo |= UInt64(seed) << 13 | UInt64(endpointMode << 2) << 23
             colourStart = 29
         } else {
             writer.lo |= UInt64(endpointMode) << 13
             colourStart = 17
         }
-        writeSequence(colourValues, count: partitions * (c.scaled ? 4 : opaque ? 6 : 8), level: opaque ? c.rgbLevel : c.rgbaLevel,
+        writeSequence(colourValues, count: c.mixed ? 10 : partitions * (c.scaled ? 4 : opaque ? 6 : 8), level: opaque ? c.rgbLevel : c.rgbaLevel,
                       start: colourStart, into: &writer)
         var weightWriter = ASTCBitWriter(lo: 0, hi: 0)
         writeSequence(gridValues, count: c.gridCount, level: c.weightLevel, start: 0, into: &weightWriter)

@@ -194,8 +194,7 @@ enum ASTCSamples {
         for by in 0..<grid.high {
             for bx in 0..<grid.wide {
                 let at = 16 * (by * grid.wide + bx)
-                let lo = bytes[at..<at + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                let hi = bytes[at + 8..<at + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                let (lo, hi) = astcBlockHalves(bytes, at: at)
                 if decoder.decodeBlock(ASTCBits(lo: lo, hi: hi), into: texels) { decodedBlocks += 1 }
                 for y in 0..<format.blockHeight where by * format.blockHeight + y < height {
                     for x in 0..<format.blockWidth where bx * format.blockWidth + x < width {

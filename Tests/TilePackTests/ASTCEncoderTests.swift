@@ -76,8 +76,7 @@ import TilePackCore
                 #expect(q.rgb >= floor - (level == .fast ? 3 : 0), "\(format.rawValue) \(level.rawValue): \(q)")
                 // No block is an error block.
                 for i in stride(from: 0, to: blocks.count, by: 16) {
-                    let lo = blocks[i..<i + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                    let hi = blocks[i + 8..<i + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    let (lo, hi) = astcBlockHalves(blocks, at: i)
                     let texels = UnsafeMutablePointer<UInt32>.allocate(capacity: 144)
                     defer { texels.deallocate() }
                     #expect(decoder.decodeBlock(ASTCBits(lo: lo, hi: hi), into: texels))
@@ -122,8 +121,7 @@ import TilePackCore
         let texels = UnsafeMutablePointer<UInt32>.allocate(capacity: 144)
         defer { texels.deallocate() }
         for i in stride(from: 0, to: blocks.count, by: 16) {
-            let lo = blocks[i..<i + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let hi = blocks[i + 8..<i + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let (lo, hi) = astcBlockHalves(blocks, at: i)
             #expect(decoder.decodeBlock(ASTCBits(lo: lo, hi: hi), into: texels))
             guard lo & 0x1FF != 0x1FC else { continue }
             let partitions = (lo >> 11) & 3
@@ -164,8 +162,7 @@ import TilePackCore
         let texels = UnsafeMutablePointer<UInt32>.allocate(capacity: 144)
         defer { texels.deallocate() }
         for i in stride(from: 0, to: blocks.count, by: 16) {
-            let lo = blocks[i..<i + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let hi = blocks[i + 8..<i + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let (lo, hi) = astcBlockHalves(blocks, at: i)
             #expect(decoder.decodeBlock(ASTCBits(lo: lo, hi: hi), into: texels))
             guard lo & 0x1FF != 0x1FC, (lo >> 11) & 3 == 1, (lo >> 23) & 3 == 2 else { continue }
             let classes = (lo >> 25) & 3, modeBits0 = (lo >> 27) & 3
@@ -219,4 +216,11 @@ import TilePackCore
         #expect(throws: CodecError.self) { try ASTCEncoder(format: .astc5x5) }
         #expect(throws: CodecError.self) { try ASTCEncoder(format: .astc4x4).encode(rgba: [1, 2, 3], width: 4, height: 4) }
     }
+}
+
+/// The 16-byte ASTC block at `offset` as its two little-endian 64-bit halves (bits 0–63, 64–127).
+func astcBlockHalves(_ bytes: [UInt8], at offset: Int) -> (lo: UInt64, hi: UInt64) {
+    let lo = bytes[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    let hi = bytes[offset + 8..<offset + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    return (lo, hi)
 }

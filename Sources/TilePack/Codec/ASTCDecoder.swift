@@ -42,18 +42,19 @@ public final class ASTCDecoder {
     // Tables copied out of their arrays so the block loop reads plain pointers.
     private let trits: UnsafeMutablePointer<UInt8>
     private let quints: UnsafeMutablePointer<UInt8>
-    private let colourUnquantised: UnsafeMutablePointer<UInt8>
-    private let weightUnquantised: UnsafeMutablePointer<UInt8>
+    /// The unquantisation tables widened to 16 bits: see ``ASTCIntegerSequence/decode(_:count:level:table:into:trits:quints:)``.
+    private let colourUnquantised: UnsafeMutablePointer<UInt16>
+    private let weightUnquantised: UnsafeMutablePointer<UInt16>
     private let colourLevels: UnsafeMutablePointer<Int8>
     // Per-block scratch.
-    private let rawWeights: UnsafeMutablePointer<UInt8>      // 64 (+ 4 slack) unquantised dual-plane weights
-    /// 2 planes × 80 unquantised grid weights (0…64); the 16 past the largest grid keep
+    private let rawWeights: UnsafeMutablePointer<UInt16>     // 64 (+ 4 slack) unquantised dual-plane weights
+    /// 2 planes × 80 unquantised grid weights (0…64), 16 bits each so a weight and its right
+    /// neighbour load as one 32-bit word (two lanes); the 16 past the largest grid keep
     /// values ≤ 64, so a neighbour read past a grid's end stays inside and multiplies a zero
     /// tap weight.
-    private let gridWeights: UnsafeMutablePointer<UInt8>
-    private let gridLanes: UnsafeMutablePointer<UInt64>      // 2 planes × 64: see ``ASTCBlockModes/infillLanes``
+    private let gridWeights: UnsafeMutablePointer<UInt16>
     private let texelLanes: UnsafeMutablePointer<UInt64>     // 144 texels: a 16-bit weight per channel
-    private let colourValues: UnsafeMutablePointer<UInt8>    // 18 (+ 4 slack) unquantised colour integers
+    private let colourValues: UnsafeMutablePointer<UInt16>   // 18 (+ 4 slack) unquantised colour integers
     /// Per partition: base (64·e0) and slope (e1 − e0) as four 16-bit lanes; see ``ASTCTexels``.
     private let endpointBase: UnsafeMutablePointer<UInt64>
     private let endpointSlope: UnsafeMutablePointer<UInt64>
@@ -97,8 +98,8 @@ public final class ASTCDecoder {
         })
         trits = copy(ASTCIntegerSequence.tritTable)
         quints = copy(ASTCIntegerSequence.quintTable)
-        colourUnquantised = copy(ASTCIntegerSequence.colourUnquantised)
-        weightUnquantised = copy(ASTCIntegerSequence.weightUnquantised)
+        colourUnquantised = copy(ASTCIntegerSequence.colourUnquantised.map(UInt16.init))
+        weightUnquantised = copy(ASTCIntegerSequence.weightUnquantised.map(UInt16.init))
         colourLevels = copy(ASTCIntegerSequence.colourLevels)
         /// Zero-filled per-block scratch of `count` values (read before written on some paths).
         func zeroed<T: FixedWidthInteger>(_ count: Int) -> UnsafeMutablePointer<T> {
@@ -108,7 +109,6 @@ public final class ASTCDecoder {
         }
         rawWeights = zeroed(72)
         gridWeights = zeroed(160)
-        gridLanes = zeroed(128)
         texelLanes = zeroed(144)
         colourValues = zeroed(32)
         endpointBase = zeroed(4)
@@ -123,7 +123,7 @@ public final class ASTCDecoder {
         descriptors.deallocate(); partitionMaps.deallocate(); partitionReady.deallocate()
         trits.deallocate(); quints.deallocate(); colourUnquantised.deallocate(); weightUnquantised.deallocate()
         colourLevels.deallocate()
-        rawWeights.deallocate(); gridWeights.deallocate(); gridLanes.deallocate(); texelLanes.deallocate()
+        rawWeights.deallocate(); gridWeights.deallocate(); texelLanes.deallocate()
         colourValues.deallocate(); endpointBase.deallocate(); endpointSlope.deallocate()
         texelBase.deallocate(); texelSlope.deallocate(); blockTexels.deallocate(); endpointModes.deallocate()
     }
@@ -257,10 +257,11 @@ public final class ASTCDecoder {
         } else if mode.infill < 0 {
             for t in 0..<texelCount { texelLanes[t] = UInt64(gridWeights[t]) &* 0x0001_0001_0001_0001 }
         } else {
-            gatherGridLanes(gridWeights, count: gridCount, width: Int(mode.gridWidth), into: gridLanes)
+            let width = Int(mode.gridWidth)
             let origins = modes.infillOrigins + Int(mode.infill), taps = modes.infillLanes + Int(mode.infill)
             for t in 0..<texelCount {
-                texelLanes[t] = ASTCBlockModes.infilled(gridLanes[Int(origins[t])], taps[t]) &* 0x0001_0001_0001_0001
+                texelLanes[t] = ASTCBlockModes.infilled(gridTaps(gridWeights, at: Int(origins[t]), width: width), taps[t])
+                    &* 0x0001_0001_0001_0001
             }
         }
 
@@ -286,37 +287,35 @@ public final class ASTCDecoder {
     /// where `second` has its 1.
     private func texelWeightLanes(dual mode: Descriptor, second: UInt64) {
         let first = 0x0001_0001_0001_0001 &- second
-        let gridCount = Int(mode.gridCount)
         if mode.infill < 0 {
             for t in 0..<texelCount {
                 texelLanes[t] = UInt64(rawWeights[2 * t]) &* first &+ UInt64(rawWeights[2 * t + 1]) &* second
             }
             return
         }
+        let gridCount = Int(mode.gridCount)
         let plane2 = gridWeights + 80
         for j in 0..<gridCount {
             gridWeights[j] = rawWeights[2 * j]
             plane2[j] = rawWeights[2 * j + 1]
         }
         let width = Int(mode.gridWidth)
-        gatherGridLanes(gridWeights, count: gridCount, width: width, into: gridLanes)
-        gatherGridLanes(plane2, count: gridCount, width: width, into: gridLanes + 64)
         let origins = modes.infillOrigins + Int(mode.infill), taps = modes.infillLanes + Int(mode.infill)
         for t in 0..<texelCount {
             let o = Int(origins[t]), tap = taps[t]
-            texelLanes[t] = ASTCBlockModes.infilled(gridLanes[o], tap) &* first
-                &+ ASTCBlockModes.infilled(gridLanes[64 + o], tap) &* second
+            texelLanes[t] = ASTCBlockModes.infilled(gridTaps(gridWeights, at: o, width: width), tap) &* first
+                &+ ASTCBlockModes.infilled(gridTaps(plane2, at: o, width: width), tap) &* second
         }
     }
 
-    /// Each grid weight with its right, lower and lower-right neighbours as four 16-bit
-    /// lanes: the four infill taps of a texel whose top-left tap it is. Reads up to
-    /// `count + width` (inside the zero-padded plane).
+    /// Grid weight `origin` with its right, lower and lower-right neighbours as four 16-bit
+    /// lanes (the four infill taps of a texel whose top-left tap it is): two unaligned 32-bit
+    /// loads. Reads up to `origin + width + 1`, inside the zero-padded plane.
     @inline(__always)
-    private func gatherGridLanes(_ g: UnsafeMutablePointer<UInt8>, count: Int, width: Int, into lanes: UnsafeMutablePointer<UInt64>) {
-        for j in 0..<count {
-            lanes[j] = UInt64(g[j]) | UInt64(g[j + 1]) << 16 | UInt64(g[j + width]) << 32 | UInt64(g[j + width + 1]) << 48
-        }
+    private func gridTaps(_ g: UnsafeMutablePointer<UInt16>, at origin: Int, width: Int) -> UInt64 {
+        let top = UInt32(littleEndian: UnsafeRawPointer(g + origin).loadUnaligned(as: UInt32.self))
+        let below = UInt32(littleEndian: UnsafeRawPointer(g + origin + width).loadUnaligned(as: UInt32.self))
+        return UInt64(top) | UInt64(below) << 32
     }
 
     @inline(__always) private func fill(_ texels: UnsafeMutablePointer<UInt32>, stride: Int, with word: UInt32) {
@@ -472,7 +471,7 @@ package enum ASTCEndpoints {
     /// Mode `mode`'s endpoints from its unquantised `values` as the decoder's lane words
     /// (``ASTCTexels``): `64·e0` and `e1 − e0`, a 16-bit lane per channel (R lowest).
     @inline(__always)
-    package static func lanes(mode: Int, values v: UnsafePointer<UInt8>) -> (base: UInt64, slope: UInt64) {
+    package static func lanes(mode: Int, values v: UnsafePointer<UInt16>) -> (base: UInt64, slope: UInt64) {
         var e0 = SIMD4<Int32>(0, 0, 0, 255), e1 = SIMD4<Int32>(0, 0, 0, 255)
         endpoints(mode: mode, values: v, e0: &e0, e1: &e1)
         return (unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e0 &* 64), to: UInt64.self),
@@ -480,7 +479,7 @@ package enum ASTCEndpoints {
     }
 
     /// The two 8-bit endpoints of mode `mode` (LDR modes per the specification's table).
-    package static func endpoints(mode: Int, values v: UnsafePointer<UInt8>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
+    package static func endpoints(mode: Int, values v: UnsafePointer<UInt16>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
         @inline(__always) func i(_ k: Int) -> Int32 { Int32(v[k]) }
         switch mode {
         case 0: // luminance

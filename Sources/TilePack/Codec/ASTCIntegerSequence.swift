@@ -215,15 +215,16 @@ extension ASTCIntegerSequence {
 
 extension ASTCIntegerSequence {
     /// Decodes `count` values at `level` from `x` (the sequence's first bit is bit 0) and
-    /// writes each value's entry in `table` (the level's unquantisation row), so the
-    /// decoder gets unquantised values in one pass. `out` needs room for 4 values past
+    /// writes each value's entry in `table` (the level's unquantisation row, widened to 16
+    /// bits so a weight grid's neighbours load as 16-bit lanes), so the decoder gets
+    /// unquantised values in one pass. `out` needs room for 4 values past
     /// `count`: whole trit and quint groups are written (the extra values are table entries
     /// too, never read). A partial last group leaves its missing trit or quint bits zero, as
     /// the specification says.
     /// Cost: a switch on the level, then per value a shift, a mask and a table load (per
     /// trit or quint group one more table row), every shift a constant.
     @inline(__always)
-    package static func decode(_ x: UInt128, count: Int, level: Int, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+    package static func decode(_ x: UInt128, count: Int, level: Int, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
                                trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
         switch level {
         case 0: plainValues(x, count: count, n: ASTCBits1.self, table: table, into: out)
@@ -251,7 +252,7 @@ extension ASTCIntegerSequence {
     }
 
     @inline(__always)
-    static func plainValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) {
+    static func plainValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>) {
         let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x
         for i in 0..<count {
@@ -262,7 +263,7 @@ extension ASTCIntegerSequence {
 
     /// Groups of five: 5n + 8 ≤ 38 bits, so one 64-bit word holds a group.
     @inline(__always)
-    static func tritValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+    static func tritValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
                            trits: UnsafePointer<UInt8>) {
         let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x, i = 0
@@ -284,7 +285,7 @@ extension ASTCIntegerSequence {
 
     /// Groups of three: 3n + 7 ≤ 22 bits.
     @inline(__always)
-    static func quintValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+    static func quintValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
                             quints: UnsafePointer<UInt8>) {
         let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x, i = 0

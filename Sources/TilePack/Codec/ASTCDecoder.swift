@@ -479,6 +479,8 @@ package enum ASTCEndpoints {
     }
 
     /// The two 8-bit endpoints of mode `mode` (LDR modes per the specification's table).
+    /// Every value is 0…255, so sums and products cannot overflow Int32: the arithmetic
+    /// wraps (`&+`, `&*`) to drop the overflow checks.
     package static func endpoints(mode: Int, values v: UnsafePointer<UInt16>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
         @inline(__always) func i(_ k: Int) -> Int32 { Int32(v[k]) }
         switch mode {
@@ -486,19 +488,19 @@ package enum ASTCEndpoints {
             e0 = SIMD4(i(0), i(0), i(0), 255); e1 = SIMD4(i(1), i(1), i(1), 255)
         case 1: // luminance, base + offset
             let l0 = (i(0) >> 2) | (i(1) & 0xC0)
-            let l1 = min(l0 + (i(1) & 0x3F), 255)
+            let l1 = min(l0 &+ (i(1) & 0x3F), 255)
             e0 = SIMD4(l0, l0, l0, 255); e1 = SIMD4(l1, l1, l1, 255)
         case 4: // luminance + alpha
             e0 = SIMD4(i(0), i(0), i(0), i(2)); e1 = SIMD4(i(1), i(1), i(1), i(3))
         case 5: // luminance + alpha, base + offset
             var (l0, l1) = transfer(base: i(0), offset: i(1))
             var (a0, a1) = transfer(base: i(2), offset: i(3))
-            l1 = clamp(l0 + l1); a1 = clamp(a0 + a1)
+            l1 = clamp(l0 &+ l1); a1 = clamp(a0 &+ a1)
             l0 = clamp(l0); a0 = clamp(a0)
             e0 = SIMD4(l0, l0, l0, a0); e1 = SIMD4(l1, l1, l1, a1)
         case 6: // RGB × scale
             e1 = SIMD4(i(0), i(1), i(2), 255)
-            e0 = SIMD4((i(0) * i(3)) >> 8, (i(1) * i(3)) >> 8, (i(2) * i(3)) >> 8, 255)
+            e0 = SIMD4((i(0) &* i(3)) >> 8, (i(1) &* i(3)) >> 8, (i(2) &* i(3)) >> 8, 255)
         case 8: // RGB direct
             rgba(SIMD4(i(0), i(2), i(4), 255), SIMD4(i(1), i(3), i(5), 255), e0: &e0, e1: &e1)
         case 9: // RGB base + offset
@@ -506,7 +508,7 @@ package enum ASTCEndpoints {
             e0[3] = 255; e1[3] = 255
         case 10: // RGB × scale + two alphas
             e1 = SIMD4(i(0), i(1), i(2), i(5))
-            e0 = SIMD4((i(0) * i(3)) >> 8, (i(1) * i(3)) >> 8, (i(2) * i(3)) >> 8, i(4))
+            e0 = SIMD4((i(0) &* i(3)) >> 8, (i(1) &* i(3)) >> 8, (i(2) &* i(3)) >> 8, i(4))
         case 12: // RGBA direct
             rgba(SIMD4(i(0), i(2), i(4), i(6)), SIMD4(i(1), i(3), i(5), i(7)), e0: &e0, e1: &e1)
         case 13: // RGBA base + offset
@@ -523,17 +525,17 @@ package enum ASTCEndpoints {
     @inline(__always) static func transfer(base: Int32, offset: Int32) -> (Int32, Int32) {
         let b = (base >> 1) | (offset & 0x80)
         var a = (offset >> 1) & 0x3F
-        if a & 0x20 != 0 { a -= 0x40 }
+        if a & 0x20 != 0 { a &-= 0x40 }
         return (b, a)
     }
 
     /// Blue contraction undone: R and G are stored as their average with B.
     @inline(__always) static func uncontract(_ c: SIMD4<Int32>) -> SIMD4<Int32> {
-        SIMD4((c[0] + c[2]) >> 1, (c[1] + c[2]) >> 1, c[2], c[3])
+        SIMD4((c[0] &+ c[2]) >> 1, (c[1] &+ c[2]) >> 1, c[2], c[3])
     }
 
     @inline(__always) static func rgba(_ c0: SIMD4<Int32>, _ c1: SIMD4<Int32>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
-        if c0[0] + c0[1] + c0[2] > c1[0] + c1[1] + c1[2] {
+        if c0[0] &+ c0[1] &+ c0[2] > c1[0] &+ c1[1] &+ c1[2] {
             e0 = uncontract(c1); e1 = uncontract(c0)
         } else {
             e0 = c0; e1 = c1
@@ -545,7 +547,7 @@ package enum ASTCEndpoints {
         for c in 0..<4 { (base[c], offset[c]) = transfer(base: b[c], offset: o[c]) }
         let end = base &+ offset
         var lo = base, hi = end
-        if offset[0] + offset[1] + offset[2] < 0 {
+        if offset[0] &+ offset[1] &+ offset[2] < 0 {
             lo = uncontract(end); hi = uncontract(base)
         }
         for c in 0..<4 { e0[c] = clamp(lo[c]); e1[c] = clamp(hi[c]) }

@@ -481,6 +481,7 @@ package enum ASTCEndpoints {
     /// The two 8-bit endpoints of mode `mode` (LDR modes per the specification's table).
     /// Every value is 0…255, so sums and products cannot overflow Int32: the arithmetic
     /// wraps (`&+`, `&*`) to drop the overflow checks.
+    @inline(__always)
     package static func endpoints(mode: Int, values v: UnsafePointer<UInt16>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
         @inline(__always) func i(_ k: Int) -> Int32 { Int32(v[k]) }
         switch mode {

@@ -276,8 +276,7 @@ public final class ASTCEncoder {
         fastChunk = copy(chunks)
         fastInfill = copy(infills)
         fastAverage = copy(averages)
-        gridValueF = .allocate(capacity: 64)
-        gridValueF.initialize(repeating: 0, count: 64)
+        gridValueF = .filled(64, with: 0)
         tapWeight = copy(weights)
         tapWeightF = copy(weights.map { Float($0) })
         inverseCoverage = copy(coverage)
@@ -365,55 +364,36 @@ public final class ASTCEncoder {
         distinctMasks = copy(masks)
         distinctSeeds = copy(maskSeeds)
         distinctCount = masks.count
-        texelSum = .allocate(capacity: 64)
-        texelSum.initialize(repeating: 0, count: 64)
-        screenIdeal = .allocate(capacity: 64)
-        lineLength2 = .allocate(capacity: 64)
-        screenIdealScaled = .allocate(capacity: 64)
-        lineLength2Scaled = .allocate(capacity: 64)
-        screenKinds = .allocate(capacity: 64)
-        screenKinds.initialize(repeating: SIMD4<Float>(), count: 64)
-        lengthKinds = .allocate(capacity: 64)
-        lengthKinds.initialize(repeating: SIMD4<Float>(), count: 64)
+        texelSum = .filled(64, with: 0)
+        screenIdeal = .filled(64, with: 0)
+        lineLength2 = .filled(64, with: 0)
+        screenIdealScaled = .filled(64, with: 0)
+        lineLength2Scaled = .filled(64, with: 0)
+        screenKinds = .filled(64, with: SIMD4<Float>())
+        lengthKinds = .filled(64, with: SIMD4<Float>())
         gridKinds = .allocate(capacity: 64)
-        screenIdeal.initialize(repeating: 0, count: 64)
-        lineLength2.initialize(repeating: 0, count: 64)
-        screenIdealScaled.initialize(repeating: 0, count: 64)
-        lineLength2Scaled.initialize(repeating: 0, count: 64)
         slotError = .allocate(capacity: max(slotCount, 1))
-        slotStamp = .allocate(capacity: max(slotCount, 1))
-        slotStamp.initialize(repeating: -1, count: max(slotCount, 1))
-        chromaEnds = .allocate(capacity: 4)
-        chromaEnds.initialize(repeating: SIMD4<Float>(0, 0, 0, 255), count: 4)
+        slotStamp = .filled(max(slotCount, 1), with: -1)
+        chromaEnds = .filled(4, with: SIMD4<Float>(0, 0, 0, 255))
         texels = .allocate(capacity: 64)
-        planes = .allocate(capacity: 64)
-        planes.initialize(repeating: SIMD4<Float>(), count: 64)
-        weightChunks = .allocate(capacity: 16)
-        weightChunks.initialize(repeating: SIMD4<Float>(), count: 16)
-        words = .allocate(capacity: 64)
-        words.initialize(repeating: 0, count: 64)
+        planes = .filled(64, with: SIMD4<Float>())
+        weightChunks = .filled(16, with: SIMD4<Float>())
+        words = .filled(64, with: 0)
         chunkCount = count / 4
         texelInts = .allocate(capacity: 64)
-        partitionOf = .allocate(capacity: 64)
-        partitionOf.initialize(repeating: 0, count: 64)
+        partitionOf = .filled(64, with: 0)
         ideal = .allocate(capacity: 64)
-        gridIdeal = .allocate(capacity: 64)
-        gridIdeal.initialize(repeating: 0, count: 64)
-        gridQ = .allocate(capacity: 64)
-        gridQ.initialize(repeating: 0, count: 64)
+        gridIdeal = .filled(64, with: 0)
+        gridQ = .filled(64, with: 0)
         texelW = .allocate(capacity: 64)
-        axisEnds = .allocate(capacity: 4)
-        axisEnds.initialize(repeating: SIMD4<Float>(), count: 4)
+        axisEnds = .filled(4, with: SIMD4<Float>())
         ends = .allocate(capacity: 4)
         decodedEnds = .allocate(capacity: 4)
         base = .allocate(capacity: 2)
         slope = .allocate(capacity: 2)
-        colourQ = .allocate(capacity: 16)
-        colourQ.initialize(repeating: 0, count: 16)
-        bestGridQ = .allocate(capacity: 64)
-        bestGridQ.initialize(repeating: 0, count: 64)
-        bestColourQ = .allocate(capacity: 16)
-        bestColourQ.initialize(repeating: 0, count: 16)
+        colourQ = .filled(16, with: 0)
+        bestGridQ = .filled(64, with: 0)
+        bestColourQ = .filled(16, with: 0)
     }
 
     deinit {
@@ -1504,5 +1484,15 @@ struct ASTCBitWriter {
             lo |= v << UInt64(position)
             if position + count > 64 { hi |= v >> UInt64(64 - position) }
         }
+    }
+}
+
+extension UnsafeMutablePointer {
+    /// A new buffer of `count` elements, each `value` (the encoder's scratch and tables).
+    /// Cost: one allocation, one pass.
+    fileprivate static func filled(_ count: Int, with value: Pointee) -> UnsafeMutablePointer {
+        let buffer = allocate(capacity: count)
+        buffer.initialize(repeating: value, count: count)
+        return buffer
     }
 }

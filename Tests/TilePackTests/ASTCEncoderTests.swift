@@ -43,7 +43,7 @@ import TilePackCore
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
     /// The opaque case pins the colour-scaled (mode 6) path, which only opaque blocks take.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "f1a750a18cf043a888c78f2f6c7097f09671fdb7002ec52129f53c1a2f9b4bdc"), (.astc6x6, .quality, false, "4910e34e693fd52c845b48cc0804f882dcbc8a4636b5ccca6c1914c5f9ed0853"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "744299a599c104b66197d1ff27990c1490f3f8a2c6025204ef5efe051d14e2d3")])
+    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "32629abf3f0ecfc15b6f08f2fc7a06c8df533e33b114120356410f5183eee56b"), (.astc6x6, .quality, false, "6a9e683f7fe877962b071655802dc343b426e28971eb27ed4e4903d44dab1f7b"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "468e44a615e93b8168c865d02c5db7d759c62b4a99e42d5b5b848b709a776270")])
     func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String) throws {
         let (w, h) = (48, 36)
         var image = Self.gradient(w, h, alpha: alpha)

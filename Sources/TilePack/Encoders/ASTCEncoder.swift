@@ -1091,6 +1091,7 @@ public final class ASTCEncoder {
     }
 
     /// Decoded texel weights (0…64) of `grid` through `c`'s infill taps, as the decoder does.
+    /// Cost: four taps a texel.
     @inline(__always)
     private func infillPlane(_ c: Candidate, from grid: UnsafeMutablePointer<UInt8>, into out: UnsafeMutablePointer<Int32>) {
         let values = weightValue + c.weightLevel * 32
@@ -1108,6 +1109,7 @@ public final class ASTCEncoder {
 
     /// Least-squares endpoints of all texels (one partition) for decoded `weights` (0…64);
     /// nil when the weights are too nearly constant to solve.
+    /// Cost: one pass over the texels.
     private func leastSquaresEnds(weights: UnsafeMutablePointer<Int32>) -> (SIMD4<Float>, SIMD4<Float>)? {
         var a00: Float = 0, a01: Float = 0, a11: Float = 0
         var b0 = SIMD4<Float>(), b1 = SIMD4<Float>()

@@ -875,7 +875,10 @@ extension PVRTCEncoder {
     /// again only when a word its footprint reads has moved); then the pair of words facing
     /// each other across the wrap (last and first of a row or column) together, at most one
     /// value of each word by ±1; then one more round of single words. Opaque, translucent and
-    /// punch-through words all move (opaque flags and modes stay).
+    /// punch-through words all move (opaque flags and modes stay). Then, ``seamWrapPasses``
+    /// times, every opaque pair across the wrap is re-fitted from both A/B orderings
+    /// (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``) and
+    /// the single moves run again around the pairs that changed.
     /// Cost: per group one exact decode of its footprint (49 or 77 pixels), then per channel
     /// and candidate about 15 SIMD operations a pixel, three times that per brightness move;
     /// a 256² tile encodes at about 0.7× the speed without it (BENCHMARKS.md, issue 11, third

@@ -63,6 +63,17 @@ public final class PVRTCEncoder {
     /// kept (+0.005); 8: band +0.33 dB but interior −0.03 dB on all three seam sources; 16
     /// loses the 256² set's 1 dB margin to BC1 (BENCHMARKS.md, issue 11, third pass).
     public var seamBandWeight: Int32 = 4
+    /// Fit-and-decode rounds per start of the wrap-pair refit (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``);
+    /// 0 turns the refit off. More rounds keep finding better pairs (prototype, one pass: 3 → 8
+    /// rounds took the Mont Blanc colour gap 3.28 → 3.23 dB; BENCHMARKS.md, issue 11, fifth pass).
+    public var seamWrapIterations = 8
+    /// Rounds of (every wrap-pair refit, then one round of single moves): 2 gave 3.09 dB on Mont
+    /// Blanc colour where 1 gave 3.15.
+    public var seamWrapPasses = 2
+    /// 1: the refit fits with the band weight of the objective; 2: also with twice it (three
+    /// more starts per pair): 3.05 dB instead of 3.09, but the encode then runs at ~0.70× of
+    /// main's instead of ~0.80×, past the ~1.3× budget.
+    public var seamWrapFitPasses = 1
     /// Passes the last `quality` encode ran.
     public private(set) var passesRun = 0
 
@@ -84,6 +95,7 @@ public final class PVRTCEncoder {
     var seamPixels: [SeamPixel] = []
     var seamChannels: [SeamChannel] = []
     var seamDirty: [Bool] = []
+    var seamWrapPixels: [SeamWrapPixel] = []
 
     public init() {}
 
@@ -863,7 +875,10 @@ extension PVRTCEncoder {
     /// again only when a word its footprint reads has moved); then the pair of words facing
     /// each other across the wrap (last and first of a row or column) together, at most one
     /// value of each word by ±1; then one more round of single words. Opaque, translucent and
-    /// punch-through words all move (opaque flags and modes stay).
+    /// punch-through words all move (opaque flags and modes stay). Then, ``seamWrapPasses``
+    /// times, every opaque pair across the wrap is re-fitted from both A/B orderings
+    /// (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``) and
+    /// the single moves run again around the pairs that changed.
     /// Cost: per group one exact decode of its footprint (49 or 77 pixels), then per channel
     /// and candidate about 15 SIMD operations a pixel, three times that per brightness move;
     /// a 256² tile encodes at about 0.7× the speed without it (BENCHMARKS.md, issue 11, third
@@ -921,6 +936,27 @@ extension PVRTCEncoder {
             }
         }
         singles()
+        // The pairs facing each other across the wrap, re-fitted from both A/B orderings; then
+        // one more round of single moves around the pairs that changed.
+        for _ in 0..<(seamWrapIterations > 0 ? seamWrapPasses : 0) {
+            if seamWrapPixels.count < 11 * 7 {
+                seamWrapPixels = [SeamWrapPixel](repeating: SeamWrapPixel(words: (0, 0, 0, 0), f: .zero, target: .zero, modulation: .zero,
+                                                                          weight0: 0, weight1: 0, importance: 0, visible: 0, chosen: 0,
+                                                                          restA: .zero, restB: .zero, alpha: .zero),
+                                                 count: 11 * 7)
+            }
+            for k in 0..<max(wordsWide, wordsHigh) {
+                if k < wordsHigh && seamWrapSolve(source, layout: layout, first: k * wordsWide + lastX, second: k * wordsWide,
+                                                  originX: lastX, originY: k, wordsAcross: 2, wordsDown: 1) {
+                    markAround(k * wordsWide + lastX); markAround(k * wordsWide)
+                }
+                if k < wordsWide && seamWrapSolve(source, layout: layout, first: lastY * wordsWide + k, second: k,
+                                                  originX: k, originY: lastY, wordsAcross: 1, wordsDown: 2) {
+                    markAround(lastY * wordsWide + k); markAround(k)
+                }
+            }
+            singles()
+        }
     }
 
     /// Code layout of colour channel `c` (0 R, 1 G, 2 B) in one half of a colour word:
@@ -1242,5 +1278,226 @@ extension PVRTCEncoder {
     @inline(__always) static func unpackLanes(_ v: UInt64) -> SIMD4<Int32> {
         SIMD4<Int32>(Int32(truncatingIfNeeded: v & 0xFFFF), Int32(truncatingIfNeeded: (v >> 16) & 0xFFFF),
                      Int32(truncatingIfNeeded: (v >> 32) & 0xFFFF), Int32(truncatingIfNeeded: v >> 48))
+    }
+}
+
+// MARK: Seam wrap solve
+
+extension PVRTCEncoder {
+    /// Per footprint pixel of a wrap pair (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``).
+    struct SeamWrapPixel {
+        /// Row-major indices of the four words the pixel's bilinear sum reads, and their weights (total 16).
+        var words: (Int, Int, Int, Int)
+        var f: SIMD4<Int32>
+        var target: SIMD4<Int32>
+        /// 0, 3, 5, 8 (or 0, 4, 4, 8 when the pixel's own word is punch-through).
+        var modulation: SIMD4<Int32>
+        /// Bilinear weights of the pair's first and second word at this pixel.
+        var weight0: Int32
+        var weight1: Int32
+        var importance: Int32
+        var visible: Int32
+        /// The modulation weight the pixel chose in the last exact decode.
+        var chosen: Int32
+        /// The bilinear sums of A and B without the pair's share (the other words never move here).
+        var restA: SIMD4<Int32>
+        var restB: SIMD4<Int32>
+        /// Squared alpha error per modulation value: the pair stays opaque, so it never changes here.
+        var alpha: SIMD4<Int32>
+    }
+
+    /// The opaque colour word with expanded lanes `a` (R5 G5 B, A's blue rounded to its 4-bit
+    /// code) and `b` (R5 G5 B5), keeping `mode` (bit 0, punch-through).
+    @inline(__always) static func seamOpaqueWord(_ a: SIMD4<Int32>, _ b: SIMD4<Int32>, mode: UInt32) -> UInt32 {
+        // The 4-bit code whose expansion c<<1 | c>>3 is nearest the lane.
+        var blue: Int32 = 0, nearest = Int32.max
+        for c in max(0, (a.z >> 1) - 1)...min(15, (a.z >> 1) + 1) {
+            let d = abs(((c << 1) | (c >> 3)) - a.z)
+            if d < nearest { nearest = d; blue = c }
+        }
+        let wa = 0x8000 | UInt32(truncatingIfNeeded: a.x) << 10 | UInt32(truncatingIfNeeded: a.y) << 5 | UInt32(truncatingIfNeeded: blue) << 1
+        let wb = 0x8000_0000 | UInt32(truncatingIfNeeded: b.x) << 26 | UInt32(truncatingIfNeeded: b.y) << 21 | UInt32(truncatingIfNeeded: b.z) << 16
+        return wa | wb | (mode & 1)
+    }
+
+    /// The two opaque words facing each other across the wrap (last and first of a row or
+    /// column), re-fitted together: started from the words as they are, with A and B of the
+    /// first swapped, and with those of the second swapped (which end carries which side's
+    /// colour decides which colours the band pixels between them mix, and no ±1 move crosses
+    /// that), each start alternates an exact decode (every footprint pixel choosing its best
+    /// modulation) with a band-weighted least-squares fit of the pair's R, G, B lanes to those
+    /// modulations, rounded; the best exact error seen is kept if it beats the words' own.
+    /// Cost: per start at most ``seamWrapIterations`` + 1 exact decodes of 77 pixels and as many
+    /// 4 × 4 solves per channel (a start stops at a fixed point), 3 starts per fit weight; with
+    /// the defaults the whole `quality` encode of a 256² tile runs at about 0.80–0.83× of its
+    /// speed without the refit (BENCHMARKS.md, issue 11, fifth pass).
+    func seamWrapSolve(_ source: UnsafeRawPointer, layout: PVRTCLayout, first: Int, second: Int,
+                       originX: Int, originY: Int, wordsAcross: Int, wordsDown: Int) -> Bool {
+        let opaque: UInt32 = 0x8000_8000
+        guard colourWords[first] & opaque == opaque, colourWords[second] & opaque == opaque else { return false }
+        let wordsWide = layout.wordsWide, width = layout.width, height = layout.height
+        let xMask = width - 1, yMask = height - 1
+        let wordXMask = wordsWide - 1, wordYMask = layout.wordsHigh - 1
+        let spanX = 4 * wordsAcross + 3, spanY = 4 * wordsDown + 3
+        let pixelCount = spanX * spanY
+        let band = seamBandWeight, iterations = seamWrapIterations
+        // The fit's own band weights: each gives its own three starts, all judged by the
+        // exact error at ``seamBandWeight`` (a heavier fit finds orderings the lighter misses).
+        let modulationPlain = SIMD4<Int32>(0, 3, 5, 8), modulationPunch = SIMD4<Int32>(0, 4, 4, 8)
+        @inline(__always) func channelError(_ ca: Int32, _ cb: Int32, _ m: SIMD4<Int32>, _ t: Int32) -> SIMD4<Int32> {
+            let a8 = (ca &>> 1) &+ (ca &>> 6), b8 = (cb &>> 1) &+ (cb &>> 6)
+            let d = ((SIMD4(repeating: a8) &* (8 &- m) &+ SIMD4(repeating: b8) &* m) &>> 3) &- t
+            return d &* d
+        }
+        var improved = false
+        colourWords.withUnsafeMutableBufferPointer { words in
+        lanesA.withUnsafeMutableBufferPointer { la in
+        lanesB.withUnsafeMutableBufferPointer { lb in
+        seamWrapPixels.withUnsafeMutableBufferPointer { px in
+            precondition(px.count >= pixelCount)
+            for j in 0..<spanY {
+                let y = (originY * 4 - 1 + j) & yMask
+                let ym = y - 2, yl = ym >> 2, yr = Int32(ym - 4 * yl)
+                let y0 = yl & wordYMask, y1 = (yl + 1) & wordYMask
+                for i in 0..<spanX {
+                    let x = (originX * 4 - 1 + i) & xMask
+                    let xm = x - 2, xl = xm >> 2, xr = Int32(xm - 4 * xl)
+                    let x0 = xl & wordXMask, x1 = (xl + 1) & wordXMask
+                    let n = (y0 * wordsWide + x0, y0 * wordsWide + x1, y1 * wordsWide + x0, y1 * wordsWide + x1)
+                    let f = SIMD4<Int32>((4 - xr) * (4 - yr), xr * (4 - yr), (4 - xr) * yr, xr * yr)
+                    @inline(__always) func weightOf(_ word: Int) -> Int32 {
+                        (n.0 == word ? f.x : 0) &+ (n.1 == word ? f.y : 0) &+ (n.2 == word ? f.z : 0) &+ (n.3 == word ? f.w : 0)
+                    }
+                    let p = y * width + x
+                    let t = Self.unpack(source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
+                    let punch = words[(y >> 2) * wordsWide + (x >> 2)] & 1 != 0
+                    let inBand = x < 2 || x >= width - 2 || y < 2 || y >= height - 2
+                    let w0 = weightOf(first), w1 = weightOf(second)
+                    let sa = Self.unpackLanes(la[n.0]) &* f.x &+ Self.unpackLanes(la[n.1]) &* f.y
+                        &+ Self.unpackLanes(la[n.2]) &* f.z &+ Self.unpackLanes(la[n.3]) &* f.w
+                    let sb = Self.unpackLanes(lb[n.0]) &* f.x &+ Self.unpackLanes(lb[n.1]) &* f.y
+                        &+ Self.unpackLanes(lb[n.2]) &* f.z &+ Self.unpackLanes(lb[n.3]) &* f.w
+                    let m = punch ? modulationPunch : modulationPlain
+                    let aa = (sa.w &>> 1) &+ (sa.w &>> 5), ab = (sb.w &>> 1) &+ (sb.w &>> 5)
+                    var alpha = ((SIMD4(repeating: aa) &* (8 &- m) &+ SIMD4(repeating: ab) &* m) &>> 3)
+                    if punch { alpha[2] = 0 }
+                    alpha = (alpha &- t.w) &* (alpha &- t.w)
+                    px[j * spanX + i] = SeamWrapPixel(words: n, f: f, target: t, modulation: m,
+                                                      weight0: w0, weight1: w1, importance: inBand ? band : 1, visible: t.w == 0 ? 0 : 1,
+                                                      chosen: 0,
+                                                      restA: sa &- Self.unpackLanes(la[first]) &* w0 &- Self.unpackLanes(la[second]) &* w1,
+                                                      restB: sb &- Self.unpackLanes(lb[first]) &* w0 &- Self.unpackLanes(lb[second]) &* w1,
+                                                      alpha: alpha)
+                }
+            }
+            /// Exact weighted error of the footprint under the current words; each pixel keeps its best modulation.
+            func decode() -> Int {
+                var total = 0
+                let a0 = Self.unpackLanes(la[first]), b0 = Self.unpackLanes(lb[first])
+                let a1 = Self.unpackLanes(la[second]), b1 = Self.unpackLanes(lb[second])
+                for q in 0..<pixelCount {
+                    let s = px[q]
+                    let sa = s.restA &+ a0 &* s.weight0 &+ a1 &* s.weight1, sb = s.restB &+ b0 &* s.weight0 &+ b1 &* s.weight1
+                    let m = s.modulation
+                    let e = (channelError(sa.x, sb.x, m, s.target.x) &+ channelError(sa.y, sb.y, m, s.target.y)
+                             &+ channelError(sa.z, sb.z, m, s.target.z)) &* s.visible &+ s.alpha
+                    var k = 0
+                    for c in 1..<4 where e[c] < e[k] { k = c }
+                    px[q].chosen = m[k]
+                    total &+= Int(e[k] &* s.importance)
+                }
+                return total
+            }
+            /// Least-squares R, G, B lanes of the pair for the modulations chosen in the last decode, rounded.
+            func fit(band fitBand: Int32) -> Bool {
+                // Decoded value ≈ (33/512)·((8−m)·ΣfA + m·ΣfB): the decoder's (s>>1)+(s>>6), then >>3.
+                let scale = 33.0 / 512.0
+                var matrix = SIMD16<Double>(repeating: 0)
+                var rhs = (SIMD4<Double>(repeating: 0), SIMD4<Double>(repeating: 0), SIMD4<Double>(repeating: 0))
+                for q in 0..<pixelCount {
+                    let s = px[q]
+                    let weight = Double((s.importance == 1 ? 1 : fitBand) * s.visible)
+                    if weight == 0 { continue }
+                    let m = s.chosen, w0 = s.weight0, w1 = s.weight1
+                    let coef = SIMD4<Double>(Double((8 - m) * w0), Double(m * w0), Double((8 - m) * w1), Double(m * w1)) * scale
+                    let constant = (SIMD4<Double>(s.restA) * Double(8 - m) + SIMD4<Double>(s.restB) * Double(m)) * scale
+                    let r = SIMD4<Double>(s.target) - constant
+                    for a in 0..<4 {
+                        for b in 0..<4 { matrix[a * 4 + b] += weight * coef[a] * coef[b] }
+                    }
+                    rhs.0 += coef * (weight * r.x)
+                    rhs.1 += coef * (weight * r.y)
+                    rhs.2 += coef * (weight * r.z)
+                }
+                let solved = (Self.solve4(matrix, rhs.0), Self.solve4(matrix, rhs.1), Self.solve4(matrix, rhs.2))
+                @inline(__always) func lane(_ v: Double) -> Int32 { v.isFinite ? Int32(max(0, min(31, v.rounded()))) : 0 }
+                @inline(__always) func lanes(_ u: Int) -> SIMD4<Int32> { SIMD4(lane(solved.0[u]), lane(solved.1[u]), lane(solved.2[u]), 0) }
+                let wordA = Self.seamOpaqueWord(lanes(0), lanes(1), mode: words[first])
+                let wordB = Self.seamOpaqueWord(lanes(2), lanes(3), mode: words[second])
+                if wordA == words[first] && wordB == words[second] { return false }
+                set(first, wordA); set(second, wordB)
+                return true
+            }
+            @inline(__always) func set(_ index: Int, _ word: UInt32) {
+                words[index] = word
+                la[index] = PVRTCColour.expandA(word)
+                lb[index] = PVRTCColour.expandB(word)
+            }
+            @inline(__always) func swapped(_ word: UInt32) -> UInt32 {
+                Self.seamOpaqueWord(Self.unpackLanes(PVRTCColour.expandB(word)), Self.unpackLanes(PVRTCColour.expandA(word)), mode: word)
+            }
+            let start = (words[first], words[second])
+            var best = Int.max, bestWords = start
+            for fitPass in 0..<seamWrapFitPasses {
+                let fitBand = fitPass == 0 ? band : 2 * band
+                for variant in 0..<3 {
+                    set(first, variant == 1 ? swapped(start.0) : start.0)
+                    set(second, variant == 2 ? swapped(start.1) : start.1)
+                    for iteration in 0...iterations {
+                        let e = decode()
+                        if e < best { best = e; bestWords = (words[first], words[second]) }
+                        // A fit that returns the same words is a fixed point: the next decode would repeat.
+                        if iteration == iterations || !fit(band: fitBand) { break }
+                    }
+                }
+            }
+            set(first, bestWords.0); set(second, bestWords.1)
+            improved = bestWords != start
+        }
+        }
+        }
+        }
+        return improved
+    }
+
+    /// Solves the symmetric 4 × 4 system `m x = r` (row-major) by Gaussian elimination with a small
+    /// ridge (a word reaching few footprint pixels leaves the system near singular).
+    static func solve4(_ m: SIMD16<Double>, _ r: SIMD4<Double>) -> SIMD4<Double> {
+        var a = m, b = r
+        for i in 0..<4 { a[i * 4 + i] += 1e-3 }
+        for col in 0..<4 {
+            var pivot = col
+            for row in (col + 1)..<4 where abs(a[row * 4 + col]) > abs(a[pivot * 4 + col]) { pivot = row }
+            if pivot != col {
+                for k in 0..<4 { let t = a[col * 4 + k]; a[col * 4 + k] = a[pivot * 4 + k]; a[pivot * 4 + k] = t }
+                let t = b[col]; b[col] = b[pivot]; b[pivot] = t
+            }
+            let d = a[col * 4 + col]
+            if d == 0 { continue }
+            for row in (col + 1)..<4 {
+                let factor = a[row * 4 + col] / d
+                if factor == 0 { continue }
+                for k in col..<4 { a[row * 4 + k] -= factor * a[col * 4 + k] }
+                b[row] -= factor * b[col]
+            }
+        }
+        var x = SIMD4<Double>(repeating: 0)
+        for row in stride(from: 3, through: 0, by: -1) {
+            var s = b[row]
+            for k in (row + 1)..<4 { s -= a[row * 4 + k] * x[k] }
+            let d = a[row * 4 + row]
+            x[row] = d == 0 ? 0 : s / d
+        }
+        return x
     }
 }

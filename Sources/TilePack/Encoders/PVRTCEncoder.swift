@@ -924,16 +924,23 @@ extension PVRTCEncoder {
                 }
             }
         }
+        /// Runs `move` on every pair of words facing each other across the wrap (last and first of
+        /// row k, then of column k, k ascending) and marks both words' neighbours after a move.
+        func forEachWrapPair(_ move: (_ first: Int, _ second: Int, _ originX: Int, _ originY: Int,
+                                      _ wordsAcross: Int, _ wordsDown: Int) -> Bool) {
+            for k in 0..<max(wordsWide, wordsHigh) {
+                if k < wordsHigh && move(k * wordsWide + lastX, k * wordsWide, lastX, k, 2, 1) {
+                    markAround(k * wordsWide + lastX); markAround(k * wordsWide)
+                }
+                if k < wordsWide && move(lastY * wordsWide + k, k, k, lastY, 1, 2) {
+                    markAround(lastY * wordsWide + k); markAround(k)
+                }
+            }
+        }
         for _ in 0..<maximumSeamRounds { singles() }
-        for k in 0..<max(wordsWide, wordsHigh) {
-            if k < wordsHigh && seamMove(source, layout: layout, first: k * wordsWide + lastX, second: k * wordsWide,
-                                         originX: lastX, originY: k, wordsAcross: 2, wordsDown: 1) {
-                markAround(k * wordsWide + lastX); markAround(k * wordsWide)
-            }
-            if k < wordsWide && seamMove(source, layout: layout, first: lastY * wordsWide + k, second: k,
-                                         originX: k, originY: lastY, wordsAcross: 1, wordsDown: 2) {
-                markAround(lastY * wordsWide + k); markAround(k)
-            }
+        forEachWrapPair { first, second, originX, originY, wordsAcross, wordsDown in
+            seamMove(source, layout: layout, first: first, second: second, originX: originX, originY: originY,
+                     wordsAcross: wordsAcross, wordsDown: wordsDown)
         }
         singles()
         // The pairs facing each other across the wrap, re-fitted from both A/B orderings; then
@@ -945,15 +952,9 @@ extension PVRTCEncoder {
                                                                           restA: .zero, restB: .zero, alpha: .zero),
                                                  count: 11 * 7)
             }
-            for k in 0..<max(wordsWide, wordsHigh) {
-                if k < wordsHigh && seamWrapSolve(source, layout: layout, first: k * wordsWide + lastX, second: k * wordsWide,
-                                                  originX: lastX, originY: k, wordsAcross: 2, wordsDown: 1) {
-                    markAround(k * wordsWide + lastX); markAround(k * wordsWide)
-                }
-                if k < wordsWide && seamWrapSolve(source, layout: layout, first: lastY * wordsWide + k, second: k,
-                                                  originX: k, originY: lastY, wordsAcross: 1, wordsDown: 2) {
-                    markAround(lastY * wordsWide + k); markAround(k)
-                }
+            forEachWrapPair { first, second, originX, originY, wordsAcross, wordsDown in
+                seamWrapSolve(source, layout: layout, first: first, second: second, originX: originX, originY: originY,
+                              wordsAcross: wordsAcross, wordsDown: wordsDown)
             }
             singles()
         }
@@ -1078,25 +1079,8 @@ extension PVRTCEncoder {
                     }
                     return total
                 }
-                var best = cost(start)
-                var bestCodes = start
                 let top = SIMD4<Int32>((1 << fieldA0.bits) - 1, (1 << fieldB0.bits) - 1, (1 << fieldA1.bits) - 1, (1 << fieldB1.bits) - 1)
-                let span: Int32 = second == nil ? 0 : 1
-                for d3 in -span...span {
-                    for d2 in -span...span {
-                        for d1: Int32 in -1...1 {
-                            // A pair moves at most one value of each word: the 56 moves that change
-                            // both A and B of a word with the other word gained nothing measurable.
-                            for d0: Int32 in -1...1 where (d0 != 0 || d1 != 0 || d2 != 0 || d3 != 0)
-                                && (second == nil || ((d0 == 0 || d1 == 0) && (d2 == 0 || d3 == 0))) {
-                                let codes = start &+ SIMD4(d0, d1, d2, d3)
-                                if any(codes .< 0) || any(codes .> top) { continue }
-                                let e = cost(codes)
-                                if e < best { best = e; bestCodes = codes }
-                            }
-                        }
-                    }
-                }
+                let bestCodes = Self.seamBestMove(start, top: top, pair: second != nil, cost: cost)
                 if bestCodes == start { continue }
                 moved = true
                 Self.seamStore(words, la, lb, first, c, codeA: bestCodes.x, codeB: bestCodes.y)
@@ -1164,24 +1148,10 @@ extension PVRTCEncoder {
                     }
                     return total
                 }
-                var best = cost(start), bestCodes = start
                 // A half without an alpha field cannot move (top 0); the unused second word neither.
                 let limit = SIMD4<Int32>(bits.x == 0 ? 0 : 7, bits.y == 0 ? 0 : 7,
                                          second == nil || bits.z == 0 ? 0 : 7, second == nil || bits.w == 0 ? 0 : 7)
-                let span: Int32 = second == nil ? 0 : 1
-                for d3 in -span...span {
-                    for d2 in -span...span {
-                        for d1: Int32 in -1...1 {
-                            for d0: Int32 in -1...1 where (d0 != 0 || d1 != 0 || d2 != 0 || d3 != 0)
-                                && (second == nil || ((d0 == 0 || d1 == 0) && (d2 == 0 || d3 == 0))) {
-                                let codes = start &+ SIMD4(d0, d1, d2, d3)
-                                if any(codes .< 0) || any(codes .> limit) { continue }
-                                let e = cost(codes)
-                                if e < best { best = e; bestCodes = codes }
-                            }
-                        }
-                    }
-                }
+                let bestCodes = Self.seamBestMove(start, top: limit, pair: second != nil, cost: cost)
                 if bestCodes != start {
                     moved = true
                     @inline(__always) func store(_ index: Int, _ a: Int32, _ b: Int32, _ fa: (shift: UInt32, bits: Int32),
@@ -1258,6 +1228,32 @@ extension PVRTCEncoder {
         }
         }
         return moved
+    }
+
+    /// The best of the ±1 moves of `start` (A and B codes of a group's first word, then of its
+    /// second) by `cost`, every code kept within 0...`top`, or `start` when none beats it. A
+    /// single word (`pair` false; lanes 2 and 3 unused) moves A and/or B; a pair moves at most
+    /// one value of each word: the 56 moves that change both A and B of a word with the other
+    /// word gained nothing measurable.
+    /// Cost: `cost` once for the start and once per move inside the range (8 single, 24 pair).
+    @inline(__always) static func seamBestMove(_ start: SIMD4<Int32>, top: SIMD4<Int32>, pair: Bool,
+                                               cost: (SIMD4<Int32>) -> Int) -> SIMD4<Int32> {
+        var best = cost(start), bestCodes = start
+        let span: Int32 = pair ? 1 : 0
+        for d3 in -span...span {
+            for d2 in -span...span {
+                for d1: Int32 in -1...1 {
+                    for d0: Int32 in -1...1 where (d0 != 0 || d1 != 0 || d2 != 0 || d3 != 0)
+                        && (!pair || ((d0 == 0 || d1 == 0) && (d2 == 0 || d3 == 0))) {
+                        let codes = start &+ SIMD4(d0, d1, d2, d3)
+                        if any(codes .< 0) || any(codes .> top) { continue }
+                        let e = cost(codes)
+                        if e < best { best = e; bestCodes = codes }
+                    }
+                }
+            }
+        }
+        return bestCodes
     }
 
     /// Writes channel `c`'s A and B codes into `words[index]` (in that half's own layout) and

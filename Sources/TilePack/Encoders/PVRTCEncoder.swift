@@ -1449,20 +1449,24 @@ extension PVRTCEncoder {
                     let m = s.modulation
                     let e = (channelError(sa.x, sb.x, m, s.target.x) &+ channelError(sa.y, sb.y, m, s.target.y)
                              &+ channelError(sa.z, sb.z, m, s.target.z)) &* s.visible &+ s.alpha
-                    var k = 0
-                    for c in 1..<4 where e[c] < e[k] { k = c }
-                    total &+= Int(e[k] &* s.importance)
-                    if m[k] != s.chosen {
+                    // The first smallest error and its modulation, by fixed lanes (selects, not
+                    // a loop over lane indices, which went through memory and mispredicted).
+                    var least = e.x, chosen = m.x
+                    if e.y < least { least = e.y; chosen = m.y }
+                    if e.z < least { least = e.z; chosen = m.z }
+                    if e.w < least { least = e.w; chosen = m.w }
+                    total &+= Int(least &* s.importance)
+                    if chosen != s.chosen {
                         if s.visible != 0 {
                             if s.importance == 1 {
                                 if s.chosen >= 0 { interiorSums.add(s, modulation: s.chosen, sign: -1) }
-                                interiorSums.add(s, modulation: m[k], sign: 1)
+                                interiorSums.add(s, modulation: chosen, sign: 1)
                             } else {
                                 if s.chosen >= 0 { bandSums.add(s, modulation: s.chosen, sign: -1) }
-                                bandSums.add(s, modulation: m[k], sign: 1)
+                                bandSums.add(s, modulation: chosen, sign: 1)
                             }
                         }
-                        px[q].chosen = m[k]
+                        px[q].chosen = chosen
                     }
                 }
                 return total

@@ -1484,13 +1484,7 @@ public final class ASTCEncoder {
                 ideal[t] = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
             }
         }
-        average(ideal, onto: c)
-        backProject(ideal, onto: c)
-        let table = weightQuant + c.weightLevel * 65
-        for i in 0..<c.gridCount {
-            let v = Int(gridIdeal[i] * 64 + 0.5)
-            gridQ[i] = table[min(max(v, 0), 64)]
-        }
+        quantiseGrid(c, ideal, into: gridQ)
         infill(c)
     }
 

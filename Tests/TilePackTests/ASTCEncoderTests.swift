@@ -66,7 +66,7 @@ import TilePackCore
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
     /// The opaque case pins the colour-scaled (mode 6) path, which only opaque blocks take.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "32629abf3f0ecfc15b6f08f2fc7a06c8df533e33b114120356410f5183eee56b"), (.astc6x6, .quality, false, "c9ce409caacd47b842e6904d208d84c074545bca34edee1d071c3e21170ebb61"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "468e44a615e93b8168c865d02c5db7d759c62b4a99e42d5b5b848b709a776270")])
+    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "9e4a398fe85f07e17775f877c841aea4bffebfe3527ba3b43d1b34588b16c655"), (.astc6x6, .quality, false, "1b934ab440df1dab4518397dd7a25623f2e6c9b763f5dfc9b5c69c48dde29312"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "a24ce285230dcf2702c5722690148c2402ea892fc2a53874048aecaa459b7bfe")])
     func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String) throws {
         let (w, h) = (48, 36)
         var image = Self.gradient(w, h, alpha: alpha)

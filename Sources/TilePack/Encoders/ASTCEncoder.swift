@@ -26,10 +26,10 @@ import TilePackCodec
 ///   others fit one dual-plane layout, that channel on its own weight grid
 ///   (``fitDual(_:channel:refits:)``, no weight steps), and blocks still over the limit try
 ///   two partitions: the three seeds whose maps best match a 2-means clustering of the
-///   texels, each layout estimated the same way plus the off-line error, the best fitted
-///   exactly. Opaque blocks also rank colour-scaled endpoints (mode 6, refitted on the line
-///   through black) and, at two partitions, mixed modes (one partition mode 6, the other
-///   mode 8); one pass over a grid's taps estimates every kind. Only exact decoded errors
+///   texels, each layout estimated the same way plus the off-line error, the best two of
+///   the per-seed, per-kind bests fitted exactly. Opaque blocks also rank colour-scaled
+///   endpoints (mode 6, refitted on the line through black) and, at two partitions, mixed
+///   modes (one partition mode 6, the other mode 8); one pass over a grid's taps estimates every kind. Only exact decoded errors
 ///   (the decoder's integer interpolation) pick the block.
 ///
 /// Cost: no allocation per block; tables (layouts, quantisers, infill taps, partition
@@ -680,7 +680,7 @@ public final class ASTCEncoder {
         // off-line term assumes), and gating at 1 × skipped fits that won (terrain1024
         // +0.07 dB, astronaut512 +0.09 dB). The best two picks are fitted exactly: they differ
         // in seed or kind, and the estimate often ranks the winner second (fitting only the
-        // best pick: terrain1024 −0.024 dB, astronaut512 −0.023 dB, for ~1 % less time).
+        // best pick: terrain1024 −0.024 dB, astronaut512 −0.023 dB, for ~1–2 % less user CPU).
         let seeds = clusterSeeds()
         let gate = Float(best.error) * 1.5
         var pick = (TwoPartitionPick(estimate: gate), TwoPartitionPick(estimate: gate))

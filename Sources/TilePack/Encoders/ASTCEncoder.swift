@@ -26,10 +26,10 @@ import TilePackCodec
 ///   others fit one dual-plane layout, that channel on its own weight grid
 ///   (``fitDual(_:channel:refits:)``, no weight steps), and blocks still over the limit try
 ///   two partitions: the three seeds whose maps best match a 2-means clustering of the
-///   texels, each layout estimated the same way plus the off-line error, the best two of
-///   the per-seed, per-kind bests fitted exactly. Opaque blocks also rank colour-scaled
-///   endpoints (mode 6, refitted on the line through black) and, at two partitions, mixed
-///   modes (one partition mode 6, the other mode 8); one pass over a grid's taps estimates every kind. Only exact decoded errors
+///   texels, each layout estimated the same way plus the off-line error, the best fitted
+///   exactly. Opaque blocks also rank colour-scaled endpoints (mode 6, refitted on the line
+///   through black) and, at two partitions, mixed modes (one partition mode 6, the other
+///   mode 8); one pass over a grid's taps estimates every kind. Only exact decoded errors
 ///   (the decoder's integer interpolation) pick the block.
 ///
 /// Cost: no allocation per block; tables (layouts, quantisers, infill taps, partition
@@ -673,17 +673,13 @@ public final class ASTCEncoder {
         if best.error <= errorLimit || partitionCandidates.isEmpty { return packBest(best, opaque: opaque) }
 
         // Two partitions: the seeds whose maps best match a 2-means clustering of the texels,
-        // each layout ranked by the estimate (its off-line error included, which one
-        // partition's ranking could leave out). The best layout of each seed and endpoint kind
-        // is a pick when its estimate is under 1.5 × the best exact error so far: the estimate
-        // runs high at two partitions (the refit moves each line off the principal one that its
-        // off-line term assumes), and gating at 1 × skipped fits that won (terrain1024
-        // +0.07 dB, astronaut512 +0.09 dB). The best two picks are fitted exactly: they differ
-        // in seed or kind, and the estimate often ranks the winner second (fitting only the
-        // best pick: terrain1024 −0.024 dB, astronaut512 −0.023 dB, for ~1–2 % less user CPU).
+        // each ranked by the estimate (its off-line error included, which one partition's
+        // ranking could leave out); the best pair is fitted exactly when its estimate is under
+        // 1.5 × the best exact error so far: the estimate runs high at two partitions (the
+        // refit moves each line off the principal one that its off-line term assumes), and
+        // gating at 1 × skipped fits that won (terrain1024 +0.07 dB, astronaut512 +0.09 dB).
         let seeds = clusterSeeds()
-        let gate = Float(best.error) * 1.5
-        var pick = (TwoPartitionPick(estimate: gate), TwoPartitionPick(estimate: gate))
+        var pickSeed = -1, pickLayout = 0, pickEstimate = Float(best.error) * 1.5, pickMixed = 0
         for k in 0..<3 where seeds[k] >= 0 {
             setPartitions(count: 2, mask: partitionMasks[seeds[k]])
             let line = idealWeights(axisEnds, partitions: 2, into: screenIdeal, lengths: lineLength2)
@@ -696,39 +692,30 @@ public final class ASTCEncoder {
                 mixedOffLine = setMixed(direct: line.split, scaled: scaledLine.split)
             }
             fillKinds(mixed: opaque)
-            // This seed's best layout per kind; a layout can only become a pick under the
-            // second pick's estimate from the earlier seeds (exact pruning: a smaller bound
-            // would only cost time).
-            let bound = pick.1.estimate
-            guard min(line.offLine, scaledOffLine, mixedOffLine) < bound else { continue }
-            var kindBest = SIMD4<Float>(repeating: bound), kindLayout = SIMD4<Int32>(repeating: -1)
+            guard min(line.offLine, scaledOffLine, mixedOffLine) < pickEstimate else { continue }
             for (i, c) in partitionCandidates.enumerated() {
                 if c.kind != 0 && !opaque { break }
                 let offLine = c.scaled ? scaledOffLine : c.mixed ? mixedOffLine : line.offLine
                 let rounding = estimate(c, opaque: opaque)
-                guard offLine + rounding < kindBest[c.kind] else { continue }
+                guard offLine + rounding < pickEstimate else { continue }
                 let e = offLine + gridError(c) + rounding
-                if e < kindBest[c.kind] { kindBest[c.kind] = e; kindLayout[c.kind] = Int32(i) }
-            }
-            for kind in 0..<3 where kindLayout[kind] >= 0 {
-                let p = TwoPartitionPick(estimate: kindBest[kind], seed: seeds[k], layout: Int(kindLayout[kind]), mixedScaled: mixedScaled)
-                if p.estimate < pick.0.estimate { pick = (p, pick.0) } else if p.estimate < pick.1.estimate { pick.1 = p }
+                if e < pickEstimate { (pickSeed, pickLayout, pickEstimate, pickMixed) = (seeds[k], i, e, mixedScaled) }
             }
         }
-        for p in [pick.0, pick.1] where p.seed >= 0 {
-            let c = partitionCandidates[p.layout]
-            setPartitions(count: 2, mask: partitionMasks[p.seed])
-            if c.kind != 0 { setChromaEnds(partitions: 2, mask: partitionMasks[p.seed]) }
-            mixedScaled = p.mixedScaled
+        if pickSeed >= 0 {
+            let c = partitionCandidates[pickLayout]
+            setPartitions(count: 2, mask: partitionMasks[pickSeed])
+            if c.kind != 0 { setChromaEnds(partitions: 2, mask: partitionMasks[pickSeed]) }
+            mixedScaled = pickMixed
             var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
             if e < best.error * 2 {
                 e = refineWeights(c, partitions: 2, error: e)
-                if e < best.error { keep(&best, c, partitions: 2, seed: p.seed, error: e) }
+                if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
                 let before = e
                 e = refitToWeights(c, partitions: 2, opaque: opaque)
                 if e < before { e = refineWeights(c, partitions: 2, error: e) }
             }
-            if e < best.error { keep(&best, c, partitions: 2, seed: p.seed, error: e) }
+            if e < best.error { keep(&best, c, partitions: 2, seed: pickSeed, error: e) }
         }
         return packBest(best, opaque: opaque)
     }
@@ -1007,15 +994,6 @@ public final class ASTCEncoder {
             }
         }
         return seeds
-    }
-
-    /// A two-partition layout worth fitting: its estimate, seed, index in
-    /// `partitionCandidates` and (mixed layouts) the colour-scaled partition; seed −1 when none.
-    struct TwoPartitionPick {
-        var estimate: Float
-        var seed = -1
-        var layout = 0
-        var mixedScaled = 0
     }
 
     struct Best {

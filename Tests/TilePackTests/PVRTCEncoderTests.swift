@@ -230,4 +230,26 @@ import Darwin
         // 16 pixels with one channel off by 10, over the 112 edge pixels × 3 channels.
         #expect(abs(q.edge - ImageQuality.psnr(16 * 100, (256 - 144) * 3)) < 1e-9)
     }
+
+    /// The wrap refit's Cholesky solve: a well-conditioned symmetric positive-definite system
+    /// (entries ~10⁴, so the 10⁻³ ridge moves the answer by ~10⁻⁷) gives back the three known
+    /// solutions, one per colour lane; an all-zero system (a pair whose footprint is all
+    /// transparent) gives zeros, not NaN.
+    @Test func wrapRefitSolveRecoversKnownSolutions() {
+        let b: [[Double]] = [[90, 12, -7, 30], [5, 110, 20, -14], [-16, 8, 95, 11], [22, -9, 13, 120]]
+        // m = bᵀb: symmetric positive definite.
+        var rows = [SIMD4<Double>](repeating: .zero, count: 4)
+        for i in 0..<4 { for j in 0..<4 { for k in 0..<4 { rows[i][j] += b[k][i] * b[k][j] } } }
+        let x: [SIMD4<Double>] = [SIMD4(3, -2, 17, 0), SIMD4(0.5, 31, 4, 0), SIMD4(12, 7, -6, 0), SIMD4(-1, 9, 25, 0)]
+        // Right-hand sides per channel: lane u of `r` is row u of m·x_R.
+        var rhs = [SIMD4<Double>](repeating: .zero, count: 3)
+        for c in 0..<3 { for u in 0..<4 { for k in 0..<4 { rhs[c][u] += rows[u][k] * x[k][c] } } }
+        let solved = PVRTCEncoder.solveSymmetric4(rows[0], rows[1], rows[2], rows[3], rhs[0], rhs[1], rhs[2])
+        let got = [solved.0, solved.1, solved.2, solved.3]
+        for k in 0..<4 {
+            for c in 0..<3 { #expect(abs(got[k][c] - x[k][c]) < 1e-4, "unknown \(k) channel \(c): \(got[k][c]) vs \(x[k][c])") }
+        }
+        let zero = PVRTCEncoder.solveSymmetric4(.zero, .zero, .zero, .zero, .zero, .zero, .zero)
+        for v in [zero.0, zero.1, zero.2, zero.3] { #expect(v == .zero) }
+    }
 }

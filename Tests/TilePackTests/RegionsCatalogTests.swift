@@ -76,7 +76,7 @@ import Testing
 
     @Test func sampleCatalogLoads() throws {
         let catalog = try #require(try Catalog.load(libraryDirectory: Self.sampleDirectory))
-        #expect(catalog.version == 1)
+        #expect(catalog.version == 2 && catalog.serial == 1)
         #expect(catalog.freeMaxZoom == 10)
         #expect(catalog.products.map(\.kind) == [.region, .region, .bundle, .subscription])
         let chamonix = try #require(catalog.product(id: Self.chamonixID))
@@ -173,8 +173,16 @@ import Testing
                        kind: .unknownField, field: "products[0].minZoom", detail: "is not a field of the catalog schema"),
             BadCatalog(label: "unknown top-level field", json: catalogJSON([], top: "\"version\": 1, \"free_max_zoom\": 3, \"extra\": 1"),
                        kind: .unknownField, field: "extra", detail: "is not a field"),
-            BadCatalog(label: "version 2", json: catalogJSON([], top: "\"version\": 2, \"free_max_zoom\": 3"),
-                       kind: .unsupportedVersion, field: "version", detail: "2 is not supported (this tilepack reads version 1)"),
+            BadCatalog(label: "version 3", json: catalogJSON([], top: "\"version\": 3, \"free_max_zoom\": 3"),
+                       kind: .unsupportedVersion, field: "version", detail: "3 is not supported (this tilepack reads versions 1 and 2)"),
+            BadCatalog(label: "version 2 without serial", json: catalogJSON([], top: "\"version\": 2, \"free_max_zoom\": 3"),
+                       kind: .malformed, field: "serial", detail: "is missing"),
+            BadCatalog(label: "version 2 serial zero", json: catalogJSON([], top: "\"version\": 2, \"serial\": 0, \"free_max_zoom\": 3"),
+                       kind: .invalidValue, field: "serial", detail: "0 is outside 1…2^53"),
+            BadCatalog(label: "serial in version 1", json: catalogJSON([], top: "\"version\": 1, \"serial\": 4, \"free_max_zoom\": 3"),
+                       kind: .unknownField, field: "serial", detail: "is not a field"),
+            BadCatalog(label: "archive hash not hex", json: catalogJSON([], top: "\"version\": 2, \"serial\": 1, \"archive_sha256\": {\"a.mbtiles\": \"XYZ\"}, \"free_max_zoom\": 3"),
+                       kind: .invalidValue, field: "archive_sha256[\"a.mbtiles\"]", detail: "\"XYZ\" is not 64 lowercase hex digits"),
             BadCatalog(label: "free zoom out of range", json: catalogJSON([], top: "\"version\": 1, \"free_max_zoom\": 30"),
                        kind: .badZoomRange, field: "free_max_zoom", detail: "30 is outside 0…24"),
             BadCatalog(label: "zoom range inverted", json: c([p("a", ["minzoom": "12", "maxzoom": "10"])]),

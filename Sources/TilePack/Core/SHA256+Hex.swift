@@ -22,9 +22,14 @@ extension SHA256.Digest {
 package enum FileDigest {
     /// Lowercase hex SHA-256 of a file's bytes, read in 1 MiB chunks (bounded memory).
     package static func sha256(path: String) throws(InputFileError) -> String {
-        let fd = open(path, O_RDONLY)
+        // O_NONBLOCK so a FIFO cannot hang the open; only regular files are hashed.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot open for reading (errno \(errno))") }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw InputFileError(path: path, problem: "is not a regular file")
+        }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {

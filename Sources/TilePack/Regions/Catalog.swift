@@ -29,12 +29,22 @@ import TilePackCore
 public struct Catalog: Sendable, Codable {
     /// The file's name in a library directory.
     public static let fileName = "catalog.json"
-    /// The schema version this tilepack reads and writes.
-    public static let currentVersion = 1
+    /// The schema version this tilepack writes. Version 1 (no `serial`, no archive hashes)
+    /// still loads, unsigned, in a library without trust anchors.
+    public static let currentVersion = 2
     /// Larger catalog files are refused before being read (a catalog is kilobytes).
     public static let maxFileBytes = 16 << 20
 
     public let version: Int
+    /// Version 2: the publisher's edition number, 1…2^53. A device refuses a signed catalog
+    /// whose serial is lower than one it has already accepted (a replayed older catalog).
+    /// nil in version 1.
+    public let serial: Int64?
+    /// Version 2: the SHA-256 (lowercase hex) of each master archive a product names, by file
+    /// name. An entitlement covers an archive only when the file's hash is this one, so a
+    /// product cannot be made to open some other archive renamed to its name. Required for
+    /// every archive of a signed catalog (`tilepack catalog sign` fills it in).
+    public private(set) var archiveSHA256: [String: String]
     /// Zooms up to this one are shown everywhere without purchase (0…24).
     public let freeMaxZoom: Int
     /// In file order.
@@ -46,8 +56,11 @@ public struct Catalog: Sendable, Codable {
     let coverage: [[Int]]
 
     enum Key: String, CodingKey, CaseIterable {
-        case version, freeMaxZoom = "free_max_zoom", products
+        case version, serial, archiveSHA256 = "archive_sha256", freeMaxZoom = "free_max_zoom", products
     }
+
+    /// The largest serial: JSON numbers stay exact up to 2^53 in every reader.
+    public static let maxSerial: Int64 = 1 << 53
 
     // MARK: - Loading
 
@@ -85,12 +98,34 @@ public struct Catalog: Sendable, Codable {
     }
 
     public init(from decoder: any Decoder) throws {
-        try Product.refuseUnknownKeys(decoder, known: Key.allCases.map(\.rawValue))
         let c = try decoder.container(keyedBy: Key.self)
         version = try c.decode(Int.self, forKey: .version)
-        guard version == Self.currentVersion else {
+        guard version == 1 || version == Self.currentVersion else {
             throw CatalogIssue(.unsupportedVersion, "version",
-                               "\(version) is not supported (this tilepack reads version \(Self.currentVersion))")
+                               "\(version) is not supported (this tilepack reads versions 1 and \(Self.currentVersion))")
+        }
+        let v1Keys: [Key] = [.version, .freeMaxZoom, .products]
+        try Product.refuseUnknownKeys(decoder, known: (version == 1 ? v1Keys : Key.allCases).map(\.rawValue))
+        if version == 1 {
+            serial = nil
+            archiveSHA256 = [:]
+        } else {
+            let serial = try c.decode(Int64.self, forKey: .serial)
+            guard (1...Self.maxSerial).contains(serial) else {
+                throw CatalogIssue(.invalidValue, "serial", "\(serial) is outside 1…2^53")
+            }
+            self.serial = serial
+            let hashes = try c.decodeIfPresent([String: String].self, forKey: .archiveSHA256) ?? [:]
+            for (name, hex) in hashes.sorted(by: { $0.key < $1.key }) {
+                guard Product.isPlainFileName(name) else {
+                    throw CatalogIssue(.badArchives, "archive_sha256[\(ErrorText.quoted(name))]", "is not a file name in the library")
+                }
+                guard hex.utf8.count == 64, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                    throw CatalogIssue(.invalidValue, "archive_sha256[\(ErrorText.quoted(name))]",
+                                       "\(ErrorText.quoted(String(hex.prefix(80)))) is not 64 lowercase hex digits")
+                }
+            }
+            archiveSHA256 = hashes
         }
         freeMaxZoom = try c.decode(Int.self, forKey: .freeMaxZoom)
         guard (0...TileID.maxZoom).contains(freeMaxZoom) else {
@@ -139,6 +174,8 @@ public struct Catalog: Sendable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(version, forKey: .version)
+        try c.encodeIfPresent(serial, forKey: .serial)
+        if version >= 2, !archiveSHA256.isEmpty { try c.encode(archiveSHA256, forKey: .archiveSHA256) }
         try c.encode(freeMaxZoom, forKey: .freeMaxZoom)
         try c.encode(products, forKey: .products)
     }
@@ -190,9 +227,19 @@ public struct Catalog: Sendable, Codable {
     /// one that includes an unavailable product is unavailable too.
     private mutating func markAvailability(libraryDirectory: String) {
         let dir = libraryDirectory.hasSuffix("/") ? libraryDirectory : libraryDirectory + "/"
+        // Each named archive hashed once (a library's archives may be large: this is the one
+        // full read of them at open, bounded memory, 1 MiB at a time).
+        var mismatched: [String: String] = [:]
+        for (name, expected) in archiveSHA256 where Self.isRegularFile(dir + name) {
+            let actual = (try? FileDigest.sha256(path: dir + name)) ?? "unreadable"
+            if actual != expected { mismatched[name] = actual }
+        }
         for i in products.indices {
             if let missing = products[i].archives.first(where: { !Self.isRegularFile(dir + $0) }) {
                 products[i].availability = .unavailable(reason: "archive \(ErrorText.quoted(missing)) is not in the library")
+            } else if let other = products[i].archives.first(where: { mismatched[$0] != nil }) {
+                products[i].availability = .unavailable(
+                    reason: "archive \(ErrorText.quoted(other)) is not the one the catalog names (its SHA-256 differs)")
             }
         }
         for i in products.indices where products[i].isAvailable {
@@ -251,9 +298,17 @@ public struct Catalog: Sendable, Codable {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
-    /// The whole file, refused past ``maxFileBytes``.
-    private static func readFile(_ path: String) throws(CatalogError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// `catalog` with `archiveSHA256` replaced (what `catalog sign` writes back).
+    init(_ catalog: Catalog, archiveSHA256: [String: String]) {
+        self = catalog
+        self.archiveSHA256 = archiveSHA256
+    }
+
+    /// The whole file, refused past `limit` bytes (default ``maxFileBytes``).
+    package static func readFile(_ path: String, limit: Int = maxFileBytes) throws(CatalogError) -> [UInt8] {
+        let maxFileBytes = limit
+        // O_NONBLOCK: a FIFO named catalog.json must not hang the open; fstat refuses it next.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             throw CatalogError(path: path, field: nil, kind: code == ENOENT ? .notFound : .cannotRead,

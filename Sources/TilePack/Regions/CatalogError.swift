@@ -38,6 +38,11 @@ public struct CatalogError: TilePackError, Equatable {
         case badZoomRange
         /// A region without archives, or an archive name that is not a plain file name.
         case badArchives
+        /// A library whose trust anchors name publisher keys has no `catalog.jws`, or its
+        /// signature does not verify with any of them, or its `typ` or `alg` is wrong.
+        case badSignature
+        /// A signed catalog whose `serial` is lower than one this device already accepted.
+        case staleSerial
     }
 
     /// The file, as the caller named it.

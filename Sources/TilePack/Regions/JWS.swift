@@ -124,7 +124,8 @@ public enum Base64URL {
     }
 }
 
-/// The protected header tilepack writes and accepts: `{"alg":"EdDSA","kid":…,"typ":"JWT"}`.
+/// The protected header tilepack writes and accepts: `{"alg":"EdDSA","kid":…,"typ":…}`
+/// (`typ` `JWT` by default; a signed catalog says `tilepack-catalog+jws`).
 public struct JWSHeader: Codable, Sendable, Equatable {
     public var alg: String
     public var kid: String?
@@ -132,10 +133,10 @@ public struct JWSHeader: Codable, Sendable, Equatable {
     /// Critical extensions (RFC 7515 §4.1.11): we understand none, so any present is rejected.
     public var crit: [String]?
 
-    public init(kid: String) {
+    public init(kid: String, typ: String = "JWT") {
         alg = JWS.algorithm
         self.kid = kid
-        typ = "JWT"
+        self.typ = typ
         crit = nil
     }
 }
@@ -158,9 +159,13 @@ public enum JWS {
 
     /// `payload` as JSON (sorted keys), signed with `key` under `kid`.
     public static func sign(_ payload: some Encodable, key: Curve25519.Signing.PrivateKey, kid: String) throws -> String {
-        let header = Array(try JSONOutput.string(JWSHeader(kid: kid)).utf8)
-        let body = Array(try JSONOutput.string(payload).utf8)
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(body)
+        try sign(bytes: Array(try JSONOutput.string(payload).utf8), key: key, kid: kid)
+    }
+
+    /// `bytes` as the payload, as they are, signed with `key` under `kid`, header `typ` `typ`.
+    public static func sign(bytes: [UInt8], key: Curve25519.Signing.PrivateKey, kid: String, typ: String = "JWT") throws -> String {
+        let header = Array(try JSONOutput.string(JWSHeader(kid: kid, typ: typ)).utf8)
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(bytes)
         let signature = try key.signature(for: Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature)
     }
@@ -174,12 +179,19 @@ public enum JWS {
     /// The payload bytes of `compact` after checking, in this order: three parts, `alg` is
     /// `EdDSA`, no `crit`, `kid` names one of `publicKeys`, the signature is 64 bytes and
     /// verifies over the ASCII `header.payload`. Every failure is a ``JWSError`` naming `source`.
+    /// With `type`, the header's `typ` must be exactly that (a token made for one purpose is
+    /// never accepted for another).
     public static func verify(_ compact: String, publicKeys: [String: Curve25519.Signing.PublicKey],
+                              type: String? = nil, maxLength: Int = maxCompactLength,
                               source: String = "JWS") throws(JWSError) -> [UInt8] {
-        let (h, p, s) = try split(compact, source: source)
+        let (h, p, s) = try split(compact, maxLength: maxLength, source: source)
         let header = try decodeHeader(h, source: source)
         guard header.alg == algorithm else {
             throw JWSError(.badAlgorithm, source: source, "alg \(ErrorText.quoted(header.alg)) is not accepted (only EdDSA)")
+        }
+        if let type, header.typ != type {
+            throw JWSError(.malformed, source: source,
+                           "typ \(header.typ.map(ErrorText.quoted) ?? "missing") is not \(ErrorText.quoted(type))")
         }
         if let crit = header.crit {
             throw JWSError(.badAlgorithm, source: source, "unsupported critical header parameters \(crit.map(ErrorText.quoted))")
@@ -199,9 +211,10 @@ public enum JWS {
         return try Base64URL.decode(p, source: source)
     }
 
-    private static func split(_ compact: String, source: String) throws(JWSError) -> (Substring, Substring, Substring) {
-        guard compact.utf8.count <= maxCompactLength else {
-            throw JWSError(.malformed, source: source, "JWS is \(compact.utf8.count) bytes, over the \(maxCompactLength)-byte limit")
+    private static func split(_ compact: String, maxLength: Int = maxCompactLength,
+                              source: String) throws(JWSError) -> (Substring, Substring, Substring) {
+        guard compact.utf8.count <= maxLength else {
+            throw JWSError(.malformed, source: source, "JWS is \(compact.utf8.count) bytes, over the \(maxLength)-byte limit")
         }
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else {
@@ -253,6 +266,9 @@ public struct JWK: Codable, Sendable, Equatable {
         self.init(publicKey: key.publicKey, kid: kid)
         d = Base64URL.encode(key.rawRepresentation)
     }
+
+    /// A fresh Ed25519 private key as a JWK (the system's secure random source).
+    public static func newPrivateKey() -> JWK { JWK(privateKey: Curve25519.Signing.PrivateKey()) }
 
     /// This key without `d`.
     public var publicJWK: JWK {

@@ -19,6 +19,11 @@ public final class SQLiteConnection {
         /// Read-only. Both modes open with `SQLITE_OPEN_NOMUTEX`: a connection is used by one
         /// thread at a time (the reader lends each call its own pooled connection).
         case readOnly
+        /// Read-only, promising SQLite that nothing changes the file while it is open
+        /// (`immutable=1`): no locks, no `-wal`/`-shm` files needed or created. For a WAL
+        /// database on a read-only file system, which ``readOnly`` cannot open when its
+        /// `-shm` file is missing. Never use it on a file another process may write.
+        case readOnlyImmutable
     }
 
     /// The raw handle, valid until `deinit`.
@@ -36,9 +41,10 @@ public final class SQLiteConnection {
         switch mode {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readOnlyImmutable: flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
         }
         var db: OpaquePointer?
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code = sqlite3_open_v2(mode == .readOnlyImmutable ? Self.immutableURI(path) : path, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(db)
@@ -58,6 +64,24 @@ public final class SQLiteConnection {
                 throw error
             }
         }
+    }
+
+    /// `file:PATH?immutable=1` with the path percent-encoded where a URI needs it.
+    static func immutableURI(_ path: String) -> String {
+        var out = "file:"
+        for b in path.utf8 {
+            let plain = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == UInt8(ascii: "/") || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+            if plain {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                let digits = Array("0123456789ABCDEF".unicodeScalars)
+                out.unicodeScalars.append("%")
+                out.unicodeScalars.append(digits[Int(b >> 4)])
+                out.unicodeScalars.append(digits[Int(b & 0xF)])
+            }
+        }
+        return out + "?immutable=1"
     }
 
     deinit {

@@ -11,6 +11,12 @@ func printError(_ message: String) {
     line.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
 }
 
+/// Writes one line to stderr as it is (`warning: …`, `note: …`): not an error.
+func printNotice(_ message: String) {
+    var line = Array((message + "\n").utf8)
+    line.withUnsafeMutableBytes { _ = write(2, $0.baseAddress, $0.count) }
+}
+
 /// Writes progress text to stderr without a newline (stdout stays for results).
 func printProgress(_ text: String) {
     var bytes = Array(text.utf8)

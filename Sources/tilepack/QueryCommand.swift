@@ -37,7 +37,7 @@ struct QueryCommand: ParsableCommand {
     /// Directory of region archives to search (`--library`).
     var library: String? { regions.library }
 
-    @Flag(name: .long, help: "Print JSON: {archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m, elevation_zoom, locked, unlock}; one object per line when several archives answer.")
+    @Flag(name: .long, help: "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m, elevation_zoom, locked, unlock}; one object per line when several archives answer.")
     var json = false
 
     func validate() throws {
@@ -81,8 +81,10 @@ extension QueryCommand {
             let paths = try archive.map { [$0] } ?? PointQuery.archives(in: library ?? ".")
             // The catalog beside the archives decides what may be shown (none: all open).
             let directory = archive.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." } ?? library ?? "."
-            let policy = try regions.open(directory: directory).accessPolicy()
-            let store = try PointQuery.openStore(paths, accessPolicy: policy)
+            let opened = try regions.open(directory: directory, readOnly: true)
+            reportProblems(opened)
+            let store = try PointQuery.openStore(paths, accessPolicy: opened.accessPolicy())
+            let kind = opened.kind
             let answers: [PointAnswer]
             if archive != nil {
                 answers = [try PointQuery.answer(query, store: store, archive: 0)]
@@ -92,7 +94,7 @@ extension QueryCommand {
             if answers.isEmpty {
                 let place = library ?? "the current directory"
                 if json {
-                    print(try uncoveredPointJSON(query, searched: place))
+                    print(try JSONOutput.string(LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
                 } else {
                     print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(paths.count) archive\(paths.count == 1 ? "" : "s") searched)")
                 }
@@ -100,7 +102,7 @@ extension QueryCommand {
             }
             for (i, answer) in answers.enumerated() {
                 if json {
-                    print(try answer.json)
+                    print(try JSONOutput.string(LibraryTagged(answer, library: kind)))
                 } else {
                     if i > 0 { print("") }
                     print(answer.text)
@@ -114,5 +116,20 @@ extension QueryCommand {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }
+    }
+}
+
+/// An answer with `"library": "store"|"open"` among its keys (sorted with them).
+struct LibraryTagged<Answer: Encodable>: Encodable {
+    let answer: Answer
+    let library: RegionLibrary.Kind
+    init(_ answer: Answer, library: RegionLibrary.Kind) { self.answer = answer; self.library = library }
+
+    enum CodingKeys: String, CodingKey { case library }
+
+    func encode(to encoder: any Encoder) throws {
+        try answer.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(library, forKey: .library)
     }
 }

@@ -15,8 +15,8 @@ struct RenderCommand: ParsableCommand {
         discussion: """
             Every archive of --library (default: the current directory) is drawn through one tile \
             store, composited in catalog order (the order the catalog's products name them; \
-            without a catalog, file-name order; the first at the bottom). When the library has a \
-            catalog.json, tiles this device does not own are drawn dimmed and hatched, with the \
+            without a catalog, file-name order; the first at the bottom). In a store library \
+            (--trust), tiles this device does not own are drawn dimmed and hatched, with the \
             price of the cheapest product that unlocks them, and the command exits with status 3 \
             (the picture is written all the same). The archives' attribution is drawn in the \
             bottom-right corner. Examples: tilepack render 45.85 6.88 12 --size 1024x768 \
@@ -76,9 +76,10 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         try exitingOnError {
             let frame = try frame()
-            let library = try regions.open()
+            let library = try regions.open(readOnly: true)
+            reportProblems(library)
             let layers = try MapLayers(paths: try library.archivePathsInDrawingOrder(),
-                                       budget: try MemoryBudget(parsing: budget), accessPolicy: try library.accessPolicy())
+                                       budget: try MemoryBudget(parsing: budget), accessPolicy: library.accessPolicy())
             let picture = try layers.render(frame)
             let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"

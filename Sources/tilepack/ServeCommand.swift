@@ -17,7 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
             /tiles/REGION/Z/X/Y (the stored GPU payload; X-Tile-Format names it), \
             /terrain/REGION/Z/X/Y.png (Terrarium elevation), /view/Z/X/Y.png (every region composited), \
             /query?lat=&lon=&zoom=, /store, /regions. REGION is an archive's file name without \
-            .mbtiles. Binds to 127.0.0.1 unless --host says otherwise; stops gracefully on SIGINT/SIGTERM.
+            .mbtiles. With a trust file (--trust) the library is a store library: only what the \
+            signed catalog gives free and this account bought is served, and a refund shows on \
+            the next request; without one it is open. Binds to 127.0.0.1 unless --host says otherwise; stops gracefully on SIGINT/SIGTERM.
             """
     )
 
@@ -47,12 +49,13 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var options = TileService.Options()
         options.libraryDirectory = regions.library ?? "."
-        options.ledgerPath = regions.ledger
-        options.simulatorDirectory = regions.simulator
         options.leafletDirectory = leaflet
         let service: TileService
         do {
             options.budget = try MemoryBudget(parsing: budget)
+            let library = try regions.open(readOnly: true)
+            reportProblems(library)
+            options.library = library
             service = try TileService(options)
         } catch let error as any TilePackError {
             printError(error.description)
@@ -62,9 +65,10 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         if let problem = service.assetProblem { printError("warning: \(problem); the viewer page explains it") }
         let names = service.regionNames.joined(separator: ", ")
+        let library = service.library
         let host = self.host
         try await TileServer.run(service, host: host, port: port, logger: logger) { bound in
-            printNow("serving \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/")
+            printNow("serving \(library.kind.rawValue) library: \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/")
         }
     }
 }

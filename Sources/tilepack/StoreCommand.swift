@@ -7,11 +7,14 @@ struct StoreCommand: ParsableCommand {
         commandName: "store",
         abstract: "Browse, buy, refund and restore the regions a library sells.",
         discussion: """
-            Purchases go through a local store simulator that signs each transaction (a JWS, \
-            EdDSA) with its own key; this device's ledger stores the signed transactions and \
-            derives entitlements from them on every read. See docs/REGIONS.md.
+            Purchases go through a test App Store (standing for Apple's servers) that signs each \
+            transaction in the App Store's format (ES256 with an x5c chain); this device trusts \
+            only the roots, bundle id and publisher keys of its trust file (--trust), stores the \
+            signed transactions in its ledger and derives entitlements from them on every read. \
+            See docs/REGIONS.md.
             """,
         subcommands: [StoreListCommand.self, StoreBuyCommand.self, StoreRestoreCommand.self,
-                      StoreRefundCommand.self, StoreEntitlementsCommand.self]
+                      StoreRefundCommand.self, StoreEntitlementsCommand.self, StoreExportCommand.self,
+                      StoreVerifyCommand.self, StoreTrustCommand.self]
     )
 }

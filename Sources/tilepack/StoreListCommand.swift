@@ -3,7 +3,7 @@ import TilePack
 
 /// `tilepack store list`: the catalog's products with prices and whether they are owned.
 struct StoreListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the products of the library's catalog.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the products of the library's signed catalog.")
 
     @OptionGroup var options: RegionLibraryOptions
 
@@ -12,7 +12,8 @@ struct StoreListCommand: ParsableCommand {
 
     func run() throws {
         try exitingOnError {
-            let library = try options.open()
+            let library = try options.open(readOnly: true)
+            reportProblems(library)
             for p in try library.listings() {
                 if json {
                     print(try JSONOutput.string(p))

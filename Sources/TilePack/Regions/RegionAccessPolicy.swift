@@ -52,13 +52,6 @@ public final class RegionAccessPolicy: AccessPolicy {
             .map { ($0, catalog.products[$0].offer) }
     }
 
-    /// The policy for a library: ``RegionAccessPolicy`` over its `catalog.json`, or
-    /// ``OpenAccess`` when it has none (every archive open, as without a region store).
-    public static func forLibrary(_ directory: String, entitlements: any EntitlementSource) throws(CatalogError) -> any AccessPolicy {
-        guard let catalog = try Catalog.load(libraryDirectory: directory) else { return OpenAccess() }
-        return RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
-    }
-
     public func access(_ tile: TileID) -> TileAccess {
         if tile.z <= catalog.freeMaxZoom { return .allowed }
         // Read before the entitlements themselves: a change in between then costs one extra
@@ -104,7 +97,11 @@ public final class RegionAccessPolicy: AccessPolicy {
 
     private func entitledAreas() -> [Int] {
         let ids = catalog.entitlementClosure(of: source.entitledProductIDs())
-        return catalog.products.indices.filter { catalog.products[$0].area != nil && ids.contains(catalog.products[$0].id) }
+        // An unavailable product (its archive missing, or not the file the signed catalog
+        // hashed) opens nothing, owned or not.
+        return catalog.products.indices.filter {
+            catalog.products[$0].area != nil && catalog.products[$0].isAvailable && ids.contains(catalog.products[$0].id)
+        }
     }
 
     private func decide(_ tile: TileID, entitledAreas: [Int]) -> TileAccess {

@@ -7,46 +7,161 @@ import Glibc
 import Darwin
 #endif
 
-/// A region library as a person uses it: the catalog beside the archives, the device's
-/// entitlement ledger, the store that signs purchases (the local simulator), and the access
-/// policy the tile store asks. What `tilepack store …` and `tilepack query` run.
+/// A region library as a device uses it: the archives, the publisher's signed catalog beside
+/// them, the device's entitlement ledger, the store (a ``Storefront``) and the access policy
+/// the tile store asks. What `tilepack query`, `render`, `serve` and `store …` open.
 ///
-/// The device side trusts only the store's public key (`store-public.jwk` in the simulator
-/// directory, as an app would ship it); the simulator's private key and records stay in
-/// their own directory.
+/// Two kinds (``Kind``), decided by the trust anchors alone, never by the library's files:
+/// - **open** — no ``TrustAnchors``: personal maps, no store; every tile shows.
+/// - **store** — trust anchors given (compiled into an app; `--trust FILE` for the CLI): the
+///   catalog is `catalog.jws`, accepted only with a valid signature of a key in
+///   ``TrustAnchors/publisherKeys`` and a serial no lower than the last one accepted;
+///   purchases are App Store transactions verified against the pinned roots. A catalog that
+///   is missing, unsigned, edited, looped, unreadable or older FAILS CLOSED: only the free
+///   zooms of the last catalog this device accepted show (``catalogProblem`` says why), or
+///   nothing above ``failClosedMaxZoom`` when it never accepted one.
+///
+/// Opening syncs with the storefront when it is reachable, as an app does with
+/// `Transaction.updates` at launch: unfinished purchases are recorded and finished (a `buy`
+/// killed after paying is delivered now), and the store's current version of every
+/// transaction wins over the ledger's (a refund is never undone by an old copy in the file).
+/// Read-only opens hold the store's versions in memory and write nothing.
+///
+/// Threads: Sendable. Cost: opening verifies the catalog (Ed25519), hashes the archives the
+/// catalog names once, and verifies every ledger row (ES256, chains cached).
 public final class RegionLibrary: Sendable {
-    public let directory: String
-    /// nil when the library has no `catalog.json` (everything is open).
-    public let catalog: Catalog?
-    public let ledgerPath: String
-    public let simulatorDirectory: String
-    public let clock: any RegionClock
-    /// The store account this device is signed in to; nil: the one the ledger file records
-    /// (a fresh ledger draws a new random account).
-    public let account: String?
-    /// What every policy of ``accessPolicy()`` asks; refreshed by ``buy(_:)``, ``refund(_:)``
-    /// and ``restore()``.
-    private let entitlements = LibraryEntitlements()
-
-    /// Opens the library at `directory` (its catalog is validated now).
-    ///
-    /// `account` names the store account, as a device signed in to an App Store account: it
-    /// is what lets ``restore()`` into a fresh ledger file (a new device, a deleted ledger)
-    /// find the purchases, which are the account's, not the file's. Without it a fresh
-    /// ledger gets a new random account and a restore finds nothing.
-    /// - Throws: ``CatalogError`` for a bad catalog.
-    public init(directory: String, ledgerPath: String? = nil, simulatorDirectory: String? = nil,
-                clock: any RegionClock = SystemRegionClock(), account: String? = nil) throws(CatalogError) {
-        self.directory = directory
-        self.catalog = try Catalog.load(libraryDirectory: directory)
-        self.ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
-        self.simulatorDirectory = simulatorDirectory ?? StoreSimulator.defaultDirectory()
-        self.clock = clock
-        self.account = account
+    public enum Kind: String, Sendable, Codable {
+        case store, open
     }
 
-    /// The catalog, or a one-line error naming the library when it has none.
+    /// Shown when a store library has no catalog it can trust and never accepted one.
+    public static let failClosedMaxZoom = 0
+
+    public let directory: String
+    public let trust: TrustAnchors?
+    public var kind: Kind { trust == nil ? .open : .store }
+    /// Store: the verified signed catalog, or when ``catalogProblem`` is set, the last one this
+    /// device accepted (used for its free zooms only). Open: `catalog.json` if there is one.
+    public let catalog: Catalog?
+    /// Why a store library's catalog was refused (it then fails closed); nil when accepted.
+    public let catalogProblem: CatalogError?
+    /// Why the store could not be asked at open (offline: the ledger alone answered).
+    public let storeProblem: String?
+    public let ledgerPath: String
+    public let clock: any RegionClock
+    public let storefront: (any Storefront)?
+    public let readOnly: Bool
+    /// The ledger, for store libraries.
+    public let ledger: EntitlementLedger?
+    /// What the access policies ask; nil for open libraries and failed catalogs.
+    public let entitlements: LedgerEntitlements?
+
+    /// Opens the library at `directory`.
+    /// - Parameters:
+    ///   - trust: the app's trust anchors; nil opens the library as an open one.
+    ///   - account: the store account (`appAccountToken`); nil: the ledger's, or a new one.
+    ///   - storefront: the store to sync with and buy from; nil: offline.
+    ///   - readOnly: open the ledger read-only (query, render, serve, list, entitlements).
+    ///   - upgradingLegacyLedger: empty an earlier tilepack's ledger for a restore.
+    /// - Throws: ``LedgerError`` when the ledger cannot be opened; ``CatalogError`` for an open
+    ///   library's bad `catalog.json`. A store library's bad catalog is not thrown: it fails
+    ///   closed and says so in ``catalogProblem``.
+    public init(directory: String, trust: TrustAnchors?, ledgerPath: String? = nil, account: String? = nil,
+                storefront: (any Storefront)? = nil, clock: any RegionClock = SystemRegionClock(),
+                readOnly: Bool = false, upgradingLegacyLedger: Bool = false) throws {
+        self.directory = directory
+        self.trust = trust
+        self.clock = clock
+        self.storefront = storefront
+        self.readOnly = readOnly
+        let ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
+        self.ledgerPath = ledgerPath
+        guard let trust else {
+            catalog = try Catalog.load(libraryDirectory: directory)
+            catalogProblem = nil
+            storeProblem = nil
+            ledger = nil
+            entitlements = nil
+            return
+        }
+        let ledger = try EntitlementLedger(path: ledgerPath, verifier: AppStoreVerifier(anchors: trust), account: account,
+                                           clock: clock, mode: readOnly ? .readOnly : (upgradingLegacyLedger ? .upgradingLegacy : .readWrite))
+        if readOnly { EntitlementLedger.recordObservedTime(path: ledgerPath, now: clock.now()) }
+        self.ledger = ledger
+        let (catalog, problem) = Self.trustedCatalog(directory: directory, trust: trust, ledger: ledger)
+        self.catalog = catalog
+        catalogProblem = problem
+        storeProblem = storefront.flatMap { Self.sync(ledger, with: $0, bundleID: trust.bundleID) }
+        if problem == nil, let catalog {
+            entitlements = try LedgerEntitlements(ledger: ledger, accepts: { Self.kindMatches($0, catalog) })
+        } else {
+            entitlements = nil
+        }
+    }
+
+    /// The signed catalog, or the fallback and the reason it failed closed.
+    private static func trustedCatalog(directory: String, trust: TrustAnchors,
+                                       ledger: EntitlementLedger) -> (Catalog?, CatalogError?) {
+        let accepted = ledger.acceptedCatalog()
+        let fallback = accepted.flatMap {
+            try? SignedCatalog.verify($0.jws, publisherKeys: trust.publisherKeys, path: "accepted catalog", libraryDirectory: directory)
+        }
+        let path = directory + "/" + SignedCatalog.fileName
+        guard !trust.publisherKeys.isEmpty else {
+            return (fallback, CatalogError(path: path, field: nil, kind: .badSignature,
+                                           detail: "the trust anchors name no publisher key: no catalog can be trusted"))
+        }
+        do {
+            let (catalog, jws) = try SignedCatalog.load(libraryDirectory: directory, publisherKeys: trust.publisherKeys)
+            if let accepted, let serial = catalog.serial, serial < accepted.serial {
+                return (fallback, CatalogError(path: path, field: "serial", kind: .staleSerial,
+                                               detail: "\(serial) is lower than \(accepted.serial), which this device already accepted"))
+            }
+            if let serial = catalog.serial { try? ledger.recordAcceptedCatalog(serial: serial, jws: jws) }
+            return (catalog, nil)
+        } catch {
+            return (fallback, error)
+        }
+    }
+
+    /// Records the store's unfinished transactions and its current version of every one of
+    /// the account's (in memory when read-only); nil, or why the store could not be asked.
+    private static func sync(_ ledger: EntitlementLedger, with store: any Storefront, bundleID: String) -> String? {
+        let account = ledger.account
+        let current: [String], unfinished: [String]
+        do {
+            current = try store.transactions(account: account, bundleID: bundleID)
+            unfinished = try store.unfinishedTransactions(account: account, bundleID: bundleID)
+        } catch {
+            return "the store did not answer (\(error)); the ledger alone decides"
+        }
+        // One by one: a token that does not verify is skipped, not allowed to block the rest.
+        for jws in Array(Set(current + unfinished)) {
+            if ledger.mode == .readOnly {
+                try? ledger.overlay([jws])
+            } else if (try? ledger.import(signed: [jws], source: "store transaction")) != nil, unfinished.contains(jws),
+                      let id = try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId {
+                try? store.finish(transactionID: id)
+            }
+        }
+        return nil
+    }
+
+    /// A transaction buys a product only as the kind the catalog sells it: a region or a
+    /// bundle is a non-consumable, a subscription an auto-renewable subscription.
+    static func kindMatches(_ entitlement: Entitlement, _ catalog: Catalog) -> Bool {
+        guard let product = catalog.product(id: entitlement.productID) else { return false }
+        return entitlement.type == Self.storeType(of: product.kind)
+    }
+
+    /// The App Store product type of a catalog kind.
+    public static func storeType(of kind: Catalog.Product.Kind) -> AppStoreProductType {
+        kind == .subscription ? .autoRenewable : .nonConsumable
+    }
+
+    /// The catalog, or a one-line error naming the library when it has none it can use.
     public func requireCatalog() throws(CatalogError) -> Catalog {
+        if let catalogProblem { throw catalogProblem }
         guard let catalog else {
             throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .notFound,
                                detail: "no catalog in this library: nothing is for sale")
@@ -54,33 +169,18 @@ public final class RegionLibrary: Sendable {
         return catalog
     }
 
-    /// The store (created with its key on first use).
-    public func simulator() throws(LedgerError) -> StoreSimulator {
-        try StoreSimulator(directory: simulatorDirectory, clock: clock)
-    }
-
-    /// The device's ledger, trusting the store's public key.
-    public func ledger() throws(LedgerError) -> EntitlementLedger {
-        try EntitlementLedger(path: ledgerPath, publicKeys: [try simulator().publicKey], account: account, clock: clock)
-    }
-
-    /// The policy for the tile store: ``OpenAccess`` without a catalog; otherwise the catalog's
-    /// free tier plus what the ledger's verified transactions entitle. Before anything was
-    /// ever bought (no store key, no ledger) nothing is entitled, and nothing is created.
-    ///
-    /// Every policy it returns shares one entitlement source that this library's ``buy(_:)``,
-    /// ``refund(_:)`` and ``restore()`` refresh, so a policy the tile store already holds sees
-    /// them at once (a change made by another process shows after the next `accessPolicy()`).
-    public func accessPolicy() throws -> any AccessPolicy {
-        guard let catalog else { return OpenAccess() }
-        try entitlements.refresh(self)
-        return RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
-    }
-
-    /// Whether the ledger and the store's public key both exist (before, nothing was bought
-    /// and nothing needs opening).
-    fileprivate var ledgerFilesExist: Bool {
-        access(simulatorDirectory + "/store-public.jwk", F_OK) == 0 && access(ledgerPath, F_OK) == 0
+    /// The policy for the tile store: ``OpenAccess`` for an open library; for a store library
+    /// the catalog's free zooms plus what the ledger's verified transactions entitle, or,
+    /// failing closed, the free zooms of the last accepted catalog (else nothing above
+    /// ``failClosedMaxZoom``). Every policy it returns shares one entitlement source, so a
+    /// purchase, refund or expiry shows in all of them.
+    public func accessPolicy() -> any AccessPolicy {
+        guard kind == .store else { return OpenAccess() }
+        if catalogProblem == nil, let catalog, let entitlements {
+            return RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
+        }
+        if let catalog { return RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements()) }
+        return FreeZoomAccess(maxZoom: Self.failClosedMaxZoom)
     }
 
     /// The library's `.mbtiles` files in drawing order (the first at the bottom): the order in
@@ -102,12 +202,25 @@ public final class RegionLibrary: Sendable {
 
     // MARK: - Purchases
 
+    /// The ledger, or the error saying this library has no store.
+    public func requireLedger() throws(LedgerError) -> EntitlementLedger {
+        guard let ledger else {
+            throw LedgerError(.invalidArgument, subject: "--trust",
+                              "this library has no trust anchors (an open library has no store): pass --trust FILE")
+        }
+        return ledger
+    }
+
+    private func requireStorefront() throws(LedgerError) -> any Storefront {
+        guard let storefront else { throw LedgerError(.store, subject: "store", "no store to buy from") }
+        return storefront
+    }
+
     /// What the catalog sells, with whether this account owns each (directly or through a
     /// bundle or subscription).
     public func listings() throws -> [ProductListing] {
         let catalog = try requireCatalog()
-        let owned = ledgerFilesExist
-            ? catalog.entitlementClosure(of: try ledger().entitledProductIDs()) : []
+        let owned = catalog.entitlementClosure(of: entitlements?.entitledProductIDs() ?? [])
         return catalog.products.map { p in
             ProductListing(id: p.id, kind: p.kind.rawValue, title: p.title, price: p.price.description, currency: p.currency,
                            bounds: catalog.bounds(of: p.id), zoomRange: catalog.zoomRange(of: p.id),
@@ -115,64 +228,107 @@ public final class RegionLibrary: Sendable {
         }
     }
 
-    /// Buys `productID` from the store and records the signed transaction in the ledger.
+    /// What a purchase did.
+    public enum PurchaseResult: Sendable, Equatable {
+        case bought(Entitlement)
+        /// Nothing charged: the account already owns the product (directly or through a
+        /// bundle or subscription).
+        case alreadyOwned(productID: String)
+    }
+
+    /// Buys `productID`: the store signs a transaction, the ledger records it, and only then is
+    /// it finished at the store (a kill in between leaves it unfinished, and the next open
+    /// delivers it). An owned non-consumable or active subscription is not bought again.
     /// - Throws: ``CatalogError`` for an unknown or unavailable product (naming it),
     ///   ``LedgerError`` when the store or the ledger fails.
-    public func buy(_ productID: String) throws -> Entitlement {
+    public func buy(_ productID: String) throws -> PurchaseResult {
         let catalog = try requireCatalog()
         guard let product = catalog.product(id: productID) else {
-            throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .unknownProduct,
+            throw CatalogError(path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
                                detail: "no product \(ErrorText.quoted(productID)) in the catalog")
         }
         if case .unavailable(let reason) = product.availability {
-            throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .unknownProduct,
+            throw CatalogError(path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
                                detail: "product \(ErrorText.quoted(productID)) is not available: \(reason)")
         }
-        let ledger = try ledger()
-        var period: Duration?
-        if let p = product.period {
-            let now = clock.now()
-            guard let end = p.expiry(after: now) else {
-                throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .invalidValue,
-                                   detail: "product \(ErrorText.quoted(productID)) has a period whose end cannot be computed")
+        let ledger = try requireLedger()
+        let store = try requireStorefront()
+        guard let trust else { throw LedgerError(.invalidArgument, subject: "--trust", "no trust anchors") }
+        if let entitlements {
+            try entitlements.refresh()
+            if catalog.entitlementClosure(of: entitlements.entitledProductIDs()).contains(productID) {
+                return .alreadyOwned(productID: productID)
             }
-            period = .milliseconds(Int64(((end - now) * 1000).rounded()))
         }
-        let signed = try simulator().purchase(productID: productID, account: ledger.account, period: period)
-        try ledger.import(signed: signed, source: "store purchase")
-        refreshPolicies()
-        let payload = try ledger.verifier.verify(signed, source: "store purchase")
-        return Entitlement(productID: payload.productId, transactionID: payload.transactionId,
-                           originalTransactionID: payload.originalTransactionId,
-                           purchaseDate: payload.purchaseDate, expiresDate: payload.expiresDate)
+        let request = PurchaseRequest(productID: productID, type: Self.storeType(of: product.kind), bundleID: trust.bundleID,
+                                      account: ledger.account, period: product.period)
+        let outcome: PurchaseOutcome
+        do { outcome = try store.purchase(request) } catch let error as any TilePackError { throw error } catch {
+            throw LedgerError(.store, subject: "store", "the purchase failed: \(error)")
+        }
+        try ledger.import(signed: [outcome.jws], source: "store purchase")
+        let verified = try LedgerTransaction(try ledger.verifier.verifyTransaction(outcome.jws, source: "store purchase"),
+                                             jws: outcome.jws, source: "store purchase")
+        if case .purchased = outcome { try store.finish(transactionID: verified.transactionID) }
+        try entitlements?.refresh()
+        if case .alreadyOwned = outcome { return .alreadyOwned(productID: productID) }
+        return .bought(Entitlement(verified))
     }
 
     /// Refunds `transactionID` at the store and records the signed revocation.
-    public func refund(_ transactionID: String) throws(LedgerError) -> LedgerImportSummary {
-        let ledger = try ledger()
-        let revocation = try simulator().refund(transactionID: transactionID)
-        defer { refreshPolicies() }
-        return try ledger.import(signed: revocation, source: "store refund")
+    public func refund(_ transactionID: String) throws -> LedgerImportSummary {
+        let ledger = try requireLedger()
+        let revocation = try requireStorefront().refund(transactionID: transactionID, reason: 0)
+        let summary = try ledger.import(signed: [revocation], source: "store refund")
+        try requireStorefront().finish(transactionID: transactionID)
+        try entitlements?.refresh()
+        return summary
     }
 
-    /// Re-imports every transaction of this account from the store (idempotent).
-    public func restore() throws(LedgerError) -> LedgerImportSummary {
-        let ledger = try ledger()
-        defer { refreshPolicies() }
-        return try ledger.restore(from: try simulator())
+    /// Re-imports every transaction of this account from the store (idempotent) and finishes
+    /// what was unfinished.
+    public func restore() throws -> LedgerImportSummary {
+        let ledger = try requireLedger()
+        let store = try requireStorefront()
+        guard let trust else { throw LedgerError(.invalidArgument, subject: "--trust", "no trust anchors") }
+        let signed = try store.transactions(account: ledger.account, bundleID: trust.bundleID)
+        let unfinished = try store.unfinishedTransactions(account: ledger.account, bundleID: trust.bundleID)
+        let summary = signed.isEmpty ? LedgerImportSummary() : try ledger.import(signed: signed, source: "store transaction")
+        for jws in unfinished {
+            if let id = try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId { try store.finish(transactionID: id) }
+        }
+        try entitlements?.refresh()
+        return summary
     }
 
-    /// After a change recorded in the ledger: the policies handed out re-derive their
-    /// entitlements. A failure to re-read is not the change's failure (it is recorded); the
-    /// next ``accessPolicy()`` tries again.
-    private func refreshPolicies() {
-        try? entitlements.refresh(self)
+    /// The ledger's report now: entitlements (those the catalog's kinds accept), rejected rows
+    /// and why, clock rollback.
+    public func report() throws -> LedgerReport {
+        var report = try requireLedger().report()
+        if let catalog, catalogProblem == nil {
+            report.entitlements = report.entitlements.filter { Self.kindMatches($0, catalog) }
+        } else {
+            report.entitlements = []
+        }
+        return report
     }
 
-    /// The ledger's report now: entitlements, rejected rows and why, clock rollback.
-    public func report() throws(LedgerError) -> LedgerReport {
-        try ledger().report()
+    /// Problem lines a person should see: the catalog failing closed, the store offline,
+    /// entitlements of the wrong kind, rejected ledger rows.
+    public func problems() -> [String] {
+        var lines: [String] = []
+        if let catalogProblem { lines.append("\(catalogProblem) (failing closed: only free zooms show)") }
+        if let storeProblem { lines.append(storeProblem) }
+        lines += entitlements?.refusedEntitlements ?? []
+        return lines
     }
+}
+
+/// A store library with no catalog it can trust: zooms up to `maxZoom` show, nothing else.
+public struct FreeZoomAccess: AccessPolicy {
+    public let maxZoom: Int
+    public init(maxZoom: Int) { self.maxZoom = maxZoom }
+    public func access(_ tile: TileID) -> TileAccess { tile.z <= maxZoom ? .allowed : .denied(unlockedBy: []) }
 }
 
 /// One product as `tilepack store list` shows it.
@@ -205,91 +361,5 @@ public struct ProductListing: Sendable, Encodable {
         try c.encodeOrNull(zoomRange?.upperBound, forKey: .maxzoom)
         try c.encode(owned, forKey: .owned)
         try c.encode(available, forKey: .available)
-    }
-}
-
-/// What a ``RegionLibrary``'s access policies ask: nothing entitled while the ledger or the
-/// store key is missing (asking creates neither), then the ledger's verified entitlements
-/// (``LedgerEntitlements``, which also follows subscription expiry).
-///
-/// Why it exists: the policy re-reads entitlements only when its source's `generation`
-/// changes. `accessPolicy()` used to hand each policy its own source (``FixedEntitlements``
-/// before the first purchase, a ``LedgerEntitlements`` after), and `buy`/`refund`/`restore`
-/// never bumped it: a tile store holding the policy kept a bought region locked and a
-/// refunded one open until the process restarted. The library now refreshes this shared
-/// source after each of them.
-///
-/// Cost: ``generation`` is one lock plus ``LedgerEntitlements/generation``.
-final class LibraryEntitlements: EntitlementSource {
-    private struct State {
-        var ledger: LedgerEntitlements?
-        /// Counts refreshes; `generation` adds the ledger source's own, so it changes when
-        /// either does (both only grow).
-        var refreshes: UInt64 = 0
-    }
-    private let state = Mutex(State())
-
-    /// Re-derives from `library`'s ledger (opening it once it exists) and bumps the generation.
-    func refresh(_ library: RegionLibrary) throws {
-        defer { state.withLock { $0.refreshes &+= 1 } }
-        if let current = state.withLock({ $0.ledger }) {
-            try current.refresh()
-        } else if library.ledgerFilesExist {
-            let made = try LedgerEntitlements(ledger: try library.ledger())
-            state.withLock { s in if s.ledger == nil { s.ledger = made } }
-        }
-    }
-
-    func entitledProductIDs() -> Set<String> { state.withLock { $0.ledger }?.entitledProductIDs() ?? [] }
-
-    var generation: UInt64 {
-        let (ledger, refreshes) = state.withLock { ($0.ledger, $0.refreshes) }
-        return refreshes &+ (ledger?.generation ?? 0)
-    }
-}
-
-/// The ledger as the access policy's ``EntitlementSource``: a snapshot of the verified
-/// entitlements, re-derived when the earliest subscription in it expires or on ``refresh()``
-/// (after a purchase, refund or restore in this process).
-///
-/// Cost: ``generation`` is one clock read and one lock; a re-derivation verifies every
-/// ledger row (Ed25519, ~50 µs each).
-public final class LedgerEntitlements: EntitlementSource {
-    private let ledger: EntitlementLedger
-    private struct Snapshot {
-        var ids: Set<String>
-        /// When the first time-limited entitlement in `ids` ends (seconds), or +∞.
-        var nextExpiry: Double
-        var generation: UInt64
-    }
-    private let state: Mutex<Snapshot>
-
-    public init(ledger: EntitlementLedger) throws(LedgerError) {
-        self.ledger = ledger
-        state = Mutex(Snapshot(ids: [], nextExpiry: -.infinity, generation: 0))
-        try refresh()
-    }
-
-    /// Derives the entitlements again from the ledger and bumps the generation.
-    public func refresh() throws(LedgerError) {
-        let now = ledger.clock.now()
-        let entitlements = try ledger.entitlements(now: now)
-        let expiry = entitlements.compactMap { $0.expiresDate.map { Double($0) / 1000 } }.min() ?? .infinity
-        state.withLock { s in
-            s.ids = Set(entitlements.map(\.productID))
-            s.nextExpiry = expiry
-            s.generation &+= 1
-        }
-    }
-
-    public func entitledProductIDs() -> Set<String> { state.withLock { $0.ids } }
-
-    public var generation: UInt64 {
-        let expired = state.withLock { ledger.clock.now() >= $0.nextExpiry }
-        // A subscription ran out: re-derive (a failure leaves nothing entitled rather than stale).
-        if expired, (try? refresh()) == nil {
-            state.withLock { s in s.ids = []; s.nextExpiry = .infinity; s.generation &+= 1 }
-        }
-        return state.withLock { $0.generation }
     }
 }

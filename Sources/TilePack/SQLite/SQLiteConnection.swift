@@ -16,6 +16,8 @@ public final class SQLiteConnection {
         /// Read-write, creating the file if missing; WAL journal with `synchronous=NORMAL`
         /// (durable at each checkpoint, crash-safe always, ~2× fewer fsyncs than FULL).
         case readWriteCreate
+        /// Read-write on a file that must exist; its journal mode is left as it is.
+        case readWriteExisting
         /// Read-only. Both modes open with `SQLITE_OPEN_NOMUTEX`: a connection is used by one
         /// thread at a time (the reader lends each call its own pooled connection).
         case readOnly
@@ -40,6 +42,7 @@ public final class SQLiteConnection {
         var flags: Int32 = SQLITE_OPEN_NOMUTEX
         switch mode {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWriteExisting: flags |= SQLITE_OPEN_READWRITE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .readOnlyImmutable: flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
         }

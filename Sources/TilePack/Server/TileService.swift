@@ -24,8 +24,9 @@ import Darwin
 public final class TileService: Sendable {
     public struct Options: Sendable {
         public var libraryDirectory = "."
-        public var ledgerPath: String?
-        public var simulatorDirectory: String?
+        /// The library as the caller opened it (trust anchors, ledger, store); nil opens
+        /// ``libraryDirectory`` as an open library (no store, every tile shows).
+        public var library: RegionLibrary?
         public var budget: MemoryBudget = PointQuery.defaultBudget
         /// Where Debian's libjs-leaflet puts Leaflet.
         public var leafletDirectory = "/usr/share/javascript/leaflet"
@@ -56,10 +57,9 @@ public final class TileService: Sendable {
     }
 
     public init(_ options: Options) throws {
-        library = try RegionLibrary(directory: options.libraryDirectory, ledgerPath: options.ledgerPath,
-                                    simulatorDirectory: options.simulatorDirectory)
+        library = try options.library ?? RegionLibrary(directory: options.libraryDirectory, trust: nil)
         let paths = try library.archivePathsInDrawingOrder()
-        layers = try MapLayers(paths: paths, budget: options.budget, accessPolicy: try library.accessPolicy())
+        layers = try MapLayers(paths: paths, budget: options.budget, accessPolicy: library.accessPolicy())
         var names: [String] = [], index: [String: Int] = [:]
         for (i, path) in paths.enumerated() {
             var name = path.split(separator: "/").last.map(String.init) ?? path
@@ -231,14 +231,19 @@ public final class TileService: Sendable {
         }
     }
 
-    /// `/store`: `{"catalog": bool, "free_max_zoom": N|null, "products": [store list --json objects]}`.
+    /// `/store`: `{"library": "store"|"open", "catalog": bool, "catalog_problem": text|null,
+    /// "free_max_zoom": N|null, "products": [store list --json objects]}`. A store library
+    /// whose catalog failed closed lists no products and says why.
     public func storeListing() -> ServedResponse {
-        guard let catalog = library.catalog else {
-            return .json("{\"catalog\":false,\"free_max_zoom\":null,\"products\":[]}")
+        let kind = "\"library\":\(jsonString(library.kind.rawValue))"
+        let problem = "\"catalog_problem\":" + (library.catalogProblem.map { jsonString($0.description) } ?? "null")
+        guard let catalog = library.catalog, library.catalogProblem == nil else {
+            let free = library.catalog.map { "\($0.freeMaxZoom)" } ?? (library.kind == .store ? "\(RegionLibrary.failClosedMaxZoom)" : "null")
+            return .json("{\(kind),\"catalog\":false,\(problem),\"free_max_zoom\":\(free),\"products\":[]}")
         }
         do {
             let products = try library.listings().map { try JSONOutput.string($0) }
-            return .json("{\"catalog\":true,\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":[" + products.joined(separator: ",") + "]}")
+            return .json("{\(kind),\"catalog\":true,\(problem),\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":[" + products.joined(separator: ",") + "]}")
         } catch {
             return .from(error)
         }

@@ -3,9 +3,11 @@ import PackageDescription
 
 // The library is one SwiftPM module per layer so the compiler keeps the arrows pointing one
 // way (README, "Layout and checks"): Core ◄ SQLite ◄ Archive ◄ Store; Codec ◄ Encoders;
-// Codec ► Archive; Build uses GeoTIFF, Encoders and Archive; Samples uses GeoTIFF. `TilePack` is the umbrella people import.
-// An app that only shows tiles links Core, Codec, SQLite, Archive and Store: none of the
-// GeoTIFF reader/writer, the encoders, the build pipeline or the samples (Scripts/module-closure checks it).
+// Codec ► Archive; Build uses GeoTIFF, Encoders and Archive; Samples uses GeoTIFF; Tools (the test App Store's
+// CA and signer) uses Store and Regions. `TilePack` is the umbrella people import.
+// An app that only shows tiles links Core, Codec, SQLite, Archive, Store and Regions (with swift-crypto and
+// swift-certificates, for App Store signed data): none of the GeoTIFF reader/writer, the encoders, the build
+// pipeline, the samples or the tools (the test App Store's CA) (Scripts/module-closure checks it).
 let package = Package(
     name: "tilepack",
     platforms: [.macOS(.v15)],
@@ -23,6 +25,9 @@ let package = Package(
         // `tilepack serve` (TilePackServer only: `import TilePack` does not link it).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // X.509 chains of App Store signed data (TilePackRegions) and the test App Store's CA (TilePackTools).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
     ],
     targets: [
         // System zlib (Debian: zlib1g-dev). shim.h wraps the init macros Swift cannot import.
@@ -73,13 +78,26 @@ let package = Package(
                            .product(name: "Histogram", package: "hdrhistogram-swift")],
             path: "Sources/TilePack/Store"
         ),
-        // The region store: catalog, signed transactions, entitlement ledger, AccessPolicy.
-        // Decides what may be shown, never how tiles are stored.
+        // The region store: catalog, signed transactions, entitlement ledger, AccessPolicy, and the
+        // App Store signed-data verifier (ES256, x5c chained to pinned roots). Decides what may be
+        // shown, never how tiles are stored.
         .target(
             name: "TilePackRegions",
             dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore",
-                           .product(name: "Crypto", package: "swift-crypto")],
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")],
             path: "Sources/TilePack/Regions"
+        ),
+        // Apple's side and the bench, never the app's: the test App Store's CA and signer. In the umbrella,
+        // not in the `TilePackStore` product (Scripts/module-closure checks it).
+        .target(
+            name: "TilePackTools",
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore", "TilePackRegions",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")],
+            path: "Sources/TilePack/Tools"
         ),
         // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
         .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
@@ -99,7 +117,7 @@ let package = Package(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples", "TilePackTools",
             ],
             path: "Sources/TilePack/Umbrella"
         ),

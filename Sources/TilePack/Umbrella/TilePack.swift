@@ -12,3 +12,4 @@
 @_exported import TilePackRegions
 @_exported import TilePackRender
 @_exported import TilePackSamples
+@_exported import TilePackTools

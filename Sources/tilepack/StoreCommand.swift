@@ -12,6 +12,6 @@ struct StoreCommand: ParsableCommand {
             derives entitlements from them on every read. See docs/REGIONS.md.
             """,
         subcommands: [StoreListCommand.self, StoreBuyCommand.self, StoreRestoreCommand.self,
-                      StoreRefundCommand.self, StoreEntitlementsCommand.self]
+                      StoreRefundCommand.self, StoreEntitlementsCommand.self, StoreVerifyCommand.self, StoreTrustCommand.self]
     )
 }

@@ -131,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TilePackTests",
-            dependencies: ["TilePack", "TilePackServer", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["TilePack", "TilePackServer", "TilePackCLI", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types")]
         ),

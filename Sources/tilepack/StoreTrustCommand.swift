@@ -18,7 +18,7 @@ struct StoreTrustCommand: ParsableCommand {
             else in the simulator's directory is read, and no private key is ever written to it.
             """)
 
-    @Option(help: "Directory of the test App Store: its published root certificate AppStoreRoot.der.")
+    @Option(help: "Directory of the test App Store (created when missing): its published root certificate AppStoreRoot.der.")
     var simulator: String
 
     @Option(help: "The publisher's public JWK (Ed25519) that signs the catalog; repeat for several.")
@@ -40,7 +40,8 @@ struct StoreTrustCommand: ParsableCommand {
     func run() throws {
         try exitingOnError {
             let out = try TrustFileOption.resolve(output)
-            // Opening the test App Store creates its CA on first use; its root is all we take.
+            // Opening the test App Store creates its CA on first use; its published root is
+            // all a device takes from it.
             let ca = try TestAppStore(directory: simulator).ca
             let root = ca.rootCertificateDER, rootPath = ca.rootCertificatePath
             var keys: [JWK] = []

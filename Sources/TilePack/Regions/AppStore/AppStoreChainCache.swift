@@ -15,6 +15,13 @@ final class AppStoreChainCache: Sendable {
         var leaf: [UInt8]
         /// Empty for an Xcode token (one certificate).
         var intermediate: [UInt8]
+
+        /// Hashes the bytes in bulk (the synthesized hash combines them one by one, 4× slower).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(leaf.count)
+            leaf.withUnsafeBytes { hasher.combine(bytes: $0) }
+            intermediate.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     struct Entry: Sendable {

@@ -162,8 +162,10 @@ import Testing
         return answers[0]
     }
 
-    /// Longer than ``LedgerEntitlements/checkInterval``: another process's change shows after it.
-    static func waitForTheCheckInterval() { usleep(10_000) }
+    /// Longer than ``LedgerEntitlements/checkInterval`` (5 ms) plus a tick of the coarse
+    /// monotonic clock it reads (4 ms here, 10 ms on a 100 Hz kernel): another process's change
+    /// shows after it.
+    static func waitForTheCheckInterval() { usleep(20_000) }
 
     /// The ledger row of `transactionID`, every column as text, in the ledger's column order.
     static func row(_ path: String, _ transactionID: String) throws -> [String?] {

@@ -173,10 +173,10 @@ struct ServerTests {
             Issue.record("the bundle was not bought")
             return
         }
-        usleep(10_000)
+        RegionsLibraryTests.waitForTheCheckInterval()
         #expect(status() == 200 && owned())
         _ = try Self.storeLibrary(ledger: ledger, readOnly: false).refund(bought.transactionID)
-        usleep(10_000)
+        RegionsLibraryTests.waitForTheCheckInterval()
         #expect(status() == 403 && !owned())
     }
 

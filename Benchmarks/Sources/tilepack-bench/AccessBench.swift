@@ -45,7 +45,11 @@ func runAccessBench(_ args: [String]) {
     }()
 
     do {
-        let catalog = try Catalog(contentsOf: catalogPath)
+        // Decoded without a library directory: every product counts as available. Loaded from
+        // its file, the sample catalog sits beside no built archives, its products would be
+        // unavailable, and an unavailable product opens nothing (not even when entitled).
+        guard let bytes = readWholeFile(catalogPath) else { fail("\(catalogPath): cannot read") }
+        let catalog = try Catalog(json: bytes, path: catalogPath, libraryDirectory: nil)
         guard let productID = text("--product") ?? catalog.products.first(where: { $0.kind == .region })?.id else {
             fail("\(catalogPath): no region to entitle")
         }
@@ -181,5 +185,18 @@ func runAccessBench(_ args: [String]) {
         print("{" + json.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
     } catch {
         fail("\(error)")
+    }
+}
+
+/// The bytes of the file at `path`, or nil when it cannot be read.
+private func readWholeFile(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n == 0 { return ferror(file) == 0 ? bytes : nil }
+        bytes.append(contentsOf: chunk[..<n])
     }
 }

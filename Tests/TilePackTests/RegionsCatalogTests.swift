@@ -96,7 +96,8 @@ import Testing
     @Test func libraryWithoutCatalogIsOpen() throws {
         let dir = TemporaryDirectory()
         #expect(try Catalog.load(libraryDirectory: dir.path) == nil)
-        #expect(try RegionAccessPolicy.forLibrary(dir.path, entitlements: FixedEntitlements()) is OpenAccess)
+        let library = try RegionLibrary(directory: dir.path, trust: nil)
+        #expect(library.kind == .open && library.catalog == nil && library.accessPolicy() is OpenAccess)
         #expect(throws: CatalogError.self) { try Catalog(contentsOf: dir.file("catalog.json")) }
         do throws(CatalogError) {
             _ = try Catalog(contentsOf: dir.file("catalog.json"))

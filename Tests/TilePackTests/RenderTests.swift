@@ -10,8 +10,9 @@ import Foundation
 import Glibc
 #endif
 
-/// The two sample archives (PNG tiles up to zoom 12) and the sample catalog in one library,
-/// built once per test process for the render and server tests.
+/// The two sample archives (PNG tiles up to zoom 12) and the sample catalog in one library
+/// (`catalog.json`, and `catalog.jws` signed with ``RegionsFixture/publisher``), built once per
+/// test process for the render and server tests.
 enum SampleLibrary {
     static let directory: String = {
         // Made by hand (not TemporaryDirectory, which removes itself): left in /tmp for the process.
@@ -25,6 +26,8 @@ enum SampleLibrary {
             _ = try EndToEndTests.build("montblanc-color.tif", in: dir, maxZoom: 12)
             let catalog = try [UInt8](Data(contentsOf: URL(fileURLWithPath: EndToEndTests.sampleRegions + "/catalog.json")))
             try Data(catalog).write(to: URL(fileURLWithPath: dir + "/catalog.json"))
+            // What a store library reads: the catalog with the archives' hashes, signed by the publisher.
+            try RegionsFixture.signCatalog(libraryDirectory: dir)
         } catch {
             preconditionFailure("building the sample library failed: \(error)")
         }

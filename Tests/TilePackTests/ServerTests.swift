@@ -13,14 +13,36 @@ import Glibc
 /// Hummingbird router over them (`app.test(.router)`), hostile input included.
 @Suite("Server: routes over the tile and region stores")
 struct ServerTests {
-    /// The sample library with its catalog; a ledger and simulator of its own (nothing bought).
+    /// The sample library as a store library, opened read-only as `serve` opens it: its signed
+    /// catalog, a test App Store whose root the trust anchors pin (nothing bought), a ledger of
+    /// its own that does not exist.
     static let service: TileService = {
-        var options = TileService.Options()
-        options.libraryDirectory = SampleLibrary.directory
-        options.ledgerPath = SampleLibrary.directory + "/no-ledger.sqlite"
-        options.simulatorDirectory = SampleLibrary.directory + "/no-simulator"
-        do { return try TileService(options) } catch { preconditionFailure("opening the sample library: \(error)") }
+        do {
+            return try storeService(ledger: SampleLibrary.directory + "-device/ledger.sqlite")
+        } catch {
+            preconditionFailure("opening the sample library: \(error)")
+        }
     }()
+
+    /// The sample library's test App Store (beside it in /tmp, left for the process like it).
+    static let store: TestAppStore = {
+        do { return try TestAppStore(directory: SampleLibrary.directory + "-store") } catch {
+            preconditionFailure("opening the test App Store: \(error)")
+        }
+    }()
+
+    /// A read-only store library over `directory` (default: the sample library) and `ledger`.
+    static func storeService(directory: String = SampleLibrary.directory, ledger: String) throws -> TileService {
+        var options = TileService.Options()
+        options.libraryDirectory = directory
+        options.library = try storeLibrary(directory: directory, ledger: ledger, readOnly: true)
+        return try TileService(options)
+    }
+
+    static func storeLibrary(directory: String = SampleLibrary.directory, ledger: String, readOnly: Bool) throws -> RegionLibrary {
+        try RegionLibrary(directory: directory, trust: RegionsFixture.trust(store), ledgerPath: ledger,
+                          account: RegionsFixture.account, storefront: store, readOnly: readOnly)
+    }
 
     /// The same archives without a catalog: everything open.
     static let openService: TileService = {
@@ -109,6 +131,53 @@ struct ServerTests {
                 #expect(r.status == .ok && body.contains("\"owned\":false") && body.contains("\"price\":\"6.99\""))
             }
         }
+    }
+
+    /// `/store` says which kind of library it serves: a store library (trust anchors given)
+    /// or an open one; a store library whose catalog cannot be trusted lists nothing and
+    /// serves nothing above zoom 0.
+    @Test func storeSaysWhetherTheLibraryIsAStoreOrOpen() throws {
+        let store = String(decoding: Self.service.storeListing().body, as: UTF8.self)
+        #expect(Self.service.library.kind == .store)
+        #expect(store.hasPrefix(#"{"library":"store","catalog":true,"catalog_problem":null,"free_max_zoom":10,"products":[{"#))
+        let open = String(decoding: Self.openService.storeListing().body, as: UTF8.self)
+        #expect(open == #"{"library":"open","catalog":false,"catalog_problem":null,"free_max_zoom":null,"products":[]}"#)
+
+        // The open library's archives (no catalog.jws there) with trust anchors: failing closed.
+        _ = Self.openService
+        let scratch = TemporaryDirectory()
+        let closed = try Self.storeService(directory: SampleLibrary.directory + "-open", ledger: scratch.file("ledger.sqlite"))
+        let listing = String(decoding: closed.storeListing().body, as: UTF8.self)
+        #expect(listing.hasPrefix(#"{"library":"store","catalog":false,"catalog_problem":""#))
+        #expect(listing.hasSuffix(#","free_max_zoom":0,"products":[]}"#))
+        let parts = Self.freeTile.split(separator: "/").map(String.init)
+        #expect(closed.tile(region: "montblanc-dem", z: parts[0], x: parts[1], y: parts[2] + ".png").status == 403)
+        #expect(closed.tile(region: "montblanc-dem", z: "0", x: "0", y: "0.png").status != 403)
+        #expect(Self.openService.tile(region: "montblanc-dem", z: parts[0], x: parts[1], y: parts[2] + ".png").status == 200)
+        #expect(!fileExists(scratch.file("ledger.sqlite")))
+    }
+
+    /// A purchase and a refund made by other processes (`store buy`, `store refund`) show in a
+    /// running server within the ledger's check interval, on the tile routes and `/store` alike.
+    @Test func aRunningServerFollowsPurchasesAndRefunds() throws {
+        let scratch = TemporaryDirectory()
+        let ledger = scratch.file("ledger.sqlite")
+        let buyer = try Self.storeLibrary(ledger: ledger, readOnly: false)
+        let server = try Self.storeService(ledger: ledger)
+        let sale = Self.saleTile.split(separator: "/").map(String.init)
+        func status() -> Int { server.tile(region: "montblanc-dem", z: sale[0], x: sale[1], y: sale[2] + ".png").status }
+        func owned() -> Bool { String(decoding: server.storeListing().body, as: UTF8.self).contains(#""owned":true"#) }
+        #expect(status() == 403 && !owned())
+
+        guard case .bought(let bought) = try buyer.buy(RegionsCatalogTests.bundleID) else {
+            Issue.record("the bundle was not bought")
+            return
+        }
+        RegionsLibraryTests.waitForTheCheckInterval()
+        #expect(status() == 200 && owned())
+        _ = try Self.storeLibrary(ledger: ledger, readOnly: false).refund(bought.transactionID)
+        RegionsLibraryTests.waitForTheCheckInterval()
+        #expect(status() == 403 && !owned())
     }
 
     @Test func tileJSONQueryAndCORS() async throws {

@@ -15,7 +15,7 @@
 // - hit: access(tile) cycling over the warmed working set (every answer cached); ns/call =
 //   run time / N; also split into allowed-only and denied-only sets, a per-call median, and
 //   2 threads on the same policy, and the same hit path with LedgerEntitlements (a real
-//   ledger holding one signed purchase) as the source.
+//   ledger holding one App Store transaction from the test App Store) as the source.
 // - miss: a fresh policy per run (its entitled areas derived by one untimed call), then one
 //   access() per never-seen tile: every z16 and z17 tile over the bounds; ns/call.
 // - free tier: access() below free_max_zoom (no lock, no cache).
@@ -45,7 +45,11 @@ func runAccessBench(_ args: [String]) {
     }()
 
     do {
-        let catalog = try Catalog(contentsOf: catalogPath)
+        // Decoded without a library directory: every product counts as available. Loaded from
+        // its file, the sample catalog sits beside no built archives, its products would be
+        // unavailable, and an unavailable product opens nothing (not even when entitled).
+        guard let bytes = readWholeFile(catalogPath) else { fail("\(catalogPath): cannot read") }
+        let catalog = try Catalog(json: bytes, path: catalogPath, libraryDirectory: nil)
         guard let productID = text("--product") ?? catalog.products.first(where: { $0.kind == .region })?.id else {
             fail("\(catalogPath): no region to entitle")
         }
@@ -112,12 +116,17 @@ func runAccessBench(_ args: [String]) {
 
         // The same hit path with the source an app uses: the ledger's verified entitlements
         // (LedgerEntitlements: a clock read and a lock per generation check), in a scratch
-        // simulator and ledger holding one signed purchase of the product.
+        // test App Store and ledger holding one App Store transaction of the product, verified
+        // against trust anchors that pin the store's root (as an app pins Apple's).
         let scratchDir = "/tmp/tilepack-bench-access-\(getpid())"
         defer { _ = system("rm -rf '\(scratchDir)'") }
-        let simulator = try StoreSimulator(directory: scratchDir + "/simulator")
-        let ledger = try EntitlementLedger(path: scratchDir + "/ledger.sqlite", publicKeys: [simulator.publicKey])
-        try ledger.import(signed: try simulator.purchase(productID: productID, account: ledger.account))
+        let appStore = try TestAppStore(directory: scratchDir + "/store")
+        let anchors = TrustAnchors(appStoreRoots: [appStore.ca.rootCertificateDER], bundleID: "com.tilepack.bench",
+                                   environments: [.sandbox])
+        let ledger = try EntitlementLedger(path: scratchDir + "/ledger.sqlite", verifier: AppStoreVerifier(anchors: anchors))
+        let purchase = try appStore.purchase(PurchaseRequest(productID: productID, type: .nonConsumable,
+                                                             bundleID: anchors.bundleID, account: ledger.account))
+        try ledger.import(signed: [purchase.jws])
         let ledgerPolicy = RegionAccessPolicy(catalog: catalog, entitlements: try LedgerEntitlements(ledger: ledger))
         for t in working { guard ledgerPolicy.access(t) == policy.access(t) else { fail("ledger and fixed policies disagree on \(t)") } }
         let hitLedger = Stat((0..<runs).map { _ in nanosPerOp(calls) { sink &+= cycle(working, calls, ledgerPolicy) } })
@@ -176,5 +185,18 @@ func runAccessBench(_ args: [String]) {
         print("{" + json.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
     } catch {
         fail("\(error)")
+    }
+}
+
+/// The bytes of the file at `path`, or nil when it cannot be read.
+private func readWholeFile(_ path: String) -> [UInt8]? {
+    guard let file = fopen(path, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n == 0 { return ferror(file) == 0 ? bytes : nil }
+        bytes.append(contentsOf: chunk[..<n])
     }
 }

@@ -191,7 +191,8 @@ public struct LedgerImportSummary: Sendable, Equatable {
 /// file by hand — any table, any column — therefore grants nothing; putting back an older
 /// signed copy of a refunded transaction is undone as soon as the store is reachable (the
 /// store's versions, imported or held in memory with ``overlay(_:source:)``, win: a
-/// revocation always beats a purchase).
+/// revocation always beats a purchase), and never fools an instance that has already verified
+/// the revocation (it keeps every revocation it saw in memory).
 ///
 /// Time: `meta.observed_ms` is the latest wall-clock time the device has seen (raised on every
 /// use, never lowered by the ledger); with the newest signed date of any verified row it is
@@ -273,7 +274,9 @@ public final class EntitlementLedger: Sendable {
         /// Bumped by our own commits and overlays, which `data_version` does not count.
         var generation = 0
         var snapshot: Snapshot?
-        /// Verified store versions held in memory (read-only opens): by transaction id.
+        /// Verified versions held in memory, by transaction id: the store's (``overlay(_:source:)``,
+        /// for read-only opens) and every revocation this instance has verified, so that a refund
+        /// once seen is not undone by an older signed copy put back in the file while it runs.
         var overlay: [String: LedgerTransaction] = [:]
     }
 
@@ -517,6 +520,7 @@ public final class EntitlementLedger: Sendable {
                     }
                     return summary
                 }
+                for transaction in verified { Self.remember(transaction, in: &state) }
                 state.generation += 1
                 return summary
             }
@@ -534,6 +538,12 @@ public final class EntitlementLedger: Sendable {
             }
             state.generation += 1
         }
+    }
+
+    /// Keeps a verified revocation in memory (when it supersedes what is held there).
+    private static func remember(_ t: LedgerTransaction, in state: inout State) {
+        guard t.isRevoked, state.overlay[t.transactionID].map({ t.supersedes($0) }) ?? true else { return }
+        state.overlay[t.transactionID] = t
     }
 
     private func verify(_ batch: [String], source: String) throws(LedgerError) -> [LedgerTransaction] {
@@ -728,6 +738,7 @@ public final class EntitlementLedger: Sendable {
                     }
                     watermark = max(watermark, transaction.latestSignedTime)
                     verified.append(VerifiedRow(rowID: rowID, transaction: transaction))
+                    Self.remember(transaction, in: &state)
                 }
                 let snapshot = Snapshot(token: token, verified: verified, rejected: rejected, watermark: watermark)
                 state.snapshot = snapshot

@@ -269,7 +269,9 @@ public final class RegionLibrary: Sendable {
         try ledger.import(signed: [outcome.jws], source: "store purchase")
         let verified = try LedgerTransaction(try ledger.verifier.verifyTransaction(outcome.jws, source: "store purchase"),
                                              jws: outcome.jws, source: "store purchase")
-        if case .purchased = outcome { try store.finish(transactionID: verified.transactionID) }
+        // Recorded now, so finished whichever the answer: an owned product's transaction may be
+        // one a killed `buy` left unfinished, and would otherwise be redelivered forever.
+        try store.finish(transactionID: verified.transactionID)
         try entitlements?.refresh()
         if case .alreadyOwned = outcome { return .alreadyOwned(productID: productID) }
         return .bought(Entitlement(verified))

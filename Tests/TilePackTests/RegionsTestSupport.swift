@@ -1,0 +1,196 @@
+import Crypto
+import Foundation
+import Synchronization
+import Testing
+@testable import TilePackCore
+@testable import TilePackSQLite
+@testable import TilePackRegions
+@testable import TilePackTools
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the region store's tests share: the publisher's key and a catalog signer, a test App
+/// Store with the trust anchors that pin its root, a clock the test moves, and the records an
+/// earlier tilepack left behind (a schema-1 ledger, the old simulator's Ed25519 rows).
+enum RegionsFixture {
+    /// 2024-01-01T00:00:00Z: the tests' "now" (inside the test CA's 2020…2049 validity).
+    static let t0 = 1_704_067_200.0
+    static let day = 86_400.0
+    static let bundleID = "com.tilepack.tests"
+    /// StoreKit `appAccountToken`s.
+    static let account = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"
+    static let otherAccount = "0d9e8f7a-6b5c-4d3e-8f1a-2b3c4d5e6f70"
+
+    /// The publisher's catalog key (the publisher keeps it; devices get `publicJWK`).
+    static let publisher = JWK.newPrivateKey()
+
+    /// Signs the catalog of the library in `libraryDirectory` as `tilepack catalog sign` does:
+    /// `json` (default: the library's `catalog.json`) with `archive_sha256` filled in from the
+    /// archives, signed with `key`, written to `catalog.jws`. Returns the JWS.
+    @discardableResult
+    static func signCatalog(libraryDirectory: String, json: [UInt8]? = nil, key: JWK = publisher) throws -> String {
+        let path = libraryDirectory + "/" + Catalog.fileName
+        let bytes = json ?? readFile(path)
+        let (payload, _) = try Catalog.fillingArchiveHashes(bytes, path: path, libraryDirectory: libraryDirectory)
+        let jws = try SignedCatalog.sign(payload, key: try key.privateKey(source: "publisher key"), path: path)
+        writeFile(libraryDirectory + "/" + SignedCatalog.fileName, Array(jws.utf8))
+        return jws
+    }
+
+    /// The anchors of an app that trusts `store`'s root for Sandbox and the publisher's key.
+    static func trust(_ store: TestAppStore, bundleID: String = bundleID,
+                      publisherKeys: [JWK] = [publisher.publicJWK]) -> TrustAnchors {
+        TrustAnchors(appStoreRoots: [store.ca.rootCertificateDER], bundleID: bundleID, environments: [.sandbox],
+                     publisherKeys: publisherKeys)
+    }
+
+    /// A subscription term.
+    static func period(_ iso8601: String) -> SubscriptionPeriod {
+        guard let period = SubscriptionPeriod(iso8601: iso8601) else { preconditionFailure("bad period \(iso8601)") }
+        return period
+    }
+
+    /// What a device of `account` asks the store for.
+    static func request(_ productID: String, type: AppStoreProductType = .nonConsumable, account: String = account,
+                        period: String? = nil, bundleID: String = bundleID) -> PurchaseRequest {
+        PurchaseRequest(productID: productID, type: type, bundleID: bundleID, account: account, period: period.map(Self.period))
+    }
+
+    /// Milliseconds since 1970 of `seconds`, as the store signs dates.
+    static func ms(_ seconds: Double) -> Int64 { Int64(seconds * 1000) }
+}
+
+/// A clock the test moves (shared by a store, a ledger and a library as one machine's clock).
+final class MovableClock: RegionClock {
+    private let seconds: Mutex<Double>
+    init(_ seconds: Double) { self.seconds = Mutex(seconds) }
+    func now() -> Double { seconds.withLock { $0 } }
+    func set(_ value: Double) { seconds.withLock { $0 = value } }
+}
+
+/// Errors collected from threads.
+final class ThreadFailures: Sendable {
+    private let list = Mutex<[String]>([])
+    func add(_ message: String) { list.withLock { $0.append(message) } }
+    var all: [String] { list.withLock { $0 } }
+}
+
+/// A test App Store in a scratch directory on a movable clock, and the trust anchors of the
+/// app `RegionsFixture.bundleID` that pin its root. `prepare` runs on the store's directory
+/// before the store opens it (to leave an earlier simulator's records there).
+struct TestStoreFixture {
+    let dir = TemporaryDirectory()
+    let clock: MovableClock
+    let store: TestAppStore
+    let trust: TrustAnchors
+    let verifier: AppStoreVerifier
+
+    var storeDirectory: String { dir.file("store") }
+
+    init(clock seconds: Double = RegionsFixture.t0, prepare: (String) throws -> Void = { _ in }) throws {
+        clock = MovableClock(seconds)
+        #expect(mkdir(dir.file("store"), 0o700) == 0)
+        try prepare(dir.file("store"))
+        store = try TestAppStore(directory: dir.file("store"), clock: clock)
+        trust = RegionsFixture.trust(store)
+        verifier = AppStoreVerifier(anchors: trust)
+    }
+
+    /// What a device of `account` asks the store for.
+    func request(_ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
+                 period: String? = nil, bundleID: String = RegionsFixture.bundleID) -> PurchaseRequest {
+        RegionsFixture.request(productID, type: type, account: account, period: period, bundleID: bundleID)
+    }
+
+    /// Buys at the store (nothing recorded on any device): the signed transaction.
+    func sell(_ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
+              period: String? = nil, bundleID: String = RegionsFixture.bundleID) throws -> String {
+        try store.purchase(request(productID, type: type, account: account, period: period, bundleID: bundleID)).jws
+    }
+
+    /// The transaction id of a signed transaction (verified with the fixture's anchors).
+    func transactionID(_ jws: String) throws -> String {
+        try #require(try verifier.verifyTransaction(jws, source: "test").transactionId)
+    }
+
+    /// How many transactions the store holds for `account` (charges, whatever their state).
+    func storeCount(account: String = RegionsFixture.account) throws -> Int {
+        try store.transactions(account: account, bundleID: RegionsFixture.bundleID).count
+    }
+}
+
+/// Files an earlier tilepack wrote, made by hand from its schema.
+enum LegacyRecords {
+    /// What the old simulator signed (Ed25519, `kid` its key's thumbprint): StoreKit's field
+    /// names, environment `LocalSimulator`, no bundle id.
+    struct Payload: Encodable {
+        var transactionId: String
+        var originalTransactionId: String
+        var productId: String
+        var purchaseDate: Int64
+        var expiresDate: Int64?
+        var appAccountToken: String
+        var environment = "LocalSimulator"
+        var type: String
+        var signedDate: Int64
+        var revocationDate: Int64?
+        var revocationReason: Int?
+    }
+
+    /// Creates the old simulator's `store.sqlite` in `directory` (columns seq, transaction_id,
+    /// account, product_id, jws) holding `payloads`, each signed with a fresh Ed25519 key.
+    static func writeSimulatorStore(directory: String, _ payloads: [Payload]) throws {
+        let key = Curve25519.Signing.PrivateKey()
+        let kid = JWK(publicKey: key.publicKey).keyID
+        let db = try SQLiteConnection(path: directory + "/store.sqlite", mode: .readWriteCreate)
+        try db.execute("""
+            CREATE TABLE transactions (
+                seq INTEGER PRIMARY KEY,
+                transaction_id TEXT NOT NULL UNIQUE,
+                account TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                jws TEXT NOT NULL);
+            CREATE INDEX transactions_account ON transactions(account, seq);
+            """)
+        for payload in payloads {
+            let insert = try db.prepare("INSERT INTO transactions (transaction_id, account, product_id, jws) VALUES (?, ?, ?, ?)")
+            try insert.bind(payload.transactionId, at: 1)
+            try insert.bind(payload.appAccountToken, at: 2)
+            try insert.bind(payload.productId, at: 3)
+            try insert.bind(try JWS.sign(payload, key: key, kid: kid), at: 4)
+            try insert.run()
+        }
+    }
+
+    /// Creates a schema-1 ledger at `path` for `account` (its tables as the old ledger made
+    /// them), with one row holding an Ed25519 JWS the new code cannot verify.
+    static func writeLedger(path: String, account: String) throws {
+        let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        try db.execute("""
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE transactions (
+                transaction_id TEXT PRIMARY KEY,
+                original_transaction_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                account TEXT NOT NULL,
+                purchase_date INTEGER NOT NULL,
+                expires_date INTEGER,
+                revocation_date INTEGER,
+                signed_date INTEGER NOT NULL,
+                jws TEXT NOT NULL);
+            INSERT INTO meta (key, value) VALUES ('schema_version', '1'), ('account', '\(account)'), ('watermark_ms', '1704067200000');
+            INSERT INTO transactions VALUES ('1000000000000001', '1000000000000001', 'old.product', '\(account)',
+                1704067200000, NULL, NULL, 1704067200000, 'eyJhbGciOiJFZERTQSJ9.e30.AAAA');
+            """)
+    }
+}
+
+/// The error of type `E` that `body` throws, recording an issue (at the caller) when it throws
+/// none or another: `#expect(thrown(LedgerError.self) { … }?.kind == .storage)`.
+func thrown<E: Error, R>(_ type: E.Type, sourceLocation: SourceLocation = #_sourceLocation,
+                         _ body: () throws -> R) -> E? {
+    #expect(throws: type, sourceLocation: sourceLocation, performing: body)
+}

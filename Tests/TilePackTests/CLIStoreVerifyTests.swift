@@ -124,11 +124,17 @@ import TilePackTools
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try TrustAnchors(contentsOf: setup.trust).bundleID == "com.other")
 
-        // No published root: an error naming the file.
-        let empty = try Self.tilepack(["store", "trust", "--simulator", setup.dir.path + "/nowhere", "--bundle-id", "a.b", "-o", setup.dir.file("t2.json")])
-        #expect(empty.status == 2)
-        #expect(empty.stderr.hasPrefix("error: \(setup.dir.path)/nowhere/AppStoreRoot.der: cannot open"), "\(empty.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: setup.dir.file("t2.json")))
+        // No test App Store there yet: it is created (its CA, its published root), and the
+        // trust file pins exactly that root.
+        let fresh = try Self.tilepack(["store", "trust", "--simulator", setup.dir.path + "/fresh", "--bundle-id", "a.b", "-o", setup.dir.file("t2.json")])
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        let published = try #require(FileManager.default.contents(atPath: setup.dir.path + "/fresh/AppStoreRoot.der"))
+        #expect(try TrustAnchors(contentsOf: setup.dir.file("t2.json")).appStoreRoots == [[UInt8](published)])
+        // A simulator path that cannot be a directory: an error naming it, no trust file.
+        _ = try setup.dir.write("plainfile", [1])
+        let blocked = try Self.tilepack(["store", "trust", "--simulator", setup.dir.file("plainfile"), "--bundle-id", "a.b", "-o", setup.dir.file("t3.json")])
+        #expect(blocked.status != 0 && blocked.stderr.hasPrefix("error: \(setup.dir.file("plainfile"))"), "\(blocked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: setup.dir.file("t3.json")))
 
         // A private publisher key is refused.
         let secret = JWK(privateKey: Curve25519PrivateKeyFixture.key)

@@ -39,9 +39,12 @@ struct ServerTests {
         return try TileService(options)
     }
 
-    static func storeLibrary(directory: String = SampleLibrary.directory, ledger: String, readOnly: Bool) throws -> RegionLibrary {
+    /// `account`: the store account; give a test that buys an account of its own, as the
+    /// store is shared and a library syncs its account's purchases at open.
+    static func storeLibrary(directory: String = SampleLibrary.directory, ledger: String, readOnly: Bool,
+                             account: String = RegionsFixture.account) throws -> RegionLibrary {
         try RegionLibrary(directory: directory, trust: RegionsFixture.trust(store), ledgerPath: ledger,
-                          account: RegionsFixture.account, storefront: store, readOnly: readOnly)
+                          account: account, storefront: store, readOnly: readOnly)
     }
 
     /// The same archives without a catalog: everything open.
@@ -162,8 +165,13 @@ struct ServerTests {
     @Test func aRunningServerFollowsPurchasesAndRefunds() throws {
         let scratch = TemporaryDirectory()
         let ledger = scratch.file("ledger.sqlite")
-        let buyer = try Self.storeLibrary(ledger: ledger, readOnly: false)
-        let server = try Self.storeService(ledger: ledger)
+        // An account of its own: the shared test App Store must not hand this purchase to the
+        // other tests' libraries, which sync their account at open.
+        let account = AccountToken.random()
+        let buyer = try Self.storeLibrary(ledger: ledger, readOnly: false, account: account)
+        var options = TileService.Options()
+        options.library = try Self.storeLibrary(ledger: ledger, readOnly: true, account: account)
+        let server = try TileService(options)
         let sale = Self.saleTile.split(separator: "/").map(String.init)
         func status() -> Int { server.tile(region: "montblanc-dem", z: sale[0], x: sale[1], y: sale[2] + ".png").status }
         func owned() -> Bool { String(decoding: server.storeListing().body, as: UTF8.self).contains(#""owned":true"#) }
@@ -175,7 +183,7 @@ struct ServerTests {
         }
         RegionsLibraryTests.waitForTheCheckInterval()
         #expect(status() == 200 && owned())
-        _ = try Self.storeLibrary(ledger: ledger, readOnly: false).refund(bought.transactionID)
+        _ = try Self.storeLibrary(ledger: ledger, readOnly: false, account: account).refund(bought.transactionID)
         RegionsLibraryTests.waitForTheCheckInterval()
         #expect(status() == 403 && !owned())
     }

@@ -2,39 +2,58 @@ import Synchronization
 import TilePackCore
 import TilePackStore
 
-/// The region store's answer to the tile store's question: a tile is shown when its zoom is
-/// in the catalog's free tier, or when it overlaps the area of an entitled product within
-/// that product's zoom range (a bundle or subscription entitles everything it includes).
-/// Otherwise it is denied, naming the available products that would unlock it, cheapest
-/// first (exact prices; ties by id).
+/// The region store's answer to the tile store's question, per archive and per pixel.
+///
+/// A tile of archive A at zoom z is **allowed** when z is in the catalog's free tier or every
+/// pixel is owned; a pixel is owned when its centre (web mercator, see
+/// ``RegionPolygon/ownPixels(of:in:)``) lies inside the area of an entitled product whose
+/// zoom range holds z and whose `archives` name A (a bundle or subscription entitles
+/// everything it includes). **Partial** when some pixels are owned (with their
+/// ``TileMask``), **denied** when none is. Partial and denied answers name the available
+/// products that cover the tile at that zoom in that archive, cheapest first (exact prices;
+/// ties by id) — the same list whatever is owned, so a locked pixel reads the same before and
+/// after a purchase elsewhere.
 ///
 /// ```swift
 /// var options = TileStoreOptions()
 /// options.accessPolicy = RegionAccessPolicy(catalog: catalog, entitlements: ledger)
+/// policy.access(tile, archive: "montblanc-color.mbtiles", tileSize: 256)
 /// ```
 ///
-/// Answers are cached per tile; the cache is emptied when the entitlement source's
-/// ``EntitlementSource/generation`` changes (or on ``invalidate()``) and when it reaches
-/// ``cacheCapacity`` tiles (a viewer's working set is far smaller, so a full clear is rare
-/// and cheaper to keep than an LRU list).
+/// Answers (masks included) are cached per (tile, archive, tile size); the cache is emptied
+/// when the entitlement source's ``EntitlementSource/generation`` changes (or on
+/// ``invalidate()``), when it reaches ``cacheCapacity`` answers, and when its masks reach
+/// ``maskCacheBytes`` (a viewer's working set is far smaller, so a full clear is rare and
+/// cheaper to keep than an LRU list).
 ///
 /// Cost: free-tier tiles are O(1) without a lock; a cached tile is one generation read, one
-/// lock and one hash lookup; an uncached tile is O(V) per product area that could cover it
-/// (V vertices), computed outside the lock.
+/// lock and one hash lookup (of the tile and the archive name); an uncached tile is O(V) per
+/// product area that could cover it (V vertices), plus a scanline fill of side rows for a
+/// tile an owned edge crosses, computed outside the lock.
 public final class RegionAccessPolicy: AccessPolicy {
     public let catalog: Catalog
-    /// Most tiles remembered before the cache is cleared.
+    /// Most answers remembered before the cache is cleared.
     public let cacheCapacity: Int
+    /// Most bytes of masks remembered before the cache is cleared (a 256-pixel mask is 8 KiB).
+    public static let maskCacheBytes = 32 << 20
     private let source: any EntitlementSource
     /// Available products, cheapest first, ties by id: the order of denial offers.
     private let offerOrder: [(index: Int, offer: ProductOffer)]
+
+    /// One question: `archive` nil for the archive-blind ``access(_:)``.
+    private struct Key: Hashable {
+        var tile: TileID
+        var archive: String?
+        var side: Int
+    }
 
     private struct State {
         /// The source generation `entitledAreas` and `cache` belong to; nil forces a rebuild.
         var generation: UInt64?
         /// Indices of products whose area an entitled product covers.
         var entitledAreas: [Int] = []
-        var cache: [TileID: TileAccess] = [:]
+        var cache: [Key: TileAccess] = [:]
+        var maskBytes = 0
     }
     private let state = Mutex(State())
 
@@ -52,8 +71,25 @@ public final class RegionAccessPolicy: AccessPolicy {
             .map { ($0, catalog.products[$0].offer) }
     }
 
+    /// The tile in any archive a product names, 256 pixels a side: what
+    /// ``access(_:archive:tileSize:)`` answers for an archive every product lists. For
+    /// callers that ask about a place rather than an archive; the tile store never asks it.
     public func access(_ tile: TileID) -> TileAccess {
-        if tile.z <= catalog.freeMaxZoom { return .allowed }
+        answer(Key(tile: tile, archive: nil, side: WebMercator.tileSize))
+    }
+
+    public func access(_ tile: TileID, archive: String) -> TileAccess {
+        answer(Key(tile: tile, archive: archive, side: WebMercator.tileSize))
+    }
+
+    /// See the type's rule. A `tileSize` outside 1…``TileMask/maxSide`` cannot be masked: a
+    /// tile that would be partial is denied.
+    public func access(_ tile: TileID, archive: String, tileSize: Int) -> TileAccess {
+        answer(Key(tile: tile, archive: archive, side: tileSize))
+    }
+
+    private func answer(_ key: Key) -> TileAccess {
+        if key.tile.z <= catalog.freeMaxZoom { return .allowed }
         // Read before the entitlements themselves: a change in between then costs one extra
         // rebuild, never a stale answer filed under the new generation.
         let generation = source.generation
@@ -61,9 +97,10 @@ public final class RegionAccessPolicy: AccessPolicy {
             if s.generation != generation {
                 s.entitledAreas = entitledAreas()
                 s.cache.removeAll(keepingCapacity: true)
+                s.maskBytes = 0
                 s.generation = generation
             }
-            if let hit = s.cache[tile] { return .hit(hit) }
+            if let hit = s.cache[key] { return .hit(hit) }
             return .miss(entitledAreas: s.entitledAreas)
         }
         let areas: [Int]
@@ -71,12 +108,16 @@ public final class RegionAccessPolicy: AccessPolicy {
         case .hit(let answer): return answer
         case .miss(let entitled): areas = entitled
         }
-        let answer = decide(tile, entitledAreas: areas)
+        let answer = decide(key, entitledAreas: areas)
+        let bytes = answer.mask?.byteCount ?? 0
         state.withLock { s in
             // An invalidation while we computed: the answer may be stale, do not keep it.
             guard s.generation == generation else { return }
-            if s.cache.count >= cacheCapacity { s.cache.removeAll(keepingCapacity: true) }
-            s.cache[tile] = answer
+            if s.cache.count >= cacheCapacity || s.maskBytes + bytes > Self.maskCacheBytes {
+                s.cache.removeAll(keepingCapacity: true)
+                s.maskBytes = 0
+            }
+            if s.cache.updateValue(answer, forKey: key) == nil { s.maskBytes += bytes }
         }
         return answer
     }
@@ -84,10 +125,10 @@ public final class RegionAccessPolicy: AccessPolicy {
     /// Forgets every cached answer and re-reads the entitlements on the next check (for a
     /// source that cannot bump its generation, or after replacing the archives).
     public func invalidate() {
-        state.withLock { $0.generation = nil; $0.cache.removeAll() }
+        state.withLock { $0.generation = nil; $0.cache.removeAll(); $0.maskBytes = 0 }
     }
 
-    /// Tiles currently cached (tests, statistics).
+    /// Answers currently cached (tests, statistics).
     public var cachedTileCount: Int { state.withLock { $0.cache.count } }
 
     // MARK: - Private
@@ -104,20 +145,37 @@ public final class RegionAccessPolicy: AccessPolicy {
         }
     }
 
-    private func decide(_ tile: TileID, entitledAreas: [Int]) -> TileAccess {
-        // Regions, bundles and subscriptions share areas: test each area at most once.
-        var known: [Int: Bool] = [:]
-        func covers(_ k: Int) -> Bool {
+    private func decide(_ key: Key, entitledAreas: [Int]) -> TileAccess {
+        let tile = key.tile
+        /// Whether product `k`'s area may hold pixels of this tile in this archive.
+        func sells(_ k: Int) -> Bool {
             let p = catalog.products[k]
-            guard let area = p.area, let zooms = p.zoomRange, zooms.contains(tile.z) else { return false }
-            if let hit = known[k] { return hit }
-            let hit = area.intersects(tile)
-            known[k] = hit
-            return hit
+            guard p.area != nil, let zooms = p.zoomRange, zooms.contains(tile.z) else { return false }
+            if let archive = key.archive { return p.archives.contains(archive) }
+            return true
         }
-        if entitledAreas.contains(where: covers) { return .allowed }
-        return .denied(unlockedBy: offerOrder.compactMap { entry in
-            catalog.coverage[entry.index].contains(where: covers) ? entry.offer : nil
-        })
+        // Regions, bundles and subscriptions share areas: place each area at most once.
+        var known: [Int: RegionPolygon.TileCover] = [:]
+        func cover(_ k: Int) -> RegionPolygon.TileCover {
+            if let hit = known[k] { return hit }
+            let c = catalog.products[k].area?.cover(tile) ?? .outside
+            known[k] = c
+            return c
+        }
+        func offers() -> [ProductOffer] {
+            offerOrder.compactMap { entry in
+                catalog.coverage[entry.index].contains { sells($0) && cover($0) != .outside } ? entry.offer : nil
+            }
+        }
+        let owned = entitledAreas.filter { sells($0) && cover($0) != .outside }
+        if owned.isEmpty { return .denied(unlockedBy: offers()) }
+        if owned.contains(where: { cover($0) == .inside }) { return .allowed }
+        guard key.side >= 1, key.side <= TileMask.maxSide else { return .denied(unlockedBy: offers()) }
+        var builder = TileMask.Builder(side: key.side)
+        for k in owned { catalog.products[k].area?.ownPixels(of: tile, in: &builder) }
+        let mask = builder.build()
+        if mask.isFull { return .allowed }
+        if mask.isEmpty { return .denied(unlockedBy: offers()) }
+        return .partial(mask, unlockedBy: offers())
     }
 }

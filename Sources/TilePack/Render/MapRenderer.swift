@@ -91,8 +91,15 @@ public struct MapPicture: Sendable {
 /// hatched with the price of the cheapest product that unlocks them, and an attribution in
 /// the bottom-right corner. Nothing of a locked tile's pixels is read.
 ///
+/// Locking is per pixel: walking the archives bottom to top, a pixel is locked at the first
+/// archive that does not own it (a denied tile: every pixel; a partial tile: the pixels
+/// outside its mask). A locked pixel gets the lock drawn over what lies below it, exactly as
+/// a wholly locked tile draws it there, and nothing above it is drawn. A tile with any
+/// locked pixel counts in ``MapPicture/tilesLocked``.
+///
 /// Cost: one `pixels` call per visible tile and archive (a hit is O(1); a miss reads and
-/// decodes one tile), and one pass over the picture per tile layer.
+/// decodes one tile), and one pass over the picture per tile layer; a partial tile adds a
+/// scratch copy of its square.
 public enum MapRenderer {
     /// Behind the map where no archive has a tile.
     public static let background: [UInt8] = [236, 234, 228, 255]
@@ -109,36 +116,126 @@ public enum MapRenderer {
         for (id, left, top) in frame.tiles {
             let candidates = layers.filter { store.archives[$0].mayContain(id) }
             var drew = false
+            var locks = TileLocks(left: left, top: top, image: picture.image)
             for a in candidates {
-                do throws(TileStoreError) {
-                    guard let lease = try store.pixels(id, archive: a) else { continue }
-                    let side = store.archives[a].tileSize
-                    guard side > 0, lease.count >= side * side * 4 else { continue }
-                    lease.withUnsafeBytes { raw in draw(raw, side: side, into: &picture.image, left: left, top: top) }
-                    drew = true
-                } catch where error.problem == .locked {
-                    // The policy answers per tile, whatever the archive: draw the lock once.
-                    drawLocked(offer: error.offers.first, into: &picture.image, left: left, top: top)
-                    picture.tilesLocked += 1
-                    if let offer = error.offers.first { picture.offers[offer.id] = offer }
+                let side = store.archives[a].tileSize
+                var access = store.access(id, archive: a)
+                if case .partial(let mask, let offers) = access {
+                    // The mask at the tile's side, as the store applies it (a tile size no mask
+                    // can have is locked whole).
+                    access = (1...TileMask.maxSide).contains(side) ? .partial(mask.scaled(toSide: side), unlockedBy: offers)
+                                                                    : .denied(unlockedBy: offers)
+                }
+                if case .denied(let offers) = access {
+                    locks.lockAll(offer: offers.first, in: &picture)
                     break
+                }
+                do throws(TileStoreError) {
+                    if let lease = try store.pixels(id, archive: a), side > 0, lease.count >= side * side * 4 {
+                        lease.withUnsafeBytes { raw in
+                            draw(raw, side: side, into: &picture.image, left: left, top: top, skip: locks.locked)
+                        }
+                        drew = true
+                    }
+                } catch where error.problem == .locked {
+                    // Denied between the two questions (a refund): lock what is left.
+                    locks.lockAll(offer: error.offers.first, in: &picture)
+                    break
+                }
+                if case .partial(let mask, let offers) = access {
+                    locks.lock(outside: mask, offer: offers.first, in: &picture)
                 }
             }
             if drew { picture.tilesDrawn += 1 }
+            if locks.any {
+                picture.tilesLocked += 1
+                if let offer = locks.offer { picture.offers[offer.id] = offer }
+            }
         }
         if !attribution.isEmpty { drawAttribution(attribution, into: &picture.image) }
         return picture
     }
 
+    /// Which pixels of one tile's 256 × 256 square are locked so far, and the offer the first
+    /// lock named.
+    struct TileLocks {
+        let left: Int, top: Int
+        /// The square's visible part in the picture.
+        let x0: Int, y0: Int, x1: Int, y1: Int
+        /// Per visible pixel, row-major over the visible part; nil while none is locked.
+        private(set) var locked: [Bool]?
+        private(set) var any = false
+        private(set) var offer: ProductOffer?
+        private var recorded = false
+
+        init(left: Int, top: Int, image: RGBAImage) {
+            self.left = left; self.top = top
+            let s = WebMercator.tileSize
+            x0 = max(0, left); y0 = max(0, top); x1 = min(image.width, left + s); y1 = min(image.height, top + s)
+        }
+
+        private mutating func note(_ offer: ProductOffer?) {
+            if !recorded { self.offer = offer; recorded = true }
+            any = true
+        }
+
+        /// Locks every pixel not yet locked.
+        mutating func lockAll(offer: ProductOffer?, in picture: inout MapPicture) {
+            note(offer)
+            guard x0 < x1, y0 < y1 else { return }
+            if locked == nil {
+                drawLocked(offer: offer, into: &picture.image, left: left, top: top)
+                locked = [Bool](repeating: true, count: (x1 - x0) * (y1 - y0))
+                return
+            }
+            lock(where: { _, _ in true }, offer: offer, in: &picture)
+        }
+
+        /// Locks the pixels whose source pixel (nearest, as ``draw`` picks it) the mask does
+        /// not own.
+        mutating func lock(outside mask: TileMask, offer: ProductOffer?, in picture: inout MapPicture) {
+            note(offer)
+            let s = WebMercator.tileSize, side = mask.side, left = left, top = top
+            lock(where: { x, y in !mask.isOwned(x: (x - left) * side / s, y: (y - top) * side / s) }, offer: offer, in: &picture)
+        }
+
+        /// Draws the lock on a scratch copy of the visible square (so the hatch and the label
+        /// land exactly where a wholly locked tile has them) and copies back the pixels that
+        /// `newly(x, y)` locks and were not locked before.
+        private mutating func lock(where newly: (Int, Int) -> Bool, offer: ProductOffer?, in picture: inout MapPicture) {
+            guard x0 < x1, y0 < y1 else { return }
+            let w = x1 - x0, h = y1 - y0
+            var scratch = RGBAImage(width: w, height: h, colour: [0, 0, 0, 0])
+            for y in 0..<h {
+                let from = ((y0 + y) * picture.image.width + x0) * 4
+                scratch.pixels.replaceSubrange((y * w * 4)..<((y + 1) * w * 4), with: picture.image.pixels[from..<(from + w * 4)])
+            }
+            drawLocked(offer: offer, into: &scratch, left: left - x0, top: top - y0, anchorX: -x0, anchorY: -y0)
+            var flags = locked ?? [Bool](repeating: false, count: w * h)
+            for y in 0..<h {
+                for x in 0..<w where !flags[y * w + x] && newly(x0 + x, y0 + y) {
+                    flags[y * w + x] = true
+                    let i = ((y0 + y) * picture.image.width + x0 + x) * 4, j = (y * w + x) * 4
+                    for c in 0..<4 { picture.image.pixels[i + c] = scratch.pixels[j + c] }
+                }
+            }
+            locked = flags
+        }
+    }
+
     /// One decoded tile (side × side RGBA) over the 256 × 256 square at (left, top),
-    /// nearest-neighbour scaled when the archive's tiles are not 256 pixels.
-    static func draw(_ src: UnsafeRawBufferPointer, side: Int, into image: inout RGBAImage, left: Int, top: Int) {
+    /// nearest-neighbour scaled when the archive's tiles are not 256 pixels. Pixels of the
+    /// visible square that `skip` flags (row-major over the visible part) are left alone.
+    static func draw(_ src: UnsafeRawBufferPointer, side: Int, into image: inout RGBAImage, left: Int, top: Int,
+                     skip: [Bool]? = nil) {
         let s = WebMercator.tileSize
         let x0 = max(0, left), y0 = max(0, top), x1 = min(image.width, left + s), y1 = min(image.height, top + s)
         guard x0 < x1, y0 < y1 else { return }
+        let w = x1 - x0
         for y in y0..<y1 {
             let sy = (y - top) * side / s
             for x in x0..<x1 {
+                if let skip, skip[(y - y0) * w + x - x0] { continue }
                 let sx = (x - left) * side / s
                 let i = (sy * side + sx) * 4
                 image.blend(x: x, y: y, r: src[i], g: src[i + 1], b: src[i + 2], a: src[i + 3])
@@ -148,10 +245,13 @@ public enum MapRenderer {
 
     /// Dims and hatches the tile's square and writes the price of `offer` (or "LOCKED") in
     /// the middle of its visible part.
-    static func drawLocked(offer: ProductOffer?, into image: inout RGBAImage, left: Int, top: Int) {
+    /// `anchorX`/`anchorY`: the picture's origin in `image`'s coordinates, so that hatching
+    /// drawn on a scratch copy of part of the picture lines up with the picture's.
+    static func drawLocked(offer: ProductOffer?, into image: inout RGBAImage, left: Int, top: Int,
+                           anchorX: Int = 0, anchorY: Int = 0) {
         let s = WebMercator.tileSize
         image.fill(x: left, y: top, width: s, height: s, colour: lockedShade)
-        image.hatch(x: left, y: top, width: s, height: s, step: 16, colour: lockedHatch)
+        image.hatch(x: left, y: top, width: s, height: s, step: 16, colour: lockedHatch, anchorX: anchorX, anchorY: anchorY)
         let text = offer.map { "\($0.price) \($0.currency)" } ?? "LOCKED"
         let scale = 2
         let w = BitmapFont.width(of: text, scale: scale) + 8, h = BitmapFont.glyphHeight * scale + 8

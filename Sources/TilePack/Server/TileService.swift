@@ -81,6 +81,11 @@ public final class TileService: Sendable {
 
     /// `/tiles/{region}/{z}/{x}/{y}` (the stored GPU payload) and `…/{y}.png` (decoded and
     /// re-encoded as PNG; a PNG archive's bytes as stored).
+    ///
+    /// A partly owned tile: its payload is 403 `partialTile` (a payload cannot be masked
+    /// without an encoder); its PNG is made from the store's masked pixels (alpha 0 outside
+    /// the owned mask) under an ETag of its own (`m` + the masked pixels' hash seeded with the
+    /// mask's fingerprint), never the stored bytes and never a whole tile's ETag.
     public func tile(region: String, z: String, x: String, y: String, ifNoneMatch: String? = nil) -> ServedResponse {
         let format: TileFormat, yText: Substring
         if y.hasSuffix(".png") { format = .png; yText = y.dropLast(4) } else { format = .payload; yText = Substring(y) }
@@ -91,7 +96,13 @@ public final class TileService: Sendable {
         }
         let summary = store.archives[a]
         do throws(TileStoreError) {
-            guard let lease = try store.tile(id, archive: a) else { return notFound(region, id) }
+            let found: TileLease?
+            do throws(TileStoreError) {
+                found = try store.tile(id, archive: a)
+            } catch where error.problem == .partialTile && format == .png {
+                return maskedPNG(region: region, archive: a, id: id, ifNoneMatch: ifNoneMatch)
+            }
+            guard let lease = found else { return notFound(region, id) }
             let hash = lease.withUnsafeBytes { fnv1a($0) }
             let etag = "\"\(format == .png ? "p" : "t")\(hex16(hash))\""
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
@@ -119,6 +130,32 @@ public final class TileService: Sendable {
                 encoded.put(etag, body)
                 return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
             }
+        } catch {
+            return tileError(error, region: region, id: id)
+        }
+    }
+
+    /// The PNG of a partly owned tile, from the store's masked pixels. The ETag hashes the
+    /// pixels as masked (seeded with the mask's fingerprint), so the encoded-tile cache can
+    /// never hand a masked tile's key an unmasked PNG or the other way round.
+    func maskedPNG(region: String, archive a: Int, id: TileID, ifNoneMatch: String?) -> ServedResponse {
+        let side = store.archives[a].tileSize
+        do throws(TileStoreError) {
+            let seed = store.access(id, archive: a).mask?.fingerprint ?? 0
+            guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
+            let etag = "\"m" + pixels.withUnsafeBytes { hex16(fnv1a($0, seed: seed)) } + "\""
+            if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
+            if let cached = encoded.get(etag) {
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
+            }
+            let body: [UInt8]
+            do throws(PNGError) {
+                body = try png.encode(rgba: pixels.array, width: side, height: side)
+            } catch {
+                return .from(error)
+            }
+            encoded.put(etag, body)
+            return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
         } catch {
             return tileError(error, region: region, id: id)
         }
@@ -157,11 +194,14 @@ public final class TileService: Sendable {
             return .error(404, kind: "notFound", message: "region \(region) has no elevation")
         }
         do throws(TileStoreError) {
+            // A partly owned tile's grid comes with NaN outside the mask: its ETag is the
+            // masked values' hash, seeded with the mask's fingerprint.
+            let seed = store.access(id, archive: a).mask?.fingerprint
             guard let grid = try store.elevation(id, archive: a), grid.width > 0, grid.height > 0 else {
                 return notFound(region, id)
             }
-            let hash = grid.values.withUnsafeBytes { fnv1a($0) }
-            let etag = "\"e\(hex16(hash))\""
+            let hash = grid.values.withUnsafeBytes { fnv1a($0, seed: seed ?? 0xcbf2_9ce4_8422_2325) }
+            let etag = "\"\(seed == nil ? "e" : "f")\(hex16(hash))\""
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
             if let cached = encoded.get(etag) {
                 return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
@@ -402,13 +442,23 @@ public final class TileService: Sendable {
         .error(404, kind: "notFound", message: "region \(region) has no tile \(id)")
     }
 
-    /// 403 with the products that unlock a locked tile; other store errors by category.
+    /// 403 with the products that unlock a locked tile (kind `locked`), or of a partly owned
+    /// tile's payload (kind `partialTile`); other store errors by category.
     func tileError(_ error: TileStoreError, region: String, id: TileID) -> ServedResponse {
-        guard error.problem == .locked else { return .from(error) }
         let offers = (try? JSONOutput.string(error.offers)) ?? "[]"
-        return .error(403, kind: "locked", message: "tile \(id) of \(region) is locked: "
-                      + (error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"),
-                      extra: [("region", jsonString(region)), ("tile", jsonString(id.description)), ("unlock", offers)])
+        let extra = [("region", jsonString(region)), ("tile", jsonString(id.description)), ("unlock", offers)]
+        let buy = error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
+        switch error.problem {
+        case .locked:
+            return .error(403, kind: "locked", message: "tile \(id) of \(region) is locked: " + buy, extra: extra)
+        case .partialTile:
+            return .error(403, kind: "partialTile",
+                          message: "tile \(id) of \(region) is partly locked: its payload cannot be served masked; "
+                              + "ask /tiles/\(region)/\(id).png for the owned pixels, or " + buy,
+                          extra: extra)
+        default:
+            return .from(error)
+        }
     }
 
     func jsonSafe(_ s: String) -> String { Self.shown(s) }

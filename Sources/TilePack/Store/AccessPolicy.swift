@@ -1,23 +1,67 @@
 import TilePackCore
 
-/// The one question the tile store asks before it serves a tile: may this tile be shown?
+/// The one question the tile store asks before it serves a tile: may this tile of this
+/// archive be shown, and which of its pixels?
 ///
 /// Store and Regions meet only here: the store knows nothing of catalogs or purchases, and
 /// the region store decides nothing about how tiles are kept. An implementation must be
 /// cheap on repeated tiles (the store asks on every request) and safe from any thread.
+///
+/// The store asks ``access(_:archive:tileSize:)`` with each archive's file name and tile
+/// size. A policy that does not care about archives or pixels implements only
+/// ``access(_:)`` (as ``OpenAccess`` does): the per-archive questions then get its answer.
 public protocol AccessPolicy: Sendable {
-    /// Allowed, or denied with the products that would unlock the tile.
+    /// The whole tile in any archive: allowed, or denied with the products that would unlock
+    /// it. What a policy blind to archives and pixels answers every question with.
     func access(_ tile: TileID) -> TileAccess
+
+    /// The tile as archive `archive` (a file name such as `montblanc-color.mbtiles`) holds
+    /// it, `tileSize` pixels a side: allowed, partial (with the owned pixels, a mask of
+    /// `tileSize` a side) or denied. Defaults to ``access(_:archive:)``.
+    func access(_ tile: TileID, archive: String, tileSize: Int) -> TileAccess
+
+    /// The tile of `archive` at 256 pixels a side (the web-mercator tile). Defaults to
+    /// ``access(_:)``.
+    func access(_ tile: TileID, archive: String) -> TileAccess
+}
+
+extension AccessPolicy {
+    public func access(_ tile: TileID, archive: String, tileSize: Int) -> TileAccess {
+        access(tile, archive: archive)
+    }
+
+    public func access(_ tile: TileID, archive: String) -> TileAccess { access(tile) }
 }
 
 /// The answer of an ``AccessPolicy``.
 public enum TileAccess: Sendable, Equatable {
     case allowed
+    /// Some pixels owned, some not: `mask` says which (its side is the archive's tile size).
+    /// Decoded reads show only the owned pixels; the raw payload is refused. `unlockedBy` as
+    /// for ``denied(unlockedBy:)``.
+    case partial(TileMask, unlockedBy: [ProductOffer])
     /// Denied; `unlockedBy` lists the products that would allow the tile, cheapest first
     /// (empty when nothing on sale covers it).
     case denied(unlockedBy: [ProductOffer])
 
-    public var isAllowed: Bool { self == .allowed }
+    public var isAllowed: Bool {
+        if case .allowed = self { return true }
+        return false
+    }
+
+    /// The owned pixels of a partial tile; nil when allowed or denied.
+    public var mask: TileMask? {
+        if case .partial(let mask, _) = self { return mask }
+        return nil
+    }
+
+    /// The products a partial or denied tile names; empty when allowed.
+    public var offers: [ProductOffer] {
+        switch self {
+        case .allowed: []
+        case .partial(_, let offers), .denied(let offers): offers
+        }
+    }
 }
 
 /// A product that would unlock a tile, as a denial names it: enough to show "buy X (price)".

@@ -197,15 +197,23 @@ public enum PointQuery {
     public static func answer(_ query: TileQuery, store: TileStore, archive a: Int) throws -> PointAnswer {
         let summary = store.archives[a]
         let path = store.archivePaths[a]
+        func locked(_ offers: [ProductOffer]) -> PointAnswer {
+            // Nothing of a locked tile is shown, elevation included.
+            PointAnswer(archive: path, region: summary.name, query: query, present: false, rgba: nil,
+                        elevationMetres: nil, elevationZoom: nil, locked: true, unlock: offers)
+        }
+        // A partly owned tile: the point's pixel decides, as a pixel of `render` would.
+        if case .partial(let mask, let offers) = store.access(query.tile, archive: a) {
+            let (px, py) = pixel(of: query, side: summary.tileSize)
+            if !mask.scaled(toSide: summary.tileSize).isOwned(x: px, y: py) { return locked(offers) }
+        }
         var rgba: [UInt8]?
         do throws(TileStoreError) {
             rgba = try colour(at: query, store: store, archive: a)
         } catch {
             switch error.problem {
-            case .locked:
-                // Nothing of a locked tile is shown, elevation included.
-                return PointAnswer(archive: path, region: summary.name, query: query, present: false, rgba: nil,
-                                   elevationMetres: nil, elevationZoom: nil, locked: true, unlock: error.offers)
+            case .locked, .partialTile:
+                return locked(error.offers)
             case .undecodable:
                 // An archive of JPEG or vector tiles: name the file and the codec, as before the store.
                 throw InputFileError(path: path, problem: error.detail)
@@ -225,11 +233,15 @@ public enum PointQuery {
     /// The RGBA at the query's pixel, nil when the archive has no tile there.
     static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> [UInt8]? {
         guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
-        // The query's pixel is on the 256-pixel web-mercator grid; scale to the tile's own size.
         let size = store.archives[a].tileSize
-        let px = query.pixel.x * size / WebMercator.tileSize, py = query.pixel.y * size / WebMercator.tileSize
+        let (px, py) = pixel(of: query, side: size)
         let i = (py * size + px) * 4
         return [pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]]
+    }
+
+    /// The query's pixel is on the 256-pixel web-mercator grid; scaled to a tile of `side`.
+    static func pixel(of query: TileQuery, side: Int) -> (x: Int, y: Int) {
+        (query.pixel.x * side / WebMercator.tileSize, query.pixel.y * side / WebMercator.tileSize)
     }
 
     /// Bilinear elevation between the four samples around the point (samples sit at pixel

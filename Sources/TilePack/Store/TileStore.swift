@@ -72,7 +72,8 @@ public final class TileStore: Sendable {
                                          detail: "a budget of \(budget) cannot hold one \(codec.rawValue) tile (\(ByteSize.format(one)))")
                 }
             }
-            sources.append(Source(archive: archive, summary: summary, payload: payload))
+            let name = archive.path.split(separator: "/").last.map(String.init) ?? archive.path
+            sources.append(Source(archive: archive, summary: summary, payload: payload, name: name))
         }
         if case .every(let n)? = options.simulatedWarnings, n < 1 {
             throw TileStoreError(.invalidOptions, subject: "tile store", detail: "simulated warnings every \(n) loads: N must be at least 1")
@@ -88,41 +89,84 @@ public final class TileStore: Sendable {
     // MARK: - Tiles
 
     /// Tile `id`'s GPU-ready payload (PVRTC words, or the PNG bytes of a png archive) from
-    /// the first archive that has it (or from archive number `archive`), leased until the
-    /// returned value is dropped; nil when no archive has the tile.
-    /// - Throws: ``TileStoreError``: locked by the access policy, budget exhausted, a damaged
-    ///   archive or tile.
-    /// - Cost: a hit is O(1) under one lock; a miss reads the archive.
+    /// the first archive that has it and allows it (or from archive number `archive`), leased
+    /// until the returned value is dropped; nil when no archive has the tile.
+    ///
+    /// Each archive is asked of the access policy first: a denied archive throws `locked`
+    /// and a partly owned one `partialTile` (a GPU payload cannot be masked without
+    /// re-encoding it; read its ``pixels(_:archive:)``), unless a later archive serves the tile.
+    /// - Throws: ``TileStoreError``: locked or partial by the access policy, budget
+    ///   exhausted, a damaged archive or tile.
+    /// - Cost: a hit is O(1) under one lock plus the policy's (cached) answer; a miss reads
+    ///   the archive.
     public func tile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
-        try checkAccess(id)
+        var refused: TileStoreError?
         for a in candidates(for: id, archive: archive) {
-            if let found = try entry(TileKey(archive: a, layer: .payload, tile: id)) {
-                return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+            switch access(id, archive: a) {
+            case .allowed:
+                if let found = try entry(TileKey(archive: a, layer: .payload, tile: id)) {
+                    return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+                }
+            case .partial(let mask, let offers):
+                if refused == nil { refused = partialError(id, archive: a, mask: mask, offers: offers) }
+            case .denied(let offers):
+                if refused == nil { refused = Self.lockedError(id, offers: offers) }
             }
         }
+        if let refused { throw refused }
         return nil
     }
 
     /// Tile `id` decoded to RGBA8 (tile size² × 4 bytes, rows top first), leased; nil when no
     /// archive has it. The decoded buffer is cached separately from the payload.
-    /// - Throws: as ``tile(_:archive:)``, and `undecodable` for codecs tilepack cannot decode.
+    ///
+    /// A partly owned tile (``TileAccess/partial(_:unlockedBy:)``) comes masked: every pixel
+    /// outside the owned mask is 0, 0, 0, 0 (transparent black). The masked copy is cached
+    /// under the mask's fingerprint, beside the unmasked decode, which is never handed out.
+    /// - Throws: as ``tile(_:archive:)`` (but never `partialTile`), and `undecodable` for
+    ///   codecs tilepack cannot decode.
     public func pixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
-        try checkAccess(id)
+        var refused: TileStoreError?
         for a in candidates(for: id, archive: archive) {
-            if let found = try entry(TileKey(archive: a, layer: .pixels, tile: id)) {
-                return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+            let found: (slot: Int, bytes: UnsafeRawBufferPointer)?
+            switch access(id, archive: a) {
+            case .allowed:
+                found = try entry(TileKey(archive: a, layer: .pixels, tile: id))
+            case .partial(let mask, _):
+                found = try entry(TileKey(archive: a, layer: .maskedPixels, tile: id, mask: mask.fingerprint), mask: mask)
+            case .denied(let offers):
+                if refused == nil { refused = Self.lockedError(id, offers: offers) }
+                continue
             }
+            if let found { return TileLease(store: self, slot: found.slot, bytes: found.bytes) }
         }
+        if let refused { throw refused }
         return nil
     }
 
     /// Tile `id`'s elevation grid in metres, nil when no archive has one. The grid shares its
     /// storage with the cache (copy-on-write), so holding it costs nothing extra until the
     /// store evicts its copy.
+    ///
+    /// A partly owned tile's samples outside the owned mask are NaN (no data). A sample is
+    /// owned when the mask pixel holding its centre is; a square grid of another side than
+    /// the tile's asks the policy for a mask of its own side, so each sample centre is
+    /// decided exactly as a pixel centre would be.
+    /// - Throws: as ``pixels(_:archive:)``.
     public func elevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ElevationTile? {
-        try checkAccess(id)
+        var refused: TileStoreError?
         for a in candidates(for: id, archive: archive) where sources[a].summary.hasElevation {
-            if let found = try entry(TileKey(archive: a, layer: .elevation, tile: id)) {
+            let found: (slot: Int, bytes: UnsafeRawBufferPointer)?
+            switch access(id, archive: a) {
+            case .allowed:
+                found = try entry(TileKey(archive: a, layer: .elevation, tile: id))
+            case .partial(let mask, _):
+                found = try entry(TileKey(archive: a, layer: .maskedElevation, tile: id, mask: mask.fingerprint), mask: mask)
+            case .denied(let offers):
+                if refused == nil { refused = Self.lockedError(id, offers: offers) }
+                continue
+            }
+            if let found {
                 lock.lock()
                 let grid = state.entries[found.slot].elevation
                 release(found.slot, locked: true)
@@ -130,7 +174,25 @@ public final class TileStore: Sendable {
                 if let grid { return grid }
             }
         }
+        if let refused { throw refused }
         return nil
+    }
+
+    /// The access policy's answer for tile `id` in archive number `archive` (asked with the
+    /// archive's file name and tile size): what ``tile(_:archive:)``, ``pixels(_:archive:)``
+    /// and ``elevation(_:archive:)`` act on. Denied for an archive number the store does not
+    /// have. Renderers use it to draw the locked part of a partial tile.
+    /// - Cost: the policy's; O(1) for a cached answer.
+    public func access(_ id: TileID, archive: Int) -> TileAccess {
+        guard sources.indices.contains(archive) else { return .denied(unlockedBy: []) }
+        return access(id, archive: archive, tileSize: sources[archive].summary.tileSize)
+    }
+
+    private func access(_ id: TileID, archive a: Int, tileSize: Int) -> TileAccess {
+        let answer = options.accessPolicy.access(id, archive: sources[a].name, tileSize: tileSize)
+        // A tile no mask can fit (a size outside 1…4096) is locked whole rather than shown.
+        if case .partial(_, let offers) = answer, !(1...TileMask.maxSide).contains(tileSize) { return .denied(unlockedBy: offers) }
+        return answer
     }
 
     /// The async face of ``tile(_:archive:)``. The load runs on the calling task; a wait for
@@ -163,9 +225,10 @@ public final class TileStore: Sendable {
     public func prefetch(_ ids: [TileID], archive: Int? = nil) {
         guard !ids.isEmpty else { return }
         Task.detached(priority: .utility) { [self] in
-            for id in ids where (try? checkAccess(id)) != nil {
+            for id in ids {
                 var fits = true
-                for a in candidates(for: id, archive: archive) {
+                // Only payloads the policy allows in full: a partial tile's payload is never served.
+                for a in candidates(for: id, archive: archive) where access(id, archive: a).isAllowed {
                     do throws(TileStoreError) {
                         if let found = try entry(TileKey(archive: a, layer: .payload, tile: id), evict: false) {
                             release(found.slot)
@@ -263,15 +326,25 @@ public final class TileStore: Sendable {
         let archive: any TileArchive
         let summary: TileArchiveSummary
         let payload: TilePayloadCodec?
+        /// The archive's file name, as the access policy and a catalog's `archives` name it.
+        let name: String
     }
 
-    private func checkAccess(_ id: TileID) throws(TileStoreError) {
-        if case .denied(let offers) = options.accessPolicy.access(id) {
-            let names = offers.map { "\($0.title) (\($0.price) \($0.currency))" }.joined(separator: ", ")
-            throw TileStoreError(.locked, subject: "tile \(id)",
-                                 detail: offers.isEmpty ? "locked: no product on sale unlocks it" : "locked: unlocked by \(names)",
-                                 offers: offers)
-        }
+    private static func lockedError(_ id: TileID, offers: [ProductOffer]) -> TileStoreError {
+        TileStoreError(.locked, subject: "tile \(id)",
+                       detail: offers.isEmpty ? "locked: no product on sale unlocks it" : "locked: unlocked by \(names(offers))",
+                       offers: offers)
+    }
+
+    private func partialError(_ id: TileID, archive a: Int, mask: TileMask, offers: [ProductOffer]) -> TileStoreError {
+        TileStoreError(.partialTile, subject: "tile \(id) of \(sources[a].name)",
+                       detail: "partly locked (\(mask.ownedCount) of \(mask.pixelCount) pixels owned): its GPU payload cannot be masked, "
+                           + "read its pixels instead" + (offers.isEmpty ? "" : "; the rest is unlocked by \(Self.names(offers))"),
+                       offers: offers)
+    }
+
+    private static func names(_ offers: [ProductOffer]) -> String {
+        offers.map { "\($0.title) (\($0.price) \($0.currency))" }.joined(separator: ", ")
     }
 
     /// The archives to ask for `id`, in search order. A lazy sequence rather than an `[Int]`:
@@ -312,7 +385,9 @@ public final class TileStore: Sendable {
     /// A ready entry for `key`, leased once for the caller, with its bytes (valid while the
     /// lease is held: a leased entry's buffer never changes or leaves); nil when the archive
     /// has no such tile. Loads it on a miss (once, however many threads ask).
-    private func entry(_ key: TileKey, evict: Bool = true) throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
+    /// `mask` is the mask a masked layer's key names by fingerprint (nil for other layers).
+    private func entry(_ key: TileKey, evict: Bool = true, mask: TileMask? = nil)
+        throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
         lock.lock()
         // Every load's completion wakes every waiter (one condition for all keys), so a request
         // may wait several times for the same load: count it once, as the statistic promises
@@ -355,7 +430,7 @@ public final class TileStore: Sendable {
         let started = ContinuousClock.now
         let outcome: Result<Loaded, TileStoreError>
         do throws(TileStoreError) {
-            outcome = .success(try load(key, evict: evict))
+            outcome = .success(try load(key, evict: evict, mask: mask))
         } catch {
             outcome = .failure(error)
         }
@@ -390,7 +465,7 @@ public final class TileStore: Sendable {
         case absent
     }
 
-    private func load(_ key: TileKey, evict: Bool) throws(TileStoreError) -> Loaded {
+    private func load(_ key: TileKey, evict: Bool, mask: TileMask?) throws(TileStoreError) -> Loaded {
         let source = sources[key.archive]
         let path = source.archive.path
         switch key.layer {
@@ -443,14 +518,48 @@ public final class TileStore: Sendable {
                 throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
             }
             return .buffer(buffer)
-        case .elevation:
-            let grid: ElevationTile?
-            do { grid = try source.archive.elevation(key.tile) } catch {
-                throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
+        case .maskedPixels:
+            guard let mask else { preconditionFailure("a masked layer is loaded with its mask") }
+            guard let payload = source.payload else {
+                throw TileStoreError(.undecodable, subject: path,
+                                     detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
+            }
+            guard let plain = try entry(TileKey(archive: key.archive, layer: .pixels, tile: key.tile), evict: evict) else {
+                return .absent
+            }
+            defer { release(plain.slot) }
+            let buffer = try acquireBuffer(bytes: payload.pixelByteCount, evict: evict)
+            let out = buffer.mutableBytes(payload.pixelByteCount)
+            out.copyMemory(from: UnsafeRawBufferPointer(rebasing: plain.bytes[0..<payload.pixelByteCount]))
+            let side = source.summary.tileSize
+            let fitted = mask.scaled(toSide: side)
+            for y in 0..<side {
+                fitted.forEachRun(row: y, owned: false) { run in
+                    let from = (y * side + run.lowerBound) * 4
+                    UnsafeMutableRawBufferPointer(rebasing: out[from..<(from + run.count * 4)]).initializeMemory(as: UInt8.self, repeating: 0)
+                }
+            }
+            return .buffer(buffer)
+        case .elevation, .maskedElevation:
+            var grid: ElevationTile?
+            if key.layer == .maskedElevation {
+                guard let mask else { preconditionFailure("a masked layer is loaded with its mask") }
+                guard let plain = try entry(TileKey(archive: key.archive, layer: .elevation, tile: key.tile), evict: evict) else {
+                    return .absent
+                }
+                lock.lock()
+                grid = state.entries[plain.slot].elevation
+                release(plain.slot, locked: true)
+                lock.unlock()
+                if let unmasked = grid { grid = maskedGrid(unmasked, key: key, mask: mask) }
+            } else {
+                do { grid = try source.archive.elevation(key.tile) } catch {
+                    throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
+                }
             }
             guard let grid else { return .absent }
-            // The grid was allocated by the decoder before the store could make room; count
-            // it now, and give it up if it cannot fit (the caller gets budgetExhausted).
+            // The grid was allocated before the store could make room; count it now, and give
+            // it up if it cannot fit (the caller gets budgetExhausted).
             let bytes = grid.values.capacity * MemoryLayout<Float>.stride + TileBuffer.objectOverhead
             lock.lock()
             defer { lock.unlock() }
@@ -460,6 +569,34 @@ public final class TileStore: Sendable {
             state.notePeak()
             return .elevation(grid, bytes: bytes)
         }
+    }
+
+    /// A copy of `grid` with the samples outside the owned area NaN. A square grid of another
+    /// side than the mask's gets the policy's mask at its own side (sample centres decided
+    /// exactly); a non-square one takes the mask pixel holding each sample's centre.
+    private func maskedGrid(_ grid: ElevationTile, key: TileKey, mask: TileMask) -> ElevationTile {
+        let w = grid.width, h = grid.height
+        var fitted: TileMask? = mask
+        if w == h, w != mask.side {
+            switch access(key.tile, archive: key.archive, tileSize: w) {
+            case .allowed: fitted = nil
+            case .partial(let own, _): fitted = own.scaled(toSide: w)
+            case .denied: fitted = TileMask.Builder(side: w).build()
+            }
+        }
+        guard let fitted else { return grid }
+        var values = grid.values
+        values.withUnsafeMutableBufferPointer { v in
+            if fitted.side == w, w == h {
+                for y in 0..<h { fitted.forEachRun(row: y, owned: false) { run in for x in run { v[y * w + x] = .nan } } }
+            } else {
+                for y in 0..<h {
+                    let my = (2 * y + 1) * fitted.side / (2 * h)
+                    for x in 0..<w where !fitted.isOwned(x: (2 * x + 1) * fitted.side / (2 * w), y: my) { v[y * w + x] = .nan }
+                }
+            }
+        }
+        return ElevationTile(width: w, height: h, values: values)
     }
 
     /// An archive error's message without the path repeated (the store error names it).
@@ -637,12 +774,16 @@ public struct TileStoreStatistics: Sendable, Equatable, Codable {
 
 // MARK: - State under the lock
 
-enum TileLayer: UInt8, Sendable { case payload, pixels, elevation }
+/// What an entry holds. The masked layers are copies of `pixels` and `elevation` with the
+/// pixels outside an owned mask cleared, keyed by the mask's fingerprint.
+enum TileLayer: UInt8, Sendable { case payload, pixels, elevation, maskedPixels, maskedElevation }
 
 struct TileKey: Hashable, Sendable {
     var archive: Int
     var layer: TileLayer
     var tile: TileID
+    /// The ``TileMask/fingerprint`` of a masked layer; 0 otherwise.
+    var mask: UInt64 = 0
 }
 
 extension TileStore {

@@ -14,6 +14,10 @@ public struct TileStoreError: TilePackError, Equatable {
         case undecodable
         /// The access policy denies the tile; `detail` names the products that unlock it.
         case locked
+        /// The access policy owns only part of the tile, and its raw (GPU) payload was asked
+        /// for: a payload cannot be masked without re-encoding it. Its pixels can be read
+        /// (masked). Category `locked`.
+        case partialTile
         /// Options that cannot work (a budget smaller than one tile, a bad warning schedule).
         case invalidOptions
     }
@@ -22,7 +26,7 @@ public struct TileStoreError: TilePackError, Equatable {
     /// The archive (path) or "tile store" for budget problems.
     public let subject: String
     public let detail: String
-    /// The products that would unlock the tile, for ``Problem/locked``.
+    /// The products that would unlock the tile, for ``Problem/locked`` and ``Problem/partialTile``.
     public let offers: [ProductOffer]
 
     public init(_ problem: Problem, subject: String, detail: String, offers: [ProductOffer] = []) {
@@ -37,7 +41,7 @@ public struct TileStoreError: TilePackError, Equatable {
         case .budgetExhausted: .budgetExhausted
         case .archive, .damagedTile: .invalidInput
         case .undecodable: .unsupported
-        case .locked: .locked
+        case .locked, .partialTile: .locked
         case .invalidOptions: .invalidArgument
         }
     }

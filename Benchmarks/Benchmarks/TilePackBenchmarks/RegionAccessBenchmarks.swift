@@ -7,12 +7,13 @@ import Benchmark
 import TilePack
 #if canImport(Glibc)
 import Glibc
+import Foundation
 #endif
 
 /// The sample catalog's policy with the Chamonix region entitled, and its warmed tiles.
 let regionAccessFixture: (policy: RegionAccessPolicy, tiles: [TileID]) = {
     do {
-        let catalog = try Catalog(contentsOf: sampleRegions + "/catalog.json")
+        let catalog = try sampleCatalog()
         let id = "com.tilepack.samples.montblanc.chamonix"
         guard let b = catalog.bounds(of: id) else { fatalError("the sample catalog has no \(id)") }
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([id]))
@@ -34,7 +35,7 @@ let regionAccessFixture: (policy: RegionAccessPolicy, tiles: [TileID]) = {
 /// mask) and denied answers — with the Chamonix region entitled by `source`.
 func perArchiveFixture(_ source: any EntitlementSource) -> (policy: RegionAccessPolicy, questions: [(TileID, String)], partial: Int) {
     do {
-        let catalog = try Catalog(contentsOf: sampleRegions + "/catalog.json")
+        let catalog = try sampleCatalog()
         let id = "com.tilepack.samples.montblanc.chamonix"
         guard let b = catalog.bounds(of: id) else { fatalError("the sample catalog has no \(id)") }
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: source)
@@ -58,17 +59,22 @@ func perArchiveFixture(_ source: any EntitlementSource) -> (policy: RegionAccess
 let perArchiveFixed = perArchiveFixture(FixedEntitlements(["com.tilepack.samples.montblanc.chamonix"]))
 
 /// The same with the source an app uses: the ledger's verified entitlements
-/// (`LedgerEntitlements`: a clock read and locks per generation check), in a scratch store
-/// simulator and ledger holding one signed purchase of the Chamonix region.
+/// (`LedgerEntitlements`: a coarse monotonic clock read and a lock per generation check, and
+/// `PRAGMA data_version` every 5 ms), over a scratch test App Store and a ledger holding one App
+/// Store transaction of the Chamonix region, verified against trust anchors pinning the
+/// store's root (as an app pins Apple's). The scratch files stay for the process: the
+/// generation check keeps reading the ledger.
 let perArchiveLedger: (policy: RegionAccessPolicy, questions: [(TileID, String)], partial: Int) = {
     do {
         let dir = "/tmp/tilepack-benchmark-access-\(getpid())"
-        let simulator = try StoreSimulator(directory: dir + "/simulator")
-        let ledger = try EntitlementLedger(path: dir + "/ledger.sqlite", publicKeys: [simulator.publicKey])
-        try ledger.import(signed: try simulator.purchase(productID: "com.tilepack.samples.montblanc.chamonix", account: ledger.account))
-        let fixture = perArchiveFixture(try LedgerEntitlements(ledger: ledger))
-        _ = system("rm -rf '\(dir)'")   // the snapshot is in memory; the files are no longer read
-        return fixture
+        let store = try TestAppStore(directory: dir + "/store")
+        let anchors = TrustAnchors(appStoreRoots: [store.ca.rootCertificateDER], bundleID: "com.tilepack.bench",
+                                   environments: [.sandbox])
+        let ledger = try EntitlementLedger(path: dir + "/ledger.sqlite", verifier: AppStoreVerifier(anchors: anchors))
+        let purchase = try store.purchase(PurchaseRequest(productID: "com.tilepack.samples.montblanc.chamonix", type: .nonConsumable,
+                                                          bundleID: anchors.bundleID, account: ledger.account))
+        try ledger.import(signed: [purchase.jws])
+        return perArchiveFixture(try LedgerEntitlements(ledger: ledger))
     } catch {
         fatalError("region access benchmark (ledger): \(error)")
     }
@@ -98,7 +104,7 @@ let regionAccessBenchmarks: @Sendable () -> Void = {
     Benchmark("RegionPolygon pixel mask of an edge tile",
               configuration: .init(metrics: [.wallClock, .mallocCountTotal, .throughput],
                                    maxDuration: .seconds(3), maxIterations: 10_000)) { benchmark in
-        guard let catalog = try? Catalog(contentsOf: sampleRegions + "/catalog.json"),
+        guard let catalog = try? sampleCatalog(),
               let area = catalog.product(id: "com.tilepack.samples.montblanc.chamonix")?.area,
               let tile = WebMercator.tile(lon: 6.93, lat: 45.87, zoom: 13)?.tile, area.cover(tile) == .edge else {
             fatalError("the crest tile is not on Chamonix's edge")
@@ -122,4 +128,12 @@ let regionAccessBenchmarks: @Sendable () -> Void = {
             i = i + 1 == tiles.count ? 0 : i + 1
         }
     }
+}
+
+/// The sample catalog decoded without a library directory: its archives are not built here,
+/// and in a library a product whose archive is missing is unavailable and opens nothing.
+func sampleCatalog() throws -> Catalog {
+    let path = sampleRegions + "/catalog.json"
+    guard let data = FileManager.default.contents(atPath: path) else { fatalError("cannot read \(path)") }
+    return try Catalog(json: [UInt8](data), path: path, libraryDirectory: nil)
 }

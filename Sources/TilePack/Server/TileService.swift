@@ -120,15 +120,7 @@ public final class TileService: Sendable {
                     return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
                 }
                 guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
-                let side = summary.tileSize
-                let body: [UInt8]
-                do throws(PNGError) {
-                    body = try png.encode(rgba: pixels.array, width: side, height: side)
-                } catch {
-                    return .from(error)
-                }
-                encoded.put(etag, body)
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
+                return encodedPNG(etag: etag, rgba: pixels.array, side: summary.tileSize)
             }
         } catch {
             return tileError(error, region: region, id: id)
@@ -148,17 +140,22 @@ public final class TileService: Sendable {
             if let cached = encoded.get(etag) {
                 return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
             }
-            let body: [UInt8]
-            do throws(PNGError) {
-                body = try png.encode(rgba: pixels.array, width: side, height: side)
-            } catch {
-                return .from(error)
-            }
-            encoded.put(etag, body)
-            return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
+            return encodedPNG(etag: etag, rgba: pixels.array, side: side)
         } catch {
             return tileError(error, region: region, id: id)
         }
+    }
+
+    /// `rgba` (side² pixels) as a PNG tile response, kept in the encoded-tile cache under `etag`.
+    func encodedPNG(etag: String, rgba: [UInt8], side: Int) -> ServedResponse {
+        let body: [UInt8]
+        do throws(PNGError) {
+            body = try png.encode(rgba: rgba, width: side, height: side)
+        } catch {
+            return .from(error)
+        }
+        encoded.put(etag, body)
+        return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
     }
 
     /// `/view/{z}/{x}/{y}.png`: every region composited as `tilepack render --tile` draws it,

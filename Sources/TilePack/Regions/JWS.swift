@@ -19,8 +19,6 @@ public struct JWSError: TilePackError, Equatable {
         case badAlgorithm
         /// The Ed25519 signature does not verify over `header.payload`.
         case badSignature
-        /// The signature verifies but the payload is not a valid transaction.
-        case invalidPayload
         /// A JWK (key file) is malformed, the wrong key type, or unsafe (private key readable by others).
         case badKey
     }
@@ -142,7 +140,8 @@ public struct JWSHeader: Codable, Sendable, Equatable {
 }
 
 /// JWS compact serialization (RFC 7515 §7.1) with Ed25519 (`alg` `EdDSA`, RFC 8037 §3.1),
-/// the format of StoreKit 2's `signedTransactionInfo` and readable by any JOSE library.
+/// the format of the publisher's signed catalog (``SignedCatalog``), readable by any JOSE
+/// library. App Store transactions are ES256 with an `x5c` chain: ``AppStoreVerifier``.
 ///
 /// ```swift
 /// let token = try JWS.sign(payload, key: privateKey, kid: jwk.kid!)   // "h.p.s"
@@ -237,8 +236,8 @@ public enum JWS {
 }
 
 /// An Ed25519 key as a JSON Web Key (RFC 8037 §2: `kty` `OKP`, `crv` `Ed25519`, `x` the public
-/// key, `d` the private key when present). The device holds the public half as a file; the
-/// store simulator keeps the private half in its own file, mode 0600.
+/// key, `d` the private key when present). The publisher keeps the private half (mode 0600,
+/// `tilepack catalog keygen`); devices get the public half in their trust anchors.
 ///
 /// `kid` defaults to the RFC 7638 thumbprint, so a key names itself.
 public struct JWK: Codable, Sendable, Equatable {

@@ -374,6 +374,10 @@ import Darwin
         var signature = try Base64URL.decode(parts[2])
         signature[5] ^= 0x10
         #expect(try rejection(after: setJWS("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))")) == ["unverified(signature)"])
+        // Values far larger than any token (64 MiB of jws, a 1 MiB product id): cut when read,
+        // never allocated whole, and rejected.
+        #expect(try rejection(after: "UPDATE transactions SET jws = jws || hex(zeroblob(32 * 1024 * 1024))") == ["unverified(malformed)"])
+        #expect(try rejection(after: "UPDATE transactions SET product_id = product_id || hex(zeroblob(512 * 1024))") == ["columnMismatch"])
         // A column edited, the signed blob intact: the column disagrees with what was signed.
         #expect(try rejection(after: "UPDATE transactions SET account = '\(Self.otherAccount)'") == ["columnMismatch"])
         #expect(try rejection(after: "UPDATE transactions SET type = 'Auto-Renewable Subscription', expires_date = 253402300799999")

@@ -285,6 +285,15 @@ public final class EntitlementLedger: Sendable {
 
     static let columns = "transaction_id, original_transaction_id, product_id, account, type, purchase_date, expires_date, revocation_date, signed_date, jws"
 
+    /// Longer values are never read whole: a row holding one is cut here, which no signed
+    /// payload matches (a token is at most ``AppStoreVerifier/maxCompactLength``), so it is
+    /// rejected without this process allocating what the file's owner wrote into it.
+    static let maxValueBytes = AppStoreVerifier.maxCompactLength + 1
+
+    /// ``columns`` as a SELECT list whose values are cut at ``maxValueBytes``.
+    static let cappedColumns = columns.split(separator: ",")
+        .map { "substr(\($0.trimmingPrefix(" ")), 1, \(maxValueBytes))" }.joined(separator: ", ")
+
     /// Opens the ledger at `path` (default ``defaultPath()``), verifying transactions with
     /// `verifier`. ``OpenMode/readWrite`` also records the current time as observed.
     /// - Throws: ``LedgerError`` (`legacyLedger` for an earlier tilepack's ledger, except
@@ -344,7 +353,7 @@ public final class EntitlementLedger: Sendable {
     private static func storedSchema(_ db: SQLiteConnection) throws -> (String?, String?) {
         let hasMeta = try db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
         guard try hasMeta.step() else { return (nil, nil) }
-        let select = try db.prepare("SELECT key, value FROM meta WHERE key IN ('schema_version', 'account')")
+        let select = try db.prepare("SELECT key, substr(value, 1, 256) FROM meta WHERE key IN ('schema_version', 'account')")
         var version: String?, account: String?
         while try select.step() {
             if select.string(at: 0) == "schema_version" { version = select.string(at: 1) } else { account = select.string(at: 1) }
@@ -463,7 +472,7 @@ public final class EntitlementLedger: Sendable {
     public func acceptedCatalog() -> (serial: Int64, jws: String)? {
         state.withLock { state -> (Int64, String)? in
             guard let db = state.db,
-                  let select = try? db.prepare("SELECT key, value FROM meta WHERE key IN ('catalog_serial', 'catalog_jws')") else { return nil }
+                  let select = try? db.prepare("SELECT key, substr(value, 1, \(SignedCatalog.maxFileBytes)) FROM meta WHERE key IN ('catalog_serial', 'catalog_jws')") else { return nil }
             var serial: Int64?, jws: String?
             while (try? select.step()) == true {
                 if select.string(at: 0) == "catalog_serial" { serial = select.string(at: 1).flatMap { Int64($0) } } else { jws = select.string(at: 1) }
@@ -561,7 +570,7 @@ public final class EntitlementLedger: Sendable {
 
     private static func record(_ t: LedgerTransaction, db: SQLiteConnection, verifier: AppStoreVerifier,
                                summary: inout LedgerImportSummary) throws {
-        let select = try db.prepare("SELECT \(columns) FROM transactions WHERE transaction_id = ?")
+        let select = try db.prepare("SELECT \(cappedColumns) FROM transactions WHERE transaction_id = ?")
         try select.bind(t.transactionID, at: 1)
         var winner = t
         let exists = try select.step()
@@ -711,11 +720,11 @@ public final class EntitlementLedger: Sendable {
                 var rejected: [RejectedLedgerRow] = []
                 // A garbled observed time is ignored: the verified rows below set the floor.
                 var watermark: Int64 = 0
-                if let select = try? db.prepare("SELECT value FROM meta WHERE key = 'observed_ms'"),
+                if let select = try? db.prepare("SELECT substr(value, 1, 32) FROM meta WHERE key = 'observed_ms'"),
                    (try? select.step()) == true, let text = select.string(at: 0), let value = Int64(text) {
                     watermark = value
                 }
-                let select = try db.prepare("SELECT rowid, \(EntitlementLedger.columns) FROM transactions ORDER BY rowid")
+                let select = try db.prepare("SELECT rowid, \(EntitlementLedger.cappedColumns) FROM transactions ORDER BY rowid")
                 while try select.step() {
                     let rowID = select.int(at: 0)
                     let stored = (1...10).map { select.string(at: Int32($0)) }

@@ -31,33 +31,65 @@ package enum RegionFiles {
         }
     }
 
-    /// The whole file, at most `limit` bytes. With `privateFile`, a file readable or writable
-    /// by group or others is refused, as ssh refuses such a private key.
-    package static func contents(path: String, limit: Int, privateFile: Bool = false) throws(InputFileError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot open (\(AtomicReplacement.message(errno)))") }
+    /// Why ``regularFileBytes(path:limit:privateFile:)`` failed: the problem without the path, and a
+    /// category (`notFound` for a missing file, `environment` for the system refusing,
+    /// `invalidInput` for a file that is not what it must be).
+    package struct ReadFailure: Error {
+        package var problem: String
+        package var category: TilePackErrorCategory
+    }
+
+    /// The whole file, at most `limit` bytes; it must be a regular file. Opened with O_NONBLOCK
+    /// and checked with fstat before any read, so a FIFO or a device fails at once instead of
+    /// hanging. With `privateFile`, a file readable or writable by group or others is refused,
+    /// as ssh refuses such a private key.
+    /// - Cost: one allocation of at most `limit` + 1 bytes (the file's size when smaller).
+    package static func regularFileBytes(path: String, limit: Int, privateFile: Bool = false) throws(ReadFailure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw ReadFailure(problem: "cannot open (\(AtomicReplacement.message(code)))", category: code == ENOENT ? .notFound : .environment)
+        }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw InputFileError(path: path, problem: "cannot stat (\(AtomicReplacement.message(errno)))") }
+        guard fstat(fd, &info) == 0 else {
+            throw ReadFailure(problem: "cannot stat (\(AtomicReplacement.message(errno)))", category: .environment)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw ReadFailure(problem: "not a regular file", category: .invalidInput) }
         if privateFile, info.st_mode & 0o077 != 0 {
-            throw InputFileError(path: path, problem: "private key file has mode 0\(String(info.st_mode & 0o777, radix: 8)); it must be 0600 (chmod 600)")
+            throw ReadFailure(problem: "private key file has mode 0\(String(info.st_mode & 0o777, radix: 8)); it must be 0600 (chmod 600)",
+                              category: .invalidInput)
         }
-        guard Int(info.st_size) <= limit else {
-            throw InputFileError(path: path, problem: "file is \(info.st_size) bytes, over the \(limit)-byte limit")
+        guard info.st_size >= 0, Int(info.st_size) <= limit else {
+            throw ReadFailure(problem: "file is \(info.st_size) bytes, over the \(limit)-byte limit", category: .invalidInput)
         }
-        var out = [UInt8](repeating: 0, count: limit + 1)
+        // One byte past the size fstat gave, to notice a file that grows while read.
+        var out = [UInt8](repeating: 0, count: min(limit, Int(info.st_size)) + 1)
         var filled = 0
-        while filled < out.count {
+        while true {
+            if filled == out.count {
+                guard out.count <= limit else { break }
+                out.append(contentsOf: repeatElement(0, count: min(limit + 1, out.count * 2) - out.count))
+            }
             let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw InputFileError(path: path, problem: "read failed (\(AtomicReplacement.message(errno)))")
+                throw ReadFailure(problem: "read failed (\(AtomicReplacement.message(errno)))", category: .environment)
             }
             if n == 0 { break }
             filled += n
         }
-        guard filled <= limit else { throw InputFileError(path: path, problem: "file is over the \(limit)-byte limit") }
+        guard filled <= limit else { throw ReadFailure(problem: "file is over the \(limit)-byte limit", category: .invalidInput) }
         return Array(out[0..<filled])
+    }
+
+    /// ``regularFileBytes(path:limit:privateFile:)`` with its failure as an ``InputFileError`` naming `path`.
+    package static func contents(path: String, limit: Int, privateFile: Bool = false) throws(InputFileError) -> [UInt8] {
+        do {
+            return try regularFileBytes(path: path, limit: limit, privateFile: privateFile)
+        } catch {
+            throw InputFileError(path: path, problem: error.problem)
+        }
     }
 
     /// Writes `bytes` to `path` via a temporary file and rename (readers see old or new).

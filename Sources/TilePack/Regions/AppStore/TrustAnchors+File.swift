@@ -164,36 +164,15 @@ extension TrustAnchors {
         return serializer.serializedBytes
     }
 
-    /// The whole of `path` (at most `limit` bytes), which must be a regular file. Opened with
-    /// O_NONBLOCK and checked with fstat before any read, so a FIFO or a device fails at once.
+    /// The whole of `path` (at most `limit` bytes), which must be a regular file: a FIFO or a
+    /// device fails at once (``RegionFiles/regularFileBytes(path:limit:privateFile:)``).
     private static func readRegularFile(_ path: String, limit: Int, trustFile: String, field: String?) throws(TrustFileError) -> [UInt8] {
-        func failure(_ detail: String, _ category: TilePackErrorCategory = .invalidInput) -> TrustFileError {
-            field == nil ? TrustFileError(path: path, detail, category: category)
-                : TrustFileError(path: trustFile, field: field, "\(path): \(detail)", category: category)
+        do {
+            return try RegionFiles.regularFileBytes(path: path, limit: limit)
+        } catch {
+            throw field == nil ? TrustFileError(path: path, error.problem, category: error.category)
+                : TrustFileError(path: trustFile, field: field, "\(path): \(error.problem)", category: error.category)
         }
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            throw failure("cannot open (\(AtomicReplacement.message(code)))", code == ENOENT ? .notFound : .environment)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure("cannot stat (\(AtomicReplacement.message(errno)))", .environment) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
-        guard Int(info.st_size) <= limit else { throw failure("file is \(info.st_size) bytes, over the \(limit)-byte limit") }
-        var out = [UInt8](repeating: 0, count: limit + 1)
-        var filled = 0
-        while filled < out.count {
-            let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("read failed (\(AtomicReplacement.message(errno)))", .environment)
-            }
-            if n == 0 { break }
-            filled += n
-        }
-        guard filled <= limit else { throw failure("file is over the \(limit)-byte limit") }
-        return Array(out[0..<filled])
     }
 }
 

@@ -128,17 +128,9 @@ public final class TileStore: Sendable {
     public func pixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive) {
-            let found: (slot: Int, bytes: UnsafeRawBufferPointer)?
-            switch access(id, archive: a) {
-            case .allowed:
-                found = try entry(TileKey(archive: a, layer: .pixels, tile: id))
-            case .partial(let mask, _):
-                found = try entry(TileKey(archive: a, layer: .maskedPixels, tile: id, mask: mask.fingerprint), mask: mask)
-            case .denied(let offers):
-                if refused == nil { refused = Self.lockedError(id, offers: offers) }
-                continue
+            if let found = try permittedEntry(id, archive: a, whole: .pixels, masked: .maskedPixels, refused: &refused) {
+                return TileLease(store: self, slot: found.slot, bytes: found.bytes)
             }
-            if let found { return TileLease(store: self, slot: found.slot, bytes: found.bytes) }
         }
         if let refused { throw refused }
         return nil
@@ -156,17 +148,7 @@ public final class TileStore: Sendable {
     public func elevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ElevationTile? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive) where sources[a].summary.hasElevation {
-            let found: (slot: Int, bytes: UnsafeRawBufferPointer)?
-            switch access(id, archive: a) {
-            case .allowed:
-                found = try entry(TileKey(archive: a, layer: .elevation, tile: id))
-            case .partial(let mask, _):
-                found = try entry(TileKey(archive: a, layer: .maskedElevation, tile: id, mask: mask.fingerprint), mask: mask)
-            case .denied(let offers):
-                if refused == nil { refused = Self.lockedError(id, offers: offers) }
-                continue
-            }
-            if let found {
+            if let found = try permittedEntry(id, archive: a, whole: .elevation, masked: .maskedElevation, refused: &refused) {
                 lock.lock()
                 let grid = state.entries[found.slot].elevation
                 release(found.slot, locked: true)
@@ -176,6 +158,23 @@ public final class TileStore: Sendable {
         }
         if let refused { throw refused }
         return nil
+    }
+
+    /// The leased entry of tile `id` in archive `a`: layer `whole` when the tile is allowed,
+    /// `masked` (keyed by the mask's fingerprint) when it is partial; nil when the archive has
+    /// none, or when the tile is denied, which records the first refusal in `refused` so that a
+    /// later archive may still serve the tile.
+    private func permittedEntry(_ id: TileID, archive a: Int, whole: TileLayer, masked: TileLayer,
+                                refused: inout TileStoreError?) throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
+        switch access(id, archive: a) {
+        case .allowed:
+            return try entry(TileKey(archive: a, layer: whole, tile: id))
+        case .partial(let mask, _):
+            return try entry(TileKey(archive: a, layer: masked, tile: id, mask: mask.fingerprint), mask: mask)
+        case .denied(let offers):
+            if refused == nil { refused = Self.lockedError(id, offers: offers) }
+            return nil
+        }
     }
 
     /// The access policy's answer for tile `id` in archive number `archive` (asked with the

@@ -120,3 +120,16 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
         return ElevationTile(width: width, height: height, values: values)
     }
 }
+
+/// An elevation row as an archive stores it, before decoding: the encoding's name (as
+/// recorded, possibly one this tilepack does not know), the grid size and the encoded bytes.
+public struct StoredElevation: Sendable, Equatable {
+    public var encoding: String
+    public var width: Int
+    public var height: Int
+    public var data: [UInt8]
+
+    public init(encoding: String, width: Int, height: Int, data: [UInt8]) {
+        self.encoding = encoding; self.width = width; self.height = height; self.data = data
+    }
+}

@@ -148,23 +148,29 @@ public final class MBTilesReader: TileArchive {
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
     public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+        guard let row = try storedElevation(id) else { return nil }
+        guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
+            throw ArchiveError(path: path, problem: .badElevation,
+                               detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
+        }
+        return try encoding.decode(row.data, width: row.width, height: row.height, path: path)
+    }
+
+    /// The elevation row of tile `id` as stored (encoding name, grid size, encoded bytes),
+    /// undecoded: what a pack copies unchanged. nil when there is none.
+    /// - Cost: one indexed lookup and one copy of the blob.
+    public func storedElevation(_ id: TileID) throws(ArchiveError) -> StoredElevation? {
         guard hasElevation else { return nil }
-        let row: (String, Int, Int, [UInt8])? = try withConnection(doing: "reading elevation \(id)") {
-            conn throws(SQLiteError) in
+        return try withConnection(doing: "reading elevation \(id)") { conn throws(SQLiteError) -> StoredElevation? in
             let stmt = try conn.statement(\.selectElevation)
             defer { stmt.reset() }
             try stmt.bind(id.z, at: 1)
             try stmt.bind(id.x, at: 2)
             try stmt.bind(id.tmsY, at: 3)
             guard try stmt.step() else { return nil }
-            return (stmt.string(at: 0) ?? "", stmt.int(at: 1), stmt.int(at: 2), stmt.bytes(at: 3) ?? [])
+            return StoredElevation(encoding: stmt.string(at: 0) ?? "", width: stmt.int(at: 1), height: stmt.int(at: 2),
+                                   data: stmt.bytes(at: 3) ?? [])
         }
-        guard let (name, width, height, blob) = row else { return nil }
-        guard let encoding = ElevationEncoding(rawValue: name) else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
-        }
-        return try encoding.decode(blob, width: width, height: height, path: path)
     }
 
     /// The pixels a shard archive keeps for one of its shard-zoom tiles (`tilepack_roots`,

@@ -99,6 +99,14 @@ let package = Package(
                            .product(name: "SwiftASN1", package: "swift-asn1")],
             path: "Sources/TilePack/Tools"
         ),
+        // `tilepack pack`: packs cut from the master archives by the signed catalog (edge tiles
+        // re-encoded), their signed manifests and deltas. The publisher's side: not in the app.
+        .target(
+            name: "TilePackPublish",
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackEncoders", "TilePackArchive", "TilePackStore",
+                           "TilePackRegions", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/TilePack/Publish"
+        ),
         // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
         .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
         // `tilepack serve`: HTTP routes over the tile and region stores, the viewer page, error →
@@ -117,7 +125,7 @@ let package = Package(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples", "TilePackTools",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples", "TilePackTools", "TilePackPublish",
             ],
             path: "Sources/TilePack/Umbrella"
         ),

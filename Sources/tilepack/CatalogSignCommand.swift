@@ -7,7 +7,8 @@ struct CatalogSignCommand: ParsableCommand {
         commandName: "sign",
         abstract: "Sign a catalog (schema version 2) with the publisher's key: writes catalog.jws.",
         discussion: """
-            The catalog is validated first. Archives its products name get their SHA-256 from \
+            The catalog is validated first, and refused when a product sells zooms that none \
+            of its archives holds. Archives its products name get their SHA-256 from \
             the files beside the catalog when archive_sha256 does not give it (the signed \
             payload is then the catalog with those hashes added). Output: a compact JWS, header \
             alg EdDSA, kid, typ tilepack-catalog+jws; by default catalog.jws beside the catalog.
@@ -29,6 +30,7 @@ struct CatalogSignCommand: ParsableCommand {
             let directory = catalog.lastIndex(of: "/").map { String(catalog[..<$0]) } ?? "."
             let bytes = try Catalog.readFile(catalog)
             let (payload, hashed) = try Catalog.fillingArchiveHashes(bytes, path: catalog, libraryDirectory: directory)
+            try Catalog(json: payload, path: catalog, libraryDirectory: nil).requireHeldZooms(libraryDirectory: directory, path: catalog)
             let jws = try SignedCatalog.sign(payload, key: privateKey, path: catalog)
             let path = output ?? (directory + "/" + SignedCatalog.fileName)
             try RegionFiles.writeAtomically(path: path, bytes: Array((jws + "\n").utf8), mode: 0o644)

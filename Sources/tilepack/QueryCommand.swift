@@ -78,12 +78,13 @@ extension QueryCommand {
     /// Answers from the archives; a point no archive covers is a plain answer on stdout.
     func answerFromArchives(_ query: TileQuery) throws {
         do {
-            let paths = try archive.map { [$0] } ?? PointQuery.archives(in: library ?? ".")
             // The catalog beside the archives decides what may be shown (none: all open).
             let directory = archive.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." } ?? library ?? "."
             let opened = try regions.open(directory: directory, readOnly: true)
             reportProblems(opened)
-            let store = try PointQuery.openStore(paths, accessPolicy: opened.accessPolicy())
+            // A library: its archives and the layers of its installed packs.
+            let archives: [any TileArchive] = try archive.map { [try MBTilesReader(path: $0)] } ?? opened.drawingLayers().map(\.archive)
+            let store = try PointQuery.openStore(archives: archives, accessPolicy: opened.accessPolicy())
             let kind = opened.kind
             let answers: [PointAnswer]
             if archive != nil {
@@ -96,7 +97,7 @@ extension QueryCommand {
                 if json {
                     print(try JSONOutput.string(LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
                 } else {
-                    print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(paths.count) archive\(paths.count == 1 ? "" : "s") searched)")
+                    print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(archives.count) archive\(archives.count == 1 ? "" : "s") searched)")
                 }
                 return
             }

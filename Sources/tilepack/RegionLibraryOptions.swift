@@ -29,7 +29,10 @@ struct RegionLibraryOptions: ParsableArguments {
 
     /// The trust anchors: `--trust` (which must exist), else the default file when it exists,
     /// else nil (an open library).
-    func trustAnchors() throws -> TrustAnchors? {
+    func trustAnchors() throws -> TrustAnchors? { try Self.trustAnchors(file: trust) }
+
+    /// The anchors of trust file `file`, else of the default one when it exists, else nil.
+    static func trustAnchors(file trust: String?) throws -> TrustAnchors? {
         if let trust { return try TrustAnchors(contentsOf: trust) }
         guard let path = TrustAnchors.defaultPath(environment: ProcessInfo.processInfo.environment),
               access(path, F_OK) == 0 else { return nil }

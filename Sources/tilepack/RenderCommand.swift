@@ -78,7 +78,8 @@ struct RenderCommand: ParsableCommand {
             let frame = try frame()
             let library = try regions.open(readOnly: true)
             reportProblems(library)
-            let layers = try MapLayers(paths: try library.archivePathsInDrawingOrder(),
+            let drawing = try library.drawingLayers()
+            let layers = try MapLayers(archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
                                        budget: try MemoryBudget(parsing: budget), accessPolicy: library.accessPolicy())
             let picture = try layers.render(frame)
             let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)

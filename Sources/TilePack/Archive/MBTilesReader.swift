@@ -243,6 +243,51 @@ public final class MBTilesReader: TileArchive {
         return ids.sorted()
     }
 
+    /// Tiles and stored bytes per zoom (`tiles`), zooms ascending.
+    /// - Cost: one grouped scan of `tiles` reading each blob's length (not its bytes).
+    public func zoomStatistics() throws(ArchiveError) -> [PackZoomCount] {
+        try withConnection(doing: "counting tiles per zoom") { conn throws(SQLiteError) in
+            let stmt = try conn.db.prepare(
+                "SELECT zoom_level, count(*), sum(length(tile_data)) FROM tiles GROUP BY zoom_level ORDER BY zoom_level")
+            var out: [PackZoomCount] = []
+            while try stmt.step() { out.append(PackZoomCount(z: stmt.int(at: 0), tiles: stmt.int(at: 1), bytes: stmt.int(at: 2))) }
+            return out
+        }
+    }
+
+    /// Rows of the `elevation` table (0 without one). - Cost: O(rows) (SQLite counts an index).
+    public func elevationRowCount() throws(ArchiveError) -> Int {
+        guard hasElevation else { return 0 }
+        return try withConnection(doing: "counting elevation rows") { conn throws(SQLiteError) in
+            let stmt = try conn.db.prepare("SELECT count(*) FROM elevation")
+            return try stmt.step() ? stmt.int(at: 0) : 0
+        }
+    }
+
+    /// Decodes every tile with the archive's codec and every elevation row with its encoding;
+    /// the first that does not decode is thrown (damaged), naming the tile.
+    /// - Cost: O(archive): one read and one decode per tile and per elevation row.
+    public func decodeAllTiles() throws(ArchiveError) -> (tiles: Int, elevationRows: Int) {
+        let summary = self.summary
+        guard let codec = summary.codec else {
+            throw ArchiveError(path: path, problem: .damaged,
+                               detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
+        }
+        let decoder = codec.decoder()
+        var tiles = 0, rows = 0
+        for z in summary.zoomRange.map({ Array($0) }) ?? [] {
+            for id in try tileIDs(zoom: z) {
+                guard let bytes = try tile(id) else { continue }
+                do { _ = try decoder.decode(bytes, width: summary.tileSize, height: summary.tileSize) } catch {
+                    throw ArchiveError(path: path, problem: .damaged, detail: "tile \(id) does not decode as \(codec.rawValue): \(error)")
+                }
+                tiles += 1
+                if hasElevation, try elevation(id) != nil { rows += 1 }
+            }
+        }
+        return (tiles, rows)
+    }
+
     /// Runs `PRAGMA integrity_check`; throws ``ArchiveError`` (damaged) with SQLite's first
     /// complaint unless it answers "ok". - Cost: reads the whole file.
     public func verifyIntegrity() throws(ArchiveError) {

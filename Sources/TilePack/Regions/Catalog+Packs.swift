@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackArchive
 
 extension Catalog {
     /// The products with an area that `id` entitles: a region itself, a bundle's regions, a
@@ -55,5 +56,20 @@ extension Catalog {
             i = j + 1
         }
         return parts.joined(separator: ", ")
+    }
+}
+
+extension Catalog {
+    /// Throws when a product sells zooms that none of its archives in `libraryDirectory`
+    /// holds (an archive that is missing or unreadable holds none): what `catalog sign` and
+    /// `pack` refuse to publish.
+    /// - Cost: opens each named archive (O(1) pages each).
+    public func requireHeldZooms(libraryDirectory: String, path: String) throws(CatalogError) {
+        var held: [String: ClosedRange<Int>] = [:]
+        let dir = libraryDirectory.hasSuffix("/") ? libraryDirectory : libraryDirectory + "/"
+        for name in Set(products.flatMap(\.archives)) {
+            held[name] = (try? MBTilesReader(path: dir + name))?.zoomRange
+        }
+        if let error = unheldZoomsError(archiveZooms: held, path: path) { throw error }
     }
 }

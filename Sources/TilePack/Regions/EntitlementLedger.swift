@@ -155,6 +155,10 @@ public struct LedgerReport: Sendable, Equatable {
     public var watermark: Int64
     /// Transactions that verified for this account (counted or not: revoked and expired too).
     public var verifiedTransactions: Int
+    /// Subscriptions that ended (not revoked), the latest-ending per product: what they bought
+    /// stays bought — the pack versions released before their signed `expiresDate`. Decided
+    /// from signed dates alone, so a rolled-back clock changes nothing here.
+    public var lapsed: [Entitlement] = []
 
     /// One line per problem, empty when the ledger is clean: `clock rolled back …` and each rejected row.
     public var problems: [String] {
@@ -667,10 +671,14 @@ public final class EntitlementLedger: Sendable {
         var validFrom = Int64.min, validUntil = Int64.max
         if rolledBack { validUntil = watermark - Self.clockTolerance } else { validFrom = watermark - Self.clockTolerance }
         var best: [String: LedgerTransaction] = [:]
+        var lapsed: [String: LedgerTransaction] = [:]
         for t in latest.values where !t.isRevoked {
             if let expires = t.expiresDate {
                 if nowMs >= expires { validFrom = max(validFrom, expires) } else { validUntil = min(validUntil, expires) }
-                if rolledBack || nowMs >= expires { continue }
+                if rolledBack || nowMs >= expires {
+                    if (lapsed[t.productID]?.expiresDate ?? .min) < expires { lapsed[t.productID] = t }
+                    continue
+                }
             }
             if let held = best[t.productID] {
                 // Prefer the one that lasts longest (nil: forever), then the earlier purchase.
@@ -682,7 +690,8 @@ public final class EntitlementLedger: Sendable {
         let report = LedgerReport(account: account, now: nowMs,
                                   entitlements: best.values.map(Entitlement.init).sorted { $0.productID < $1.productID },
                                   rejected: rejected.sorted { $0.rowID < $1.rowID }, clockRolledBack: rolledBack,
-                                  watermark: watermark, verifiedTransactions: latest.count)
+                                  watermark: watermark, verifiedTransactions: latest.count,
+                                  lapsed: lapsed.values.map(Entitlement.init).sorted { $0.productID < $1.productID })
         memo.withLock {
             $0 = ReportMemo(token: snapshot.token, account: account, validFrom: validFrom, validUntil: validUntil, report: report)
         }

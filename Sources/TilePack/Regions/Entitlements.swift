@@ -14,6 +14,14 @@ public protocol EntitlementSource: Sendable {
     /// refund, a restore, and a subscription reaching its expiry (a source whose answer
     /// changes with time must count that as a change too).
     var generation: UInt64 { get }
+
+    /// Subscriptions that ended (not revoked), by product id, with their signed `expiresDate`
+    /// (ms): they keep the pack versions released before it. Defaults to none.
+    func lapsedSubscriptions() -> [String: Int64]
+}
+
+extension EntitlementSource {
+    public func lapsedSubscriptions() -> [String: Int64] { [:] }
 }
 
 /// An in-memory entitlement set (tests, demos, and an app that keeps its own records).

@@ -28,6 +28,8 @@ public final class LedgerEntitlements: EntitlementSource {
     private let accepts: @Sendable (Entitlement) -> Bool
     private struct Snapshot {
         var ids: Set<String>
+        /// Lapsed subscriptions: product id → the latest signed `expiresDate` (ms).
+        var lapsed: [String: Int64] = [:]
         /// When the first time-limited entitlement in `ids` ends (ms), or Int64.max.
         var nextExpiry: Int64
         var token: EntitlementLedger.ChangeToken?
@@ -57,9 +59,14 @@ public final class LedgerEntitlements: EntitlementSource {
             "transaction \($0.transactionID): a \($0.type.rawValue) does not buy \($0.productID) (the catalog sells it as another kind)"
         }
         let expiry = kept.compactMap(\.expiresDate).min() ?? .max
+        var lapsed: [String: Int64] = [:]
+        for e in report.lapsed where accepts(e) {
+            if let end = e.expiresDate { lapsed[e.productID] = max(lapsed[e.productID] ?? .min, end) }
+        }
         let now = Self.monotonicNanoseconds()
         state.withLock { s in
             s.ids = Set(kept.map(\.productID))
+            s.lapsed = lapsed
             s.nextExpiry = report.clockRolledBack ? .max : expiry
             s.token = token
             s.generation &+= 1
@@ -69,6 +76,10 @@ public final class LedgerEntitlements: EntitlementSource {
     }
 
     public func entitledProductIDs() -> Set<String> { state.withLock { $0.ids } }
+
+    /// Subscriptions that ended, by product id, with their latest signed `expiresDate` (ms):
+    /// they keep the pack versions released before it.
+    public func lapsedSubscriptions() -> [String: Int64] { state.withLock { $0.lapsed } }
 
     /// Entitlements the catalog's kinds refused, one line each (for `store entitlements`).
     public var refusedEntitlements: [String] { state.withLock { $0.refused } }

@@ -1,5 +1,6 @@
 import TilePackCore
 import TilePackStore
+import TilePackArchive
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -55,6 +56,10 @@ public final class RegionLibrary: Sendable {
     public let ledger: EntitlementLedger?
     /// What the access policies ask; nil for open libraries and failed catalogs.
     public let entitlements: LedgerEntitlements?
+    /// The packs in `packs/` that passed every check (``InstalledPacks``), by pack id.
+    public let installedPacks: [InstalledPack]
+    /// Why the other packs in `packs/` are not shown, one line each.
+    public let packProblems: [String]
 
     /// Opens the library at `directory`.
     /// - Parameters:
@@ -76,6 +81,7 @@ public final class RegionLibrary: Sendable {
         self.readOnly = readOnly
         let ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
         self.ledgerPath = ledgerPath
+        (installedPacks, packProblems) = InstalledPacks.load(libraryDirectory: directory, publisherKeys: trust?.publisherKeys)
         guard let trust else {
             catalog = try Catalog.load(libraryDirectory: directory)
             catalogProblem = nil
@@ -176,11 +182,77 @@ public final class RegionLibrary: Sendable {
     /// purchase, refund or expiry shows in all of them.
     public func accessPolicy() -> any AccessPolicy {
         guard kind == .store else { return OpenAccess() }
+        let base: any AccessPolicy
         if catalogProblem == nil, let catalog, let entitlements {
-            return RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
+            base = RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
+        } else if let catalog {
+            base = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements())
+        } else {
+            base = FreeZoomAccess(maxZoom: Self.failClosedMaxZoom)
         }
-        if let catalog { return RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements()) }
-        return FreeZoomAccess(maxZoom: Self.failClosedMaxZoom)
+        guard !installedPacks.isEmpty else { return base }
+        return packPolicy(base: base)
+    }
+
+    /// The pack gates over `base`: trusted catalog and entitlements, or (failing closed)
+    /// the fallback catalog's free zooms and `free` alone.
+    private func packPolicy(base: any AccessPolicy) -> PackAccessPolicy {
+        var gates: [String: PackAccessPolicy.Gate] = [:]
+        for pack in installedPacks {
+            for (i, _) in pack.reader.layers.enumerated() {
+                guard let layer = pack.reader.layer(i) else { continue }
+                gates[Self.archiveName(layer.path)] = PackAccessPolicy.Gate(packID: pack.manifest.packID, productID: pack.manifest.productID,
+                                                                            releasedAt: pack.manifest.releasedAt)
+            }
+        }
+        return PackAccessPolicy(base: base, catalog: catalog, entitlements: catalogProblem == nil ? entitlements : nil, layers: gates)
+    }
+
+    /// Whether installed pack `packID` shows now: free, owned, or kept by a lapsed
+    /// subscription (see ``PackAccessPolicy``). An open library shows every pack.
+    public func isPackOpen(_ packID: String) -> Bool {
+        guard kind == .store else { return true }
+        return packPolicy(base: FreeZoomAccess(maxZoom: Self.failClosedMaxZoom)).isOpen(packID: packID)
+    }
+
+    /// The name the tile store and the access policy give an archive: its path's last component.
+    static func archiveName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    /// One archive to draw: a master archive of the library or a layer of an installed pack.
+    public struct DrawingLayer: Sendable {
+        /// The name routes and messages use: `montblanc-color` for a master,
+        /// `montblanc-color@<pack id>` for a pack's layer.
+        public let name: String
+        public let archive: any TileArchive
+        /// The archive's credit (a pack's: its signed manifest's attribution and licence).
+        public let attribution: String
+    }
+
+    /// Every archive to draw, the first at the bottom: the master archives
+    /// (``archivePathsInDrawingOrder()``), then the installed packs (`free` first), each
+    /// pack's layers in its order.
+    /// - Throws: ``ArchiveError`` for a damaged master archive.
+    public func drawingLayers() throws -> [DrawingLayer] {
+        var layers: [DrawingLayer] = []
+        for path in try archivePathsInDrawingOrder() {
+            let reader = try MBTilesReader(path: path)
+            var name = Self.archiveName(path)
+            if name.hasSuffix(".mbtiles") { name.removeLast(".mbtiles".count) }
+            let credit = reader.metadata[MBTilesMetadata.Key.attribution] ?? ""
+            layers.append(DrawingLayer(name: name, archive: reader, attribution: credit.isEmpty ? reader.summary.name : credit))
+        }
+        let packs = installedPacks.sorted { ($0.manifest.productID != nil ? 1 : 0, $0.manifest.packID) < ($1.manifest.productID != nil ? 1 : 0, $1.manifest.packID) }
+        for pack in packs {
+            let credit = [pack.manifest.attribution, pack.manifest.license.isEmpty ? "" : "licence: " + pack.manifest.license]
+                .filter { !$0.isEmpty }.joined(separator: ", ")
+            for (i, info) in pack.reader.layers.enumerated() {
+                guard let layer = pack.reader.layer(i) else { continue }
+                var base = info.archive
+                if base.hasSuffix(".mbtiles") { base.removeLast(".mbtiles".count) }
+                layers.append(DrawingLayer(name: base + "@" + pack.manifest.packID, archive: layer, attribution: credit))
+            }
+        }
+        return layers
     }
 
     /// The library's `.mbtiles` files in drawing order (the first at the bottom): the order in
@@ -318,7 +390,7 @@ public final class RegionLibrary: Sendable {
     /// Problem lines a person should see: the catalog failing closed, the store offline,
     /// entitlements of the wrong kind, rejected ledger rows.
     public func problems() -> [String] {
-        var lines: [String] = []
+        var lines: [String] = packProblems
         if let catalogProblem { lines.append("\(catalogProblem) (failing closed: only free zooms show)") }
         if let storeProblem { lines.append(storeProblem) }
         lines += entitlements?.refusedEntitlements ?? []

@@ -14,17 +14,29 @@ public struct MapLayers: Sendable {
     /// - Throws: ``ArchiveError`` naming a damaged archive, ``TileStoreError`` for bad options.
     public init(paths: [String], budget: MemoryBudget, accessPolicy: any AccessPolicy = OpenAccess()) throws {
         var readers: [any TileArchive] = []
-        var attributions: [String] = []
+        var credits: [String] = []
         for path in paths {
             let reader = try MBTilesReader(path: path)
-            var credit = reader.metadata[MBTilesMetadata.Key.attribution]?.trimmingSpaces ?? ""
-            if credit.isEmpty { credit = reader.summary.name.trimmingSpaces }
-            if !credit.isEmpty, !attributions.contains(credit) { attributions.append(credit) }
+            credits.append(reader.metadata[MBTilesMetadata.Key.attribution] ?? "")
             readers.append(reader)
+        }
+        try self.init(archives: readers, credits: credits, budget: budget, accessPolicy: accessPolicy)
+    }
+
+    /// One store over `archives` (drawing order, the first at the bottom); `credits[i]` is
+    /// archive i's attribution (empty: its region name).
+    /// - Throws: ``TileStoreError`` for bad options.
+    public init(archives: [any TileArchive], credits: [String], budget: MemoryBudget,
+                accessPolicy: any AccessPolicy = OpenAccess()) throws(TileStoreError) {
+        var attributions: [String] = []
+        for (i, archive) in archives.enumerated() {
+            var credit = i < credits.count ? credits[i].trimmingSpaces : ""
+            if credit.isEmpty { credit = archive.summary.name.trimmingSpaces }
+            if !credit.isEmpty, !attributions.contains(credit) { attributions.append(credit) }
         }
         var options = TileStoreOptions()
         options.accessPolicy = accessPolicy
-        store = try TileStore(archives: readers, budget: budget, options: options)
+        store = try TileStore(archives: archives, budget: budget, options: options)
         attribution = attributions.joined(separator: "; ")
     }
 

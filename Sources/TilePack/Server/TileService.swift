@@ -58,14 +58,13 @@ public final class TileService: Sendable {
 
     public init(_ options: Options) throws {
         library = try options.library ?? RegionLibrary(directory: options.libraryDirectory, trust: nil)
-        let paths = try library.archivePathsInDrawingOrder()
-        layers = try MapLayers(paths: paths, budget: options.budget, accessPolicy: library.accessPolicy())
+        let drawing = try library.drawingLayers()
+        layers = try MapLayers(archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
+                               budget: options.budget, accessPolicy: library.accessPolicy())
         var names: [String] = [], index: [String: Int] = [:]
-        for (i, path) in paths.enumerated() {
-            var name = path.split(separator: "/").last.map(String.init) ?? path
-            name.removeLast(".mbtiles".count)
-            names.append(name)
-            index[name] = i
+        for (i, layer) in drawing.enumerated() {
+            names.append(layer.name)
+            index[layer.name] = i
         }
         regionNames = names
         regionIndex = index

@@ -169,6 +169,12 @@ public enum PointQuery {
                                  accessPolicy: any AccessPolicy = OpenAccess()) throws -> TileStore {
         var readers: [any TileArchive] = []
         for path in paths { readers.append(try MBTilesReader(path: path)) }
+        return try openStore(archives: readers, budget: budget, accessPolicy: accessPolicy)
+    }
+
+    /// One store over `archives` (master archives, pack layers), asking `accessPolicy`.
+    public static func openStore(archives readers: [any TileArchive], budget: MemoryBudget = defaultBudget,
+                                 accessPolicy: any AccessPolicy = OpenAccess()) throws(TileStoreError) -> TileStore {
         var options = TileStoreOptions()
         options.accessPolicy = accessPolicy
         return try TileStore(archives: readers, budget: budget, options: options)

@@ -13,3 +13,4 @@
 @_exported import TilePackRender
 @_exported import TilePackSamples
 @_exported import TilePackTools
+@_exported import TilePackPublish

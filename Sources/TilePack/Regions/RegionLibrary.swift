@@ -303,6 +303,23 @@ public final class RegionLibrary: Sendable {
         return summary
     }
 
+    /// The signed transaction a device presents to download the pack of `productID`: one of
+    /// this account's verified, unrevoked, unexpired transactions (of the kind the catalog
+    /// sells) whose product's entitlement closure includes `productID` — the product itself, a
+    /// bundle holding it, or a subscription including it. Non-expiring ones first, then the
+    /// latest expiry. Nil when none (the server then answers 401 `missingTransaction`).
+    /// - Cost: one ledger report (cached while the ledger is unchanged), a closure per entitlement.
+    public func transactionForPack(productID: String) -> String? {
+        guard let ledger, let catalog, catalogProblem == nil, let entitlements = try? ledger.entitlements() else { return nil }
+        let candidates = entitlements
+            .filter { Self.kindMatches($0, catalog) && catalog.entitlementClosure(of: [$0.productID]).contains(productID) }
+            .sorted { ($0.expiresDate ?? .max, $0.transactionID) > ($1.expiresDate ?? .max, $1.transactionID) }
+        for entitlement in candidates {
+            if let jws = try? ledger.signedTransaction(id: entitlement.transactionID) { return jws }
+        }
+        return nil
+    }
+
     /// The ledger's report now: entitlements (those the catalog's kinds accept), rejected rows
     /// and why, clock rollback.
     public func report() throws -> LedgerReport {

@@ -24,6 +24,18 @@ public struct ArchiveError: TilePackError, Equatable {
         case writeFailed
         /// The caller passed a value the archive cannot store (bad tile size, empty name).
         case invalidArgument
+        /// An MBTiles file that is not a tilepack pack (or delta): pack tables missing or
+        /// not as the pack format defines them.
+        case notPack
+        /// A pack written by a newer tilepack (its `tilepack_pack_format` is above
+        /// ``PackSchema/readerVersion``).
+        case unsupportedVersion
+        /// Content whose SHA-256 is not the one its tile index row (or content key) records:
+        /// a tile edited or swapped in after the pack was written.
+        case hashMismatch
+        /// A delta that does not apply here: another pack or version, or a result whose tile
+        /// index digest is not the expected one.
+        case deltaMismatch
     }
 
     public var path: String

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import TilePackCore
+@testable import TilePackArchive
 @testable import TilePackRegions
 #if canImport(Glibc)
 import Glibc
@@ -116,19 +117,31 @@ final class FakePackServer: PackTransport {
                                     publisherKeys: [publisher.publicJWK])
     static let productID = "com.tilepack.tests.chamonix"
 
-    /// Fabricated pack bytes (a real pack file is not needed to test delivery).
-    static func packBytes(_ count: Int, seed: UInt8) -> [UInt8] {
-        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &* 7 &+ ($0 >> 8)) }
+    /// A real pack file (``PackFixture``'s, tiles varied by `variant`) and its tile-index digest.
+    struct Pack {
+        var bytes: [UInt8]
+        var digest: String
+        var size: Int64 { Int64(bytes.count) }
     }
 
-    static func manifest(_ id: String = "chamonix", product: String? = productID, version: Int, bytes: [UInt8],
+    private static let packs = Mutex<[Int: Pack]>([:])
+
+    static func pack(_ variant: Int) throws -> Pack {
+        if let cached = packs.withLock({ $0[variant] }) { return cached }
+        let dir = TemporaryDirectory()
+        let stats = try PackFixture.write(dir.file("p.mbtiles"), seed: { $0.z * 1000 + $0.x * 31 + $0.y + variant * 100_000 })
+        let pack = Pack(bytes: readFile(dir.file("p.mbtiles")), digest: stats.indexDigest)
+        packs.withLock { $0[variant] = pack }
+        return pack
+    }
+
+    static func manifest(_ id: String = "chamonix", product: String? = productID, version: Int, pack: Pack,
                          minReader: Int = 1, codec: String = "png") -> PackManifest {
         PackManifest(packID: id, productID: id == PackManifest.freePackID ? nil : product, version: version,
                      releasedAt: 1_704_067_200_000 + Int64(version), minReaderVersion: minReader,
                      archives: [.init(name: "montblanc-color.mbtiles", sha256: String(repeating: "a", count: 64), minzoom: 9, maxzoom: 13, codec: codec)],
-                     bounds: [6.8, 45.8, 7.0, 46.0], perZoom: [.init(z: 9, tiles: 1, bytes: bytes.count)],
-                     totalBytes: Int64(bytes.count), sha256: SHA256.hash(data: bytes).hexString,
-                     tileIndexSHA256: SHA256.hash(data: Array("index \(id) \(version)".utf8)).hexString,
+                     bounds: [6.8, 45.8, 7.0, 46.0], perZoom: [.init(z: 9, tiles: 1, bytes: pack.bytes.count)],
+                     totalBytes: pack.size, sha256: SHA256.hash(data: pack.bytes).hexString, tileIndexSHA256: pack.digest,
                      attribution: "test", license: "CC0")
     }
 
@@ -149,10 +162,10 @@ final class FakePackServer: PackTransport {
         var library: String { dir.path }
         var packs: String { dir.file("packs") }
 
-        func offer(_ packs: [(PackManifest, [UInt8])], entries: [String]? = nil) throws {
+        func offer(_ packs: [(PackManifest, Pack)], entries: [String]? = nil) throws {
             var lines: [String] = []
             for (m, bytes) in packs {
-                server.set(path: "/packs/\(m.packID)", bytes: bytes)
+                server.set(path: "/packs/\(m.packID)", bytes: bytes.bytes)
                 lines.append(try RegionsInstallerTests.entry(m, jws: try RegionsInstallerTests.sign(m)))
             }
             server.state.withLock { $0.listing = Array(#"{"packs":[\#((entries ?? lines).joined(separator: ","))]}"#.utf8) }
@@ -182,19 +195,19 @@ final class FakePackServer: PackTransport {
 
     @Test func installsVerifiedPackWithItsManifestThenSaysUpToDate() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(100_000, seed: 1)
-        let m = Self.manifest(version: 1, bytes: bytes)
+        let bytes = try Self.pack(1)
+        let m = Self.manifest(version: 1, pack: bytes)
         try setup.offer([(m, bytes)])
         let installer = setup.installer()
         let events = Mutex<[PackProgress]>([])
         let result = try await installer.install("chamonix") { p in events.withLock { $0.append(p) } }
-        #expect(result.mode == .full && result.version == 1 && result.bytesReceived == 100_000 && result.resumedFrom == 0)
+        #expect(result.mode == .full && result.version == 1 && result.bytesReceived == bytes.size && result.resumedFrom == 0)
         #expect(result.sha256 == m.sha256 && result.reason == "full: not installed")
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
         #expect(String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m)))
         #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
         let downloading = events.withLock { $0 }.filter { $0.phase == .downloading }.map(\.bytesReceived)
-        #expect(downloading.last == 100_000 && downloading == downloading.sorted())
+        #expect(downloading.last == bytes.size && downloading == downloading.sorted())
         #expect(events.withLock { $0 }.last?.phase == .done)
         // The transaction went with the pack request, not with the listing.
         let sent = setup.server.requests
@@ -203,18 +216,18 @@ final class FakePackServer: PackTransport {
 
         let again = try await installer.install("chamonix")
         #expect(again.mode == .upToDate && again.bytesReceived == 0)
-        #expect(try installer.installed().map { [$0.packID, "\($0.version ?? 0)", "\($0.bytes)", $0.problem ?? "ok"] } == [["chamonix", "1", "100000", "ok"]])
+        #expect(try installer.installed().map { [$0.packID, "\($0.version ?? 0)", "\($0.bytes)", $0.problem ?? "ok"] } == [["chamonix", "1", "\(bytes.size)", "ok"]])
         #expect(try await installer.check("chamonix") == .upToDate(version: 1))
     }
 
     @Test func resumesFromThePartAfterBrokenConnections() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(200_000, seed: 2)
-        let m = Self.manifest(version: 1, bytes: bytes)
+        let bytes = try Self.pack(2)
+        let m = Self.manifest(version: 1, pack: bytes)
         try setup.offer([(m, bytes)])
         let installer = setup.installer()
         var held: Int64 = 0
-        for cut in [Int64(30_000), 45_001, 77_777] {
+        for cut in [bytes.size / 7, bytes.size / 5 + 1, bytes.size / 3 + 7] {
             setup.server.faults { $0.breakAfter = cut }
             let error = await Self.failure { _ = try await installer.install("chamonix") }
             #expect(error?.code == .network)
@@ -223,10 +236,10 @@ final class FakePackServer: PackTransport {
             #expect(!fileExists(setup.packs + "/chamonix.mbtiles") && !fileExists(setup.packs + "/chamonix.manifest.jws"))
         }
         let result = try await installer.install("chamonix")
-        #expect(result.resumedFrom == held && result.bytesReceived == 200_000 - held)
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes)
+        #expect(result.resumedFrom == held && result.bytesReceived == bytes.size - held)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
         #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
-        #expect(Double(setup.server.bytesServed) < 1.1 * 200_000)
+        #expect(Double(setup.server.bytesServed) < 1.1 * Double(bytes.size))
         // Each resumed request carried the range and the ETag it continues.
         let ranged = setup.server.requests.filter { $0.path == "/packs/chamonix" }.dropFirst()
         #expect(ranged.count == 3 && ranged.allSatisfy { r in r.headers.contains { $0.0 == "If-Range" } && r.headers.contains { $0.0 == "Range" } })
@@ -234,34 +247,34 @@ final class FakePackServer: PackTransport {
 
     @Test func aServerThatIgnoresRangesRestartsThePartFromZero() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(50_000, seed: 3)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
+        let bytes = try Self.pack(3)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         let installer = setup.installer()
-        setup.server.faults { $0.breakAfter = 20_000 }
+        setup.server.faults { $0.breakAfter = bytes.size / 2 }
         _ = await Self.failure { _ = try await installer.install("chamonix") }
         setup.server.faults { $0.ignoreRange = true }
         let result = try await installer.install("chamonix")
-        #expect(result.resumedFrom == 0 && result.bytesReceived == 50_000)
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes)
+        #expect(result.resumedFrom == 0 && result.bytesReceived == bytes.size)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
     }
 
     @Test func aPartOfAnotherVersionIsDiscardedNotResumed() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(40_000, seed: 4)
-        try setup.offer([(Self.manifest(version: 2, bytes: bytes), bytes)])
+        let bytes = try Self.pack(4)
+        try setup.offer([(Self.manifest(version: 2, pack: bytes), bytes)])
         #expect(mkdir(setup.packs, 0o700) == 0)
-        writeFile(setup.packs + "/chamonix.mbtiles.part", Self.packBytes(10_000, seed: 9))
+        writeFile(setup.packs + "/chamonix.mbtiles.part", try Self.pack(9).bytes)
         writeFile(setup.packs + "/chamonix.mbtiles.part.json", Array(#"{"identity":"pack sha256 \#(String(repeating: "0", count: 64))","etag":"\"x\""}"#.utf8))
         let result = try await setup.installer().install("chamonix")
-        #expect(result.resumedFrom == 0 && result.bytesReceived == 40_000)
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes)
+        #expect(result.resumedFrom == 0 && result.bytesReceived == bytes.size)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
     }
 
     @Test func aCorruptedByteIsDetectedAndNothingIsInstalledOrLeft() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(60_000, seed: 5)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
-        setup.server.faults { $0.corruptAt = 31_337 }
+        let bytes = try Self.pack(5)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
+        setup.server.faults { $0.corruptAt = bytes.size / 2 }
         let error = await Self.failure { _ = try await setup.installer().install("chamonix") }
         #expect(error?.code == .hashMismatch)
         #expect(error?.description.contains("signed manifest") == true && error?.description.contains("\n") == false)
@@ -270,58 +283,58 @@ final class FakePackServer: PackTransport {
 
     @Test func moreBytesThanAnnouncedIsANetworkErrorAndThePartStaysWithinTheSize() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(30_000, seed: 6)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
+        let bytes = try Self.pack(6)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         setup.server.faults { $0.extraBytes = 5000 }
         let error = await Self.failure { _ = try await setup.installer().install("chamonix") }
         #expect(error?.code == .network && error?.detail.contains("more than") == true)
         #expect(!fileExists(setup.packs + "/chamonix.mbtiles") && !fileExists(setup.packs + "/chamonix.manifest.jws"))
-        #expect((PackDirectory.regularFileSize(setup.packs + "/chamonix.mbtiles.part") ?? 0) <= 30_000)
+        #expect((PackDirectory.regularFileSize(setup.packs + "/chamonix.mbtiles.part") ?? 0) <= bytes.size)
         // Once the server behaves, the pack installs (the .part is completed or discarded by its hash).
         setup.server.faults { $0.extraBytes = 0 }
         _ = try await setup.installer().install("chamonix")
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
     }
 
     @Test func aDowngradeIsRefusedAndTheInstalledVersionStays() async throws {
         let setup = Setup()
-        let v2 = Self.packBytes(20_000, seed: 7), v1 = Self.packBytes(20_000, seed: 8)
-        try setup.offer([(Self.manifest(version: 2, bytes: v2), v2)])
+        let v2 = try Self.pack(7), v1 = try Self.pack(8)
+        try setup.offer([(Self.manifest(version: 2, pack: v2), v2)])
         _ = try await setup.installer().install("chamonix")
-        try setup.offer([(Self.manifest(version: 1, bytes: v1), v1)])
+        try setup.offer([(Self.manifest(version: 1, pack: v1), v1)])
         let error = await Self.failure { _ = try await setup.installer().install("chamonix") }
         #expect(error?.code == .downgrade && error?.detail.contains("version 2 is installed") == true)
         #expect(await Self.code { _ = try await setup.installer().check("chamonix") } == .downgrade)
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == v2)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == v2.bytes)
         #expect(try setup.installer().installed().first?.version == 2)
     }
 
     @Test func aPackForANewerReaderIsRefusedWithOneLine() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(10_000, seed: 9)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes, minReader: PackInstall.readerVersion + 1), bytes)])
+        let bytes = try Self.pack(9)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes, minReader: PackInstall.readerVersion + 1), bytes)])
         let error = await Self.failure { _ = try await setup.installer().install("chamonix") }
         #expect(error?.code == .unsupportedVersion && error?.description.contains("needs pack reader 2") == true)
-        #expect(setup.server.bytesServed < 10_000 && setup.packFiles().isEmpty)
+        #expect(!setup.server.requests.contains { $0.path == "/packs/chamonix" } && setup.packFiles().isEmpty)
     }
 
     @Test func theQuotaRefusesWithTheFigures() async throws {
         let setup = Setup()
-        let a = Self.packBytes(30_000, seed: 10), b = Self.packBytes(25_000, seed: 11)
-        try setup.offer([(Self.manifest("chamonix", version: 1, bytes: a), a),
-                         (Self.manifest("courmayeur", product: "com.tilepack.tests.courmayeur", version: 1, bytes: b), b)])
-        _ = try await setup.installer(quota: 50_000).install("chamonix")
-        let error = await Self.failure { _ = try await setup.installer(quota: 50_000).install("courmayeur") }
+        let a = try Self.pack(10), b = try Self.pack(11)
+        try setup.offer([(Self.manifest("chamonix", version: 1, pack: a), a),
+                         (Self.manifest("courmayeur", product: "com.tilepack.tests.courmayeur", version: 1, pack: b), b)])
+        _ = try await setup.installer(quota: a.size + b.size - 1).install("chamonix")
+        let error = await Self.failure { _ = try await setup.installer(quota: a.size + b.size - 1).install("courmayeur") }
         #expect(error?.code == .noSpace)
-        #expect(error?.detail.contains("30000") == true && error?.detail.contains("25000") == true && error?.detail.contains("50000") == true)
+        #expect(error?.detail.contains("\(a.size)") == true && error?.detail.contains("\(b.size)") == true && error?.detail.contains("\(a.size + b.size - 1)") == true)
         #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
-        _ = try await setup.installer(quota: 55_000).install("courmayeur")
+        _ = try await setup.installer(quota: a.size + b.size).install("courmayeur")
     }
 
     @Test func aSecondDownloadOfThePackIsBusy() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(10_000, seed: 12)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
+        let bytes = try Self.pack(12)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         #expect(mkdir(setup.packs, 0o700) == 0)
         let held = try PackLock.acquire(setup.packs + "/chamonix.lock", packID: "chamonix")
         #expect(await Self.code { _ = try await setup.installer().install("chamonix") } == .busy)
@@ -332,12 +345,12 @@ final class FakePackServer: PackTransport {
 
     @Test func removeFreesTheSpaceManifestFirst() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(70_000, seed: 13)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
+        let bytes = try Self.pack(13)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         let installer = setup.installer()
         _ = try await installer.install("chamonix")
         let manifestBytes = Int64(readFile(setup.packs + "/chamonix.manifest.jws").count)
-        #expect(try installer.remove("chamonix") == 70_000 + manifestBytes)
+        #expect(try installer.remove("chamonix") == bytes.size + manifestBytes)
         #expect(try setup.packFiles().isEmpty && installer.installed().isEmpty)
         #expect(await Self.code { _ = try installer.remove("chamonix") } == .notFound)
         // A partial download alone is removed too.
@@ -350,8 +363,8 @@ final class FakePackServer: PackTransport {
 
     @Test func aFailedInstallNeverLeavesAManifestWithoutItsPack() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(10_000, seed: 14)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
+        let bytes = try Self.pack(14)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         // The pack's name is taken by a directory: moving the verified .part there fails.
         #expect(mkdir(setup.packs, 0o700) == 0 && mkdir(setup.packs + "/chamonix.mbtiles", 0o700) == 0)
         #expect(await Self.code { _ = try await setup.installer().install("chamonix") } == .io)
@@ -361,26 +374,26 @@ final class FakePackServer: PackTransport {
 
     @Test func anUpdateThatFailsLeavesTheInstalledPairAsItWas() async throws {
         let setup = Setup()
-        let v1 = Self.packBytes(20_000, seed: 15), v2 = Self.packBytes(22_000, seed: 16)
-        let m1 = Self.manifest(version: 1, bytes: v1)
+        let v1 = try Self.pack(15), v2 = try Self.pack(16)
+        let m1 = Self.manifest(version: 1, pack: v1)
         try setup.offer([(m1, v1)])
         let installer = setup.installer()
         _ = try await installer.install("chamonix")
-        try setup.offer([(Self.manifest(version: 2, bytes: v2), v2)])
-        #expect(try await installer.check("chamonix") == .updateAvailable(installed: 1, latest: 2, plan: .full(reason: "full: the server keeps no delta from version 1", bytes: 22_000)))
+        try setup.offer([(Self.manifest(version: 2, pack: v2), v2)])
+        #expect(try await installer.check("chamonix") == .updateAvailable(installed: 1, latest: 2, plan: .full(reason: "full: the server keeps no delta from version 1", bytes: v2.size)))
         setup.server.faults { $0.corruptAt = 5 }
         #expect(await Self.code { _ = try await installer.update("chamonix") } == .hashMismatch)
-        #expect(readFile(setup.packs + "/chamonix.mbtiles") == v1)
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == v1.bytes)
         #expect(String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m1)))
         setup.server.faults { $0.corruptAt = nil }
         let result = try await installer.update("chamonix")
-        #expect(result.mode == .full && result.version == 2 && readFile(setup.packs + "/chamonix.mbtiles") == v2)
+        #expect(result.mode == .full && result.version == 2 && readFile(setup.packs + "/chamonix.mbtiles") == v2.bytes)
     }
 
     @Test func theServersRefusalsBecomeTheirCodes() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(10_000, seed: 17)
-        try setup.offer([(Self.manifest(version: 1, bytes: bytes), bytes)])
+        let bytes = try Self.pack(17)
+        try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         for (status, code, expected) in [(401, "missingTransaction", PackError.Code.missingTransaction),
                                          (401, "invalidTransaction", .invalidTransaction), (403, "notEntitled", .notEntitled),
                                          (403, "revoked", .revoked), (403, "expired", .expired)] {
@@ -397,10 +410,10 @@ final class FakePackServer: PackTransport {
 
     @Test func theListingIsVerifiedEntryByEntry() async throws {
         let setup = Setup()
-        let bytes = Self.packBytes(10_000, seed: 18)
-        let good = Self.manifest(version: 1, bytes: bytes)
-        let other = Self.manifest("courmayeur", product: "com.tilepack.tests.courmayeur", version: 1, bytes: bytes)
-        let third = Self.manifest("bundle", product: "com.tilepack.tests.bundle", version: 1, bytes: bytes)
+        let bytes = try Self.pack(18)
+        let good = Self.manifest(version: 1, pack: bytes)
+        let other = Self.manifest("courmayeur", product: "com.tilepack.tests.courmayeur", version: 1, pack: bytes)
+        let third = Self.manifest("bundle", product: "com.tilepack.tests.bundle", version: 1, pack: bytes)
         var edited = other
         edited.totalBytes = 1
         let foreign = JWK.newPrivateKey()
@@ -423,9 +436,76 @@ final class FakePackServer: PackTransport {
         #expect(try await setup.installer().packs().refused.first?.error.code == .invalidManifest)
     }
 
+    /// Versions 1 and 2 of a pack (``ArchivePackDeltaTests``' seeds) and the delta between them.
+    struct DeltaVersions {
+        let v1: Pack, v2: Pack
+        let delta: [UInt8]
+        init() throws {
+            let v = try ArchivePackDeltaTests.Versions()
+            v1 = Pack(bytes: readFile(v.v1), digest: v.v1Stats.indexDigest)
+            v2 = Pack(bytes: readFile(v.v2), digest: v.v2Stats.indexDigest)
+            delta = readFile(v.delta)
+        }
+
+        func offerV2(_ setup: Setup, delta served: [UInt8]? = nil, codec: String = "png") throws -> PackManifest {
+            let m2 = RegionsInstallerTests.manifest(version: 2, pack: v2, codec: codec)
+            setup.server.set(path: "/packs/chamonix", bytes: v2.bytes)
+            setup.server.set(path: "/packs/chamonix/deltas/1", bytes: served ?? delta)
+            let entry = try RegionsInstallerTests.entry(m2, jws: try RegionsInstallerTests.sign(m2),
+                                                        deltas: #"[{"from":1,"url":"/packs/chamonix/deltas/1","bytes":\#((served ?? delta).count)}]"#)
+            setup.server.state.withLock { $0.listing = Array(#"{"packs":[\#(entry)]}"#.utf8) }
+            return m2
+        }
+    }
+
+    @Test func anUpdateFetchesOnlyTheDeltaAndEndsAsTheNewVersion() async throws {
+        let setup = Setup()
+        let versions = try DeltaVersions()
+        #expect(versions.delta.count < versions.v2.bytes.count)
+        try setup.offer([(Self.manifest(version: 1, pack: versions.v1), versions.v1)])
+        let installer = setup.installer()
+        _ = try await installer.install("chamonix")
+        let m2 = try versions.offerV2(setup)
+        guard case .updateAvailable(1, 2, .deltas(let chain, _)) = try await installer.check("chamonix") else {
+            Issue.record("no delta plan"); return
+        }
+        #expect(chain.map(\.from) == [1])
+        let served = setup.server.bytesServed
+        let result = try await installer.update("chamonix")
+        #expect(result.mode == .delta && result.version == 2 && result.bytesReceived == Int64(versions.delta.count))
+        let listingBytes = setup.server.state.withLock { Int64($0.listing.count) }
+        #expect(setup.server.bytesServed - served == Int64(versions.delta.count) + listingBytes)
+        #expect(try PackReader(path: setup.packs + "/chamonix.mbtiles").indexDigest() == versions.v2.digest)
+        #expect(String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m2)))
+        #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
+        // The delta-updated pack (other bytes, same tiles) counts as version 2, verified.
+        #expect(try await installer.install("chamonix").mode == .upToDate)
+    }
+
+    @Test func aBadDeltaFallsBackToTheFullPackAndAFormatChangeIsFull() async throws {
+        let setup = Setup()
+        let versions = try DeltaVersions()
+        try setup.offer([(Self.manifest(version: 1, pack: versions.v1), versions.v1)])
+        let installer = setup.installer()
+        _ = try await installer.install("chamonix")
+        // A truncated delta: refused when applied, the installed v1 untouched, then the full pack.
+        _ = try versions.offerV2(setup, delta: Array(versions.delta.prefix(versions.delta.count / 2)))
+        let result = try await installer.update("chamonix")
+        #expect(result.mode == .full && result.reason.hasPrefix("full: the delta update failed"))
+        #expect(readFile(setup.packs + "/chamonix.mbtiles") == versions.v2.bytes)
+        #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
+
+        _ = try installer.remove("chamonix")
+        try setup.offer([(Self.manifest(version: 1, pack: versions.v1), versions.v1)])
+        _ = try await installer.install("chamonix")
+        _ = try versions.offerV2(setup, codec: "astc6x6")
+        let changed = try await installer.update("chamonix")
+        #expect(changed.mode == .full && changed.reason == "full: format changed")
+    }
+
     @Test func theUpdatePlanTakesTheSmallerDeltaChainUnlessTheFormatChanged() throws {
-        let bytes = Self.packBytes(1000, seed: 19)
-        let v1 = Self.manifest(version: 1, bytes: bytes), v3 = Self.manifest(version: 3, bytes: bytes)
+        let bytes = try Self.pack(19)
+        let v1 = Self.manifest(version: 1, pack: bytes), v3 = Self.manifest(version: 3, pack: bytes)
         func listed(_ m: PackManifest, _ deltas: [(Int, Int64)]) -> ListedPack {
             ListedPack(manifest: m, jws: "", path: "/packs/chamonix",
                        deltas: deltas.map { .init(from: $0.0, url: "/packs/chamonix/deltas/\($0.0)", bytes: $0.1) })
@@ -434,7 +514,7 @@ final class FakePackServer: PackTransport {
         #expect(chain == .deltas([.init(from: 1, url: "/packs/chamonix/deltas/1", bytes: 100), .init(from: 2, url: "/packs/chamonix/deltas/2", bytes: 200)], bytes: 300))
         #expect(chain.reason == "delta: 2 steps, 300 bytes")
         #expect(PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(2, 200)])).reason == "full: the server keeps no delta from version 1")
-        #expect(PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(1, 600), (2, 400)])).reason.hasPrefix("full: the deltas (1000 bytes)"))
+        #expect(PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(1, bytes.size - 400), (2, 400)])).reason.hasPrefix("full: the deltas (\(bytes.size) bytes)"))
         #expect(PackUpdatePlan.choose(installed: nil, listed: listed(v3, [(1, 1), (2, 1)])).reason == "full: not installed")
         var astc = v3
         astc.archives[0].codec = "astc6x6"

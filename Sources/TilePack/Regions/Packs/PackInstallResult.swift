@@ -1,7 +1,10 @@
+import TilePackArchive
+
 /// The pack format this runtime reads: a manifest whose `min_reader_version` is higher is
 /// refused with one line instead of being installed.
 public enum PackInstall {
-    public static let readerVersion = 1
+    /// ``PackSchema/readerVersion``: the pack reader that opens what is installed.
+    public static let readerVersion = PackSchema.readerVersion
 }
 
 /// What ``RegionInstaller/install(_:progress:)`` or ``RegionInstaller/update(_:progress:)`` did.

@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -191,32 +192,46 @@ public final class RegionInstaller: Sendable {
                 }
             }
         }
-        if case .deltas = plan {
-            // Until PackDelta (TilePackArchive) is merged, no delta is applied here.
-            plan = .full(reason: "full: this build applies no deltas yet", bytes: manifest.totalBytes)
+        if case .deltas(let chain, let bytes) = plan, let intact {
+            do throws(PackError) {
+                return try await updateByDeltas(listed, from: intact, chain: chain, bytes: bytes, progress: progress)
+            } catch where error.code == .deltaMismatch {
+                // A delta that does not lead to the signed index: the installed version is
+                // untouched and the delta downloads are gone; the whole pack still can.
+                plan = .full(reason: "full: the delta update failed (\(error))", bytes: manifest.totalBytes)
+            }
         }
         return try await installFull(listed, reason: plan.reason, replacing: current, progress: progress)
     }
 
-    /// Why the installed pack `id` does not match `manifest`; nil when it does.
-    /// - Cost: reads the whole pack once (SHA-256).
+    /// Why the installed pack `id` does not match `manifest`; nil when it does: the pack
+    /// opens and its tile-index digest is the signed `tile_index_sha256` (the file's SHA-256
+    /// is not the test: a delta-updated pack holds the same tiles in other bytes). Tiles are
+    /// checked against the index on every read.
+    /// - Cost: opening the pack and one scan of its index.
     func installedProblem(_ id: String, manifest: PackManifest) -> String? {
-        let path = directory.pack(id)
-        guard let size = PackDirectory.regularFileSize(path) else { return "\(path) is missing" }
-        guard size == manifest.totalBytes else { return "\(path) is \(size) bytes, the manifest says \(manifest.totalBytes)" }
-        let digest: String
-        do { digest = try FileDigest.sha256(path: path) } catch { return error.description }
-        return digest == manifest.sha256 ? nil : "\(path) has SHA-256 \(digest), the manifest says \(manifest.sha256)"
+        Self.indexProblem(directory.pack(id), manifest: manifest)
     }
 
-    private func authorization(_ manifest: PackManifest) -> [(String, String)] {
+    /// Why the pack at `path` is not the one `manifest` signs (its tile index); nil when it is.
+    static func indexProblem(_ path: String, manifest: PackManifest) -> String? {
+        do {
+            let digest = try PackReader(path: path).indexDigest()
+            return digest == manifest.tileIndexSHA256 ? nil
+                : "\(path): tile index digest \(digest), the signed manifest says \(manifest.tileIndexSHA256)"
+        } catch {
+            return error.description
+        }
+    }
+
+    func authorization(_ manifest: PackManifest) -> [(String, String)] {
         guard let product = manifest.productID, let jws = transaction(product) else { return [] }
         return [("Authorization", "Bearer " + jws)]
     }
 
     /// Refuses a transfer of `needed` bytes the disk cannot hold, or a pack of `packBytes` the
     /// quota cannot (the figures in the message).
-    private func checkSpace(id: String, version: Int, needed: Int64, packBytes: Int64) throws(PackError) {
+    func checkSpace(id: String, version: Int, needed: Int64, packBytes: Int64) throws(PackError) {
         let free = try directory.availableBytes()
         if needed > free {
             throw PackError(.noSpace, subject: id,
@@ -251,6 +266,12 @@ public final class RegionInstaller: Sendable {
             discardPart(id)
             throw PackError(.hashMismatch, subject: server + listed.path,
                             "the downloaded file has SHA-256 \(digest), the signed manifest says \(manifest.sha256): discarded, nothing installed")
+        }
+        // The file is the one the publisher signed, so its index is too, unless the publisher
+        // signed a manifest that does not describe its own pack: still not installed.
+        if let problem = Self.indexProblem(part, manifest: manifest) {
+            discardPart(id)
+            throw PackError(.hashMismatch, subject: server + listed.path, "\(problem): discarded, nothing installed")
         }
         try commit(id, staged: part, manifestJWS: listed.jws)
         unlink(directory.partState(id))

@@ -348,6 +348,7 @@ final class FakePackServer: PackTransport {
         let bytes = try Self.pack(13)
         try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
         let installer = setup.installer()
+        #expect(await Self.code { _ = try installer.remove("chamonix") } == .notFound)
         _ = try await installer.install("chamonix")
         let manifestBytes = Int64(readFile(setup.packs + "/chamonix.manifest.jws").count)
         #expect(try installer.remove("chamonix") == bytes.size + manifestBytes)

@@ -36,6 +36,9 @@ public struct InstalledPacks: Sendable {
     @discardableResult
     public func remove(_ packID: String) throws(PackError) -> Int64 {
         guard PackManifest.isValidPackID(packID) else { throw PackError(.invalidInput, subject: packID, "is not a pack id") }
+        guard access(directory.path, F_OK) == 0 else {
+            throw PackError(.notFound, subject: packID, "is not installed (\(directory.path) does not exist)")
+        }
         let lock = try PackLock.acquire(directory.lock(packID), packID: packID)
         var freed: Int64 = 0
         var found = false

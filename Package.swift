@@ -28,6 +28,9 @@ let package = Package(
         // X.509 chains of App Store signed data (TilePackRegions) and the test App Store's CA (TilePackTools).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
+        // `tilepack download`'s HTTP client (the CLI only: an app gives RegionInstaller a
+        // PackTransport over URLSession, so the region store links no HTTP stack).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System zlib (Debian: zlib1g-dev). shim.h wraps the init macros Swift cannot import.
@@ -134,6 +137,7 @@ let package = Package(
             dependencies: [
                 "TilePack", "TilePackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Sources/tilepack"
         ),

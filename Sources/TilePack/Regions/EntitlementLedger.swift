@@ -703,6 +703,21 @@ public final class EntitlementLedger: Sendable {
         try report(account: account, now: now).entitlements
     }
 
+    /// The signed token (JWS) of transaction `id` of this ledger's account as the ledger holds
+    /// it now: the strongest verified version (a revocation beats a purchase, then the later
+    /// signature), from the file's rows or the store's versions held in memory; nil when no
+    /// verified version exists. What a device presents to a pack server (`Authorization: Bearer`).
+    /// - Cost: as ``report(account:now:)`` when the ledger changed; a dictionary scan otherwise.
+    public func signedTransaction(id: String) throws(LedgerError) -> String? {
+        let (snapshot, overlay) = try currentSnapshot()
+        var best: LedgerTransaction?
+        for t in snapshot.verified.map(\.transaction) + Array(overlay.values) where t.transactionID == id && t.account == account {
+            if let held = best, !t.supersedes(held) { continue }
+            best = t
+        }
+        return best?.jws
+    }
+
     private func nowMilliseconds(_ seconds: Double) throws(LedgerError) -> Int64 {
         guard seconds.isFinite, seconds >= 0, seconds * 1000 < Double(AppStoreDate.maxMilliseconds) else {
             throw LedgerError(.invalidArgument, subject: "clock", "the time \(seconds) is outside 1970…9999")

@@ -56,8 +56,8 @@ public final class RegionLibrary: Sendable {
     public let ledger: EntitlementLedger?
     /// What the access policies ask; nil for open libraries and failed catalogs.
     public let entitlements: LedgerEntitlements?
-    /// The packs in `packs/` that passed every check (``InstalledPacks``), by pack id.
-    public let installedPacks: [InstalledPack]
+    /// The packs in `packs/` that passed every check (``VerifiedPack``), by pack id.
+    public let installedPacks: [VerifiedPack]
     /// Why the other packs in `packs/` are not shown, one line each.
     public let packProblems: [String]
 
@@ -81,7 +81,7 @@ public final class RegionLibrary: Sendable {
         self.readOnly = readOnly
         let ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
         self.ledgerPath = ledgerPath
-        (installedPacks, packProblems) = InstalledPacks.load(libraryDirectory: directory, publisherKeys: trust?.publisherKeys)
+        (installedPacks, packProblems) = VerifiedPack.open(libraryDirectory: directory, publisherKeys: trust?.publisherKeys)
         guard let trust else {
             catalog = try Catalog.load(libraryDirectory: directory)
             catalogProblem = nil
@@ -373,6 +373,23 @@ public final class RegionLibrary: Sendable {
         }
         try entitlements?.refresh()
         return summary
+    }
+
+    /// The signed transaction a device presents to download the pack of `productID`: one of
+    /// this account's verified, unrevoked, unexpired transactions (of the kind the catalog
+    /// sells) whose product's entitlement closure includes `productID` — the product itself, a
+    /// bundle holding it, or a subscription including it. Non-expiring ones first, then the
+    /// latest expiry. Nil when none (the server then answers 401 `missingTransaction`).
+    /// - Cost: one ledger report (cached while the ledger is unchanged), a closure per entitlement.
+    public func transactionForPack(productID: String) -> String? {
+        guard let ledger, let catalog, catalogProblem == nil, let entitlements = try? ledger.entitlements() else { return nil }
+        let candidates = entitlements
+            .filter { Self.kindMatches($0, catalog) && catalog.entitlementClosure(of: [$0.productID]).contains(productID) }
+            .sorted { ($0.expiresDate ?? .max, $0.transactionID) > ($1.expiresDate ?? .max, $1.transactionID) }
+        for entitlement in candidates {
+            if let jws = try? ledger.signedTransaction(id: entitlement.transactionID) { return jws }
+        }
+        return nil
     }
 
     /// The ledger's report now: entitlements (those the catalog's kinds accept), rejected rows

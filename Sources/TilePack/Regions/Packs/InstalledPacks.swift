@@ -1,118 +1,77 @@
 import TilePackCore
-import TilePackArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A pack in a library's `packs/` directory that passed every check: its manifest verifies
-/// with a trusted publisher key (store libraries), names the file it sits beside, asks for a
-/// reader this tilepack has, and the file's tile index digest is the manifest's
-/// `tile_index_sha256`. Its tiles are then read through ``PackReader``, which checks every
-/// tile against the index on every read.
-public struct InstalledPack: Sendable {
-    public let manifest: PackManifest
-    /// The manifest's JWS as installed.
-    public let manifestJWS: String
-    public let path: String
-    public let reader: PackReader
-    /// The pack file's size.
-    public let bytes: Int64
+/// The packs installed in a library's `packs/`: what `tilepack library list` and `remove`
+/// show and do, and what an app's "Downloaded regions" screen lists. Offline.
+public struct InstalledPacks: Sendable {
+    let directory: PackDirectory
+    public let publisherKeys: [JWK]
 
-    /// The layer of master archive `name`, as a tile archive, nil when the pack has none.
-    public func layer(named name: String) -> PackLayerArchive? { reader.layer(named: name) }
-}
-
-/// The packs installed in a library, checked (``InstalledPack``), and why the others were
-/// refused: a refused pack shows nothing (fail closed) and is named in the library's problems.
-///
-/// Cost: per pack, one Ed25519 verification, an O(1)-page open and one pass over its tile
-/// index (32 bytes and a key per tile: a 40 MB pack of 2,000 tiles is ~0.1 MB of index).
-public enum InstalledPacks {
-    /// The packs directory of a library.
-    public static func directory(library: String) -> String {
-        (library.hasSuffix("/") ? library : library + "/") + "packs"
+    init(directory: PackDirectory, publisherKeys: [JWK]) {
+        self.directory = directory
+        self.publisherKeys = publisherKeys
     }
 
-    /// Every `*.manifest.jws` in `<library>/packs/` with its pack. `publisherKeys` nil (an
-    /// open library, no trust anchors) reads manifests without checking signatures: an open
-    /// library shows everything anyway.
-    public static func load(libraryDirectory: String, publisherKeys: [JWK]?) -> (packs: [InstalledPack], problems: [String]) {
-        let dir = directory(library: libraryDirectory)
-        var packs: [InstalledPack] = []
-        var problems: [String] = []
-        for name in manifestFileNames(in: dir) {
-            do {
-                packs.append(try open(manifestPath: dir + "/" + name, publisherKeys: publisherKeys))
-            } catch {
-                problems.append("\(error) (pack not shown)")
+    /// The packs of the library at `library`, verified with `trust`'s publisher keys.
+    public init(library: String, trust: TrustAnchors) {
+        self.init(directory: PackDirectory(library: library), publisherKeys: trust.publisherKeys)
+    }
+
+    /// The `packs/` directory.
+    public var path: String { directory.path }
+
+    /// The packs in the library's `packs/`, each manifest verified.
+    /// - Cost: one Ed25519 verification and one stat per pack.
+    public func list() throws(PackError) -> [InstalledPack] {
+        try directory.packIDs().compactMap { directory.installed($0, publisherKeys: publisherKeys) }
+    }
+
+    /// Removes pack `packID` (manifest first, then the pack, any `.part` and delta leftovers).
+    /// Returns the bytes freed.
+    /// - Throws: ``PackError`` `notFound` when nothing of it is there, `busy` while it downloads.
+    @discardableResult
+    public func remove(_ packID: String) throws(PackError) -> Int64 {
+        guard PackManifest.isValidPackID(packID) else { throw PackError(.invalidInput, subject: packID, "is not a pack id") }
+        guard access(directory.path, F_OK) == 0 else {
+            throw PackError(.notFound, subject: packID, "is not installed (\(directory.path) does not exist)")
+        }
+        let lock = try PackLock.acquire(directory.lock(packID), packID: packID)
+        var freed: Int64 = 0
+        var found = false
+        // The manifest goes first: a reader never sees a manifest whose pack is gone.
+        var doomed = [directory.manifest(packID), directory.pack(packID), directory.part(packID), directory.partState(packID),
+                      directory.update(packID)]
+        doomed += try directory.names().filter { Self.isDeltaLeftover($0, of: packID) }.map(directory.file)
+        for path in doomed {
+            let size = PackDirectory.regularFileSize(path)
+            if unlink(path) == 0 {
+                found = true
+                freed += size ?? 0
+            } else if errno != ENOENT {
+                let code = errno
+                lock.unlock()
+                throw PackError(.io, subject: path, "cannot remove (\(AtomicReplacement.message(code)))")
             }
         }
-        return (packs.sorted { $0.manifest.packID < $1.manifest.packID }, problems)
+        directory.syncDirectory()
+        lock.unlock(unlinking: true)
+        guard found else { throw PackError(.notFound, subject: packID, "is not installed in \(directory.path)") }
+        return freed
     }
 
-    /// One installed pack, checked.
-    /// - Throws: ``PackError``: signature, a manifest for another file, a reader too old, a
-    ///   pack whose tile index is not the manifest's.
-    public static func open(manifestPath: String, publisherKeys: [JWK]?) throws(PackError) -> InstalledPack {
-        let jws = try SignedPackManifest.readText(path: manifestPath)
-        let manifest: PackManifest
-        if let publisherKeys {
-            manifest = try SignedPackManifest.verify(jws, publisherKeys: publisherKeys, source: manifestPath)
-        } else {
-            manifest = try SignedPackManifest.unverifiedPayload(jws, source: manifestPath)
+    /// `<id>.v<N>-v<M>.delta.mbtiles.part` or its `.json`: a delta download of `id`.
+    static func isDeltaLeftover(_ name: String, of id: String) -> Bool {
+        guard name.hasPrefix(id + ".v") else { return false }
+        var rest = name.dropFirst(id.count + 2)
+        for suffix in [".delta.mbtiles.part.json", ".delta.mbtiles.part"] where rest.hasSuffix(suffix) {
+            rest = rest.dropLast(suffix.count)
+            let versions = rest.split(separator: "-v", omittingEmptySubsequences: false)
+            return versions.count == 2 && versions.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
         }
-        let fileName = manifestPath.split(separator: "/").last.map(String.init) ?? manifestPath
-        guard fileName == PackManifest.manifestFileName(manifest.packID) else {
-            throw PackError(.invalidManifest, subject: manifestPath, "is the manifest of pack \(ErrorText.quoted(manifest.packID)), not of this file")
-        }
-        try requireReadable(manifest, source: manifestPath)
-        let slash = manifestPath.lastIndex(of: "/")
-        let dir = slash.map { String(manifestPath[..<$0]) } ?? "."
-        let path = dir + "/" + PackManifest.packFileName(manifest.packID)
-        let reader: PackReader
-        let digest: String
-        do {
-            reader = try PackReader(path: path)
-            digest = try reader.indexDigest()
-        } catch {
-            throw PackError(.hashMismatch, subject: path, error.description, cause: error.description)
-        }
-        guard digest == manifest.tileIndexSHA256 else {
-            throw PackError(.hashMismatch, subject: path, "its tile index is not the one its signed manifest names (edited or swapped)")
-        }
-        let names = Set(reader.layers.map(\.archive))
-        for archive in manifest.archives where !names.contains(archive.name) {
-            throw PackError(.hashMismatch, subject: path, "has no layer \(ErrorText.quoted(archive.name)) that its manifest names")
-        }
-        var info = stat()
-        let bytes = stat(path, &info) == 0 ? Int64(info.st_size) : 0
-        return InstalledPack(manifest: manifest, manifestJWS: jws, path: path, reader: reader, bytes: bytes)
-    }
-
-    /// Refuses a manifest that needs a newer pack reader than this one.
-    public static func requireReadable(_ manifest: PackManifest, source: String) throws(PackError) {
-        guard manifest.minReaderVersion <= PackSchema.readerVersion else {
-            throw PackError(.unsupportedVersion, subject: source,
-                            "pack \(manifest.packID) v\(manifest.version) needs pack reader \(manifest.minReaderVersion); this tilepack reads \(PackSchema.readerVersion): update the app")
-        }
-    }
-
-    /// The names of `*.manifest.jws` regular files in `dir`, sorted; none when it is missing.
-    static func manifestFileNames(in dir: String) -> [String] {
-        guard let handle = opendir(dir) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            guard name.hasSuffix(".manifest.jws"), !name.hasPrefix(".") else { continue }
-            var info = stat()
-            guard lstat(dir + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            names.append(name)
-        }
-        return names.sorted()
+        return false
     }
 }

@@ -53,7 +53,7 @@ public struct PackManifest: Codable, Sendable, Equatable {
     /// When the publisher released this version (ms since 1970 UTC). A lapsed subscription
     /// keeps the versions released before its signed `expiresDate`.
     public var releasedAt: Int64
-    /// The oldest pack reader that can read this pack (``PackFormat/readerVersion``).
+    /// The oldest pack reader that can read this pack (``PackSchema/readerVersion``).
     public var minReaderVersion: Int
     public var archives: [Archive]
     /// [west, south, east, north] in degrees.

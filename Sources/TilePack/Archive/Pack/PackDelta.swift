@@ -177,8 +177,15 @@ public enum PackDelta {
                 } catch {
                     throw ArchiveError.reading(error, path: temp, doing: "opening the copy")
                 }
-                try merge(deltaDB, delta: delta, deltaLayers: deltaReader.layers.count, into: db, output: temp)
-                let digest = try PackIndex.digest(db, path: temp)
+                try merge(deltaDB, delta: delta, deltaLayers: deltaReader.layers.count, into: db, output: output)
+                let digest: String
+                do {
+                    digest = try PackIndex.digest(db, path: output)
+                } catch {
+                    // A row of the installed pack that the new layers do not have, say.
+                    throw ArchiveError(path: delta, problem: .deltaMismatch,
+                                       detail: "applied to \(installed), it gives no valid pack: \(error.detail)")
+                }
                 guard digest == expectedDigest else {
                     throw ArchiveError(path: delta, problem: .deltaMismatch,
                                        detail: "applied to \(installed) it gives tile index \(digest), expected \(expectedDigest)")

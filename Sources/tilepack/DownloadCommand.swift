@@ -65,6 +65,20 @@ struct DownloadCommand: AsyncParsableCommand {
         let installer: RegionInstaller
         let transport = HTTPPackTransport()
         do {
+            // What is for sale first: the shop's signed catalog, when newer than the library's.
+            if let anchors = try options.trustAnchors() {
+                let dir = options.library ?? "."
+                do {
+                    if let serial = try await RegionInstaller.refreshCatalog(server: server, transport: transport, libraryDirectory: dir,
+                                                                             publisherKeys: anchors.publisherKeys) {
+                        printNotice("catalog: serial \(serial) from \(server) -> \(dir)/\(SignedCatalog.fileName)")
+                    }
+                } catch where error.code == .badSignature {
+                    throw error
+                } catch {
+                    printNotice("warning: \(error) (the library's catalog is kept)")
+                }
+            }
             let library = try options.open(readOnly: true)
             reportProblems(library)
             installer = try RegionInstaller(library: library, server: server, transport: transport, quotaBytes: quota)

@@ -16,7 +16,11 @@ struct ServeCommand: AsyncParsableCommand {
             Routes: / (viewer), /tiles/REGION.json (TileJSON 3.0), /tiles/REGION/Z/X/Y.png (PNG), \
             /tiles/REGION/Z/X/Y (the stored GPU payload; X-Tile-Format names it), \
             /terrain/REGION/Z/X/Y.png (Terrarium elevation), /view/Z/X/Y.png (every region composited), \
-            /query?lat=&lon=&zoom=, /store, /regions. REGION is an archive's file name without \
+            /query?lat=&lon=&zoom=, /store, /regions, /catalog (the signed catalog.jws). With --packs DIR: \
+            /packs (every pack's signed manifest and size), /packs/ID and /packs/ID/deltas/FROM (the files, \
+            resumable with Range/If-Range; a paid pack only for Authorization: Bearer <signed App Store \
+            transaction> of a product that includes it and that the store, --simulator DIR, has not \
+            refunded; HEAD needs the same). REGION is an archive's file name without \
             .mbtiles. With a trust file (--trust) the library is a store library: only what the \
             signed catalog gives free and this account bought is served, and a refund shows on \
             the next request; without one it is open. Binds to 127.0.0.1 unless --host says otherwise; stops gracefully on SIGINT/SIGTERM.
@@ -37,6 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Directory holding Leaflet (leaflet.js, leaflet.css, images/), as Debian's libjs-leaflet installs it.")
     var leaflet = "/usr/share/javascript/leaflet"
 
+    @Option(help: "Packs directory (tilepack pack -o): <id>.mbtiles, <id>.manifest.jws, <id>.vN-vM.delta.mbtiles, served under /packs.")
+    var packs: String?
+
     @Option(help: "Request log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -50,6 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
         var options = TileService.Options()
         options.libraryDirectory = regions.library ?? "."
         options.leafletDirectory = leaflet
+        options.packsDirectory = packs
+        // A pack that cannot be served is skipped with one line, at start and on re-scans.
+        options.packReport = { line in printNotice("warning: " + line) }
         let service: TileService
         do {
             options.budget = try MemoryBudget(parsing: budget)
@@ -64,6 +74,13 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "tilepack.serve")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         if let problem = service.assetProblem { printError("warning: \(problem); the viewer page explains it") }
+        if let packs = service.packs {
+            let offered = packs.directory.packs()
+            printNotice("packs: \(offered.count) from \(packs.directory.path)" + (offered.isEmpty ? "" : " (" + offered.map(\.id).joined(separator: ", ") + ")"))
+            if offered.contains(where: { $0.manifest.productID != nil }), let problem = packs.salesProblem {
+                printNotice("warning: " + problem)
+            }
+        }
         let names = service.regionNames.joined(separator: ", ")
         let library = service.library
         let host = self.host

@@ -39,6 +39,25 @@ public protocol Storefront: Sendable {
 
     /// Signed renewal infos of the account's auto-renewable subscriptions.
     func renewalInfos(account: String, bundleID: String) throws -> [String]
+
+    /// The store's current signed version of one transaction of the app `bundleID`, nil when
+    /// the store knows no such transaction: Apple's App Store Server API "Get Transaction
+    /// Info" (`GET /inApps/v1/transactions/{transactionId}`, its `signedTransactionInfo`).
+    /// A seller's server asks it before it delivers what a token bought (`tilepack serve
+    /// --packs`), so a refunded buyer's pre-refund copy of the token opens nothing.
+    ///
+    /// The answer is a JWS the caller verifies with its own trust anchors, like every other
+    /// answer of the store. A device's storefront (StoreKit) has no such call: the default
+    /// implementation throws, and a server without it refuses paid deliveries (never opens them).
+    func currentTransaction(id: String, bundleID: String) throws -> String?
+}
+
+extension Storefront {
+    /// Throws: this storefront cannot look a transaction up (a device's StoreKit storefront).
+    public func currentTransaction(id: String, bundleID: String) throws -> String? {
+        throw LedgerError(.store, subject: "storefront",
+                          "this store cannot look up a transaction (the App Store Server API's Get Transaction Info)")
+    }
 }
 
 /// What a device asks the store for.

@@ -12,9 +12,9 @@ public enum TileServer {
     public static func router(_ service: TileService, logRequests: Bool = true) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
-        router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch],
+        router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch, .authorization, .range, .ifRange],
                                               allowMethods: [.get, .head, .options],
-                                              exposedHeaders: ["ETag", "X-Tile-Format", "X-Tile-Size"], maxAge: .seconds(86400)))
+                                              exposedHeaders: ["ETag", "X-Tile-Format", "X-Tile-Size", "Content-Range", "Accept-Ranges", "Content-Length"], maxAge: .seconds(86400)))
         router.middlewares.add(ErrorBodyMiddleware())
 
         router.get("/") { _, _ in response(service.viewerPage()) }
@@ -43,6 +43,7 @@ public enum TileServer {
             return response(service.view(z: p.get("z") ?? "", x: p.get("x") ?? "", y: p.get("y") ?? "",
                                          ifNoneMatch: request.headers[.ifNoneMatch]))
         }
+        addPackRoutes(router, service)
         router.get("/leaflet/{file}") { request, context in
             response(service.asset(context.parameters.get("file") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
         }

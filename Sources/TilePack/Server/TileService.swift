@@ -30,6 +30,10 @@ public final class TileService: Sendable {
         public var budget: MemoryBudget = PointQuery.defaultBudget
         /// Where Debian's libjs-leaflet puts Leaflet.
         public var leafletDirectory = "/usr/share/javascript/leaflet"
+        /// The publisher's packs directory (`serve --packs`): nil serves no packs.
+        public var packsDirectory: String?
+        /// Receives one line per pack or delta the packs directory skips.
+        public var packReport: @Sendable (String) -> Void = { _ in }
         public init() {}
     }
 
@@ -40,6 +44,8 @@ public final class TileService: Sendable {
 
     public let library: RegionLibrary
     public let layers: MapLayers
+    /// Pack delivery (`/packs`), when a packs directory was given.
+    public let packs: PackService?
     /// Region names (archive file names without `.mbtiles`) in drawing order.
     public let regionNames: [String]
     let regionIndex: [String: Int]
@@ -69,6 +75,11 @@ public final class TileService: Sendable {
         regionNames = names
         regionIndex = index
         (assets, assetProblem) = Self.loadAssets(options.leafletDirectory)
+        if let dir = options.packsDirectory {
+            packs = try PackService(library: library, packsDirectory: dir, report: options.packReport)
+        } else {
+            packs = nil
+        }
     }
 
     var store: TileStore { layers.store }
@@ -268,10 +279,11 @@ public final class TileService: Sendable {
     }
 
     /// `/store`: `{"library": "store"|"open", "catalog": bool, "catalog_problem": text|null,
-    /// "free_max_zoom": N|null, "products": [store list --json objects]}`. A store library
-    /// whose catalog failed closed lists no products and says why.
+    /// "free_max_zoom": N|null, "packs": N|null, "products": [store list --json objects]}`.
+    /// A store library whose catalog failed closed lists no products and says why. `packs`
+    /// counts the packs `/packs` offers (null: serve was started without `--packs`).
     public func storeListing() -> ServedResponse {
-        let kind = "\"library\":\(jsonString(library.kind.rawValue))"
+        let kind = "\"library\":\(jsonString(library.kind.rawValue)),\"packs\":\(packs.map { "\($0.count)" } ?? "null")"
         let problem = "\"catalog_problem\":" + (library.catalogProblem.map { jsonString($0.description) } ?? "null")
         guard let catalog = library.catalog, library.catalogProblem == nil else {
             let free = library.catalog.map { "\($0.freeMaxZoom)" } ?? (library.kind == .store ? "\(RegionLibrary.failClosedMaxZoom)" : "null")

@@ -222,6 +222,21 @@ public final class TestAppStore: Storefront, Sendable {
         }
     }
 
+    /// The latest signed version of transaction `id` of `bundleID` (a refund's when it was
+    /// refunded), nil when this store holds no such transaction. An earlier simulator's record
+    /// (no bundle id until its account restores) is not found.
+    ///
+    /// Cost: one indexed SELECT (the UNIQUE transaction_id index).
+    public func currentTransaction(id: String, bundleID: String) throws -> String? {
+        if let problem = AccountToken.problem(id) { throw LedgerError(.invalidArgument, subject: "transaction id", problem) }
+        return try write(doing: "looking up a transaction") { db in
+            let select = try db.prepare("SELECT jws FROM transactions WHERE transaction_id = ? AND bundle_id = ?")
+            try select.bind(id, at: 1)
+            try select.bind(bundleID, at: 2)
+            return try select.step() ? select.string(at: 0) : nil
+        }
+    }
+
     // MARK: - Private
 
     private func select(account: String, bundleID: String, unfinishedOnly: Bool) throws -> [String] {

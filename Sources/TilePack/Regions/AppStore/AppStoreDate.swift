@@ -3,12 +3,12 @@
 /// The App Store writes integers; StoreKit Testing in Xcode writes fractions
 /// (`1697679936049.7297`), which are truncated to the millisecond. Anything outside
 /// 1970…9999 (negative, `1e300`, not finite) is refused: no store signs such a date.
-enum AppStoreDate {
+package enum AppStoreDate {
     /// 9999-12-31T23:59:59.999Z.
     static let maxMilliseconds: Int64 = 253_402_300_799_999
 
     /// The ISO 8601 text of `milliseconds` (UTC, to the second), for error messages.
-    static func text(milliseconds: Int64) -> String {
+    package static func text(milliseconds: Int64) -> String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400

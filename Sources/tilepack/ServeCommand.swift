@@ -54,6 +54,14 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        #if canImport(Glibc)
+        // Buffers of 64 KiB and more (a pack download's read pieces, tile batches) come from mmap
+        // and go back to the system when freed. glibc's default threshold rises after the first
+        // such free, and its heaps then kept 834 MiB resident while 50 clients downloaded a
+        // 200 MB pack though a few MiB were live; with the fixed threshold the peak was 70 MiB
+        // at the same rate (Scripts/serve-packs-bench, BENCHMARKS.md "Issue 24").
+        Self.fixMallocMmapThreshold(64 << 10)
+        #endif
         var options = TileService.Options()
         options.libraryDirectory = regions.library ?? "."
         options.leafletDirectory = leaflet
@@ -89,6 +97,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 }
+
+#if canImport(Glibc)
+extension ServeCommand {
+    /// glibc's `mallopt(M_MMAP_THRESHOLD, bytes)` (malloc.h is not in Swift's Glibc module, so
+    /// it is looked up by name; `M_MMAP_THRESHOLD` is -3 in glibc's ABI). Setting it also fixes
+    /// the threshold (no dynamic raising). Does nothing where the symbol is missing (musl).
+    static func fixMallocMmapThreshold(_ bytes: Int32) {
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "mallopt") else { return }
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        _ = unsafeBitCast(symbol, to: Mallopt.self)(-3, bytes)
+    }
+}
+#endif
 
 /// A line on stdout now (write(2) on fd 1: a script waiting for the port reads it at once).
 func printNow(_ message: String) {

@@ -134,7 +134,7 @@ public final class PackDirectory: Sendable {
         guard fd >= 0 else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == file.size,
-              UInt64(info.st_dev) == file.device, UInt64(info.st_ino) == file.inode else {
+              UInt64(truncatingIfNeeded: info.st_dev) == file.device, UInt64(truncatingIfNeeded: info.st_ino) == file.inode else {
             close(fd)
             return nil
         }
@@ -146,9 +146,18 @@ public final class PackDirectory: Sendable {
     private static func stamp(_ path: String) -> Stamp? {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
-        return Stamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
-                     mtime: Int64(info.st_mtim.tv_sec), mtimeNanos: Int64(info.st_mtim.tv_nsec),
-                     ctime: Int64(info.st_ctim.tv_sec), ctimeNanos: Int64(info.st_ctim.tv_nsec))
+        let (m, c) = times(info)
+        return Stamp(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
+                     mtime: Int64(m.tv_sec), mtimeNanos: Int64(m.tv_nsec), ctime: Int64(c.tv_sec), ctimeNanos: Int64(c.tv_nsec))
+    }
+
+    /// (mtime, ctime) of a `stat`, as each platform names them.
+    static func times(_ info: stat) -> (timespec, timespec) {
+        #if canImport(Darwin)
+        (info.st_mtimespec, info.st_ctimespec)
+        #else
+        (info.st_mtim, info.st_ctim)
+        #endif
     }
 
     private func names() -> [String] {
@@ -210,7 +219,7 @@ public final class PackDirectory: Sendable {
                 problems.append("\(packPath): \(info.st_size) bytes, the manifest says total_bytes \(manifest.totalBytes); pack \(id) not served")
                 continue
             }
-            let file = PackFile(path: packPath, size: manifest.totalBytes, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+            let file = PackFile(path: packPath, size: manifest.totalBytes, device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
                                 etag: "\"\(manifest.sha256)\"")
             var deltas: [PackDelta] = []
             for (from, deltaName) in (deltaNames[id] ?? []).sorted(by: { $0.from < $1.from }) {
@@ -224,8 +233,9 @@ public final class PackDirectory: Sendable {
                 case .failure(let problem): problems.append("\(deltaPath): \(problem); not served"); continue
                 case .success(let found): d = found
                 }
-                let key = FileKey(device: UInt64(d.st_dev), inode: UInt64(d.st_ino), size: Int64(d.st_size),
-                                  mtime: Int64(d.st_mtim.tv_sec), mtimeNanos: Int64(d.st_mtim.tv_nsec))
+                let m = Self.times(d).0
+                let key = FileKey(device: UInt64(truncatingIfNeeded: d.st_dev), inode: UInt64(truncatingIfNeeded: d.st_ino), size: Int64(d.st_size),
+                                  mtime: Int64(m.tv_sec), mtimeNanos: Int64(m.tv_nsec))
                 let hash: String
                 if let known = s.deltaHashes[key] {
                     hash = known

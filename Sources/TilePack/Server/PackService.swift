@@ -23,9 +23,11 @@ import TilePackRegions
 /// Threads: Sendable. Cost per file request: one `stat` of the directory, the authorization
 /// (paid packs), one `open`+`fstat`; the body is read by the adapter in ``chunkBytes`` pieces.
 public final class PackService: Sendable {
-    /// The piece of a file read and handed to the connection at a time: memory per download
-    /// is about two of these (one read, one in the connection's buffer), whatever the file's size.
-    public static let chunkBytes = 128 << 10
+    /// The piece of a file read and handed to the connection at a time.
+    public static let chunkBytes = 256 << 10
+    /// Read buffers per download, reused in turn (``TileServer``'s file body): at most this
+    /// many pieces of a download are in memory at once.
+    public static let chunkRing = 2
 
     public let directory: PackDirectory
     let library: RegionLibrary

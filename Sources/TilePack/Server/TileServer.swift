@@ -9,8 +9,8 @@ import TilePackCore
 /// SIGINT/SIGTERM (swift-service-lifecycle, through `Application.runService`).
 public enum TileServer {
     /// The router over `service`: what the application runs and what tests drive in-process.
-    public static func router(_ service: TileService, logRequests: Bool = true) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
+    public static func router(_ service: TileService, logRequests: Bool = true) -> Router<TileRequestContext> {
+        let router = Router(context: TileRequestContext.self, options: .autoGenerateHeadEndpoints)
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
         router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch, .authorization, .range, .ifRange],
                                               allowMethods: [.get, .head, .options],
@@ -83,6 +83,19 @@ public enum TileServer {
         headers[.contentLength] = "\(served.body.count)"
         return Response(status: HTTPResponse.Status(code: served.status), headers: headers,
                         body: served.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: served.body)))
+    }
+}
+
+/// Hummingbird's basic context plus the connection's event loop, which a streamed file body
+/// waits on between pieces (``TileServer/fileBody(_:first:length:eventLoop:)``).
+public struct TileRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The event loop of the request's connection.
+    public let eventLoop: any EventLoop
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        eventLoop = source.channel.eventLoop
     }
 }
 

@@ -279,19 +279,20 @@ public final class TileService: Sendable {
     }
 
     /// `/store`: `{"library": "store"|"open", "catalog": bool, "catalog_problem": text|null,
-    /// "free_max_zoom": N|null, "packs": N|null, "products": [store list --json objects]}`.
+    /// "free_max_zoom": N|null, "products": [store list --json objects], "packs": N}`.
     /// A store library whose catalog failed closed lists no products and says why. `packs`
-    /// counts the packs `/packs` offers (null: serve was started without `--packs`).
+    /// counts the packs `/packs` offers; absent when serve was started without `--packs`.
     public func storeListing() -> ServedResponse {
-        let kind = "\"library\":\(jsonString(library.kind.rawValue)),\"packs\":\(packs.map { "\($0.count)" } ?? "null")"
+        let kind = "\"library\":\(jsonString(library.kind.rawValue))"
+        let packCount = packs.map { ",\"packs\":\($0.count)" } ?? ""
         let problem = "\"catalog_problem\":" + (library.catalogProblem.map { jsonString($0.description) } ?? "null")
         guard let catalog = library.catalog, library.catalogProblem == nil else {
             let free = library.catalog.map { "\($0.freeMaxZoom)" } ?? (library.kind == .store ? "\(RegionLibrary.failClosedMaxZoom)" : "null")
-            return .json("{\(kind),\"catalog\":false,\(problem),\"free_max_zoom\":\(free),\"products\":[]}")
+            return .json("{\(kind),\"catalog\":false,\(problem),\"free_max_zoom\":\(free),\"products\":[]\(packCount)}")
         }
         do {
             let products = try library.listings().map { try JSONOutput.string($0) }
-            return .json("{\(kind),\"catalog\":true,\(problem),\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":[" + products.joined(separator: ",") + "]}")
+            return .json("{\(kind),\"catalog\":true,\(problem),\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":[" + products.joined(separator: ",") + "]\(packCount)}")
         } catch {
             return .from(error)
         }

@@ -88,7 +88,7 @@ import Testing
         #expect(catalog.entitlementClosure(of: [Self.updatesID])
                 == [Self.updatesID, Self.bundleID, Self.chamonixID, Self.courmayeurID])
         #expect(catalog.bounds(of: Self.bundleID) == GeoBounds(west: 6.72, south: 45.74, east: 7.04, north: 45.98))
-        #expect(catalog.zoomRange(of: Self.updatesID) == 9...15)
+        #expect(catalog.zoomRange(of: Self.updatesID) == 9...13)
         // Both archives the build writes, and nothing else, are named.
         #expect(Set(catalog.products.flatMap(\.archives)) == ["montblanc-dem.mbtiles", "montblanc-color.mbtiles"])
     }
@@ -456,7 +456,7 @@ import Testing
     @Test func anEntitledRegionOpensItsAreaAndZoomsOnly() throws {
         let (_, catalog) = try Self.sampleLibrary()
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([Self.chamonixID]))
-        for z in 11...15 {
+        for z in 11...13 {
             // At z11 the tile reaches over the crest: only the Chamonix side's pixels are owned.
             let here = policy.access(Self.tile(Self.chamonix.lon, Self.chamonix.lat, z))
             #expect(z == 11 ? here.mask?.isEmpty == false : here == .allowed, "z\(z)")
@@ -464,8 +464,8 @@ import Testing
             // that shows only Chamonix's side of it.
             #expect(!policy.access(Self.tile(Self.courmayeur.lon, Self.courmayeur.lat, z)).isAllowed)
         }
-        // Outside the region's zooms: denied, and nothing on sale covers z16.
-        #expect(policy.access(Self.tile(Self.chamonix.lon, Self.chamonix.lat, 16)) == .denied(unlockedBy: []))
+        // Outside the region's zooms: denied, and nothing on sale covers z14.
+        #expect(policy.access(Self.tile(Self.chamonix.lon, Self.chamonix.lat, 14)) == .denied(unlockedBy: []))
         // Outside every polygon (west of the regions).
         #expect(!policy.access(Self.tile(6.5, 45.9, 12)).isAllowed)
     }
@@ -474,7 +474,7 @@ import Testing
         let (_, catalog) = try Self.sampleLibrary()
         for id in [Self.bundleID, Self.updatesID] {
             let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([id]))
-            for z in 11...15 {
+            for z in 11...13 {
                 // At z11 the tiles reach past the massif: everything inside it is owned.
                 for point in [Self.chamonix, Self.courmayeur] {
                     let here = policy.access(Self.tile(point.lon, point.lat, z))

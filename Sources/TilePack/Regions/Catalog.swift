@@ -234,8 +234,13 @@ public struct Catalog: Sendable, Codable {
             let actual = (try? FileDigest.sha256(path: dir + name)) ?? "unreadable"
             if actual != expected { mismatched[name] = actual }
         }
+        // A device's library holds none of the master archives: its products are delivered as
+        // packs (each bound to its product by a signed manifest), so a missing master makes
+        // nothing unavailable there. A library holding some masters but not others is a
+        // publisher's library half built: what it lacks cannot be sold.
+        let holdsMasters = products.contains { $0.archives.contains { Self.isRegularFile(dir + $0) } }
         for i in products.indices {
-            if let missing = products[i].archives.first(where: { !Self.isRegularFile(dir + $0) }) {
+            if holdsMasters, let missing = products[i].archives.first(where: { !Self.isRegularFile(dir + $0) }) {
                 products[i].availability = .unavailable(reason: "archive \(ErrorText.quoted(missing)) is not in the library")
             } else if let other = products[i].archives.first(where: { mismatched[$0] != nil }) {
                 products[i].availability = .unavailable(

@@ -192,6 +192,7 @@ public final class RegionInstaller: Sendable {
                 }
             }
         }
+        var deltaFailure: PackError?
         if case .deltas(let chain, let bytes) = plan, let intact {
             do throws(PackError) {
                 return try await updateByDeltas(listed, from: intact, chain: chain, bytes: bytes, progress: progress)
@@ -199,9 +200,17 @@ public final class RegionInstaller: Sendable {
                 // A delta that does not lead to the signed index: the installed version is
                 // untouched and the delta downloads are gone; the whole pack still can.
                 plan = .full(reason: "full: the delta update failed (\(error))", bytes: manifest.totalBytes)
+                deltaFailure = error
             }
         }
-        return try await installFull(listed, reason: plan.reason, replacing: current, progress: progress)
+        do throws(PackError) {
+            return try await installFull(listed, reason: plan.reason, replacing: current, progress: progress)
+        } catch {
+            // Both ways failed: say both, in one line, with the delta's verdict first.
+            guard let deltaFailure else { throw error }
+            throw PackError(error.code, subject: error.subject,
+                            "\(error.detail) (the full download was the fallback: \(deltaFailure.description))", cause: error.cause)
+        }
     }
 
     /// Why the installed pack `id` does not match `manifest`; nil when it does: the pack

@@ -105,7 +105,8 @@ public struct PackPublisher {
                 continue
             }
             let m = publication.manifest
-            progress("\(m.packID) v\(m.version): \(m.perZoom.reduce(0) { $0 + $1.tiles }) tiles, \(ByteSize.format(Int(m.totalBytes)))"
+            progress("\(m.packID) v\(m.version): \(publication.wholeTiles + publication.maskedTiles) tiles (\(publication.maskedTiles) cut at the edge), "
+                     + "\(ByteSize.format(Int(m.totalBytes)))"
                      + " (\(publication.change)" + (publication.deltaBytes.map { ", delta \(ByteSize.format(Int($0)))" } ?? "") + ")")
             publications.append(publication)
         }

@@ -172,3 +172,87 @@ private func processTemporaryDirectory(_ name: String) -> String {
     }
     return String(cString: made)
 }
+
+/// Installed packs on a device (issue 24): a pack opens whole when its product is owned,
+/// locks again on a refund, keeps what a lapsed subscription bought, and is not shown at all
+/// when its file no longer has the signed tile index.
+@Suite("Regions: installed packs on a device")
+struct RegionsInstalledPackTests {
+    static let chamonix = PublishPackTests.chamonix
+    static let colourLayer = chamonix + ".mbtiles#montblanc-color.mbtiles"
+
+    /// A device library: the signed catalog and the given packs in `packs/`.
+    static func device(_ dir: TemporaryDirectory, packs: [String]) throws -> String {
+        let lib = dir.file("device")
+        try FileManager.default.createDirectory(atPath: lib + "/packs", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: PublishPackTests.library + "/catalog.jws", toPath: lib + "/catalog.jws")
+        for id in packs {
+            for name in [PackManifest.packFileName(id), PackManifest.manifestFileName(id)] {
+                try FileManager.default.copyItem(atPath: PublishPackTests.packs.dir + "/" + name, toPath: lib + "/packs/" + name)
+            }
+        }
+        return lib
+    }
+
+    /// A z12 tile of the Chamonix pack's colour layer.
+    static func chamonixTile(_ library: RegionLibrary) throws -> TileID {
+        let pack = try #require(library.installedPacks.first { $0.manifest.packID == chamonix })
+        return try #require(try pack.reader.indexRows(layer: 1).first { $0.tile.z == 12 && $0.kind == .tile }?.tile)
+    }
+
+    @Test func anOwnedPackShowsWholeAndLocksAgainOnARefund() throws {
+        let fixture = try TestStoreFixture()
+        let lib = try Self.device(fixture.dir, packs: ["free", Self.chamonix])
+        let library = try RegionLibrary(directory: lib, trust: fixture.trust, ledgerPath: fixture.dir.file("ledger.sqlite"),
+                                        account: RegionsFixture.account, storefront: fixture.store, clock: fixture.clock)
+        #expect(library.installedPacks.map(\.manifest.packID) == ["com.tilepack.samples.montblanc.chamonix", "free"])
+        #expect(library.packProblems.isEmpty, "\(library.packProblems)")
+        let policy = library.accessPolicy()
+        let tile = try Self.chamonixTile(library)
+        guard case .denied(let offers) = policy.access(tile, archive: Self.colourLayer, tileSize: 256) else {
+            Issue.record("an unbought pack's tile is shown"); return
+        }
+        #expect(offers.map(\.id).contains(Self.chamonix))
+        #expect(policy.access(try #require(TileID(z: 10, x: tile.x >> 2, y: tile.y >> 2)), archive: Self.colourLayer, tileSize: 256) == .allowed, "free zooms show")
+        #expect(policy.access(tile, archive: "free.mbtiles#montblanc-color.mbtiles", tileSize: 256) == .allowed)
+        #expect(!library.isPackOpen(Self.chamonix) && library.isPackOpen("free"))
+
+        guard case .bought(let entitlement) = try library.buy(Self.chamonix) else { Issue.record("not bought"); return }
+        #expect(policy.access(tile, archive: Self.colourLayer, tileSize: 256) == .allowed, "whole: the pack's edges are cut already")
+        #expect(library.isPackOpen(Self.chamonix))
+        _ = try library.refund(entitlement.transactionID)
+        #expect(!policy.access(tile, archive: Self.colourLayer, tileSize: 256).isAllowed)
+    }
+
+    @Test func aPackWhoseIndexWasEditedIsNotShown() throws {
+        let fixture = try TestStoreFixture()
+        let lib = try Self.device(fixture.dir, packs: [Self.chamonix])
+        // The owner of the device drops the index rows of zoom 12 (to put other tiles there).
+        let db = try SQLiteConnection(path: lib + "/packs/" + PackManifest.packFileName(Self.chamonix), mode: .readWriteExisting)
+        try db.prepare("DELETE FROM tilepack_tile_index WHERE zoom_level = 12").run()
+        let library = try RegionLibrary(directory: lib, trust: fixture.trust, ledgerPath: fixture.dir.file("ledger.sqlite"),
+                                        account: RegionsFixture.account, storefront: fixture.store, clock: fixture.clock)
+        #expect(library.installedPacks.isEmpty)
+        #expect(library.problems().contains { $0.contains("tile index is not the one its signed manifest names") }, "\(library.problems())")
+    }
+
+    /// A subscription that ended keeps the versions released before its signed expiresDate.
+    @Test func aLapsedSubscriptionKeepsTheVersionsReleasedBeforeItEnded() throws {
+        struct Lapsed: EntitlementSource {
+            let ends: Int64
+            func entitledProductIDs() -> Set<String> { [] }
+            var generation: UInt64 { 1 }
+            func lapsedSubscriptions() -> [String: Int64] { ["com.tilepack.samples.montblanc.updates": ends] }
+        }
+        let catalog = try SignedCatalog.load(libraryDirectory: PublishPackTests.library,
+                                             publisherKeys: [RegionsFixture.publisher.publicJWK]).catalog
+        let ends: Int64 = 1_750_000_000_000
+        let policy = PackAccessPolicy(base: FreeZoomAccess(maxZoom: 0), catalog: catalog, entitlements: Lapsed(ends: ends), layers: [
+            "old": .init(packID: "old", productID: Self.chamonix, releasedAt: ends - 1),
+            "new": .init(packID: "new", productID: Self.chamonix, releasedAt: ends + 1),
+        ])
+        let tile = TileID(z: 12, x: 2126, y: 1459)!
+        #expect(policy.access(tile, archive: "old", tileSize: 256) == .allowed)
+        #expect(!policy.access(tile, archive: "new", tileSize: 256).isAllowed)
+    }
+}

@@ -24,6 +24,10 @@ public final class PackAccessPolicy: AccessPolicy {
         public var packID: String
         public var productID: String?
         public var releasedAt: Int64
+
+        public init(packID: String, productID: String?, releasedAt: Int64) {
+            self.packID = packID; self.productID = productID; self.releasedAt = releasedAt
+        }
     }
 
     private let base: any AccessPolicy

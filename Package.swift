@@ -28,8 +28,9 @@ let package = Package(
         // X.509 chains of App Store signed data (TilePackRegions) and the test App Store's CA (TilePackTools).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
-        // `tilepack download`'s HTTP client (the CLI only: an app gives RegionInstaller a
-        // PackTransport over URLSession, so the region store links no HTTP stack).
+        // `tilepack download`'s and `serve`'s store actions' HTTP client (TilePackServer only: an
+        // app gives RegionInstaller a PackTransport over URLSession, so the region store links
+        // no HTTP stack).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
@@ -118,7 +119,8 @@ let package = Package(
             name: "TilePackServer",
             dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions",
                            "TilePackRender", "TilePackEncoders", .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")],
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client")],
             path: "Sources/TilePack/Server"
         ),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
@@ -137,7 +139,6 @@ let package = Package(
             dependencies: [
                 "TilePack", "TilePackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Sources/tilepack"
         ),

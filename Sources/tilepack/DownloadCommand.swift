@@ -1,5 +1,6 @@
 import ArgumentParser
 import TilePack
+import TilePackServer
 
 /// `tilepack download PACK_ID --server URL`: installs or updates a pack from a pack server
 /// (`tilepack serve --packs`) into the library's `packs/`, presenting the ledger's transaction.

@@ -20,7 +20,11 @@ struct ServeCommand: AsyncParsableCommand {
             /packs (every pack's signed manifest and size), /packs/ID and /packs/ID/deltas/FROM (the files, \
             resumable with Range/If-Range; a paid pack only for Authorization: Bearer <signed App Store \
             transaction> of a product that includes it and that the store, --simulator DIR, has not \
-            refunded; HEAD needs the same). REGION is an archive's file name without \
+            refunded; HEAD needs the same). The viewer's store panel acts for this --ledger and \
+            --account through the store: POST /store/buy/PRODUCT, POST /store/restore, POST \
+            /packs/ID/install and /packs/ID/update (installed into the library's packs/ from this \
+            server over loopback), GET /store/downloads and /store/installed; a POST from another \
+            origin or addressed to another host name is refused (403). REGION is an archive's file name without \
             .mbtiles. With a trust file (--trust) the library is a store library: only what the \
             signed catalog gives free and this account bought is served, and a refund shows on \
             the next request; without one it is open. Binds to 127.0.0.1 unless --host says otherwise; stops gracefully on SIGINT/SIGTERM.
@@ -71,6 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
         let service: TileService
         do {
             options.budget = try MemoryBudget(parsing: budget)
+            try createMissingLedger()
             let library = try regions.open(readOnly: true)
             reportProblems(library)
             options.library = library
@@ -92,8 +97,28 @@ struct ServeCommand: AsyncParsableCommand {
         let names = service.regionNames.joined(separator: ", ")
         let library = service.library
         let host = self.host
-        try await TileServer.run(service, host: host, port: port, logger: logger) { bound in
+        // The viewer's Buy/Restore/Download buttons act for this ledger and account, through
+        // a read-write library opened on the first action (the served one stays read-only).
+        let regions = self.regions
+        let actions = StoreActions(service: service, options: .init(host: host, openForWriting: { try regions.open(readOnly: false) }))
+        try await TileServer.run(service, actions: actions, host: host, port: port, logger: logger) { bound in
             printNow("serving \(library.kind.rawValue) library: \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/")
+        }
+    }
+}
+
+extension ServeCommand {
+    /// Creates the store library's ledger when it does not exist yet (empty, with --account or
+    /// a new account). The served library opens it read-only, and a read-only open of a
+    /// missing file is an empty ledger for good: it would never see what the viewer's Buy
+    /// button records. Nothing else is written, and no store is created.
+    func createMissingLedger() throws {
+        guard let anchors = try regions.trustAnchors() else { return }
+        let path = regions.ledger ?? EntitlementLedger.defaultPath()
+        guard access(path, F_OK) != 0 else { return }
+        let ledger = try EntitlementLedger(path: regions.ledger, verifier: AppStoreVerifier(anchors: anchors), account: regions.account)
+        if ledger.accountWasDrawn {
+            printNotice("note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device")
         }
     }
 }

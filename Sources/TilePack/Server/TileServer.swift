@@ -9,7 +9,8 @@ import TilePackCore
 /// SIGINT/SIGTERM (swift-service-lifecycle, through `Application.runService`).
 public enum TileServer {
     /// The router over `service`: what the application runs and what tests drive in-process.
-    public static func router(_ service: TileService, logRequests: Bool = true) -> Router<TileRequestContext> {
+    /// With `actions`, also the viewer's store actions (buy, restore, install, update).
+    public static func router(_ service: TileService, actions: StoreActions? = nil, logRequests: Bool = true) -> Router<TileRequestContext> {
         let router = Router(context: TileRequestContext.self, options: .autoGenerateHeadEndpoints)
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
         router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch, .authorization, .range, .ifRange],
@@ -44,6 +45,7 @@ public enum TileServer {
                                          ifNoneMatch: request.headers[.ifNoneMatch]))
         }
         addPackRoutes(router, service)
+        if let actions { addStoreRoutes(router, actions) }
         router.get("/leaflet/{file}") { request, context in
             response(service.asset(context.parameters.get("file") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
         }
@@ -54,15 +56,26 @@ public enum TileServer {
         return router
     }
 
-    /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish.
-    public static func run(_ service: TileService, host: String, port: Int, logger: Logger,
+    /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish. `actions`
+    /// learn the bound port before `onRunning` is called, and are shut down at the end.
+    public static func run(_ service: TileService, actions: StoreActions? = nil, host: String, port: Int, logger: Logger,
                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         // Request lines are logged at info; above that the middleware would only cost time.
-        let app = Application(router: router(service, logRequests: logger.logLevel <= .info),
+        let app = Application(router: router(service, actions: actions, logRequests: logger.logLevel <= .info),
                               configuration: .init(address: .hostname(host, port: port), serverName: "tilepack"),
-                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+                              onServerRunning: { channel in
+                                  let bound = channel.localAddress?.port ?? port
+                                  actions?.serverRunning(port: bound)
+                                  await onRunning(bound)
+                              },
                               logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            await actions?.shutdown()
+            throw error
+        }
+        await actions?.shutdown()
     }
 
     /// `http://AUTHORITY` when the request's Host is a plain host[:port] (letters, digits,

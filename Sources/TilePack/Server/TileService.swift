@@ -283,6 +283,7 @@ public final class TileService: Sendable {
     /// A store library whose catalog failed closed lists no products and says why. `packs`
     /// counts the packs `/packs` offers; absent when serve was started without `--packs`.
     public func storeListing() -> ServedResponse {
+        _ = library.entitlements?.generation   // sees a purchase made since (data_version, at most every 5 ms)
         let kind = "\"library\":\(jsonString(library.kind.rawValue))"
         let packCount = packs.map { ",\"packs\":\($0.count)" } ?? ""
         let problem = "\"catalog_problem\":" + (library.catalogProblem.map { jsonString($0.description) } ?? "null")

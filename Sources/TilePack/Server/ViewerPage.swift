@@ -3,8 +3,18 @@
 /// each region's outline and name and each product's area, answers a click with `/query`,
 /// and lists the store's products with prices and owned/locked state.
 ///
+/// The store panel (when `serve` runs with ``StoreActions``) walks the whole journey for the
+/// ledger and account `serve` was started with: Buy (disabled when owned) and Restore, then
+/// for each pack of `GET /packs` its title and size, Download (enabled when owned or free)
+/// with a progress bar (bytes/total, rate, ETA) polled from `/store/downloads` every 300 ms,
+/// Update when the installed version is lower than the listed one, and a status line. After
+/// a buy or restore the map's tiles are fetched again, so what was unlocked shows.
+///
 /// `?click=LAT,LON[,ZOOM]` simulates a click on load (the browser test uses it); the answer
 /// is rendered into `#answer`, whose `data-state` becomes `answered`.
+/// `?journey=STEP,STEP…` (steps `buy:PRODUCT`, `restore`, `download:PACK`, `update:PACK`)
+/// presses the panel's own buttons in turn once the store has loaded, waiting for each to
+/// finish; `#journey` gets `data-state` `done` or `failed` and one line per step.
 enum ViewerPage {
     static let html = #"""
 <!DOCTYPE html>
@@ -26,6 +36,13 @@ enum ViewerPage {
   .swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #555; vertical-align: middle; }
   .region-label { background: rgba(255,255,255,.85); border: 1px solid #357; font-weight: 600; }
   #answer .row { margin: 2px 0; }
+  .pack { margin: 3px 0; padding: 3px 5px; border-radius: 3px; background: #eee; }
+  .pack progress { width: 100%; height: 8px; display: none; }
+  .pack[data-state="downloading"] progress { display: block; }
+  .pack .progress-text, .pack .pack-status { font-size: 12px; color: #444; }
+  button { font: inherit; margin: 2px 4px 0 0; }
+  #status { margin-top: 6px; font-size: 12px; min-height: 1.3em; }
+  #status[data-state="error"] { color: #a00; }
 </style>
 </head>
 <body>
@@ -36,7 +53,11 @@ enum ViewerPage {
   <h2>Point</h2>
   <div id="answer" data-state="empty">Click the map for the colour and elevation there.</div>
   <h2>Store</h2>
-  <div id="store">…</div>
+  <div id="store" data-state="loading">…</div>
+  <div id="store-actions" hidden><button id="restore" type="button">Restore purchases</button></div>
+  <div id="packs-panel" hidden><h2>Packs</h2><div id="packs">…</div></div>
+  <div id="status" data-state="idle"></div>
+  <div id="journey" data-state="none" hidden></div>
 </div>
 <script>
 "use strict";
@@ -79,18 +100,219 @@ function ask(lat, lon, zoom) {
     .catch(err => { el.textContent = "query failed: " + err; el.dataset.state = "error"; });
 }
 
-function loadStore() {
-  fetch("/store").then(r => r.json()).then(s => {
-    const el = document.getElementById("store");
-    if (!s.catalog) { el.textContent = "No catalog: every region is open."; return; }
-    el.innerHTML = `<div>Free up to zoom ${s.free_max_zoom}.</div>` + s.products.map(p =>
-      `<div class="product ${p.owned ? "owned" : "locked"}"><b>${esc(p.title)}</b><br>${esc(p.price)} ${esc(p.currency)} · ${esc(p.kind)} · ` +
-      `${p.owned ? "owned" : (p.available ? "locked" : "unavailable")}</div>`).join("");
-  });
+// MARK: store panel
+
+const shop = { store: null, packs: [], installed: {}, downloads: {}, actions: false, polling: null };
+let baseLayer = null;
+
+async function getJSON(url) {
+  const r = await fetch(url, { cache: "no-store" });
+  const j = await r.json();
+  if (!r.ok) throw new Error(j.message || ("HTTP " + r.status));
+  return j;
 }
 
+async function post(url) {
+  const r = await fetch(url, { method: "POST" });
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(j.message || ("HTTP " + r.status));
+  return j;
+}
+
+function setStatus(text, state) {
+  const el = document.getElementById("status");
+  el.textContent = text;
+  el.dataset.state = state;
+}
+
+function megabytes(n) { return (n / 1e6).toFixed(1) + " MB"; }
+
+function ownedProducts() {
+  return new Set((shop.store && shop.store.products || []).filter(p => p.owned).map(p => p.id));
+}
+
+function renderStore() {
+  const s = shop.store, el = document.getElementById("store");
+  if (!s.catalog) { el.textContent = "No catalog: every region is open."; el.dataset.state = "loaded"; return; }
+  el.innerHTML = `<div>Free up to zoom ${s.free_max_zoom}.</div>` + s.products.map(p =>
+    `<div class="product ${p.owned ? "owned" : "locked"}" data-product="${esc(p.id)}" data-state="${p.owned ? "owned" : (p.available ? "locked" : "unavailable")}">` +
+    `<b>${esc(p.title)}</b><br>${esc(p.price)} ${esc(p.currency)} · ${esc(p.kind)} · ` +
+    `${p.owned ? "owned" : (p.available ? "locked" : "unavailable")}` +
+    (shop.actions ? `<br><button type="button" class="buy" data-product="${esc(p.id)}"${p.owned || !p.available ? " disabled" : ""}>${p.owned ? "Owned" : "Buy"}</button>` : "") +
+    `</div>`).join("");
+  for (const b of el.querySelectorAll("button.buy")) b.onclick = () => (shop.last = buy(b.dataset.product));
+  el.dataset.state = "loaded";
+}
+
+function packTitle(p) {
+  if (!p.product_id) return "Free overview";
+  const product = (shop.store && shop.store.products || []).find(x => x.id === p.product_id);
+  return product ? product.title : p.pack_id;
+}
+
+function renderPacks() {
+  const el = document.getElementById("packs"), owned = ownedProducts();
+  el.innerHTML = shop.packs.map(p => {
+    const mine = !p.product_id || owned.has(p.product_id);
+    const inst = shop.installed[p.pack_id], d = shop.downloads[p.pack_id];
+    const running = d && d.state === "running";
+    const state = running ? "downloading" : (inst && inst.version !== null ?
+      (inst.version < p.version ? "update-available" : "installed") : (d && d.state === "failed" ? "failed" : (mine ? "available" : "locked")));
+    let line = inst && inst.version !== null ? `installed version ${inst.version}` + (inst.version < p.version ? `, version ${p.version} available` : "")
+                                             : (mine ? "not installed" : "buy it to download");
+    if (d && d.state === "failed") line += ` — failed: ${esc(d.error || "")}`;
+    const progress = running ? `${megabytes(d.bytes)} / ${megabytes(d.total)} · ${megabytes(d.rate)}/s` +
+      (d.eta === null ? "" : ` · ${Math.ceil(d.eta)} s left`) : "";
+    return `<div class="pack" id="pack-${esc(p.pack_id)}" data-pack="${esc(p.pack_id)}" data-state="${state}" data-installed="${inst && inst.version !== null ? inst.version : ""}">` +
+      `<b>${esc(packTitle(p))}</b>, ${megabytes(p.total_bytes)} <small>(v${p.version})</small><br>` +
+      `<button type="button" class="download" data-pack="${esc(p.pack_id)}"${mine && !inst && !running ? "" : " disabled"}>Download</button>` +
+      (state === "update-available" ? `<button type="button" class="update" data-pack="${esc(p.pack_id)}"${running ? " disabled" : ""}>Update</button>` : "") +
+      `<progress max="${running ? Math.max(d.total, 1) : 1}" value="${running ? d.bytes : 0}"></progress>` +
+      `<div class="progress-text">${progress}</div><div class="pack-status">${line}</div></div>`;
+  }).join("") || "This server offers no packs.";
+  for (const b of el.querySelectorAll("button.download")) b.onclick = () => (shop.last = download(b.dataset.pack, false));
+  for (const b of el.querySelectorAll("button.update")) b.onclick = () => (shop.last = download(b.dataset.pack, true));
+}
+
+async function loadPacks() {
+  const [list, inst] = await Promise.all([getJSON("/packs"), getJSON("/store/installed")]);
+  shop.packs = list.packs;
+  shop.installed = {};
+  for (const p of inst.packs) shop.installed[p.pack_id] = p;
+  renderPacks();
+}
+
+async function loadStore() {
+  shop.store = await getJSON("/store");
+  // The actions exist when this server answers /store/downloads (serve with a store).
+  shop.actions = shop.store.library === "store" && await fetch("/store/downloads").then(r => r.ok, () => false);
+  renderStore();
+  document.getElementById("store-actions").hidden = !shop.actions;
+  if (shop.store.packs !== undefined && shop.actions) {
+    document.getElementById("packs-panel").hidden = false;
+    const d = await getJSON("/store/downloads");
+    for (const e of d.downloads) shop.downloads[e.pack_id] = e;
+    await loadPacks();
+    if (d.downloads.some(e => e.state === "running")) poll();
+  }
+}
+
+/// The map's tiles again (a new URL, so nothing comes from the browser's cache): what a
+/// purchase unlocked shows.
+function reloadTiles() {
+  if (!baseLayer) return;
+  baseLayer.setUrl("/view/{z}/{x}/{y}.png?r=" + Date.now());
+  const m = document.getElementById("map");
+  m.dataset.reloads = String(Number(m.dataset.reloads || 0) + 1);
+}
+
+async function buy(product) {
+  setStatus(`buying ${product}…`, "busy");
+  try {
+    const r = await post(`/store/buy/${encodeURIComponent(product)}`);
+    await loadStore();
+    reloadTiles();
+    setStatus(r.already_owned ? `${product}: already owned (nothing charged)` : `bought ${product} (transaction ${r.transaction_id})`, "done");
+    return true;
+  } catch (e) {
+    setStatus(`buying ${product} failed: ${e.message}`, "error");
+    return false;
+  }
+}
+
+async function restore() {
+  setStatus("restoring purchases…", "busy");
+  try {
+    const r = await post("/store/restore");
+    await loadStore();
+    reloadTiles();
+    setStatus(`restored: ${r.inserted} new, ${r.replaced} updated, ${r.unchanged} unchanged`, "done");
+    return true;
+  } catch (e) {
+    setStatus(`restore failed: ${e.message}`, "error");
+    return false;
+  }
+}
+
+/// Starts an install (or update) and resolves with whether it ended installed.
+async function download(pack, update) {
+  setStatus(`${update ? "updating" : "downloading"} ${pack}…`, "busy");
+  try {
+    const entry = await post(`/packs/${encodeURIComponent(pack)}/${update ? "update" : "install"}`);
+    shop.downloads[pack] = entry;
+  } catch (e) {
+    setStatus(`${pack}: ${e.message}`, "error");
+    return false;
+  }
+  renderPacks();
+  poll();
+  return new Promise(resolve => { (shop.waiting ||= {})[pack] = resolve; });
+}
+
+/// Polls /store/downloads every 300 ms while a download runs; reports each that ends.
+function poll() {
+  if (shop.polling) return;
+  shop.polling = setInterval(async () => {
+    if (shop.pollBusy) return;
+    shop.pollBusy = true;
+    try {
+      const d = await getJSON("/store/downloads");
+      const ended = [];
+      for (const e of d.downloads) {
+        const before = shop.downloads[e.pack_id];
+        shop.downloads[e.pack_id] = e;
+        if (before && before.state === "running" && e.state !== "running") ended.push(e);
+      }
+      if (!d.downloads.some(e => e.state === "running")) { clearInterval(shop.polling); shop.polling = null; }
+      if (ended.length) await loadPacks(); else renderPacks();
+      for (const e of ended) {
+        if (e.state === "done") {
+          setStatus(`${e.pack_id}: version ${e.result.version} installed (${e.result.mode}, ${megabytes(e.result.bytes_received)} received)`, "done");
+        } else {
+          setStatus(`${e.pack_id}: ${e.error}`, "error");
+        }
+        const resolve = shop.waiting && shop.waiting[e.pack_id];
+        if (resolve) { delete shop.waiting[e.pack_id]; resolve(e.state === "done"); }
+      }
+    } catch (e) {
+      setStatus("progress: " + e.message, "error");
+    } finally {
+      shop.pollBusy = false;
+    }
+  }, 300);
+}
+
+/// ?journey=buy:P,download:K,…: presses the panel's buttons in turn, each after the last ended.
+async function journey(spec) {
+  const out = document.getElementById("journey");
+  out.hidden = false;
+  out.dataset.state = "running";
+  const lines = [];
+  let ok = true;
+  for (const step of spec.split(",").filter(Boolean)) {
+    const [what, arg] = [step.split(":")[0], step.split(":").slice(1).join(":")];
+    const selector = { buy: `button.buy[data-product="${CSS.escape(arg)}"]`, download: `button.download[data-pack="${CSS.escape(arg)}"]`,
+                       update: `button.update[data-pack="${CSS.escape(arg)}"]`, restore: "#restore" }[what];
+    const button = selector && document.querySelector(selector);
+    let result;
+    if (!button) result = "no such button";
+    else if (button.disabled) result = "button disabled";
+    else {
+      shop.last = null;
+      button.click();
+      result = (await shop.last) ? "ok" : "failed: " + document.getElementById("status").textContent;
+    }
+    lines.push(`<div class="step" data-step="${esc(step)}" data-result="${result === "ok" ? "ok" : "failed"}">${esc(step)}: ${esc(result)}</div>`);
+    if (result !== "ok") { ok = false; break; }
+  }
+  out.innerHTML = lines.join("");
+  out.dataset.state = ok ? "done" : "failed";
+}
+
+document.getElementById("restore").onclick = () => (shop.last = restore());
+
 fetch("/regions").then(r => r.json()).then(info => {
-  L.tileLayer("/view/{z}/{x}/{y}.png", { maxZoom: 18, attribution: esc(info.attribution) }).addTo(map);
+  baseLayer = L.tileLayer("/view/{z}/{x}/{y}.png", { maxZoom: 18, attribution: esc(info.attribution) }).addTo(map);
   let all = null;
   const list = [];
   for (const r of info.regions) {
@@ -117,7 +339,13 @@ fetch("/regions").then(r => r.json()).then(info => {
   }
   map.on("click", e => ask(e.latlng.lat, e.latlng.lng, map.getZoom()));
 });
-loadStore();
+loadStore().then(() => {
+  if (params.get("journey")) return journey(params.get("journey"));
+}).catch(e => {
+  document.getElementById("store").dataset.state = "error";
+  setStatus("store: " + e.message, "error");
+  if (params.get("journey")) { const j = document.getElementById("journey"); j.hidden = false; j.dataset.state = "failed"; j.textContent = e.message; }
+});
 </script>
 </body>
 </html>

@@ -1,32 +1,33 @@
 import AsyncHTTPClient
-import TilePack
+import TilePackRegions
 
-/// `tilepack download`'s ``PackTransport`` over AsyncHTTPClient: the body streams chunk by
-/// chunk as NIO receives it (no whole-file buffer), redirects are not followed (a pack
+/// The ``PackTransport`` over AsyncHTTPClient, of `tilepack download` and of `serve`'s store
+/// actions (the viewer's Download button fetches from the server's own routes over loopback,
+/// as a device would): the body streams chunk by chunk as NIO receives it (no whole-file buffer), redirects are not followed (a pack
 /// server answers in place; a redirect elsewhere would carry the transaction away), and
 /// connects and reads time out so a dead server fails instead of hanging a download.
 ///
 /// Threads: Sendable. Call ``shutdown()`` once when done.
-struct HTTPPackTransport: PackTransport {
+public struct HTTPPackTransport: PackTransport {
     /// Head of a response within this time (the body then streams on the read timeout).
-    static let headTimeoutSeconds: Int64 = 60
+    public static let headTimeoutSeconds: Int64 = 60
     let client: HTTPClient
 
     /// - Parameters:
     ///   - connectTimeout: seconds to open a connection.
     ///   - readTimeout: seconds without a byte before a transfer is abandoned.
-    init(connectTimeout: Int64 = 15, readTimeout: Int64 = 30) {
+    public init(connectTimeout: Int64 = 15, readTimeout: Int64 = 30) {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
                                                      timeout: .init(connect: .seconds(connectTimeout), read: .seconds(readTimeout)))
         configuration.decompression = .disabled
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    func get(url: String, headers: [(String, String)]) async throws -> PackResponse {
+    public func get(url: String, headers: [(String, String)]) async throws -> PackResponse {
         try await send(head: false, url: url, headers: headers)
     }
 
-    func head(url: String, headers: [(String, String)]) async throws -> PackResponse {
+    public func head(url: String, headers: [(String, String)]) async throws -> PackResponse {
         try await send(head: true, url: url, headers: headers)
     }
 
@@ -39,7 +40,7 @@ struct HTTPPackTransport: PackTransport {
         return PackResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body)
     }
 
-    func shutdown() async {
+    public func shutdown() async {
         try? await client.shutdown()
     }
 }

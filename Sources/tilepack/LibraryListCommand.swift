@@ -44,18 +44,28 @@ struct LibraryListCommand: ParsableCommand {
                 catalog.entitlementClosure(of: library.entitlements?.entitledProductIDs() ?? [])
             } ?? []
             for pack in try InstalledPacks(library: library.directory, trust: trust).list() {
-                let product = pack.manifest?.productID
-                let owned = pack.problem == nil && pack.manifest != nil && (product.map { entitled.contains($0) } ?? true)
-                let line = Line(packID: pack.packID, version: pack.version, bytes: pack.bytes, productID: product, owned: owned,
-                                problem: pack.problem)
+                let line = Self.line(for: pack, entitled: entitled)
                 if json {
                     print(try JSONOutput.string(line))
                 } else {
-                    let version = pack.version.map { "v\($0)" } ?? "v?"
-                    let state = pack.problem.map { "damaged: \($0)" } ?? (owned ? "owned" : "not owned")
-                    print("\(pack.packID)  \(version)  \(pack.bytes) bytes  \(state)")
+                    let version = line.version.map { "v\($0)" } ?? "v?"
+                    let state = line.problem.map { "damaged: \($0)" } ?? (line.owned ? "owned" : "not owned")
+                    print("\(line.packID)  \(version)  \(line.bytes) bytes  \(state)")
                 }
             }
         }
+    }
+
+    /// One installed pack's line: owned when it verifies and is free or its product is in `entitled`.
+    /// A function of its own, not inlined into `run`'s closure: there Swift 6.3.1's optimizer
+    /// crashes on the reads of `pack.manifest` (CopyPropagation's ownership verifier, `-c release`).
+    @inline(never)
+    static func line(for pack: InstalledPack, entitled: Set<String>) -> Line {
+        guard let manifest = pack.manifest else {
+            return Line(packID: pack.packID, version: nil, bytes: pack.bytes, productID: nil, owned: false, problem: pack.problem)
+        }
+        let owned = pack.problem == nil && (manifest.productID.map { entitled.contains($0) } ?? true)
+        return Line(packID: pack.packID, version: manifest.version, bytes: pack.bytes, productID: manifest.productID,
+                    owned: owned, problem: pack.problem)
     }
 }

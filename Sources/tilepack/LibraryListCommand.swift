@@ -7,9 +7,10 @@ struct LibraryListCommand: ParsableCommand {
         commandName: "list",
         abstract: "List the installed packs: id, version, bytes, product, whether this account owns it.",
         discussion: """
-            A pack is owned when it is the free pack or the ledger's verified transactions entitle \
-            its product (directly, through a bundle or a subscription). A pack whose manifest does \
-            not verify is listed with the problem and is never owned.
+            A pack is owned when it shows: it is the free pack, the ledger's verified transactions \
+            entitle its product (directly, through a bundle or a subscription), or a lapsed \
+            subscription released it before it ended. A pack whose manifest does not verify, or \
+            whose tile index is not the signed one, is listed with the problem and is never owned.
             """)
 
     @OptionGroup var options: RegionLibraryOptions
@@ -40,11 +41,10 @@ struct LibraryListCommand: ParsableCommand {
             guard let trust = library.trust else {
                 throw PackError(.invalidInput, subject: library.directory, "an open library (no trust anchors) has no packs: pass --trust FILE")
             }
-            let entitled = library.catalog.map { catalog in
-                catalog.entitlementClosure(of: library.entitlements?.entitledProductIDs() ?? [])
-            } ?? []
+            let shown = Set(library.installedPacks.map(\.manifest.packID))
             for pack in try InstalledPacks(library: library.directory, trust: trust).list() {
-                let line = Self.line(for: pack, entitled: entitled)
+                let line = Self.line(for: pack, open: shown.contains(pack.packID) && library.isPackOpen(pack.packID),
+                                     refused: library.packProblems.first { $0.contains(pack.packID) })
                 if json {
                     print(try JSONOutput.string(line))
                 } else {
@@ -56,16 +56,17 @@ struct LibraryListCommand: ParsableCommand {
         }
     }
 
-    /// One installed pack's line: owned when it verifies and is free or its product is in `entitled`.
+    /// One installed pack's line: owned when it verifies and the library shows it (`open`);
+    /// `refused` is why the library does not show it.
     /// A function of its own, not inlined into `run`'s closure: there Swift 6.3.1's optimizer
     /// crashes on the reads of `pack.manifest` (CopyPropagation's ownership verifier, `-c release`).
     @inline(never)
-    static func line(for pack: InstalledPack, entitled: Set<String>) -> Line {
+    static func line(for pack: InstalledPack, open: Bool, refused: String?) -> Line {
         guard let manifest = pack.manifest else {
             return Line(packID: pack.packID, version: nil, bytes: pack.bytes, productID: nil, owned: false, problem: pack.problem)
         }
-        let owned = pack.problem == nil && (manifest.productID.map { entitled.contains($0) } ?? true)
+        let problem = pack.problem ?? refused
         return Line(packID: pack.packID, version: manifest.version, bytes: pack.bytes, productID: manifest.productID,
-                    owned: owned, problem: pack.problem)
+                    owned: problem == nil && open, problem: problem)
     }
 }

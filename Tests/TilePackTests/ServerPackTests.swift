@@ -435,13 +435,13 @@ struct ServerPackTests {
     }
 
     @Test func deltaNamesParseExactly() {
-        func parsed(_ name: String) -> String? { PackDirectory.parseDeltaName(name).map { "\($0.0) \($0.1)" } }
+        func parsed(_ name: String) -> String? { ServedPacks.parseDeltaName(name).map { "\($0.0) \($0.1)" } }
         #expect(parsed("t.region.a.v1-v2.delta.mbtiles") == "t.region.a 1")
         #expect(parsed("com.x.v2.alps.v9-v10.delta.mbtiles") == "com.x.v2.alps 9")
-        #expect(PackDirectory.parseDeltaName("a.v1-v3.delta.mbtiles") == nil)
-        #expect(PackDirectory.parseDeltaName("a.v01-v2.delta.mbtiles") == nil)
-        #expect(PackDirectory.parseDeltaName("a.v0-v1.delta.mbtiles") == nil)
-        #expect(PackDirectory.parseDeltaName("..v1-v2.delta.mbtiles") == nil)
-        #expect(PackDirectory.parseDeltaName("a.v1-v2.delta.mbtiles.part") == nil)
+        #expect(ServedPacks.parseDeltaName("a.v1-v3.delta.mbtiles") == nil)
+        #expect(ServedPacks.parseDeltaName("a.v01-v2.delta.mbtiles") == nil)
+        #expect(ServedPacks.parseDeltaName("a.v0-v1.delta.mbtiles") == nil)
+        #expect(ServedPacks.parseDeltaName("..v1-v2.delta.mbtiles") == nil)
+        #expect(ServedPacks.parseDeltaName("a.v1-v2.delta.mbtiles.part") == nil)
     }
 }

@@ -29,7 +29,7 @@ public final class PackService: Sendable {
     /// many pieces of a download are in memory at once.
     public static let chunkRing = 2
 
-    public let directory: PackDirectory
+    public let directory: ServedPacks
     let library: RegionLibrary
     let authorizer: PackAuthorizer
 
@@ -42,7 +42,7 @@ public final class PackService: Sendable {
     public init(library: RegionLibrary, packsDirectory: String, report: @escaping @Sendable (String) -> Void) throws(PackError) {
         self.library = library
         authorizer = PackAuthorizer(library: library)
-        directory = try PackDirectory(path: packsDirectory, publisherKeys: library.trust?.publisherKeys, report: report)
+        directory = try ServedPacks(path: packsDirectory, publisherKeys: library.trust?.publisherKeys, report: report)
     }
 
     /// Why this server cannot deliver paid packs, nil when it can (`serve` says it at start).

@@ -10,7 +10,7 @@ import Darwin
 /// One file `serve --packs` streams, as it was when the directory was scanned.
 ///
 /// Invariant: `size > 0`; `device`/`inode`/`size` are what `stat` said at the scan, and a
-/// request streams the file only when the descriptor it opened has all three (``PackDirectory/openFile(_:)``),
+/// request streams the file only when the descriptor it opened has all three (``ServedPacks/openFile(_:)``),
 /// so the ETag and Content-Length sent are the file's.
 public struct PackFile: Sendable, Equatable {
     public let path: String
@@ -59,7 +59,7 @@ public struct ServedPack: Sendable {
 /// Threads: Sendable; one mutex around the table. Cost: a `stat` of the directory per request;
 /// a re-scan verifies each manifest (Ed25519, ~50 µs), stats each file and hashes each delta
 /// not hashed before (by device, inode, size and mtime).
-public final class PackDirectory: Sendable {
+public final class ServedPacks: Sendable {
     public let path: String
     /// nil: an open library (manifests read unverified).
     let publisherKeys: [JWK]?
@@ -178,7 +178,7 @@ public final class PackDirectory: Sendable {
         let all = names()
         let manifestSuffix = ".manifest.jws"
         var deltaNames: [String: [(from: Int, name: String)]] = [:]
-        for name in all where name.hasSuffix(PackDirectory.deltaSuffix) {
+        for name in all where name.hasSuffix(ServedPacks.deltaSuffix) {
             guard let (id, from) = Self.parseDeltaName(name) else {
                 problems.append("\(path)/\(name): not a delta name <pack_id>.v<N-1>-v<N>.delta.mbtiles; not served")
                 continue

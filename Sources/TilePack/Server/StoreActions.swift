@@ -215,37 +215,16 @@ public final class StoreActions: Sendable {
     /// `GET /store/installed`: the packs in the served library's `packs/`, as `library list --json`.
     /// - Cost: one Ed25519 verification and one stat per installed pack.
     public func installed() -> ServedResponse {
-        guard let trust = served.trust else { return .json("{\"packs\":[]}") }
+        guard served.trust != nil else { return .json("{\"packs\":[]}") }
         _ = served.entitlements?.generation   // sees another process's purchases (data_version)
-        let entitled = served.catalog.map { $0.entitlementClosure(of: served.entitlements?.entitledProductIDs() ?? []) } ?? []
         do {
-            let lines = try InstalledPacks(library: served.directory, trust: trust).list().map { pack in
-                let product = pack.manifest?.productID
-                return InstalledLine(packID: pack.packID, version: pack.version, bytes: pack.bytes, productID: product,
-                                     owned: pack.problem == nil && pack.manifest != nil && (product.map { entitled.contains($0) } ?? true),
-                                     problem: pack.problem)
-            }
-            return .json(try JSONOutput.string(InstalledList(packs: lines)))
+            return .json(try JSONOutput.string(InstalledList(packs: try served.installedPackListings())))
         } catch {
             return .from(error)
         }
     }
 
-    struct InstalledList: Encodable { let packs: [InstalledLine] }
-
-    struct InstalledLine: Encodable {
-        let packID: String, version: Int?, bytes: Int64, productID: String?, owned: Bool, problem: String?
-        enum CodingKeys: String, CodingKey { case packID = "pack_id", version, bytes, productID = "product_id", owned, problem }
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(packID, forKey: .packID)
-            try c.encodeOrNull(version, forKey: .version)
-            try c.encode(bytes, forKey: .bytes)
-            try c.encodeOrNull(productID, forKey: .productID)
-            try c.encode(owned, forKey: .owned)
-            try c.encodeOrNull(problem, forKey: .problem)
-        }
-    }
+    struct InstalledList: Encodable { let packs: [InstalledPackListing] }
 
     // MARK: - Downloads
 

@@ -179,7 +179,7 @@ private func processTemporaryDirectory(_ name: String) -> String {
 @Suite("Regions: installed packs on a device")
 struct RegionsInstalledPackTests {
     static let chamonix = PublishPackTests.chamonix
-    static let colourLayer = chamonix + ".mbtiles#montblanc-color.mbtiles"
+    static let colourLayer = chamonix + ".mbtiles/montblanc-color.mbtiles"
 
     /// A device library: the signed catalog and the given packs in `packs/`.
     static func device(_ dir: TemporaryDirectory, packs: [String]) throws -> String {
@@ -214,12 +214,14 @@ struct RegionsInstalledPackTests {
         }
         #expect(offers.map(\.id).contains(Self.chamonix))
         #expect(policy.access(try #require(TileID(z: 10, x: tile.x >> 2, y: tile.y >> 2)), archive: Self.colourLayer, tileSize: 256) == .allowed, "free zooms show")
-        #expect(policy.access(tile, archive: "free.mbtiles#montblanc-color.mbtiles", tileSize: 256) == .allowed)
+        #expect(policy.access(tile, archive: "free.mbtiles/montblanc-color.mbtiles", tileSize: 256) == .allowed)
         #expect(!library.isPackOpen(Self.chamonix) && library.isPackOpen("free"))
 
         guard case .bought(let entitlement) = try library.buy(Self.chamonix) else { Issue.record("not bought"); return }
         #expect(policy.access(tile, archive: Self.colourLayer, tileSize: 256) == .allowed, "whole: the pack's edges are cut already")
         #expect(library.isPackOpen(Self.chamonix))
+        // A master archive named like the pack's layer (the owner can name a file anything) is not the pack.
+        #expect(!policy.access(tile, archive: Self.chamonix + ".mbtiles#montblanc-color.mbtiles", tileSize: 256).isAllowed)
         _ = try library.refund(entitlement.transactionID)
         #expect(!policy.access(tile, archive: Self.colourLayer, tileSize: 256).isAllowed)
     }

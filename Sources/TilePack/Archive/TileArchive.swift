@@ -23,9 +23,15 @@ public protocol TileArchive: Sendable {
     /// The elevation grid of tile `id`, nil when there is none.
     /// - Throws: ``ArchiveError`` for a damaged archive or elevation blob.
     func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile?
+
+    /// The name an access policy knows the archive by. Defaults to the path's last component
+    /// (`montblanc-color.mbtiles`, as a catalog's `archives` name it).
+    var accessName: String { get }
 }
 
 extension TileArchive {
+    public var accessName: String { path.split(separator: "/").last.map(String.init) ?? path }
+
     /// The stored bytes of tile `id` as a new array, nil when absent.
     /// - Cost: one read and one allocation of the payload's size.
     public func tileBytes(_ id: TileID) throws -> [UInt8]? {

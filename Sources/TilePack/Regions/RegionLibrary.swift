@@ -201,7 +201,7 @@ public final class RegionLibrary: Sendable {
         for pack in installedPacks {
             for (i, _) in pack.reader.layers.enumerated() {
                 guard let layer = pack.reader.layer(i) else { continue }
-                gates[Self.archiveName(layer.path)] = PackAccessPolicy.Gate(packID: pack.manifest.packID, productID: pack.manifest.productID,
+                gates[layer.accessName] = PackAccessPolicy.Gate(packID: pack.manifest.packID, productID: pack.manifest.productID,
                                                                             releasedAt: pack.manifest.releasedAt)
             }
         }

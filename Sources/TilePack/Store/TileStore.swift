@@ -72,7 +72,7 @@ public final class TileStore: Sendable {
                                          detail: "a budget of \(budget) cannot hold one \(codec.rawValue) tile (\(ByteSize.format(one)))")
                 }
             }
-            let name = archive.path.split(separator: "/").last.map(String.init) ?? archive.path
+            let name = archive.accessName
             sources.append(Source(archive: archive, summary: summary, payload: payload, name: name))
         }
         if case .every(let n)? = options.simulatedWarnings, n < 1 {

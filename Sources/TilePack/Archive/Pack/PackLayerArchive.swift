@@ -17,6 +17,12 @@ public final class PackLayerArchive: TileArchive {
     public let path: String
     /// The pack file.
     public let packPath: String
+
+    /// `<pack file>/<archive>`: with a `/` in it, no file in a library can be named this, so a
+    /// master archive named like a pack's layer never gets the pack's access.
+    public var accessName: String {
+        (packPath.split(separator: "/").last.map(String.init) ?? packPath) + "/" + info.archive
+    }
     /// The layer's number in the pack (drawing order).
     public let layer: Int
     public let info: PackLayerInfo

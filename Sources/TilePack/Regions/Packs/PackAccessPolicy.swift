@@ -37,8 +37,8 @@ public final class PackAccessPolicy: AccessPolicy {
     private let gates: [String: Gate]
     private let open: Mutex<(generation: UInt64?, packs: Set<String>)> = Mutex((nil, []))
 
-    /// `layers` maps each pack layer's archive name (the last path component of the layer's
-    /// `path`, which the tile store asks about) to its gate.
+    /// `layers` maps each pack layer's ``TileArchive/accessName`` (`<pack file>/<archive>`,
+    /// which no file can be named) to its gate.
     public init(base: any AccessPolicy, catalog: Catalog?, entitlements: (any EntitlementSource)?, layers: [String: Gate]) {
         self.base = base
         self.catalog = catalog

@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// The checks every archive reader (MBTiles, pack) runs before SQLite sees a file.
-enum ArchiveFile {
+package enum ArchiveFile {
     /// Cheap checks before SQLite sees the file: readable regular file, SQLite header,
     /// and not shorter than the page count its header records.
     static func check(_ path: String) throws(ArchiveError) {
@@ -43,6 +43,49 @@ enum ArchiveFile {
                 throw ArchiveError(path: path, problem: .damaged,
                                    detail: "archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \(pageSize) bytes")
             }
+        }
+    }
+
+    /// Copies the regular file `from` to `to` (created or truncated, mode 0644) in 1 MiB chunks
+    /// and syncs it: what a delta is applied to, and what a publisher carries over. `from` is
+    /// opened without blocking, so a FIFO is refused, not waited on.
+    /// - Cost: one read and one write of the file, 1 MiB of memory.
+    package static func copy(_ from: String, to: String) throws(ArchiveError) {
+        let input = open(from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard input >= 0 else {
+            throw ArchiveError(path: from, problem: errno == ENOENT ? .notFound : .cannotOpen,
+                               detail: "cannot open for copying: \(AtomicReplacement.message(errno))")
+        }
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw ArchiveError(path: from, problem: .cannotOpen, detail: "is not a regular file")
+        }
+        let output = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard output >= 0 else {
+            throw ArchiveError(path: to, problem: .writeFailed, detail: "cannot create the copy: \(AtomicReplacement.message(errno))")
+        }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ArchiveError(path: from, problem: .cannotOpen, detail: "reading failed: \(AtomicReplacement.message(errno))")
+            }
+            if n == 0 { break }
+            var done = 0
+            while done < n {
+                let w = buffer.withUnsafeBytes { b in b.baseAddress.map { write(output, $0 + done, n - done) } ?? -1 }
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw ArchiveError(path: to, problem: .writeFailed, detail: "writing the copy failed: \(AtomicReplacement.message(errno))")
+                }
+                done += w
+            }
+        }
+        guard fsync(output) == 0 else {
+            throw ArchiveError(path: to, problem: .writeFailed, detail: "cannot sync the copy: \(AtomicReplacement.message(errno))")
         }
     }
 }

@@ -242,37 +242,19 @@ public struct PackPublisher {
         }
     }
 
-    /// Copies a regular file in 1 MiB chunks through a temporary file and a rename.
+    /// Copies a regular file through a temporary file and a rename (``ArchiveFile/copy(_:to:)``).
     static func copy(_ source: String, to target: String) throws(PackError) {
-        let input = open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard input >= 0 else { throw PackError(.io, subject: source, "cannot be opened (errno \(errno))") }
-        defer { close(input) }
-        var info = stat()
-        guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw PackError(.io, subject: source, "is not a regular file")
-        }
         let temporary = target + ".tmp-\(getpid())"
-        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw PackError(.io, subject: temporary, "cannot be created (errno \(errno))") }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var failure: String?
-        while failure == nil {
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if n == 0 { break }
-            if n < 0 { failure = "read failed (errno \(errno))"; break }
-            var done = 0
-            while done < n {
-                let w = buffer.withUnsafeBytes { b in b.baseAddress.map { write(output, $0 + done, n - done) } ?? -1 }
-                if w <= 0 { failure = "write failed (errno \(errno))"; break }
-                done += w
-            }
-        }
-        if failure == nil, fsync(output) != 0 { failure = "fsync failed (errno \(errno))" }
-        close(output)
-        if failure == nil, rename(temporary, target) != 0 { failure = "rename failed (errno \(errno))" }
-        if let failure {
+        do {
+            try ArchiveFile.copy(source, to: temporary)
+        } catch {
             unlink(temporary)
-            throw PackError(.io, subject: target, failure)
+            throw PackError(.io, subject: error.path, error.detail)
+        }
+        guard rename(temporary, target) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw PackError(.io, subject: target, "cannot be renamed into place (errno \(code))")
         }
     }
 }

@@ -164,7 +164,7 @@ public enum PackDelta {
         replacement.removeTemporary()
         let temp = replacement.temporaryPath
         do {
-            try copyFile(installed, to: temp)
+            try ArchiveFile.copy(installed, to: temp)
             do {  // scoped so the connections close before the rename
                 let deltaDB = try openReadOnly(delta)
                 let db: SQLiteConnection
@@ -321,43 +321,6 @@ public enum PackDelta {
         }
     }
 
-    /// Copies `from` to `to` (created, mode 0644) in 1 MiB chunks and syncs it. `from` must be
-    /// a regular file (opened without blocking, so a FIFO is refused, not waited on).
-    private static func copyFile(_ from: String, to: String) throws(ArchiveError) {
-        let input = open(from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard input >= 0 else {
-            throw ArchiveError(path: from, problem: errno == ENOENT ? .notFound : .cannotOpen,
-                               detail: "cannot open the installed pack: \(AtomicReplacement.message(errno))")
-        }
-        defer { close(input) }
-        var info = stat()
-        guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ArchiveError(path: from, problem: .cannotOpen, detail: "the installed pack is not a regular file")
-        }
-        let output = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard output >= 0 else {
-            throw ArchiveError(path: to, problem: .writeFailed, detail: "cannot create the copy: \(AtomicReplacement.message(errno))")
-        }
-        defer { close(output) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ArchiveError(path: from, problem: .cannotOpen, detail: "reading the installed pack failed: \(AtomicReplacement.message(errno))")
-            }
-            if n == 0 { break }
-            var done = 0
-            while done < n {
-                let w = buffer.withUnsafeBytes { writeBytes(output, $0.baseAddress.map { $0 + done }, n - done) }
-                if w < 0 {
-                    if errno == EINTR { continue }
-                    throw ArchiveError(path: to, problem: .writeFailed, detail: "writing the copy failed: \(AtomicReplacement.message(errno))")
-                }
-                done += w
-            }
-        }
-    }
 
     private static func syncFile(_ path: String) throws(ArchiveError) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
@@ -470,9 +433,4 @@ private struct ContentCopier {
         }
         return data.count
     }
-}
-
-/// `write(2)`, out of reach of ``PackDelta/write(old:new:output:packID:from:to:)``'s name.
-private func writeBytes(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, bytes, count)
 }

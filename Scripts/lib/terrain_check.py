@@ -1,0 +1,115 @@
+"""Shared by the terrain checks of issue 25 (seams, hillshade against gdaldem, band kinds,
+compact elevation, overzoom): GDAL's command-line tools as the reference, rasters read into
+numpy through GDAL's raw ENVI output (no GDAL Python bindings needed), tiles read straight
+out of an MBTiles archive, web-mercator tile math written out here, and a check counter.
+
+Needs Debian's gdal-bin (.ci/run installs it) and numpy/Pillow from Scripts/requirements.txt."""
+import io, json, math, os, sqlite3, subprocess, tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+T = os.environ.get("BIN") or os.path.join(ROOT, ".build/debug/tilepack")
+TESTDATA = os.path.join(os.path.dirname(ROOT), "shared", "testdata")
+EARTH_CIRCUMFERENCE = 2 * math.pi * 6378137.0
+
+
+class Checks:
+    """Counts named checks and prints the closing line CI reads."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print("ok   " + name + (f" ({detail})" if detail else ""), flush=True)
+        else:
+            self.failed += 1
+            print("FAIL " + name + (f": {detail}" if detail else ""), flush=True)
+        return ok
+
+    def summary(self):
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 0 if self.failed == 0 else 1
+
+
+def run(args, timeout=600, check=True):
+    """Runs a command; raises with its stderr when it fails and `check` is set."""
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, args))} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+    return p
+
+
+def tilepack(args, timeout=600, check=True):
+    return run([T] + list(map(str, args)), timeout=timeout, check=check)
+
+
+def read_raster(path, bands=None):
+    """All (or the listed 1-based) bands of a raster GDAL reads, as float64 (bands, rows, cols),
+    with GDAL's nodata as NaN. Goes through `gdal_translate -of ENVI -ot Float64`."""
+    info = json.loads(run(["gdalinfo", "-json", path]).stdout)
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.bin")
+        cmd = ["gdal_translate", "-q", "-of", "ENVI", "-ot", "Float64"]
+        for b in bands or []:
+            cmd += ["-b", str(b)]
+        run(cmd + [path, out])
+        w, h = info["size"]
+        data = np.fromfile(out, dtype="<f8")
+        n = len(bands) if bands else len(info["bands"])
+        data = data.reshape(n, h, w)
+    chosen = [info["bands"][b - 1] for b in bands] if bands else info["bands"]
+    for i, b in enumerate(chosen):
+        nd = b.get("noDataValue")
+        if nd is not None and not (isinstance(nd, str)):
+            data[i][data[i] == nd] = np.nan
+    return data
+
+
+def tile_bounds_3857(z, x, y):
+    """(west, south, east, north) of XYZ tile z/x/y in EPSG:3857 metres."""
+    size = EARTH_CIRCUMFERENCE / (1 << z)
+    west = -EARTH_CIRCUMFERENCE / 2 + x * size
+    north = EARTH_CIRCUMFERENCE / 2 - y * size
+    return west, north - size, west + size, north
+
+
+def tile_of(lon, lat, z):
+    n = 1 << z
+    x = int((lon + 180) / 360 * n)
+    s = math.sin(math.radians(lat))
+    y = int((0.5 - math.log((1 + s) / (1 - s)) / (4 * math.pi)) * n)
+    return min(max(x, 0), n - 1), min(max(y, 0), n - 1)
+
+
+def tile_centre_lat(z, y):
+    n = 1 << z
+    t = math.pi * (1 - 2 * (y + 0.5) / n)
+    return math.degrees(math.atan(math.sinh(t)))
+
+
+def archive_tiles(path, z=None):
+    """{(z, x, y_xyz): blob} of an MBTiles archive's `tiles` (TMS rows flipped to XYZ)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        q = "SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles"
+        rows = con.execute(q + (" WHERE zoom_level = ?" if z is not None else ""), (() if z is None else (z,))).fetchall()
+    finally:
+        con.close()
+    return {(zz, x, (1 << zz) - 1 - r): bytes(d) for zz, x, r, d in rows}
+
+
+def archive_metadata(path):
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return dict(con.execute("SELECT name, value FROM metadata").fetchall())
+    finally:
+        con.close()
+
+
+def png_rgba(blob):
+    """A PNG tile as a uint8 (rows, cols, 4) array."""
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(blob)).convert("RGBA"))

@@ -132,11 +132,13 @@ def tile_grid_metres(src, z, x, y, border=0, out=None, resampling="bilinear"):
 
 
 def gdaldem_hillshade(dem_tif, scale, extra=()):
-    """`gdaldem hillshade -az 315 -alt 45 -z 1 -s scale` of a GeoTIFF (plus `extra` options)
+    """`gdaldem hillshade -az 315 -alt 45 -z 1 -s scale` of a GeoTIFF (plus `extra` options;
+    no -az with -multidirectional)
     as a uint8 (rows, cols) array; 0 is gdaldem's nodata (edges and nodata neighbours)."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "hs.tif")
-        run(["gdaldem", "hillshade", "-q", "-az", "315", "-alt", "45", "-z", "1", "-s", repr(scale)] + list(extra)
+        light = [] if "-multidirectional" in extra else ["-az", "315"]  # gdaldem refuses both
+        run(["gdaldem", "hillshade", "-q"] + light + ["-alt", "45", "-z", "1", "-s", repr(scale)] + list(extra)
             + [dem_tif, out])
         return np.nan_to_num(read_raster(out)[0], nan=0).astype(np.uint8)
 

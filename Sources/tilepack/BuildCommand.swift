@@ -146,7 +146,6 @@ struct BuildCommand: ParsableCommand {
             throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
         }
         do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error.description)") }
-        if noHillshade, color == .hillshade { throw ValidationError("--no-hillshade contradicts --color hillshade") }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -218,6 +217,7 @@ extension BuildCommand {
         var style = TerrainStyle(hillshade: Hillshade(azimuth: hillshadeAzimuth, altitude: hillshadeAltitude,
                                                       zFactor: zFactor, multidirectional: multidirectional,
                                                       enabled: !noHillshade))
+        if noHillshade, color == .hillshade { throw BuildError.invalidOption("--no-hillshade contradicts --color hillshade") }
         if let tintRange { style.range = try TintRange(argument: tintRange) }
         if let tint {
             if let preset = TintChoice(preset: tint) {

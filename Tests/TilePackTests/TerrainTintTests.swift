@@ -252,6 +252,8 @@ import Testing
         let run = try CLIBuildProgressTests.build(["--quiet", "--tint-range", "3000..-5"])
         #expect(run.status == 64)
         #expect(run.stderr == "error: --tint-range \"3000..-5\": MIN 3000 must be below MAX -5\n", "\(run.stderr)")
+        let contradiction = try CLIBuildProgressTests.build(["--quiet", "--color", "hillshade", "--no-hillshade"])
+        #expect(contradiction.status == 64 && contradiction.stderr == "error: --no-hillshade contradicts --color hillshade\n")
         let altitude = try CLIBuildProgressTests.build(["--quiet", "--hillshade-altitude", "0"])
         #expect(altitude.status == 64 && altitude.stderr.hasPrefix("error: --hillshade-altitude 0") && altitude.stderr.filter { $0 == "\n" }.count == 1,
                 "\(altitude.stderr)")

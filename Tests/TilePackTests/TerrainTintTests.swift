@@ -91,7 +91,7 @@ import Testing
         #expect(try TintRange(argument: "percentile") == .percentiles)
         for (bad, problem) in [("5..5", "MIN 5 must be below MAX 5"), ("3000..100", "MIN 3000 must be below MAX 100"),
                                ("abc", "expected MIN..MAX"), ("..5", "expected MIN..MAX"), ("1..inf", "finite numbers"),
-                               ("nan..3", "finite numbers"), ("1..2..3", "finite numbers"), ("", "expected MIN..MAX")] {
+                               ("nan..3", "finite numbers"), ("1..2..3", "finite numbers"), ("-1e7..0", "within ±1000000"), ("", "expected MIN..MAX")] {
             #expect {
                 try TintRange(argument: bad)
             } throws: { error in

@@ -77,8 +77,8 @@ public struct BuildOptions: Sendable {
         guard approximationError >= 0, approximationError.isFinite else {
             throw BuildError.invalidOption("approximationError \(approximationError) must be a finite number ≥ 0")
         }
-        if let r = elevationRange, !(r.lowerBound.isFinite && r.upperBound.isFinite && r.lowerBound < r.upperBound) {
-            throw BuildError.invalidOption("--tint-range \(r.lowerBound)..\(r.upperBound): MIN must be below MAX, both finite")
+        if let r = elevationRange, !(abs(r.lowerBound) <= TintRange.limit && abs(r.upperBound) <= TintRange.limit && r.lowerBound < r.upperBound) {
+            throw BuildError.invalidOption("--tint-range \(r.lowerBound)..\(r.upperBound): MIN must be below MAX, both within ±1000000 m")
         }
         try terrain.hillshade.validate()
     }

@@ -9,8 +9,9 @@ import TilePackCore
 ///     50%        white
 ///     nv         0   0   0   0
 ///
-/// - the level: metres (any finite number), a percentage of the source's value range
-///   (`0%` its lowest valid sample, `100%` its highest, as gdaldem computes them), or `nv`
+/// - the level: metres (within ±10 000 000), a percentage of the source's value range
+///   (`0%` its lowest valid sample, `100%` its highest, as gdaldem computes them; within
+///   ±1000 %), or `nv`
 ///   for nodata;
 /// - the colour: R G B (0…255) with an optional alpha (255 when left out), or one of the
 ///   GRASS colour names gdaldem knows (white, black, red, green, blue, yellow, magenta, cyan,
@@ -99,8 +100,9 @@ public struct ColorReliefFile: Sendable, Equatable {
                 }
                 entries.append(Entry(level: .percent(p), rgba: rgba))
             } else {
-                guard let m = Double(level), m.isFinite else {
-                    throw bad("elevation \(ErrorText.quoted(String(level.prefix(40)))) is not a number, a percentage or nv")
+                // Bounded (far beyond Earth's ±11 km) so stretching the ramp stays finite.
+                guard let m = Double(level), abs(m) <= 1e7 else {
+                    throw bad("elevation \(ErrorText.quoted(String(level.prefix(40)))) is not a number within ±10000000 m, a percentage or nv")
                 }
                 entries.append(Entry(level: .metres(m), rgba: rgba))
             }

@@ -117,6 +117,9 @@ public enum TintRange: Sendable, Equatable, CustomStringConvertible {
     case metres(ClosedRange<Double>)
     case percentiles
 
+    /// Largest |MIN| or |MAX| accepted, metres.
+    public static let limit = 1_000_000.0
+
     /// Parses `MIN..MAX` (numbers, MIN below MAX, e.g. `-2340..0`, `1200.5..2900`) or
     /// `percentile`.
     /// - Throws: ``BuildError/invalidOption(_:)`` naming `--tint-range` and the problem.
@@ -127,8 +130,9 @@ public enum TintRange: Sendable, Equatable, CustomStringConvertible {
             throw .invalidOption(usage + "expected MIN..MAX in metres (e.g. 0..3000 or -2340..0) or percentile")
         }
         let lo = argument[..<dots.lowerBound], hi = argument[dots.upperBound...]
-        guard let a = Double(lo), a.isFinite, let b = Double(hi), b.isFinite else {
-            throw .invalidOption(usage + "MIN and MAX must be finite numbers of metres")
+        // Bounded far beyond Earth's ±11 km so the ramp's arithmetic stays finite.
+        guard let a = Double(lo), abs(a) <= Self.limit, let b = Double(hi), abs(b) <= Self.limit else {
+            throw .invalidOption(usage + "MIN and MAX must be finite numbers of metres within ±1000000")
         }
         guard a < b else { throw .invalidOption(usage + "MIN \(HypsometricTint.metresText(a)) must be below MAX \(HypsometricTint.metresText(b))") }
         self = .metres(a...b)

@@ -49,6 +49,17 @@ import Testing
         #expect(try Self.flatColour(300, source: sea, mode: .bathymetry) == [190, 224, 246, 255])
     }
 
+    /// A DEM with an alpha band: the metres are every other sample.
+    @Test func terrainWithAnAlphaBandReadsTheMetresBand() throws {
+        let source = FunctionSource(width: 16, height: 16, bands: 2, alphaBand: 1) { c, _, b in b == 0 ? Float(c * 100) : 255 }
+        let c = try Colorizer(source: source, mode: .elevation, terrain: TerrainStyle())
+        let grid = PixelGrid(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
+        var rgba = [UInt8](repeating: 0, count: 4)
+        let metres = c.colorize(values: [Float](repeating: 0, count: 18).enumerated().map { $0.offset % 2 == 0 ? 1500 : 255 },
+                                valid: [UInt8](repeating: 1, count: 9), grid: grid, into: &rgba)
+        #expect(rgba == Self.expected(.absolute, 1500) && metres == [1500])
+    }
+
     @Test func absoluteRampStopsAndLegend() throws {
         let ramp = HypsometricTint.absolute
         #expect(ramp.extent == -11000...8849)

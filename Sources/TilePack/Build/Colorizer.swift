@@ -166,7 +166,9 @@ struct Colorizer: Sendable {
     func colorize(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float]? {
         let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
         precondition(rgba.count == w * h * 4 && values.count == grid.width * grid.height * bands)
-        if mode.isTerrain { return hillshade.render(values: values, valid: valid, grid: grid, tint: tint, into: &rgba) }
+        if mode.isTerrain {
+            return hillshade.render(values: values, stride: bands, band: colorBands[0], valid: valid, grid: grid, tint: tint, into: &rgba)
+        }
         if mode == .rgb {
             colorizeRGB(values: values, valid: valid, grid: grid, into: &rgba)
             return nil

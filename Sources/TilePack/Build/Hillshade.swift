@@ -112,9 +112,12 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
     /// seams: every pixel's neighbours are real samples, whichever tile it is in. Invalid
     /// neighbours take the centre's value (flat there), like gdaldem `-compute_edges`.
     /// - Cost: one pass over the interior, 9 reads per pixel; the ramp lookup is a binary search.
-    func render(values: [Float], valid: [UInt8], grid: PixelGrid, tint: HypsometricTint?, into rgba: inout [UInt8]) -> [Float] {
+    /// `values` holds `stride` samples a pixel, the metres at `band` (a DEM with an alpha band).
+    func render(values: [Float], stride: Int = 1, band: Int = 0, valid: [UInt8], grid: PixelGrid, tint: HypsometricTint?,
+                into rgba: inout [UInt8]) -> [Float] {
         let gw = grid.width, w = gw - 2, h = grid.height - 2
-        precondition(w >= 1 && h >= 1 && values.count >= gw * grid.height && valid.count >= gw * grid.height && rgba.count == w * h * 4)
+        precondition(w >= 1 && h >= 1 && band >= 0 && band < stride && values.count >= gw * grid.height * stride
+                     && valid.count >= gw * grid.height && rgba.count == w * h * 4)
         var metres = [Float](repeating: .nan, count: w * h)
         let light = Light(self)
         let baseRes = WebMercator.resolution(zoom: grid.zoom)
@@ -129,9 +132,9 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
                             for i in 0..<w {
                                 let kc = (j + 1) * gw + i + 1, o = (j * w + i) * 4
                                 guard ok[kc] != 0 else { out[o] = 0; out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; continue }
-                                let zc = Double(v[kc])
-                                m[j * w + i] = v[kc]
-                                @inline(__always) func z(_ k: Int) -> Double { ok[k] != 0 ? Double(v[k]) : zc }
+                                let centre = v[kc * stride + band], zc = Double(centre)
+                                m[j * w + i] = centre
+                                @inline(__always) func z(_ k: Int) -> Double { ok[k] != 0 ? Double(v[k * stride + band]) : zc }
                                 let up = kc - gw, down = kc + gw
                                 let a = z(up - 1), b = z(up), c = z(up + 1)
                                 let d = z(kc - 1), f = z(kc + 1)

@@ -113,3 +113,54 @@ def png_rgba(blob):
     """A PNG tile as a uint8 (rows, cols, 4) array."""
     from PIL import Image
     return np.asarray(Image.open(io.BytesIO(blob)).convert("RGBA"))
+
+
+def tile_grid_metres(src, z, x, y, border=0, out=None, resampling="bilinear"):
+    """The source warped onto tile z/x/y's pixels (plus `border` pixels each side) the way a
+    build samples it: `gdalwarp -t_srs EPSG:3857 -r bilinear -te <tile bounds> -ts N N`,
+    Float32 with nodata -9999999 (outside the source too). Returns (rows, cols) float64 with
+    NaN for nodata; with `out` the warped GeoTIFF stays there (for gdaldem)."""
+    w, s, e, n = tile_bounds_3857(z, x, y)
+    px = (e - w) / 256
+    size = 256 + 2 * border
+    with tempfile.TemporaryDirectory() as d:
+        path = out or os.path.join(d, "tile.tif")
+        run(["gdalwarp", "-q", "-overwrite", "-t_srs", "EPSG:3857", "-r", resampling, "-ot", "Float32",
+             "-dstnodata", "-9999999", "-te", repr(w - border * px), repr(s - border * px), repr(e + border * px),
+             repr(n + border * px), "-ts", str(size), str(size), src, path])
+        return read_raster(path)[0]
+
+
+def gdaldem_hillshade(dem_tif, scale, extra=()):
+    """`gdaldem hillshade -az 315 -alt 45 -z 1 -s scale` of a GeoTIFF (plus `extra` options;
+    no -az with -multidirectional)
+    as a uint8 (rows, cols) array; 0 is gdaldem's nodata (edges and nodata neighbours)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "hs.tif")
+        light = [] if "-multidirectional" in extra else ["-az", "315"]  # gdaldem refuses both
+        run(["gdaldem", "hillshade", "-q"] + light + ["-alt", "45", "-z", "1", "-s", repr(scale)] + list(extra)
+            + [dem_tif, out])
+        return np.nan_to_num(read_raster(out)[0], nan=0).astype(np.uint8)
+
+
+def max_zoom_tiles(archive):
+    """(max zoom, {(x, y): RGBA array}) of an archive's PNG tiles at its highest zoom."""
+    tiles = archive_tiles(archive)
+    z = max(k[0] for k in tiles)
+    return z, {(x, y): png_rgba(b) for (zz, x, y), b in tiles.items() if zz == z}
+
+
+def compose(archives_tiles, z):
+    """One RGBA picture of several archives' max-zoom tiles ({(x, y): RGBA} each), later
+    ones drawn over earlier ones where opaque. Returns (image, x0, y0) with x0, y0 the
+    top-left tile."""
+    keys = {k for t in archives_tiles for k in t}
+    x0, y0 = min(k[0] for k in keys), min(k[1] for k in keys)
+    x1, y1 = max(k[0] for k in keys), max(k[1] for k in keys)
+    img = np.zeros(((y1 - y0 + 1) * 256, (x1 - x0 + 1) * 256, 4), dtype=np.uint8)
+    for tiles in archives_tiles:
+        for (x, y), rgba in tiles.items():
+            view = img[(y - y0) * 256:(y - y0 + 1) * 256, (x - x0) * 256:(x - x0 + 1) * 256]
+            opaque = rgba[..., 3] > 0
+            view[opaque] = rgba[opaque]
+    return img, x0, y0

@@ -18,6 +18,13 @@ struct BuildCommand: ParsableCommand {
             unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \
             image; the summary's `colour:` line says which mode was chosen and why.
 
+            Terrain is drawn absolutely: the tint is a fixed ramp in metres (-11000…8849 m, \
+            bathymetry blues through lowland greens, tans, browns and greys to white; README \
+            "Terrain colours") and the shading is gdaldem's hillshade from the metres with the \
+            real pixel size, so regions built apart match where they meet. --tint picks \
+            another ramp or a gdaldem color-relief file, --tint-range stretches it over your \
+            metres (a local stretch: pieces built apart then differ).
+
             Several GeoTIFFs, a folder (every .tif/.tiff in it, by name) or a GDAL VRT \
             (gdalbuildvrt's SimpleSource/ComplexSource mosaics) build one seamless region: \
             later files win where they overlap, each file's nodata lets the ones before it \
@@ -58,8 +65,36 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality
 
-    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation, stretch or palette.")
+    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), stretch or palette.")
     var color: ColorMode = .auto
+
+    @Option(help: ArgumentHelp(
+        "Terrain tint: absolute (the default; bathymetry and land, -11000…8849 m), land, bathymetry, or a gdaldem color-relief colour file.",
+        discussion: "A colour file has lines \"elevation R G B [A]\" (or \"elevation colourname\"); the elevation may be metres, a percentage of the source's range (50%) or nv (nodata; tiles keep nodata transparent); fields split by spaces, tabs, commas or colons; # starts a comment. A line that does not read is an error naming the line.",
+        valueName: "preset|file"))
+    var tint: String?
+
+    // .unconditional: `--tint-range -2340..0` must take "-2340..0" as the value, not as an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Stretch the tint over MIN..MAX metres (e.g. 1200..2900, -2340..0), or over this build's 1st–99th percentiles (percentile).",
+        discussion: "The ramp's land stops go over the part of MIN..MAX above 0 m and its sea stops over the part below, so the coast stays at 0 m. A local stretch: two regions built with different ranges no longer match.",
+        valueName: "MIN..MAX|percentile"))
+    var tintRange: String?
+
+    @Option(help: "Hillshade light direction, degrees clockwise from north (gdaldem -az).")
+    var hillshadeAzimuth: Double = 315
+
+    @Option(help: "Hillshade light altitude above the horizon, degrees (gdaldem -alt).")
+    var hillshadeAltitude: Double = 45
+
+    @Option(help: "Hillshade vertical exaggeration (gdaldem -z); the pixel size is the real ground size, so 1 is true relief.")
+    var zFactor: Double = 1
+
+    @Flag(help: "Hillshade lit from 225°, 270°, 315° and 360° weighted by aspect (gdaldem -multidirectional).")
+    var multidirectional = false
+
+    @Flag(help: "No shading: the tint alone (to compare tints, or to shade elsewhere).")
+    var noHillshade = false
 
     @Flag(help: "Also store tiles that are entirely transparent.")
     var keepEmpty = false
@@ -124,6 +159,13 @@ struct BuildCommand: ParsableCommand {
         request.options.maxZoom = maxZoom
         request.options.resampling = resampling
         request.options.colorMode = color
+        do {
+            request.options.terrain = try terrainStyle()
+            try request.options.terrain.hillshade.validate()
+        } catch let error as any TilePackError {
+            printError(error.description)
+            throw ExitCode(error.category.exitStatus)
+        }
         request.options.keepEmpty = keepEmpty
         if let workers { request.options.workers = workers }
         do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
@@ -144,7 +186,9 @@ struct BuildCommand: ParsableCommand {
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
-            print("  colour: \(r.color)")
+            // The terrain modes say which tint and light they drew with.
+            let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
+            print("  colour: \(r.color)\(terrain)")
             if let from = result.resumedFrom {
                 print("  resumed \(from): \(r.resumedTiles) tiles were already done")
             } else if resume {
@@ -162,6 +206,34 @@ struct BuildCommand: ParsableCommand {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }
+    }
+}
+
+extension BuildCommand {
+    /// `--tint`, `--tint-range` and the light as a ``TerrainStyle``. A `--tint` that is no
+    /// preset is a colour file, read whole (at most ``ColorReliefFile/maxBytes``, regular
+    /// files only, so a FIFO cannot hang the build).
+    func terrainStyle() throws -> TerrainStyle {
+        var style = TerrainStyle(hillshade: Hillshade(azimuth: hillshadeAzimuth, altitude: hillshadeAltitude,
+                                                      zFactor: zFactor, multidirectional: multidirectional,
+                                                      enabled: !noHillshade))
+        if noHillshade, color == .hillshade { throw BuildError.invalidOption("--no-hillshade contradicts --color hillshade") }
+        if let tintRange { style.range = try TintRange(argument: tintRange) }
+        if let tint {
+            if let preset = TintChoice(preset: tint) {
+                style.tint = preset
+            } else {
+                let bytes: [UInt8]
+                do throws(RegionFiles.ReadFailure) {
+                    bytes = try RegionFiles.regularFileBytes(path: tint, limit: ColorReliefFile.maxBytes)
+                } catch {
+                    let hint = tint.contains("/") || tint.contains(".") ? "" : " (presets: \(TintChoice.presetNames.joined(separator: ", ")))"
+                    throw ColorReliefFileError(path: tint, line: nil, problem: error.problem + hint)
+                }
+                style.tint = .file(try ColorReliefFile(bytes: bytes, path: tint))
+            }
+        }
+        return style
     }
 }
 

@@ -52,6 +52,10 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let elevation = "tilepack:elevation"
         public static let elevationEncoding = "tilepack:elevation_encoding"
         public static let formatVersion = "tilepack:format_version"
+        /// The `--color` mode a build used (`ColorMode` raw value).
+        public static let colorMode = "tilepack:color_mode"
+        /// JSON array of {"value", "label", "rgba"}: the terrain ramp's stops, or the classes.
+        public static let legend = "tilepack:legend"
     }
 
     /// Version of tilepack's additions (keys and elevation table) that this code writes.

@@ -24,9 +24,11 @@ public enum Resampling: String, Sendable, CaseIterable {
 
 /// How source samples become RGBA. `auto` picks from the colour map, band count, sample type,
 /// the file's terrain signals (vertical GeoKeys, GDAL band units and descriptions) and the
-/// sample range; ``ColorDecision`` has the rules and says which one applied.
+/// sample range; ``ColorDecision`` has the rules and says which one applied. `elevation`
+/// and `bathymetry` are metres tinted (``HypsometricTint``) and shaded (``Hillshade``);
+/// `hillshade` is the grey shading alone (gdaldem's bytes); ``TerrainStyle`` sets all three.
 public enum ColorMode: String, Sendable, CaseIterable {
-    case auto, rgb, elevation, stretch, palette
+    case auto, rgb, elevation, bathymetry, hillshade, stretch, palette
 }
 
 /// Options of one build. Every field has a sensible default; see README "Building tiles".
@@ -57,8 +59,13 @@ public struct BuildOptions: Sendable {
     /// Largest error (in source pixels) the interpolated lon/lat → pixel mapping may have
     /// before a grid cell is computed exactly; 0 computes every pixel exactly.
     public var approximationError = 0.125
-    /// Elevation range the hypsometric tint spans; nil = 1st–99th percentile of the source.
-    public var elevationRange: ClosedRange<Double>?
+    /// Tint, tint range and light of the terrain modes (absolute by default).
+    public var terrain = TerrainStyle()
+    /// `--tint-range MIN..MAX` (``TerrainStyle/range`` as metres); nil = the ramp's own metres.
+    public var elevationRange: ClosedRange<Double>? {
+        get { if case let .metres(r) = terrain.range { r } else { nil } }
+        set { terrain.range = newValue.map { .metres($0) } }
+    }
 
     public init() {}
 
@@ -70,9 +77,10 @@ public struct BuildOptions: Sendable {
         guard approximationError >= 0, approximationError.isFinite else {
             throw BuildError.invalidOption("approximationError \(approximationError) must be a finite number ≥ 0")
         }
-        if let r = elevationRange, !(r.lowerBound.isFinite && r.upperBound.isFinite && r.lowerBound < r.upperBound) {
-            throw BuildError.invalidOption("elevationRange \(r) must be finite and non-empty")
+        if let r = elevationRange, !(abs(r.lowerBound) <= TintRange.limit && abs(r.upperBound) <= TintRange.limit && r.lowerBound < r.upperBound) {
+            throw BuildError.invalidOption("--tint-range \(r.lowerBound)..\(r.upperBound): MIN must be below MAX, both within ±1000000 m")
         }
+        try terrain.hillshade.validate()
     }
 }
 
@@ -92,6 +100,12 @@ public struct BuildReport: Sendable {
     public var memory: BuildMemoryPlan?
     /// The colour mode used and why.
     public var color: ColorDecision
+    /// The terrain modes' tint in words ("absolute ramp (-11000…8849 m, absolute)"); nil otherwise.
+    public var tint: String?
+    /// The terrain modes' light; nil otherwise.
+    public var hillshade: Hillshade?
+    /// The tint's stops (`tilepack:legend`); nil without a tint.
+    public var legend: [LegendEntry]?
     /// Metadata for the archive (bounds, center, zoom range).
     public var metadata: TilesetMetadata
 }

@@ -15,15 +15,19 @@ import Darwin
 ///   band is the source's `alphaBand`, else the last of 2 or 4 bands).
 /// - `palette`: the TIFF colour map (16-bit entries, top byte kept); always resampled nearest.
 /// - `stretch`: each band linearly from its 2nd percentile (0) to its 98th (255).
-/// - `elevation`: Horn hillshade (sun azimuth 315°, altitude 45°, ground pixel size
-///   resolution(z)·cos(lat) per row, so metres need no z-factor) blended with the hypsometric
-///   tint ``hypsometricRamp`` over the region's elevation range: colour = tint ×
-///   (0.35 + 0.65 · shade / sin 45°), clamped. Computed on a grid with a 1-pixel border so
+/// - `elevation`, `bathymetry`: the metres tinted by the ``TerrainStyle``'s ramp
+///   (``HypsometricTint``; absolute by default) × the ``Hillshade`` factor; `hillshade`: the
+///   grey shading alone, gdaldem's bytes. Computed on a grid with a 1-pixel border so
 ///   neighbouring tiles see the same neighbours and meet without seams.
 ///
 /// Invalid (nodata / outside) pixels are transparent black.
 struct Colorizer: Sendable {
-    enum Mode: Sendable, Equatable { case rgb, palette, stretch, elevation }
+    enum Mode: Sendable, Equatable {
+        case rgb, palette, stretch, elevation, bathymetry, hillshade
+
+        /// Metres shaded on a bordered grid (and kept as the archive's elevation).
+        var isTerrain: Bool { self == .elevation || self == .bathymetry || self == .hillshade }
+    }
 
     /// The colour mode chosen and why (for the build summary).
     let decision: ColorDecision
@@ -36,25 +40,26 @@ struct Colorizer: Sendable {
     let palette: [UInt8]
     /// Per colour band (lo, hi) for `stretch`.
     let stretchRange: [(lo: Float, hi: Float)]
-    /// Elevation range the tint spans.
-    let elevationRange: (lo: Double, hi: Double)
+    /// The terrain modes' ramp (nil for `hillshade` and the other modes).
+    let tint: HypsometricTint?
+    /// The tint in words, for the build summary.
+    let tintDescription: String?
+    let hillshade: Hillshade
 
     /// Grid border (pixels) the colouring needs around a tile.
-    var border: Int { mode == .elevation ? 1 : 0 }
+    var border: Int { mode.isTerrain ? 1 : 0 }
     /// Palette sources must never blend indices.
     var forcesNearest: Bool { mode == .palette }
 
-    /// The hypsometric tint: (elevation fraction of the range, R, G, B), low green through
-    /// tan and brown to white, as on classic relief maps.
-    static let hypsometricRamp: [(Double, Double, Double, Double)] = [
-        (0.00, 46, 110, 62), (0.20, 118, 166, 82), (0.45, 228, 214, 140),
-        (0.70, 172, 122, 72), (0.88, 150, 130, 120), (1.00, 250, 250, 250),
-    ]
-    static let sunAzimuth = 315.0, sunAltitude = 45.0
+    /// `init(source:mode:terrain:)` with the tint stretched over `elevationRange` when given.
+    init(source: any RasterSource, mode requested: ColorMode, elevationRange: ClosedRange<Double>?) throws {
+        try self.init(source: source, mode: requested, terrain: TerrainStyle(range: elevationRange.map { .metres($0) }))
+    }
 
     /// Resolves `auto` (see ``ColorDecision``), checks the mode fits the source and computes
-    /// the statistics it needs (a decimated pass for stretch and elevation).
-    init(source: any RasterSource, mode requested: ColorMode, elevationRange: ClosedRange<Double>?) throws {
+    /// the statistics it needs (a decimated pass for stretch, and for the terrain modes only
+    /// with colour-file percentages or `--tint-range percentile`).
+    init(source: any RasterSource, mode requested: ColorMode, terrain: TerrainStyle) throws {
         let bands = source.bands
         guard bands >= 1 else { throw BuildError.colorModeUnsupported(mode: requested, reason: "source has no bands") }
         var alpha = source.alphaBand
@@ -84,6 +89,8 @@ struct Colorizer: Sendable {
         case .palette: mode = .palette
         case .stretch: mode = .stretch
         case .elevation: mode = .elevation
+        case .bathymetry: mode = .bathymetry
+        case .hillshade: mode = .hillshade
         case .auto: preconditionFailure("ColorDecision.decide resolves auto")
         }
         var colorBands: [Int]
@@ -91,12 +98,12 @@ struct Colorizer: Sendable {
         case 1, 2: colorBands = [data[0]]
         default: colorBands = Array(data.prefix(3))
         }
-        if data.count == 2 && mode != .elevation && mode != .palette {
+        if data.count == 2 && !mode.isTerrain && mode != .palette {
             throw BuildError.colorModeUnsupported(mode: shown, reason: "2 colour bands without alpha cannot be shown as gray or RGB")
         }
         var palette: [UInt8] = []
         var stretch: [(lo: Float, hi: Float)] = []
-        var range = (lo: 0.0, hi: 1.0)
+        var tint: HypsometricTint?, tintDescription: String?
         switch mode {
         case .rgb:
             guard type == .uint8 else {
@@ -122,14 +129,23 @@ struct Colorizer: Sendable {
                 guard let v, v[1] > v[0] else { return (v?[0] ?? 0, (v?[0] ?? 0) + 1) }
                 return (v[0], v[1])
             }
-        case .elevation:
+        case .elevation, .bathymetry, .hillshade:
             guard data.count == 1 else {
                 throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a single elevation band, source has \(data.count)")
             }
-            if let r = elevationRange {
-                range = (r.lowerBound, r.upperBound)
-            } else if let lo = try singleBandSample().percentile(1), let hi = try singleBandSample().percentile(99) {
-                range = (Double(lo), hi > lo ? Double(hi) : Double(lo) + 1)
+            if mode != .hillshade {
+                // Only a colour file with percentages or `--tint-range percentile` reads the
+                // source's statistics: the default tint is a function of metres alone.
+                let resolved = try terrain.resolve(
+                    bathymetry: mode == .bathymetry,
+                    valueRange: { try singleBandSample().range.map { Double($0.lowerBound)...Double($0.upperBound) } },
+                    percentiles: { () throws -> (Double, Double)? in
+                        let s = try singleBandSample()
+                        guard let lo = s.percentile(1), let hi = s.percentile(99) else { return nil }
+                        return (Double(lo), Double(hi))
+                    })
+                tint = resolved.tint
+                tintDescription = resolved.description
             }
         }
         self.decision = decision
@@ -139,7 +155,9 @@ struct Colorizer: Sendable {
         self.colorBands = colorBands
         self.palette = palette
         self.stretchRange = stretch
-        self.elevationRange = range
+        self.tint = tint
+        self.tintDescription = tintDescription
+        self.hillshade = terrain.hillshade
     }
 
     /// Colours the interior (grid minus ``border``) of a resampled grid into `rgba`
@@ -148,7 +166,9 @@ struct Colorizer: Sendable {
     func colorize(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float]? {
         let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
         precondition(rgba.count == w * h * 4 && values.count == grid.width * grid.height * bands)
-        if mode == .elevation { return colorizeElevation(values: values, valid: valid, grid: grid, into: &rgba) }
+        if mode.isTerrain {
+            return hillshade.render(values: values, stride: bands, band: colorBands[0], valid: valid, grid: grid, tint: tint, into: &rgba)
+        }
         if mode == .rgb {
             colorizeRGB(values: values, valid: valid, grid: grid, into: &rgba)
             return nil
@@ -219,55 +239,5 @@ struct Colorizer: Sendable {
         let c = min(max(v, 0), 255)
         let whole = Int(c)
         return UInt8(whole + (c - Float(whole) >= 0.5 ? 1 : 0))
-    }
-
-    /// Hillshade × tint on the 1-pixel-bordered grid.
-    private func colorizeElevation(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float] {
-        let gw = grid.width, w = gw - 2, h = grid.height - 2
-        var metres = [Float](repeating: .nan, count: w * h)
-        let az = Self.sunAzimuth * .pi / 180, alt = Self.sunAltitude * .pi / 180
-        let lx = sin(az) * cos(alt), ly = cos(az) * cos(alt), lz = sin(alt)
-        let baseRes = WebMercator.resolution(zoom: grid.zoom)
-        let span = elevationRange.hi - elevationRange.lo
-        for j in 0..<h {
-            // Ground size of a pixel on this row; the grid row j+1 is tile row j.
-            let res = baseRes * cos(grid.lat(row: j + 1) * .pi / 180)
-            let inv8 = 1 / (8 * res)
-            for i in 0..<w {
-                let kc = (j + 1) * gw + i + 1, o = (j * w + i) * 4
-                guard valid[kc] != 0 else { rgba[o] = 0; rgba[o + 1] = 0; rgba[o + 2] = 0; rgba[o + 3] = 0; continue }
-                let zc = Double(values[kc])
-                metres[j * w + i] = values[kc]
-                // Invalid neighbours take the centre value (flat there), like gdaldem -compute_edges.
-                @inline(__always) func z(_ di: Int, _ dj: Int) -> Double {
-                    let k = kc + dj * gw + di
-                    return valid[k] != 0 ? Double(values[k]) : zc
-                }
-                let a = z(-1, -1), b = z(0, -1), c = z(1, -1)
-                let d = z(-1, 0), f = z(1, 0)
-                let g = z(-1, 1), hh = z(0, 1), ii = z(1, 1)
-                let dzdE = ((c + 2 * f + ii) - (a + 2 * d + g)) * inv8
-                let dzdN = ((a + 2 * b + c) - (g + 2 * hh + ii)) * inv8
-                let shade = max(0, (lz - dzdE * lx - dzdN * ly) / (1 + dzdE * dzdE + dzdN * dzdN).squareRoot())
-                let t = min(max((zc - elevationRange.lo) / span, 0), 1)
-                let tint = Self.tint(t)
-                let k = 0.35 + 0.65 * shade / lz
-                rgba[o] = Self.byte(Float(tint.0 * k)); rgba[o + 1] = Self.byte(Float(tint.1 * k))
-                rgba[o + 2] = Self.byte(Float(tint.2 * k)); rgba[o + 3] = 255
-            }
-        }
-        return metres
-    }
-
-    /// The ramp colour at fraction t ∈ [0, 1].
-    static func tint(_ t: Double) -> (Double, Double, Double) {
-        let ramp = hypsometricRamp
-        for s in 1..<ramp.count where t <= ramp[s].0 {
-            let (t0, r0, g0, b0) = ramp[s - 1], (t1, r1, g1, b1) = ramp[s]
-            let u = (t - t0) / (t1 - t0)
-            return (r0 + (r1 - r0) * u, g0 + (g1 - g0) * u, b0 + (b1 - b0) * u)
-        }
-        let last = ramp[ramp.count - 1]
-        return (last.1, last.2, last.3)
     }
 }

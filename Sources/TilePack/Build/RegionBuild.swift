@@ -197,8 +197,11 @@ public struct RegionBuild: Sendable {
         if let shard = request.shard, let partition {
             writer.metadata.extra[ShardRecord.key] = try JSONOutput.string(ShardRecord(
                 index: shard.index, count: shard.count, zoom: partition.zoom,
-                elevation: report.color.mode == .elevation, optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
+                elevation: report.hillshade != nil, optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
         }
+        // What the colours mean (docs/FORMAT.md): the mode, and the terrain ramp's stops.
+        writer.metadata.extra[MBTilesMetadata.Key.colorMode] = report.color.mode.rawValue
+        if let legend = report.legend { writer.metadata.extra[MBTilesMetadata.Key.legend] = try JSONOutput.string(legend) }
         try writer.finish()
         let summary = opened.mosaic.map { m in
             let s = m.openFileStatistics
@@ -226,7 +229,8 @@ public struct RegionBuild: Sendable {
         let o = request.options
         let options = try JSONOutput.string(Fingerprint(
             recorded: metadata.buildOptions ?? "", approximationError: o.approximationError,
-            elevationRange: o.elevationRange.map { [$0.lowerBound, $0.upperBound] }, tileSize: metadata.tileSize))
+            elevationRange: o.elevationRange.map { [$0.lowerBound, $0.upperBound] }, tileSize: metadata.tileSize,
+            terrain: o.terrain.fingerprint))
         return [IdentityKey.source: Self.sourceDigest(sha256: metadata.sourceSHA256, sources: metadata.sources),
                 IdentityKey.options: options, IdentityKey.shard: request.shard?.description ?? "none"]
     }
@@ -258,10 +262,12 @@ public struct RegionBuild: Sendable {
         let approximationError: Double
         let elevationRange: [Double]?
         let tileSize: Int
+        /// The tint's stops (a colour file's contents), range and light.
+        let terrain: String
 
         enum CodingKeys: String, CodingKey {
             case recorded = "build_options", approximationError = "approximation_error"
-            case elevationRange = "elevation_range", tileSize = "tile_size"
+            case elevationRange = "elevation_range", tileSize = "tile_size", terrain
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -270,6 +276,7 @@ public struct RegionBuild: Sendable {
             try c.encode(approximationError, forKey: .approximationError)
             try c.encodeOrNull(elevationRange, forKey: .elevationRange)
             try c.encode(tileSize, forKey: .tileSize)
+            try c.encode(terrain, forKey: .terrain)
         }
     }
 
@@ -279,7 +286,9 @@ public struct RegionBuild: Sendable {
         return try JSONOutput.string(RecordedOptions(
             minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
             colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
-            codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue))
+            codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
+            tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
+            hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description))
     }
 
     /// One entry of `tilepack:sources`.
@@ -295,9 +304,12 @@ public struct RegionBuild: Sendable {
         let keepEmpty: Bool
         let codec: String
         let codecLevel: String?
+        /// `--tint`, `--tint-range` and the light, each only when not the default (absent then).
+        var tint: String? = nil, tintRange: String? = nil, hillshade: String? = nil
 
         enum CodingKeys: String, CodingKey {
-            case resampling, codec
+            case resampling, codec, tint, hillshade
+            case tintRange = "tint_range"
             case minZoom = "min_zoom"
             case maxZoom = "max_zoom"
             case colorMode = "color_mode"
@@ -314,6 +326,9 @@ public struct RegionBuild: Sendable {
             try c.encode(keepEmpty, forKey: .keepEmpty)
             try c.encode(codec, forKey: .codec)
             try c.encodeOrNull(codecLevel, forKey: .codecLevel)
+            try c.encodeIfPresent(tint, forKey: .tint)
+            try c.encodeIfPresent(tintRange, forKey: .tintRange)
+            try c.encodeIfPresent(hillshade, forKey: .hillshade)
         }
     }
 }

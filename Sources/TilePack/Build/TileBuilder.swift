@@ -79,15 +79,15 @@ public struct TileBuilder: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let plan = try plan()
-        let colorizer = try Colorizer(source: source, mode: options.colorMode, elevationRange: options.elevationRange)
+        let colorizer = try Colorizer(source: source, mode: options.colorMode, terrain: options.terrain)
         let counter = LiveTileCounter()
         let levels = LevelWorker(codec: codec, counter: counter, keepEmpty: options.keepEmpty,
-                                 elevation: colorizer.mode == .elevation)
+                                 elevation: colorizer.mode.isTerrain)
         let resampler = Resampler.forSource(source, georeference: georeference, maxError: options.approximationError,
                                             method: colorizer.forcesNearest ? .nearest : options.resampling)
         let worker = TileWorker(resampler: resampler, colorizer: colorizer, levels: levels)
         let scope: BuildScope = shard.map { .shard(shardPartition(plan, count: $0.count), index: $0.index) } ?? .whole
-        let memory = try memoryPlan(plan, elevation: colorizer.mode == .elevation)
+        let memory = try memoryPlan(plan, elevation: colorizer.mode.isTerrain)
         let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
                            workers: memory.workers, scope: scope, sink: sink, journal: journal,
                            color: colorizer.decision, progress: progress)
@@ -96,6 +96,11 @@ public struct TileBuilder: Sendable {
         run.report.seconds = elapsed.inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
         run.report.memory = memory
+        if colorizer.mode.isTerrain {
+            run.report.hillshade = colorizer.hillshade
+            run.report.tint = colorizer.tintDescription
+            run.report.legend = colorizer.tint?.legend
+        }
         return run.report
     }
 

@@ -12,14 +12,20 @@ struct BuildCommand: ParsableCommand {
             from their children, encodes each tile (ASTC 6x6 by default; --codec pvrtc4 for older GPUs, png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
             Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
-            are kept losslessly for `tilepack query`. --color auto takes a single band as \
-            elevation when the file says so (vertical GeoKeys, GDAL band UNITTYPE or a \
-            DESCRIPTION naming elevation/height/DEM), when it is float or signed, or when its \
-            unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \
-            image; the summary's `colour:` line says which mode was chosen and why.
+            are kept losslessly for `tilepack query`. --color auto decides what a single band \
+            holds: depth (a DESCRIPTION naming depth/bathymetry, or all values ≤ 0; positive \
+            depths are negated), a percentage (UNITTYPE %, or values within 0…100 named \
+            percent/concentration/fraction/cover), elevation (vertical GeoKeys, UNITTYPE a \
+            length, a DESCRIPTION naming elevation/height/DEM, or float/signed/16-bit values \
+            within Earth's elevations -500…9000 m), classes (an integer band, not 8-bit, with at \
+            most 32 distinct values) or another value (stretched); the single band's values are \
+            stored for `tilepack query`, and the summary's `colour:` line says which mode was \
+            chosen and why. --bands 3,2,1 picks the bands drawn as R,G,B (by default those the \
+            file's COLORINTERP or descriptions name Red, Green, Blue, else the first three).
 
             Several GeoTIFFs, a folder (every .tif/.tiff in it, by name) or a GDAL VRT \
-            (gdalbuildvrt's SimpleSource/ComplexSource mosaics) build one seamless region: \
+            (gdalbuildvrt's SimpleSource/ComplexSource mosaics, or gdal_translate -of VRT -b … \
+            band choices) build one seamless region: \
             later files win where they overlap, each file's nodata lets the ones before it \
             show, and at most --max-open-files files are open at once.
 
@@ -58,8 +64,12 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality
 
-    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation, stretch or palette.")
+    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation, bathymetry, percent, classes, stretch or palette.")
     var color: ColorMode = .auto
+
+    @Option(help: ArgumentHelp("Source bands to draw, numbered from 1 as in GDAL: 1 (grey), 3 (R,G,B), or one more as alpha, e.g. 3,2,1 for a Landsat-order stack.",
+                               valueName: "B[,G,B[,A]]"))
+    var bands: String?
 
     @Flag(help: "Also store tiles that are entirely transparent.")
     var keepEmpty = false
@@ -111,6 +121,7 @@ struct BuildCommand: ParsableCommand {
             throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
         }
         do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error.description)") }
+        if let bands { do { _ = try BandSelection.parse(bands) } catch { throw ValidationError(error.description) } }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -124,6 +135,7 @@ struct BuildCommand: ParsableCommand {
         request.options.maxZoom = maxZoom
         request.options.resampling = resampling
         request.options.colorMode = color
+        request.options.bands = try bands.map { text in try BandSelection.parse(text) }
         request.options.keepEmpty = keepEmpty
         if let workers { request.options.workers = workers }
         do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
@@ -144,7 +156,8 @@ struct BuildCommand: ParsableCommand {
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
-            print("  colour: \(r.color)")
+            print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? ""))
+            if let bands = result.bands { print("  bands: \(bands)") }
             if let from = result.resumedFrom {
                 print("  resumed \(from): \(r.resumedTiles) tiles were already done")
             } else if resume {

@@ -52,6 +52,12 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let elevation = "tilepack:elevation"
         public static let elevationEncoding = "tilepack:elevation_encoding"
         public static let formatVersion = "tilepack:format_version"
+        /// What the single data band holds (``ValueKind``); see docs/FORMAT.md.
+        public static let valueKind = "tilepack:value_kind"
+        /// The colour mode the build used (`ColorMode`'s raw value).
+        public static let colorMode = "tilepack:color_mode"
+        /// JSON array of ``LegendEntry`` for classes (and colour ramps).
+        public static let legend = "tilepack:legend"
     }
 
     /// Version of tilepack's additions (keys and elevation table) that this code writes.

@@ -25,8 +25,10 @@ public enum Resampling: String, Sendable, CaseIterable {
 /// How source samples become RGBA. `auto` picks from the colour map, band count, sample type,
 /// the file's terrain signals (vertical GeoKeys, GDAL band units and descriptions) and the
 /// sample range; ``ColorDecision`` has the rules and says which one applied.
+/// `percent`: the fixed ramp ``PercentRamp`` over 0…100; `classes`: the categorical
+/// ``ClassPalette`` (sampled nearest, never blended); `bathymetry`: depths (negative metres).
 public enum ColorMode: String, Sendable, CaseIterable {
-    case auto, rgb, elevation, stretch, palette
+    case auto, rgb, elevation, bathymetry, percent, classes, stretch, palette
 }
 
 /// Options of one build. Every field has a sensible default; see README "Building tiles".
@@ -59,6 +61,9 @@ public struct BuildOptions: Sendable {
     public var approximationError = 0.125
     /// Elevation range the hypsometric tint spans; nil = 1st–99th percentile of the source.
     public var elevationRange: ClosedRange<Double>?
+    /// `--bands`: the source bands (1-based, GDAL's numbering) drawn as grey or R,G,B, with an
+    /// optional last one as alpha (1–4 bands); nil = the file's own (see ``BandSelection``).
+    public var bands: [Int]?
 
     public init() {}
 
@@ -92,6 +97,8 @@ public struct BuildReport: Sendable {
     public var memory: BuildMemoryPlan?
     /// The colour mode used and why.
     public var color: ColorDecision
+    /// `tilepack:legend`: the classes seen (with their colours) or the ramp's stops; may be empty.
+    public var legend: [LegendEntry] = []
     /// Metadata for the archive (bounds, center, zoom range).
     public var metadata: TilesetMetadata
 }

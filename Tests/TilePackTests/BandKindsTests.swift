@@ -65,6 +65,9 @@ struct BandKindsTests {
         (.float32, 3...97, nil, TerrainHints(descriptions: [0: "Sea ice concentration"]), .percent, .percent, false),
         (.uint16, 0...100, nil, TerrainHints(descriptions: [0: "tree cover"]), .percent, .percent, false),
         (.float32, 0...250, nil, TerrainHints(descriptions: [0: "cover"]), .elevation, .elevation, false),  // not 0…100
+        // Classes by name: "land cover" is categories, even within 0…100 (and even uint8).
+        (.int16, 1...14, [1, 2, 14], TerrainHints(descriptions: [0: "Land cover"]), .classes, .class, false),
+        (.uint8, 10...80, [10, 20, 80], TerrainHints(descriptions: [0: "Land use class"]), .classes, .class, false),
         // Terrain signals: heights, or depth when all ≤ 0.
         (.float32, 312...4807, nil, TerrainHints(verticalUnits: 9001), .elevation, .elevation, false),
         (.float32, -400 ... -2, nil, TerrainHints(unitTypes: [0: "m"]), .bathymetry, .depth, false),

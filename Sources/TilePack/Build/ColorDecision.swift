@@ -13,6 +13,7 @@ import TilePackArchive
 /// | several data bands | – | `rgb` when uint8, else `stretch` |
 /// | one data band whose DESCRIPTION names depth, bathymetry or soundings | depth | `bathymetry` (all values ≥ 0: negated) |
 /// | one data band with UNITTYPE `%`/percent | percent | `percent` |
+/// | one integer band whose DESCRIPTION names classes (class, category, land cover, land use) with at most ``maxClasses`` distinct values | class | `classes` |
 /// | one data band whose DESCRIPTION names percent, concentration, fraction or cover, values within 0…100 | percent | `percent` |
 /// | one data band with a terrain signal (a vertical GeoKey 4096/4098/4099, UNITTYPE a length, a DESCRIPTION naming elevation, height, altitude, terrain, DEM, DTM or DSM) | elevation, or depth when all values are ≤ 0 | `elevation` / `bathymetry` |
 /// | one integer band (not uint8) with at most ``maxClasses`` distinct values | class | `classes` |
@@ -125,6 +126,9 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
         if let unit = hints.unitTypes[band], percentUnits.contains(unit.lowercased()) {
             return (.percent, "\(head) with UNITTYPE \(unit)", false)
         }
+        if let text = description, !type.isFloat, namesClasses(text), let distinct = try summary().distinct, !distinct.isEmpty {
+            return (.class, "\(head) with DESCRIPTION \"\(text)\", \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s")", false)
+        }
         if let text = description, describes(text, percentWords), let r = try summary().range, r.lowerBound >= 0, r.upperBound <= 100 {
             return (.percent, "\(head) with DESCRIPTION \"\(text)\", \(values(r)) within 0…100", false)
         }
@@ -165,6 +169,16 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
     static let percentWords: Set<String> = [
         "percent", "percentage", "pct", "concentration", "fraction", "cover", "coverage",
     ]
+    /// Words in a band description that name categories ("land cover" is classes, "tree cover" a percentage).
+    static let classWords: Set<String> = ["class", "classes", "classification", "category", "categories", "landcover", "landuse"]
+
+    /// Whether `text` names categories: a class word, or "land cover" / "land use".
+    static func namesClasses(_ text: String) -> Bool {
+        let words = text.lowercased().split { !$0.isLetter }.map(String.init)
+        if words.contains(where: classWords.contains) { return true }
+        return zip(words, words.dropFirst()).contains { $0 == "land" && ($1 == "cover" || $1 == "use") }
+    }
+
     /// Words in a band description that name depths below a surface.
     static let depthWords: Set<String> = ["depth", "depths", "bathymetry", "bathymetric", "sounding", "soundings"]
 

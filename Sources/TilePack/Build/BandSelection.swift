@@ -91,7 +91,7 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
         guard selection == nil, source.colorMap == nil else { return nil }
         let data = (0..<source.bands).filter { $0 != source.alphaBand }
         guard data.count > 3 else { return nil }
-        return "bands 1,2,3 of \(data.count) drawn as R,G,B (the file names no colours); for a Landsat-order stack (blue, green, red, NIR, …) use --bands 3,2,1"
+        return "1,2,3 of \(data.count) drawn as R,G,B (the file names no colours); for a Landsat-order stack (blue, green, red, NIR, …) use --bands 3,2,1"
     }
 }
 

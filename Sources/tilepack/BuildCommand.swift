@@ -55,7 +55,7 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Highest zoom (default: the first zoom whose pixels are at least as fine as the source's).")
     var maxZoom: Int?
 
-    @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette sources always use nearest).")
+    @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette and class sources always use nearest).")
     var resampling: Resampling = .bilinear
 
     @Option(help: "Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers).")

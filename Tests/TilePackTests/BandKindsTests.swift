@@ -180,6 +180,25 @@ struct BandKindsTests {
         #expect(try BandSelection.resolve(requested: nil, source: six) == nil)
     }
 
+    @Test func aSelectionKeepsALayeredMosaicLayered() throws {
+        let dir = TemporaryDirectory()
+        let (geo, utm) = try MosaicTests().writeTwoCRSPieces(dir)
+        let m = try MosaicSource(files: [geo, utm])
+        let view = SelectedBandsSource(base: m, picks: [0, 0, 0])
+        #expect(view.rasterLayers.count == 2)
+        let plain = Resampler.forSource(m, georeference: m.grid, maxError: 0.125, method: .bilinear)
+        let picked = Resampler.forSource(view, georeference: m.grid, maxError: 0.125, method: .bilinear)
+        #expect(picked is LayeredResampler)
+        let tile = try #require(try MosaicTests().maxZoomTiles(m).first)
+        let grid = PixelGrid.tile(tile, border: 0)
+        let a = ResampleWorkspace(), b = ResampleWorkspace()
+        _ = try plain.resample(grid, tile: tile, into: a)
+        _ = try picked.resample(grid, tile: tile, into: b)
+        let n = grid.width * grid.height
+        #expect(a.valid.prefix(n) == b.valid.prefix(n) && a.valid.prefix(n).contains(1))
+        #expect((0..<n).allSatisfy { k in a.valid[k] == 0 || (0..<3).allSatisfy { b.values[k * 3 + $0] == a.values[k] } })
+    }
+
     @Test func namedRedGreenBlueBandsAreDrawnAsRGB() throws {
         let six = FunctionSource(width: 8, height: 8, bands: 6, sampleType: .uint8) { _, _, b in Float(b) }
         let named = HintedSource(base: six, terrainHints: TerrainHints(descriptions: [0: "Blue", 1: "Green", 2: "Red", 3: "NIR"]))

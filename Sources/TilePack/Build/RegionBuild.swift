@@ -373,7 +373,7 @@ final class InterruptingSink: TileSink {
 }
 
 /// `tilepack:shard` of a shard archive: which part of which split it is, whether the build
-/// drew elevation (the merge's parents carry metres then), and the digest of the options
+/// stored the single band's values (the merge's parents carry them then), and the digest of the options
 /// identity (``RegionBuild/buildIdentity(metadata:)``).
 struct ShardRecord: Codable, Equatable {
     static let key = "tilepack:shard"

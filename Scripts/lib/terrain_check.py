@@ -52,7 +52,9 @@ def read_raster(path, bands=None):
     info = json.loads(run(["gdalinfo", "-json", path]).stdout)
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.bin")
-        cmd = ["gdal_translate", "-q", "-of", "ENVI", "-ot", "Float64"]
+        # BSQ explicitly: ENVI otherwise follows a pixel-interleaved source (BIP), which the
+        # (bands, rows, cols) reshape below would scramble.
+        cmd = ["gdal_translate", "-q", "-of", "ENVI", "-ot", "Float64", "-co", "INTERLEAVE=BSQ"]
         for b in bands or []:
             cmd += ["-b", str(b)]
         run(cmd + [path, out])

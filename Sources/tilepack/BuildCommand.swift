@@ -12,11 +12,16 @@ struct BuildCommand: ParsableCommand {
             from their children, encodes each tile (ASTC 6x6 by default; --codec pvrtc4 for older GPUs, png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
             Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
-            are kept losslessly for `tilepack query`. --color auto takes a single band as \
-            elevation when the file says so (vertical GeoKeys, GDAL band UNITTYPE or a \
-            DESCRIPTION naming elevation/height/DEM), when it is float or signed, or when its \
-            unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \
-            image; the summary's `colour:` line says which mode was chosen and why.
+            are kept losslessly for `tilepack query`. --color auto decides what a single band \
+            holds: depth (a DESCRIPTION naming depth/bathymetry, or all values ≤ 0; positive \
+            depths are negated), a percentage (UNITTYPE %, or values within 0…100 named \
+            percent/concentration/fraction/cover), elevation (vertical GeoKeys, UNITTYPE a \
+            length, a DESCRIPTION naming elevation/height/DEM, or float/signed/16-bit values \
+            within Earth's elevations -500…9000 m), classes (an integer band, not 8-bit, with at \
+            most 32 distinct values) or another value (stretched); the single band's values are \
+            stored for `tilepack query`, and the summary's `colour:` line says which mode was \
+            chosen and why. --bands 3,2,1 picks the bands drawn as R,G,B (by default those the \
+            file's COLORINTERP or descriptions name Red, Green, Blue, else the first three).
 
             Terrain is drawn absolutely: the tint is a fixed ramp in metres (-11000…8849 m, \
             bathymetry blues through lowland greens, tans, browns and greys to white; README \
@@ -26,7 +31,8 @@ struct BuildCommand: ParsableCommand {
             metres (a local stretch: pieces built apart then differ).
 
             Several GeoTIFFs, a folder (every .tif/.tiff in it, by name) or a GDAL VRT \
-            (gdalbuildvrt's SimpleSource/ComplexSource mosaics) build one seamless region: \
+            (gdalbuildvrt's SimpleSource/ComplexSource mosaics, or gdal_translate -of VRT -b … \
+            band choices) build one seamless region: \
             later files win where they overlap, each file's nodata lets the ones before it \
             show, and at most --max-open-files files are open at once.
 
@@ -56,7 +62,7 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Highest zoom (default: the first zoom whose pixels are at least as fine as the source's).")
     var maxZoom: Int?
 
-    @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette sources always use nearest).")
+    @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette and class sources always use nearest).")
     var resampling: Resampling = .bilinear
 
     @Option(help: "Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers).")
@@ -65,7 +71,7 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass).")
     var level: PVRTCEncoder.Level = .quality
 
-    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), stretch or palette.")
+    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), percent (a fixed 0…100 ramp), classes (a categorical palette), stretch or palette.")
     var color: ColorMode = .auto
 
     @Option(help: ArgumentHelp(
@@ -95,6 +101,10 @@ struct BuildCommand: ParsableCommand {
 
     @Flag(help: "No shading: the tint alone (to compare tints, or to shade elsewhere).")
     var noHillshade = false
+
+    @Option(help: ArgumentHelp("Source bands to draw, numbered from 1 as in GDAL: 1 (grey), 3 (R,G,B), or one more as alpha, e.g. 3,2,1 for a Landsat-order stack.",
+                               valueName: "B[,G,B[,A]]"))
+    var bands: String?
 
     @Flag(help: "Also store tiles that are entirely transparent.")
     var keepEmpty = false
@@ -146,6 +156,7 @@ struct BuildCommand: ParsableCommand {
             throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
         }
         do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error.description)") }
+        if let bands { do { _ = try BandSelection.parse(bands) } catch { throw ValidationError(error.description) } }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -166,6 +177,7 @@ struct BuildCommand: ParsableCommand {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }
+        request.options.bands = try bands.map { text in try BandSelection.parse(text) }
         request.options.keepEmpty = keepEmpty
         if let workers { request.options.workers = workers }
         do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
@@ -188,7 +200,8 @@ struct BuildCommand: ParsableCommand {
             print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
             // The terrain modes say which tint and light they drew with.
             let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
-            print("  colour: \(r.color)\(terrain)")
+            print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
+            if let bands = result.bands { print("  bands: \(bands)") }
             if let from = result.resumedFrom {
                 print("  resumed \(from): \(r.resumedTiles) tiles were already done")
             } else if resume {

@@ -37,7 +37,7 @@ struct QueryCommand: ParsableCommand {
     /// Directory of region archives to search (`--library`).
     var library: String? { regions.library }
 
-    @Flag(name: .long, help: "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m, elevation_zoom, locked, unlock}; one object per line when several archives answer.")
+    @Flag(name: .long, help: "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind (elevation|depth|percent|class|value), locked, unlock}; one object per line when several archives answer.")
     var json = false
 
     func validate() throws {

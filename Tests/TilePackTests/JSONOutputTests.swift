@@ -116,10 +116,10 @@ struct JSONOutputTests {
         let q = try TileQuery(lat: 45.85, lon: 6.88, zoom: 12)
         let stored = PointAnswer(archive: "/tmp/mb/montblanc-dem.mbtiles", region: "montblanc-dem", query: q,
                                  present: true, rgba: [100, 72, 45, 255], elevationMetres: 3391.2849, elevationZoom: 12)
-        #expect(try stored.json == #"{"archive":"/tmp/mb/montblanc-dem.mbtiles","elevation_m":3391.28,"elevation_zoom":12,"lat":45.85,"locked":false,"lon":6.88,"pixel":{"x":71,"y":167},"present":true,"region":"montblanc-dem","rgba":[100,72,45,255],"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"zoom":12}"#)
+        #expect(try stored.json == #"{"archive":"/tmp/mb/montblanc-dem.mbtiles","elevation_m":3391.28,"elevation_zoom":12,"lat":45.85,"locked":false,"lon":6.88,"pixel":{"x":71,"y":167},"present":true,"region":"montblanc-dem","rgba":[100,72,45,255],"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
         let empty = PointAnswer(archive: "a.mbtiles", region: "", query: q, present: false, rgba: nil,
                                 elevationMetres: nil, elevationZoom: nil)
-        #expect(try empty.json == #"{"archive":"a.mbtiles","elevation_m":null,"elevation_zoom":null,"lat":45.85,"locked":false,"lon":6.88,"pixel":{"x":71,"y":167},"present":false,"region":"","rgba":null,"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"zoom":12}"#)
+        #expect(try empty.json == #"{"archive":"a.mbtiles","elevation_m":null,"elevation_zoom":null,"lat":45.85,"locked":false,"lon":6.88,"pixel":{"x":71,"y":167},"present":false,"region":"","rgba":null,"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
         // Rounded to the centimetre: a whole number prints without a fraction, -0.004 as 0.
         for (metres, text) in [(1500.0, "1500"), (-0.004, "0"), (-12.345, "-12.35"), (0.1 + 0.2, "0.3")] {
             let a = PointAnswer(archive: "a", region: "r", query: q, present: false, rgba: nil,
@@ -127,7 +127,7 @@ struct JSONOutputTests {
             #expect(try a.json.contains(#""elevation_m":\#(text),"#), "\(metres)")
         }
         let uncovered = try uncoveredPointJSON(try TileQuery(lat: 10, lon: 10, zoom: 12), searched: "/tmp/mb")
-        #expect(uncovered == #"{"archive":null,"elevation_m":null,"elevation_zoom":null,"lat":10,"locked":false,"lon":10,"message":"no region archive in /tmp/mb covers this point","pixel":{"x":199,"y":163},"present":false,"region":null,"rgba":null,"tile":{"x":2161,"y":1933,"z":12},"tms_y":2162,"unlock":[],"zoom":12}"#)
+        #expect(uncovered == #"{"archive":null,"elevation_m":null,"elevation_zoom":null,"lat":10,"locked":false,"lon":10,"message":"no region archive in /tmp/mb covers this point","pixel":{"x":199,"y":163},"present":false,"region":null,"rgba":null,"tile":{"x":2161,"y":1933,"z":12},"tms_y":2162,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
     }
 
     /// Every query that decodes is answerable: no force unwrap or index past a tile can be

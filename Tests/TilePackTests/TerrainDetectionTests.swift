@@ -76,12 +76,12 @@ struct TerrainDetectionTests {
     func decide(_ type: SampleType, range: ClosedRange<Float>?, hints: TerrainHints = TerrainHints(),
                 requested: ColorMode = .auto) -> ColorDecision {
         ColorDecision.decide(requested: requested, sampleType: type, bands: 1, dataBands: [0], hasColorMap: false,
-                             hints: hints, validRange: { range })
+                             hints: hints, sample: { .init(range: range) })
     }
 
     @Test func verticalGeoKeysAreSignals() {
         let units = decide(.uint16, range: 0...65000, hints: TerrainHints(verticalUnits: 9001))
-        #expect(units == ColorDecision(mode: .elevation, reason: "single-band uint16 with VerticalUnitsGeoKey metre"))
+        #expect(units == ColorDecision(mode: .elevation, reason: "single-band uint16 with VerticalUnitsGeoKey metre", valueKind: .elevation))
         let cs = decide(.uint16, range: 0...65000, hints: TerrainHints(verticalCSType: 5703))
         #expect(cs.mode == .elevation && cs.reason.contains("VerticalCSTypeGeoKey 5703"))
         let datum = decide(.uint16, range: nil, hints: TerrainHints(verticalDatum: 5103))
@@ -93,7 +93,7 @@ struct TerrainDetectionTests {
 
     @Test func gdalUnitTypeAndDescriptionAreSignals() {
         let unit = decide(.uint16, range: 0...65000, hints: TerrainHints(unitTypes: [0: "m"]))
-        #expect(unit == ColorDecision(mode: .elevation, reason: "single-band uint16 with UNITTYPE m"))
+        #expect(unit == ColorDecision(mode: .elevation, reason: "single-band uint16 with UNITTYPE m", valueKind: .elevation))
         let described = decide(.uint16, range: 0...65000, hints: TerrainHints(descriptions: [0: "SRTM DEM v3"]))
         #expect(described.mode == .elevation && described.reason == "single-band uint16 with DESCRIPTION \"SRTM DEM v3\"")
         for text in ["Elevation", "height above ellipsoid", "Altitude (m)", "terrain model"] {
@@ -107,34 +107,37 @@ struct TerrainDetectionTests {
 
     @Test func sampleRangeDecidesUnsignedBands() {
         #expect(decide(.uint16, range: 312...4807)
-            == ColorDecision(mode: .elevation, reason: "single-band uint16, values 312…4807 within Earth's elevation range"))
+            == ColorDecision(mode: .elevation, reason: "single-band uint16, values 312…4807 within Earth's elevation range", valueKind: .elevation))
         #expect(decide(.uint16, range: 0...255)
-            == ColorDecision(mode: .stretch, reason: "single-band uint16, values 0…255 look like a 0–255 image"))
+            == ColorDecision(mode: .stretch, reason: "single-band uint16, values 0…255 look like a 0–255 image", valueKind: .value))
         #expect(decide(.uint16, range: 20...65000).mode == .stretch)
         #expect(decide(.uint16, range: 20...65000).reason.contains("beyond Earth's elevations (-500…9000 m)"))
-        #expect(decide(.uint16, range: nil) == ColorDecision(mode: .stretch, reason: "single-band uint16 without valid samples"))
+        #expect(decide(.uint16, range: nil) == ColorDecision(mode: .stretch, reason: "single-band uint16 without valid samples", valueKind: .value))
         #expect(decide(.uint32, range: 100...900).mode == .elevation)
     }
 
-    @Test func signedAndFloatBandsStayElevationWithTheirRange() {
+    @Test func signedAndFloatBandsAreElevationWithinEarthsRange() {
         #expect(decide(.int16, range: 312...4807)
-            == ColorDecision(mode: .elevation, reason: "single-band int16, values 312…4807 within Earth's elevation range"))
+            == ColorDecision(mode: .elevation, reason: "single-band int16, values 312…4807 within Earth's elevation range", valueKind: .elevation))
+        // Beyond any height on Earth: a value, stretched (no longer terrain).
         #expect(decide(.int16, range: -20000...30000)
-            == ColorDecision(mode: .elevation, reason: "single-band int16, signed samples, values -20000…30000"))
+            == ColorDecision(mode: .stretch, reason: "single-band int16, signed samples, values -20000…30000 beyond Earth's elevations (-500…9000 m)",
+                             valueKind: .value))
         #expect(decide(.float32, range: 0.5...12.25).reason == "single-band float32, values 0.50…12.25 within Earth's elevation range")
         #expect(decide(.float32, range: nil).reason == "single-band float32, floating-point samples")
     }
 
     @Test func imagesStayImagesAndExplicitModesAreAsRequested() {
         #expect(decide(.uint8, range: 0...255) == ColorDecision(mode: .rgb, reason: "single-band uint8 looks like a grey image"))
-        #expect(decide(.uint8, range: 0...255, requested: .stretch) == ColorDecision(mode: .stretch, reason: "as requested"))
-        #expect(decide(.uint16, range: 0...65000, requested: .elevation) == ColorDecision(mode: .elevation, reason: "as requested"))
+        #expect(decide(.uint8, range: 0...255, requested: .stretch) == ColorDecision(mode: .stretch, reason: "as requested", valueKind: .value))
+        #expect(decide(.uint16, range: 0...65000, requested: .elevation)
+            == ColorDecision(mode: .elevation, reason: "as requested", valueKind: .elevation))
         let rgb = ColorDecision.decide(requested: .auto, sampleType: .uint8, bands: 3, dataBands: [0, 1, 2], hasColorMap: false,
-                                       hints: TerrainHints(verticalUnits: 9001), validRange: { nil })
+                                       hints: TerrainHints(verticalUnits: 9001), sample: { .init(range: nil) })
         #expect(rgb == ColorDecision(mode: .rgb, reason: "3 bands uint8 (RGB)"))
         let palette = ColorDecision.decide(requested: .auto, sampleType: .uint8, bands: 1, dataBands: [0], hasColorMap: true,
-                                           hints: TerrainHints(), validRange: { nil })
-        #expect(palette.mode == .palette)
+                                           hints: TerrainHints(), sample: { .init(range: nil) })
+        #expect(palette.mode == .palette && palette.valueKind == .class)
         #expect(ColorDecision(mode: .elevation, reason: "as requested").description == "elevation (as requested)")
     }
 

@@ -108,9 +108,10 @@ import Testing
         }
         #expect(try mode(.uint8) == .rgb)
         #expect(try mode(.uint8, bands: 4) == .rgb)
-        #expect(try mode(.int16) == .elevation)
+        // A constant integer band is one class (issue 25: integer bands with ≤ 32 values are classes).
+        #expect(try mode(.int16) == .classes)
         #expect(try mode(.float32) == .elevation)
-        #expect(try mode(.uint16) == .stretch)
+        #expect(try mode(.uint16) == .classes)
         #expect(try mode(.uint16, bands: 3) == .stretch)
         #expect(try mode(.uint8, map: [UInt16](repeating: 0, count: 768)) == .palette)
         #expect(throws: BuildError.self) {

@@ -52,9 +52,11 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let elevation = "tilepack:elevation"
         public static let elevationEncoding = "tilepack:elevation_encoding"
         public static let formatVersion = "tilepack:format_version"
-        /// The `--color` mode a build used (`ColorMode` raw value).
+        /// What the single data band holds (``ValueKind``); see docs/FORMAT.md.
+        public static let valueKind = "tilepack:value_kind"
+        /// The colour mode the build used (`ColorMode`'s raw value).
         public static let colorMode = "tilepack:color_mode"
-        /// JSON array of {"value", "label", "rgba"}: the terrain ramp's stops, or the classes.
+        /// JSON array of ``LegendEntry`` for classes (and colour ramps).
         public static let legend = "tilepack:legend"
     }
 

@@ -143,7 +143,8 @@ public final class MBTilesReader: TileArchive {
         TileArchiveSummary(name: metadata[MBTilesMetadata.Key.name] ?? "", bounds: bounds, zoomRange: zoomRange,
                            codec: TileCodecChoice(metadata: metadata),
                            codecName: metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? "",
-                           tileSize: tileSize, hasElevation: hasElevation)
+                           tileSize: tileSize, hasElevation: hasElevation,
+                           valueKind: .some(ValueKind(metadata: metadata, hasElevationTable: hasElevation)))
     }
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).

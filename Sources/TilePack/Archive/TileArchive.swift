@@ -55,11 +55,15 @@ public struct TileArchiveSummary: Sendable, Equatable {
     public var tileSize: Int
     /// Whether elevation grids are stored beside the display tiles.
     public var hasElevation: Bool
+    /// What the stored grid holds (`tilepack:value_kind`); nil when the archive has none.
+    public var valueKind: ValueKind?
 
     public init(name: String, bounds: GeoBounds?, zoomRange: ClosedRange<Int>?, codec: TileCodecChoice?,
-                codecName: String, tileSize: Int, hasElevation: Bool) {
+                codecName: String, tileSize: Int, hasElevation: Bool, valueKind: ValueKind?? = nil) {
         self.name = name; self.bounds = bounds; self.zoomRange = zoomRange; self.codec = codec
         self.codecName = codecName; self.tileSize = tileSize; self.hasElevation = hasElevation
+        // Not given (archives that know nothing of kinds): elevation grids are metres.
+        self.valueKind = valueKind ?? (hasElevation ? .elevation : nil)
     }
 
     /// Whether the archive may hold tile `id`: its zoom is in range and the tile's bounds

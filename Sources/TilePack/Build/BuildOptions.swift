@@ -27,8 +27,10 @@ public enum Resampling: String, Sendable, CaseIterable {
 /// sample range; ``ColorDecision`` has the rules and says which one applied. `elevation`
 /// and `bathymetry` are metres tinted (``HypsometricTint``) and shaded (``Hillshade``);
 /// `hillshade` is the grey shading alone (gdaldem's bytes); ``TerrainStyle`` sets all three.
+/// `percent`: the fixed ramp ``PercentRamp`` over 0…100; `classes`: the categorical
+/// ``ClassPalette`` (sampled nearest, never blended).
 public enum ColorMode: String, Sendable, CaseIterable {
-    case auto, rgb, elevation, bathymetry, hillshade, stretch, palette
+    case auto, rgb, elevation, bathymetry, hillshade, percent, classes, stretch, palette
 }
 
 /// Options of one build. Every field has a sensible default; see README "Building tiles".
@@ -66,6 +68,9 @@ public struct BuildOptions: Sendable {
         get { if case let .metres(r) = terrain.range { r } else { nil } }
         set { terrain.range = newValue.map { .metres($0) } }
     }
+    /// `--bands`: the source bands (1-based, GDAL's numbering) drawn as grey or R,G,B, with an
+    /// optional last one as alpha (1–4 bands); nil = the file's own (see ``BandSelection``).
+    public var bands: [Int]?
 
     public init() {}
 
@@ -104,8 +109,8 @@ public struct BuildReport: Sendable {
     public var tint: String?
     /// The terrain modes' light; nil otherwise.
     public var hillshade: Hillshade?
-    /// The tint's stops (`tilepack:legend`); nil without a tint.
-    public var legend: [LegendEntry]?
+    /// `tilepack:legend`: the classes seen (with their colours) or the ramp's stops; may be empty.
+    public var legend: [LegendEntry] = []
     /// Metadata for the archive (bounds, center, zoom range).
     public var metadata: TilesetMetadata
 }

@@ -19,13 +19,17 @@ import Darwin
 ///   (``HypsometricTint``; absolute by default) × the ``Hillshade`` factor; `hillshade`: the
 ///   grey shading alone, gdaldem's bytes. Computed on a grid with a 1-pixel border so
 ///   neighbouring tiles see the same neighbours and meet without seams.
+/// - `percent`: ``PercentRamp`` over 0…100 (fixed, not stretched per build).
+/// - `classes`: ``ClassPalette`` by class value (always resampled nearest).
 ///
+/// Every single data band's values (metres for elevation and depth, negated first when the
+/// decision says so) are returned beside the colours so the archive can store them.
 /// Invalid (nodata / outside) pixels are transparent black.
 struct Colorizer: Sendable {
     enum Mode: Sendable, Equatable {
-        case rgb, palette, stretch, elevation, bathymetry, hillshade
+        case rgb, palette, stretch, elevation, bathymetry, hillshade, percent, classes
 
-        /// Metres shaded on a bordered grid (and kept as the archive's elevation).
+        /// Metres shaded on a bordered grid.
         var isTerrain: Bool { self == .elevation || self == .bathymetry || self == .hillshade }
     }
 
@@ -45,11 +49,19 @@ struct Colorizer: Sendable {
     /// The tint in words, for the build summary.
     let tintDescription: String?
     let hillshade: Hillshade
+    /// The single data band whose values are stored; nil for several data bands.
+    let valueBand: Int?
+    /// What the archive's `tilepack:legend` lists (ramp stops, classes seen, percent stops); may be empty.
+    let legend: [LegendEntry]
 
     /// Grid border (pixels) the colouring needs around a tile.
     var border: Int { mode.isTerrain ? 1 : 0 }
-    /// Palette sources must never blend indices.
-    var forcesNearest: Bool { mode == .palette }
+    /// Palette and class sources must never blend indices or class codes.
+    var forcesNearest: Bool { mode == .palette || mode == .classes || decision.valueKind == .class }
+    /// Whether the tiles' values are stored (every single-band kind).
+    var storesValues: Bool { valueBand != nil && decision.valueKind != nil }
+    /// Whether parents pick one child sample per 2×2 block instead of averaging (class codes).
+    var categorical: Bool { decision.valueKind == .class }
 
     /// `init(source:mode:terrain:)` with the tint stretched over `elevationRange` when given.
     init(source: any RasterSource, mode requested: ColorMode, elevationRange: ClosedRange<Double>?) throws {
@@ -81,7 +93,10 @@ struct Colorizer: Sendable {
         }
         let decision = try ColorDecision.decide(
             requested: requested, sampleType: type, bands: bands, dataBands: data, hasColorMap: source.colorMap != nil,
-            hints: source.terrainHints, validRange: { try singleBandSample().range })
+            hints: source.terrainHints, sample: {
+                let s = try singleBandSample()
+                return ColorDecision.BandSummary(range: s.range, distinct: s.distinctIntegers(limit: ColorDecision.maxClasses))
+            })
         let shown = decision.mode
         let mode: Mode
         switch decision.mode {
@@ -91,14 +106,20 @@ struct Colorizer: Sendable {
         case .elevation: mode = .elevation
         case .bathymetry: mode = .bathymetry
         case .hillshade: mode = .hillshade
+        case .percent: mode = .percent
+        case .classes: mode = .classes
         case .auto: preconditionFailure("ColorDecision.decide resolves auto")
         }
+        if (mode == .percent || mode == .classes), data.count != 1 {
+            throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a single data band, source has \(data.count)")
+        }
+        var legend: [LegendEntry] = []
         var colorBands: [Int]
         switch data.count {
         case 1, 2: colorBands = [data[0]]
         default: colorBands = Array(data.prefix(3))
         }
-        if data.count == 2 && !mode.isTerrain && mode != .palette {
+        if data.count == 2 && !mode.isTerrain && mode != .palette && mode != .percent && mode != .classes {
             throw BuildError.colorModeUnsupported(mode: shown, reason: "2 colour bands without alpha cannot be shown as gray or RGB")
         }
         var palette: [UInt8] = []
@@ -135,17 +156,37 @@ struct Colorizer: Sendable {
             }
             if mode != .hillshade {
                 // Only a colour file with percentages or `--tint-range percentile` reads the
-                // source's statistics: the default tint is a function of metres alone.
+                // source's statistics: the default tint is a function of metres alone. Positive
+                // depths are negated before colouring, so their statistics are too.
+                let sign: Double = decision.negated ? -1 : 1
                 let resolved = try terrain.resolve(
                     bathymetry: mode == .bathymetry,
-                    valueRange: { try singleBandSample().range.map { Double($0.lowerBound)...Double($0.upperBound) } },
+                    valueRange: {
+                        try singleBandSample().range.map { r in
+                            let a = sign * Double(r.lowerBound), b = sign * Double(r.upperBound)
+                            return min(a, b)...max(a, b)
+                        }
+                    },
                     percentiles: { () throws -> (Double, Double)? in
                         let s = try singleBandSample()
-                        guard let lo = s.percentile(1), let hi = s.percentile(99) else { return nil }
-                        return (Double(lo), Double(hi))
+                        guard let lo = s.percentile(decision.negated ? 99 : 1), let hi = s.percentile(decision.negated ? 1 : 99) else { return nil }
+                        return (sign * Double(lo), sign * Double(hi))
                     })
                 tint = resolved.tint
                 tintDescription = resolved.description
+                legend = resolved.tint.legend
+            }
+        case .percent:
+            legend = PercentRamp.legend
+        case .classes:
+            legend = ClassPalette.legend(try singleBandSample().distinctIntegers(limit: ColorDecision.maxClasses) ?? [])
+        }
+        if mode == .palette, decision.valueKind == .class, let indices = try singleBandSample().distinctIntegers(limit: 256) {
+            legend = indices.compactMap { v in
+                guard v >= 0, v < Float(palette.count / 3) else { return nil }
+                let i = Int(v)
+                return LegendEntry(value: Double(v), label: "class \(ColorDecision.number(v))",
+                                   rgba: [palette[i * 3], palette[i * 3 + 1], palette[i * 3 + 2], 255])
             }
         }
         self.decision = decision
@@ -158,20 +199,27 @@ struct Colorizer: Sendable {
         self.tint = tint
         self.tintDescription = tintDescription
         self.hillshade = terrain.hillshade
+        self.valueBand = data.count == 1 ? data.first : nil
+        self.legend = legend
     }
 
     /// Colours the interior (grid minus ``border``) of a resampled grid into `rgba`
-    /// (256·256·4 bytes for a tile); for elevation also returns the interior metres (NaN
-    /// where invalid).
-    func colorize(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float]? {
+    /// (256·256·4 bytes for a tile); for a single data band also returns the interior values
+    /// (metres for elevation and depth; NaN where invalid).
+    func colorize(values given: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float]? {
         let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
-        precondition(rgba.count == w * h * 4 && values.count == grid.width * grid.height * bands)
+        precondition(rgba.count == w * h * 4 && given.count == grid.width * grid.height * bands)
+        var values = given
+        if decision.negated, let band = valueBand {
+            // Positive depths: negative metres from here on (colour and stored values alike).
+            for k in stride(from: band, to: values.count, by: bands) { values[k] = -values[k] }
+        }
         if mode.isTerrain {
             return hillshade.render(values: values, stride: bands, band: colorBands[0], valid: valid, grid: grid, tint: tint, into: &rgba)
         }
         if mode == .rgb {
             colorizeRGB(values: values, valid: valid, grid: grid, into: &rgba)
-            return nil
+            return storedValues(values, valid: valid, grid: grid)
         }
         for j in 0..<h {
             for i in 0..<w {
@@ -188,6 +236,13 @@ struct Colorizer: Sendable {
                     }
                     let idx = Int(v)
                     r = Float(palette[idx * 3]); g = Float(palette[idx * 3 + 1]); bl = Float(palette[idx * 3 + 2])
+                case .classes:
+                    guard let c = ClassPalette.color(values[px + colorBands[0]]) else {
+                        rgba[o] = 0; rgba[o + 1] = 0; rgba[o + 2] = 0; rgba[o + 3] = 0; continue
+                    }
+                    r = Float(c.0); g = Float(c.1); bl = Float(c.2)
+                case .percent:
+                    (r, g, bl) = PercentRamp.color(values[px + colorBands[0]])
                 case .stretch:
                     func s(_ slot: Int) -> Float {
                         let (lo, hi) = stretchRange[slot]
@@ -203,7 +258,22 @@ struct Colorizer: Sendable {
                 rgba[o] = Self.byte(r); rgba[o + 1] = Self.byte(g); rgba[o + 2] = Self.byte(bl); rgba[o + 3] = Self.byte(a)
             }
         }
-        return nil
+        return storedValues(values, valid: valid, grid: grid)
+    }
+
+    /// The interior's values of the single data band (NaN where invalid), nil when the
+    /// source has several data bands. O(pixels).
+    private func storedValues(_ values: [Float], valid: [UInt8], grid: PixelGrid) -> [Float]? {
+        guard storesValues, let band = valueBand else { return nil }
+        let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
+        var out = [Float](repeating: .nan, count: w * h)
+        for j in 0..<h {
+            for i in 0..<w {
+                let k = (j + b) * grid.width + i + b
+                if valid[k] != 0 { out[j * w + i] = values[k * bands + band] }
+            }
+        }
+        return out
     }
 
     /// The `rgb` mode on unsafe buffers (the samples are already 0…255): the bulk of an

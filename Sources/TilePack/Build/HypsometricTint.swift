@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackArchive
 
 /// A colour ramp over metres: the tint of terrain (`--color elevation`) and of the seabed
 /// (`--color bathymetry`). The colour of a pixel is a function of its metres only (then
@@ -148,18 +149,5 @@ public struct HypsometricTint: Sendable, Equatable {
         let whole = hundredths / 100, frac = abs(hundredths % 100)
         let sign = hundredths < 0 && whole == 0 ? "-" : ""
         return "\(sign)\(whole).\(frac < 10 ? "0" : "")\(frac)"
-    }
-}
-
-/// One entry of `tilepack:legend` (docs/FORMAT.md): a value, its label and its colour.
-public struct LegendEntry: Sendable, Equatable, Encodable {
-    public var value: Double
-    public var label: String
-    public var rgba: [UInt8]
-
-    public init(value: Double, label: String, rgba: [UInt8]) {
-        self.value = value
-        self.label = label
-        self.rgba = rgba
     }
 }

@@ -36,7 +36,9 @@ public struct MosaicInfo: Sendable, Encodable {
         }
         if let vrtPath { add("vrt:", vrtPath) }
         add("mosaic:", "\(mosaic.files.count) file\(mosaic.files.count == 1 ? "" : "s"), later files win where they overlap")
-        add("size:", "\(g.width) x \(g.height) pixels, \(mosaic.bands) band\(mosaic.bands == 1 ? "" : "s") (the mosaic grid)")
+        let bands = mosaic.vrtBands?.count ?? mosaic.bands
+        let picked = mosaic.vrtBands.map { ", the files' bands " + $0.map { String($0 + 1) }.joined(separator: ",") } ?? ""
+        add("size:", "\(g.width) x \(g.height) pixels, \(bands) band\(bands == 1 ? "" : "s") (the mosaic grid\(picked))")
         add("sample type:", mosaic.sampleType.rawValue)
         add("nodata:", mosaic.nodata.map { "\($0)" } ?? "none (per file, or none)")
         add("crs:", mosaic.crsNames.joined(separator: ", "))
@@ -77,7 +79,7 @@ public struct MosaicInfo: Sendable, Encodable {
                                                   resolution_m: JSONOutput.number($0.georeference.groundResolution)) }, forKey: .files)
         try c.encode(g.width, forKey: .width)
         try c.encode(g.height, forKey: .height)
-        try c.encode(mosaic.bands, forKey: .bands)
+        try c.encode(mosaic.vrtBands?.count ?? mosaic.bands, forKey: .bands)
         try c.encode(mosaic.sampleType.rawValue, forKey: .dtype)
         try c.encodeOrNull(mosaic.nodata.map(JSONOutput.number), forKey: .nodata)
         try c.encode(mosaic.crsNames, forKey: .crs)

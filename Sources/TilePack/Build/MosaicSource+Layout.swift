@@ -143,20 +143,27 @@ extension MosaicSource {
 
     /// A mosaic as a GDAL VRT describes it: the VRT's grid, its sources in order.
     ///
-    /// Every band must take the same windows of the same files, band k from band k (what
-    /// `gdalbuildvrt` writes); the files must be GeoTIFFs in one CRS with the VRT's data type.
+    /// Every band must take the same windows of the same files (what `gdalbuildvrt` writes),
+    /// each band one band of them: band k from band k, or any other (what
+    /// `gdal_translate -of VRT -b 3 -b 2 -b 1` writes; then the mosaic holds the files' bands
+    /// and ``vrtBands`` says which the VRT shows). The files must be GeoTIFFs in one CRS with
+    /// the VRT's data type.
     /// - Throws: ``InputFileError`` naming the VRT and, for a source, the source file.
     /// - Cost: opens each distinct source once to read its header (then closes it).
     public init(vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
         func fail(_ problem: String) -> InputFileError { InputFileError(path: vrt.path, problem: problem) }
         let sources = vrt.bands[0].sources
         guard !sources.isEmpty else { throw fail("VRTRasterBand 1 has no sources") }
+        var picks: [Int] = []  // the file band (1-based) each VRT band shows
         for (k, band) in vrt.bands.enumerated() {
             guard band.dataType == vrt.bands[0].dataType else { throw fail("bands of different data types are not supported") }
+            let fileBand = band.sources.first?.band ?? 0
             guard band.sources.count == sources.count,
-                  zip(band.sources, sources).allSatisfy({ $0.path == $1.path && $0.srcRect == $1.srcRect && $0.dstRect == $1.dstRect && $0.band == k + 1 })
-            else { throw fail("VRTRasterBand \(k + 1) does not take band \(k + 1) of the same sources as band 1; per-band sources are not supported") }
+                  zip(band.sources, sources).allSatisfy({ $0.path == $1.path && $0.srcRect == $1.srcRect && $0.dstRect == $1.dstRect && $0.band == fileBand })
+            else { throw fail("VRTRasterBand \(k + 1) does not take one band of the same windows of the same sources as band 1; per-band sources are not supported") }
+            picks.append(fileBand)
         }
+        let fileBands = picks.max() ?? 1
         guard let transform = vrt.geoTransform else { throw fail("VRT has no GeoTransform: it is not georeferenced") }
         var index: [String: Int] = [:]
         var files: [File] = []
@@ -171,8 +178,8 @@ extension MosaicSource {
             } catch let e as any TilePackError {
                 throw fail("source \(e.description)")
             }
-            guard tiff.bands == vrt.bands.count else {
-                throw fail("source \(s.path): has \(tiff.bands) bands, the VRT \(vrt.bands.count); band subsets are not supported")
+            guard tiff.bands >= fileBands else {
+                throw fail("source \(s.path): has \(tiff.bands) band\(tiff.bands == 1 ? "" : "s"), the VRT takes its band \(fileBands)")
             }
             guard tiff.sampleType == vrt.bands[0].dataType else {
                 throw fail("source \(s.path): holds \(tiff.sampleType.rawValue), the VRT declares \(vrt.bands[0].dataType.rawValue); type conversion is not supported")
@@ -220,6 +227,16 @@ extension MosaicSource {
                   bands: first.bands, sampleType: first.sampleType,
                   nodata: vrt.bands[0].nodata ?? Self.commonNodata(files.map(\.nodata)),
                   colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+        if picks != Array(1...first.bands) {
+            vrtBands = picks.map { $0 - 1 }
+            var hints = TerrainHints()
+            for (k, b) in vrt.bands.enumerated() {
+                hints.descriptions[k] = b.description.flatMap { $0.isEmpty ? nil : $0 }
+                hints.colorInterps[k] = b.colorInterp
+                hints.unitTypes[k] = b.unitType.flatMap { $0.isEmpty ? nil : $0 }
+            }
+            vrtBandHints = hints
+        }
     }
 
     /// Refuses a file whose samples cannot join `first`'s in one raster.

@@ -92,6 +92,12 @@ public struct MosaicSource: RasterSource {
     public let colorMap: [UInt16]?
     public let alphaBand: Int?
     public let terrainHints: TerrainHints
+    /// For a VRT whose bands are not the files' bands 1…n in order: the file band (0-based)
+    /// each VRT band shows. The mosaic itself holds all the files' bands; the build sees it
+    /// through a ``SelectedBandsSource`` (``RegionBuild``).
+    public internal(set) var vrtBands: [Int]?
+    /// The VRT's own band Description/ColorInterp/UnitType, by VRT band, with ``vrtBands``.
+    var vrtBandHints = TerrainHints()
 
     /// Default limit on files open at once.
     public static let defaultMaxOpenFiles = 64

@@ -105,6 +105,43 @@ enum Pyramid {
         return out
     }
 
+    /// Class codes: per 2×2 block the most frequent valid (non-NaN) child sample, ties to the
+    /// first in reading order (top-left, top-right, bottom-left, bottom-right); NaN where none.
+    /// Never a mean: a parent holds only codes its children hold. The parent's colour is the
+    /// picked pixel's (transparent where none). O(size²).
+    static func downsampleClasses(_ children: [[Float]?], colours: [[UInt8]?], size: Int) -> (values: [Float], rgba: [UInt8]) {
+        precondition(children.count == 4 && colours.count == 4)
+        var out = [Float](repeating: .nan, count: size * size)
+        var rgba = [UInt8](repeating: 0, count: size * size * 4)
+        let half = size / 2
+        for (q, child) in children.enumerated() {
+            guard let child else { continue }
+            precondition(child.count == size * size)
+            let colour = colours[q]
+            let ox = (q & 1) * half, oy = (q >> 1) * half
+            for j in 0..<half {
+                for i in 0..<half {
+                    let p = (2 * j) * size + 2 * i
+                    let taps = (p, p + 1, p + size, p + size + 1)
+                    var best = -1, bestCount = 0
+                    for a in [taps.0, taps.1, taps.2, taps.3] where !child[a].isNaN {
+                        let v = child[a]
+                        let count = (child[taps.0] == v ? 1 : 0) + (child[taps.1] == v ? 1 : 0)
+                            + (child[taps.2] == v ? 1 : 0) + (child[taps.3] == v ? 1 : 0)
+                        if count > bestCount { best = a; bestCount = count }
+                    }
+                    guard best >= 0 else { continue }
+                    let o = (oy + j) * size + ox + i
+                    out[o] = child[best]
+                    if let colour, colour.count == size * size * 4 {
+                        for ch in 0..<4 { rgba[o * 4 + ch] = colour[best * 4 + ch] }
+                    }
+                }
+            }
+        }
+        return (out, rgba)
+    }
+
     /// True when no pixel has alpha above 0.
     static func isTransparent(_ rgba: [UInt8]) -> Bool {
         rgba.withUnsafeBufferPointer { p in

@@ -74,6 +74,9 @@ public struct TerrainHints: Sendable, Equatable {
     public var unitTypes: [Int: String] = [:]
     /// GDAL band DESCRIPTION per band index (e.g. "Elevation", "SRTM DEM").
     public var descriptions: [Int: String] = [:]
+    /// GDAL band COLORINTERP per band index ("Red", "Green", "Blue", "Gray", "Undefined"…):
+    /// which bands ``BandSelection`` draws as R, G, B by default.
+    public var colorInterps: [Int: String] = [:]
 
     public init(verticalCSType: UInt16? = nil, verticalDatum: UInt16? = nil, verticalUnits: UInt16? = nil,
                 unitTypes: [Int: String] = [:], descriptions: [Int: String] = [:]) {

@@ -75,6 +75,9 @@ public struct RegionBuild: Sendable {
         public let mosaic: MosaicSummary?
         /// The interrupted temporary archive the build continued, if any.
         public let resumedFrom: String?
+        /// The bands drawn when not the source's own (``BandSelection``), or a hint at
+        /// `--bands` for a stack drawn as its first three bands; nil otherwise.
+        public var bands: String? = nil
     }
 
     /// What a mosaic build read.
@@ -91,10 +94,31 @@ public struct RegionBuild: Sendable {
         let georeference: GeoReference
         let mosaic: MosaicSource?
         let input: RegionInput
+        /// What the summary says of the bands drawn (see ``Result/bands``).
+        var bands: String? = nil
     }
 
-    /// Resolves and opens the request's sources (headers only; no pixel is read).
+    /// Resolves and opens the request's sources (headers only; no pixel is read), seen
+    /// through the VRT's band choice and ``BuildOptions/bands`` (``BandSelection``).
+    /// - Throws: ``BuildError/invalidOption(_:)`` for `--bands` naming a band the source lacks.
     func open() throws -> OpenedSource {
+        var opened = try openFiles()
+        if let m = opened.mosaic, let picks = m.vrtBands {
+            opened = OpenedSource(source: SelectedBandsSource(base: m, picks: picks, extra: m.vrtBandHints),
+                                  georeference: opened.georeference, mosaic: m, input: opened.input)
+        }
+        let selection = try BandSelection.resolve(requested: request.options.bands, source: opened.source)
+        if let selection {
+            opened = OpenedSource(source: SelectedBandsSource(base: opened.source, picks: selection.bands),
+                                  georeference: opened.georeference, mosaic: opened.mosaic, input: opened.input,
+                                  bands: selection.description)
+        } else {
+            opened.bands = BandSelection.hint(for: opened.source, selection: nil)
+        }
+        return opened
+    }
+
+    private func openFiles() throws -> OpenedSource {
         let input = try RegionInput.resolve(request.sourcePaths)
         switch input {
         case .file(let path):
@@ -197,18 +221,18 @@ public struct RegionBuild: Sendable {
         if let shard = request.shard, let partition {
             writer.metadata.extra[ShardRecord.key] = try JSONOutput.string(ShardRecord(
                 index: shard.index, count: shard.count, zoom: partition.zoom,
-                elevation: report.hillshade != nil, optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
+                elevation: report.color.valueKind != nil, optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
         }
-        // What the colours mean (docs/FORMAT.md): the mode, and the terrain ramp's stops.
+        if let kind = report.color.valueKind { writer.metadata.extra[MBTilesMetadata.Key.valueKind] = kind.rawValue }
         writer.metadata.extra[MBTilesMetadata.Key.colorMode] = report.color.mode.rawValue
-        if let legend = report.legend { writer.metadata.extra[MBTilesMetadata.Key.legend] = try JSONOutput.string(legend) }
+        if !report.legend.isEmpty { writer.metadata.extra[MBTilesMetadata.Key.legend] = try LegendEntry.json(report.legend) }
         try writer.finish()
         let summary = opened.mosaic.map { m in
             let s = m.openFileStatistics
             return MosaicSummary(files: m.files.count, opens: s.opens, peakOpenFiles: s.peakOpen, maxOpenFiles: m.maxOpenFiles)
         }
         return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue,
-                      mosaic: summary, resumedFrom: resuming?.path)
+                      mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands)
     }
 
     /// Batching of the archive writer (tests use small batches to commit often).
@@ -288,7 +312,7 @@ public struct RegionBuild: Sendable {
             colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
             codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
             tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
-            hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description))
+            hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands))
     }
 
     /// One entry of `tilepack:sources`.
@@ -306,9 +330,11 @@ public struct RegionBuild: Sendable {
         let codecLevel: String?
         /// `--tint`, `--tint-range` and the light, each only when not the default (absent then).
         var tint: String? = nil, tintRange: String? = nil, hillshade: String? = nil
+        /// `--bands` as given (1-based); omitted when not given, so older identities still match.
+        var bands: [Int]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case resampling, codec, tint, hillshade
+            case resampling, codec, tint, hillshade, bands
             case tintRange = "tint_range"
             case minZoom = "min_zoom"
             case maxZoom = "max_zoom"
@@ -329,6 +355,7 @@ public struct RegionBuild: Sendable {
             try c.encodeIfPresent(tint, forKey: .tint)
             try c.encodeIfPresent(tintRange, forKey: .tintRange)
             try c.encodeIfPresent(hillshade, forKey: .hillshade)
+            if let bands { try c.encode(bands, forKey: .bands) }
         }
     }
 }
@@ -358,7 +385,7 @@ final class InterruptingSink: TileSink {
 }
 
 /// `tilepack:shard` of a shard archive: which part of which split it is, whether the build
-/// drew elevation (the merge's parents carry metres then), and the digest of the options
+/// stored the single band's values (the merge's parents carry them then), and the digest of the options
 /// identity (``RegionBuild/buildIdentity(metadata:)``).
 struct ShardRecord: Codable, Equatable {
     static let key = "tilepack:shard"

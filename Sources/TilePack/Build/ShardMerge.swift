@@ -109,6 +109,8 @@ public struct ShardMerge: Sendable {
         let tileSize = metadata.tileSize
         let levels = try TileBuilder.buildLevels(
             above: partition, plan: plan, codec: choice.codec(level: level), elevation: reference.record.elevation,
+            categorical: rows[MBTilesMetadata.Key.valueKind] == ValueKind.class.rawValue,
+            categoricalColour: rows[MBTilesMetadata.Key.colorMode] == ColorMode.classes.rawValue,
             keepEmpty: keepEmpty, workers: max(1, workers), given: Set(owners.keys),
             pixels: { tile in
                 guard let owner = owners[tile] else { throw ShardError.unbuiltTile(tile: tile, count: partition.count) }

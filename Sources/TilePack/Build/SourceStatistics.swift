@@ -22,6 +22,17 @@ enum SourceStatistics {
             return values[Int(rank)]
         }
 
+        /// The distinct values, ascending, when there are at most `limit` of them and all are
+        /// integers; else nil. O(samples).
+        func distinctIntegers(limit: Int) -> [Float]? {
+            var out: [Float] = []
+            for v in values where out.last != v {
+                guard v.rounded() == v, out.count < limit else { return nil }
+                out.append(v)
+            }
+            return out
+        }
+
         /// Smallest and largest valid sample; nil when there are none.
         var range: ClosedRange<Float>? {
             guard let lo = values.first, let hi = values.last else { return nil }

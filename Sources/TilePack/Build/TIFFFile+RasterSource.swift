@@ -24,7 +24,7 @@ extension TIFFFile: RasterSource {
     }
 
     /// The vertical GeoKeys (0 means undefined and is dropped) and GDAL_METADATA's band
-    /// UNITTYPE and DESCRIPTION items.
+    /// UNITTYPE, DESCRIPTION and COLORINTERP items.
     public var terrainHints: TerrainHints {
         let keys = image.geoKeys
         func key(_ id: UInt16) -> UInt16? { keys?.short(id).flatMap { $0 == 0 ? nil : $0 } }
@@ -37,6 +37,7 @@ extension TIFFFile: RasterSource {
             switch item.role ?? item.name.lowercased() {
             case "unittype": hints.unitTypes[band] = value
             case "description": hints.descriptions[band] = value
+            case "colorinterp": hints.colorInterps[band] = value
             default: break
             }
         }

@@ -82,12 +82,13 @@ public struct TileBuilder: Sendable {
         let colorizer = try Colorizer(source: source, mode: options.colorMode, terrain: options.terrain)
         let counter = LiveTileCounter()
         let levels = LevelWorker(codec: codec, counter: counter, keepEmpty: options.keepEmpty,
-                                 elevation: colorizer.mode.isTerrain)
+                                 elevation: colorizer.storesValues, categorical: colorizer.categorical,
+                                 categoricalColour: colorizer.mode == .classes)
         let resampler = Resampler.forSource(source, georeference: georeference, maxError: options.approximationError,
                                             method: colorizer.forcesNearest ? .nearest : options.resampling)
         let worker = TileWorker(resampler: resampler, colorizer: colorizer, levels: levels)
         let scope: BuildScope = shard.map { .shard(shardPartition(plan, count: $0.count), index: $0.index) } ?? .whole
-        let memory = try memoryPlan(plan, elevation: colorizer.mode.isTerrain)
+        let memory = try memoryPlan(plan, elevation: colorizer.storesValues)
         let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
                            workers: memory.workers, scope: scope, sink: sink, journal: journal,
                            color: colorizer.decision, progress: progress)
@@ -99,8 +100,8 @@ public struct TileBuilder: Sendable {
         if colorizer.mode.isTerrain {
             run.report.hillshade = colorizer.hillshade
             run.report.tint = colorizer.tintDescription
-            run.report.legend = colorizer.tint?.legend
         }
+        run.report.legend = colorizer.legend
         return run.report
     }
 
@@ -136,14 +137,15 @@ public struct TileBuilder: Sendable {
     ///   boundary between shards and zoom), over `workers` threads; one `pixels` call per
     ///   given child of one. Memory: at most one block's 4^blockLevels buffers plus 4 per zoom above it.
     public static func buildLevels(above partition: ShardPartition, plan: TilePlan, codec: any TileCodec, elevation: Bool,
-                                   keepEmpty: Bool, workers: Int = ProcessorInfo.activeCount, blockLevels: Int = 3,
+                                   categorical: Bool = false, categoricalColour: Bool = false, keepEmpty: Bool, workers: Int = ProcessorInfo.activeCount, blockLevels: Int = 3,
                                    given: Set<TileID>, pixels: @escaping @Sendable (TileID) throws -> TilePixels?,
                                    sink: some TileSink,
                                    progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
         precondition(workers >= 1 && blockLevels >= 1, "levels need a worker and a block of at least one level")
         let clock = ContinuousClock()
         let start = clock.now
-        let levels = LevelWorker(codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation)
+        let levels = LevelWorker(codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation,
+                                 categorical: categorical, categoricalColour: categoricalColour)
         let color = ColorDecision(mode: elevation ? .elevation : .rgb, reason: "as the shards were built")
         let run = BuildRun(plan: plan, levels: levels, worker: nil, blockLevels: blockLevels, workers: workers,
                            scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
@@ -180,12 +182,22 @@ private struct LevelWorker: Sendable {
     let codec: any TileCodec
     let counter: LiveTileCounter
     let keepEmpty: Bool
+    /// Whether tiles carry the single data band's values (stored in the elevation table).
     let elevation: Bool
+    /// Class codes: parents pick one child sample per 2×2 block (``Pyramid/downsampleClasses``).
+    var categorical = false
+    /// With `categorical`, the parent's colour is the picked sample's too (`classes` mode).
+    var categoricalColour = false
     let size = WebMercator.tileSize
 
     /// Average a parent from its children (nil = missing/empty) and encode it.
     func parent(_ tile: TileID, _ kids: [TileBuffer?]) throws -> TileResult {
         if kids.allSatisfy({ $0 == nil }) { return try finish(nil, nil) }
+        if elevation && categorical {
+            let picked = Pyramid.downsampleClasses(kids.map { $0?.metres }, colours: kids.map { $0?.rgba }, size: size)
+            let rgba = categoricalColour ? picked.rgba : Pyramid.downsampleRGBA(kids.map { $0?.rgba }, size: size)
+            return try finish(rgba, picked.values)
+        }
         let rgba = Pyramid.downsampleRGBA(kids.map { $0?.rgba }, size: size)
         let metres = elevation ? Pyramid.downsampleElevation(kids.map { $0?.metres }, size: size) : nil
         return try finish(rgba, metres)

@@ -197,7 +197,8 @@ public final class TileService: Sendable {
         case .failure(let response): return response
         case .success(let found): (a, id) = found
         }
-        guard store.archives[a].hasElevation else {
+        // Only heights and depths are terrain: a percentage or class grid is not served as metres.
+        guard store.archives[a].valueKind?.isMetres == true else {
             return .error(404, kind: "notFound", message: "region \(region) has no elevation")
         }
         do throws(TileStoreError) {
@@ -241,7 +242,7 @@ public final class TileService: Sendable {
                       "\"tilepack:region\":\(jsonString(region))",
                       "\"tilepack:codec\":\(jsonString(s.codecName))",
                       "\"tilepack:payload_tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}"))]"]
-        if s.hasElevation {
+        if s.valueKind?.isMetres == true {
             fields.append("\"tilepack:terrain_tiles\":[\(jsonString("\(base)/terrain/\(region)/{z}/{x}/{y}.png"))]")
             fields.append("\"tilepack:terrain_encoding\":\"terrarium\"")
         }
@@ -306,7 +307,7 @@ public final class TileService: Sendable {
         for (i, name) in regionNames.enumerated() {
             let s = store.archives[i]
             var f = ["\"region\":\(jsonString(name))", "\"name\":\(jsonString(s.name))", "\"codec\":\(jsonString(s.codecName))",
-                     "\"elevation\":\(s.hasElevation)"]
+                     "\"elevation\":\(s.valueKind?.isMetres == true)"]
             if let b = s.bounds { f.append("\"bounds\":[\(b.west),\(b.south),\(b.east),\(b.north)]") }
             if let z = s.zoomRange { f += ["\"minzoom\":\(z.lowerBound)", "\"maxzoom\":\(z.upperBound)"] }
             regions.append("{" + f.joined(separator: ",") + "}")

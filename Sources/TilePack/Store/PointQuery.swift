@@ -30,24 +30,36 @@ public struct PointAnswer: Sendable, Encodable {
     public var locked = false
     /// The products that would unlock it, cheapest first (empty unless `locked`).
     public var unlock: [ProductOffer] = []
+    /// The stored sample at the point, whatever it holds (``valueKind``): a class's exact code
+    /// (the nearest sample), otherwise bilinear like ``elevationMetres``; nil without one.
+    public var value: Double?
+    /// What the archive's samples are (`tilepack:value_kind`); nil for an archive without.
+    public var valueKind: ValueKind?
+    /// The zoom ``value`` came from.
+    public var valueZoom: Int?
 
     public init(archive: String, region: String, query: TileQuery, present: Bool, rgba: [UInt8]?,
-                elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = []) {
+                elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = [],
+                value: Double? = nil, valueKind: ValueKind? = nil, valueZoom: Int? = nil) {
         self.archive = archive; self.region = region; self.query = query; self.present = present; self.rgba = rgba
         self.elevationMetres = elevationMetres; self.elevationZoom = elevationZoom; self.locked = locked; self.unlock = unlock
+        self.value = value; self.valueKind = valueKind; self.valueZoom = valueZoom
     }
 
     /// The fields after the query's own (``TileQuery/CodingKeys``: `lat`, `lon`, `zoom`,
     /// `tile`, `tms_y`, `pixel`).
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, locked, unlock
+        case archive, region, present, rgba, locked, unlock, value
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
+        case valueKind = "value_kind"
     }
 
     /// The query's fields, then `archive`, `region`, `present`, `rgba` (null without a tile),
-    /// `elevation_m` (rounded to the centimetre, null without elevation), `elevation_zoom`,
-    /// `locked` and `unlock` ([{`id`, `title`, `price`, `currency`}], cheapest first).
+    /// `elevation_m` (rounded to the centimetre, null without elevation and unless the
+    /// value kind is elevation or depth), `elevation_zoom`, `value` (a class code exactly,
+    /// others to 0.0001), `value_kind`, `locked` and `unlock` ([{`id`, `title`, `price`,
+    /// `currency`}], cheapest first).
     public func encode(to encoder: any Encoder) throws {
         try query.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -57,6 +69,8 @@ public struct PointAnswer: Sendable, Encodable {
         try c.encodeOrNull(rgba, forKey: .rgba)
         try c.encodeOrNull(elevationMetres.map { JSONOutput.number(($0 * 100).rounded() / 100) }, forKey: .elevationMetres)
         try c.encodeOrNull(elevationZoom, forKey: .elevationZoom)
+        try c.encodeOrNull(value.map { valueKind == .class ? $0 : JSONOutput.number(($0 * 10_000).rounded() / 10_000) }, forKey: .value)
+        try c.encodeOrNull(valueKind, forKey: .valueKind)
         try c.encode(locked, forKey: .locked)
         try c.encode(unlock, forKey: .unlock)
     }
@@ -79,10 +93,27 @@ public struct PointAnswer: Sendable, Encodable {
         } else {
             lines.append("colour:    no tile stored here at zoom \(query.zoom) (outside the data, or transparent)")
         }
-        if let e = elevationMetres, let z = elevationZoom {
+        if let v = value, let z = valueZoom {
+            let from = "(from zoom \(z))"
+            switch valueKind {
+            case .elevation?, nil: lines.append("elevation: \((v * 100).rounded() / 100) m \(from)")
+            case .depth?: lines.append("depth:     \((v * 100).rounded() / 100) m \(from)")
+            case .percent?: lines.append("value:     \((v * 100).rounded() / 100) % \(from)")
+            case .class?: lines.append("class:     \(Self.plain(v)) \(from)")
+            case .value?: lines.append("value:     \((v * 10_000).rounded() / 10_000) \(from)")
+            }
+        } else if let e = elevationMetres, let z = elevationZoom {
             lines.append("elevation: \((e * 100).rounded() / 100) m (from zoom \(z))")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension PointAnswer {
+    /// An integral value without a fraction ("7", not "7.0").
+    static func plain(_ v: Double) -> String {
+        if v.rounded() == v, abs(v) < 1e15 { return String(Int64(v)) }
+        return "\(v)"
     }
 }
 
@@ -102,9 +133,10 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
     public var message: String { "no region archive in \(searched) covers this point" }
 
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, message, locked, unlock
+        case archive, region, present, rgba, message, locked, unlock, value
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
+        case valueKind = "value_kind"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -116,6 +148,8 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
         try c.encodeNil(forKey: .rgba)
         try c.encodeNil(forKey: .elevationMetres)
         try c.encodeNil(forKey: .elevationZoom)
+        try c.encodeNil(forKey: .value)
+        try c.encodeNil(forKey: .valueKind)
         try c.encode(message, forKey: .message)
         try c.encode(false, forKey: .locked)
         try c.encode([ProductOffer](), forKey: .unlock)
@@ -227,13 +261,17 @@ public enum PointQuery {
                 throw error
             }
         }
-        var elevation: (Double, Int)?
+        var sample: (Double, Int)?
         if summary.hasElevation, let range = summary.zoomRange {
-            elevation = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a,
-                                        zooms: stride(from: min(query.zoom, range.upperBound), through: range.lowerBound, by: -1))
+            sample = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a,
+                                     zooms: stride(from: min(query.zoom, range.upperBound), through: range.lowerBound, by: -1),
+                                     nearest: summary.valueKind == .class)
         }
+        // Only heights and depths are metres; a percentage or class code is a value, not an elevation.
+        let metres = summary.valueKind?.isMetres ?? false ? sample : nil
         return PointAnswer(archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,
-                           elevationMetres: elevation?.0, elevationZoom: elevation?.1)
+                           elevationMetres: metres?.0, elevationZoom: metres?.1,
+                           value: sample?.0, valueKind: summary.valueKind, valueZoom: sample?.1)
     }
 
     /// The RGBA at the query's pixel, nil when the archive has no tile there.
@@ -253,12 +291,22 @@ public enum PointQuery {
     /// Bilinear elevation between the four samples around the point (samples sit at pixel
     /// centres; the tile's edge samples are held beyond its edge), NaN neighbours dropped and
     /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins.
+    /// `nearest` (class codes): the sample of the pixel the point falls in, exactly, never blended.
     static func elevationAt(lon: Double, lat: Double, store: TileStore, archive: Int,
-                            zooms: some Sequence<Int>) throws -> (Double, Int)? {
+                            zooms: some Sequence<Int>, nearest: Bool = false) throws -> (Double, Int)? {
         for z in zooms {
             guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: z),
                   let tile = try store.elevation(hit.tile, archive: archive) else { continue }
             let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: z)
+            if nearest {
+                let px = (f.x - Double(hit.tile.x)) * Double(tile.width), py = (f.y - Double(hit.tile.y)) * Double(tile.height)
+                let cx = px.isFinite ? min(max(px, 0), Double(tile.width - 1)) : 0
+                let cy = py.isFinite ? min(max(py, 0), Double(tile.height - 1)) : 0
+                let x = Int(cx), y = Int(cy)
+                let v = Double(tile[x, y])
+                if v.isFinite { return (v, z) }
+                continue
+            }
             let fx = (f.x - Double(hit.tile.x)) * Double(tile.width) - 0.5
             let fy = (f.y - Double(hit.tile.y)) * Double(tile.height) - 0.5
             let cx = min(max(fx, 0), Double(tile.width - 1)), cy = min(max(fy, 0), Double(tile.height - 1))

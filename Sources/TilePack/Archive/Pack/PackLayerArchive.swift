@@ -64,7 +64,8 @@ public final class PackLayerArchive: TileArchive {
             name: metadata[MBTilesMetadata.Key.name] ?? info.archive, bounds: packBounds ?? layerBounds, zoomRange: zooms,
             codec: TileCodecChoice(metadata: metadata),
             codecName: metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? "",
-            tileSize: tileSize, hasElevation: elevation)
+            tileSize: tileSize, hasElevation: elevation,
+            valueKind: .some(ValueKind(metadata: metadata, hasElevationTable: elevation)))
     }
 
     /// What one lookup found, carried out of the SQLite-typed closure.

@@ -4,7 +4,7 @@ import TilePackCore
 ///
 /// The subset read is the one mosaics need: `VRTDataset` with `SRS`, `GeoTransform`,
 /// `Metadata` and `VRTRasterBand`s; a band with `NoDataValue`, `ColorInterp`, `Description`,
-/// `Metadata` and `SimpleSource`/`ComplexSource`; a source with `SourceFilename`
+/// `UnitType`, `Metadata` and `SimpleSource`/`ComplexSource`; a source with `SourceFilename`
 /// (`relativeToVRT`), `SourceBand`, `SourceProperties`, `SrcRect`, `DstRect` and, for a
 /// complex source, `NODATA` and an identity `ScaleOffset`/`ScaleRatio`. Anything else (warped
 /// or derived datasets, pixel functions, LUTs, kernel filters, colour tables) is declined
@@ -47,6 +47,10 @@ public struct VRTDocument: Sendable, Equatable {
         public var dataType: SampleType
         public var nodata: Double?
         public var sources: [Source]
+        /// `Description`, `ColorInterp` and `UnitType` as written (nil when absent).
+        public var description: String?
+        public var colorInterp: String?
+        public var unitType: String?
     }
 
     public let path: String
@@ -126,7 +130,10 @@ public struct VRTDocument: Sendable, Equatable {
         var band = Band(dataType: type, nodata: nil, sources: [])
         for child in e.children {
             switch child.name {
-            case "ColorInterp", "Description", "Metadata": continue
+            case "Metadata": continue
+            case "Description": band.description = child.trimmedText
+            case "ColorInterp": band.colorInterp = child.trimmedText
+            case "UnitType": band.unitType = child.trimmedText
             case "NoDataValue": band.nodata = try number(child.trimmedText, "NoDataValue", fail)
             case "SimpleSource", "ComplexSource": band.sources.append(try source(child, folder: folder, fail))
             default: throw fail("VRT element <\(child.name)> in VRTRasterBand \(bandNumber) is not supported")

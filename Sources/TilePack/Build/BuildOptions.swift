@@ -59,6 +59,13 @@ public struct BuildOptions: Sendable {
     public var approximationError = 0.125
     /// Elevation range the hypsometric tint spans; nil = 1st–99th percentile of the source.
     public var elevationRange: ClosedRange<Double>?
+    /// Which zooms keep their elevation grid (`--elevation`).
+    public var elevationLevels: ElevationLevels = .all
+    /// How the grids are stored (`--elevation-encoding`).
+    public var elevationStorage: ElevationStorage = .quantized
+    /// Quantisation precision (`--elevation-precision`, positive and finite); nil = 0.01 or
+    /// the source's own step, whichever is coarser (``ElevationPrecision``).
+    public var elevationPrecision: Double?
 
     public init() {}
 
@@ -72,6 +79,9 @@ public struct BuildOptions: Sendable {
         }
         if let r = elevationRange, !(r.lowerBound.isFinite && r.upperBound.isFinite && r.lowerBound < r.upperBound) {
             throw BuildError.invalidOption("elevationRange \(r) must be finite and non-empty")
+        }
+        if let p = elevationPrecision, !(p.isFinite && p > 0) {
+            throw BuildError.invalidOption("elevation precision \(p) must be a positive finite number of metres")
         }
     }
 }

@@ -174,6 +174,13 @@ public struct RegionBuild: Sendable {
         let partition = request.shard.map { ShardPartition(plan: plan, count: $0.count) }
         var writerOptions = self.writerOptions
         writerOptions.cacheBytes = BuildMemoryPlan.sqliteCacheBytes(budget: request.options.memoryBudget)
+        if request.options.elevationStorage == .quantized, request.options.elevationLevels != .none {
+            do {
+                writerOptions.elevationStep = try ElevationPrecision.step(for: opened.source, precision: request.options.elevationPrecision)
+            } catch let error as BuildError {
+                throw InputFileError(path: opened.input.label, problem: error.description)
+            }
+        }
         let writer = try MBTilesWriter(path: output, metadata: metadata, options: writerOptions,
                                        journal: MBTilesWriter.Journal(identity: identity, keptRootZoom: partition?.zoom),
                                        resuming: resuming)
@@ -279,7 +286,10 @@ public struct RegionBuild: Sendable {
         return try JSONOutput.string(RecordedOptions(
             minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
             colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
-            codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue))
+            codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
+            elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,
+            elevationEncoding: o.elevationStorage == .quantized ? nil : o.elevationStorage.rawValue,
+            elevationPrecision: o.elevationPrecision))
     }
 
     /// One entry of `tilepack:sources`.
@@ -295,9 +305,16 @@ public struct RegionBuild: Sendable {
         let keepEmpty: Bool
         let codec: String
         let codecLevel: String?
+        /// The elevation options, each written only when not the default (so the
+        /// options of a default build read as before format version 2).
+        var elevation: String? = nil
+        var elevationEncoding: String? = nil
+        var elevationPrecision: Double? = nil
 
         enum CodingKeys: String, CodingKey {
-            case resampling, codec
+            case resampling, codec, elevation
+            case elevationEncoding = "elevation_encoding"
+            case elevationPrecision = "elevation_precision"
             case minZoom = "min_zoom"
             case maxZoom = "max_zoom"
             case colorMode = "color_mode"
@@ -314,6 +331,9 @@ public struct RegionBuild: Sendable {
             try c.encode(keepEmpty, forKey: .keepEmpty)
             try c.encode(codec, forKey: .codec)
             try c.encodeOrNull(codecLevel, forKey: .codecLevel)
+            try c.encodeIfPresent(elevation, forKey: .elevation)
+            try c.encodeIfPresent(elevationEncoding, forKey: .elevationEncoding)
+            try c.encodeIfPresent(elevationPrecision, forKey: .elevationPrecision)
         }
     }
 }

@@ -197,6 +197,18 @@ public enum QuantizedElevation {
 
         deinit { bytes.deallocate() }
 
+        /// Scratch above this many bytes is freed after its decode rather than kept: a 512²
+        /// tile needs 1.1 MB, while a damaged row may claim a 4096² grid (68 MB), which a
+        /// pool of 8 must not hold on to.
+        static let keptBytes = 2 << 20
+
+        /// Frees an oversized buffer (see ``keptBytes``).
+        func trim() {
+            guard bytes.count > Self.keptBytes else { return }
+            bytes.deallocate()
+            bytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        }
+
         /// At least `count` bytes (the old contents are not kept).
         func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
             if bytes.count < count {
@@ -208,7 +220,7 @@ public enum QuantizedElevation {
     }
 
     /// Scratch shared by every decode: in steady state a decode allocates nothing but its
-    /// output (at most 8 idle scratches of ≤ 4·4096² + 2 MiB each are kept).
+    /// output (at most 8 idle scratches of ≤ 2 MiB each are kept; tiles up to 512² fit).
     package static let pool = ScratchPool { Scratch() }
 
     /// Decodes `blob` into `out` (`width × height` samples, row-major).
@@ -233,7 +245,10 @@ public enum QuantizedElevation {
         let expected = maskBytes + header.residualBytes * n
         let stream = UnsafeRawBufferPointer(rebasing: blob[headerSize...])
         let scratch = pool.take()
-        defer { pool.give(scratch) }
+        defer {
+            scratch.trim()
+            pool.give(scratch)
+        }
         let bytes = scratch.reserve(expected)
         if expected == 0 {
             guard stream.isEmpty else {

@@ -27,10 +27,11 @@ import TilePackCodec
 /// valid tile's values). A NaN sample's integer is its prediction (residual 0), so NaN areas
 /// cost next to nothing and neighbours predict across them.
 ///
-/// Measured alternatives (Scripts/elevation-encoding-bench, BENCHMARKS.md "Issue 25"): zigzag
-/// LEB128 varints before deflate are within 1 % of byte planes; MED/LOCO-I and left-only
-/// predictors are 10–25 % larger than planar; LERC-style 8×8 block min/bit packing is 15–60 %
-/// larger; deflate level 9 with `Z_FILTERED` is 5–7 % smaller than level 6.
+/// Measured alternatives on three DEM builds (`Scripts/elevation-encoding-bench --quantized`,
+/// BENCHMARKS.md "Issue 25: elevation"): zigzag LEB128 varints before deflate are 0.1–0.9 %
+/// smaller than byte planes (planes kept: fixed width, a simpler and faster decode); MED/LOCO-I
+/// is 4–35 % and left-only 23–36 % larger than planar; LERC-style 8×8 blocks of bit-packed
+/// residuals are 49–147 % larger; deflate level 9 with `Z_FILTERED` is 4–8 % smaller than level 6.
 public enum QuantizedElevation {
     /// Bytes before the zlib stream.
     public static let headerSize = 20

@@ -12,7 +12,7 @@ struct BuildCommand: ParsableCommand {
             from their children, encodes each tile (ASTC 6x6 by default; --codec pvrtc4 for older GPUs, png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
             Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
-            are kept losslessly for `tilepack query`. --color auto takes a single band as \
+            are kept for `tilepack query` to the source's precision (--elevation-precision). --color auto takes a single band as \
             elevation when the file says so (vertical GeoKeys, GDAL band UNITTYPE or a \
             DESCRIPTION naming elevation/height/DEM), when it is float or signed, or when its \
             unsigned samples lie within Earth's elevations (-500…9000 m) and are not a 0–255 \

@@ -178,6 +178,33 @@ import Testing
         #expect(try store.elevation(id) == back)
     }
 
+    /// A tile the quantiser declines (an infinity) is stored as Float32 beside quantised ones:
+    /// both read back, the metadata says `per-tile`, and the version stays 2.
+    @Test func declinedTilesFallBackToFloat32() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("mixed.mbtiles")
+        var options = MBTilesWriter.Options()
+        options.elevationStep = 1
+        let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
+        let plain = TileID(z: 4, x: 1, y: 1)!, odd = TileID(z: 4, x: 2, y: 1)!
+        let whole: [Float] = (0..<64).map { (i: Int) -> Float in Float(i * 7) }
+        var infinite = whole
+        infinite[9] = .infinity
+        for (id, values) in [(plain, whole), (odd, infinite)] {
+            try writer.write([1], for: id)
+            try writer.writeElevation(ElevationTile(width: 8, height: 8, values: values), for: id)
+        }
+        try writer.finish()
+        let reader = try MBTilesReader(path: path)
+        #expect(try reader.storedElevation(plain)?.encoding == "q-planar-deflate")
+        #expect(try reader.storedElevation(odd)?.encoding.hasPrefix("f32") == true)
+        #expect(try reader.elevation(plain)?.values == whole)
+        #expect(try reader.elevation(odd)?.values == infinite)
+        #expect(reader.metadata["tilepack:elevation_encoding"] == "per-tile")
+        #expect(reader.metadata["tilepack:format_version"] == "2")
+        #expect(reader.metadata["tilepack:elevation_precision"] == "1")
+    }
+
     @Test func oldArchivesStillRead() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("old.mbtiles")

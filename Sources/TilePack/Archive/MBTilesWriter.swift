@@ -550,7 +550,7 @@ public final class MBTilesWriter {
         }
         return metadata.rows(bounds: bounds, center: center, minZoom: minZoom, maxZoom: maxZoom,
                              elevationTiles: statistics.elevationTiles > 0, elevationEncoding: encodingName,
-                             formatVersion: hasQuantized ? 2 : 1,
+                             formatVersion: storedElevationEncodings.compactMap(ElevationEncoding.init(rawValue:)).map(\.formatVersion).max() ?? 1,
                              elevationPrecision: hasQuantized ? options.elevationStep.map(MBTilesMetadata.precisionText) : nil)
     }
 

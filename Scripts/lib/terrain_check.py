@@ -166,3 +166,61 @@ def compose(archives_tiles, z):
             opaque = rgba[..., 3] > 0
             view[opaque] = rgba[opaque]
     return img, x0, y0
+
+
+def decode_elevation(encoding, width, height, blob):
+    """One `elevation.data` blob as a float32 (height, width) array, decoded from the
+    definitions in docs/FORMAT.md (independently of tilepack's Swift decoder):
+    f32le-deflate, f32-fpredict-deflate (TIFF predictor 3) and q-planar-deflate."""
+    import struct, zlib
+    n = width * height
+    if encoding == "f32le-deflate":
+        return np.frombuffer(zlib.decompress(blob), "<f4").reshape(height, width).copy()
+    if encoding == "f32-fpredict-deflate":
+        a = np.frombuffer(zlib.decompress(blob), np.uint8).reshape(height, 4 * width)
+        a = np.cumsum(a, axis=1, dtype=np.uint64).astype(np.uint8)  # undo the byte deltas (mod 256)
+        le = a.reshape(height, 4, width)[:, ::-1, :].transpose(0, 2, 1)  # planes MSB first -> LE bytes
+        return np.ascontiguousarray(le).view("<f4").reshape(height, width).copy()
+    if encoding != "q-planar-deflate":
+        raise ValueError(f"unknown elevation encoding {encoding!r}")
+    layout, predictor, nbytes, flags = blob[0], blob[1], blob[2], blob[3]
+    step, base, nan_bits = struct.unpack_from("<dii", blob, 4)
+    nan = np.array([nan_bits], np.int32).view(np.float32)[0]
+    assert layout == 1 and predictor == 1 and nbytes in (0, 1, 2, 4) and flags < 4, "bad q-planar-deflate header"
+    if flags & 2:
+        return np.full((height, width), nan, np.float32)
+    mask_len = (n + 7) // 8 if flags & 1 else 0
+    raw = zlib.decompress(blob[20:]) if len(blob) > 20 else b""
+    assert len(raw) == mask_len + nbytes * n, "q-planar-deflate stream has the wrong length"
+    z = np.zeros(n, np.uint64)
+    for k in range(nbytes):
+        z |= np.frombuffer(raw, np.uint8, n, mask_len + k * n).astype(np.uint64) << np.uint64(8 * k)
+    r = ((z >> np.uint64(1)).astype(np.int64) ^ -(z & np.uint64(1)).astype(np.int64)).reshape(height, width)
+    r[0, 0] += base  # the planar predictor's inverse is a 2-D prefix sum seeded with `base`
+    q = np.cumsum(np.cumsum(r, axis=0), axis=1)
+    q = ((q + (1 << 31)) % (1 << 32)) - (1 << 31)  # integer arithmetic wraps modulo 2^32
+    out = (q.astype(np.float64) * step).astype(np.float32)
+    if mask_len:
+        bits = np.unpackbits(np.frombuffer(raw, np.uint8, mask_len), bitorder="little")[:n].reshape(height, width)
+        out[bits == 1] = nan
+    return out
+
+
+def archive_elevation(path, z=None):
+    """{(z, x, y_xyz): (encoding, float32 grid)} of an archive's elevation table."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        q = "SELECT zoom_level, tile_column, tile_row, encoding, width, height, data FROM elevation"
+        rows = con.execute(q + (" WHERE zoom_level = ?" if z is not None else ""), (() if z is None else (z,))).fetchall()
+    finally:
+        con.close()
+    return {(zz, x, (1 << zz) - 1 - r): (enc, decode_elevation(enc, w, h, bytes(d))) for zz, x, r, enc, w, h, d in rows}
+
+
+def elevation_bytes(path):
+    """Sum of the archive's `elevation.data` lengths."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return con.execute("SELECT coalesce(sum(length(data)), 0) FROM elevation").fetchone()[0]
+    finally:
+        con.close()

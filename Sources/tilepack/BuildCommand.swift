@@ -12,8 +12,9 @@ struct BuildCommand: ParsableCommand {
             from their children, encodes each tile (ASTC 6x6 by default; --codec pvrtc4 for older GPUs, png for GDAL and \
             QGIS) and writes the archive atomically: it appears under its name only when complete. \
             Elevation sources are drawn as hillshade with a hypsometric tint, and their metres \
-            are kept losslessly for `tilepack query`. --color auto decides what a single band \
-            holds: depth (a DESCRIPTION naming depth/bathymetry, or all values ≤ 0; positive \
+            are kept for `tilepack query`. --color auto decides what a single band \
+            holds (its values kept for `tilepack query` to the source's precision, \
+            --elevation-precision): depth (a DESCRIPTION naming depth/bathymetry, or all values ≤ 0; positive \
             depths are negated), a percentage (UNITTYPE %, or values within 0…100 named \
             percent/concentration/fraction/cover), elevation (vertical GeoKeys, UNITTYPE a \
             length, a DESCRIPTION naming elevation/height/DEM, or float/signed/16-bit values \
@@ -106,6 +107,22 @@ struct BuildCommand: ParsableCommand {
                                valueName: "B[,G,B[,A]]"))
     var bands: String?
 
+    @Option(help: ArgumentHelp(
+        "Which zooms keep elevation (metres, or the band's values) for query and hillshade: all (the default), max-zoom or none.",
+        valueName: "none|max-zoom|all"))
+    var elevation: ElevationLevels = .all
+
+    @Option(help: ArgumentHelp(
+        "Elevation is stored to this precision in metres (default: 0.01, or the source's own step when coarser; integer sources exactly).",
+        discussion: "Samples are quantised to max(precision, source step) and stored as integers with a 2-D predictor and deflate (q-planar-deflate, docs/FORMAT.md): a query answers within half the step. The source step is 1 for integer samples and, for float samples, the coarsest of 1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.02, 0.01 that every sampled value is a multiple of.",
+        valueName: "METRES"))
+    var elevationPrecision: Double?
+
+    @Option(help: ArgumentHelp(
+        "How elevation is stored: quantized (the default; format version 2) or float32 (lossless Float32 as before version 2, 4–5× larger).",
+        valueName: "quantized|float32"))
+    var elevationEncoding: ElevationStorage = .quantized
+
     @Flag(help: "Also store tiles that are entirely transparent.")
     var keepEmpty = false
 
@@ -150,6 +167,9 @@ struct BuildCommand: ParsableCommand {
         }
         if let a = minZoom, let b = maxZoom, a > b { throw ValidationError("--min-zoom \(a) is above --max-zoom \(b)") }
         if sources.isEmpty { throw ValidationError("give a GeoTIFF, several, a folder or a .vrt") }
+        if let p = elevationPrecision, !(p.isFinite && p > 0) {
+            throw ValidationError("--elevation-precision \(p) must be a positive finite number of metres, e.g. 0.01")
+        }
         if !(1...65536).contains(maxOpenFiles) { throw ValidationError("--max-open-files \(maxOpenFiles) must be 1…65536") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
         if let shard, BuildShard(argument: shard) == nil {
@@ -179,6 +199,9 @@ struct BuildCommand: ParsableCommand {
         }
         request.options.bands = try bands.map { text in try BandSelection.parse(text) }
         request.options.keepEmpty = keepEmpty
+        request.options.elevationLevels = elevation
+        request.options.elevationPrecision = elevationPrecision
+        request.options.elevationStorage = elevationEncoding
         if let workers { request.options.workers = workers }
         do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
             printError("--memory \(error.description)")
@@ -252,6 +275,8 @@ extension BuildCommand {
 
 extension Resampling: ExpressibleByArgument {}
 extension ColorMode: ExpressibleByArgument {}
+extension ElevationLevels: ExpressibleByArgument {}
+extension ElevationStorage: ExpressibleByArgument {}
 extension TileCodecChoice: ExpressibleByArgument {}
 
 extension String {

@@ -7,6 +7,8 @@
 //                                            blobs, and Mutex vs actor vs pthread mutex (StoreBench.swift)
 //   tilepack-bench access [options]          the region store's access check: hit and miss paths,
 //                                            and its cost inside a tile-store hit (AccessBench.swift)
+//   tilepack-bench elevation NEW OLD [--runs R]  elevation decode and store load per tile of two
+//                                            archives, and their ratio (ElevationBench.swift)
 import TilePack
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +23,10 @@ func fail(_ message: String) -> Never {
 let args = Array(CommandLine.arguments.dropFirst())
 if args.first == "store" {
     runStoreBench(Array(args.dropFirst()))
+    exit(0)
+}
+if args.first == "elevation" {
+    runElevationBench(Array(args.dropFirst()))
     exit(0)
 }
 if args.first == "access" {

@@ -35,7 +35,8 @@ public struct ElevationTile: Sendable, Equatable {
 }
 
 /// How an elevation tile's Float32 grid is packed in the `elevation.data` blob.
-/// Both are lossless at the bit level (NaN payloads included).
+/// The two Float32 encodings are lossless at the bit level (NaN payloads included);
+/// ``quantizedPlanarDeflate`` is lossless to a step recorded in the blob (format version 2).
 public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// Little-endian Float32 rows, zlib-compressed. The plain baseline.
     case float32Deflate = "f32le-deflate"
@@ -46,10 +47,41 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// three real DEMs, but 2× larger on a near-constant one (Scripts/elevation-encoding-bench),
     /// which is why the writer by default tries both and keeps the smaller per tile.
     case float32PredictorDeflate = "f32-fpredict-deflate"
+    /// Samples quantised to a step, planar-predicted integers as byte planes, zlib
+    /// (``QuantizedElevation``; docs/FORMAT.md): 4–5× smaller than the Float32 encodings on
+    /// measured DEMs. Archives holding it say `tilepack:format_version` 2.
+    case quantizedPlanarDeflate = "q-planar-deflate"
 
-    /// Packs `tile` into the blob stored in `elevation.data`.
+    /// The archive format version a tile in this encoding needs readers to know.
+    public var formatVersion: Int { self == .quantizedPlanarDeflate ? 2 : 1 }
+
+    /// Packs `tile` into the blob stored in `elevation.data`, with the smallest of the
+    /// allowed encodings: quantised at `step` when given and the tile allows it (finite samples
+    /// within ±2³⁰ steps, one NaN bit pattern), else the smaller of the two Float32 encodings.
+    /// - Cost: one quantised encode (level 9) or two Float32 encodes.
+    public static func pack(_ tile: ElevationTile, step: Double?, level: Int32 = 6) throws(Zlib.Failure) -> (ElevationEncoding, [UInt8]) {
+        if let step, let blob = try QuantizedElevation.encode(tile, step: step) {
+            return (.quantizedPlanarDeflate, blob)
+        }
+        let predicted = try ElevationEncoding.float32PredictorDeflate.encode(tile, level: level)
+        let plain = try ElevationEncoding.float32Deflate.encode(tile, level: level)
+        return predicted.count <= plain.count ? (.float32PredictorDeflate, predicted) : (.float32Deflate, plain)
+    }
+
+    /// Packs `tile` into the blob stored in `elevation.data`. ``quantizedPlanarDeflate`` needs a
+    /// `step`; without one, or for a tile it cannot hold (see ``pack(_:step:level:)``), this
+    /// throws a `Zlib.Failure` with code `Z_DATA_ERROR` naming the reason.
     /// - Cost: O(width × height), one scratch buffer of 4 bytes a sample plus the deflate output.
-    public func encode(_ tile: ElevationTile, level: Int32 = 6) throws(Zlib.Failure) -> [UInt8] {
+    public func encode(_ tile: ElevationTile, level: Int32 = 6, step: Double? = nil) throws(Zlib.Failure) -> [UInt8] {
+        if self == .quantizedPlanarDeflate {
+            guard let step, step.isFinite, step > 0 else {
+                throw Zlib.Failure(code: -3, message: "q-planar-deflate needs a positive finite step")
+            }
+            guard let blob = try QuantizedElevation.encode(tile, step: step) else {
+                throw Zlib.Failure(code: -3, message: "tile has samples q-planar-deflate cannot hold at step \(step)")
+            }
+            return blob
+        }
         let w = tile.width, h = tile.height
         var bytes = [UInt8](repeating: 0, count: w * h * 4)
         tile.values.withUnsafeBufferPointer { src in
@@ -81,6 +113,12 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
                                detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         let count = width * height
+        if self == .quantizedPlanarDeflate {
+            let result: Result<ElevationTile, ArchiveError> = blob.withUnsafeBytes { raw in
+                Result { () throws(ArchiveError) in try Self.decodeQuantized(raw, width: width, height: height, path: path) }
+            }
+            return try result.get()
+        }
         var bytes = [UInt8](repeating: 0, count: count * 4 + 1)  // one spare byte detects over-long data
         let inflated: Result<Int, Zlib.Failure> = blob.withUnsafeBytes { src in
             bytes.withUnsafeMutableBytes { dst in
@@ -117,6 +155,34 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
                 }
             }
         }
+        return ElevationTile(width: width, height: height, values: values)
+    }
+
+    /// Decodes a blob in place (e.g. SQLite's own buffer); see ``decode(_:width:height:path:)``.
+    /// For ``quantizedPlanarDeflate`` the returned grid is the only allocation (scratch is pooled).
+    public func decode(_ blob: UnsafeRawBufferPointer, width: Int, height: Int, path: String) throws(ArchiveError) -> ElevationTile {
+        guard self == .quantizedPlanarDeflate else { return try decode(Array(blob), width: width, height: height, path: path) }
+        return try Self.decodeQuantized(blob, width: width, height: height, path: path)
+    }
+
+    private static func decodeQuantized(_ blob: UnsafeRawBufferPointer, width: Int, height: Int,
+                                        path: String) throws(ArchiveError) -> ElevationTile {
+        guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
+            throw ArchiveError(path: path, problem: .badElevation,
+                               detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
+        }
+        var failure: ArchiveError?
+        let values = [Float](unsafeUninitializedCapacity: width * height) { buffer, initialized in
+            // Filled before decoding so a throw leaves no uninitialised memory behind.
+            buffer.initialize(repeating: 0)
+            initialized = width * height
+            do throws(ArchiveError) {
+                try QuantizedElevation.decode(blob, width: width, height: height, into: buffer, path: path)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
         return ElevationTile(width: width, height: height, values: values)
     }
 }

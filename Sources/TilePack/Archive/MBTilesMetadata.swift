@@ -58,10 +58,22 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let colorMode = "tilepack:color_mode"
         /// JSON array of ``LegendEntry`` for classes (and colour ramps).
         public static let legend = "tilepack:legend"
+        /// The quantisation step of `q-planar-deflate` elevation (each blob also records its own).
+        public static let elevationPrecision = "tilepack:elevation_precision"
     }
 
-    /// Version of tilepack's additions (keys and elevation table) that this code writes.
-    public static let tilePackFormatVersion = 1
+    /// The newest version of tilepack's additions (keys and elevation table) that this code
+    /// writes: 2 when elevation is quantised (`q-planar-deflate`), else 1, so an archive
+    /// without quantised elevation still opens in tilepacks that know only version 1.
+    public static let tilePackFormatVersion = 2
+    /// The versions this code reads: 1 (Float32 elevation only) and 2 (adds `q-planar-deflate`).
+    public static let readableFormatVersions = 1...2
+
+    /// A step as metadata text: "1" for whole numbers, else Swift's shortest round-trip form ("0.01").
+    public static func precisionText(_ step: Double) -> String {
+        if step == step.rounded(), step.magnitude < 1e15, let whole = Int(exactly: step) { return String(whole) }
+        return String(step)
+    }
 
     public var name: String
     /// MBTiles `format`: "png", "jpg", "webp", "pbf", or a media type for other payloads.
@@ -126,7 +138,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
     /// The metadata of an archive from its `metadata` rows (``MBTilesReader/metadata``), for
     /// writing a new archive that says the same (joining shards). Keys the writer derives
     /// from the tiles (`tilepack:format_version`, `tilepack:elevation`,
-    /// `tilepack:elevation_encoding`) and those in `dropping` are left out; other
+    /// `tilepack:elevation_encoding`, `tilepack:elevation_precision`) and those in `dropping` are left out; other
     /// `tilepack:` keys go to ``extra``. Nil without `name` and `format`.
     public init?(rows: [String: String], dropping: Set<String> = []) {
         guard let name = rows[Key.name], let format = rows[Key.format] else { return nil }
@@ -143,7 +155,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
                   buildOptions: rows[Key.buildOptions])
         let known: Set<String> = [Key.codec, Key.codecLevel, Key.payloadCompression, Key.tileSize, Key.sourceFile,
                                   Key.sourceSHA256, Key.sources, Key.buildOptions, Key.elevation, Key.elevationEncoding,
-                                  Key.formatVersion]
+                                  Key.formatVersion, Key.elevationPrecision]
         for (key, value) in rows where key.hasPrefix(Key.prefix) && !known.contains(key) && !dropping.contains(key) {
             extra[key] = value
         }
@@ -151,17 +163,19 @@ public struct MBTilesMetadata: Sendable, Equatable {
 
     /// The rows to store, with nil fields already resolved by the writer.
     func rows(bounds: GeoBounds, center: Center, minZoom: Int, maxZoom: Int,
-              elevationTiles: Bool, elevationEncoding: String) -> [(String, String)] {
+              elevationTiles: Bool, elevationEncoding: String, formatVersion: Int = 1,
+              elevationPrecision: String? = nil) -> [(String, String)] {
         var rows: [(String, String)] = [
             (Key.name, name), (Key.format, format), (Key.bounds, bounds.metadataValue),
             (Key.center, center.metadataValue), (Key.minZoom, String(minZoom)), (Key.maxZoom, String(maxZoom)),
             (Key.type, type.rawValue), (Key.version, version), (Key.description, description),
             (Key.attribution, attribution),
-            (Key.formatVersion, String(Self.tilePackFormatVersion)),
+            (Key.formatVersion, String(formatVersion)),
             (Key.codec, codec), (Key.payloadCompression, payloadCompression), (Key.tileSize, String(tileSize)),
             (Key.elevation, elevationTiles ? "true" : "false"),
         ]
         if elevationTiles { rows.append((Key.elevationEncoding, elevationEncoding)) }
+        if elevationTiles, let elevationPrecision { rows.append((Key.elevationPrecision, elevationPrecision)) }
         if let codecLevel { rows.append((Key.codecLevel, codecLevel)) }
         if let sourceFile { rows.append((Key.sourceFile, sourceFile)) }
         if let sourceSHA256 { rows.append((Key.sourceSHA256, sourceSHA256)) }

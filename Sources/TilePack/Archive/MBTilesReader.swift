@@ -79,6 +79,13 @@ public final class MBTilesReader: TileArchive {
                 if let name = meta.string(at: 0) { rows[name] = meta.string(at: 1) ?? "" }
             }
             metadata = rows
+            // Versions 1 and 2 differ only in the elevation encodings they may hold; a newer
+            // archive may store what this code would misread, so it is refused whole.
+            if let version = rows[MBTilesMetadata.Key.formatVersion],
+               !(Int(version).map(MBTilesMetadata.readableFormatVersions.contains) ?? false) {
+                throw ArchiveError(path: path, problem: .unsupportedVersion,
+                                   detail: "tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))")
+            }
             bounds = rows[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:))
             if let lo = rows[MBTilesMetadata.Key.minZoom].flatMap({ Int($0) }),
                let hi = rows[MBTilesMetadata.Key.maxZoom].flatMap({ Int($0) }), 0 <= lo, lo <= hi, hi <= TileID.maxZoom {
@@ -149,6 +156,32 @@ public final class MBTilesReader: TileArchive {
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
     public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+        guard hasElevation else { return nil }
+        // Quantised rows decode straight from SQLite's buffer: the grid is the only allocation.
+        var failure: ArchiveError?
+        let quick = try withConnection(doing: "reading elevation \(id)") { conn throws(SQLiteError) -> (handled: Bool, tile: ElevationTile?) in
+            let stmt = try conn.statement(\.selectElevation)
+            defer { stmt.reset() }
+            try stmt.bind(id.z, at: 1)
+            try stmt.bind(id.x, at: 2)
+            try stmt.bind(id.tmsY, at: 3)
+            guard try stmt.step() else { return (true, nil) }
+            guard stmt.string(at: 0) == ElevationEncoding.quantizedPlanarDeflate.rawValue else { return (false, nil) }
+            let width = stmt.int(at: 1), height = stmt.int(at: 2)
+            var tile: ElevationTile?
+            do {
+                let found: Bool? = try stmt.withBytes(at: 3) { blob in
+                    tile = try ElevationEncoding.quantizedPlanarDeflate.decode(blob, width: width, height: height, path: path)
+                    return true
+                }
+                if found == nil { failure = ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id) has no data") }
+            } catch {
+                failure = error as? ArchiveError ?? ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id): \(error)")
+            }
+            return (true, tile)
+        }
+        if let failure { throw failure }
+        if quick.handled { return quick.tile }
         guard let row = try storedElevation(id) else { return nil }
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
             throw ArchiveError(path: path, problem: .badElevation,

@@ -44,9 +44,18 @@ public final class MBTilesWriter {
         /// journal, not up to ``batchTiles`` tiles. A commit is a WAL append without fsync
         /// (`synchronous=NORMAL`): ~0.1 ms.
         public var commitInterval: Duration? = .seconds(1)
-        /// How elevation tiles are packed; nil (the default) packs each tile both ways and
-        /// keeps the smaller (twice the deflate time, 12–50 % smaller on measured DEMs).
+        /// How elevation tiles are packed; nil (the default) packs each tile both Float32 ways
+        /// and keeps the smaller (twice the deflate time, 12–50 % smaller on measured DEMs),
+        /// or quantised when ``elevationStep`` is set. A fixed ``ElevationEncoding/quantizedPlanarDeflate``
+        /// needs ``elevationStep``.
         public var elevationEncoding: ElevationEncoding? = nil
+        /// Quantisation step (metres, or the band's unit) for ``ElevationEncoding/quantizedPlanarDeflate``:
+        /// when set (and ``elevationEncoding`` is nil or quantised), every tile is stored
+        /// quantised to it, except a tile the quantiser cannot hold (infinite samples,
+        /// beyond ±2³⁰ steps, several NaN bit patterns), which falls back to the smaller
+        /// Float32 encoding. Recorded as `tilepack:elevation_precision`; the archive then
+        /// says `tilepack:format_version` 2.
+        public var elevationStep: Double? = nil
         /// zlib level for elevation tiles.
         public var elevationLevel: Int32 = 6
         /// SQLite page cache (`PRAGMA cache_size`); nil keeps SQLite's default (2 MiB). Dirty
@@ -118,6 +127,10 @@ public final class MBTilesWriter {
     public private(set) var statistics = Statistics()
 
     private var state = State.open
+    /// Encodings of the elevation tiles written by this writer.
+    private var elevationEncodingsUsed: Set<ElevationEncoding> = []
+    /// Encodings of every elevation row in the file, read at ``finish()`` for the metadata.
+    private var storedElevationEncodings: Set<String> = []
     private var connection: SQLiteConnection?
     private var insertImage: SQLiteStatement?
     private var insertMap: SQLiteStatement?
@@ -393,15 +406,13 @@ public final class MBTilesWriter {
             try beginBatchIfNeeded()
             let encoding: ElevationEncoding
             let blob: [UInt8]
-            if let fixed = options.elevationEncoding {
+            if let fixed = options.elevationEncoding, fixed != .quantizedPlanarDeflate {
                 encoding = fixed
                 blob = try fixed.encode(elevation, level: options.elevationLevel)
             } else {
-                let predicted = try ElevationEncoding.float32PredictorDeflate.encode(elevation, level: options.elevationLevel)
-                let plain = try ElevationEncoding.float32Deflate.encode(elevation, level: options.elevationLevel)
-                (encoding, blob) = predicted.count <= plain.count
-                    ? (.float32PredictorDeflate, predicted) : (.float32Deflate, plain)
+                (encoding, blob) = try ElevationEncoding.pack(elevation, step: options.elevationStep, level: options.elevationLevel)
             }
+            elevationEncodingsUsed.insert(encoding)
             let stmt = insertElevation!
             try stmt.bind(tile.z, at: 1)
             try stmt.bind(tile.x, at: 2)
@@ -441,6 +452,12 @@ public final class MBTilesWriter {
                         try db.execute("DROP TABLE tilepack_build")
                     }
                     if recountAtFinish { try recount(db) }
+                    // From the file, not this process's writes: a resumed build or a merge
+                    // holds rows it did not encode.
+                    let distinct = try db.prepare("SELECT DISTINCT encoding FROM elevation")
+                    var stored: Set<String> = []
+                    while try distinct.step() { stored.insert(distinct.string(at: 0) ?? "") }
+                    storedElevationEncodings = stored
                     let insert = try db.prepare("INSERT OR REPLACE INTO metadata (name, value) VALUES (?, ?)")
                     for (name, value) in resolvedMetadataRows() {
                         try insert.bind(name, at: 1)
@@ -521,9 +538,20 @@ public final class MBTilesWriter {
         }()
         let center = metadata.center ?? MBTilesMetadata.Center(
             lon: (bounds.west + bounds.east) / 2, lat: (bounds.south + bounds.north) / 2, zoom: minZoom)
+        let quantized = ElevationEncoding.quantizedPlanarDeflate.rawValue
+        let hasQuantized = storedElevationEncodings.contains(quantized)
+        let encodingName: String
+        if let fixed = options.elevationEncoding, fixed != .quantizedPlanarDeflate || storedElevationEncodings == [quantized] {
+            encodingName = fixed.rawValue
+        } else if options.elevationStep != nil, storedElevationEncodings == [quantized] {
+            encodingName = quantized
+        } else {
+            encodingName = "per-tile"
+        }
         return metadata.rows(bounds: bounds, center: center, minZoom: minZoom, maxZoom: maxZoom,
-                             elevationTiles: statistics.elevationTiles > 0,
-                             elevationEncoding: options.elevationEncoding?.rawValue ?? "per-tile")
+                             elevationTiles: statistics.elevationTiles > 0, elevationEncoding: encodingName,
+                             formatVersion: storedElevationEncodings.compactMap(ElevationEncoding.init(rawValue:)).map(\.formatVersion).max() ?? 1,
+                             elevationPrecision: hasQuantized ? options.elevationStep.map(MBTilesMetadata.precisionText) : nil)
     }
 
     private func checkOpen() throws {

@@ -71,6 +71,13 @@ public struct BuildOptions: Sendable {
     /// `--bands`: the source bands (1-based, GDAL's numbering) drawn as grey or R,G,B, with an
     /// optional last one as alpha (1–4 bands); nil = the file's own (see ``BandSelection``).
     public var bands: [Int]?
+    /// Which zooms keep their elevation grid (`--elevation`).
+    public var elevationLevels: ElevationLevels = .all
+    /// How the grids are stored (`--elevation-encoding`).
+    public var elevationStorage: ElevationStorage = .quantized
+    /// Quantisation precision (`--elevation-precision`, positive and finite); nil = 0.01 or
+    /// the source's own step, whichever is coarser (``ElevationPrecision``).
+    public var elevationPrecision: Double?
 
     public init() {}
 
@@ -86,6 +93,9 @@ public struct BuildOptions: Sendable {
             throw BuildError.invalidOption("--tint-range \(r.lowerBound)..\(r.upperBound): MIN must be below MAX, both within ±1000000 m")
         }
         try terrain.hillshade.validate()
+        if let p = elevationPrecision, !(p.isFinite && p > 0) {
+            throw BuildError.invalidOption("elevation precision \(p) must be a positive finite number of metres")
+        }
     }
 }
 

@@ -198,6 +198,13 @@ public struct RegionBuild: Sendable {
         let partition = request.shard.map { ShardPartition(plan: plan, count: $0.count) }
         var writerOptions = self.writerOptions
         writerOptions.cacheBytes = BuildMemoryPlan.sqliteCacheBytes(budget: request.options.memoryBudget)
+        if request.options.elevationStorage == .quantized, request.options.elevationLevels != .none {
+            do {
+                writerOptions.elevationStep = try ElevationPrecision.step(for: opened.source, precision: request.options.elevationPrecision)
+            } catch let error as BuildError {
+                throw InputFileError(path: opened.input.label, problem: error.description)
+            }
+        }
         let writer = try MBTilesWriter(path: output, metadata: metadata, options: writerOptions,
                                        journal: MBTilesWriter.Journal(identity: identity, keptRootZoom: partition?.zoom),
                                        resuming: resuming)
@@ -312,7 +319,10 @@ public struct RegionBuild: Sendable {
             colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
             codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
             tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
-            hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands))
+            hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands,
+            elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,
+            elevationEncoding: o.elevationStorage == .quantized ? nil : o.elevationStorage.rawValue,
+            elevationPrecision: o.elevationPrecision))
     }
 
     /// One entry of `tilepack:sources`.
@@ -332,10 +342,17 @@ public struct RegionBuild: Sendable {
         var tint: String? = nil, tintRange: String? = nil, hillshade: String? = nil
         /// `--bands` as given (1-based); omitted when not given, so older identities still match.
         var bands: [Int]? = nil
+        /// The elevation options, each written only when not the default (so the
+        /// options of a default build read as before format version 2).
+        var elevation: String? = nil
+        var elevationEncoding: String? = nil
+        var elevationPrecision: Double? = nil
 
         enum CodingKeys: String, CodingKey {
-            case resampling, codec, tint, hillshade, bands
+            case resampling, codec, tint, hillshade, bands, elevation
             case tintRange = "tint_range"
+            case elevationEncoding = "elevation_encoding"
+            case elevationPrecision = "elevation_precision"
             case minZoom = "min_zoom"
             case maxZoom = "max_zoom"
             case colorMode = "color_mode"
@@ -356,6 +373,9 @@ public struct RegionBuild: Sendable {
             try c.encodeIfPresent(tintRange, forKey: .tintRange)
             try c.encodeIfPresent(hillshade, forKey: .hillshade)
             if let bands { try c.encode(bands, forKey: .bands) }
+            try c.encodeIfPresent(elevation, forKey: .elevation)
+            try c.encodeIfPresent(elevationEncoding, forKey: .elevationEncoding)
+            try c.encodeIfPresent(elevationPrecision, forKey: .elevationPrecision)
         }
     }
 }

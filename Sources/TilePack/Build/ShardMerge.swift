@@ -103,7 +103,12 @@ public struct ShardMerge: Sendable {
         let owners = try Self.owners(shards, partition: partition, plan: plan)
         let checked = clock.now
 
-        let writer = try MBTilesWriter(path: outputPath, metadata: metadata)
+        // The shards' elevation step and levels, so the merged parents are stored as the
+        // shards stored theirs (a one-machine build's archive, tile for tile).
+        var writerOptions = MBTilesWriter.Options()
+        writerOptions.elevationStep = rows[MBTilesMetadata.Key.elevationPrecision].flatMap(Double.init).flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        let elevationLevels = Self.elevationLevels(rows[MBTilesMetadata.Key.buildOptions])
+        let writer = try MBTilesWriter(path: outputPath, metadata: metadata, options: writerOptions)
         for shard in shards { try writer.copyTiles(from: shard.path) }
         let copied = clock.now
         let tileSize = metadata.tileSize
@@ -123,7 +128,7 @@ public struct ShardMerge: Sendable {
                 }
                 return pixels
             },
-            sink: writer, progress: progress)
+            sink: writer, elevationLevels: elevationLevels, progress: progress)
         let built = clock.now
         try writer.finish()
         let end = clock.now
@@ -191,6 +196,14 @@ public struct ShardMerge: Sendable {
     }
 
     /// `keep_empty` of `tilepack:build_options`.
+    /// `--elevation` as the shards recorded it (absent: every zoom, the default).
+    private static func elevationLevels(_ options: String?) -> ElevationLevels {
+        struct Recorded: Decodable { let elevation: String? }
+        guard let options, let recorded = try? JSONDecoder().decode(Recorded.self, from: Data(options.utf8)),
+              let name = recorded.elevation else { return .all }
+        return ElevationLevels(rawValue: name) ?? .all
+    }
+
     private static func keepEmpty(_ options: String?, path: String) throws -> Bool {
         struct Recorded: Decodable {
             let keepEmpty: Bool

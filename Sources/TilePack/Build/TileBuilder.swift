@@ -92,6 +92,7 @@ public struct TileBuilder: Sendable {
         let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
                            workers: memory.workers, scope: scope, sink: sink, journal: journal,
                            color: colorizer.decision, progress: progress)
+        run.elevationLevels = options.elevationLevels
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         let elapsed = clock.now - start
         run.report.seconds = elapsed.inSeconds
@@ -139,7 +140,7 @@ public struct TileBuilder: Sendable {
     public static func buildLevels(above partition: ShardPartition, plan: TilePlan, codec: any TileCodec, elevation: Bool,
                                    categorical: Bool = false, categoricalColour: Bool = false, keepEmpty: Bool, workers: Int = ProcessorInfo.activeCount, blockLevels: Int = 3,
                                    given: Set<TileID>, pixels: @escaping @Sendable (TileID) throws -> TilePixels?,
-                                   sink: some TileSink,
+                                   sink: some TileSink, elevationLevels: ElevationLevels = .all,
                                    progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
         precondition(workers >= 1 && blockLevels >= 1, "levels need a worker and a block of at least one level")
         let clock = ContinuousClock()
@@ -150,6 +151,7 @@ public struct TileBuilder: Sendable {
         let run = BuildRun(plan: plan, levels: levels, worker: nil, blockLevels: blockLevels, workers: workers,
                            scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
                            color: color, progress: progress)
+        run.elevationLevels = elevationLevels
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         run.report.seconds = (clock.now - start).inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
@@ -256,6 +258,8 @@ private final class BuildRun<Sink: TileSink> {
     var done = 0
     var report: BuildReport
     let size = WebMercator.tileSize
+    /// Which zooms' grids go to the sink (parents are still made from every child's metres).
+    var elevationLevels = ElevationLevels.all
 
     init(plan: TilePlan, levels: LevelWorker, worker: TileWorker?, blockLevels: Int, workers: Int, scope: BuildScope,
          sink: Sink, journal: (any BuildJournal)?, color: ColorDecision, progress: ((TileBuilder.Progress) -> Void)?) {
@@ -392,7 +396,9 @@ private final class BuildRun<Sink: TileSink> {
         for (tile, r) in zip(tiles, results) {
             if let encoded = r.encoded {
                 try sink.write(tile: tile, encoded: encoded)
-                if let m = r.metres { try sink.writeElevation(tile: tile, metres: m, width: size, height: size) }
+                if let m = r.metres, elevationLevels.stores(zoom: tile.z, maxZoom: plan.maxZoom) {
+                    try sink.writeElevation(tile: tile, metres: m, width: size, height: size)
+                }
                 report.tilesWritten += 1
                 report.perZoom[tile.z, default: 0] += 1
             } else {

@@ -82,8 +82,8 @@ public struct PackCutter {
                         try writer.writeTile(try masked(bytes, mask: mask, summary: summary, tile: tile, path: master.path),
                                              layer: layer, tile: tile)
                         if let row = try master.storedElevation(tile) {
-                            let (grid, encoding) = try maskedElevation(row, tile: tile, archive: name, path: master.path)
-                            try writer.writeElevation(grid, encoding: encoding, layer: layer, id: tile)
+                            let (grid, encoding, step) = try maskedElevation(row, tile: tile, archive: name, path: master.path)
+                            try writer.writeElevation(grid, encoding: encoding, step: step, layer: layer, id: tile)
                             counts.elevationRows += 1
                         }
                         counts.maskedTiles += 1
@@ -131,12 +131,18 @@ public struct PackCutter {
 
     /// The elevation grid with the samples outside the areas NaN, and the encoding to store it in.
     private func maskedElevation(_ row: StoredElevation, tile: TileID, archive: String,
-                                 path: String) throws(PackError) -> (ElevationTile, ElevationEncoding) {
+                                 path: String) throws(PackError) -> (ElevationTile, ElevationEncoding, step: Double?) {
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
             throw PackError(.invalidInput, subject: path, "elevation \(tile) has unknown encoding \(ErrorText.quoted(row.encoding))")
         }
         var grid: ElevationTile
-        do { grid = try encoding.decode(row.data, width: row.width, height: row.height, path: path) } catch {
+        var step: Double?
+        do {
+            grid = try encoding.decode(row.data, width: row.width, height: row.height, path: path)
+            // Re-encoded at the master's own step: the kept samples are already multiples of
+            // it, so they come back bit for bit.
+            if encoding == .quantizedPlanarDeflate { step = try QuantizedElevation.step(of: row.data, path: path) }
+        } catch {
             throw PackError(.invalidInput, subject: path, "elevation \(tile) does not decode: \(error)")
         }
         let w = grid.width, h = grid.height
@@ -145,7 +151,7 @@ public struct PackCutter {
         let side = w == h ? w : max(w, h)
         let keep: TileMask
         switch plan.cut(tile, archive: archive, side: side) {
-        case .whole: return (grid, encoding)
+        case .whole: return (grid, encoding, step)
         case .omit: keep = TileMask.Builder(side: side).build()
         case .masked(let m): keep = m
         }
@@ -158,6 +164,6 @@ public struct PackCutter {
                 }
             }
         }
-        return (grid, encoding)
+        return (grid, encoding, step)
     }
 }

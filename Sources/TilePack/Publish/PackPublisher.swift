@@ -126,7 +126,8 @@ public struct PackPublisher {
         ]
         if let first = layers.first {
             for key in [MBTilesMetadata.Key.format, MBTilesMetadata.Key.codec, MBTilesMetadata.Key.tileSize,
-                        MBTilesMetadata.Key.payloadCompression, MBTilesMetadata.Key.elevation, MBTilesMetadata.Key.elevationEncoding] {
+                        MBTilesMetadata.Key.payloadCompression, MBTilesMetadata.Key.elevation, MBTilesMetadata.Key.elevationEncoding,
+                        MBTilesMetadata.Key.elevationPrecision, MBTilesMetadata.Key.formatVersion] {
                 if let value = first.metadata[key] { metadata[key] = value }
             }
         }

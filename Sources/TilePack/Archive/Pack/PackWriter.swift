@@ -125,13 +125,20 @@ public final class PackWriter {
     }
 
     /// Encodes `tile` with `encoding` (zlib level 6) and stores it as layer `layer`'s
-    /// elevation at `id`.
+    /// elevation at `id`. ``ElevationEncoding/quantizedPlanarDeflate`` takes `step` (the
+    /// master's, from its blob) and falls back to Float32 for a tile it cannot hold.
     /// - Cost: one encode (O(width × height) and a deflate), then as ``writeElevationRow(encoding:width:height:data:layer:id:)``.
-    public func writeElevation(_ tile: ElevationTile, encoding: ElevationEncoding, layer: Int, id: TileID) throws {
+    public func writeElevation(_ tile: ElevationTile, encoding: ElevationEncoding, step: Double? = nil,
+                               layer: Int, id: TileID) throws {
         try checkOpen()
         let data: [UInt8]
+        var encoding = encoding
         do {
-            data = try encoding.encode(tile)
+            if encoding == .quantizedPlanarDeflate {
+                (encoding, data) = try ElevationEncoding.pack(tile, step: step)
+            } else {
+                data = try encoding.encode(tile)
+            }
         } catch {
             throw fail(error, doing: "encoding elevation \(id) of layer \(layer)")
         }

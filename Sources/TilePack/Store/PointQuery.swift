@@ -30,24 +30,34 @@ public struct PointAnswer: Sendable, Encodable {
     public var locked = false
     /// The products that would unlock it, cheapest first (empty unless `locked`).
     public var unlock: [ProductOffer] = []
+    /// The zoom the answer's data came from: the colour's (else the elevation's) zoom; the
+    /// query zoom for a stored tile, the nearest zoom with data beyond the archive's zooms
+    /// (``Overzoom``); nil when there is no data.
+    public var dataZoom: Int?
+    /// The data came from a coarser zoom than the query's (the tile was scaled up).
+    public var overzoomed: Bool { dataZoom.map { $0 < query.zoom } ?? false }
 
     public init(archive: String, region: String, query: TileQuery, present: Bool, rgba: [UInt8]?,
-                elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = []) {
+                elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = [],
+                dataZoom: Int? = nil) {
         self.archive = archive; self.region = region; self.query = query; self.present = present; self.rgba = rgba
         self.elevationMetres = elevationMetres; self.elevationZoom = elevationZoom; self.locked = locked; self.unlock = unlock
+        self.dataZoom = dataZoom
     }
 
     /// The fields after the query's own (``TileQuery/CodingKeys``: `lat`, `lon`, `zoom`,
     /// `tile`, `tms_y`, `pixel`).
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, locked, unlock
+        case archive, region, present, rgba, locked, unlock, overzoomed
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
+        case dataZoom = "data_zoom"
     }
 
     /// The query's fields, then `archive`, `region`, `present`, `rgba` (null without a tile),
     /// `elevation_m` (rounded to the centimetre, null without elevation), `elevation_zoom`,
-    /// `locked` and `unlock` ([{`id`, `title`, `price`, `currency`}], cheapest first).
+    /// `data_zoom` (null without data), `overzoomed`, `locked` and `unlock` ([{`id`, `title`,
+    /// `price`, `currency`}], cheapest first).
     public func encode(to encoder: any Encoder) throws {
         try query.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -57,12 +67,14 @@ public struct PointAnswer: Sendable, Encodable {
         try c.encodeOrNull(rgba, forKey: .rgba)
         try c.encodeOrNull(elevationMetres.map { JSONOutput.number(($0 * 100).rounded() / 100) }, forKey: .elevationMetres)
         try c.encodeOrNull(elevationZoom, forKey: .elevationZoom)
+        try c.encodeOrNull(dataZoom, forKey: .dataZoom)
+        try c.encode(overzoomed, forKey: .overzoomed)
         try c.encode(locked, forKey: .locked)
         try c.encode(unlock, forKey: .unlock)
     }
 
     /// `{archive, region, lat, lon, zoom, tile {z,x,y}, tms_y, pixel {x,y}, present, rgba,
-    /// elevation_m, elevation_zoom, locked, unlock}` on one line, keys sorted.
+    /// elevation_m, elevation_zoom, data_zoom, overzoomed, locked, unlock}` on one line, keys sorted.
     public var json: String {
         get throws { try JSONOutput.string(self) }
     }
@@ -82,13 +94,16 @@ public struct PointAnswer: Sendable, Encodable {
         if let e = elevationMetres, let z = elevationZoom {
             lines.append("elevation: \((e * 100).rounded() / 100) m (from zoom \(z))")
         }
+        if let z = dataZoom, z != query.zoom {
+            lines.append("data:      from zoom \(z) (\(z < query.zoom ? "overzoomed: scaled up" : "underzoomed: scaled down"))")
+        }
         return lines.joined(separator: "\n")
     }
 }
 
 /// The answer when no archive covers the point: the query's fields with `archive` and
-/// `region` null, `present` false, `rgba`, `elevation_m` and `elevation_zoom` null, plus a
-/// `message` naming the place searched.
+/// `region` null, `present` false, `rgba`, `elevation_m`, `elevation_zoom` and `data_zoom`
+/// null, `overzoomed` false, plus a `message` naming the place searched.
 public struct UncoveredPointAnswer: Sendable, Encodable {
     public let query: TileQuery
     /// Where the archives were looked for (a directory, or "the current directory").
@@ -102,9 +117,10 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
     public var message: String { "no region archive in \(searched) covers this point" }
 
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, message, locked, unlock
+        case archive, region, present, rgba, message, locked, unlock, overzoomed
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
+        case dataZoom = "data_zoom"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -116,6 +132,8 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
         try c.encodeNil(forKey: .rgba)
         try c.encodeNil(forKey: .elevationMetres)
         try c.encodeNil(forKey: .elevationZoom)
+        try c.encodeNil(forKey: .dataZoom)
+        try c.encode(false, forKey: .overzoomed)
         try c.encode(message, forKey: .message)
         try c.encode(false, forKey: .locked)
         try c.encode([ProductOffer](), forKey: .unlock)
@@ -213,9 +231,9 @@ public enum PointQuery {
             let (px, py) = pixel(of: query, side: summary.tileSize)
             if !mask.scaled(toSide: summary.tileSize).isOwned(x: px, y: py) { return locked(offers) }
         }
-        var rgba: [UInt8]?
+        var rgba: [UInt8]?, colourZoom: Int?
         do throws(TileStoreError) {
-            rgba = try colour(at: query, store: store, archive: a)
+            (rgba, colourZoom) = try colour(at: query, store: store, archive: a) ?? (nil, nil)
         } catch {
             switch error.problem {
             case .locked, .partialTile:
@@ -229,20 +247,25 @@ public enum PointQuery {
         }
         var elevation: (Double, Int)?
         if summary.hasElevation, let range = summary.zoomRange {
-            elevation = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a,
-                                        zooms: stride(from: min(query.zoom, range.upperBound), through: range.lowerBound, by: -1))
+            // Within the archive's zooms, the query zoom and then coarser ones (a zoom may lack a
+            // grid); outside them, the query's own tile, which the store makes from the nearest
+            // zoom with data (and asks the access policy about the tile asked for).
+            let zooms = range.contains(query.zoom) ? Array(stride(from: query.zoom, through: range.lowerBound, by: -1)) : [query.zoom]
+            elevation = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a, zooms: zooms)
         }
         return PointAnswer(archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,
-                           elevationMetres: elevation?.0, elevationZoom: elevation?.1)
+                           elevationMetres: elevation?.0, elevationZoom: elevation?.1, dataZoom: colourZoom ?? elevation?.1)
     }
 
-    /// The RGBA at the query's pixel, nil when the archive has no tile there.
-    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> [UInt8]? {
+    /// The RGBA at the query's pixel and the zoom it came from (the query zoom, or the
+    /// nearest zoom with data outside the archive's zooms); nil when the archive has no tile
+    /// there.
+    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> ([UInt8], Int)? {
         guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
         let size = store.archives[a].tileSize
         let (px, py) = pixel(of: query, side: size)
         let i = (py * size + px) * 4
-        return [pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]]
+        return ([pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]], pixels.sourceZoom)
     }
 
     /// The query's pixel is on the 256-pixel web-mercator grid; scaled to a tile of `side`.
@@ -252,12 +275,14 @@ public enum PointQuery {
 
     /// Bilinear elevation between the four samples around the point (samples sit at pixel
     /// centres; the tile's edge samples are held beyond its edge), NaN neighbours dropped and
-    /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins.
+    /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins;
+    /// the answer's zoom is the one its grid came from.
     static func elevationAt(lon: Double, lat: Double, store: TileStore, archive: Int,
                             zooms: some Sequence<Int>) throws -> (Double, Int)? {
         for z in zooms {
             guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: z),
-                  let tile = try store.elevation(hit.tile, archive: archive) else { continue }
+                  let zoomed = try store.zoomedElevation(hit.tile, archive: archive) else { continue }
+            let tile = zoomed.grid
             let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: z)
             let fx = (f.x - Double(hit.tile.x)) * Double(tile.width) - 0.5
             let fy = (f.y - Double(hit.tile.y)) * Double(tile.height) - 0.5
@@ -270,7 +295,7 @@ public enum PointQuery {
                 let v = Double(tile[x, y])
                 if v.isFinite && w > 0 { sum += v * w; weight += w }
             }
-            if weight > 1e-9 { return (sum / weight, z) }
+            if weight > 1e-9 { return (sum / weight, zoomed.sourceZoom) }
         }
         return nil
     }

@@ -102,6 +102,9 @@ import TilePack
         #expect(beyond.present && beyond.dataZoom == zooms.upperBound && beyond.overzoomed && beyond.elevationZoom == zooms.upperBound)
         #expect(abs((beyond.elevationMetres ?? .nan) - (exact.elevationMetres ?? .nan)) < 30)
         #expect(try beyond.json.contains(#""data_zoom":\#(zooms.upperBound),"#) && beyond.json.contains(#""overzoomed":true"#))
+        // Beyond z22 nothing is made: no colour, but the elevation still comes from the stored zooms.
+        let z23 = try PointQuery.answer(TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: 23), store: store, archive: dem)
+        #expect(!z23.present && z23.elevationZoom == zooms.upperBound && z23.dataZoom == zooms.upperBound && z23.overzoomed)
     }
 
     @Test func serverTilesBeyondTheZoomsSayTheirSourceZoom() throws {

@@ -248,9 +248,13 @@ public enum PointQuery {
         var elevation: (Double, Int)?
         if summary.hasElevation, let range = summary.zoomRange {
             // Within the archive's zooms, the query zoom and then coarser ones (a zoom may lack a
-            // grid); outside them, the query's own tile, which the store makes from the nearest
-            // zoom with data (and asks the access policy about the tile asked for).
-            let zooms = range.contains(query.zoom) ? Array(stride(from: query.zoom, through: range.lowerBound, by: -1)) : [query.zoom]
+            // grid); outside them, the query's own tile first, which the store makes from the
+            // nearest zoom with data (and asks the access policy about the tile asked for), then,
+            // above the max zoom, the stored zooms as before (the store makes nothing beyond z22).
+            var zooms = [query.zoom]
+            if query.zoom >= range.lowerBound {
+                zooms += stride(from: min(query.zoom - 1, range.upperBound), through: range.lowerBound, by: -1)
+            }
             elevation = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a, zooms: zooms)
         }
         return PointAnswer(archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,

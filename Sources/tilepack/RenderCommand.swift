@@ -22,7 +22,7 @@ struct RenderCommand: ParsableCommand {
             bottom-right corner. Beyond an archive's zooms its tiles are made from the nearest \
             zoom with data (up to zoom 22 from the nearest stored ancestor, up to 3 zooms below \
             its min zoom from the descendants). Where no archive has anything to draw the \
-            command writes nothing and exits with status 2. Examples: tilepack render 45.85 6.88 12 --size 1024x768 \
+            background picture is written and the command exits with status 2. Examples: tilepack render 45.85 6.88 12 --size 1024x768 \
             --library SampleRegions -o view.png; tilepack render --tile 12/2126/1459.
             """
     )
@@ -85,13 +85,6 @@ struct RenderCommand: ParsableCommand {
             let layers = try MapLayers(archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
                                        budget: try MemoryBudget(parsing: budget), accessPolicy: library.accessPolicy())
             let picture = try layers.render(frame)
-            if picture.tilesDrawn == 0 && picture.tilesLocked == 0 {
-                // Nothing covers the frame: a background-only picture is not a map.
-                let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
-                printError("no region archive in \(regions.library ?? "the current directory") covers \(place) "
-                           + "(\(drawing.count) archive\(drawing.count == 1 ? "" : "s") searched): nothing drawn, nothing written")
-                throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
-            }
             let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"
             try CodecIO.write(png, to: path)
@@ -102,6 +95,15 @@ struct RenderCommand: ParsableCommand {
             if picture.tilesLocked > 0 {
                 let cheapest = picture.offers.values.sorted { (Double($0.price) ?? .infinity, $0.id) < (Double($1.price) ?? .infinity, $1.id) }
                 line += ", \(picture.tilesLocked) locked (" + cheapest.map { "\($0.title) \($0.price) \($0.currency)" }.joined(separator: ", ") + ")"
+            }
+            if picture.tilesDrawn == 0 && picture.tilesLocked == 0 {
+                // Nothing covers the frame: the picture is only background. Written all the same
+                // (as a locked picture is, and as `query --json` prints its uncovered object), but
+                // missing input by its exit status and one line on stderr.
+                let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
+                printError("no region archive in \(regions.library ?? "the current directory") covers \(place) "
+                           + "(\(drawing.count) archive\(drawing.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only")
+                throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }
             print(line)
             if picture.tilesLocked > 0 { throw ExitCode(TilePackErrorCategory.locked.exitStatus) }

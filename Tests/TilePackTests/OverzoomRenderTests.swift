@@ -157,7 +157,9 @@ import TilePack
         #expect(plain.status == 2 && plain.stderr.hasPrefix("error: ") && plain.stderr.contains("covers"))
         let render = try Self.run(["render", "10", "10", "12", "--library", dir, "-o", out.file("nowhere.png")])
         #expect(render.status == 2 && render.stderr.contains("nothing drawn"), "\(render.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: out.file("nowhere.png")))
+        // The picture is written all the same: background only.
+        let blank = try PNGDecoder().decode([UInt8](Data(contentsOf: URL(fileURLWithPath: out.file("nowhere.png"))))).rgba
+        #expect(blank.count == 768 * 512 * 4 && stride(from: 0, to: blank.count, by: 4).allSatisfy { Array(blank[$0..<$0 + 4]) == MapRenderer.background })
         // Covered, beyond the zooms: drawn, exit 0, and the summary says from which zoom.
         let deep = try Self.run(["render", "45.86", "6.88", "15", "--size", "256x256", "--library", dir, "-o", out.file("deep.png")])
         #expect(deep.status == 0 && deep.stdout.contains("made from zoom 12"), "\(deep.stdout)\(deep.stderr)")

@@ -93,7 +93,7 @@ public struct MapPicture: Sendable {
 /// Draws a map picture from a ``TileStore``: every archive's decoded tiles composited in the
 /// order given (the first at the bottom), tiles the access policy refuses drawn dimmed and
 /// hatched with the price of the cheapest product that unlocks them, and an attribution in
-/// the bottom-right corner. Nothing of a locked tile's pixels is read.
+/// the bottom-right corner (when anything was drawn). Nothing of a locked tile's pixels is read.
 ///
 /// Locking is per pixel: walking the archives bottom to top, a pixel is locked at the first
 /// archive that does not own it (a denied tile: every pixel; a partial tile: the pixels
@@ -164,7 +164,8 @@ public enum MapRenderer {
             }
         }
         picture.sourceZooms = sourceZooms.sorted()
-        if !attribution.isEmpty { drawAttribution(attribution, into: &picture.image) }
+        // Credit only what is shown: a picture of nothing stays background.
+        if !attribution.isEmpty, picture.tilesDrawn > 0 || picture.tilesLocked > 0 { drawAttribution(attribution, into: &picture.image) }
         return picture
     }
 

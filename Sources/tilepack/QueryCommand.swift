@@ -18,7 +18,9 @@ struct QueryCommand: ParsableCommand {
             rejected: web mercator's square map ends there. Negative values work as they are: \
             tilepack query -33.8568 151.2153 15 --tile-only. Without --tile-only, every archive \
             in --library (default: the current directory) whose bounds contain the point \
-            answers, or the one --archive names.
+            answers, or the one --archive names. Beyond an archive's zooms the answer comes from \
+            the nearest zoom with data (data_zoom; overzoomed when coarser). A point no archive \
+            covers exits with status 2.
             """
     )
 
@@ -37,7 +39,7 @@ struct QueryCommand: ParsableCommand {
     /// Directory of region archives to search (`--library`).
     var library: String? { regions.library }
 
-    @Flag(name: .long, help: "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind (elevation|depth|percent|class|value), locked, unlock}; one object per line when several archives answer.")
+    @Flag(name: .long, help: "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind (elevation|depth|percent|class|value), data_zoom, overzoomed, locked, unlock}; one object per line when several archives answer. A point no archive covers prints an object with archive null (exit 2).")
     var json = false
 
     func validate() throws {
@@ -75,7 +77,8 @@ struct QueryCommand: ParsableCommand {
 }
 
 extension QueryCommand {
-    /// Answers from the archives; a point no archive covers is a plain answer on stdout.
+    /// Answers from the archives. A point no archive covers exits 2 (missing input): with
+    /// `--json` its uncovered object is still printed on stdout, so a script reads both.
     func answerFromArchives(_ query: TileQuery) throws {
         do {
             // The catalog beside the archives decides what may be shown (none: all open).
@@ -97,9 +100,9 @@ extension QueryCommand {
                 if json {
                     print(try JSONOutput.string(LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
                 } else {
-                    print("no region archive in \(place) covers \(query.lat), \(query.lon) (\(archives.count) archive\(archives.count == 1 ? "" : "s") searched)")
+                    printError("no region archive in \(place) covers \(query.lat), \(query.lon) (\(archives.count) archive\(archives.count == 1 ? "" : "s") searched)")
                 }
-                return
+                throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }
             for (i, answer) in answers.enumerated() {
                 if json {

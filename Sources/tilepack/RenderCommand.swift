@@ -19,7 +19,10 @@ struct RenderCommand: ParsableCommand {
             (--trust), tiles this device does not own are drawn dimmed and hatched, with the \
             price of the cheapest product that unlocks them, and the command exits with status 3 \
             (the picture is written all the same). The archives' attribution is drawn in the \
-            bottom-right corner. Examples: tilepack render 45.85 6.88 12 --size 1024x768 \
+            bottom-right corner. Beyond an archive's zooms its tiles are made from the nearest \
+            zoom with data (up to zoom 22 from the nearest stored ancestor, up to 3 zooms below \
+            its min zoom from the descendants). Where no archive has anything to draw the \
+            background picture is written and the command exits with status 2. Examples: tilepack render 45.85 6.88 12 --size 1024x768 \
             --library SampleRegions -o view.png; tilepack render --tile 12/2126/1459.
             """
     )
@@ -86,9 +89,21 @@ struct RenderCommand: ParsableCommand {
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"
             try CodecIO.write(png, to: path)
             var line = "wrote \(path) (\(frame.width)x\(frame.height), zoom \(frame.zoom)): \(picture.tilesDrawn) tile\(picture.tilesDrawn == 1 ? "" : "s") drawn"
+            if !picture.sourceZooms.isEmpty {
+                line += " (made from zoom " + picture.sourceZooms.map(String.init).joined(separator: ", ") + ")"
+            }
             if picture.tilesLocked > 0 {
                 let cheapest = picture.offers.values.sorted { (Double($0.price) ?? .infinity, $0.id) < (Double($1.price) ?? .infinity, $1.id) }
                 line += ", \(picture.tilesLocked) locked (" + cheapest.map { "\($0.title) \($0.price) \($0.currency)" }.joined(separator: ", ") + ")"
+            }
+            if picture.tilesDrawn == 0 && picture.tilesLocked == 0 {
+                // Nothing covers the frame: the picture is only background. Written all the same
+                // (as a locked picture is, and as `query --json` prints its uncovered object), but
+                // missing input by its exit status and one line on stderr.
+                let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
+                printError("no region archive in \(regions.library ?? "the current directory") covers \(place) "
+                           + "(\(drawing.count) archive\(drawing.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only")
+                throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }
             print(line)
             if picture.tilesLocked > 0 { throw ExitCode(TilePackErrorCategory.locked.exitStatus) }

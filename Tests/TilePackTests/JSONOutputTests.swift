@@ -116,10 +116,17 @@ struct JSONOutputTests {
         let q = try TileQuery(lat: 45.85, lon: 6.88, zoom: 12)
         let stored = PointAnswer(archive: "/tmp/mb/montblanc-dem.mbtiles", region: "montblanc-dem", query: q,
                                  present: true, rgba: [100, 72, 45, 255], elevationMetres: 3391.2849, elevationZoom: 12)
-        #expect(try stored.json == #"{"archive":"/tmp/mb/montblanc-dem.mbtiles","elevation_m":3391.28,"elevation_zoom":12,"lat":45.85,"locked":false,"lon":6.88,"pixel":{"x":71,"y":167},"present":true,"region":"montblanc-dem","rgba":[100,72,45,255],"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
+        #expect(try stored.json == #"{"archive":"/tmp/mb/montblanc-dem.mbtiles","data_zoom":null,"elevation_m":3391.28,"elevation_zoom":12,"lat":45.85,"locked":false,"lon":6.88,"overzoomed":false,"pixel":{"x":71,"y":167},"present":true,"region":"montblanc-dem","rgba":[100,72,45,255],"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
         let empty = PointAnswer(archive: "a.mbtiles", region: "", query: q, present: false, rgba: nil,
                                 elevationMetres: nil, elevationZoom: nil)
-        #expect(try empty.json == #"{"archive":"a.mbtiles","elevation_m":null,"elevation_zoom":null,"lat":45.85,"locked":false,"lon":6.88,"pixel":{"x":71,"y":167},"present":false,"region":"","rgba":null,"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
+        #expect(try empty.json == #"{"archive":"a.mbtiles","data_zoom":null,"elevation_m":null,"elevation_zoom":null,"lat":45.85,"locked":false,"lon":6.88,"overzoomed":false,"pixel":{"x":71,"y":167},"present":false,"region":"","rgba":null,"tile":{"x":2126,"y":1459,"z":12},"tms_y":2636,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
+        // From a coarser zoom: data_zoom says which, overzoomed true; from a finer one, false.
+        let over = PointAnswer(archive: "a", region: "r", query: q, present: true, rgba: [1, 2, 3, 255],
+                               elevationMetres: 1200, elevationZoom: 10, dataZoom: 10)
+        #expect(try over.json.contains(#""data_zoom":10,"elevation_m":1200,"elevation_zoom":10,"#) && over.json.contains(#""overzoomed":true,"#))
+        let under = PointAnswer(archive: "a", region: "r", query: q, present: true, rgba: [1, 2, 3, 255],
+                                elevationMetres: nil, elevationZoom: nil, dataZoom: 14)
+        #expect(try under.json.contains(#""data_zoom":14,"#) && under.json.contains(#""overzoomed":false,"#))
         // Rounded to the centimetre: a whole number prints without a fraction, -0.004 as 0.
         for (metres, text) in [(1500.0, "1500"), (-0.004, "0"), (-12.345, "-12.35"), (0.1 + 0.2, "0.3")] {
             let a = PointAnswer(archive: "a", region: "r", query: q, present: false, rgba: nil,
@@ -127,7 +134,7 @@ struct JSONOutputTests {
             #expect(try a.json.contains(#""elevation_m":\#(text),"#), "\(metres)")
         }
         let uncovered = try uncoveredPointJSON(try TileQuery(lat: 10, lon: 10, zoom: 12), searched: "/tmp/mb")
-        #expect(uncovered == #"{"archive":null,"elevation_m":null,"elevation_zoom":null,"lat":10,"locked":false,"lon":10,"message":"no region archive in /tmp/mb covers this point","pixel":{"x":199,"y":163},"present":false,"region":null,"rgba":null,"tile":{"x":2161,"y":1933,"z":12},"tms_y":2162,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
+        #expect(uncovered == #"{"archive":null,"data_zoom":null,"elevation_m":null,"elevation_zoom":null,"lat":10,"locked":false,"lon":10,"message":"no region archive in /tmp/mb covers this point","overzoomed":false,"pixel":{"x":199,"y":163},"present":false,"region":null,"rgba":null,"tile":{"x":2161,"y":1933,"z":12},"tms_y":2162,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#)
     }
 
     /// Every query that decodes is answerable: no force unwrap or index past a tile can be
@@ -153,7 +160,11 @@ struct JSONOutputTests {
                 for zoom in [0, 1, 2, 12, 23, 24] {
                     let q = try Self.decode(#"{"lat":\#(lat),"lon":\#(lon),"zoom":\#(zoom)}"#)
                     let a = try PointQuery.answer(q, reader: reader)
-                    #expect(a.present == (zoom == 0 || (zoom == 1 && q.tile.x == 1 && q.tile.y == 1)))
+                    // Stored at z0 and at 1/1/1; z2 and z12 are overzoomed from the nearest stored
+                    // ancestor (z1 where 1/1/1 holds the point, else z0); beyond z22 nothing is made.
+                    let inOneOne = q.tile.x >> max(0, zoom - 1) == 1 && q.tile.y >> max(0, zoom - 1) == 1
+                    #expect(a.present == (zoom == 0 || (zoom == 1 && inOneOne) || zoom == 2 || zoom == 12))
+                    if zoom == 2 || zoom == 12 { #expect(a.dataZoom == (inOneOne ? 1 : 0) && a.overzoomed) }
                     #expect(try JSONSerialization.jsonObject(with: Data(a.json.utf8)) is [String: Any])
                     answered += 1
                 }

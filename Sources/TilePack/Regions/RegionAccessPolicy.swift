@@ -8,7 +8,9 @@ import TilePackStore
 /// pixel is owned; a pixel is owned when its centre (web mercator, see
 /// ``RegionPolygon/ownPixels(of:in:)``) lies inside the area of an entitled product whose
 /// zoom range holds z and whose `archives` name A (a bundle or subscription entitles
-/// everything it includes). **Partial** when some pixels are owned (with their
+/// everything it includes). A product's zoom range reaches up without end when it ends at the
+/// highest zoom the catalog sells of A: the tile store draws those zooms from that one
+/// (overzoom), so its owners see them and everyone else is offered it. **Partial** when some pixels are owned (with their
 /// ``TileMask``), **denied** when none is. Partial and denied answers name the available
 /// products that cover the tile at that zoom in that archive, cheapest first (exact prices;
 /// ties by id) — the same list whatever is owned, so a locked pixel reads the same before and
@@ -39,6 +41,9 @@ public final class RegionAccessPolicy: AccessPolicy {
     private let source: any EntitlementSource
     /// Available products, cheapest first, ties by id: the order of denial offers.
     private let offerOrder: [(index: Int, offer: ProductOffer)]
+    /// Per archive name, the highest zoom any product sells of it: above it the map shows that
+    /// zoom scaled up (the tile store's overzoom), so the products selling it own those zooms too.
+    private let topSoldZoom: [String: Int]
 
     /// One question: `archive` nil for the archive-blind ``access(_:)``.
     private struct Key: Hashable {
@@ -69,6 +74,12 @@ public final class RegionAccessPolicy: AccessPolicy {
                 return pa.price != pb.price ? pa.price < pb.price : pa.id < pb.id
             }
             .map { ($0, catalog.products[$0].offer) }
+        var top: [String: Int] = [:]
+        for p in catalog.products where p.area != nil {
+            guard let zooms = p.zoomRange else { continue }
+            for a in p.archives { top[a] = max(top[a] ?? zooms.upperBound, zooms.upperBound) }
+        }
+        topSoldZoom = top
     }
 
     /// The tile in any archive a product names, 256 pixels a side: what
@@ -150,9 +161,15 @@ public final class RegionAccessPolicy: AccessPolicy {
         /// Whether product `k`'s area may hold pixels of this tile in this archive.
         func sells(_ k: Int) -> Bool {
             let p = catalog.products[k]
-            guard p.area != nil, let zooms = p.zoomRange, zooms.contains(tile.z) else { return false }
-            if let archive = key.archive { return p.archives.contains(archive) }
-            return true
+            guard p.area != nil, let zooms = p.zoomRange, tile.z >= zooms.lowerBound else { return false }
+            if tile.z <= zooms.upperBound {
+                if let archive = key.archive { return p.archives.contains(archive) }
+                return true
+            }
+            // Beyond the highest zoom the catalog sells of an archive the map is that zoom
+            // scaled up: whoever owns it there owns the zooms above (and nobody else does).
+            let names = key.archive.map { p.archives.contains($0) ? [$0] : [] } ?? p.archives
+            return names.contains { topSoldZoom[$0] == zooms.upperBound }
         }
         // Regions, bundles and subscriptions share areas: place each area at most once.
         var known: [Int: RegionPolygon.TileCover] = [:]

@@ -84,12 +84,16 @@ public struct MapPicture: Sendable {
     public var tilesLocked = 0
     /// The cheapest product named on each locked tile, by product id.
     public var offers: [String: ProductOffer] = [:]
+    /// The zooms drawn tiles were made from other than the frame's (``Overzoom``: coarser when
+    /// scaled up beyond an archive's max zoom, finer when scaled down below its min), ascending;
+    /// empty when every drawn tile was stored at the frame's zoom.
+    public var sourceZooms: [Int] = []
 }
 
 /// Draws a map picture from a ``TileStore``: every archive's decoded tiles composited in the
 /// order given (the first at the bottom), tiles the access policy refuses drawn dimmed and
 /// hatched with the price of the cheapest product that unlocks them, and an attribution in
-/// the bottom-right corner. Nothing of a locked tile's pixels is read.
+/// the bottom-right corner (when anything was drawn). Nothing of a locked tile's pixels is read.
 ///
 /// Locking is per pixel: walking the archives bottom to top, a pixel is locked at the first
 /// archive that does not own it (a denied tile: every pixel; a partial tile: the pixels
@@ -97,9 +101,14 @@ public struct MapPicture: Sendable {
 /// a wholly locked tile draws it there, and nothing above it is drawn. A tile with any
 /// locked pixel counts in ``MapPicture/tilesLocked``.
 ///
+/// Beyond an archive's zooms the store's made tiles are drawn (``TileStore/pixels(_:archive:)``:
+/// up to ``Overzoom/maxZoom`` from the nearest stored ancestor, a few zooms below the min zoom
+/// from the descendants), so a map never goes blank one zoom past the data. Access is still
+/// asked for the frame's own tile: a locked tile is drawn locked, never as its free ancestor.
+///
 /// Cost: one `pixels` call per visible tile and archive (a hit is O(1); a miss reads and
-/// decodes one tile), and one pass over the picture per tile layer; a partial tile adds a
-/// scratch copy of its square.
+/// decodes one tile, or makes it from another zoom), and one pass over the picture per tile
+/// layer; a partial tile adds a scratch copy of its square.
 public enum MapRenderer {
     /// Behind the map where no archive has a tile.
     public static let background: [UInt8] = [236, 234, 228, 255]
@@ -113,8 +122,9 @@ public enum MapRenderer {
                               attribution: String = "") throws(TileStoreError) -> MapPicture {
         var picture = MapPicture(image: RGBAImage(width: frame.width, height: frame.height, colour: background))
         let layers = (order ?? Array(store.archives.indices)).filter { store.archives.indices.contains($0) }
+        var sourceZooms = Set<Int>()
         for (id, left, top) in frame.tiles {
-            let candidates = layers.filter { store.archives[$0].mayContain(id) }
+            let candidates = layers.filter { store.reaches(id, archive: $0) }
             var drew = false
             var locks = TileLocks(left: left, top: top, image: picture.image)
             for a in candidates {
@@ -135,6 +145,7 @@ public enum MapRenderer {
                         lease.withUnsafeBytes { raw in
                             draw(raw, side: side, into: &picture.image, left: left, top: top, skip: locks.locked)
                         }
+                        if lease.sourceZoom != id.z { sourceZooms.insert(lease.sourceZoom) }
                         drew = true
                     }
                 } catch where error.problem == .locked {
@@ -152,7 +163,9 @@ public enum MapRenderer {
                 if let offer = locks.offer { picture.offers[offer.id] = offer }
             }
         }
-        if !attribution.isEmpty { drawAttribution(attribution, into: &picture.image) }
+        picture.sourceZooms = sourceZooms.sorted()
+        // Credit only what is shown: a picture of nothing stays background.
+        if !attribution.isEmpty, picture.tilesDrawn > 0 || picture.tilesLocked > 0 { drawAttribution(attribution, into: &picture.image) }
         return picture
     }
 

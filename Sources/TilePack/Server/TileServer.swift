@@ -15,7 +15,7 @@ public enum TileServer {
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
         router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch, .authorization, .range, .ifRange],
                                               allowMethods: [.get, .head, .options],
-                                              exposedHeaders: ["ETag", "X-Tile-Format", "X-Tile-Size", "Content-Range", "Accept-Ranges", "Content-Length"], maxAge: .seconds(86400)))
+                                              exposedHeaders: ["ETag", "X-Tile-Format", "X-Tile-Size", "X-Tile-Overzoom", "Content-Range", "Accept-Ranges", "Content-Length"], maxAge: .seconds(86400)))
         router.middlewares.add(ErrorBodyMiddleware())
 
         router.get("/") { _, _ in response(service.viewerPage()) }

@@ -92,6 +92,12 @@ public final class TileService: Sendable {
     /// `/tiles/{region}/{z}/{x}/{y}` (the stored GPU payload) and `…/{y}.png` (decoded and
     /// re-encoded as PNG; a PNG archive's bytes as stored).
     ///
+    /// Outside the archive's zooms the PNG is the store's made tile (``Overzoom``: scaled up
+    /// from the nearest stored ancestor up to z22, scaled down from the min zoom's tiles a few
+    /// zooms below it), with `X-Tile-Overzoom: <source zoom>` (coarser than the tile's zoom:
+    /// scaled up; finer: scaled down). The payload stays exact-zoom only (GPU words cannot be
+    /// scaled without re-encoding): 404 there.
+    ///
     /// A partly owned tile: its payload is 403 `partialTile` (a payload cannot be masked
     /// without an encoder); its PNG is made from the store's masked pixels (alpha 0 outside
     /// the owned mask) under an ETag of its own (`m` + the masked pixels' hash seeded with the
@@ -105,6 +111,9 @@ public final class TileService: Sendable {
         case .success(let found): (a, id) = found
         }
         let summary = store.archives[a]
+        if format == .png, let zooms = summary.zoomRange, !zooms.contains(id.z) {
+            return zoomedPNG(region: region, archive: a, id: id, ifNoneMatch: ifNoneMatch)
+        }
         do throws(TileStoreError) {
             let found: TileLease?
             do throws(TileStoreError) {
@@ -156,8 +165,29 @@ public final class TileService: Sendable {
         }
     }
 
+    /// The PNG of a tile outside the archive's zooms, made by the store from another zoom
+    /// (access asked for this tile; a partly owned one comes masked). The ETag hashes the
+    /// pixels as made, seeded with the source zoom and the mask's fingerprint.
+    func zoomedPNG(region: String, archive a: Int, id: TileID, ifNoneMatch: String?) -> ServedResponse {
+        let side = store.archives[a].tileSize
+        do throws(TileStoreError) {
+            let mask = store.access(id, archive: a).mask?.fingerprint ?? 0
+            guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
+            let seed = mask ^ UInt64(pixels.sourceZoom) &* 0x9E37_79B9_7F4A_7C15
+            let etag = "\"z" + pixels.withUnsafeBytes { hex16(fnv1a($0, seed: seed)) } + "\""
+            let extra = [("X-Tile-Overzoom", "\(pixels.sourceZoom)")]
+            if Self.matches(ifNoneMatch, etag) { return notModified(etag, extra: extra) }
+            if let cached = encoded.get(etag) {
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: cached)
+            }
+            return encodedPNG(etag: etag, rgba: pixels.array, side: side, extra: extra)
+        } catch {
+            return tileError(error, region: region, id: id)
+        }
+    }
+
     /// `rgba` (side² pixels) as a PNG tile response, kept in the encoded-tile cache under `etag`.
-    func encodedPNG(etag: String, rgba: [UInt8], side: Int) -> ServedResponse {
+    func encodedPNG(etag: String, rgba: [UInt8], side: Int, extra: [(String, String)] = []) -> ServedResponse {
         let body: [UInt8]
         do throws(PNGError) {
             body = try png.encode(rgba: rgba, width: side, height: side)
@@ -165,11 +195,13 @@ public final class TileService: Sendable {
             return .from(error)
         }
         encoded.put(etag, body)
-        return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
+        return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: body)
     }
 
     /// `/view/{z}/{x}/{y}.png`: every region composited as `tilepack render --tile` draws it,
-    /// locked tiles dimmed with their price: the viewer's base layer.
+    /// locked tiles dimmed with their price: the viewer's base layer. Beyond the archives'
+    /// zooms the store's made tiles are drawn; `X-Tile-Overzoom` then lists the zooms they
+    /// came from (comma-separated, ascending: usually one).
     public func view(z: String, x: String, y: String, ifNoneMatch: String? = nil) -> ServedResponse {
         guard y.hasSuffix(".png") else { return .error(404, kind: "notFound", message: "view tiles are PNG: /view/{z}/{x}/{y}.png") }
         guard let zoom = Self.integer(z[...]), zoom <= TileID.maxZoom,
@@ -179,9 +211,10 @@ public final class TileService: Sendable {
         do {
             let picture = try MapRenderer.render(MapFrame(tile: id), store: store)
             let etag = "\"v" + picture.image.pixels.withUnsafeBytes { hex16(fnv1a($0)) } + "\""
-            if Self.matches(ifNoneMatch, etag) { return notModified(etag, cache: "no-cache") }
+            let extra = picture.sourceZooms.isEmpty ? [] : [("X-Tile-Overzoom", picture.sourceZooms.map(String.init).joined(separator: ","))]
+            if Self.matches(ifNoneMatch, etag) { return notModified(etag, cache: "no-cache", extra: extra) }
             let body = try png.encode(rgba: picture.image.pixels, width: picture.image.width, height: picture.image.height)
-            return ServedResponse(contentType: "image/png", headers: [("ETag", etag), ("Cache-Control", "no-cache")], body: body)
+            return ServedResponse(contentType: "image/png", headers: [("ETag", etag), ("Cache-Control", "no-cache")] + extra, body: body)
         } catch {
             return .from(error)
         }
@@ -205,20 +238,23 @@ public final class TileService: Sendable {
             // A partly owned tile's grid comes with NaN outside the mask: its ETag is the
             // masked values' hash, seeded with the mask's fingerprint.
             let seed = store.access(id, archive: a).mask?.fingerprint
-            guard let grid = try store.elevation(id, archive: a), grid.width > 0, grid.height > 0 else {
+            // Outside the archive's zooms the store makes the grid from the nearest zoom with data.
+            guard let zoomed = try store.zoomedElevation(id, archive: a), zoomed.grid.width > 0, zoomed.grid.height > 0 else {
                 return notFound(region, id)
             }
+            let grid = zoomed.grid
+            let extra = zoomed.sourceZoom == id.z ? [] : [("X-Tile-Overzoom", "\(zoomed.sourceZoom)")]
             let hash = grid.values.withUnsafeBytes { fnv1a($0, seed: seed ?? 0xcbf2_9ce4_8422_2325) }
             let etag = "\"\(seed == nil ? "e" : "f")\(hex16(hash))\""
-            if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
+            if Self.matches(ifNoneMatch, etag) { return notModified(etag, extra: extra) }
             if let cached = encoded.get(etag) {
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: cached)
             }
             let rgba = Terrarium.rgba(grid)
             do throws(PNGError) {
                 let body = try png.encode(rgba: rgba, width: 256, height: 256)
                 encoded.put(etag, body)
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: body)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: body)
             } catch {
                 return .from(error)
             }
@@ -319,7 +355,18 @@ public final class TileService: Sendable {
             areas.append("{\"id\":\(jsonString(p.id)),\"title\":\(jsonString(p.title)),\"rings\":[\(rings.joined(separator: ","))]}")
         }
         return .json("{\"regions\":[\(regions.joined(separator: ","))],\"areas\":[\(areas.joined(separator: ","))],"
-                     + "\"attribution\":\(jsonString(layers.attribution))}")
+                     + "\"attribution\":\(jsonString(layers.attribution)),\(viewZooms)}")
+    }
+
+    /// `"view_minzoom":N,"view_maxzoom":N`: the zooms `/view` draws something at, which the
+    /// viewer's map follows: from ``Overzoom/maxUnderzoomLevels`` below the coarsest archive's
+    /// min zoom to ``Overzoom/maxZoom`` (or a finer archive's max); 0…18 without archives.
+    var viewZooms: String {
+        let reaches = store.archives.compactMap(\.zoomRange).map(Overzoom.reach(of:))
+        guard let lo = reaches.map(\.lowerBound).min(), let hi = reaches.map(\.upperBound).max() else {
+            return "\"view_minzoom\":0,\"view_maxzoom\":18"
+        }
+        return "\"view_minzoom\":\(lo),\"view_maxzoom\":\(min(hi, TileID.maxZoom))"
     }
 
     // MARK: - Viewer
@@ -441,8 +488,8 @@ public final class TileService: Sendable {
         [("ETag", etag), ("Cache-Control", Self.tileCacheControl)]
     }
 
-    func notModified(_ etag: String, cache: String = TileService.tileCacheControl) -> ServedResponse {
-        ServedResponse(status: 304, contentType: "", headers: [("ETag", etag), ("Cache-Control", cache)], body: [])
+    func notModified(_ etag: String, cache: String = TileService.tileCacheControl, extra: [(String, String)] = []) -> ServedResponse {
+        ServedResponse(status: 304, contentType: "", headers: [("ETag", etag), ("Cache-Control", cache)] + extra, body: [])
     }
 
     func unknownRegion(_ region: String) -> ServedResponse {

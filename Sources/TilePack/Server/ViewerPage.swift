@@ -312,7 +312,11 @@ async function journey(spec) {
 document.getElementById("restore").onclick = () => (shop.last = restore());
 
 fetch("/regions").then(r => r.json()).then(info => {
-  baseLayer = L.tileLayer("/view/{z}/{x}/{y}.png", { maxZoom: 18, attribution: esc(info.attribution) }).addTo(map);
+  // The library's zooms: /view overzooms to z22 and underzooms a few zooms below the coarsest archive.
+  map.setMinZoom(info.view_minzoom);
+  map.setMaxZoom(info.view_maxzoom);
+  baseLayer = L.tileLayer("/view/{z}/{x}/{y}.png", { minZoom: info.view_minzoom, maxZoom: info.view_maxzoom,
+                                                     attribution: esc(info.attribution) }).addTo(map);
   let all = null;
   const list = [];
   for (const r of info.regions) {

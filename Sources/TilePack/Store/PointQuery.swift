@@ -30,6 +30,13 @@ public struct PointAnswer: Sendable, Encodable {
     public var locked = false
     /// The products that would unlock it, cheapest first (empty unless `locked`).
     public var unlock: [ProductOffer] = []
+    /// The zoom the answer's data came from: the colour's (else the elevation's) zoom; the
+    /// query zoom for a stored tile, the nearest zoom with data beyond the archive's zooms
+    /// (``Overzoom``); nil when there is no data.
+    public var dataZoom: Int?
+    /// The data came from a coarser zoom than the query's (the tile was scaled up).
+    public var overzoomed: Bool { dataZoom.map { $0 < query.zoom } ?? false }
+
     /// The stored sample at the point, whatever it holds (``valueKind``): a class's exact code
     /// (the nearest sample), otherwise bilinear like ``elevationMetres``; nil without one.
     public var value: Double?
@@ -40,26 +47,28 @@ public struct PointAnswer: Sendable, Encodable {
 
     public init(archive: String, region: String, query: TileQuery, present: Bool, rgba: [UInt8]?,
                 elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = [],
-                value: Double? = nil, valueKind: ValueKind? = nil, valueZoom: Int? = nil) {
+                value: Double? = nil, valueKind: ValueKind? = nil, valueZoom: Int? = nil, dataZoom: Int? = nil) {
         self.archive = archive; self.region = region; self.query = query; self.present = present; self.rgba = rgba
         self.elevationMetres = elevationMetres; self.elevationZoom = elevationZoom; self.locked = locked; self.unlock = unlock
         self.value = value; self.valueKind = valueKind; self.valueZoom = valueZoom
+        self.dataZoom = dataZoom
     }
 
     /// The fields after the query's own (``TileQuery/CodingKeys``: `lat`, `lon`, `zoom`,
     /// `tile`, `tms_y`, `pixel`).
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, locked, unlock, value
+        case archive, region, present, rgba, locked, unlock, value, overzoomed
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
         case valueKind = "value_kind"
+        case dataZoom = "data_zoom"
     }
 
     /// The query's fields, then `archive`, `region`, `present`, `rgba` (null without a tile),
     /// `elevation_m` (rounded to the centimetre, null without elevation and unless the
     /// value kind is elevation or depth), `elevation_zoom`, `value` (a class code exactly,
-    /// others to 0.0001), `value_kind`, `locked` and `unlock` ([{`id`, `title`, `price`,
-    /// `currency`}], cheapest first).
+    /// others to 0.0001), `value_kind`, `data_zoom` (null without data), `overzoomed`,
+    /// `locked` and `unlock` ([{`id`, `title`, `price`, `currency`}], cheapest first).
     public func encode(to encoder: any Encoder) throws {
         try query.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -71,12 +80,14 @@ public struct PointAnswer: Sendable, Encodable {
         try c.encodeOrNull(elevationZoom, forKey: .elevationZoom)
         try c.encodeOrNull(value.map { valueKind == .class ? $0 : JSONOutput.number(($0 * 10_000).rounded() / 10_000) }, forKey: .value)
         try c.encodeOrNull(valueKind, forKey: .valueKind)
+        try c.encodeOrNull(dataZoom, forKey: .dataZoom)
+        try c.encode(overzoomed, forKey: .overzoomed)
         try c.encode(locked, forKey: .locked)
         try c.encode(unlock, forKey: .unlock)
     }
 
     /// `{archive, region, lat, lon, zoom, tile {z,x,y}, tms_y, pixel {x,y}, present, rgba,
-    /// elevation_m, elevation_zoom, locked, unlock}` on one line, keys sorted.
+    /// elevation_m, elevation_zoom, data_zoom, overzoomed, locked, unlock}` on one line, keys sorted.
     public var json: String {
         get throws { try JSONOutput.string(self) }
     }
@@ -105,6 +116,9 @@ public struct PointAnswer: Sendable, Encodable {
         } else if let e = elevationMetres, let z = elevationZoom {
             lines.append("elevation: \((e * 100).rounded() / 100) m (from zoom \(z))")
         }
+        if let z = dataZoom, z != query.zoom {
+            lines.append("data:      from zoom \(z) (\(z < query.zoom ? "overzoomed: scaled up" : "underzoomed: scaled down"))")
+        }
         return lines.joined(separator: "\n")
     }
 }
@@ -118,8 +132,8 @@ extension PointAnswer {
 }
 
 /// The answer when no archive covers the point: the query's fields with `archive` and
-/// `region` null, `present` false, `rgba`, `elevation_m` and `elevation_zoom` null, plus a
-/// `message` naming the place searched.
+/// `region` null, `present` false, `rgba`, `elevation_m`, `elevation_zoom` and `data_zoom`
+/// null, `overzoomed` false, plus a `message` naming the place searched.
 public struct UncoveredPointAnswer: Sendable, Encodable {
     public let query: TileQuery
     /// Where the archives were looked for (a directory, or "the current directory").
@@ -133,10 +147,11 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
     public var message: String { "no region archive in \(searched) covers this point" }
 
     enum CodingKeys: String, CodingKey {
-        case archive, region, present, rgba, message, locked, unlock, value
+        case archive, region, present, rgba, message, locked, unlock, value, overzoomed
         case elevationMetres = "elevation_m"
         case elevationZoom = "elevation_zoom"
         case valueKind = "value_kind"
+        case dataZoom = "data_zoom"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -150,6 +165,8 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
         try c.encodeNil(forKey: .elevationZoom)
         try c.encodeNil(forKey: .value)
         try c.encodeNil(forKey: .valueKind)
+        try c.encodeNil(forKey: .dataZoom)
+        try c.encode(false, forKey: .overzoomed)
         try c.encode(message, forKey: .message)
         try c.encode(false, forKey: .locked)
         try c.encode([ProductOffer](), forKey: .unlock)
@@ -247,9 +264,9 @@ public enum PointQuery {
             let (px, py) = pixel(of: query, side: summary.tileSize)
             if !mask.scaled(toSide: summary.tileSize).isOwned(x: px, y: py) { return locked(offers) }
         }
-        var rgba: [UInt8]?
+        var rgba: [UInt8]?, colourZoom: Int?
         do throws(TileStoreError) {
-            rgba = try colour(at: query, store: store, archive: a)
+            (rgba, colourZoom) = try colour(at: query, store: store, archive: a) ?? (nil, nil)
         } catch {
             switch error.problem {
             case .locked, .partialTile:
@@ -263,24 +280,41 @@ public enum PointQuery {
         }
         var sample: (Double, Int)?
         if summary.hasElevation, let range = summary.zoomRange {
-            sample = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a,
-                                     zooms: stride(from: min(query.zoom, range.upperBound), through: range.lowerBound, by: -1),
-                                     nearest: summary.valueKind == .class)
+            // Class codes are never blended: only stored grids, the nearest sample (the store's
+            // made tiles beyond the zooms are interpolated). Other values: within the archive's
+            // zooms, the query zoom and then coarser ones (a zoom may lack a grid); outside them,
+            // the query's own tile first, which the store makes from the nearest zoom with data
+            // (and asks the access policy about the tile asked for), then, above the max zoom,
+            // the stored zooms as before (the store makes nothing beyond z22).
+            let nearest = summary.valueKind == .class
+            var zooms: [Int]
+            if nearest {
+                zooms = Array(stride(from: min(max(query.zoom, range.lowerBound), range.upperBound), through: range.lowerBound, by: -1))
+            } else {
+                zooms = [query.zoom]
+                if query.zoom >= range.lowerBound {
+                    zooms += stride(from: min(query.zoom - 1, range.upperBound), through: range.lowerBound, by: -1)
+                }
+            }
+            sample = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a, zooms: zooms, nearest: nearest)
         }
         // Only heights and depths are metres; a percentage or class code is a value, not an elevation.
         let metres = summary.valueKind?.isMetres ?? false ? sample : nil
         return PointAnswer(archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,
                            elevationMetres: metres?.0, elevationZoom: metres?.1,
-                           value: sample?.0, valueKind: summary.valueKind, valueZoom: sample?.1)
+                           value: sample?.0, valueKind: summary.valueKind, valueZoom: sample?.1,
+                           dataZoom: colourZoom ?? sample?.1)
     }
 
-    /// The RGBA at the query's pixel, nil when the archive has no tile there.
-    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> [UInt8]? {
+    /// The RGBA at the query's pixel and the zoom it came from (the query zoom, or the
+    /// nearest zoom with data outside the archive's zooms); nil when the archive has no tile
+    /// there.
+    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> ([UInt8], Int)? {
         guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
         let size = store.archives[a].tileSize
         let (px, py) = pixel(of: query, side: size)
         let i = (py * size + px) * 4
-        return [pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]]
+        return ([pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3]], pixels.sourceZoom)
     }
 
     /// The query's pixel is on the 256-pixel web-mercator grid; scaled to a tile of `side`.
@@ -290,13 +324,15 @@ public enum PointQuery {
 
     /// Bilinear elevation between the four samples around the point (samples sit at pixel
     /// centres; the tile's edge samples are held beyond its edge), NaN neighbours dropped and
-    /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins.
-    /// `nearest` (class codes): the sample of the pixel the point falls in, exactly, never blended.
+    /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins;
+    /// the answer's zoom is the one its grid came from. `nearest` (class codes): the sample of
+    /// the pixel the point falls in, exactly, never blended.
     static func elevationAt(lon: Double, lat: Double, store: TileStore, archive: Int,
                             zooms: some Sequence<Int>, nearest: Bool = false) throws -> (Double, Int)? {
         for z in zooms {
             guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: z),
-                  let tile = try store.elevation(hit.tile, archive: archive) else { continue }
+                  let zoomed = try store.zoomedElevation(hit.tile, archive: archive) else { continue }
+            let tile = zoomed.grid
             let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: z)
             if nearest {
                 let px = (f.x - Double(hit.tile.x)) * Double(tile.width), py = (f.y - Double(hit.tile.y)) * Double(tile.height)
@@ -318,7 +354,7 @@ public enum PointQuery {
                 let v = Double(tile[x, y])
                 if v.isFinite && w > 0 { sum += v * w; weight += w }
             }
-            if weight > 1e-9 { return (sum / weight, z) }
+            if weight > 1e-9 { return (sum / weight, zoomed.sourceZoom) }
         }
         return nil
     }

@@ -47,10 +47,11 @@ public final class TileStore: Sendable {
     public let budget: MemoryBudget
     public let options: TileStoreOptions
 
-    private let sources: [Source]
-    private let lock = ConditionLock()
+    // Internal, not private: TileStore+Overzoom.swift makes tiles from other zooms with them.
+    let sources: [Source]
+    let lock = ConditionLock()
     /// Guarded by `lock`.
-    private nonisolated(unsafe) var state: State
+    nonisolated(unsafe) var state: State
 
     /// - Throws: ``TileStoreError`` (`invalidOptions`) when the budget cannot hold one tile
     ///   of some archive, or an archive's tile size does not suit its codec.
@@ -105,7 +106,7 @@ public final class TileStore: Sendable {
             switch access(id, archive: a) {
             case .allowed:
                 if let found = try entry(TileKey(archive: a, layer: .payload, tile: id)) {
-                    return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+                    return TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: found.sourceZoom)
                 }
             case .partial(let mask, let offers):
                 if refused == nil { refused = partialError(id, archive: a, mask: mask, offers: offers) }
@@ -120,6 +121,14 @@ public final class TileStore: Sendable {
     /// Tile `id` decoded to RGBA8 (tile size² × 4 bytes, rows top first), leased; nil when no
     /// archive has it. The decoded buffer is cached separately from the payload.
     ///
+    /// Beyond an archive's max zoom (up to ``Overzoom/maxZoom``) the tile is made from its
+    /// nearest stored ancestor, cropped and scaled up; up to ``Overzoom/maxUnderzoomLevels``
+    /// zooms below its min zoom, from its descendants at the min zoom, scaled down (see
+    /// ``Overzoom``). ``TileLease/sourceZoom`` says which zoom the pixels came from. Such a
+    /// tile is cached and counted in the budget like a decoded one. Access is decided for the
+    /// *requested* tile, never the ancestor's: a locked tile is `locked` even where a free
+    /// ancestor exists, and a partly owned one is masked at the requested tile's pixels.
+    ///
     /// A partly owned tile (``TileAccess/partial(_:unlockedBy:)``) comes masked: every pixel
     /// outside the owned mask is 0, 0, 0, 0 (transparent black). The masked copy is cached
     /// under the mask's fingerprint, beside the unmasked decode, which is never handed out.
@@ -127,9 +136,9 @@ public final class TileStore: Sendable {
     ///   codecs tilepack cannot decode.
     public func pixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
         var refused: TileStoreError?
-        for a in candidates(for: id, archive: archive) {
+        for a in candidates(for: id, archive: archive, reach: true) {
             if let found = try permittedEntry(id, archive: a, whole: .pixels, masked: .maskedPixels, refused: &refused) {
-                return TileLease(store: self, slot: found.slot, bytes: found.bytes)
+                return TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: found.sourceZoom)
             }
         }
         if let refused { throw refused }
@@ -144,20 +153,38 @@ public final class TileStore: Sendable {
     /// owned when the mask pixel holding its centre is; a square grid of another side than
     /// the tile's asks the policy for a mask of its own side, so each sample centre is
     /// decided exactly as a pixel centre would be.
+    ///
+    /// Outside the archive's zooms the grid is made from another zoom as ``pixels(_:archive:)``
+    /// makes pixels (bilinear up, the mean of valid samples down, NaN dropped); the grid keeps
+    /// the source grid's size. ``zoomedElevation(_:archive:)`` also says which zoom.
     /// - Throws: as ``pixels(_:archive:)``.
     public func elevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ElevationTile? {
+        try zoomedElevation(id, archive: archive)?.grid
+    }
+
+    /// ``elevation(_:archive:)`` with the zoom the grid came from.
+    /// - Cost: as ``elevation(_:archive:)``; a made grid costs one bilinear pass (up) or up to
+    ///   4 + 16 + 64 grid reads (down), once, then it is cached.
+    public func zoomedElevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ZoomedElevation? {
         var refused: TileStoreError?
-        for a in candidates(for: id, archive: archive) where sources[a].summary.hasElevation {
+        for a in candidates(for: id, archive: archive, reach: true) where sources[a].summary.hasElevation {
             if let found = try permittedEntry(id, archive: a, whole: .elevation, masked: .maskedElevation, refused: &refused) {
                 lock.lock()
                 let grid = state.entries[found.slot].elevation
                 release(found.slot, locked: true)
                 lock.unlock()
-                if let grid { return grid }
+                if let grid { return ZoomedElevation(grid: grid, zoom: id.z, sourceZoom: found.sourceZoom) }
             }
         }
         if let refused { throw refused }
         return nil
+    }
+
+    /// Whether ``pixels(_:archive:)`` and ``elevation(_:archive:)`` may find tile `id` in
+    /// archive number `archive`, stored or made from another zoom (``TileArchiveSummary/reaches(_:)``).
+    /// - Cost: O(1), no I/O.
+    public func reaches(_ id: TileID, archive: Int) -> Bool {
+        sources.indices.contains(archive) && sources[archive].summary.reaches(id)
     }
 
     /// The leased entry of tile `id` in archive `a`: layer `whole` when the tile is allowed,
@@ -165,7 +192,7 @@ public final class TileStore: Sendable {
     /// none, or when the tile is denied, which records the first refusal in `refused` so that a
     /// later archive may still serve the tile.
     private func permittedEntry(_ id: TileID, archive a: Int, whole: TileLayer, masked: TileLayer,
-                                refused: inout TileStoreError?) throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
+                                refused: inout TileStoreError?) throws(TileStoreError) -> Found? {
         switch access(id, archive: a) {
         case .allowed:
             return try entry(TileKey(archive: a, layer: whole, tile: id))
@@ -210,12 +237,20 @@ public final class TileStore: Sendable {
         try elevationSync(id, archive: archive)
     }
 
+    /// The async face of ``zoomedElevation(_:archive:)``.
+    public func zoomedElevation(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> ZoomedElevation? {
+        try zoomedElevationSync(id, archive: archive)
+    }
+
     // Named sync forwarders: inside an `async` overload, a call by the same name resolves to
     // the async overload itself (recursion), so the async faces call these.
     private func tileSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try tile(id, archive: archive) }
     private func pixelsSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try pixels(id, archive: archive) }
     private func elevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ElevationTile? {
         try elevation(id, archive: archive)
+    }
+    private func zoomedElevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ZoomedElevation? {
+        try zoomedElevation(id, archive: archive)
     }
 
     /// Loads `ids` (payloads) in the background, only into free budget: a prefetch never
@@ -349,25 +384,31 @@ public final class TileStore: Sendable {
     /// The archives to ask for `id`, in search order. A lazy sequence rather than an `[Int]`:
     /// building the array was one malloc on every request, hit or miss (found with ordo-one's
     /// `--allocation-stacks` on the "TileStore hit" benchmark).
-    private func candidates(for id: TileID, archive: Int?) -> Candidates {
-        guard let archive else { return Candidates(sources: sources, id: id, index: 0, end: sources.count, filtered: true) }
+    /// `reach`: also the archives that make `id` from another zoom (pixels, elevation), not
+    /// only those that may store it (the payload).
+    private func candidates(for id: TileID, archive: Int?, reach: Bool = false) -> Candidates {
+        guard let archive else { return Candidates(sources: sources, id: id, index: 0, end: sources.count, filtered: true, reach: reach) }
         let valid = sources.indices.contains(archive)
-        return Candidates(sources: sources, id: id, index: valid ? archive : 0, end: valid ? archive + 1 : 0, filtered: false)
+        return Candidates(sources: sources, id: id, index: valid ? archive : 0, end: valid ? archive + 1 : 0, filtered: false, reach: reach)
     }
 
-    /// Indices `index..<end` of `sources`, those that may contain `id` when `filtered`.
+    /// Indices `index..<end` of `sources`, those that may contain `id` (or, with `reach`,
+    /// make it from another zoom) when `filtered`.
     struct Candidates: Sequence, IteratorProtocol {
         let sources: [Source]
         let id: TileID
         var index: Int
         let end: Int
         let filtered: Bool
+        let reach: Bool
 
         mutating func next() -> Int? {
             while index < end {
                 let a = index
                 index += 1
-                if !filtered || sources[a].summary.mayContain(id) { return a }
+                if !filtered { return a }
+                let summary = sources[a].summary
+                if reach ? summary.reaches(id) : summary.mayContain(id) { return a }
             }
             return nil
         }
@@ -385,8 +426,7 @@ public final class TileStore: Sendable {
     /// lease is held: a leased entry's buffer never changes or leaves); nil when the archive
     /// has no such tile. Loads it on a miss (once, however many threads ask).
     /// `mask` is the mask a masked layer's key names by fingerprint (nil for other layers).
-    private func entry(_ key: TileKey, evict: Bool = true, mask: TileMask? = nil)
-        throws(TileStoreError) -> (slot: Int, bytes: UnsafeRawBufferPointer)? {
+    func entry(_ key: TileKey, evict: Bool = true, mask: TileMask? = nil) throws(TileStoreError) -> Found? {
         lock.lock()
         // Every load's completion wakes every waiter (one condition for all keys), so a request
         // may wait several times for the same load: count it once, as the statistic promises
@@ -399,9 +439,9 @@ public final class TileStore: Sendable {
                 state.hits += 1
                 state.policy.accessed(slot)
                 state.entries[slot].leases += 1
-                let bytes = state.entries[slot].bufferBytes
+                let found = Found(slot: slot, bytes: state.entries[slot].bufferBytes, sourceZoom: state.entries[slot].sourceZoom)
                 lock.unlock()
-                return (slot, bytes)
+                return found
             case .absent:
                 state.hits += 1
                 state.policy.accessed(slot)
@@ -438,10 +478,12 @@ public final class TileStore: Sendable {
         lock.lock()
         var warn = false
         var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+        var sourceZoom = key.tile.z
         switch outcome {
         case .success(let loaded):
             warn = state.publish(slot, loaded, nanos: nanos)
             bytes = state.entries[slot].bufferBytes
+            sourceZoom = state.entries[slot].sourceZoom
         case .failure:
             state.abandon(slot)
         }
@@ -452,15 +494,24 @@ public final class TileStore: Sendable {
         switch outcome {
         case .success(let loaded):
             if case .absent = loaded { return nil }
-            return (slot, bytes)
+            return Found(slot: slot, bytes: bytes, sourceZoom: sourceZoom)
         case .failure(let error):
             throw error
         }
     }
 
+    /// A leased entry: its slot, its bytes (empty for a grid) and the zoom its data came from.
+    struct Found {
+        let slot: Int
+        let bytes: UnsafeRawBufferPointer
+        let sourceZoom: Int
+    }
+
+    /// A load's result. `sourceZoom`: the zoom the data came from (the tile's own, unless it
+    /// was made from another zoom).
     enum Loaded {
-        case buffer(TileBuffer)
-        case elevation(ElevationTile, bytes: Int)
+        case buffer(TileBuffer, sourceZoom: Int)
+        case elevation(ElevationTile, bytes: Int, sourceZoom: Int)
         case absent
     }
 
@@ -491,7 +542,7 @@ public final class TileStore: Sendable {
                     filled = buffer
                     return buffer
                 }
-                return buffer.map { .buffer($0) } ?? .absent
+                return buffer.map { .buffer($0, sourceZoom: key.tile.z) } ?? .absent
             } catch {
                 if let filled { returnBuffer(filled) }
                 if let error = error as? TileStoreError { throw error }
@@ -505,6 +556,9 @@ public final class TileStore: Sendable {
                 throw TileStoreError(.undecodable, subject: path,
                                      detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
             }
+            if let zooms = source.summary.zoomRange, !zooms.contains(key.tile.z) {
+                return try zoomedPixels(key, zooms: zooms, payload: payload, evict: evict)
+            }
             guard let words = try entry(TileKey(archive: key.archive, layer: .payload, tile: key.tile), evict: evict) else {
                 return .absent
             }
@@ -516,7 +570,7 @@ public final class TileStore: Sendable {
                 returnBuffer(buffer)
                 throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
             }
-            return .buffer(buffer)
+            return .buffer(buffer, sourceZoom: key.tile.z)
         case .maskedPixels:
             guard let mask else { preconditionFailure("a masked layer is loaded with its mask") }
             guard let payload = source.payload else {
@@ -538,9 +592,13 @@ public final class TileStore: Sendable {
                     UnsafeMutableRawBufferPointer(rebasing: out[from..<(from + run.count * 4)]).initializeMemory(as: UInt8.self, repeating: 0)
                 }
             }
-            return .buffer(buffer)
+            return .buffer(buffer, sourceZoom: plain.sourceZoom)
         case .elevation, .maskedElevation:
+            if key.layer == .elevation, let zooms = source.summary.zoomRange, !zooms.contains(key.tile.z) {
+                return try zoomedElevation(key, zooms: zooms, evict: evict)
+            }
             var grid: ElevationTile?
+            var sourceZoom = key.tile.z
             if key.layer == .maskedElevation {
                 guard let mask else { preconditionFailure("a masked layer is loaded with its mask") }
                 guard let plain = try entry(TileKey(archive: key.archive, layer: .elevation, tile: key.tile), evict: evict) else {
@@ -550,6 +608,7 @@ public final class TileStore: Sendable {
                 grid = state.entries[plain.slot].elevation
                 release(plain.slot, locked: true)
                 lock.unlock()
+                sourceZoom = plain.sourceZoom
                 if let unmasked = grid { grid = maskedGrid(unmasked, key: key, mask: mask) }
             } else {
                 do { grid = try source.archive.elevation(key.tile) } catch {
@@ -566,7 +625,7 @@ public final class TileStore: Sendable {
             state.resident += bytes
             state.inFlightBytes += bytes
             state.notePeak()
-            return .elevation(grid, bytes: bytes)
+            return .elevation(grid, bytes: bytes, sourceZoom: sourceZoom)
         }
     }
 
@@ -605,7 +664,7 @@ public final class TileStore: Sendable {
     }
 
     /// A buffer of at least `bytes`, its accounted size reserved in the budget first.
-    private func acquireBuffer(bytes: Int, evict: Bool) throws(TileStoreError) -> TileBuffer {
+    func acquireBuffer(bytes: Int, evict: Bool) throws(TileStoreError) -> TileBuffer {
         let capacity = TileBuffer.capacityClass(for: bytes)
         lock.lock()
         if let reused = state.pool.take(capacity: capacity) {
@@ -635,7 +694,7 @@ public final class TileStore: Sendable {
     }
 
     /// Gives back a buffer acquired for a load that failed.
-    private func returnBuffer(_ buffer: TileBuffer) {
+    func returnBuffer(_ buffer: TileBuffer) {
         lock.withLock {
             state.inFlightBytes -= buffer.accountedBytes
             if !state.pool.give(buffer) { state.resident -= buffer.accountedBytes }
@@ -702,12 +761,25 @@ public struct TileLease: ~Copyable, @unchecked Sendable {
     private let store: TileStore
     private let slot: Int
     private let bytes: UnsafeRawBufferPointer
+    /// The zoom of the tile asked for.
+    public let zoom: Int
+    /// The zoom the bytes came from: ``zoom`` for a stored tile, a coarser zoom for a tile
+    /// made from an ancestor (overzoomed), a finer one for a tile made from descendants
+    /// (underzoomed). Only ``TileStore/pixels(_:archive:)`` makes tiles (see ``Overzoom``).
+    public let sourceZoom: Int
 
-    init(store: TileStore, slot: Int, bytes: UnsafeRawBufferPointer) {
+    init(store: TileStore, slot: Int, bytes: UnsafeRawBufferPointer, zoom: Int, sourceZoom: Int) {
         self.store = store
         self.slot = slot
         self.bytes = bytes
+        self.zoom = zoom
+        self.sourceZoom = sourceZoom
     }
+
+    /// Made from a coarser zoom (cropped and scaled up).
+    public var isOverzoomed: Bool { sourceZoom < zoom }
+    /// Made from a finer zoom (scaled down).
+    public var isUnderzoomed: Bool { sourceZoom > zoom }
 
     deinit { store.release(slot) }
 
@@ -795,6 +867,8 @@ extension TileStore {
         /// Accounted bytes: overhead plus buffer or grid.
         var bytes: Int
         var leases: Int32
+        /// The zoom the data came from (``TileLease/sourceZoom``).
+        var sourceZoom: Int
 
         var bufferBytes: UnsafeRawBufferPointer {
             buffer?.bytes ?? UnsafeRawBufferPointer(start: nil, count: 0)
@@ -886,7 +960,8 @@ extension TileStore {
         }
 
         mutating func insertLoading(_ key: TileKey) -> Int {
-            let entry = Entry(key: key, status: .loading, buffer: nil, elevation: nil, bytes: TileStore.entryOverhead, leases: 1)
+            let entry = Entry(key: key, status: .loading, buffer: nil, elevation: nil, bytes: TileStore.entryOverhead, leases: 1,
+                              sourceZoom: key.tile.z)
             let slot: Int
             if let free = freeSlots.popLast() {
                 entries[free] = entry
@@ -904,14 +979,16 @@ extension TileStore {
         /// Makes a loaded entry visible; true when a simulated warning is due.
         mutating func publish(_ slot: Int, _ loaded: Loaded, nanos: Int64) -> Bool {
             switch loaded {
-            case .buffer(let buffer):
+            case .buffer(let buffer, let sourceZoom):
                 inFlightBytes -= buffer.accountedBytes
+                entries[slot].sourceZoom = sourceZoom
                 entries[slot].buffer = buffer
                 entries[slot].bytes += buffer.accountedBytes
                 entries[slot].status = .ready
                 loads += 1
-            case .elevation(let grid, let bytes):
+            case .elevation(let grid, let bytes, let sourceZoom):
                 inFlightBytes -= bytes
+                entries[slot].sourceZoom = sourceZoom
                 entries[slot].elevation = grid
                 entries[slot].bytes += bytes
                 entries[slot].status = .ready

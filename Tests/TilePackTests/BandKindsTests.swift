@@ -328,3 +328,29 @@ struct BandKindsTests {
             .contains("\"value\":null,\"value_kind\":null"))
     }
 }
+
+@Suite("Queries answer from the nearest zoom with a grid")
+struct QueryZoomOrderTests {
+    /// An archive built with `--elevation max-zoom` keeps grids at its max zoom only: a query
+    /// at a coarser zoom answers from that finer grid and says so (`data_zoom`, not overzoomed).
+    @Test func maxZoomOnlyElevationAnswersCoarserQueries() throws {
+        let scratch = TemporaryDirectory()
+        defer { withExtendedLifetime(scratch) {} }
+        let dem = scratch.file("dem.tif")
+        try DEMFixture.write(dem, type: .int16, nodata: -32768, width: 64, height: 64) { c, r in Double(1000 + c * 10 + r) }
+        var request = RegionBuild.Request(sourcePath: dem)
+        request.outputPath = dem + ".mbtiles"
+        request.codec = .png
+        request.options.elevationLevels = .maxZoom
+        request.options.minZoom = 10
+        let built = try RegionBuild(request).run()
+        let (minZoom, maxZoom) = (built.report.metadata.minZoom, built.report.metadata.maxZoom)
+        try #require(minZoom < maxZoom)
+        let lon = DEMFixture.west + 20.5 * DEMFixture.step, lat = DEMFixture.north - 30.5 * DEMFixture.step
+        for zoom in [minZoom, max(0, minZoom - 6)] {
+            let answer = try #require(try PointQuery.answer(try TileQuery(lat: lat, lon: lon, zoom: zoom), archives: [built.outputPath]).first)
+            let metres = try #require(answer.elevationMetres, "zoom \(zoom)")
+            #expect(abs(metres - 1230) < 15 && answer.elevationZoom == maxZoom && !answer.overzoomed, "zoom \(zoom): \(metres)")
+        }
+    }
+}

@@ -391,14 +391,23 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         for y in 0..<16 {
             for x in 0..<16 { #expect(px(made.rgba, side: 16, x, y) == (mask.isOwned(x: x, y: y) ? [30, 140, 60, 255] : [0, 0, 0, 0])) }
         }
-        // Past the catalog's top zoom (13) the owner zooms on into Chamonix; a non-owner is
-        // offered Chamonix there, never shown the scaled-up picture.
+        // Past the catalog's top zoom (13) and the archive's (here 13 too) the owner zooms on
+        // into Chamonix; a non-owner is offered Chamonix there, never shown the scaled-up
+        // picture. Where the archive itself stores zooms nobody sells, they stay unsold.
+        let stored = ["montblanc-color.mbtiles": 13]
+        let reaching = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
+                                          storedMaxZooms: stored)
         let deep = try #require(RegionsAccessMaskTests.tiles(6.75, 45.80, 7.02, 45.96, z: 15).first {
-            policy.access($0, archive: "montblanc-color.mbtiles", tileSize: 16) == .allowed
+            reaching.access($0, archive: "montblanc-color.mbtiles", tileSize: 16) == .allowed
         })
-        #expect(try read(owner, deep)?.source == 10)
+        #expect(policy.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) != .allowed)  // stored zooms unknown: no reach
+        let deeper = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
+                                        storedMaxZooms: ["montblanc-color.mbtiles": 16])
+        #expect(deeper.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) == .denied(unlockedBy: []))  // stored z15, unsold
+        #expect(try read(try Self.store(archive, policy: reaching), deep)?.source == 10)
+        let nobody = try Self.store(archive, policy: RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: stored))
         do throws(TileStoreError) {
-            if exists(try nothing.pixels(deep)) { Issue.record("a z15 tile nobody owns was served") }
+            if exists(try nobody.pixels(deep)) { Issue.record("a z15 tile nobody owns was served") }
         } catch {
             #expect(error.problem == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
         }

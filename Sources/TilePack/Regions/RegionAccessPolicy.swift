@@ -9,8 +9,8 @@ import TilePackStore
 /// ``RegionPolygon/ownPixels(of:in:)``) lies inside the area of an entitled product whose
 /// zoom range holds z and whose `archives` name A (a bundle or subscription entitles
 /// everything it includes). A product's zoom range reaches up without end when it ends at the
-/// highest zoom the catalog sells of A: the tile store draws those zooms from that one
-/// (overzoom), so its owners see them and everyone else is offered it. **Partial** when some pixels are owned (with their
+/// highest zoom the catalog sells of A, above the zooms A stores: the tile store draws those
+/// zooms from a stored one (overzoom), so its owners see them and everyone else is offered it. **Partial** when some pixels are owned (with their
 /// ``TileMask``), **denied** when none is. Partial and denied answers name the available
 /// products that cover the tile at that zoom in that archive, cheapest first (exact prices;
 /// ties by id) — the same list whatever is owned, so a locked pixel reads the same before and
@@ -44,6 +44,8 @@ public final class RegionAccessPolicy: AccessPolicy {
     /// Per archive name, the highest zoom any product sells of it: above it the map shows that
     /// zoom scaled up (the tile store's overzoom), so the products selling it own those zooms too.
     private let topSoldZoom: [String: Int]
+    /// Per archive name, the highest zoom the archive stores (``init(catalog:entitlements:storedMaxZooms:cacheCapacity:)``).
+    private let storedMaxZoom: [String: Int]
 
     /// One question: `archive` nil for the archive-blind ``access(_:)``.
     private struct Key: Hashable {
@@ -62,9 +64,14 @@ public final class RegionAccessPolicy: AccessPolicy {
     }
     private let state = Mutex(State())
 
-    /// `cacheCapacity` is clamped to at least 1.
-    public init(catalog: Catalog, entitlements: any EntitlementSource, cacheCapacity: Int = 1 << 16) {
+    /// `storedMaxZooms`: the highest zoom each archive (by file name) stores, from the archives
+    /// the catalog hashed. Only above it does a product reach past its `maxzoom` (the store
+    /// then draws scaled-up tiles, never stored ones nobody sells); an archive missing here
+    /// gets no such reach (fail closed). `cacheCapacity` is clamped to at least 1.
+    public init(catalog: Catalog, entitlements: any EntitlementSource, storedMaxZooms: [String: Int] = [:],
+                cacheCapacity: Int = 1 << 16) {
         self.catalog = catalog
+        self.storedMaxZoom = storedMaxZooms
         self.source = entitlements
         self.cacheCapacity = max(1, cacheCapacity)
         offerOrder = catalog.products.indices
@@ -166,10 +173,14 @@ public final class RegionAccessPolicy: AccessPolicy {
                 if let archive = key.archive { return p.archives.contains(archive) }
                 return true
             }
-            // Beyond the highest zoom the catalog sells of an archive the map is that zoom
-            // scaled up: whoever owns it there owns the zooms above (and nobody else does).
+            // Beyond the highest zoom the catalog sells of an archive, and beyond what the
+            // archive stores, the map is that zoom scaled up: whoever owns it there owns the
+            // zooms above (and nobody else does). Stored zooms nobody sells stay unsold.
             let names = key.archive.map { p.archives.contains($0) ? [$0] : [] } ?? p.archives
-            return names.contains { topSoldZoom[$0] == zooms.upperBound }
+            return names.contains { a in
+                guard topSoldZoom[a] == zooms.upperBound, let stored = storedMaxZoom[a] else { return false }
+                return tile.z > stored
+            }
         }
         // Regions, bundles and subscriptions share areas: place each area at most once.
         var known: [Int: RegionPolygon.TileCover] = [:]

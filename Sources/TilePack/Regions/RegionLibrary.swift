@@ -184,14 +184,26 @@ public final class RegionLibrary: Sendable {
         guard kind == .store else { return OpenAccess() }
         let base: any AccessPolicy
         if catalogProblem == nil, let catalog, let entitlements {
-            base = RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
+            base = RegionAccessPolicy(catalog: catalog, entitlements: entitlements, storedMaxZooms: storedMaxZooms(catalog))
         } else if let catalog {
-            base = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements())
+            base = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: storedMaxZooms(catalog))
         } else {
             base = FreeZoomAccess(maxZoom: Self.failClosedMaxZoom)
         }
         guard !installedPacks.isEmpty else { return base }
         return packPolicy(base: base)
+    }
+
+    /// The highest zoom each available archive of `catalog` stores (the files the signed
+    /// catalog hashed; an unavailable or unreadable one is left out, so no product reaches past
+    /// its `maxzoom` there). Cost: opens each named archive (O(1) pages each).
+    private func storedMaxZooms(_ catalog: Catalog) -> [String: Int] {
+        var out: [String: Int] = [:]
+        let available = Set(catalog.products.filter(\.isAvailable).flatMap(\.archives))
+        for name in available {
+            if let top = (try? MBTilesReader(path: directory + "/" + name))?.zoomRange?.upperBound { out[name] = top }
+        }
+        return out
     }
 
     /// The pack gates over `base`: trusted catalog and entitlements, or (failing closed)

@@ -280,22 +280,17 @@ public enum PointQuery {
         }
         var sample: (Double, Int)?
         if summary.hasElevation, let range = summary.zoomRange {
-            // Class codes are never blended: only stored grids, the nearest sample (the store's
-            // made tiles beyond the zooms are interpolated). Other values: within the archive's
-            // zooms, the query zoom and then coarser ones (a zoom may lack a grid); outside them,
-            // the query's own tile first, which the store makes from the nearest zoom with data
-            // (and asks the access policy about the tile asked for), then, above the max zoom,
-            // the stored zooms as before (the store makes nothing beyond z22).
+            // The stored zooms nearest the query's first: it and coarser ones (a zoom may lack a
+            // grid), then finer ones (an archive built with `--elevation max-zoom` keeps grids at
+            // its max zoom only). Outside the archive's zooms the query's own tile comes first,
+            // which the store makes from the nearest zoom with data (asking the access policy
+            // about the tile asked for) — except for class codes, which are never blended: only
+            // stored grids, the nearest sample.
             let nearest = summary.valueKind == .class
-            var zooms: [Int]
-            if nearest {
-                zooms = Array(stride(from: min(max(query.zoom, range.lowerBound), range.upperBound), through: range.lowerBound, by: -1))
-            } else {
-                zooms = [query.zoom]
-                if query.zoom >= range.lowerBound {
-                    zooms += stride(from: min(query.zoom - 1, range.upperBound), through: range.lowerBound, by: -1)
-                }
-            }
+            let start = min(max(query.zoom, range.lowerBound), range.upperBound)
+            var zooms = Array(stride(from: start, through: range.lowerBound, by: -1))
+                + Array(stride(from: start + 1, through: range.upperBound, by: 1))
+            if !nearest && !range.contains(query.zoom) { zooms.insert(query.zoom, at: 0) }
             sample = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a, zooms: zooms, nearest: nearest)
         }
         // Only heights and depths are metres; a percentage or class code is a value, not an elevation.
@@ -322,6 +317,17 @@ public enum PointQuery {
         (query.pixel.x * side / WebMercator.tileSize, query.pixel.y * side / WebMercator.tileSize)
     }
 
+    /// Tile `id`'s grid, nil when there is none or this account may not see that tile: another
+    /// zoom's tile (a finer one, typically) answers nothing rather than failing the query.
+    static func visibleElevation(_ id: TileID, store: TileStore, archive: Int) throws(TileStoreError) -> ZoomedElevation? {
+        do {
+            return try store.zoomedElevation(id, archive: archive)
+        } catch {
+            if error.problem == .locked { return nil }
+            throw error
+        }
+    }
+
     /// Bilinear elevation between the four samples around the point (samples sit at pixel
     /// centres; the tile's edge samples are held beyond its edge), NaN neighbours dropped and
     /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins;
@@ -331,7 +337,7 @@ public enum PointQuery {
                             zooms: some Sequence<Int>, nearest: Bool = false) throws -> (Double, Int)? {
         for z in zooms {
             guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: z),
-                  let zoomed = try store.zoomedElevation(hit.tile, archive: archive) else { continue }
+                  let zoomed = try visibleElevation(hit.tile, store: store, archive: archive) else { continue }
             let tile = zoomed.grid
             let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: z)
             if nearest {

@@ -114,17 +114,71 @@ struct BandKindsTests {
     }
 
     @Test func classPaletteAndLegendAreFixed() throws {
-        let legend = ClassPalette.legend([3, 7, -1, 35])
-        #expect(legend.map(\.value) == [3, 7, -1, 35])
-        #expect(legend.map(\.label) == ["class 3", "class 7", "class -1", "class 35"])
+        // No collisions: every code keeps its home entry v mod 32, in every archive.
+        let plain = ClassPalette(codes: [7, 3, -1, 7, 2.5, .nan])
+        #expect(plain.codes == [-1, 3, 7] && plain.overrides.isEmpty)
+        let legend = plain.legend
+        #expect(legend.map(\.value) == [-1, 3, 7])
+        #expect(legend.map(\.label) == ["class -1", "class 3", "class 7"])
         #expect(legend.allSatisfy { $0.rgba.count == 4 && $0.rgba[3] == 255 })
-        #expect(legend[0].rgba == legend[3].rgba)  // 35 mod 32 = 3: the same colour in every archive
-        #expect(legend[2].rgba.prefix(3).elementsEqual([ClassPalette.colors[31].0, ClassPalette.colors[31].1, ClassPalette.colors[31].2]))
-        #expect(ClassPalette.color(.nan) == nil && ClassPalette.color(3e12) == nil)
+        func rgb(_ i: Int) -> [UInt8] { [ClassPalette.colors[i].0, ClassPalette.colors[i].1, ClassPalette.colors[i].2] }
+        #expect(legend.map { Array($0.rgba.prefix(3)) } == [rgb(31), rgb(3), rgb(7)])
+        #expect(ClassPalette.home(.nan) == nil && ClassPalette.home(3e12) == nil && plain.color(-3e12) == nil)
         #expect(Set(ClassPalette.colors.map { "\($0.0),\($0.1),\($0.2)" }).count == 32)
         let json = try LegendEntry.json(Array(legend.prefix(1)))
-        #expect(json.hasPrefix("[{\"label\":\"class 3\",\"rgba\":[") && json.hasSuffix(",\"value\":3}]"))
+        #expect(json.hasPrefix("[{\"label\":\"class -1\",\"rgba\":[") && json.hasSuffix(",\"value\":-1}]"))
         #expect(PercentRamp.color(0) == (68, 1, 84) && PercentRamp.color(100) == (253, 231, 37) && PercentRamp.color(250) == (253, 231, 37))
+    }
+
+    @Test func classPaletteSeparatesCodes32Apart() throws {
+        // NLCD land cover: 11/43 and 31/95 share a home entry.
+        let nlcd: [Float] = [11, 12, 21, 22, 23, 24, 31, 41, 42, 43, 52, 71, 81, 82, 90, 95]
+        let p = ClassPalette(codes: nlcd.reversed())
+        let entries = nlcd.compactMap { p.index($0) }
+        #expect(entries.count == 16 && Set(entries).count == 16)
+        #expect(Set(nlcd.compactMap { p.color($0) }.map { "\($0.0),\($0.1),\($0.2)" }).count == 16)
+        let legend = p.legend
+        #expect(legend.map(\.value) == nlcd.map(Double.init) && Set(legend.map(\.rgba)).count == 16)
+        // The smaller code keeps its home; the later takes the next entry no code of the build
+        // uses (43: 11 → 12 is code 12's → 13; 95: 31 → 0).
+        #expect(p.index(11) == 11 && p.index(43) == 13 && p.index(31) == 31 && p.index(95) == 0)
+        #expect(p.overrides.map(\.code) == [43, 95] && p.overrides.map(\.index) == [13, 0])
+        for v in nlcd where v != 43 && v != 95 { #expect(p.index(v) == ClassPalette.home(v)) }
+        // A code the sample missed falls back to v mod 32 (75 → 11, shared with 11).
+        #expect(p.index(75) == 11 && p.index(-21) == 11)
+        // Deterministic: the same codes in any order give the same table.
+        let q = ClassPalette(codes: nlcd.shuffled() + nlcd)
+        #expect(q.codes == p.codes && q.legend.map(\.rgba) == legend.map(\.rgba))
+    }
+
+    @Test func classPaletteOf32CodesIsFullAndA33rdFallsBack() throws {
+        // 32 codes with only 16 homes (0…15 and 32…47): all 32 entries used once.
+        let codes: [Float] = (0..<16).map { Float($0) } + (32..<48).map { Float($0) }
+        let p = ClassPalette(codes: codes)
+        #expect(Set(codes.compactMap { p.index($0) }).count == 32)
+        #expect(p.index(32) == 16 && p.index(47) == 31)
+        // A 33rd code (not in the table) falls back to its home.
+        #expect(p.index(64) == 0 && p.index(95) == 31)
+        // More than 32 codes cannot all be told apart: the last keeps its (shared) home.
+        let over = ClassPalette(codes: codes + [64])
+        #expect(over.index(64) == 0 && over.overrides.count == 16)
+    }
+
+    @Test func classesColourPixelsThroughTheBuildTable() throws {
+        // NLCD codes in vertical stripes (as the uint8 NLCD rasters hold them).
+        let nlcd: [Float] = [11, 12, 21, 22, 23, 24, 31, 41, 42, 43, 52, 71, 81, 82, 90, 95]
+        let src = FunctionSource(width: 64, height: 16, sampleType: .uint8) { c, _, _ in nlcd[c / 4] }
+        let colorizer = try Colorizer(source: src, mode: .classes, elevationRange: nil)
+        #expect(colorizer.decision.mode == .classes)
+        #expect(colorizer.legend.map(\.value) == nlcd.map(Double.init) && Set(colorizer.legend.map(\.rgba)).count == 16)
+        let values = nlcd + [75]
+        let n = values.count, grid = PixelGrid(zoom: 10, originX: 0, originY: 0, width: n, height: 1)
+        var rgba = [UInt8](repeating: 0, count: n * 4)
+        let stored = colorizer.colorize(values: values, valid: [UInt8](repeating: 1, count: n), grid: grid, into: &rgba)
+        #expect(stored == values)
+        for (i, entry) in colorizer.legend.enumerated() { #expect(Array(rgba[(i * 4)..<(i * 4 + 4)]) == entry.rgba) }
+        // 43 and 11 differ on the map, not only in the legend; 75 (unseen) falls back to 75 mod 32 = 11.
+        #expect(rgba[0..<4] != rgba[36..<40] && Array(rgba[64..<67]) == Array(rgba[0..<3]))
     }
 
     @Test func classesAreSampledNearestAndParentsPickNeverAverage() throws {

@@ -20,7 +20,7 @@ import Darwin
 ///   grey shading alone, gdaldem's bytes. Computed on a grid with a 1-pixel border so
 ///   neighbouring tiles see the same neighbours and meet without seams.
 /// - `percent`: ``PercentRamp`` over 0…100 (fixed, not stretched per build).
-/// - `classes`: ``ClassPalette`` by class value (always resampled nearest).
+/// - `classes`: the build's ``ClassPalette`` by class value (always resampled nearest).
 ///
 /// Every single data band's values (metres for elevation and depth, negated first when the
 /// decision says so) are returned beside the colours so the archive can store them.
@@ -42,6 +42,8 @@ struct Colorizer: Sendable {
     let colorBands: [Int]
     /// Palette as RGB bytes per index.
     let palette: [UInt8]
+    /// `classes`: the build's code → colour table (empty: every code `v mod 32`).
+    let classPalette: ClassPalette
     /// Per colour band (lo, hi) for `stretch`.
     let stretchRange: [(lo: Float, hi: Float)]
     /// The terrain modes' ramp (nil for `hillshade` and the other modes).
@@ -123,6 +125,7 @@ struct Colorizer: Sendable {
             throw BuildError.colorModeUnsupported(mode: shown, reason: "2 colour bands without alpha cannot be shown as gray or RGB")
         }
         var palette: [UInt8] = []
+        var classPalette = ClassPalette(codes: [])
         var stretch: [(lo: Float, hi: Float)] = []
         var tint: HypsometricTint?, tintDescription: String?
         switch mode {
@@ -179,7 +182,8 @@ struct Colorizer: Sendable {
         case .percent:
             legend = PercentRamp.legend
         case .classes:
-            legend = ClassPalette.legend(try singleBandSample().distinctIntegers(limit: ColorDecision.maxClasses) ?? [])
+            classPalette = ClassPalette(codes: try singleBandSample().distinctIntegers(limit: ColorDecision.maxClasses) ?? [])
+            legend = classPalette.legend
         }
         if mode == .palette, decision.valueKind == .class, let indices = try singleBandSample().distinctIntegers(limit: 256) {
             legend = indices.compactMap { v in
@@ -195,6 +199,7 @@ struct Colorizer: Sendable {
         self.alphaBand = alpha
         self.colorBands = colorBands
         self.palette = palette
+        self.classPalette = classPalette
         self.stretchRange = stretch
         self.tint = tint
         self.tintDescription = tintDescription
@@ -237,7 +242,7 @@ struct Colorizer: Sendable {
                     let idx = Int(v)
                     r = Float(palette[idx * 3]); g = Float(palette[idx * 3 + 1]); bl = Float(palette[idx * 3 + 2])
                 case .classes:
-                    guard let c = ClassPalette.color(values[px + colorBands[0]]) else {
+                    guard let c = classPalette.color(values[px + colorBands[0]]) else {
                         rgba[o] = 0; rgba[o + 1] = 0; rgba[o + 2] = 0; rgba[o + 3] = 0; continue
                     }
                     r = Float(c.0); g = Float(c.1); bl = Float(c.2)

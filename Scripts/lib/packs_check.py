@@ -3,28 +3,13 @@ front of `tilepack serve`, a GeoTIFF tile rewriter, the sample store set up as a
 shop and a device would have it, and a check counter."""
 import hashlib, json, os, random, re, select, socket, struct, subprocess, threading, zlib
 
+from checks import Checks  # noqa: F401  (re-exported for the checks)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 T = os.path.join(ROOT, ".build/debug/tilepack")
 CHAMONIX = "com.tilepack.samples.montblanc.chamonix"
 LICENSE = "CC0-1.0 (synthetic sample terrain)"
 ATTRIBUTION = "tilepack sample terrain (synthetic)"
-
-
-class Checks:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def __call__(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print("ok   " + name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL " + name + (f": {detail}" if detail else ""), flush=True)
-
-    def summary(self):
-        print(f"{self.passed} passed, {self.failed} failed")
-        return 0 if self.failed == 0 else 1
 
 
 def sha256(path):

@@ -8,30 +8,12 @@ import io, json, math, os, sqlite3, subprocess, tempfile
 
 import numpy as np
 
+from checks import Checks  # noqa: F401  (re-exported for the checks)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 T = os.environ.get("BIN") or os.path.join(ROOT, ".build/debug/tilepack")
 TESTDATA = os.path.join(os.path.dirname(ROOT), "shared", "testdata")
 EARTH_CIRCUMFERENCE = 2 * math.pi * 6378137.0
-
-
-class Checks:
-    """Counts named checks and prints the closing line CI reads."""
-
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def __call__(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print("ok   " + name + (f" ({detail})" if detail else ""), flush=True)
-        else:
-            self.failed += 1
-            print("FAIL " + name + (f": {detail}" if detail else ""), flush=True)
-        return ok
-
-    def summary(self):
-        print(f"{self.passed} passed, {self.failed} failed")
-        return 0 if self.failed == 0 else 1
 
 
 def run(args, timeout=600, check=True):

@@ -161,7 +161,10 @@ public final class TileStore: Sendable {
     /// ``Overzoom``). ``TileLease/sourceZoom`` says which zoom the pixels came from. Such a
     /// tile is cached and counted in the budget like a decoded one. Access is decided for the
     /// *requested* tile, never the ancestor's: a locked tile is `locked` even where a free
-    /// ancestor exists, and a partly owned one is masked at the requested tile's pixels.
+    /// ancestor exists, and a partly owned one is masked at the requested tile's pixels. A
+    /// tile made from finer zooms shows each child only as the policy allows that child at its
+    /// own zoom (masked when partial, transparent when denied): a free coarse zoom never
+    /// shows paid detail downsampled.
     ///
     /// A partly owned tile (``TileAccess/partial(_:unlockedBy:)``) comes masked: every pixel
     /// outside the owned mask is 0, 0, 0, 0 (transparent black). The masked copy is cached
@@ -888,7 +891,8 @@ public struct TileLease: ~Copyable, @unchecked Sendable {
     public let zoom: Int
     /// The zoom the bytes came from: ``zoom`` for a stored tile, a coarser zoom for a tile
     /// made from an ancestor (overzoomed), a finer one for a tile made from descendants
-    /// (underzoomed). Only ``TileStore/pixels(_:archive:)`` makes tiles (see ``Overzoom``).
+    /// (underzoomed). ``TileStore/pixels(_:archive:)`` makes tiles (see ``Overzoom``);
+    /// ``TileStore/overzoomedTile(_:archive:)`` leases an ancestor's payload as is.
     public let sourceZoom: Int
 
     init(store: TileStore, slot: Int, bytes: UnsafeRawBufferPointer, zoom: Int, sourceZoom: Int) {

@@ -268,8 +268,9 @@ public final class TileStore: Sendable {
     /// ``TileID/children`` order; a denied child's own descendants are not asked (it
     /// contributes nothing whatever they say).
     func descendantAccess(_ a: Int, _ id: TileID) -> UInt64 {
+        // The stored zooms (every hit of a stored tile) first, before anything is copied.
+        guard let zooms = sources[a].summary.zoomRange, id.z < zooms.lowerBound else { return 0 }
         let summary = sources[a].summary
-        guard let zooms = summary.zoomRange, id.z < zooms.lowerBound else { return 0 }
         var h: UInt64 = 0x9E37_79B9_7F4A_7C15
         func visit(_ tile: TileID) {
             for child in tile.children where summary.meets(child) {

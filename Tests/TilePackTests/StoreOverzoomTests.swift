@@ -23,10 +23,10 @@ final class ZoomFakeArchive: TileArchive {
 
     /// `pixels[id]`: side² RGBA8 (rows top first), stored PNG-encoded.
     init(path: String = "zoom.mbtiles", zooms: ClosedRange<Int>, side: Int, pixels: [TileID: [UInt8]],
-         grids: [TileID: ElevationTile] = [:], bounds: GeoBounds? = nil) throws {
+         grids: [TileID: ElevationTile] = [:], bounds: GeoBounds? = nil, valueKind: ValueKind? = nil) throws {
         self.path = path
         summary = TileArchiveSummary(name: "zoom", bounds: bounds, zoomRange: zooms, codec: .png, codecName: "png",
-                                     tileSize: side, hasElevation: !grids.isEmpty)
+                                     tileSize: side, hasElevation: !grids.isEmpty, valueKind: valueKind.map { .some($0) })
         var stored: [TileID: [UInt8]] = [:]
         for (id, rgba) in pixels { stored[id] = try PNGEncoder().encode(rgba: rgba, width: side, height: side) }
         self.stored = stored
@@ -65,6 +65,14 @@ private func read(_ store: TileStore, _ id: TileID, archive: Int? = nil) throws 
 /// Whether a lease was handed out (consumes it).
 private func exists(_ lease: consuming TileLease?) -> Bool {
     switch consume lease {
+    case .some: true
+    case .none: false
+    }
+}
+
+/// Whether a payload was handed out (consumes it).
+private func present(_ payload: consuming OverzoomedPayload?) -> Bool {
+    switch consume payload {
     case .some: true
     case .none: false
     }
@@ -411,5 +419,112 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         } catch {
             #expect(error.problem == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
         }
+    }
+
+    // MARK: Review fixes
+
+    /// Free tier to z8, the archive's data at z9 only: the z8 tile is made from children the
+    /// policy decides at z9. Unowned: nothing of them shows; owned: drawn; a purchase (or a
+    /// refund) is seen at once, not hidden behind a cached made tile.
+    @Test func underzoomShowsOnlyChildrenThePolicyAllows() throws {
+        let z8 = TileID(z: 8, x: 100, y: 60)!
+        var pixels: [TileID: [UInt8]] = [:], grids: [TileID: ElevationTile] = [:]
+        for kid in z8.children {
+            pixels[kid] = tile(side: 4) { _, _ in [200, 30, 40, 255] }
+            grids[kid] = ElevationTile(width: 4, height: 4, values: [Float](repeating: 900, count: 16))
+        }
+        let archive = try ZoomFakeArchive(zooms: 9...9, side: 4, pixels: pixels, grids: grids)
+        let owned = Mutex(false)
+        let policy = ClosurePolicy { id, side in
+            if id.z <= 8 { return .allowed }
+            if owned.withLock({ $0 }) { return .allowed }
+            // The first child partly owned (left half), the rest sold.
+            if id == z8.children[0] { return .partial(TileMask(side: side) { x, _ in x < side / 2 }, unlockedBy: [offer]) }
+            return .denied(unlockedBy: [offer])
+        }
+        let store = try Self.store(archive, policy: policy)
+        let made = try #require(try read(store, z8))
+        for y in 0..<4 {
+            for x in 0..<4 {
+                // Quadrant 0 (x, y < 2) holds child 0 downsampled: its owned left half is pixel column 0.
+                let shown: [UInt8] = (x == 0 && y < 2) ? [200, 30, 40, 255] : [0, 0, 0, 0]
+                #expect(px(made.rgba, side: 4, x, y) == shown, "pixel \(x),\(y)")
+            }
+        }
+        let grid = try #require(try store.elevation(z8))
+        for y in 0..<4 { for x in 0..<4 { #expect((x == 0 && y < 2) ? grid[x, y] == 900 : grid[x, y].isNaN, "sample \(x),\(y)") } }
+        // Nothing owned at all: nothing shown (no tile, or a transparent one).
+        let none = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 8 ? .allowed : .denied(unlockedBy: [offer]) })
+        if let shown = try read(none, z8) { #expect(shown.rgba.allSatisfy { $0 == 0 }) }
+        #expect(try none.elevation(z8)?.values.allSatisfy { $0.isNaN } ?? true)
+        // Bought: the same store draws the whole tile, from z9, at once.
+        owned.withLock { $0 = true }
+        let bought = try #require(try read(store, z8))
+        #expect(bought.source == 9 && bought.rgba == Array(repeating: [UInt8]([200, 30, 40, 255]), count: 16).flatMap { $0 })
+        #expect(try store.elevation(z8)?.values == [Float](repeating: 900, count: 16))
+        // Refunded: gone again.
+        owned.withLock { $0 = false }
+        let refunded = try #require(try read(store, z8))
+        #expect(px(refunded.rgba, side: 4, 3, 3) == [0, 0, 0, 0])
+        #expect(store.accountingProblem() == nil)
+    }
+
+    /// The GPU path asks the policy about the requested tile, not the ancestor it draws.
+    @Test func overzoomedTileDecidesTheRequestedTile() throws {
+        let archive = try ZoomFakeArchive(zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp])
+        let child = TileID(z: 7, x: 41, y: 50)!   // 1, 2 of the parent's 4 × 4 grandchildren
+        let locked = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .allowed : .denied(unlockedBy: [offer]) })
+        do throws(TileStoreError) {
+            _ = try locked.overzoomedTile(child)
+            Issue.record("a locked tile's ancestor payload was handed out")
+        } catch {
+            #expect(error.problem == .locked && error.offers == [offer])
+        }
+        let partial = try Self.store(archive, policy: ClosurePolicy { id, side in
+            id.z <= 5 ? .allowed : .partial(TileMask(side: side) { x, _ in x == 0 }, unlockedBy: [offer])
+        })
+        #expect(throws: TileStoreError.self) { _ = try partial.overzoomedTile(child) }
+        // Allowed at z7, though the z5 ancestor itself is sold: its payload and the crop.
+        let open = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .denied(unlockedBy: [offer]) : .allowed })
+        guard let payload = try open.overzoomedTile(child) else { Issue.record("no payload"); return }
+        #expect(payload.sourceZoom == 5 && payload.lease.zoom == 7 && payload.isOverzoomed)
+        #expect(payload.crop == TileCrop(x: 0.25, y: 0.5, size: 0.25))
+        #expect(payload.crop.pixels(side: 4) == (1, 2, 1) as (Double, Double, Double))
+        let stored = try #require(try archive.tileBytes(Self.parent))
+        #expect(payload.lease.array == stored)
+        guard let own = try Self.store(archive).overzoomedTile(Self.parent) else { Issue.record("no stored payload"); return }
+        #expect(own.crop == TileCrop.full && own.sourceZoom == 5 && !own.isOverzoomed)
+        #expect(!present(try Self.store(archive).overzoomedTile(Self.parent.parent!)), "below the min zoom: no payload")
+    }
+
+    /// Class archives are scaled by nearest and by the most frequent code: made tiles hold only
+    /// codes (and colours) the source holds.
+    @Test func classArchivesNeverBlendCodes() throws {
+        let kids = Self.parent.children
+        let colours: [Float: [UInt8]] = [1: [255, 0, 0, 255], 5: [0, 0, 255, 255], 9: [0, 200, 0, 255]]
+        func code(_ x: Int, _ y: Int, _ k: Int) -> Float { [1, 5, 9][(x * 3 + y + k) % 3] }
+        var pixels: [TileID: [UInt8]] = [:], grids: [TileID: ElevationTile] = [:]
+        for (k, kid) in kids.enumerated() {
+            pixels[kid] = tile(side: 4) { x, y in colours[code(x, y, k)]! }
+            var values: [Float] = []
+            for y in 0..<4 { for x in 0..<4 { values.append(code(x, y, k)) } }
+            values[5] = .nan
+            grids[kid] = ElevationTile(width: 4, height: 4, values: values)
+        }
+        let archive = try ZoomFakeArchive(zooms: 6...6, side: 4, pixels: pixels, grids: grids, valueKind: .class)
+        let store = try Self.store(archive)
+        let allowed = Set(colours.values) .union([[0, 0, 0, 0]])
+        for id in [Self.parent, Self.parent.parent!, kids[1].children[2], kids[2].children[0].children[3]] {
+            let made = try #require(try read(store, id))
+            #expect(made.source == 6)
+            for y in 0..<4 { for x in 0..<4 { #expect(allowed.contains(px(made.rgba, side: 4, x, y)), "\(id) pixel \(x),\(y)") } }
+            let grid = try #require(try store.elevation(id))
+            #expect(grid.values.allSatisfy { $0.isNaN || colours[$0] != nil }, "\(id): \(grid.values)")
+        }
+        // Ties go to the first sample of the block; a block's majority wins.
+        let z5 = try #require(try store.elevation(Self.parent))
+        // Child 0's code is [1, 5, 9][y mod 3]: block (0, 0) holds 1, 1, 5, NaN → 1; block (1, 0)
+        // 1, 1, 5, 5 → the first, 1; block (0, 1) 9, 9, 1, 1 → 9. (A mean: 2.33, 3, 5.)
+        #expect(z5[0, 0] == 1 && z5[1, 0] == 1 && z5[0, 1] == 9)
     }
 }

@@ -156,6 +156,13 @@ public final class MBTilesReader: TileArchive {
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
     public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+        try elevation(id) { _, _ throws(ArchiveError) in }
+    }
+
+    /// ``elevation(_:)``, `admit` called with the row's declared size before the grid is
+    /// allocated (see ``TileArchive/elevation(_:admitting:)``).
+    public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
+        throws(ArchiveError) -> ElevationTile? {
         guard hasElevation else { return nil }
         // Quantised rows decode straight from SQLite's buffer: the grid is the only allocation.
         var failure: ArchiveError?
@@ -170,6 +177,7 @@ public final class MBTilesReader: TileArchive {
             let width = stmt.int(at: 1), height = stmt.int(at: 2)
             var tile: ElevationTile?
             do {
+                try admit(width, height)
                 let found: Bool? = try stmt.withBytes(at: 3) { blob in
                     tile = try ElevationEncoding.quantizedPlanarDeflate.decode(blob, width: width, height: height, path: path)
                     return true
@@ -187,6 +195,7 @@ public final class MBTilesReader: TileArchive {
             throw ArchiveError(path: path, problem: .badElevation,
                                detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
         }
+        try admit(row.width, row.height)
         return try encoding.decode(row.data, width: row.width, height: row.height, path: path)
     }
 

@@ -24,6 +24,16 @@ public protocol TileArchive: Sendable {
     /// - Throws: ``ArchiveError`` for a damaged archive or elevation blob.
     func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile?
 
+    /// ``elevation(_:)`` that first calls `admit` with the stored row's declared width and
+    /// height, before a grid of that size is allocated or anything is decoded: the caller
+    /// refuses (throws) a size it will not hold, or reserves the grid's bytes in its budget.
+    /// A row is file data; its declared size must never drive an allocation unchecked. The
+    /// default, for archives that hold grids in memory already, admits the grid it found;
+    /// readers of files implement it.
+    /// - Throws: what `admit` throws, or ``ArchiveError`` as ``elevation(_:)``.
+    func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
+        throws(ArchiveError) -> ElevationTile?
+
     /// The name an access policy knows the archive by. Defaults to the path's last component
     /// (`montblanc-color.mbtiles`, as a catalog's `archives` name it).
     var accessName: String { get }
@@ -31,6 +41,13 @@ public protocol TileArchive: Sendable {
 
 extension TileArchive {
     public var accessName: String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
+        throws(ArchiveError) -> ElevationTile? {
+        guard let grid = try elevation(id) else { return nil }
+        try admit(grid.width, grid.height)
+        return grid
+    }
 
     /// The stored bytes of tile `id` as a new array, nil when absent.
     /// - Cost: one read and one allocation of the payload's size.
@@ -71,6 +88,13 @@ public struct TileArchiveSummary: Sendable, Equatable {
     /// - Cost: O(1), no I/O.
     public func mayContain(_ id: TileID) -> Bool {
         guard let zooms = zoomRange, zooms.contains(id.z) else { return false }
+        return meets(id)
+    }
+
+    /// Whether tile `id`'s square meets the archive's bounds, at any zoom (an archive without
+    /// bounds: always).
+    /// - Cost: O(1), no I/O.
+    public func meets(_ id: TileID) -> Bool {
         guard let b = bounds else { return true }
         let t = WebMercator.bounds(of: id)
         return t.west < b.east && b.west < t.east && t.south < b.north && b.south < t.north

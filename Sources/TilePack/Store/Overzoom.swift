@@ -20,10 +20,17 @@ import TilePackArchive
 /// - **Elevation: bilinear up, mean of the valid samples down**, NaN (no data) dropped and
 ///   the remaining weights renormalised; a sample with no valid neighbour of positive weight
 ///   stays NaN (no data is never invented beyond the data's own edge).
+/// - **Classes (``ValueKind/class``, palette archives included): nearest up, the most
+///   frequent valid code (or opaque colour) of each 2 × 2 block down**, ties to the first in
+///   ``TileID/children`` order as the build's pyramid picks: a code is a category, and a
+///   blend of two codes is a third category nobody mapped.
 ///
 /// The GPU payload (``TileStore/tile(_:archive:)``) stays exact-zoom only: PVRTC and ASTC
 /// words cannot be cropped or scaled without decoding and re-encoding them (seconds per tile
-/// on a phone); a GPU renderer draws the ancestor's texture with scaled texture coordinates.
+/// on a phone). A GPU renderer asks ``TileStore/overzoomedTile(_:archive:)``, which decides
+/// access for the *requested* tile and hands back the nearest stored ancestor's payload with
+/// the rectangle to draw (scaled texture coordinates); never ``TileStore/tile(_:archive:)``
+/// of the ancestor, which would ask the policy about the ancestor instead.
 public enum Overzoom {
     /// The finest zoom the store makes tiles for: the viewer's max zoom (~4 cm a pixel at the
     /// equator). Beyond it only stored tiles are served.
@@ -42,13 +49,6 @@ public enum Overzoom {
         precondition(z >= 0 && z <= id.z, "an ancestor is at a zoom no finer than the tile")
         let k = id.z - z
         return TileID(unchecked: z, id.x >> k, id.y >> k)
-    }
-
-    /// Whether `id`'s square meets the archive's bounds (an archive without bounds: always).
-    static func meets(_ summary: TileArchiveSummary, _ id: TileID) -> Bool {
-        guard let b = summary.bounds else { return true }
-        let t = WebMercator.bounds(of: id)
-        return t.west < b.east && b.west < t.east && t.south < b.north && b.south < t.north
     }
 
     /// Per output column (or row) of a `side`-sample tile `offset` tiles into an ancestor
@@ -195,6 +195,104 @@ public enum Overzoom {
             }
         }
     }
+
+    // MARK: Classes
+
+    /// Per output column (or row) of a `side`-sample tile `offset` tiles into an ancestor
+    /// `scale` tiles wide: the ancestor sample holding the output sample's centre.
+    /// - Cost: O(side).
+    static func nearest(side: Int, offset: Int, scale: Int) -> [Int] {
+        (0..<side).map { i in min(side - 1, (offset * side + i) / scale) }
+    }
+
+    /// ``upscaleRGBA(_:side:from:to:into:)`` by nearest: every output pixel a copy of the
+    /// ancestor pixel holding its centre (class and palette archives).
+    /// - Cost: O(side²); two O(side) tables.
+    static func upscaleRGBANearest(_ src: UnsafeRawBufferPointer, side: Int, from ancestor: TileID, to id: TileID,
+                                   into out: UnsafeMutableRawBufferPointer) {
+        let n = side * side * 4
+        precondition(ancestor.z <= id.z && src.count >= n && out.count >= n, "upscale buffers")
+        let k = id.z - ancestor.z, scale = 1 << k
+        let xs = nearest(side: side, offset: id.x - (ancestor.x << k), scale: scale)
+        let ys = nearest(side: side, offset: id.y - (ancestor.y << k), scale: scale)
+        for y in 0..<side {
+            for x in 0..<side {
+                let s = (ys[y] * side + xs[x]) * 4, d = (y * side + x) * 4
+                out[d] = src[s]; out[d + 1] = src[s + 1]; out[d + 2] = src[s + 2]; out[d + 3] = src[s + 3]
+            }
+        }
+    }
+
+    /// ``downsampleRGBA(_:side:quadrant:into:)`` for classes: each output pixel the most
+    /// frequent colour among the block's pixels with alpha above 0 (ties: the first in
+    /// reading order), transparent when none has; never a blend.
+    /// - Cost: O(side²/4).
+    static func downsampleRGBAMode(_ src: UnsafeRawBufferPointer, side: Int, quadrant: Int, into out: UnsafeMutableRawBufferPointer) {
+        let n = side * side * 4
+        precondition(side % 2 == 0 && (0..<4).contains(quadrant) && src.count >= n && out.count >= n, "downsample buffers")
+        let half = side / 2, ox = (quadrant & 1) * half, oy = (quadrant >> 1) * half
+        @inline(__always) func colour(_ p: Int) -> UInt32 {
+            UInt32(src[p]) | UInt32(src[p + 1]) << 8 | UInt32(src[p + 2]) << 16 | UInt32(src[p + 3]) << 24
+        }
+        for y in 0..<half {
+            for x in 0..<half {
+                let p = ((2 * y) * side + 2 * x) * 4
+                let taps = (p, p + 4, p + side * 4, p + side * 4 + 4)
+                let c = (colour(taps.0), colour(taps.1), colour(taps.2), colour(taps.3))
+                let d = ((oy + y) * side + ox + x) * 4
+                var best = -1, bestCount = 0
+                for (i, v) in [c.0, c.1, c.2, c.3].enumerated() where v >> 24 != 0 {
+                    let count = (c.0 == v ? 1 : 0) + (c.1 == v ? 1 : 0) + (c.2 == v ? 1 : 0) + (c.3 == v ? 1 : 0)
+                    if count > bestCount { best = i; bestCount = count }
+                }
+                let s: Int
+                switch best {
+                case 0: s = taps.0
+                case 1: s = taps.1
+                case 2: s = taps.2
+                case 3: s = taps.3
+                default:
+                    out[d] = 0; out[d + 1] = 0; out[d + 2] = 0; out[d + 3] = 0
+                    continue
+                }
+                out[d] = src[s]; out[d + 1] = src[s + 1]; out[d + 2] = src[s + 2]; out[d + 3] = src[s + 3]
+            }
+        }
+    }
+
+    /// ``upscaleElevation(_:from:to:)`` by nearest: class codes are copied, never blended.
+    /// - Cost: O(width × height); allocates the result (the store counts it before).
+    static func upscaleElevationNearest(_ grid: ElevationTile, from ancestor: TileID, to id: TileID) -> ElevationTile {
+        let k = id.z - ancestor.z, scale = 1 << k, w = grid.width, h = grid.height
+        let xs = nearest(side: w, offset: id.x - (ancestor.x << k), scale: scale)
+        let ys = nearest(side: h, offset: id.y - (ancestor.y << k), scale: scale)
+        var values = [Float](repeating: .nan, count: w * h)
+        for y in 0..<h { for x in 0..<w { values[y * w + x] = grid.values[ys[y] * w + xs[x]] } }
+        return ElevationTile(width: w, height: h, values: values)
+    }
+
+    /// ``downsampleElevation(_:quadrant:into:)`` for class codes: each sample the most
+    /// frequent valid code of its 2 × 2 block (ties: the first, as the build's
+    /// `Pyramid.downsampleClasses`), NaN when none is valid.
+    /// - Cost: O(width × height / 4).
+    static func downsampleElevationMode(_ child: ElevationTile, quadrant: Int, into out: inout [Float]) {
+        let w = child.width, h = child.height
+        precondition(w % 2 == 0 && h % 2 == 0 && out.count == w * h && (0..<4).contains(quadrant), "downsample grids")
+        let hw = w / 2, hh = h / 2, ox = (quadrant & 1) * hw, oy = (quadrant >> 1) * hh
+        let s = child.values
+        for y in 0..<hh {
+            for x in 0..<hw {
+                let p = 2 * y * w + 2 * x
+                let v = (s[p], s[p + 1], s[p + w], s[p + w + 1])
+                var best = Float.nan, bestCount = 0
+                for c in [v.0, v.1, v.2, v.3] where c.isFinite {
+                    let count = (v.0 == c ? 1 : 0) + (v.1 == c ? 1 : 0) + (v.2 == c ? 1 : 0) + (v.3 == c ? 1 : 0)
+                    if count > bestCount { best = c; bestCount = count }
+                }
+                out[(oy + y) * w + ox + x] = best
+            }
+        }
+    }
 }
 
 extension TileArchiveSummary {
@@ -205,6 +303,6 @@ extension TileArchiveSummary {
     /// - Cost: O(1), no I/O.
     public func reaches(_ id: TileID) -> Bool {
         guard let zooms = zoomRange, Overzoom.reach(of: zooms).contains(id.z) else { return false }
-        return Overzoom.meets(self, id)
+        return meets(id)
     }
 }

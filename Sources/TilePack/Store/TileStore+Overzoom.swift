@@ -5,29 +5,44 @@ import TilePackArchive
 /// The loads of tiles outside an archive's zooms (``Overzoom``): what the `.pixels` and
 /// `.elevation` layers hold for such a tile. They go through ``entry(_:evict:mask:)`` for the
 /// ancestor or the children, so every grid and buffer they read is cached, leased while read
-/// and counted like any other, and single flight holds for made tiles too. Access is never
-/// asked here: the caller decided it for the requested tile (an ancestor's or a child's own
-/// answer does not matter; a locked requested tile never gets this far).
+/// (until the made tile is computed) and counted like any other, and single flight holds for
+/// made tiles too.
+///
+/// Access: the caller decided it for the requested tile. Overzoom then reads the ancestor
+/// whatever the policy says of it (the picture shown is the requested tile's, and a locked
+/// requested tile never gets this far). Underzoom is different: the made tile shows its
+/// children's content, so each child is read only as the policy allows it at its own zoom —
+/// allowed whole, partial masked (unowned pixels transparent, samples NaN) before it is
+/// downsampled, denied not at all. The made tile's cache key carries those answers
+/// (``plainKey(_:_:_:)``).
 extension TileStore {
     /// Pixels of `key.tile` (outside `zooms`) from the nearest stored ancestor, scaled up, or
-    /// from the four children, scaled down.
+    /// from the four children, scaled down. Class archives (``ValueKind/class``) are scaled
+    /// by nearest and by the most frequent colour, so no colour is blended into one no class has.
     /// - Cost: overzoom: one ancestor decode (cached) and one bilinear pass; underzoom: four
-    ///   child reads a zoom, at most ``Overzoom/maxUnderzoomLevels`` zooms down.
+    ///   child reads a zoom, at most ``Overzoom/maxUnderzoomLevels`` zooms down, and their
+    ///   access answers.
     func zoomedPixels(_ key: TileKey, zooms: ClosedRange<Int>, payload: TilePayloadCodec, evict: Bool)
         throws(TileStoreError) -> Loaded {
         let id = key.tile, side = payload.tileSize, count = payload.pixelByteCount
         let summary = sources[key.archive].summary
+        let classes = summary.valueKind == .class
         if id.z > zooms.upperBound {
             guard id.z <= Overzoom.maxZoom else { return .absent }
             // The nearest stored ancestor: an absent tile at the max zoom (outside the data, or
             // transparent) may still sit inside a coarser zoom's tile.
             for z in stride(from: zooms.upperBound, through: zooms.lowerBound, by: -1) {
                 let ancestor = Overzoom.ancestor(of: id, atZoom: z)
-                guard Overzoom.meets(summary, ancestor),
+                guard summary.meets(ancestor),
                       let found = try entry(TileKey(archive: key.archive, layer: .pixels, tile: ancestor), evict: evict) else { continue }
-                defer { release(found.slot) }
+                defer { release(found.slot) }   // leased until the made tile is computed
                 let buffer = try acquireBuffer(bytes: count, evict: evict)
-                Overzoom.upscaleRGBA(found.bytes, side: side, from: ancestor, to: id, into: buffer.mutableBytes(count))
+                let out = buffer.mutableBytes(count)
+                if classes {
+                    Overzoom.upscaleRGBANearest(found.bytes, side: side, from: ancestor, to: id, into: out)
+                } else {
+                    Overzoom.upscaleRGBA(found.bytes, side: side, from: ancestor, to: id, into: out)
+                }
                 return .buffer(buffer, sourceZoom: found.sourceZoom)
             }
             return .absent
@@ -36,13 +51,18 @@ extension TileStore {
         guard zooms.lowerBound - id.z <= Overzoom.maxUnderzoomLevels, side % 2 == 0 else { return .absent }
         let buffer = try acquireBuffer(bytes: count, evict: evict)
         let out = buffer.mutableBytes(count)
-        out.initializeMemory(as: UInt8.self, repeating: 0)   // a missing child leaves its quadrant transparent
+        out.initializeMemory(as: UInt8.self, repeating: 0)   // a missing or denied child leaves its quadrant transparent
         var any = false
         do throws(TileStoreError) {
-            for (quadrant, child) in id.children.enumerated() where Overzoom.meets(summary, child) {
-                guard let found = try entry(TileKey(archive: key.archive, layer: .pixels, tile: child), evict: evict) else { continue }
-                Overzoom.downsampleRGBA(found.bytes, side: side, quadrant: quadrant, into: out)
-                release(found.slot)
+            for (quadrant, child) in id.children.enumerated() where summary.meets(child) {
+                guard let found = try entry(child, archive: key.archive, answer: access(child, archive: key.archive),
+                                            whole: .pixels, masked: .maskedPixels, evict: evict) else { continue }
+                defer { release(found.slot) }
+                if classes {
+                    Overzoom.downsampleRGBAMode(found.bytes, side: side, quadrant: quadrant, into: out)
+                } else {
+                    Overzoom.downsampleRGBA(found.bytes, side: side, quadrant: quadrant, into: out)
+                }
                 any = true
             }
         } catch {
@@ -57,17 +77,25 @@ extension TileStore {
     }
 
     /// The elevation grid of `key.tile` (outside `zooms`), made as ``zoomedPixels`` makes
-    /// pixels; its bytes reserved in the budget before the grid is allocated.
+    /// pixels (class codes by nearest up and by the most frequent code down); its bytes
+    /// reserved in the budget before the grid is allocated.
     /// - Throws: `damagedTile` when the children's grids differ in size.
     func zoomedElevation(_ key: TileKey, zooms: ClosedRange<Int>, evict: Bool) throws(TileStoreError) -> Loaded {
         let id = key.tile, summary = sources[key.archive].summary, path = sources[key.archive].archive.path
+        let classes = summary.valueKind == .class
         if id.z > zooms.upperBound {
             guard id.z <= Overzoom.maxZoom else { return .absent }
             for z in stride(from: zooms.upperBound, through: zooms.lowerBound, by: -1) {
                 let ancestor = Overzoom.ancestor(of: id, atZoom: z)
-                guard Overzoom.meets(summary, ancestor), let found = try cachedGrid(key.archive, ancestor, evict: evict) else { continue }
-                let bytes = try reserveGrid(found.grid.width * found.grid.height, evict: evict, subject: path)
-                let made = Overzoom.upscaleElevation(found.grid, from: ancestor, to: id)
+                guard summary.meets(ancestor),
+                      let found = try entry(TileKey(archive: key.archive, layer: .elevation, tile: ancestor), evict: evict) else { continue }
+                // Leased until the made grid is computed: evicted, the ancestor's grid would be
+                // uncounted while it is still read.
+                defer { release(found.slot) }
+                guard let grid = lock.withLock({ state.entries[found.slot].elevation }) else { continue }
+                let bytes = try reserveGrid(grid.width * grid.height, evict: evict, subject: path)
+                let made = classes ? Overzoom.upscaleElevationNearest(grid, from: ancestor, to: id)
+                                   : Overzoom.upscaleElevation(grid, from: ancestor, to: id)
                 return .elevation(made, bytes: try trueUp(bytes, made, evict: evict, subject: path), sourceZoom: found.sourceZoom)
             }
             return .absent
@@ -75,8 +103,11 @@ extension TileStore {
         guard zooms.lowerBound - id.z <= Overzoom.maxUnderzoomLevels else { return .absent }
         var values: [Float] = [], size: (w: Int, h: Int)?, reserved = 0
         do throws(TileStoreError) {
-            for (quadrant, child) in id.children.enumerated() where Overzoom.meets(summary, child) {
-                guard let grid = try cachedGrid(key.archive, child, evict: evict)?.grid else { continue }
+            for (quadrant, child) in id.children.enumerated() where summary.meets(child) {
+                guard let found = try entry(child, archive: key.archive, answer: access(child, archive: key.archive),
+                                            whole: .elevation, masked: .maskedElevation, evict: evict) else { continue }
+                defer { release(found.slot) }   // leased until its quadrant is made
+                guard let grid = lock.withLock({ state.entries[found.slot].elevation }) else { continue }
                 if let size {
                     guard grid.width == size.w, grid.height == size.h else {
                         throw TileStoreError(.damagedTile, subject: path,
@@ -89,7 +120,11 @@ extension TileStore {
                     reserved = try reserveGrid(grid.width * grid.height, evict: evict, subject: path)
                     values = [Float](repeating: .nan, count: grid.width * grid.height)   // a missing child: no data
                 }
-                Overzoom.downsampleElevation(grid, quadrant: quadrant, into: &values)
+                if classes {
+                    Overzoom.downsampleElevationMode(grid, quadrant: quadrant, into: &values)
+                } else {
+                    Overzoom.downsampleElevation(grid, quadrant: quadrant, into: &values)
+                }
             }
         } catch {
             if reserved > 0 { unreserve(reserved) }
@@ -100,21 +135,9 @@ extension TileStore {
         return .elevation(made, bytes: try trueUp(reserved, made, evict: evict, subject: path), sourceZoom: zooms.lowerBound)
     }
 
-    /// The grid of `tile` in archive `a` (stored, or made from another zoom) and the zoom it
-    /// came from; the lease taken to read it is given back (the grid array is shared, copy on
-    /// write, so it stays valid after an eviction).
-    private func cachedGrid(_ a: Int, _ tile: TileID, evict: Bool) throws(TileStoreError) -> (grid: ElevationTile, sourceZoom: Int)? {
-        guard let found = try entry(TileKey(archive: a, layer: .elevation, tile: tile), evict: evict) else { return nil }
-        lock.lock()
-        let grid = state.entries[found.slot].elevation
-        release(found.slot, locked: true)
-        lock.unlock()
-        return grid.map { ($0, found.sourceZoom) }
-    }
-
     /// Reserves a grid of `count` samples (its accounted bytes, as a load in flight) before it
     /// is allocated; returns the bytes reserved.
-    private func reserveGrid(_ count: Int, evict: Bool, subject: String) throws(TileStoreError) -> Int {
+    func reserveGrid(_ count: Int, evict: Bool, subject: String) throws(TileStoreError) -> Int {
         let bytes = count * MemoryLayout<Float>.stride + TileBuffer.objectOverhead
         lock.lock()
         defer { lock.unlock() }
@@ -125,7 +148,7 @@ extension TileStore {
         return bytes
     }
 
-    private func unreserve(_ bytes: Int) {
+    func unreserve(_ bytes: Int) {
         lock.withLock {
             state.resident -= bytes
             state.inFlightBytes -= bytes
@@ -134,7 +157,7 @@ extension TileStore {
 
     /// The accounted bytes of `grid` as the store counts a stored grid (its array's capacity),
     /// the reservation grown to match when the allocator gave more than was asked.
-    private func trueUp(_ reserved: Int, _ grid: ElevationTile, evict: Bool, subject: String) throws(TileStoreError) -> Int {
+    func trueUp(_ reserved: Int, _ grid: ElevationTile, evict: Bool, subject: String) throws(TileStoreError) -> Int {
         let actual = grid.values.capacity * MemoryLayout<Float>.stride + TileBuffer.objectOverhead
         guard actual > reserved else { return reserved }
         lock.lock()

@@ -118,6 +118,40 @@ public final class TileStore: Sendable {
         return nil
     }
 
+    /// The GPU face of overzoom: tile `id`'s payload, or beyond an archive's max zoom the
+    /// nearest stored ancestor's, with the part of it `id` covers (``OverzoomedPayload/crop``)
+    /// for the renderer to draw with scaled texture coordinates. Access is decided for the
+    /// *requested* `id`, exactly as ``tile(_:archive:)`` decides it (denied: `locked`;
+    /// partial: `partialTile`, a payload cannot be masked), never for the ancestor, whose
+    /// own answer does not matter. Below an archive's min zoom there is no payload to crop:
+    /// read ``pixels(_:archive:)``. At a stored zoom the crop is the whole tile.
+    /// - Throws: as ``tile(_:archive:)``.
+    /// - Cost: as ``tile(_:archive:)``, plus one lookup per zoom between `id`'s and the
+    ///   nearest one the archive stores a tile at.
+    public func overzoomedTile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> OverzoomedPayload? {
+        var refused: TileStoreError?
+        for a in candidates(for: id, archive: archive, reach: true) {
+            let summary = sources[a].summary
+            guard let zooms = summary.zoomRange, id.z >= zooms.lowerBound else { continue }
+            switch access(id, archive: a) {
+            case .allowed:
+                for z in stride(from: min(id.z, zooms.upperBound), through: zooms.lowerBound, by: -1) {
+                    let ancestor = Overzoom.ancestor(of: id, atZoom: z)
+                    guard summary.meets(ancestor),
+                          let found = try entry(TileKey(archive: a, layer: .payload, tile: ancestor)) else { continue }
+                    return OverzoomedPayload(lease: TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: z),
+                                             crop: TileCrop(of: id, in: ancestor))
+                }
+            case .partial(let mask, let offers):
+                if refused == nil { refused = partialError(id, archive: a, mask: mask, offers: offers) }
+            case .denied(let offers):
+                if refused == nil { refused = Self.lockedError(id, offers: offers) }
+            }
+        }
+        if let refused { throw refused }
+        return nil
+    }
+
     /// Tile `id` decoded to RGBA8 (tile size² × 4 bytes, rows top first), leased; nil when no
     /// archive has it. The decoded buffer is cached separately from the payload.
     ///
@@ -127,7 +161,10 @@ public final class TileStore: Sendable {
     /// ``Overzoom``). ``TileLease/sourceZoom`` says which zoom the pixels came from. Such a
     /// tile is cached and counted in the budget like a decoded one. Access is decided for the
     /// *requested* tile, never the ancestor's: a locked tile is `locked` even where a free
-    /// ancestor exists, and a partly owned one is masked at the requested tile's pixels.
+    /// ancestor exists, and a partly owned one is masked at the requested tile's pixels. A
+    /// tile made from finer zooms shows each child only as the policy allows that child at its
+    /// own zoom (masked when partial, transparent when denied): a free coarse zoom never
+    /// shows paid detail downsampled.
     ///
     /// A partly owned tile (``TileAccess/partial(_:unlockedBy:)``) comes masked: every pixel
     /// outside the owned mask is 0, 0, 0, 0 (transparent black). The masked copy is cached
@@ -193,15 +230,68 @@ public final class TileStore: Sendable {
     /// later archive may still serve the tile.
     private func permittedEntry(_ id: TileID, archive a: Int, whole: TileLayer, masked: TileLayer,
                                 refused: inout TileStoreError?) throws(TileStoreError) -> Found? {
-        switch access(id, archive: a) {
+        let answer = access(id, archive: a)
+        if case .denied(let offers) = answer, refused == nil { refused = Self.lockedError(id, offers: offers) }
+        return try entry(id, archive: a, answer: answer, whole: whole, masked: masked, evict: true)
+    }
+
+    /// The leased entry of tile `id` in archive `a` as the access answer `answer` lets it be
+    /// seen: the whole layer when allowed, the masked one when partial, nil when denied (or
+    /// absent). What a requested tile and every child a made tile is built from go through,
+    /// so that no pixel or sample reaches a caller unless the policy allows it at its own zoom.
+    func entry(_ id: TileID, archive a: Int, answer: TileAccess, whole: TileLayer, masked: TileLayer,
+               evict: Bool) throws(TileStoreError) -> Found? {
+        switch answer {
         case .allowed:
-            return try entry(TileKey(archive: a, layer: whole, tile: id))
+            return try entry(plainKey(a, whole, id), evict: evict)
         case .partial(let mask, _):
-            return try entry(TileKey(archive: a, layer: masked, tile: id, mask: mask.fingerprint), mask: mask)
-        case .denied(let offers):
-            if refused == nil { refused = Self.lockedError(id, offers: offers) }
+            var key = plainKey(a, masked, id)
+            key.mask = Self.mix(key.mask, mask.fingerprint)
+            return try entry(key, evict: evict, mask: mask)
+        case .denied:
             return nil
         }
+    }
+
+    /// The cache key of tile `id`'s `layer` in archive `a`, before any mask. A tile made from
+    /// finer zooms (below the archive's min zoom) shows only what the policy allows of its
+    /// descendants, so its key carries a fingerprint of those answers
+    /// (``descendantAccess(_:_:)``): a purchase or a refund makes a new key, never a stale
+    /// picture of what is no longer owned.
+    /// - Cost: O(1) at the archive's zooms and above; below, up to 4 + 16 + 64 policy answers.
+    func plainKey(_ a: Int, _ layer: TileLayer, _ id: TileID) -> TileKey {
+        TileKey(archive: a, layer: layer, tile: id, mask: descendantAccess(a, id))
+    }
+
+    /// 0 for a tile at or above the archive's min zoom; below it, a fingerprint of the access
+    /// answers of every descendant (within the archive's bounds) down to the min zoom, in
+    /// ``TileID/children`` order; a denied child's own descendants are not asked (it
+    /// contributes nothing whatever they say).
+    func descendantAccess(_ a: Int, _ id: TileID) -> UInt64 {
+        // The stored zooms (every hit of a stored tile) first, before anything is copied.
+        guard let zooms = sources[a].summary.zoomRange, id.z < zooms.lowerBound else { return 0 }
+        let summary = sources[a].summary
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func visit(_ tile: TileID) {
+            for child in tile.children where summary.meets(child) {
+                switch access(child, archive: a) {
+                case .allowed: h = Self.mix(h, 1)
+                case .denied: h = Self.mix(h, 2); continue
+                case .partial(let mask, _): h = Self.mix(Self.mix(h, 3), mask.fingerprint)
+                }
+                if child.z < zooms.lowerBound { visit(child) }
+            }
+        }
+        visit(id)
+        return h | 1   // never 0, the stored zooms' key
+    }
+
+    /// Two 64-bit values combined (SplitMix64's finaliser over their xor-rotation).
+    static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        var z = (a ^ (b &+ 0x9E37_79B9_7F4A_7C15 &+ (a << 6) &+ (a >> 2)))
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 
     /// The access policy's answer for tile `id` in archive number `archive` (asked with the
@@ -577,7 +667,7 @@ public final class TileStore: Sendable {
                 throw TileStoreError(.undecodable, subject: path,
                                      detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
             }
-            guard let plain = try entry(TileKey(archive: key.archive, layer: .pixels, tile: key.tile), evict: evict) else {
+            guard let plain = try entry(plainKey(key.archive, .pixels, key.tile), evict: evict) else {
                 return .absent
             }
             defer { release(plain.slot) }
@@ -601,19 +691,17 @@ public final class TileStore: Sendable {
             var sourceZoom = key.tile.z
             if key.layer == .maskedElevation {
                 guard let mask else { preconditionFailure("a masked layer is loaded with its mask") }
-                guard let plain = try entry(TileKey(archive: key.archive, layer: .elevation, tile: key.tile), evict: evict) else {
+                guard let plain = try entry(plainKey(key.archive, .elevation, key.tile), evict: evict) else {
                     return .absent
                 }
-                lock.lock()
-                grid = state.entries[plain.slot].elevation
-                release(plain.slot, locked: true)
-                lock.unlock()
+                // Leased until the masked copy is made: an evicted grid would be uncounted
+                // while this load still reads it.
+                defer { release(plain.slot) }
+                let unmasked = lock.withLock { state.entries[plain.slot].elevation }
                 sourceZoom = plain.sourceZoom
-                if let unmasked = grid { grid = maskedGrid(unmasked, key: key, mask: mask) }
+                if let unmasked { grid = maskedGrid(unmasked, key: key, mask: mask) }
             } else {
-                do { grid = try source.archive.elevation(key.tile) } catch {
-                    throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
-                }
+                return try storedElevation(key, source: source, evict: evict)
             }
             guard let grid else { return .absent }
             // The grid was allocated before the store could make room; count it now, and give
@@ -627,6 +715,45 @@ public final class TileStore: Sendable {
             state.notePeak()
             return .elevation(grid, bytes: bytes, sourceZoom: sourceZoom)
         }
+    }
+
+    /// The stored grid of `key.tile`. Its row's declared size is checked against the
+    /// archive's tile size (a grid is the tile's size; at most twice it a side is accepted)
+    /// and its bytes reserved in the budget *before* the archive decodes it: a forged
+    /// 20-byte row declaring 4096 × 4096 is refused or counted, never 64 MiB allocated
+    /// behind the budget's back.
+    /// - Throws: `damagedTile` for a refused size or a row that does not decode;
+    ///   `budgetExhausted` when the grid does not fit.
+    private func storedElevation(_ key: TileKey, source: Source, evict: Bool) throws(TileStoreError) -> Loaded {
+        let path = source.archive.path, tileSize = source.summary.tileSize
+        let limit = min(ElevationTile.maxSide, 2 * min(max(tileSize, 1), ElevationTile.maxSide))
+        var reserved = 0
+        var refusal: TileStoreError?
+        let grid: ElevationTile?
+        do {
+            grid = try source.archive.elevation(key.tile) { width, height throws(ArchiveError) in
+                guard (1...limit).contains(width), (1...limit).contains(height) else {
+                    throw ArchiveError(path: path, problem: .badElevation,
+                                       detail: "elevation tile \(key.tile) declares a \(width)×\(height) grid; tiles are \(tileSize) pixels, "
+                                           + "grids at most \(limit) a side")
+                }
+                do throws(TileStoreError) {
+                    reserved = try reserveGrid(width * height, evict: evict, subject: path)
+                } catch {
+                    refusal = error
+                    throw ArchiveError(path: path, problem: .badElevation, detail: error.detail)
+                }
+            }
+        } catch {
+            if reserved > 0 { unreserve(reserved) }
+            if let refusal { throw refusal }
+            throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
+        }
+        guard let grid else {
+            if reserved > 0 { unreserve(reserved) }
+            return .absent
+        }
+        return .elevation(grid, bytes: try trueUp(reserved, grid, evict: evict, subject: path), sourceZoom: key.tile.z)
     }
 
     /// A copy of `grid` with the samples outside the owned area NaN. A square grid of another
@@ -765,7 +892,8 @@ public struct TileLease: ~Copyable, @unchecked Sendable {
     public let zoom: Int
     /// The zoom the bytes came from: ``zoom`` for a stored tile, a coarser zoom for a tile
     /// made from an ancestor (overzoomed), a finer one for a tile made from descendants
-    /// (underzoomed). Only ``TileStore/pixels(_:archive:)`` makes tiles (see ``Overzoom``).
+    /// (underzoomed). ``TileStore/pixels(_:archive:)`` makes tiles (see ``Overzoom``);
+    /// ``TileStore/overzoomedTile(_:archive:)`` leases an ancestor's payload as is.
     public let sourceZoom: Int
 
     init(store: TileStore, slot: Int, bytes: UnsafeRawBufferPointer, zoom: Int, sourceZoom: Int) {
@@ -798,6 +926,47 @@ public struct TileLease: ~Copyable, @unchecked Sendable {
     public subscript(i: Int) -> UInt8 {
         precondition(i >= 0 && i < bytes.count, "lease index out of range")
         return bytes[i]
+    }
+}
+
+/// A stored payload (GPU words or PNG bytes) standing in for a finer tile, and the part of
+/// it to draw (``TileStore/overzoomedTile(_:archive:)``). The lease pins the bytes.
+public struct OverzoomedPayload: ~Copyable {
+    /// The payload of the tile at ``sourceZoom``; its ``TileLease/zoom`` is the requested zoom.
+    public let lease: TileLease
+    /// The requested tile's square inside the payload's tile.
+    public let crop: TileCrop
+
+    public var sourceZoom: Int { lease.sourceZoom }
+    /// Drawn from a coarser zoom (crop smaller than the whole tile).
+    public var isOverzoomed: Bool { lease.isOverzoomed }
+}
+
+/// A square part of a tile, as fractions of its side from its top-left corner (texture
+/// coordinates): `x`, `y` of the top-left corner, `size` the side.
+public struct TileCrop: Sendable, Equatable {
+    public let x: Double
+    public let y: Double
+    public let size: Double
+
+    /// The whole tile.
+    public static let full = TileCrop(x: 0, y: 0, size: 1)
+
+    public init(x: Double, y: Double, size: Double) { self.x = x; self.y = y; self.size = size }
+
+    /// The part of `ancestor` that tile `id` covers.
+    /// - Precondition: `ancestor` is `id` or an ancestor of it.
+    public init(of id: TileID, in ancestor: TileID) {
+        precondition(ancestor.z <= id.z && id.x >> (id.z - ancestor.z) == ancestor.x && id.y >> (id.z - ancestor.z) == ancestor.y,
+                     "a crop is of a tile inside its ancestor")
+        let k = id.z - ancestor.z, scale = Double(1 << k)
+        self.init(x: Double(id.x - (ancestor.x << k)) / scale, y: Double(id.y - (ancestor.y << k)) / scale, size: 1 / scale)
+    }
+
+    /// The crop in pixels of a tile `side` pixels wide: origin and side (fractional when the
+    /// tile is finer than one source pixel).
+    public func pixels(side: Int) -> (x: Double, y: Double, size: Double) {
+        (x * Double(side), y * Double(side), size * Double(side))
     }
 }
 
@@ -853,7 +1022,9 @@ struct TileKey: Hashable, Sendable {
     var archive: Int
     var layer: TileLayer
     var tile: TileID
-    /// The ``TileMask/fingerprint`` of a masked layer; 0 otherwise.
+    /// What else the content depends on: for a tile made from finer zooms the fingerprint of
+    /// its descendants' access answers (``TileStore/plainKey(_:_:_:)``), mixed for a masked
+    /// layer with the ``TileMask/fingerprint``; 0 for a stored zoom's plain layers.
     var mask: UInt64 = 0
 }
 

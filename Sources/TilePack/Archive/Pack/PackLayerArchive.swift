@@ -123,6 +123,13 @@ public final class PackLayerArchive: TileArchive {
     /// when the layer has none there.
     /// - Cost: two seeks, one SHA-256 and one inflate of the blob.
     public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+        try elevation(id) { _, _ throws(ArchiveError) in }
+    }
+
+    /// ``elevation(_:)``, `admit` called with the row's declared size before the grid is
+    /// allocated (see ``TileArchive/elevation(_:admitting:)``).
+    public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
+        throws(ArchiveError) -> ElevationTile? {
         guard summary.hasElevation else { return nil }
         let lookup: Lookup<(String, Int, Int, [UInt8])> = try pool.withConnection(errorPath: path, doing: "reading elevation \(id)") {
             conn throws(SQLiteError) in
@@ -143,6 +150,7 @@ public final class PackLayerArchive: TileArchive {
             throw ArchiveError(path: path, problem: .badElevation,
                                detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
         }
+        try admit(width, height)
         return try encoding.decode(blob, width: width, height: height, path: path)
     }
 

@@ -225,6 +225,10 @@ struct BuildCommand: ParsableCommand {
             let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
             print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
             if let bands = result.bands { print("  bands: \(bands)") }
+            if r.hillshade == nil, tint != nil || tintRange != nil {
+                // auto chose a mode without a tint: say so rather than drop the options unseen.
+                print("  tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation and bathymetry do)")
+            }
             if let from = result.resumedFrom {
                 print("  resumed \(from): \(r.resumedTiles) tiles were already done")
             } else if resume {
@@ -236,7 +240,7 @@ struct BuildCommand: ParsableCommand {
                 print("  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)")
             }
             if let m = r.memory { print("  memory: \(m)") }
-            print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles); \(String(format2: r.seconds)) s")
+            print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \(String(format2: r.seconds)) s")
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first
             printError(error.description)
@@ -249,11 +253,25 @@ extension BuildCommand {
     /// `--tint`, `--tint-range` and the light as a ``TerrainStyle``. A `--tint` that is no
     /// preset is a colour file, read whole (at most ``ColorReliefFile/maxBytes``, regular
     /// files only, so a FIFO cannot hang the build).
+    /// " (quantised to steps of 1)" (in the band's unit), and why when that is coarser than
+    /// `--elevation-precision`.
+    func elevationStepNote(_ step: Double?) -> String {
+        guard let step else { return "" }
+        let text = MBTilesMetadata.precisionText(step)
+        if let asked = elevationPrecision, asked < step {
+            return " (quantised to steps of \(text), the source's own step: --elevation-precision \(MBTilesMetadata.precisionText(asked)) is finer than the source holds)"
+        }
+        return " (quantised to steps of \(text))"
+    }
+
     func terrainStyle() throws -> TerrainStyle {
         var style = TerrainStyle(hillshade: Hillshade(azimuth: hillshadeAzimuth, altitude: hillshadeAltitude,
                                                       zFactor: zFactor, multidirectional: multidirectional,
                                                       enabled: !noHillshade))
         if noHillshade, color == .hillshade { throw BuildError.invalidOption("--no-hillshade contradicts --color hillshade") }
+        if tint != nil || tintRange != nil, ![.auto, .elevation, .bathymetry].contains(color) {
+            throw BuildError.invalidOption("--tint and --tint-range colour terrain; --color \(color.rawValue) draws no tint")
+        }
         if let tintRange { style.range = try TintRange(argument: tintRange) }
         if let tint {
             if let preset = TintChoice(preset: tint) {

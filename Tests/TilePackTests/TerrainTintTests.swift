@@ -265,6 +265,14 @@ import Testing
         #expect(run.stderr == "error: --tint-range \"3000..-5\": MIN 3000 must be below MAX -5\n", "\(run.stderr)")
         let contradiction = try CLIBuildProgressTests.build(["--quiet", "--color", "hillshade", "--no-hillshade"])
         #expect(contradiction.status == 64 && contradiction.stderr == "error: --no-hillshade contradicts --color hillshade\n")
+        // A tint for a mode that draws none is nonsense, not a silent no-op.
+        let untinted = try CLIBuildProgressTests.build(["--quiet", "--color", "stretch", "--tint", "land"])
+        #expect(untinted.status == 64 && untinted.stderr == "error: --tint and --tint-range colour terrain; --color stretch draws no tint\n",
+                "\(untinted.stderr)")
+        // The summary says what step elevation was kept to, and why it is coarser than asked.
+        let fine = try CLIBuildProgressTests.build(["--quiet", "--elevation-precision", "0.1"])
+        #expect(fine.status == 0 && fine.stdout.contains("(quantised to steps of 1, the source's own step: --elevation-precision 0.1 is finer than the source holds)"),
+                "\(fine.stdout)")
         let altitude = try CLIBuildProgressTests.build(["--quiet", "--hillshade-altitude", "0"])
         #expect(altitude.status == 64 && altitude.stderr.hasPrefix("error: --hillshade-altitude 0") && altitude.stderr.filter { $0 == "\n" }.count == 1,
                 "\(altitude.stderr)")

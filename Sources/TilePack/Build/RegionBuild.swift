@@ -78,6 +78,9 @@ public struct RegionBuild: Sendable {
         /// The bands drawn when not the source's own (``BandSelection``), or a hint at
         /// `--bands` for a stack drawn as its first three bands; nil otherwise.
         public var bands: String? = nil
+        /// The step elevation was quantised to (`q-planar-deflate`); nil when stored as Float32
+        /// or not at all.
+        public var elevationStep: Double? = nil
     }
 
     /// What a mosaic build read.
@@ -239,7 +242,8 @@ public struct RegionBuild: Sendable {
             return MosaicSummary(files: m.files.count, opens: s.opens, peakOpenFiles: s.peakOpen, maxOpenFiles: m.maxOpenFiles)
         }
         return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue,
-                      mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands)
+                      mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands,
+                      elevationStep: writer.statistics.elevationTiles > 0 ? writerOptions.elevationStep : nil)
     }
 
     /// Batching of the archive writer (tests use small batches to commit often).

@@ -71,8 +71,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
 
     /// A step as metadata text: "1" for whole numbers, else Swift's shortest round-trip form ("0.01").
     public static func precisionText(_ step: Double) -> String {
-        if step == step.rounded(), step.magnitude < 1e15, let whole = Int(exactly: step) { return String(whole) }
-        return String(step)
+        NumberText.plain(step)
     }
 
     public var name: String

@@ -235,12 +235,5 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A sample as people write it: integers without a fraction, others to 0.01.
-    static func number(_ v: Float) -> String {
-        guard v.isFinite, abs(v) < 1e12 else { return "\(v)" }
-        if v.rounded() == v { return String(Int64(v)) }
-        let hundredths = Int64((Double(v) * 100).rounded())
-        let whole = hundredths / 100, frac = abs(hundredths % 100)
-        let sign = hundredths < 0 && whole == 0 ? "-" : ""
-        return "\(sign)\(whole).\(frac < 10 ? "0" : "")\(frac)"
-    }
+    static func number(_ v: Float) -> String { NumberText.hundredths(Double(v)) }
 }

@@ -48,9 +48,7 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
         return multidirectional ? "multidirectional, \(rest)" : "azimuth \(Self.number(azimuth))°, \(rest)"
     }
 
-    static func number(_ v: Double) -> String {
-        v.rounded() == v && abs(v) < 1e9 ? String(Int(v)) : "\(v)"
-    }
+    static func number(_ v: Double) -> String { NumberText.plain(v) }
 
     /// Throws for values gdaldem would draw nonsense with: azimuth not finite, altitude
     /// outside 0…90° (a sun at or below the horizon lights nothing), z not finite and > 0.

@@ -142,12 +142,5 @@ public struct HypsometricTint: Sendable, Equatable {
     }
 
     /// Metres as people write them: whole metres without a fraction, else to 0.01 m.
-    static func metresText(_ m: Double) -> String {
-        // Integers beyond 2^53 have no fraction, so the hundredths below fit an Int64.
-        if m.rounded() == m || !(abs(m) < 1e15) { return m.rounded() == m && abs(m) < 1e15 ? String(Int64(m)) : "\(m)" }
-        let hundredths = Int64((m * 100).rounded())
-        let whole = hundredths / 100, frac = abs(hundredths % 100)
-        let sign = hundredths < 0 && whole == 0 ? "-" : ""
-        return "\(sign)\(whole).\(frac < 10 ? "0" : "")\(frac)"
-    }
+    static func metresText(_ m: Double) -> String { NumberText.hundredths(m) }
 }

@@ -125,10 +125,7 @@ public struct PointAnswer: Sendable, Encodable {
 
 extension PointAnswer {
     /// An integral value without a fraction ("7", not "7.0").
-    static func plain(_ v: Double) -> String {
-        if v.rounded() == v, abs(v) < 1e15 { return String(Int64(v)) }
-        return "\(v)"
-    }
+    static func plain(_ v: Double) -> String { NumberText.plain(v) }
 }
 
 /// The answer when no archive covers the point: the query's fields with `archive` and

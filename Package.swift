@@ -68,7 +68,7 @@ let package = Package(
             path: "Sources/TilePack/Archive"
         ),
         // TIFF/BigTIFF reading and writing, GeoKeys, CRS, projections. Knows no tiles or archives.
-        .target(name: "TilePackGeoTIFF", dependencies: ["TilePackCore"], path: "Sources/TilePack/GeoTIFF"),
+        .target(name: "TilePackGeoTIFF", dependencies: ["TilePackCore", "TilePackSQLite"], path: "Sources/TilePack/GeoTIFF"),
         // Plan, resample, colour, pyramid, the parallel pipeline, RegionBuild.
         .target(
             name: "TilePackBuild",

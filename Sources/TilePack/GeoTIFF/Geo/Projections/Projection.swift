@@ -11,6 +11,12 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
     case lambertConicConformal1SP = "Lambert Conic Conformal (1SP)"
     case lambertConicConformal2SP = "Lambert Conic Conformal (2SP)"
 
+    /// The method with this EPSG coordinate operation method code, if tilepack implements it.
+    public init?(epsgMethodCode code: Int) {
+        guard let m = Self.allCases.first(where: { $0.epsgMethodCode == code }) else { return nil }
+        self = m
+    }
+
     /// EPSG coordinate operation method code.
     public var epsgMethodCode: Int {
         switch self {
@@ -47,10 +53,26 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     public var falseNorthing: Double = 0
     public var standardParallel1: Double? = nil
     public var standardParallel2: Double? = nil
+    /// Hotine oblique mercator: azimuth of the initial line (degrees). Krovak: co-latitude
+    /// of the cone axis (degrees).
+    public var azimuth: Double? = nil
+    /// Hotine oblique mercator: angle from rectified to skew grid (degrees).
+    public var rectifiedGridAngle: Double? = nil
+    /// Krovak: latitude of the pseudo standard parallel (degrees); `scale` is the scale on it.
+    public var pseudoStandardParallel: Double? = nil
+    /// Lambert conic conformal (1SP variant B): latitude of the false origin (degrees), where
+    /// `latitudeOfOrigin` is the natural origin's.
+    public var latitudeOfFalseOrigin: Double? = nil
+    /// Lambert conic conformal (2SP Michigan): ellipsoid scaling factor.
+    public var ellipsoidScale: Double? = nil
+    /// Colombia Urban: height of the projection plane origin (metres).
+    public var originHeight: Double? = nil
 
     public init(method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
                 scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
-                standardParallel1: Double? = nil, standardParallel2: Double? = nil) {
+                standardParallel1: Double? = nil, standardParallel2: Double? = nil,
+                azimuth: Double? = nil, rectifiedGridAngle: Double? = nil, pseudoStandardParallel: Double? = nil,
+                latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil) {
         self.method = method
         self.latitudeOfOrigin = latitudeOfOrigin
         self.centralMeridian = centralMeridian
@@ -59,6 +81,12 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
         self.falseNorthing = falseNorthing
         self.standardParallel1 = standardParallel1
         self.standardParallel2 = standardParallel2
+        self.azimuth = azimuth
+        self.rectifiedGridAngle = rectifiedGridAngle
+        self.pseudoStandardParallel = pseudoStandardParallel
+        self.latitudeOfFalseOrigin = latitudeOfFalseOrigin
+        self.ellipsoidScale = ellipsoidScale
+        self.originHeight = originHeight
     }
 
     /// UTM zone 1…60 (central meridian −183° + 6°·zone, k0 0.9996, FE 500 km, FN 10,000 km south).

@@ -48,14 +48,16 @@ public struct HotineObliqueMercator: Sendable, Equatable {
         let f = d + d2m1.squareRoot() * signPhi
         // H = F·t0^B, t0 = exp(−ψc)
         lnH = log(f) - b * ConformalLatitude.isometric(phi: phic, e: e)
-        let g = (f - 1 / f) / 2
         let gamma0 = asin(min(1, max(-1, sin(alphac) / d)))
         sinG0 = sin(gamma0)
         cosG0 = cos(gamma0)
         let gammac = rectifiedGridAngle.map { $0 * .pi / 180 } ?? gamma0
         sinGc = sin(gammac)
         cosGc = cos(gammac)
-        lon0 = lamc - asin(min(1, max(-1, g * tan(gamma0)))) / b
+        // λ0 = λc − asin(G·tanγ0)/B, with G·tanγ0 = sign(φc)·√(D²−1)·sinαc/√(D²−sin²αc) written
+        // as an atan2: asin near 1 (αc = 90°, the Swiss and Hungarian grids) loses half the
+        // digits, which is centimetres here.
+        lon0 = lamc - atan2(signPhi * d2m1.squareRoot() * sin(alphac), d * abs(cos(alphac))) / b
         if variantB {
             let uc: Double
             if abs(abs(azimuth) - 90) < 1e-10 {

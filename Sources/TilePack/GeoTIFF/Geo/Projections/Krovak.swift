@@ -34,6 +34,14 @@ public struct Krovak: Sendable, Equatable {
             (c1, c2, c3, c4, c5, c6, c7, c8, c9, c10) = c
         }
 
+        /// The S-JTSK/05 correction EPSG publishes with methods 1042/1043 (X0 1,089,000 m,
+        /// Y0 654,000 m, C1…C10 from ČÚZK). PROJ's proj.db keeps only seven parameters per
+        /// conversion and drops these twelve, so a registry read without them uses this.
+        public static let sJTSK05 = Modification(
+            x0: 1_089_000, y0: 654_000,
+            c: (2.946529277e-02, 2.515965696e-02, 1.193845912e-07, -4.668270147e-07, 9.233980362e-12,
+                1.523735715e-12, 1.696780024e-18, 4.408314235e-18, -8.331083518e-24, -3.689471323e-24))
+
         /// (dX, dY) at reduced coordinates (Xr, Yr).
         func delta(_ xr: Double, _ yr: Double) -> (dx: Double, dy: Double) {
             let x2 = xr * xr, y2 = yr * yr

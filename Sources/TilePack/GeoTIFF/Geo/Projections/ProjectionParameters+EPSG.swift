@@ -96,7 +96,15 @@ extension ProjectionParameters {
                 krovakCoefficients = c
             }
         }
-        // The modified Krovak's correction is all or nothing: without any term the map is wrong.
+        // The modified Krovak's correction is all or nothing: without a term the map is wrong.
+        // None at all is proj.db's way (it stores seven parameters and drops the twelve
+        // correction terms): then the one correction EPSG defines for these methods applies.
+        if (method == .krovakModified || method == .krovakModifiedNorthOrientated)
+            && evaluationPoint == nil && krovakCoefficients == nil {
+            let m = Krovak.Modification.sJTSK05
+            evaluationPoint = [m.x0, m.y0]
+            krovakCoefficients = [m.c1, m.c2, m.c3, m.c4, m.c5, m.c6, m.c7, m.c8, m.c9, m.c10]
+        }
         if method == .krovakModified || method == .krovakModifiedNorthOrientated {
             guard let p = evaluationPoint, p.allSatisfy(\.isFinite) else {
                 throw .missingKey("EPSG parameters 8617/8618 (evaluation point) of \(method.rawValue)")

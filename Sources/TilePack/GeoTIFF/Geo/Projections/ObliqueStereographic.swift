@@ -14,7 +14,7 @@ import Darwin
 /// and the inverse is ψ = (atanh(sin χ) − K)/n (then the shared τ′ Newton step of
 /// ``ConformalLatitude``), which needs no iteration of its own. The sphere → plane inverse
 /// uses atan2, so every quadrant is right. O(1), allocation-free; the antipode of the
-/// origin has no image (NaN).
+/// origin (on Gauss's sphere) has no image (NaN).
 public struct ObliqueStereographic: Sendable, Equatable {
     let e: Double
     let n: Double            // Gauss sphere longitude factor
@@ -51,7 +51,9 @@ public struct ObliqueStereographic: Sendable, Equatable {
         let dl = n * remainder(lon - lon0, 2 * .pi)
         let cdl = cos(dl)
         let b = 1 + sinChi * sinChi0 + cosChi * cosChi0 * cdl
-        guard b > 0 else { return (.nan, .nan) }
+        // b ≈ (angular distance from the antipode)²/2: within ~10 m of it the plane point is
+        // beyond 1e13 m and meaningless, at it there is none.
+        guard b > 1e-12 else { return (.nan, .nan) }
         return (fe + twoRk0 * cosChi * sin(dl) / b,
                 fn + twoRk0 * (sinChi * cosChi0 - cosChi * sinChi0 * cdl) / b)
     }

@@ -177,6 +177,29 @@ struct ProjectionMethodsATests {
         #expect(abs(eq.x - (5_000_000 + 6_378_137 * 4 * .pi / 180)) < 1e-6 && abs(eq.y - 10_000_000) < 1e-6)
     }
 
+    @Test func nonFiniteInGivesNonFiniteOut() throws {
+        // Every method: a point with no position (NaN) must not come back as a finite place.
+        let cases: [(ProjectionMethod, [Int: Double], Ellipsoid)] = [
+            (.albersEqualArea, [8821: 23, 8822: -96, 8823: 29.5, 8824: 45.5], Self.grs80),
+            (.obliqueStereographic, [8801: 52, 8802: 5, 8805: 0.9999], Self.bessel),
+            (.hotineObliqueMercatorA, [8811: 4, 8812: 102, 8813: 323, 8814: 323, 8815: 0.99984], Self.grs80),
+            (.hotineObliqueMercatorB, [8811: 46.9, 8812: 7.4, 8813: 90, 8814: 90, 8815: 1], Self.bessel),
+            (.krovak, Self.krovakValues, Self.bessel), (.krovakModifiedNorthOrientated, Self.krovakValues, Self.bessel),
+            (.cassiniSoldner, [8801: 52, 8802: 13], Self.bessel), (.hyperbolicCassiniSoldner, [8801: -16, 8802: 179], Self.clarke1880),
+            (.lambertConicConformalWestOrientated, [8801: 70, 8802: -24, 8805: 1], .international1924),
+            (.americanPolyconic, [8801: 0, 8802: -54], Self.grs80),
+        ]
+        for (method, values, ellipsoid) in cases {
+            let p = try projection(method, values, ellipsoid)
+            let f = p.forward(lon: .nan, lat: 0.5), g = p.forward(lon: 0.1, lat: .nan)
+            #expect(!f.x.isFinite || !f.y.isFinite, "\(method.rawValue) forward NaN lon")
+            #expect(!g.x.isFinite || !g.y.isFinite, "\(method.rawValue) forward NaN lat")
+            let i = p.inverse(x: .nan, y: 0), j = p.inverse(x: 0, y: .nan)
+            #expect(!i.lon.isFinite || !i.lat.isFinite, "\(method.rawValue) inverse NaN x")
+            #expect(!j.lon.isFinite || !j.lat.isFinite, "\(method.rawValue) inverse NaN y")
+        }
+    }
+
     @Test func methodsCarryEPSGNamesAndCodes() {
         let expected: [(ProjectionMethod, String, Int)] = [
             (.albersEqualArea, "Albers Equal Area", 9822), (.obliqueStereographic, "Oblique Stereographic", 9809),

@@ -52,6 +52,7 @@ public struct AmericanPolyconic: Sendable, Equatable {
     public func inverse(x: Double, y: Double) -> (lon: Double, lat: Double) {
         let dx = x - fe, dy = y - fn
         let aa = (m0 + dy) / a
+        guard aa.isFinite, dx.isFinite else { return (.nan, .nan) }
         guard abs(aa) > 1e-15 else { return (remainder(lon0 + dx / a, 2 * .pi), 0) }
         let bb = aa * aa + dx * dx / (a * a)
         var phi = aa
@@ -71,7 +72,7 @@ public struct AmericanPolyconic: Sendable, Equatable {
         }
         let s = sin(phi)
         let c = (1 - e2 * s * s).squareRoot() * tan(phi)
-        let dlon = asin(min(1, max(-1, dx * c / a))) / s
+        let dlon = asin(UnitClamp.clamp(dx * c / a)) / s
         let r = NewtonInverse.refine(x: dx, y: dy, start: (dlon, phi)) { local(dlon: $0, lat: $1) }
         return (remainder(r.lon + lon0, 2 * .pi), r.lat)
     }

@@ -101,8 +101,8 @@ public struct Krovak: Sendable, Equatable {
         let u = atan(sinh(lnT0 + b * ConformalLatitude.isometric(phi: lat, e: e)))
         let v = b * remainder(lonO - lon, 2 * .pi)
         let su = sin(u), cu = cos(u)
-        let t = asin(min(1, max(-1, cosAc * su + sinAc * cu * cos(v))))
-        let d = asin(min(1, max(-1, cu * sin(v) / cos(t))))
+        let t = asin(UnitClamp.clamp(cosAc * su + sinAc * cu * cos(v)))
+        let d = asin(UnitClamp.clamp(cu * sin(v) / cos(t)))
         let theta = n * d
         let r = r0 * pow(tanHalfP / tan(t / 2 + .pi / 4), n)
         var xp = r * cos(theta), yp = r * sin(theta)
@@ -126,8 +126,8 @@ public struct Krovak: Sendable, Equatable {
         let d = atan2(yp, xp) / n
         let t = 2 * (atan(pow(r0 / r, 1 / n) * tanHalfP) - .pi / 4)
         let st = sin(t), ct = cos(t)
-        let u = asin(min(1, max(-1, cosAc * st - sinAc * ct * cos(d))))
-        let v = asin(min(1, max(-1, ct * sin(d) / cos(u))))
+        let u = asin(UnitClamp.clamp(cosAc * st - sinAc * ct * cos(d)))
+        let v = asin(UnitClamp.clamp(ct * sin(d) / cos(u)))
         let psi = (asinh(tan(u)) - lnT0) / b
         return (remainder(lonO - v / b, 2 * .pi), ConformalLatitude.latitude(isometric: psi, e: e))
     }

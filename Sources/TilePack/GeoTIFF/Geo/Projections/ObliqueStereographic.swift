@@ -68,7 +68,7 @@ public struct ObliqueStereographic: Sendable, Equatable {
         let sc = sin(c), cc = cos(c)
         let sinChi = rho == 0 ? sinChi0 : cc * sinChi0 + v * sc * cosChi0 / rho
         let dl = atan2(u * sc, rho * cosChi0 * cc - v * sinChi0 * sc)
-        let s = min(1, max(-1, sinChi))
+        let s = UnitClamp.clamp(sinChi)
         let psi = (atanh(s) - k) / n
         return (remainder(dl / n + lon0, 2 * .pi), ConformalLatitude.latitude(isometric: psi, e: e))
     }

@@ -156,6 +156,8 @@ struct ProjectionMethodsATests {
             #expect(abs(back.lon / d - lon) < 1e-11 && abs(back.lat / d - lat) < 1e-11)
         }
         #expect(west.forward(lon: -26.4 * d, lat: 71.5 * d).x > 500_000)  // west of the meridian: positive westing
+        #expect(ProjectionMethod.lambertConicConformalWestOrientated.forwardAxes == (false, true))
+        #expect(ProjectionMethod.krovak.forwardAxes == (true, true))
         // 1SP variant B with the false origin at the natural origin is the 1SP method; moved, it shifts N only.
         let b0 = try projection(.lambertConicConformal1SPVariantB,
                                 [8801: 70.5, 8802: -24, 8805: 1, 8821: 70.5, 8826: 500_000, 8827: 0], .international1924)

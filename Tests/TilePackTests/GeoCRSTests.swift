@@ -126,10 +126,10 @@ struct GeoCRSTests {
         }
         #expect(CRSError.unsupportedEPSG(2056).description.contains("EPSG:2056"))
         #expect(throws: CRSError.unsupportedEPSG(27700)) { try CRS(epsg: 27700) }
-        let oblique = keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.geographicType, .shorts([4326])),
-                            (GeoKey.projCoordTrans, .shorts([3]))])
-        #expect(throws: CRSError.unsupportedMethod(code: 3, name: "ObliqueMercator")) { try CRS(geoKeys: oblique) }
-        #expect(CRSError.unsupportedMethod(code: 3, name: "ObliqueMercator").description.contains("ObliqueMercator"))
+        let vanDerGrinten = keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.geographicType, .shorts([4326])),
+                                  (GeoKey.projCoordTrans, .shorts([25]))])
+        #expect(throws: CRSError.unsupportedMethod(code: 25, name: "VanDerGrinten")) { try CRS(geoKeys: vanDerGrinten) }
+        #expect(CRSError.unsupportedMethod(code: 25, name: "VanDerGrinten").description.contains("VanDerGrinten"))
         #expect(throws: CRSError.unsupportedModelType(3)) { try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([3]))])) }
         #expect(throws: CRSError.missingCRS) { try CRS(geoKeys: keys([])) }
         #expect(throws: CRSError.unsupportedCode(key: "ProjLinearUnitsGeoKey", code: 9999)) {

@@ -24,7 +24,8 @@ enum CoordinateTransformationCode {
                      16: "ObliqueStereographic", 17: "Equirectangular", 18: "CassiniSoldner",
                      19: "Gnomonic", 20: "MillerCylindrical", 21: "Orthographic", 22: "Polyconic",
                      23: "Robinson", 24: "Sinusoidal", 25: "VanDerGrinten", 26: "NewZealandMapGrid",
-                     27: "TransvMercator_SouthOriented", 28: "CylindricalEqualArea"]
+                     27: "TransvMercator_SouthOriented", 28: "CylindricalEqualArea",
+                     9815: "HotineObliqueMercatorAzimuthCenter"]
         return names[code] ?? "code \(code)"
     }
 }
@@ -294,6 +295,35 @@ private struct GeoKeyReader {
             return ProjectionParameters(method: .polarStereographicB, latitudeOfOrigin: lat > 0 ? 90 : -90,
                                         centralMeridian: lon0, falseEasting: try length(fe),
                                         falseNorthing: try length(fn), standardParallel1: lat)
+        case 3, 9815:
+            // CT_ObliqueMercator is variant A and libgeotiff's CT_HotineObliqueMercatorAzimuthCenter
+            // (9815) variant B, as GDAL reads them; the rectified grid angle defaults to 90°
+            // (libgeotiff's GTIFGetDefn), the azimuth to 0.
+            let lat = try angle(natLat)
+            guard abs(lat) < 90 else { throw .invalidValue(key: "ProjCenterLatGeoKey", value: "\(lat)") }
+            return ProjectionParameters(method: ct == 3 ? .hotineObliqueMercatorA : .hotineObliqueMercatorB,
+                                        latitudeOfOrigin: lat, centralMeridian: try angle(natLon),
+                                        scale: try scale(k0), falseEasting: try length(fe), falseNorthing: try length(fn),
+                                        azimuth: try angle([k.projAzimuthAngle]),
+                                        rectifiedGridAngle: try angle([k.projRectifiedGridAngle], default: 90))
+        case 11:
+            let sp1 = try angle([k.projStdParallel1], default: nil)
+            let sp2 = try angle([k.projStdParallel2], default: sp1)
+            // Parallels symmetric about the equator make a cylinder (n = 0), not a cone.
+            guard sp1 + sp2 != 0, abs(sp1) <= 90, abs(sp2) <= 90 else {
+                throw .invalidValue(key: "ProjStdParallel1GeoKey/ProjStdParallel2GeoKey", value: "\(sp1), \(sp2)")
+            }
+            return ProjectionParameters(method: .albersEqualArea, latitudeOfOrigin: try angle(natLat),
+                                        centralMeridian: try angle(natLon), falseEasting: try length(fe),
+                                        falseNorthing: try length(fn), standardParallel1: sp1, standardParallel2: sp2)
+        case 16:
+            return ProjectionParameters(method: .obliqueStereographic, latitudeOfOrigin: try angle(natLat),
+                                        centralMeridian: try angle(natLon), scale: try scale(k0),
+                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+        case 18, 22:
+            return ProjectionParameters(method: ct == 18 ? .cassiniSoldner : .americanPolyconic,
+                                        latitudeOfOrigin: try angle(natLat), centralMeridian: try angle(natLon),
+                                        falseEasting: try length(fe), falseNorthing: try length(fn))
         default:
             throw .unsupportedMethod(code: ct, name: CoordinateTransformationCode.name(ct))
         }

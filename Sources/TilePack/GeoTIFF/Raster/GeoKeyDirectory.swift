@@ -110,6 +110,7 @@ public enum GeoKey {
     public static let projScaleAtCenter: UInt16 = 3093
     public static let projAzimuthAngle: UInt16 = 3094
     public static let projStraightVertPoleLong: UInt16 = 3095
+    public static let projRectifiedGridAngle: UInt16 = 3096
     public static let verticalCSType: UInt16 = 4096
     public static let verticalCitation: UInt16 = 4097
     public static let verticalDatum: UInt16 = 4098
@@ -135,6 +136,7 @@ public enum GeoKey {
         3087: "ProjFalseOriginNorthing", 3088: "ProjCenterLong", 3089: "ProjCenterLat",
         3090: "ProjCenterEasting", 3091: "ProjCenterNorthing", 3092: "ProjScaleAtNatOrigin",
         3093: "ProjScaleAtCenter", 3094: "ProjAzimuthAngle", 3095: "ProjStraightVertPoleLong",
+        3096: "ProjRectifiedGridAngle",
         4096: "VerticalCSType", 4097: "VerticalCitation", 4098: "VerticalDatum", 4099: "VerticalUnits",
     ]
 }

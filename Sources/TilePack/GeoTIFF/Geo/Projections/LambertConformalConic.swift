@@ -9,13 +9,19 @@ import Darwin
 /// scale k0 there) and 2SP (EPSG 9802: two standard parallels, false origin anywhere), on
 /// the ellipsoid, by IOGP GN 7-2 §3.2.1 with t(φ) computed in Karney's τ′ form.
 /// Southern cones (n < 0) follow the guidance note's sign rules. O(1), allocation-free.
+/// The EPSG variants (1SP variant B, 2SP Belgium, 2SP Michigan, West Orientated) are built
+/// in LambertConformalConic+Variants.swift from the same constants.
 public struct LambertConformalConic: Sendable, Equatable {
     let e: Double
     let n: Double
     let aFk: Double          // r = aFk · t^n
-    let rOrigin: Double      // r at the (false or natural) origin latitude
+    var rOrigin: Double      // r at the (false or natural) origin latitude
     let lon0: Double
     let fe: Double, fn: Double
+    /// −1 for the west-orientated method (x is a westing), else 1.
+    var xSign: Double = 1
+    /// Belgium 1972's 29.2985″ rotation (radians), else 0.
+    var thetaShift: Double = 0
 
     /// 1SP: natural origin (degrees) with scale k0 there.
     public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
@@ -58,17 +64,17 @@ public struct LambertConformalConic: Sendable, Equatable {
     /// Geodetic lon/lat (radians) → easting/northing (metres).
     public func forward(lon: Double, lat: Double) -> (x: Double, y: Double) {
         let r = aFk * pow(ConformalLatitude.t(phi: lat, e: e), n)
-        let theta = n * remainder(lon - lon0, 2 * .pi)
-        return (fe + r * sin(theta), fn + rOrigin - r * cos(theta))
+        let theta = n * remainder(lon - lon0, 2 * .pi) - thetaShift
+        return (fe + xSign * r * sin(theta), fn + rOrigin - r * cos(theta))
     }
 
     /// Easting/northing (metres) → geodetic lon/lat (radians).
     public func inverse(x: Double, y: Double) -> (lon: Double, lat: Double) {
-        let dx = x - fe, dy = rOrigin - (y - fn)
+        let dx = xSign * (x - fe), dy = rOrigin - (y - fn)
         let sg: Double = n < 0 ? -1 : 1
         let r = sg * (dx * dx + dy * dy).squareRoot()
         let t = pow(r / aFk, 1 / n)
         let theta = atan2(sg * dx, sg * dy)
-        return (remainder(theta / n + lon0, 2 * .pi), ConformalLatitude.latitude(t: t, e: e))
+        return (remainder((theta + thetaShift) / n + lon0, 2 * .pi), ConformalLatitude.latitude(t: t, e: e))
     }
 }

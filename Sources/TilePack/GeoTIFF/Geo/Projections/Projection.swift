@@ -10,6 +10,21 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
     case lambertAzimuthalEqualArea = "Lambert Azimuthal Equal Area"
     case lambertConicConformal1SP = "Lambert Conic Conformal (1SP)"
     case lambertConicConformal2SP = "Lambert Conic Conformal (2SP)"
+    case lambertConicConformal1SPVariantB = "Lambert Conic Conformal (1SP variant B)"
+    case lambertConicConformal2SPBelgium = "Lambert Conic Conformal (2SP Belgium)"
+    case lambertConicConformal2SPMichigan = "Lambert Conic Conformal (2SP Michigan)"
+    case lambertConicConformalWestOrientated = "Lambert Conic Conformal (West Orientated)"
+    case albersEqualArea = "Albers Equal Area"
+    case obliqueStereographic = "Oblique Stereographic"
+    case hotineObliqueMercatorA = "Hotine Oblique Mercator (variant A)"
+    case hotineObliqueMercatorB = "Hotine Oblique Mercator (variant B)"
+    case krovak = "Krovak"
+    case krovakNorthOrientated = "Krovak (North Orientated)"
+    case krovakModified = "Krovak Modified"
+    case krovakModifiedNorthOrientated = "Krovak Modified (North Orientated)"
+    case cassiniSoldner = "Cassini-Soldner"
+    case hyperbolicCassiniSoldner = "Hyperbolic Cassini-Soldner"
+    case americanPolyconic = "American Polyconic"
 
     /// The method with this EPSG coordinate operation method code, if tilepack implements it.
     public init?(epsgMethodCode code: Int) {
@@ -29,6 +44,21 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
         case .lambertAzimuthalEqualArea: 9820
         case .lambertConicConformal1SP: 9801
         case .lambertConicConformal2SP: 9802
+        case .lambertConicConformal1SPVariantB: 1102
+        case .lambertConicConformal2SPBelgium: 9803
+        case .lambertConicConformal2SPMichigan: 1051
+        case .lambertConicConformalWestOrientated: 9826
+        case .albersEqualArea: 9822
+        case .obliqueStereographic: 9809
+        case .hotineObliqueMercatorA: 9812
+        case .hotineObliqueMercatorB: 9815
+        case .krovak: 9819
+        case .krovakNorthOrientated: 1041
+        case .krovakModified: 1042
+        case .krovakModifiedNorthOrientated: 1043
+        case .cassiniSoldner: 9806
+        case .hyperbolicCassiniSoldner: 9833
+        case .americanPolyconic: 9818
         }
     }
 }
@@ -44,6 +74,15 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
 /// - LCC 2SP: `standardParallel1/2`; `latitudeOfOrigin`/`centralMeridian` and the false
 ///   easting/northing are those of the false origin.
 /// - LAEA: `latitudeOfOrigin`/`centralMeridian` are the centre.
+/// - Albers, LCC 2SP Belgium/Michigan: as LCC 2SP (Michigan adds `ellipsoidScale`).
+/// - LCC 1SP variant B: natural origin and `scale` as 1SP, `latitudeOfFalseOrigin`, and the
+///   false easting/northing at the false origin.
+/// - Hotine A/B: `latitudeOfOrigin`/`centralMeridian` are the projection centre, `azimuth`,
+///   `rectifiedGridAngle`, `scale` on the initial line; A's false easting/northing are at the
+///   natural origin, B's at the centre.
+/// - Krovak: `latitudeOfOrigin` is the projection centre, `centralMeridian` the longitude of
+///   origin, `azimuth` the co-latitude of the cone axis, `pseudoStandardParallel` with `scale`
+///   on it; the modified methods add `evaluationPoint` and `krovakCoefficients` C1…C10.
 public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible {
     public var method: ProjectionMethod
     public var latitudeOfOrigin: Double = 0
@@ -67,6 +106,10 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     public var ellipsoidScale: Double? = nil
     /// Colombia Urban: height of the projection plane origin (metres).
     public var originHeight: Double? = nil
+    /// Krovak modified: ordinates 1 and 2 (X0, Y0) of the evaluation point (metres).
+    public var evaluationPoint: [Double]? = nil
+    /// Krovak modified: C1…C10 (C1, C2 in metres, the rest unitless coefficients).
+    public var krovakCoefficients: [Double]? = nil
 
     public init(method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
                 scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
@@ -105,8 +148,27 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
         case .lambertConicConformal2SP:
             parts.append("lat1 \(standardParallel1 ?? 0)°")
             parts.append("lat2 \(standardParallel2 ?? 0)°")
-        case .lambertAzimuthalEqualArea, .pseudoMercator:
+        case .lambertAzimuthalEqualArea, .pseudoMercator, .cassiniSoldner, .hyperbolicCassiniSoldner, .americanPolyconic:
             break
+        case .albersEqualArea, .lambertConicConformal2SPBelgium:
+            parts.append("lat1 \(standardParallel1 ?? 0)°")
+            parts.append("lat2 \(standardParallel2 ?? 0)°")
+        case .lambertConicConformal2SPMichigan:
+            parts.append("lat1 \(standardParallel1 ?? 0)°")
+            parts.append("lat2 \(standardParallel2 ?? 0)°")
+            parts.append("K \(ellipsoidScale ?? 1)")
+        case .lambertConicConformal1SPVariantB:
+            parts.append("k0 \(scale)")
+            parts.append("latF \(latitudeOfFalseOrigin ?? latitudeOfOrigin)°")
+        case .hotineObliqueMercatorA, .hotineObliqueMercatorB:
+            parts.append("alpha \(azimuth ?? 0)°")
+            parts.append("gamma \(rectifiedGridAngle.map { "\($0)°" } ?? "γ0")")
+            parts.append("k0 \(scale)")
+        case .krovak, .krovakNorthOrientated, .krovakModified, .krovakModifiedNorthOrientated:
+            parts.append("cone axis co-latitude \(azimuth ?? 0)°")
+            parts.append("lat_p \(pseudoStandardParallel ?? 0)°")
+            parts.append("k_p \(scale)")
+            if let p = evaluationPoint { parts.append("X0/Y0 \(p.map { "\($0)" }.joined(separator: "/")) m") }
         default:
             parts.append("k0 \(scale)")
         }
@@ -125,6 +187,12 @@ public enum Projection: Sendable, Equatable {
     case polarStereographic(PolarStereographic)
     case lambertAzimuthalEqualArea(LambertAzimuthalEqualArea)
     case lambertConformalConic(LambertConformalConic)
+    case albersEqualArea(AlbersEqualArea)
+    case obliqueStereographic(ObliqueStereographic)
+    case hotineObliqueMercator(HotineObliqueMercator)
+    case krovak(Krovak)
+    case cassiniSoldner(CassiniSoldner)
+    case americanPolyconic(AmericanPolyconic)
 
     public init(_ p: ProjectionParameters, ellipsoid: Ellipsoid) {
         switch p.method {
@@ -159,6 +227,69 @@ public enum Projection: Sendable, Equatable {
                 standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
                 latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
                 eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        case .lambertConicConformal1SPVariantB:
+            self = .lambertConformalConic(.variantB(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, latitudeOfFalseOrigin: p.latitudeOfFalseOrigin ?? p.latitudeOfOrigin,
+                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        case .lambertConicConformal2SPBelgium:
+            self = .lambertConformalConic(.belgium(
+                ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        case .lambertConicConformal2SPMichigan:
+            self = .lambertConformalConic(.michigan(
+                ellipsoid: ellipsoid, ellipsoidScale: p.ellipsoidScale ?? 1,
+                standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        case .lambertConicConformalWestOrientated:
+            self = .lambertConformalConic(.westOrientated(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .albersEqualArea:
+            self = .albersEqualArea(AlbersEqualArea(
+                ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        case .obliqueStereographic:
+            self = .obliqueStereographic(ObliqueStereographic(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .hotineObliqueMercatorA, .hotineObliqueMercatorB:
+            self = .hotineObliqueMercator(HotineObliqueMercator(
+                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                azimuth: p.azimuth ?? 0, rectifiedGridAngle: p.rectifiedGridAngle, scale: p.scale,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
+                variantB: p.method == .hotineObliqueMercatorB))
+        case .krovak, .krovakNorthOrientated, .krovakModified, .krovakModifiedNorthOrientated:
+            var modification: Krovak.Modification?
+            if p.method == .krovakModified || p.method == .krovakModifiedNorthOrientated {
+                // ProjectionParameters(method:epsgParameters:) refuses these without all terms;
+                // a hand-built value missing them computes NaN rather than an uncorrected map.
+                let x0 = p.evaluationPoint?.first ?? .nan, y0 = p.evaluationPoint?.dropFirst().first ?? .nan
+                let c = p.krovakCoefficients ?? []
+                func ci(_ i: Int) -> Double { i < c.count ? c[i] : .nan }
+                modification = Krovak.Modification(
+                    x0: x0, y0: y0, c: (ci(0), ci(1), ci(2), ci(3), ci(4), ci(5), ci(6), ci(7), ci(8), ci(9)))
+            }
+            self = .krovak(Krovak(
+                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfOrigin: p.centralMeridian,
+                coLatitudeOfConeAxis: p.azimuth ?? 0, pseudoStandardParallel: p.pseudoStandardParallel ?? 0,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
+                modification: modification))
+        case .cassiniSoldner, .hyperbolicCassiniSoldner:
+            self = .cassiniSoldner(CassiniSoldner(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
+                hyperbolic: p.method == .hyperbolicCassiniSoldner))
+        case .americanPolyconic:
+            self = .americanPolyconic(AmericanPolyconic(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         }
     }
 
@@ -170,6 +301,12 @@ public enum Projection: Sendable, Equatable {
         case .polarStereographic(let p): p.forward(lon: lon, lat: lat)
         case .lambertAzimuthalEqualArea(let p): p.forward(lon: lon, lat: lat)
         case .lambertConformalConic(let p): p.forward(lon: lon, lat: lat)
+        case .albersEqualArea(let p): p.forward(lon: lon, lat: lat)
+        case .obliqueStereographic(let p): p.forward(lon: lon, lat: lat)
+        case .hotineObliqueMercator(let p): p.forward(lon: lon, lat: lat)
+        case .krovak(let p): p.forward(lon: lon, lat: lat)
+        case .cassiniSoldner(let p): p.forward(lon: lon, lat: lat)
+        case .americanPolyconic(let p): p.forward(lon: lon, lat: lat)
         }
     }
 
@@ -181,6 +318,12 @@ public enum Projection: Sendable, Equatable {
         case .polarStereographic(let p): p.inverse(x: x, y: y)
         case .lambertAzimuthalEqualArea(let p): p.inverse(x: x, y: y)
         case .lambertConformalConic(let p): p.inverse(x: x, y: y)
+        case .albersEqualArea(let p): p.inverse(x: x, y: y)
+        case .obliqueStereographic(let p): p.inverse(x: x, y: y)
+        case .hotineObliqueMercator(let p): p.inverse(x: x, y: y)
+        case .krovak(let p): p.inverse(x: x, y: y)
+        case .cassiniSoldner(let p): p.inverse(x: x, y: y)
+        case .americanPolyconic(let p): p.inverse(x: x, y: y)
         }
     }
 }

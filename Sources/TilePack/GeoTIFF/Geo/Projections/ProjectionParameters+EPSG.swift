@@ -8,6 +8,10 @@ extension ProjectionParameters {
         case latitudeOfOrigin, centralMeridian, scale, falseEasting, falseNorthing
         case standardParallel1, standardParallel2, azimuth, rectifiedGridAngle
         case pseudoStandardParallel, latitudeOfFalseOrigin, ellipsoidScale, originHeight
+        /// Krovak modified: evaluation point ordinate 1 or 2 (index 0, 1).
+        case evaluationPoint(Int)
+        /// Krovak modified: C1…C10 (index 0…9).
+        case krovakCoefficient(Int)
 
         /// nil for a code no implemented method reads (the caller reports it).
         /// `hasNaturalOrigin`: the same conversion also gives 8801 (only LCC 1SP variant B
@@ -42,6 +46,10 @@ extension ProjectionParameters {
                 self = .ellipsoidScale
             case 1039:  // Projection plane origin height
                 self = .originHeight
+            case 8617, 8618:  // Ordinate 1 / 2 of evaluation point (Krovak modified X0, Y0)
+                self = .evaluationPoint(code - 8617)
+            case 1026...1035:  // C1…C10 (Krovak modified)
+                self = .krovakCoefficient(code - 1026)
             default:
                 return nil
             }
@@ -78,6 +86,31 @@ extension ProjectionParameters {
             case .latitudeOfFalseOrigin: latitudeOfFalseOrigin = value
             case .ellipsoidScale: ellipsoidScale = value
             case .originHeight: originHeight = value
+            case .evaluationPoint(let i):
+                var p = evaluationPoint ?? [.nan, .nan]
+                p[i] = value
+                evaluationPoint = p
+            case .krovakCoefficient(let i):
+                var c = krovakCoefficients ?? Array(repeating: .nan, count: 10)
+                c[i] = value
+                krovakCoefficients = c
+            }
+        }
+        // The modified Krovak's correction is all or nothing: without a term the map is wrong.
+        // None at all is proj.db's way (it stores seven parameters and drops the twelve
+        // correction terms): then the one correction EPSG defines for these methods applies.
+        if (method == .krovakModified || method == .krovakModifiedNorthOrientated)
+            && evaluationPoint == nil && krovakCoefficients == nil {
+            let m = Krovak.Modification.sJTSK05
+            evaluationPoint = [m.x0, m.y0]
+            krovakCoefficients = [m.c1, m.c2, m.c3, m.c4, m.c5, m.c6, m.c7, m.c8, m.c9, m.c10]
+        }
+        if method == .krovakModified || method == .krovakModifiedNorthOrientated {
+            guard let p = evaluationPoint, p.allSatisfy(\.isFinite) else {
+                throw .missingKey("EPSG parameters 8617/8618 (evaluation point) of \(method.rawValue)")
+            }
+            guard let c = krovakCoefficients, c.allSatisfy(\.isFinite) else {
+                throw .missingKey("EPSG parameters 1026…1035 (C1…C10) of \(method.rawValue)")
             }
         }
     }

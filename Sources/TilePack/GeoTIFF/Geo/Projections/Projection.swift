@@ -10,6 +10,19 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
     case lambertAzimuthalEqualArea = "Lambert Azimuthal Equal Area"
     case lambertConicConformal1SP = "Lambert Conic Conformal (1SP)"
     case lambertConicConformal2SP = "Lambert Conic Conformal (2SP)"
+    case transverseMercatorSouthOrientated = "Transverse Mercator (South Orientated)"
+    case transverseMercator3D = "Transverse Mercator 3D"
+    case equidistantCylindrical = "Equidistant Cylindrical"
+    case equidistantCylindricalSpherical = "Equidistant Cylindrical (Spherical)"
+    case lambertCylindricalEqualArea = "Lambert Cylindrical Equal Area"
+    case lambertCylindricalEqualAreaSpherical = "Lambert Cylindrical Equal Area (Spherical)"
+    case polarStereographicC = "Polar Stereographic (variant C)"
+    case newZealandMapGrid = "New Zealand Map Grid"
+    case equalEarth = "Equal Earth"
+    case lambertAzimuthalEqualAreaSpherical = "Lambert Azimuthal Equal Area (Spherical)"
+    case colombiaUrban = "Colombia Urban"
+    case guamProjection = "Guam Projection"
+    case bonneSouthOrientated = "Bonne (South Orientated)"
 
     /// The method with this EPSG coordinate operation method code, if tilepack implements it.
     public init?(epsgMethodCode code: Int) {
@@ -29,6 +42,19 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
         case .lambertAzimuthalEqualArea: 9820
         case .lambertConicConformal1SP: 9801
         case .lambertConicConformal2SP: 9802
+        case .transverseMercatorSouthOrientated: 9808
+        case .transverseMercator3D: 1111
+        case .equidistantCylindrical: 1028
+        case .equidistantCylindricalSpherical: 1029
+        case .lambertCylindricalEqualArea: 9835
+        case .lambertCylindricalEqualAreaSpherical: 9834
+        case .polarStereographicC: 9830
+        case .newZealandMapGrid: 9811
+        case .equalEarth: 1078
+        case .lambertAzimuthalEqualAreaSpherical: 1027
+        case .colombiaUrban: 1052
+        case .guamProjection: 9831
+        case .bonneSouthOrientated: 9828
         }
     }
 }
@@ -44,6 +70,13 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
 /// - LCC 2SP: `standardParallel1/2`; `latitudeOfOrigin`/`centralMeridian` and the false
 ///   easting/northing are those of the false origin.
 /// - LAEA: `latitudeOfOrigin`/`centralMeridian` are the centre.
+/// - TM south orientated, Bonne south orientated: `falseEasting`/`falseNorthing` are EPSG's
+///   FE/FN of a westing/southing grid (W = FE − E′, S = FN − N′).
+/// - Equidistant cylindrical, Lambert cylindrical equal area: `standardParallel1`.
+/// - Polar stereographic C: `standardParallel1`, and the false easting/northing are those at
+///   the false origin (the standard parallel on the central meridian).
+/// - Colombia Urban: `originHeight` is the projection plane's height h₀.
+/// - Spherical variants (1027, 1029, 9834) and Equal Earth compute on the authalic sphere.
 public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible {
     public var method: ProjectionMethod
     public var latitudeOfOrigin: Double = 0
@@ -100,8 +133,14 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     public var description: String {
         var parts = ["lat0 \(latitudeOfOrigin)°", "lon0 \(centralMeridian)°"]
         switch method {
-        case .mercator2SP, .polarStereographicB:
+        case .mercator2SP, .polarStereographicB, .polarStereographicC, .equidistantCylindrical,
+             .equidistantCylindricalSpherical, .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
             parts.append("lat_ts \(standardParallel1 ?? 0)°")
+        case .colombiaUrban:
+            parts.append("h0 \(originHeight ?? 0) m")
+        case .newZealandMapGrid, .equalEarth, .lambertAzimuthalEqualAreaSpherical, .guamProjection,
+             .bonneSouthOrientated:
+            break
         case .lambertConicConformal2SP:
             parts.append("lat1 \(standardParallel1 ?? 0)°")
             parts.append("lat2 \(standardParallel2 ?? 0)°")
@@ -125,10 +164,19 @@ public enum Projection: Sendable, Equatable {
     case polarStereographic(PolarStereographic)
     case lambertAzimuthalEqualArea(LambertAzimuthalEqualArea)
     case lambertConformalConic(LambertConformalConic)
+    case transverseMercatorSouthOrientated(TransverseMercatorSouthOrientated)
+    case equidistantCylindrical(EquidistantCylindrical)
+    case lambertCylindricalEqualArea(LambertCylindricalEqualArea)
+    case newZealandMapGrid(NewZealandMapGrid)
+    case equalEarth(EqualEarth)
+    case colombiaUrban(ColombiaUrban)
+    case guamProjection(GuamProjection)
+    case bonneSouthOrientated(BonneSouthOrientated)
 
     public init(_ p: ProjectionParameters, ellipsoid: Ellipsoid) {
         switch p.method {
-        case .transverseMercator:
+        case .transverseMercator, .transverseMercator3D:
+            // TM 3D differs from TM only in carrying ellipsoidal height through unchanged.
             self = .transverseMercator(TransverseMercator(
                 ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
                 scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
@@ -159,6 +207,48 @@ public enum Projection: Sendable, Equatable {
                 standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
                 latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
                 eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+        case .transverseMercatorSouthOrientated:
+            self = .transverseMercatorSouthOrientated(TransverseMercatorSouthOrientated(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .equidistantCylindrical, .equidistantCylindricalSpherical:
+            self = .equidistantCylindrical(EquidistantCylindrical(
+                ellipsoid: p.method == .equidistantCylindrical ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
+                standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
+            self = .lambertCylindricalEqualArea(LambertCylindricalEqualArea(
+                ellipsoid: p.method == .lambertCylindricalEqualArea ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
+                standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .polarStereographicC:
+            self = .polarStereographic(PolarStereographic(
+                ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
+                longitudeOfOrigin: p.centralMeridian, eastingAtFalseOrigin: p.falseEasting,
+                northingAtFalseOrigin: p.falseNorthing))
+        case .newZealandMapGrid:
+            self = .newZealandMapGrid(NewZealandMapGrid(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .equalEarth:
+            self = .equalEarth(EqualEarth(ellipsoid: ellipsoid, centralMeridian: p.centralMeridian,
+                                          falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertAzimuthalEqualAreaSpherical:
+            self = .lambertAzimuthalEqualArea(LambertAzimuthalEqualArea(
+                ellipsoid: AuthalicLatitude.sphere(ellipsoid), latitudeOfCentre: p.latitudeOfOrigin,
+                longitudeOfCentre: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .colombiaUrban:
+            self = .colombiaUrban(ColombiaUrban(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing, originHeight: p.originHeight ?? 0))
+        case .guamProjection:
+            self = .guamProjection(GuamProjection(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .bonneSouthOrientated:
+            self = .bonneSouthOrientated(BonneSouthOrientated(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         }
     }
 
@@ -170,6 +260,14 @@ public enum Projection: Sendable, Equatable {
         case .polarStereographic(let p): p.forward(lon: lon, lat: lat)
         case .lambertAzimuthalEqualArea(let p): p.forward(lon: lon, lat: lat)
         case .lambertConformalConic(let p): p.forward(lon: lon, lat: lat)
+        case .transverseMercatorSouthOrientated(let p): p.forward(lon: lon, lat: lat)
+        case .equidistantCylindrical(let p): p.forward(lon: lon, lat: lat)
+        case .lambertCylindricalEqualArea(let p): p.forward(lon: lon, lat: lat)
+        case .newZealandMapGrid(let p): p.forward(lon: lon, lat: lat)
+        case .equalEarth(let p): p.forward(lon: lon, lat: lat)
+        case .colombiaUrban(let p): p.forward(lon: lon, lat: lat)
+        case .guamProjection(let p): p.forward(lon: lon, lat: lat)
+        case .bonneSouthOrientated(let p): p.forward(lon: lon, lat: lat)
         }
     }
 
@@ -181,6 +279,14 @@ public enum Projection: Sendable, Equatable {
         case .polarStereographic(let p): p.inverse(x: x, y: y)
         case .lambertAzimuthalEqualArea(let p): p.inverse(x: x, y: y)
         case .lambertConformalConic(let p): p.inverse(x: x, y: y)
+        case .transverseMercatorSouthOrientated(let p): p.inverse(x: x, y: y)
+        case .equidistantCylindrical(let p): p.inverse(x: x, y: y)
+        case .lambertCylindricalEqualArea(let p): p.inverse(x: x, y: y)
+        case .newZealandMapGrid(let p): p.inverse(x: x, y: y)
+        case .equalEarth(let p): p.inverse(x: x, y: y)
+        case .colombiaUrban(let p): p.inverse(x: x, y: y)
+        case .guamProjection(let p): p.inverse(x: x, y: y)
+        case .bonneSouthOrientated(let p): p.inverse(x: x, y: y)
         }
     }
 }

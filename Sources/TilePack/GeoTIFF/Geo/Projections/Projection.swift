@@ -23,6 +23,9 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
     case colombiaUrban = "Colombia Urban"
     case guamProjection = "Guam Projection"
     case bonneSouthOrientated = "Bonne (South Orientated)"
+    case labordeObliqueMercator = "Laborde Oblique Mercator"
+    case modifiedAzimuthalEquidistant = "Modified Azimuthal Equidistant"
+    case lambertConicNearConformal = "Lambert Conic Near-Conformal"
 
     /// The method with this EPSG coordinate operation method code, if tilepack implements it.
     public init?(epsgMethodCode code: Int) {
@@ -55,6 +58,9 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
         case .colombiaUrban: 1052
         case .guamProjection: 9831
         case .bonneSouthOrientated: 9828
+        case .labordeObliqueMercator: 9813
+        case .modifiedAzimuthalEquidistant: 9832
+        case .lambertConicNearConformal: 9817
         }
     }
 }
@@ -138,8 +144,11 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
             parts.append("lat_ts \(standardParallel1 ?? 0)°")
         case .colombiaUrban:
             parts.append("h0 \(originHeight ?? 0) m")
+        case .labordeObliqueMercator:
+            parts.append("azimuth \(azimuth ?? 0)°")
+            parts.append("k \(scale)")
         case .newZealandMapGrid, .equalEarth, .lambertAzimuthalEqualAreaSpherical, .guamProjection,
-             .bonneSouthOrientated:
+             .bonneSouthOrientated, .modifiedAzimuthalEquidistant:
             break
         case .lambertConicConformal2SP:
             parts.append("lat1 \(standardParallel1 ?? 0)°")
@@ -172,6 +181,9 @@ public enum Projection: Sendable, Equatable {
     case colombiaUrban(ColombiaUrban)
     case guamProjection(GuamProjection)
     case bonneSouthOrientated(BonneSouthOrientated)
+    case labordeObliqueMercator(LabordeObliqueMercator)
+    case modifiedAzimuthalEquidistant(ModifiedAzimuthalEquidistant)
+    case lambertConicNearConformal(LambertConicNearConformal)
 
     public init(_ p: ProjectionParameters, ellipsoid: Ellipsoid) {
         switch p.method {
@@ -249,6 +261,18 @@ public enum Projection: Sendable, Equatable {
             self = .bonneSouthOrientated(BonneSouthOrientated(
                 ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
                 falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .labordeObliqueMercator:
+            self = .labordeObliqueMercator(LabordeObliqueMercator(
+                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                azimuth: p.azimuth ?? 0, scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .modifiedAzimuthalEquidistant:
+            self = .modifiedAzimuthalEquidistant(ModifiedAzimuthalEquidistant(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertConicNearConformal:
+            self = .lambertConicNearConformal(LambertConicNearConformal(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         }
     }
 
@@ -268,6 +292,9 @@ public enum Projection: Sendable, Equatable {
         case .colombiaUrban(let p): p.forward(lon: lon, lat: lat)
         case .guamProjection(let p): p.forward(lon: lon, lat: lat)
         case .bonneSouthOrientated(let p): p.forward(lon: lon, lat: lat)
+        case .lambertConicNearConformal(let p): p.forward(lon: lon, lat: lat)
+        case .modifiedAzimuthalEquidistant(let p): p.forward(lon: lon, lat: lat)
+        case .labordeObliqueMercator(let p): p.forward(lon: lon, lat: lat)
         }
     }
 
@@ -287,6 +314,9 @@ public enum Projection: Sendable, Equatable {
         case .colombiaUrban(let p): p.inverse(x: x, y: y)
         case .guamProjection(let p): p.inverse(x: x, y: y)
         case .bonneSouthOrientated(let p): p.inverse(x: x, y: y)
+        case .lambertConicNearConformal(let p): p.inverse(x: x, y: y)
+        case .modifiedAzimuthalEquidistant(let p): p.inverse(x: x, y: y)
+        case .labordeObliqueMercator(let p): p.inverse(x: x, y: y)
         }
     }
 }

@@ -179,6 +179,21 @@ struct ProjectionMethodsBTests {
         check(p, lon: Self.dms(37, 21), lat: Self.dms(34, 39), x: 300_000, y: 300_000, tolerance: 1e-6)
     }
 
+    @Test func transverseMercatorZonedGrid() throws {
+        // WGS 84 / UTM grid system (EPSG:32600/32700): the easting is the UTM zone's, prefixed by
+        // the zone number × 10⁶ (PROJ 9.1 lacks the method; references are PROJ's UTM 32N / 60S).
+        let north = try projection(.transverseMercatorZonedGrid, .wgs84, [8801: 0, 8830: -180, 8831: 6, 8805: 0.9996, 8806: 500_000, 8807: 0])
+        check(north, lon: 9.5, lat: 47, x: 32_000_000 + 538_012.754993, y: 5_205_285.415385)
+        let south = try projection(.transverseMercatorZonedGrid, .wgs84, [8801: 0, 8830: -180, 8831: 6, 8805: 0.9996, 8806: 500_000, 8807: 10_000_000])
+        check(south, lon: 179.9, lat: -40, x: 60_000_000 + 747_561.693182, y: 5_568_213.761424)
+        // An easting whose prefix is no zone has no position.
+        #expect(!north.inverse(x: 61_500_000, y: 0).lat.isFinite)
+        #expect(!north.inverse(x: 400_000, y: 0).lat.isFinite)
+        #expect(throws: CRSError.self) {
+            _ = try ProjectionParameters(method: .transverseMercatorZonedGrid, epsgParameters: [8830: -180, 8831: 0])
+        }
+    }
+
     @Test func mercatorVariantsAgainstPROJ() throws {
         // Segara / NEIEZ (EPSG:3000), variant A with k0 0.997; SIRGAS 2000 / Brazil Mercator
         // (EPSG:5641), variant B; WGS 84 / PDC Mercator (EPSG:3832) across the antimeridian.
@@ -228,6 +243,7 @@ struct ProjectionMethodsBTests {
             (.labordeObliqueMercator, 9813, "Laborde Oblique Mercator"),
             (.modifiedAzimuthalEquidistant, 9832, "Modified Azimuthal Equidistant"),
             (.lambertConicNearConformal, 9817, "Lambert Conic Near-Conformal"),
+            (.transverseMercatorZonedGrid, 9824, "Transverse Mercator Zoned Grid System"),
         ]
         for (m, code, name) in expected {
             #expect(m.epsgMethodCode == code && m.rawValue == name && ProjectionMethod(epsgMethodCode: code) == m)

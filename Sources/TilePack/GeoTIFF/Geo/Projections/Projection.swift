@@ -26,6 +26,7 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
     case labordeObliqueMercator = "Laborde Oblique Mercator"
     case modifiedAzimuthalEquidistant = "Modified Azimuthal Equidistant"
     case lambertConicNearConformal = "Lambert Conic Near-Conformal"
+    case transverseMercatorZonedGrid = "Transverse Mercator Zoned Grid System"
 
     /// The method with this EPSG coordinate operation method code, if tilepack implements it.
     public init?(epsgMethodCode code: Int) {
@@ -61,6 +62,7 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
         case .labordeObliqueMercator: 9813
         case .modifiedAzimuthalEquidistant: 9832
         case .lambertConicNearConformal: 9817
+        case .transverseMercatorZonedGrid: 9824
         }
     }
 }
@@ -106,12 +108,16 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     public var ellipsoidScale: Double? = nil
     /// Colombia Urban: height of the projection plane origin (metres).
     public var originHeight: Double? = nil
+    /// Transverse Mercator Zoned Grid System: zone width (degrees); `centralMeridian` is then
+    /// the initial longitude (western limit of zone 1).
+    public var zoneWidth: Double? = nil
 
     public init(method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
                 scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
                 standardParallel1: Double? = nil, standardParallel2: Double? = nil,
                 azimuth: Double? = nil, rectifiedGridAngle: Double? = nil, pseudoStandardParallel: Double? = nil,
-                latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil) {
+                latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil,
+                zoneWidth: Double? = nil) {
         self.method = method
         self.latitudeOfOrigin = latitudeOfOrigin
         self.centralMeridian = centralMeridian
@@ -126,6 +132,7 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
         self.latitudeOfFalseOrigin = latitudeOfFalseOrigin
         self.ellipsoidScale = ellipsoidScale
         self.originHeight = originHeight
+        self.zoneWidth = zoneWidth
     }
 
     /// UTM zone 1…60 (central meridian −183° + 6°·zone, k0 0.9996, FE 500 km, FN 10,000 km south).
@@ -144,6 +151,9 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
             parts.append("lat_ts \(standardParallel1 ?? 0)°")
         case .colombiaUrban:
             parts.append("h0 \(originHeight ?? 0) m")
+        case .transverseMercatorZonedGrid:
+            parts.append("zone width \(zoneWidth ?? 6)°")
+            parts.append("k0 \(scale)")
         case .labordeObliqueMercator:
             parts.append("azimuth \(azimuth ?? 0)°")
             parts.append("k \(scale)")
@@ -184,6 +194,7 @@ public enum Projection: Sendable, Equatable {
     case labordeObliqueMercator(LabordeObliqueMercator)
     case modifiedAzimuthalEquidistant(ModifiedAzimuthalEquidistant)
     case lambertConicNearConformal(LambertConicNearConformal)
+    case transverseMercatorZonedGrid(TransverseMercatorZonedGrid)
 
     public init(_ p: ProjectionParameters, ellipsoid: Ellipsoid) {
         switch p.method {
@@ -273,6 +284,10 @@ public enum Projection: Sendable, Equatable {
             self = .lambertConicNearConformal(LambertConicNearConformal(
                 ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
                 scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .transverseMercatorZonedGrid:
+            self = .transverseMercatorZonedGrid(TransverseMercatorZonedGrid(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, initialLongitude: p.centralMeridian,
+                zoneWidth: p.zoneWidth ?? 6, scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         }
     }
 
@@ -293,6 +308,7 @@ public enum Projection: Sendable, Equatable {
         case .guamProjection(let p): p.forward(lon: lon, lat: lat)
         case .bonneSouthOrientated(let p): p.forward(lon: lon, lat: lat)
         case .lambertConicNearConformal(let p): p.forward(lon: lon, lat: lat)
+        case .transverseMercatorZonedGrid(let p): p.forward(lon: lon, lat: lat)
         case .modifiedAzimuthalEquidistant(let p): p.forward(lon: lon, lat: lat)
         case .labordeObliqueMercator(let p): p.forward(lon: lon, lat: lat)
         }
@@ -315,6 +331,7 @@ public enum Projection: Sendable, Equatable {
         case .guamProjection(let p): p.inverse(x: x, y: y)
         case .bonneSouthOrientated(let p): p.inverse(x: x, y: y)
         case .lambertConicNearConformal(let p): p.inverse(x: x, y: y)
+        case .transverseMercatorZonedGrid(let p): p.inverse(x: x, y: y)
         case .modifiedAzimuthalEquidistant(let p): p.inverse(x: x, y: y)
         case .labordeObliqueMercator(let p): p.inverse(x: x, y: y)
         }

@@ -7,7 +7,7 @@ extension ProjectionParameters {
     enum EPSGParameter {
         case latitudeOfOrigin, centralMeridian, scale, falseEasting, falseNorthing
         case standardParallel1, standardParallel2, azimuth, rectifiedGridAngle
-        case pseudoStandardParallel, latitudeOfFalseOrigin, ellipsoidScale, originHeight
+        case pseudoStandardParallel, latitudeOfFalseOrigin, ellipsoidScale, originHeight, zoneWidth
 
         /// nil for a code no implemented method reads (the caller reports it).
         /// `hasNaturalOrigin`: the same conversion also gives 8801 (only LCC 1SP variant B
@@ -20,7 +20,7 @@ extension ProjectionParameters {
                 self = .latitudeOfOrigin
             case 8821:  // Latitude of false origin: the origin for 2SP cones, a second latitude for 1SP variant B
                 self = hasNaturalOrigin ? .latitudeOfFalseOrigin : .latitudeOfOrigin
-            case 8802, 8812, 8822, 8833:  // Longitude of natural origin / projection centre / false origin / origin
+            case 8802, 8812, 8822, 8833, 8830:  // Longitude of natural origin / projection centre / false origin / origin; initial longitude (zoned TM)
                 self = .centralMeridian
             case 8805, 8815, 8819:  // Scale factor at natural origin / on initial line / on pseudo standard parallel
                 self = .scale
@@ -42,6 +42,8 @@ extension ProjectionParameters {
                 self = .ellipsoidScale
             case 1039:  // Projection plane origin height
                 self = .originHeight
+            case 8831:  // Zone width (zoned TM)
+                self = .zoneWidth
             default:
                 return nil
             }
@@ -78,6 +80,9 @@ extension ProjectionParameters {
             case .latitudeOfFalseOrigin: latitudeOfFalseOrigin = value
             case .ellipsoidScale: ellipsoidScale = value
             case .originHeight: originHeight = value
+            case .zoneWidth:
+                guard value > 0, value <= 360 else { throw .invalidValue(key: "EPSG parameter \(code) (zone width)", value: "\(value)") }
+                zoneWidth = value
             }
         }
     }

@@ -324,6 +324,26 @@ private struct GeoKeyReader {
             return ProjectionParameters(method: ct == 18 ? .cassiniSoldner : .americanPolyconic,
                                         latitudeOfOrigin: try angle(natLat), centralMeridian: try angle(natLon),
                                         falseEasting: try length(fe), falseNorthing: try length(fn))
+        case 17:
+            // GDAL: SetEquirectangular2(origin lat, lon, StdParallel1, FE, FN); EPSG's method has
+            // no latitude of origin, so only the equatorial origin is that method.
+            let lat0 = try angle([k.projCenterLat, k.projNatOriginLat])
+            guard lat0 == 0 else { throw .invalidValue(key: "ProjCenterLatGeoKey (Equirectangular)", value: "\(lat0)") }
+            return ProjectionParameters(method: .equidistantCylindrical, centralMeridian: try angle([k.projCenterLong, k.projNatOriginLong]),
+                                        falseEasting: try length(fe), falseNorthing: try length(fn),
+                                        standardParallel1: try angle([k.projStdParallel1]))
+        case 26:
+            return ProjectionParameters(method: .newZealandMapGrid, latitudeOfOrigin: try angle(natLat, default: nil),
+                                        centralMeridian: try angle(natLon, default: nil),
+                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+        case 27:
+            return ProjectionParameters(method: .transverseMercatorSouthOrientated, latitudeOfOrigin: try angle(natLat),
+                                        centralMeridian: try angle(natLon), scale: try scale(k0),
+                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+        case 28:
+            return ProjectionParameters(method: .lambertCylindricalEqualArea, centralMeridian: try angle(natLon),
+                                        falseEasting: try length(fe), falseNorthing: try length(fn),
+                                        standardParallel1: try angle([k.projStdParallel1]))
         default:
             throw .unsupportedMethod(code: ct, name: CoordinateTransformationCode.name(ct))
         }

@@ -26,8 +26,8 @@ public struct AmericanPolyconic: Sendable, Equatable {
                 falseEasting: Double, falseNorthing: Double) {
         a = ellipsoid.semiMajorAxis
         e2 = ellipsoid.eccentricitySquared
-        arc = MeridianArc(ellipsoid: ellipsoid)
-        m0 = arc.distance(latitudeOfOrigin * .pi / 180)
+        arc = MeridianArc(ellipsoid)
+        m0 = arc.distance(latitude: latitudeOfOrigin * .pi / 180)
         lon0 = centralMeridian * .pi / 180
         fe = falseEasting
         fn = falseNorthing
@@ -41,11 +41,11 @@ public struct AmericanPolyconic: Sendable, Equatable {
 
     func local(dlon: Double, lat: Double) -> (x: Double, y: Double) {
         let s = sin(lat)
-        guard abs(s) > 1e-12 else { return (a * dlon, arc.distance(lat) - m0) }
+        guard abs(s) > 1e-12 else { return (a * dlon, arc.distance(latitude: lat) - m0) }
         // ν·cotφ: the radius of the parallel's tangent cone.
         let r = a / (1 - e2 * s * s).squareRoot() * cos(lat) / s
         let l = dlon * s
-        return (r * sin(l), arc.distance(lat) - m0 + r * (1 - cos(l)))
+        return (r * sin(l), arc.distance(latitude: lat) - m0 + r * (1 - cos(l)))
     }
 
     /// Easting/northing (metres) → geodetic lon/lat (radians).
@@ -60,7 +60,7 @@ public struct AmericanPolyconic: Sendable, Equatable {
             let s = sin(phi)
             let w = 1 - e2 * s * s
             let c = w.squareRoot() * tan(phi)
-            let ma = arc.distance(phi) / a
+            let ma = arc.distance(latitude: phi) / a
             let mp = (1 - e2) / (w * w.squareRoot())
             let s2 = sin(2 * phi)
             let num = aa * (c * ma + 1) - ma - 0.5 * (ma * ma + bb) * c

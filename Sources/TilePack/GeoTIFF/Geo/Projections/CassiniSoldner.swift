@@ -29,8 +29,8 @@ public struct CassiniSoldner: Sendable, Equatable {
                 falseEasting: Double, falseNorthing: Double, hyperbolic: Bool = false) {
         e2 = ellipsoid.eccentricitySquared
         a = ellipsoid.semiMajorAxis
-        arc = MeridianArc(ellipsoid: ellipsoid)
-        m0 = arc.distance(latitudeOfOrigin * .pi / 180)
+        arc = MeridianArc(ellipsoid)
+        m0 = arc.distance(latitude: latitudeOfOrigin * .pi / 180)
         lon0 = centralMeridian * .pi / 180
         fe = falseEasting
         fn = falseNorthing
@@ -54,7 +54,7 @@ public struct CassiniSoldner: Sendable, Equatable {
         let cc = e2 * c * c / (1 - e2)
         let a2 = aa * aa
         let x = nu * aa * (1 - a2 * t * (1.0 / 6 + (8 - t + 8 * cc) * a2 / 120))
-        var y = arc.distance(lat) - m0 + nu * tn * a2 * (0.5 + (5 - t + 6 * cc) * a2 / 24)
+        var y = arc.distance(latitude: lat) - m0 + nu * tn * a2 * (0.5 + (5 - t + 6 * cc) * a2 / 24)
         if hyperbolic {
             let rho = a * (1 - e2) / (w * w.squareRoot())
             y -= y * y * y / (6 * rho * nu)
@@ -66,7 +66,7 @@ public struct CassiniSoldner: Sendable, Equatable {
     public func inverse(x: Double, y: Double) -> (lon: Double, lat: Double) {
         let dx = x - fe, dy = y - fn
         // Reverse series (GN 7-2) at the footpoint latitude as Newton's start.
-        let phi1 = arc.latitude(m0 + dy)
+        let phi1 = arc.latitude(distance: m0 + dy)
         let s = sin(phi1)
         let w = 1 - e2 * s * s
         let nu1 = a / w.squareRoot()

@@ -25,6 +25,23 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
     case cassiniSoldner = "Cassini-Soldner"
     case hyperbolicCassiniSoldner = "Hyperbolic Cassini-Soldner"
     case americanPolyconic = "American Polyconic"
+    case transverseMercatorSouthOrientated = "Transverse Mercator (South Orientated)"
+    case transverseMercator3D = "Transverse Mercator 3D"
+    case equidistantCylindrical = "Equidistant Cylindrical"
+    case equidistantCylindricalSpherical = "Equidistant Cylindrical (Spherical)"
+    case lambertCylindricalEqualArea = "Lambert Cylindrical Equal Area"
+    case lambertCylindricalEqualAreaSpherical = "Lambert Cylindrical Equal Area (Spherical)"
+    case polarStereographicC = "Polar Stereographic (variant C)"
+    case newZealandMapGrid = "New Zealand Map Grid"
+    case equalEarth = "Equal Earth"
+    case lambertAzimuthalEqualAreaSpherical = "Lambert Azimuthal Equal Area (Spherical)"
+    case colombiaUrban = "Colombia Urban"
+    case guamProjection = "Guam Projection"
+    case bonneSouthOrientated = "Bonne (South Orientated)"
+    case labordeObliqueMercator = "Laborde Oblique Mercator"
+    case modifiedAzimuthalEquidistant = "Modified Azimuthal Equidistant"
+    case lambertConicNearConformal = "Lambert Conic Near-Conformal"
+    case transverseMercatorZonedGrid = "Transverse Mercator Zoned Grid System"
 
     /// The method with this EPSG coordinate operation method code, if tilepack implements it.
     public init?(epsgMethodCode code: Int) {
@@ -59,6 +76,23 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
         case .cassiniSoldner: 9806
         case .hyperbolicCassiniSoldner: 9833
         case .americanPolyconic: 9818
+        case .transverseMercatorSouthOrientated: 9808
+        case .transverseMercator3D: 1111
+        case .equidistantCylindrical: 1028
+        case .equidistantCylindricalSpherical: 1029
+        case .lambertCylindricalEqualArea: 9835
+        case .lambertCylindricalEqualAreaSpherical: 9834
+        case .polarStereographicC: 9830
+        case .newZealandMapGrid: 9811
+        case .equalEarth: 1078
+        case .lambertAzimuthalEqualAreaSpherical: 1027
+        case .colombiaUrban: 1052
+        case .guamProjection: 9831
+        case .bonneSouthOrientated: 9828
+        case .labordeObliqueMercator: 9813
+        case .modifiedAzimuthalEquidistant: 9832
+        case .lambertConicNearConformal: 9817
+        case .transverseMercatorZonedGrid: 9824
         }
     }
 }
@@ -83,6 +117,13 @@ public enum ProjectionMethod: String, Sendable, Equatable, CaseIterable {
 /// - Krovak: `latitudeOfOrigin` is the projection centre, `centralMeridian` the longitude of
 ///   origin, `azimuth` the co-latitude of the cone axis, `pseudoStandardParallel` with `scale`
 ///   on it; the modified methods add `evaluationPoint` and `krovakCoefficients` C1…C10.
+/// - TM south orientated, Bonne south orientated: `falseEasting`/`falseNorthing` are EPSG's
+///   FE/FN of a westing/southing grid (W = FE − E′, S = FN − N′).
+/// - Equidistant cylindrical, Lambert cylindrical equal area: `standardParallel1`.
+/// - Polar stereographic C: `standardParallel1`, and the false easting/northing are those at
+///   the false origin (the standard parallel on the central meridian).
+/// - Colombia Urban: `originHeight` is the projection plane's height h₀.
+/// - Spherical variants (1027, 1029, 9834) and Equal Earth compute on the authalic sphere.
 public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible {
     public var method: ProjectionMethod
     public var latitudeOfOrigin: Double = 0
@@ -110,12 +151,16 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     public var evaluationPoint: [Double]? = nil
     /// Krovak modified: C1…C10 (C1, C2 in metres, the rest unitless coefficients).
     public var krovakCoefficients: [Double]? = nil
+    /// Transverse Mercator Zoned Grid System: zone width (degrees); `centralMeridian` is then
+    /// the initial longitude (western limit of zone 1).
+    public var zoneWidth: Double? = nil
 
     public init(method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
                 scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
                 standardParallel1: Double? = nil, standardParallel2: Double? = nil,
                 azimuth: Double? = nil, rectifiedGridAngle: Double? = nil, pseudoStandardParallel: Double? = nil,
-                latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil) {
+                latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil,
+                zoneWidth: Double? = nil) {
         self.method = method
         self.latitudeOfOrigin = latitudeOfOrigin
         self.centralMeridian = centralMeridian
@@ -130,6 +175,7 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
         self.latitudeOfFalseOrigin = latitudeOfFalseOrigin
         self.ellipsoidScale = ellipsoidScale
         self.originHeight = originHeight
+        self.zoneWidth = zoneWidth
     }
 
     /// UTM zone 1…60 (central meridian −183° + 6°·zone, k0 0.9996, FE 500 km, FN 10,000 km south).
@@ -143,8 +189,20 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     public var description: String {
         var parts = ["lat0 \(latitudeOfOrigin)°", "lon0 \(centralMeridian)°"]
         switch method {
-        case .mercator2SP, .polarStereographicB:
+        case .mercator2SP, .polarStereographicB, .polarStereographicC, .equidistantCylindrical,
+             .equidistantCylindricalSpherical, .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
             parts.append("lat_ts \(standardParallel1 ?? 0)°")
+        case .colombiaUrban:
+            parts.append("h0 \(originHeight ?? 0) m")
+        case .transverseMercatorZonedGrid:
+            parts.append("zone width \(zoneWidth ?? 6)°")
+            parts.append("k0 \(scale)")
+        case .labordeObliqueMercator:
+            parts.append("azimuth \(azimuth ?? 0)°")
+            parts.append("k \(scale)")
+        case .newZealandMapGrid, .equalEarth, .lambertAzimuthalEqualAreaSpherical, .guamProjection,
+             .bonneSouthOrientated, .modifiedAzimuthalEquidistant:
+            break
         case .lambertConicConformal2SP:
             parts.append("lat1 \(standardParallel1 ?? 0)°")
             parts.append("lat2 \(standardParallel2 ?? 0)°")
@@ -193,10 +251,23 @@ public enum Projection: Sendable, Equatable {
     case krovak(Krovak)
     case cassiniSoldner(CassiniSoldner)
     case americanPolyconic(AmericanPolyconic)
+    case transverseMercatorSouthOrientated(TransverseMercatorSouthOrientated)
+    case equidistantCylindrical(EquidistantCylindrical)
+    case lambertCylindricalEqualArea(LambertCylindricalEqualArea)
+    case newZealandMapGrid(NewZealandMapGrid)
+    case equalEarth(EqualEarth)
+    case colombiaUrban(ColombiaUrban)
+    case guamProjection(GuamProjection)
+    case bonneSouthOrientated(BonneSouthOrientated)
+    case labordeObliqueMercator(LabordeObliqueMercator)
+    case modifiedAzimuthalEquidistant(ModifiedAzimuthalEquidistant)
+    case lambertConicNearConformal(LambertConicNearConformal)
+    case transverseMercatorZonedGrid(TransverseMercatorZonedGrid)
 
     public init(_ p: ProjectionParameters, ellipsoid: Ellipsoid) {
         switch p.method {
-        case .transverseMercator:
+        case .transverseMercator, .transverseMercator3D:
+            // TM 3D differs from TM only in carrying ellipsoidal height through unchanged.
             self = .transverseMercator(TransverseMercator(
                 ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
                 scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
@@ -290,6 +361,64 @@ public enum Projection: Sendable, Equatable {
             self = .americanPolyconic(AmericanPolyconic(
                 ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
                 falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .transverseMercatorSouthOrientated:
+            self = .transverseMercatorSouthOrientated(TransverseMercatorSouthOrientated(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .equidistantCylindrical, .equidistantCylindricalSpherical:
+            self = .equidistantCylindrical(EquidistantCylindrical(
+                ellipsoid: p.method == .equidistantCylindrical ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
+                standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
+            self = .lambertCylindricalEqualArea(LambertCylindricalEqualArea(
+                ellipsoid: p.method == .lambertCylindricalEqualArea ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
+                standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .polarStereographicC:
+            self = .polarStereographic(PolarStereographic(
+                ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
+                longitudeOfOrigin: p.centralMeridian, eastingAtFalseOrigin: p.falseEasting,
+                northingAtFalseOrigin: p.falseNorthing))
+        case .newZealandMapGrid:
+            self = .newZealandMapGrid(NewZealandMapGrid(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .equalEarth:
+            self = .equalEarth(EqualEarth(ellipsoid: ellipsoid, centralMeridian: p.centralMeridian,
+                                          falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertAzimuthalEqualAreaSpherical:
+            self = .lambertAzimuthalEqualArea(LambertAzimuthalEqualArea(
+                ellipsoid: AuthalicLatitude.sphere(ellipsoid), latitudeOfCentre: p.latitudeOfOrigin,
+                longitudeOfCentre: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .colombiaUrban:
+            self = .colombiaUrban(ColombiaUrban(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing, originHeight: p.originHeight ?? 0))
+        case .guamProjection:
+            self = .guamProjection(GuamProjection(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .bonneSouthOrientated:
+            self = .bonneSouthOrientated(BonneSouthOrientated(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .labordeObliqueMercator:
+            self = .labordeObliqueMercator(LabordeObliqueMercator(
+                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                azimuth: p.azimuth ?? 0, scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .modifiedAzimuthalEquidistant:
+            self = .modifiedAzimuthalEquidistant(ModifiedAzimuthalEquidistant(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .lambertConicNearConformal:
+            self = .lambertConicNearConformal(LambertConicNearConformal(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+        case .transverseMercatorZonedGrid:
+            self = .transverseMercatorZonedGrid(TransverseMercatorZonedGrid(
+                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, initialLongitude: p.centralMeridian,
+                zoneWidth: p.zoneWidth ?? 6, scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         }
     }
 
@@ -307,6 +436,18 @@ public enum Projection: Sendable, Equatable {
         case .krovak(let p): p.forward(lon: lon, lat: lat)
         case .cassiniSoldner(let p): p.forward(lon: lon, lat: lat)
         case .americanPolyconic(let p): p.forward(lon: lon, lat: lat)
+        case .transverseMercatorSouthOrientated(let p): p.forward(lon: lon, lat: lat)
+        case .equidistantCylindrical(let p): p.forward(lon: lon, lat: lat)
+        case .lambertCylindricalEqualArea(let p): p.forward(lon: lon, lat: lat)
+        case .newZealandMapGrid(let p): p.forward(lon: lon, lat: lat)
+        case .equalEarth(let p): p.forward(lon: lon, lat: lat)
+        case .colombiaUrban(let p): p.forward(lon: lon, lat: lat)
+        case .guamProjection(let p): p.forward(lon: lon, lat: lat)
+        case .bonneSouthOrientated(let p): p.forward(lon: lon, lat: lat)
+        case .lambertConicNearConformal(let p): p.forward(lon: lon, lat: lat)
+        case .transverseMercatorZonedGrid(let p): p.forward(lon: lon, lat: lat)
+        case .modifiedAzimuthalEquidistant(let p): p.forward(lon: lon, lat: lat)
+        case .labordeObliqueMercator(let p): p.forward(lon: lon, lat: lat)
         }
     }
 
@@ -324,6 +465,18 @@ public enum Projection: Sendable, Equatable {
         case .krovak(let p): p.inverse(x: x, y: y)
         case .cassiniSoldner(let p): p.inverse(x: x, y: y)
         case .americanPolyconic(let p): p.inverse(x: x, y: y)
+        case .transverseMercatorSouthOrientated(let p): p.inverse(x: x, y: y)
+        case .equidistantCylindrical(let p): p.inverse(x: x, y: y)
+        case .lambertCylindricalEqualArea(let p): p.inverse(x: x, y: y)
+        case .newZealandMapGrid(let p): p.inverse(x: x, y: y)
+        case .equalEarth(let p): p.inverse(x: x, y: y)
+        case .colombiaUrban(let p): p.inverse(x: x, y: y)
+        case .guamProjection(let p): p.inverse(x: x, y: y)
+        case .bonneSouthOrientated(let p): p.inverse(x: x, y: y)
+        case .lambertConicNearConformal(let p): p.inverse(x: x, y: y)
+        case .transverseMercatorZonedGrid(let p): p.inverse(x: x, y: y)
+        case .modifiedAzimuthalEquidistant(let p): p.inverse(x: x, y: y)
+        case .labordeObliqueMercator(let p): p.inverse(x: x, y: y)
         }
     }
 }

@@ -7,11 +7,11 @@ extension ProjectionParameters {
     enum EPSGParameter {
         case latitudeOfOrigin, centralMeridian, scale, falseEasting, falseNorthing
         case standardParallel1, standardParallel2, azimuth, rectifiedGridAngle
-        case pseudoStandardParallel, latitudeOfFalseOrigin, ellipsoidScale, originHeight
         /// Krovak modified: evaluation point ordinate 1 or 2 (index 0, 1).
         case evaluationPoint(Int)
         /// Krovak modified: C1…C10 (index 0…9).
         case krovakCoefficient(Int)
+        case pseudoStandardParallel, latitudeOfFalseOrigin, ellipsoidScale, originHeight, zoneWidth
 
         /// nil for a code no implemented method reads (the caller reports it).
         /// `hasNaturalOrigin`: the same conversion also gives 8801 (only LCC 1SP variant B
@@ -24,7 +24,7 @@ extension ProjectionParameters {
                 self = .latitudeOfOrigin
             case 8821:  // Latitude of false origin: the origin for 2SP cones, a second latitude for 1SP variant B
                 self = hasNaturalOrigin ? .latitudeOfFalseOrigin : .latitudeOfOrigin
-            case 8802, 8812, 8822, 8833:  // Longitude of natural origin / projection centre / false origin / origin
+            case 8802, 8812, 8822, 8833, 8830:  // Longitude of natural origin / projection centre / false origin / origin; initial longitude (zoned TM)
                 self = .centralMeridian
             case 8805, 8815, 8819:  // Scale factor at natural origin / on initial line / on pseudo standard parallel
                 self = .scale
@@ -50,6 +50,8 @@ extension ProjectionParameters {
                 self = .evaluationPoint(code - 8617)
             case 1026...1035:  // C1…C10 (Krovak modified)
                 self = .krovakCoefficient(code - 1026)
+            case 8831:  // Zone width (zoned TM)
+                self = .zoneWidth
             default:
                 return nil
             }
@@ -90,6 +92,9 @@ extension ProjectionParameters {
                 var p = evaluationPoint ?? [.nan, .nan]
                 p[i] = value
                 evaluationPoint = p
+            case .zoneWidth:
+                guard value > 0, value <= 360 else { throw .invalidValue(key: "EPSG parameter \(code) (zone width)", value: "\(value)") }
+                zoneWidth = value
             case .krovakCoefficient(let i):
                 var c = krovakCoefficients ?? Array(repeating: .nan, count: 10)
                 c[i] = value

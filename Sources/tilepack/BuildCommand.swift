@@ -182,9 +182,12 @@ struct BuildCommand: ParsableCommand {
         }
     }
 
+    @OptionGroup var projDB: ProjDBOptions
+
     func run() throws {
         var request = RegionBuild.Request(sourcePaths: sources)
         request.maxOpenFiles = maxOpenFiles
+        request.crsRegistry = try projDB.registry()
         request.outputPath = output
         request.options.minZoom = minZoom
         request.options.maxZoom = maxZoom

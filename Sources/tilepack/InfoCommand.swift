@@ -33,21 +33,24 @@ struct InfoCommand: ParsableCommand {
     @Option(help: "Trust file whose publisher keys check a pack's manifest (default: the default trust file when there is one).")
     var trust: String?
 
+    @OptionGroup var projDB: ProjDBOptions
+
     func run() throws {
         if files.count == 1, files[0].hasSuffix(".mbtiles") {
             try exitingOnError { try describeArchive(files[0]) }
             return
         }
         let info: SourceInfo
+        let registry = try projDB.registry()
         do {
             let input = try RegionInput.resolve(files)
             guard case .file(let file) = input else {
                 if checksum { throw ValidationError("--checksum describes one file, not a mosaic") }
-                let mosaic = try MosaicInfo(input: input)
+                let mosaic = try MosaicInfo(input: input, registry: registry)
                 print(json ? try mosaic.json : mosaic.text)
                 return
             }
-            info = SourceInfo(tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum))
+            info = SourceInfo(tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum), registry: registry)
         } catch let error as any TilePackError {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)

@@ -13,15 +13,23 @@ struct ProjectCommand: ParsableCommand {
             (degrees) or, with --inverse, "X Y" in the CRS's units. Output is one "X Y" (or \
             "LON LAT") line per input line at full double precision; a point with no image \
             prints "nan nan". Longitudes/latitudes are on the CRS's own datum unless --wgs84 \
-            asks for the TOWGS84 shift tilepack applies when georeferencing.
+            asks for the TOWGS84 shift tilepack applies when georeferencing. X and Y come in \
+            PROJ's always_xy order and signs (easting first; EPSG:2065 southing, westing). \
+            Codes outside the built-in table come from proj.db (--proj-db, PROJ_DATA, \
+            PROJ_LIB, /usr/share/proj/proj.db).
             """
     )
 
-    @Option(name: .long, help: "EPSG code of the CRS (see README, Georeferencing, for the table).")
+    @Option(name: .long, help: "EPSG code of the CRS (the built-in table, else proj.db; see README, Georeferencing).")
     var epsg: Int?
 
-    @Flag(name: .long, help: "Print every EPSG code tilepack supports, one per line, and exit.")
+    @Flag(name: .long, help: "Print every EPSG code tilepack accepts (built-in and proj.db), one per line, and exit.")
     var listCodes = false
+
+    @Flag(name: .long, help: "With --list-codes: one JSON array of {code, name, method, source, deprecated}.")
+    var json = false
+
+    @OptionGroup var projDB: ProjDBOptions
 
     @Flag(name: .long, help: "Convert CRS coordinates to lon/lat instead of lon/lat to CRS coordinates.")
     var inverse = false
@@ -34,16 +42,23 @@ struct ProjectCommand: ParsableCommand {
 
     func validate() throws {
         if !listCodes && epsg == nil { throw ValidationError("--epsg CODE is required (or --list-codes)") }
+        if json && !listCodes { throw ValidationError("--json goes with --list-codes") }
     }
 
     func run() throws {
+        let registry = try projDB.registry()
         if listCodes {
-            print(CRS.supportedEPSGCodes.map(String.init).joined(separator: "\n"))
+            let entries: [CRSRegistry.Entry]
+            do { entries = try registry.acceptedCodes() } catch {
+                printError(error.description)
+                throw ExitCode(error.category.exitStatus)
+            }
+            print(json ? try JSONOutput.string(entries) : entries.map { String($0.code) }.joined(separator: "\n"))
             return
         }
         let crs: CRS
         do {
-            crs = try CRS(epsg: epsg ?? 0)
+            crs = try registry.crs(epsg: epsg ?? 0)
         } catch {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)

@@ -189,7 +189,7 @@ struct JSONOutputTests {
         let tiff = try TIFFInfo(file: TIFFFile(path: path))
         #expect(try tiff.json == #"{"bands":1,"bigtiff":false,"bits_per_sample":32,"block_size":[8,6],"byte_order":"little","compression":"none","compression_code":1,"dtype":"float32","epsg":null,"extra_samples":[],"geokeys":null,"geotransform":null,"height":6,"layout":"stripped","masks":[],"nodata":"nan","overviews":[],"path":"\#(path)","photometric":"MINISBLACK","planar_config":"contig","predictor":1,"raster_type":null,"width":8}"#)
         let source = try SourceInfo(tiff: tiff).json
-        #expect(source.hasSuffix(#","bounds_lonlat":null,"byte_order":"little","compression":"none","compression_code":1,"crs_error":null,"crs_name":null,"datum_note":null,"dtype":"float32","epsg":null,"extra_samples":[],"geokeys":null,"geotransform":null,"height":6,"layout":"stripped","masks":[],"native_zoom":null,"nodata":"nan","overviews":[],"path":"\#(path)","photometric":"MINISBLACK","planar_config":"contig","predictor":1,"raster_type":null,"resolution_m":null,"width":8}"#))
+        #expect(source.hasSuffix(#","bounds_lonlat":null,"byte_order":"little","compression":"none","compression_code":1,"crs_error":null,"crs_name":null,"crs_source":null,"datum_note":null,"dtype":"float32","epsg":null,"extra_samples":[],"geokeys":null,"geotransform":null,"height":6,"layout":"stripped","masks":[],"native_zoom":null,"nodata":"nan","overviews":[],"path":"\#(path)","photometric":"MINISBLACK","planar_config":"contig","predictor":1,"raster_type":null,"resolution_m":null,"width":8}"#))
         #expect(source.hasPrefix(#"{"bands":1,"bigtiff":false,"bits_per_sample":32,"block_size":[8,6],"bounds":null,"#))
 
         for (text, rendered) in [("inf", #""inf""#), ("-inf", #""-inf""#), ("-3.4e38", "-3.4e+38"), ("-0", "0"), ("250.5", "250.5")] {
@@ -217,12 +217,13 @@ struct JSONOutputTests {
         let json = try info.json
         for piece in [#""epsg":32633,"#, #""geotransform":[499985,30,0,4000015,0,-30],"#, #""nodata":-9999,"#,
                       #""raster_type":"Point","#, #""crs_error":null,"#, #""crs_name":"WGS 84 / UTM zone 33N","#,
+                      #""crs_source":{"kind":"builtin"},"#,
                       #""geokeys":{"GTCitation":"WGS 84 / UTM33","GTModelType":1,"GTRasterType":2,"ProjScaleAtNatOrigin":0.9996,"ProjectedCSType":32633},"#,
                       #""bounds":[499985,3999835,500225,4000015],"#, #""native_zoom":"#] {
             #expect(json.contains(piece), "\(piece) in \(json)")
         }
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        #expect(object.count == 30)
+        #expect(object.count == 31)
         #expect((object["bounds_lonlat"] as? [Double])?.count == 4)
     }
 

@@ -17,11 +17,11 @@ public struct MosaicInfo: Sendable, Encodable {
 
     /// Opens what ``RegionInput`` resolved to (a single file becomes a mosaic of one; the
     /// CLI describes that with ``SourceInfo`` instead).
-    public init(input: RegionInput, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
+    public init(input: RegionInput, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles, registry: CRSRegistry = .builtin) throws {
         if case .vrt(let path) = input {
-            self.init(mosaic: try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: maxOpenFiles), vrtPath: path)
+            self.init(mosaic: try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: maxOpenFiles, registry: registry), vrtPath: path)
         } else {
-            self.init(mosaic: try MosaicSource(files: input.paths, maxOpenFiles: maxOpenFiles))
+            self.init(mosaic: try MosaicSource(files: input.paths, maxOpenFiles: maxOpenFiles, registry: registry))
         }
     }
 

@@ -17,7 +17,8 @@ extension MosaicSource {
     ///   georeferenced, or with bands, sample type, palette or alpha unlike the first file's.
     /// - Cost: opens each file once to read its header (then closes it); O(files) projections
     ///   of 33 outline points per edge, twice for a layered mosaic; O(files × grids) to group.
-    public init(files paths: [String], maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
+    public init(files paths: [String], maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
+                registry: CRSRegistry = .builtin) throws {
         guard let firstPath = paths.first else {
             throw BuildError.invalidOption("a mosaic needs at least one file")
         }
@@ -29,7 +30,7 @@ extension MosaicSource {
             try Self.checkCompatible(tiff, with: first)
             files.append(File(path: path, width: tiff.width, height: tiff.height, bands: tiff.bands,
                               sampleType: tiff.sampleType, nodata: tiff.nodata,
-                              georeference: try GeoReference(image: tiff.image, path: path)))
+                              georeference: try GeoReference(image: tiff.image, path: path, registry: registry)))
         }
         let (grid, placements) = try Self.place(files, members: Array(files.indices))
         // The grids the files lie on: files sharing a CRS, pixel size and whole-pixel
@@ -150,7 +151,8 @@ extension MosaicSource {
     /// the VRT's data type.
     /// - Throws: ``InputFileError`` naming the VRT and, for a source, the source file.
     /// - Cost: opens each distinct source once to read its header (then closes it).
-    public init(vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles) throws {
+    public init(vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
+                registry: CRSRegistry = .builtin) throws {
         func fail(_ problem: String) -> InputFileError { InputFileError(path: vrt.path, problem: problem) }
         let sources = vrt.bands[0].sources
         guard !sources.isEmpty else { throw fail("VRTRasterBand 1 has no sources") }
@@ -173,7 +175,7 @@ extension MosaicSource {
             let geo: GeoReference
             do {
                 tiff = try TIFFFile(path: s.path, cacheBytes: 0)
-                geo = try GeoReference(image: tiff.image, path: s.path)
+                geo = try GeoReference(image: tiff.image, path: s.path, registry: registry)
                 if let first { try Self.checkCompatible(tiff, with: first) }
             } catch let e as any TilePackError {
                 throw fail("source \(e.description)")

@@ -22,6 +22,8 @@ public struct RegionBuild: Sendable {
         }
         /// Most mosaic files open at once (each with its own block cache).
         public var maxOpenFiles = MosaicSource.defaultMaxOpenFiles
+        /// Where EPSG codes outside the built-in table are resolved (proj.db; `--proj-db`).
+        public var crsRegistry: CRSRegistry = .builtin
         /// Target archive; nil = the source's base name with `.mbtiles`, in the current directory.
         public var outputPath: String?
         public var options = BuildOptions()
@@ -126,12 +128,13 @@ public struct RegionBuild: Sendable {
         switch input {
         case .file(let path):
             let tiff = try TIFFFile(path: path, cacheBytes: BuildMemoryPlan.sourceCacheBytes(budget: request.options.memoryBudget))
-            return OpenedSource(source: tiff, georeference: try GeoReference(image: tiff.image, path: tiff.path), mosaic: nil, input: input)
+            return OpenedSource(source: tiff, georeference: try GeoReference(image: tiff.image, path: tiff.path, registry: request.crsRegistry),
+                                mosaic: nil, input: input)
         case .files(let paths, _):
-            let m = try MosaicSource(files: paths, maxOpenFiles: request.maxOpenFiles)
+            let m = try MosaicSource(files: paths, maxOpenFiles: request.maxOpenFiles, registry: request.crsRegistry)
             return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
         case .vrt(let path):
-            let m = try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: request.maxOpenFiles)
+            let m = try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: request.maxOpenFiles, registry: request.crsRegistry)
             return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
         }
     }

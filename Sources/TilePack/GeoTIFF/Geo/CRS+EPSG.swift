@@ -5,7 +5,10 @@ extension CRS {
     /// The CRS for an EPSG code from the built-in table; O(1), no I/O.
     /// - Throws: ``CRSError/unsupportedEPSG(_:)`` for a code outside the table.
     public init(epsg code: Int) throws(CRSError) {
-        guard let crs = Self.lookup(code) else { throw .unsupportedEPSG(code) }
+        guard var crs = Self.lookup(code) else { throw .unsupportedEPSG(code) }
+        // Every built-in datum has a built-in geographic CRS: what transformations are keyed by.
+        let geographic: [Int: Int] = [6326: 4326, 6269: 4269, 6258: 4258, 6283: 4283, 6674: 4674, 6171: 4171, 6267: 4267, 6322: 4322]
+        crs.geodeticCRSCode = crs.kind == .geographic ? code : crs.datum.epsg.flatMap { geographic[$0] }
         self = crs
     }
 

@@ -8,7 +8,14 @@ extension CRS {
     ///
     /// - Throws: ``CRSError`` naming the code, key or method that is missing or unsupported.
     public init(geoKeys keys: GeoKeyDirectory) throws(CRSError) {
-        let reader = GeoKeyReader(keys: keys)
+        try self.init(geoKeys: keys, registry: .builtin)
+    }
+
+    /// As ``init(geoKeys:)``, with ProjectedCSType/GeographicType codes outside the built-in
+    /// table resolved through `registry` (proj.db). User-defined keys are read as before.
+    /// Cost: O(number of keys) plus, for a code new to the registry, a few indexed queries.
+    public init(geoKeys keys: GeoKeyDirectory, registry: CRSRegistry) throws(CRSError) {
+        let reader = GeoKeyReader(keys: keys, registry: registry)
         self = try reader.crs()
     }
 }
@@ -33,7 +40,17 @@ enum CoordinateTransformationCode {
 /// Reads one key directory; a value type so each step is a small throwing function.
 private struct GeoKeyReader {
     let keys: GeoKeyDirectory
+    let registry: CRSRegistry
     static let userDefined = 32767
+
+    /// A registered code: the built-in table's CRS, else the registry's, else nil.
+    func registered(_ code: Int) throws(CRSError) -> CRS? { try registry.registered(epsg: code) }
+
+    /// The error for a code no source holds.
+    func unknown(_ code: Int) -> CRSError {
+        if case .projDB(let path, let version) = registry.source { return .notInRegistry(code: code, file: path, epsgVersion: version) }
+        return .unsupportedEPSG(code)
+    }
 
     func code(_ id: UInt16) -> Int? { keys.short(id).map(Int.init) }
 
@@ -62,38 +79,49 @@ private struct GeoKeyReader {
             }
         }
         // An unknown registered code with nothing spelled out: name the code, not a missing key.
-        if projected, let pcs, pcs != Self.userDefined, pcs != 0, (try? CRS(epsg: pcs)) == nil,
-           code(GeoKey.projCoordTrans) == nil, utmFromProjectionCode() == nil {
-            throw .unsupportedEPSG(pcs)
+        // A code the registry holds but cannot use (its method, its axes) says so, unless
+        // the keys spell the projection out.
+        let spelledOut = code(GeoKey.projCoordTrans) != nil || utmFromProjectionCode() != nil
+        var registeredProjected: CRS?
+        if projected, let pcs, pcs != Self.userDefined, pcs != 0 {
+            do { registeredProjected = try registered(pcs) } catch { if !spelledOut { throw error } }
+            if registeredProjected == nil && !spelledOut { throw unknown(pcs) }
         }
         let angular = try angularUnit()
         let datum = try geodeticDatum(angularUnit: angular)
         guard projected else {
-            if let gcs, gcs != Self.userDefined, gcs != 0, let known = CRS.geographic(gcs) {
-                return CRS(geographic: known.name, epsg: gcs, datum: datum, angularUnit: angular)
+            if let gcs, gcs != Self.userDefined, gcs != 0, let known = try registered(gcs), known.kind == .geographic {
+                // The keys' angular unit, when given, wins over the registry's.
+                var crs = CRS(geographic: known.name, epsg: gcs, datum: datum,
+                              angularUnit: code(GeoKey.geogAngularUnits) != nil ? angular : known.angularUnit)
+                crs.source = known.source
+                crs.geodeticCRSCode = gcs
+                crs.isDeprecated = known.isDeprecated
+                return crs
             }
             guard angular.radians != nil else {
                 throw .unsupportedCode(key: "GeogAngularUnitsGeoKey for geographic coordinates", code: 9110)
             }
-            return CRS(geographic: keys.ascii(GeoKey.geogCitation) ?? keys.ascii(GeoKey.gtCitation) ?? datum.name,
-                       datum: datum, angularUnit: angular)
+            var crs = CRS(geographic: keys.ascii(GeoKey.geogCitation) ?? keys.ascii(GeoKey.gtCitation) ?? datum.name,
+                          datum: datum, angularUnit: angular)
+            crs.source = .geoKeys
+            return crs
         }
         let linear = try linearUnit()
         if let pcs, pcs != Self.userDefined, pcs != 0 {
-            if let known = try? CRS(epsg: pcs), known.kind == .projected {
-                return CRS(projected: known.name, epsg: pcs, datum: known.datum.with(toWGS84: datum.toWGS84),
-                           parameters: known.projectionParameters!, linearUnit: known.linearUnit)
+            if let known = registeredProjected, known.kind == .projected {
+                return known.replacingDatum(known.datum.with(toWGS84: datum.toWGS84))
             }
             // An unknown code still works when the keys spell the projection out (some writers
             // give both); otherwise the code is all we have.
-            if code(GeoKey.projCoordTrans) == nil && utmFromProjectionCode() == nil {
-                throw .unsupportedEPSG(pcs)
-            }
+            if !spelledOut { throw unknown(pcs) }
         }
         let parameters = try projectionParameters(angular: angular, linear: linear)
         let name = keys.ascii(GeoKey.pcsCitation) ?? keys.ascii(GeoKey.gtCitation)
             ?? "\(datum.name) / user-defined \(parameters.method.rawValue)"
-        return CRS(projected: name, datum: datum, parameters: parameters, linearUnit: linear, angularUnit: angular)
+        var crs = CRS(projected: name, datum: datum, parameters: parameters, linearUnit: linear, angularUnit: angular)
+        crs.source = .geoKeys
+        return crs
     }
 
     func angularUnit() throws(CRSError) -> AngularUnit {
@@ -128,7 +156,7 @@ private struct GeoKeyReader {
             shift = h
         }
         if let gcs = code(GeoKey.geographicType), gcs != Self.userDefined, gcs != 0 {
-            guard let known = CRS.geographic(gcs) else { throw .unsupportedEPSG(gcs) }
+            guard let known = try registered(gcs), known.kind == .geographic else { throw unknown(gcs) }
             return known.datum.with(toWGS84: shift)
         }
         var base: Datum?
@@ -139,7 +167,7 @@ private struct GeoKeyReader {
         let ellipsoid = try explicitEllipsoid() ?? base?.ellipsoid
         guard let ellipsoid else {
             // A projected CRS with a registered code needs no datum keys; the table has its datum.
-            if let pcs = code(GeoKey.projectedCSType), pcs != Self.userDefined, let known = try? CRS(epsg: pcs) {
+            if let pcs = code(GeoKey.projectedCSType), pcs != Self.userDefined, pcs != 0, let known = try? registered(pcs) {
                 return known.datum.with(toWGS84: shift)
             }
             throw .missingKey("GeogEllipsoidGeoKey or GeogSemiMajorAxisGeoKey")

@@ -22,11 +22,22 @@ public enum CRSError: TilePackError, Equatable {
     case unsupportedCode(key: String, code: Int)
     /// A key's value is impossible (negative axis, NaN, 1/f below 1 …).
     case invalidValue(key: String, value: String)
+    /// A code neither proj.db (`file`, EPSG `epsgVersion`) nor the built-in table holds.
+    case notInRegistry(code: Int, file: String, epsgVersion: String)
+    /// A proj.db CRS whose projection method tilepack does not compute.
+    case unsupportedRegistryMethod(code: Int, name: String, method: String, methodCode: String, file: String)
+    /// A proj.db CRS tilepack cannot use for another reason (geocentric, compound, an axis
+    /// or unit it cannot apply): `problem` says which.
+    case unsupportedRegistryCRS(code: Int, name: String, problem: String, file: String)
+    /// proj.db itself could not be used.
+    case registry(CRSRegistryError)
 
     public var category: TilePackErrorCategory {
         switch self {
         case .unsupportedEPSG, .unsupportedMethod, .unsupportedModelType, .unsupportedCode: .unsupported
+        case .notInRegistry, .unsupportedRegistryMethod, .unsupportedRegistryCRS: .unsupported
         case .missingCRS, .missingKey, .invalidValue: .invalidInput
+        case .registry(let e): e.category
         }
     }
 
@@ -46,6 +57,14 @@ public enum CRSError: TilePackError, Equatable {
             "\(key) \(code) is not supported"
         case .invalidValue(let key, let value):
             "GeoKey \(key) has an invalid value \(value)"
+        case .notInRegistry(let code, let file, let version):
+            "EPSG:\(code) is neither in proj.db \(file) (EPSG \(version)) nor in tilepack's built-in CRS table"
+        case .unsupportedRegistryMethod(let code, let name, let method, let methodCode, let file):
+            "EPSG:\(code) (\(ErrorText.quoted(name))): projection method \(ErrorText.quoted(method)) (EPSG method \(methodCode)) is not implemented by tilepack (CRS from proj.db \(file))"
+        case .unsupportedRegistryCRS(let code, let name, let problem, let file):
+            "EPSG:\(code) (\(ErrorText.quoted(name))): \(ErrorText.oneLine(problem)) (CRS from proj.db \(file))"
+        case .registry(let e):
+            e.description
         }
     }
 }
@@ -75,6 +94,16 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
     /// Method and parameters (degrees, metres); nil for a geographic CRS.
     public let projectionParameters: ProjectionParameters?
     let projection: Projection?
+    /// How the coordinate system orders and signs the projection's output (westing/southing,
+    /// a south-west CS); identity for every built-in CRS. See ``AxisMapping``.
+    public internal(set) var axes: AxisMapping = .identity
+    /// Which source defined the CRS: the built-in table, proj.db, or the file's own GeoKeys.
+    public internal(set) var source: CRSSource = .builtin
+    /// Code of the geographic CRS this one is based on (itself when geographic), when known:
+    /// what a datum transformation is looked up by.
+    public internal(set) var geodeticCRSCode: Int? = nil
+    /// The EPSG dataset marks the CRS deprecated (it still resolves, as in PROJ; `info` says so).
+    public internal(set) var isDeprecated = false
 
     public var kind: Kind { projection == nil ? .geographic : .projected }
     /// Set when lon/lat may be off because the datum is treated as WGS 84 (see ``Datum/note``).
@@ -111,7 +140,8 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
             return (angularUnit.degrees(x) + datum.primeMeridian, angularUnit.degrees(y))
         }
         let u = linearUnit.metres
-        let g = projection.inverse(x: x * u, y: y * u)
+        let n = axes.invert((x * u, y * u))
+        let g = projection.inverse(x: n.x, y: n.y)
         return (g.lon * 180 / .pi + datum.primeMeridian, g.lat * 180 / .pi)
     }
 
@@ -121,7 +151,7 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
             let r = angularUnit.degrees(1)  // degrees per unit (exactly 1 for degrees)
             return ((lon - datum.primeMeridian) / r, lat / r)
         }
-        let p = projection.forward(lon: (lon - datum.primeMeridian) * .pi / 180, lat: lat * .pi / 180)
+        let p = axes.apply(projection.forward(lon: (lon - datum.primeMeridian) * .pi / 180, lat: lat * .pi / 180))
         let u = linearUnit.metres
         return (p.x / u, p.y / u)
     }
@@ -156,6 +186,19 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
         return (el.primeVerticalRadius(latitudeRadians: phi) * cos(phi) * r, el.meridionalRadius(latitudeRadians: phi) * r)
     }
 
+    /// This CRS on another datum (GeogTOWGS84 or GeographicType keys attached to a registered
+    /// projected code); every other property kept. O(1).
+    public func replacingDatum(_ datum: Datum) -> CRS {
+        var c = projectionParameters.map {
+            CRS(projected: name, epsg: epsg, datum: datum, parameters: $0, linearUnit: linearUnit, angularUnit: angularUnit)
+        } ?? CRS(geographic: name, epsg: epsg, datum: datum, angularUnit: angularUnit)
+        c.axes = axes
+        c.source = source
+        c.geodeticCRSCode = geodeticCRSCode
+        c.isDeprecated = isDeprecated
+        return c
+    }
+
     /// One line for `info`: name, code, method and parameters, datum, ellipsoid, unit.
     public var description: String {
         var s = name
@@ -167,6 +210,8 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
             s += ", TOWGS84 [\(h.tx), \(h.ty), \(h.tz), \(h.rx), \(h.ry), \(h.rz), \(h.ppm)]"
         }
         s += "; unit \(projection == nil ? angularUnit.name : linearUnit.name)"
+        if axes != .identity { s += "; axes \(axes)" }
+        if isDeprecated { s += "; deprecated in the EPSG dataset" }
         return s
     }
 }

@@ -175,8 +175,15 @@ public struct AngularUnit: Sendable, Equatable, CustomStringConvertible {
             return sign * (d + m / 60 + s / 3600)
         }
         // Degrees pass through untouched: × (π/180) × (180/π) would cost the last bit.
-        if epsg == 9102 || epsg == 9122 { return value }
-        return value * radians * 180 / Double.pi
+        // So do the units defined as exact fractions of a degree (52 grad is 46.8°, not
+        // 46.800000000000004° as through radians).
+        switch epsg {
+        case 9102?, 9122?: return value
+        case 9105?, 9106?: return value * 9 / 10
+        case 9103?: return value / 60
+        case 9104?: return value / 3600
+        default: return value * radians * 180 / Double.pi
+        }
     }
 
     public var description: String { name }

@@ -4,6 +4,12 @@ extension GeoReference {
     /// geotransform (PixelIsPoint already folded in by the reader, as GDAL does).
     /// Cost: O(1); no I/O beyond what the reader already parsed.
     public init(image: TIFFImage, path: String) throws(InputFileError) {
+        try self.init(image: image, path: path, registry: .builtin)
+    }
+
+    /// As ``init(image:path:)``, resolving EPSG codes outside the built-in table through
+    /// `registry` (proj.db). Cost: O(1) plus a registry lookup for a code new to it.
+    public init(image: TIFFImage, path: String, registry: CRSRegistry) throws(InputFileError) {
         guard let keys = image.geoKeys else {
             throw InputFileError(path: path, problem: "no GeoKey directory: the file is not georeferenced")
         }
@@ -11,7 +17,7 @@ extension GeoReference {
             throw InputFileError(path: path, problem: "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced")
         }
         let crs: CRS
-        do { crs = try CRS(geoKeys: keys) } catch {
+        do { crs = try CRS(geoKeys: keys, registry: registry) } catch {
             throw InputFileError(path: path, problem: "unsupported CRS: \(error.description)")
         }
         do { try self.init(crs: crs, transform: transform, width: image.width, height: image.height) } catch {
@@ -30,10 +36,10 @@ public struct SourceInfo: Sendable, Encodable {
     /// Why the file could not be georeferenced, when it carries GeoTIFF tags but no usable CRS.
     public let georeferencingProblem: String?
 
-    public init(tiff: TIFFInfo) {
+    public init(tiff: TIFFInfo, registry: CRSRegistry = .builtin) {
         self.tiff = tiff
         do {
-            georeference = try GeoReference(image: tiff.image, path: tiff.path)
+            georeference = try GeoReference(image: tiff.image, path: tiff.path, registry: registry)
             georeferencingProblem = nil
         } catch {
             georeference = nil
@@ -52,6 +58,24 @@ public struct SourceInfo: Sendable, Encodable {
         case resolutionMetres = "resolution_m"
         case nativeZoom = "native_zoom"
         case crsError = "crs_error"
+        case crsSource = "crs_source"
+    }
+
+    /// `crs_source`: {"kind": "proj.db", "path", "epsg_version", "deprecated"}, {"kind": "builtin"}
+    /// or {"kind": "geokeys"} (a user-defined CRS).
+    struct SourceJSON: Encodable {
+        let source: CRSSource
+        let deprecated: Bool
+        enum CodingKeys: String, CodingKey { case kind, path, epsgVersion = "epsg_version", deprecated }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(source.kind, forKey: .kind)
+            if case .projDB(let path, let version) = source {
+                try c.encode(path, forKey: .path)
+                try c.encode(version, forKey: .epsgVersion)
+                try c.encode(deprecated, forKey: .deprecated)
+            }
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,6 +90,7 @@ public struct SourceInfo: Sendable, Encodable {
         try c.encodeOrNull(g.map { JSONOutput.number($0.groundResolution) }, forKey: .resolutionMetres)
         try c.encodeOrNull(g?.nativeZoom, forKey: .nativeZoom)
         try c.encodeOrNull(georeferencingProblem, forKey: .crsError)
+        try c.encodeOrNull(g.map { SourceJSON(source: $0.crs.source, deprecated: $0.crs.isDeprecated) }, forKey: .crsSource)
     }
 
     /// One JSON object (schema in README, "## tilepack info"), one line, keys sorted.
@@ -81,6 +106,7 @@ public struct SourceInfo: Sendable, Encodable {
         }
         if let g = georeference {
             add("crs name:", g.crs.name + (g.crs.epsg.map { " (EPSG:\($0))" } ?? " (user-defined)"))
+            add("crs source:", g.crs.source.description + (g.crs.isDeprecated ? "; deprecated in the EPSG dataset" : ""))
             if let note = g.crs.datumNote { add("datum note:", note) }
             let b = g.nativeBounds, ll = g.lonLatBounds(pointsPerEdge: 33)
             add("bounds:", "\(b.minX), \(b.minY), \(b.maxX), \(b.maxY) (native)")

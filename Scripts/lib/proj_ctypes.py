@@ -3,6 +3,7 @@ library and proj.db that cs2cs uses, without pyproj's bundled copies.
 
     with Proj() as proj:                                   # PROJ_DATA / proj.db as PROJ finds them
         op = proj.crs_to_crs("EPSG:4314", "EPSG:4326")     # always_xy (normalised) order
+        helmert = proj.operation(1314)                     # one EPSG operation, always_xy
         out = op.trans([(10.0, 50.0)])                     # [(lon, lat)], inf where PROJ fails
         print(op.last_used().info()["description"], op.last_used().accuracy())
         op = proj.create("+proj=pipeline +step +proj=unitconvert +xy_in=deg +xy_out=rad "
@@ -142,6 +143,13 @@ class Proj:
 
     def create(self, definition):
         return PJ(self, self.lib.proj_create(self.ctx, definition.encode()), f"proj_create({definition!r})")
+
+    def operation(self, code, authority="EPSG", normalize=True):
+        """One registered coordinate operation (e.g. 1314), in always_xy order unless told not."""
+        op = self.create(f"urn:ogc:def:coordinateOperation:{authority}::{code}")
+        if not normalize:
+            return op
+        return PJ(self, self.lib.proj_normalize_for_visualization(self.ctx, op.handle), "proj_normalize_for_visualization")
 
     def crs_to_crs(self, source, target, normalize=True):
         op = PJ(self, self.lib.proj_create_crs_to_crs(self.ctx, source.encode(), target.encode(), None),

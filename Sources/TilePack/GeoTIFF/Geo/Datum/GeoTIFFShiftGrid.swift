@@ -8,9 +8,13 @@ import TilePackCore
 /// `UNITTYPE` given per sample (arc-second when absent; degree accepted), longitude
 /// `positive_value` east unless it says west; integer samples decoded as
 /// offset + scale · raw; GDAL_NODATA nodes carry no shift; georeferenced in lon/lat
-/// (PixelIsPoint or PixelIsArea, no rotation). Each full-resolution IFD is one subgrid; a
-/// subgrid's parent is the smallest other subgrid whose extent contains its own, as PROJ
-/// infers it.
+/// (PixelIsPoint or PixelIsArea, no rotation). Each full-resolution IFD is one subgrid,
+/// read with its own GDAL metadata; an IFD after the first whose samples are described
+/// without the two offsets is skipped (PROJ keeps accuracies there). The hierarchy is PROJ's:
+/// a `parent_grid_name` naming an earlier `grid_name` whose extent contains the subgrid
+/// makes it that grid's child; a `grid_name` without a parent makes it top-level; otherwise
+/// it goes under the first top-level grid containing it, descending into the first child
+/// that also does (top-level when none does).
 enum GeoTIFFShiftGrid {
     static let maximumSide = 200_000
     static let maximumSamples = 200_000_000
@@ -29,26 +33,32 @@ enum GeoTIFFShiftGrid {
             throw fail(error.kind == .io ? .unreadable : .badHeader, "\(error.detail)")
         }
         guard !images.isEmpty else { throw fail(.badHeader, "no image") }
-        let firstMetadata = images[0].gdalMetadata?.items ?? []
         var subgrids: [ShiftSubgrid] = []
         var extents: [(w: Double, s: Double, e: Double, n: Double)] = []
+        var names: [(grid: String?, parent: String?)] = []
         for (k, image) in images.enumerated() {
-            let items = image.gdalMetadata?.items ?? firstMetadata
+            let items = image.gdalMetadata?.items ?? []
             func item(_ name: String, sample: Int? = nil) -> String? {
-                (items.first { $0.name.lowercased() == name.lowercased() && $0.sample == sample }
-                    ?? firstMetadata.first { $0.name.lowercased() == name.lowercased() && $0.sample == sample })?.value
+                items.first { $0.name.lowercased() == name.lowercased() && $0.sample == sample }?.value
             }
             if let type = item("TYPE"), type != "HORIZONTAL_OFFSET" {
                 throw fail(.unsupported, "TYPE \(type) is not HORIZONTAL_OFFSET")
             }
             guard image.bands >= 2 else { throw fail(.unsupported, "subgrid \(k) has \(image.bands) sample(s), a horizontal grid needs 2") }
             var latBand = 0, lonBand = 1
+            var described = false, foundLat = false, foundLon = false
             for b in 0..<image.bands {
                 switch item("DESCRIPTION", sample: b) {
-                case "latitude_offset": latBand = b
-                case "longitude_offset": lonBand = b
-                default: break
+                case "latitude_offset": latBand = b; foundLat = true
+                case "longitude_offset": lonBand = b; foundLon = true
+                case .some(let d): described = described || !d.isEmpty
+                case nil: break
                 }
+            }
+            if (described || foundLat || foundLon) && !(foundLat && foundLon) {
+                // Described samples without both offsets: PROJ skips such an extra IFD.
+                guard k > 0 else { throw fail(.unsupported, "the first image has no latitude_offset and longitude_offset samples") }
+                continue
             }
             guard latBand != lonBand else { throw fail(.badHeader, "subgrid \(k) describes one sample as both offsets") }
             func arcSeconds(_ band: Int) throws(DatumGridError) -> Double {
@@ -115,22 +125,41 @@ enum GeoTIFFShiftGrid {
                 }
             }
             extents.append((west, south, east, north))
+            names.append((item("grid_name").flatMap { $0.isEmpty ? nil : $0 }, item("parent_grid_name").flatMap { $0.isEmpty ? nil : $0 }))
             subgrids.append(ShiftSubgrid(name: item("grid_name") ?? "\(k)", west: west, south: south, lonStep: t[1], latStep: latStep,
                                          columns: cols, rows: rows, parent: nil, shifts: shifts))
         }
-        // Parents from extents: the smallest other subgrid containing this one.
-        let withParents = subgrids.enumerated().map { k, g in
-            let me = extents[k]
-            var best: (index: Int, area: Double)?
-            for (i, o) in extents.enumerated() where i != k {
-                let contains = o.w <= me.w && o.s <= me.s && o.e >= me.e && o.n >= me.n
-                let area = (o.e - o.w) * (o.n - o.s)
-                let sameExtent = o.w == me.w && o.s == me.s && o.e == me.e && o.n == me.n
-                // Two subgrids with the same extent: the earlier is the parent (no cycle).
-                if contains && (!sameExtent || i < k), best.map({ area < $0.area }) ?? true { best = (i, area) }
+        // PROJ's hierarchy: by names when they say, else by extents.
+        func contains(_ a: Int, _ b: Int) -> Bool {
+            let o = extents[a], me = extents[b]
+            return o.w <= me.w && o.e >= me.e && o.s <= me.s && o.n >= me.n
+        }
+        var parents = [Int?](repeating: nil, count: subgrids.count)
+        var children = [[Int]](repeating: [], count: subgrids.count)
+        var tops: [Int] = []
+        var byName: [String: Int] = [:]
+        for k in subgrids.indices {
+            if let name = names[k].grid { byName[name] = k }
+            if let parentName = names[k].parent, let p = byName[parentName], p != k, contains(p, k) {
+                parents[k] = p
+                children[p].append(k)
+                continue
             }
-            return ShiftSubgrid(name: g.name, west: g.west, south: g.south, lonStep: g.lonStep, latStep: g.latStep,
-                                columns: g.columns, rows: g.rows, parent: best?.index, shifts: g.shifts)
+            if names[k].grid != nil && names[k].parent == nil {
+                tops.append(k)
+                continue
+            }
+            guard var at = tops.first(where: { contains($0, k) }) else {
+                tops.append(k)
+                continue
+            }
+            while let c = children[at].first(where: { contains($0, k) }) { at = c }
+            parents[k] = at
+            children[at].append(k)
+        }
+        let withParents = subgrids.enumerated().map { k, g in
+            ShiftSubgrid(name: g.name, west: g.west, south: g.south, lonStep: g.lonStep, latStep: g.latStep,
+                         columns: g.columns, rows: g.rows, parent: parents[k], shifts: g.shifts)
         }
         return HorizontalShiftGrid(path: path, subgrids: withParents)
     }

@@ -17,7 +17,9 @@ import TilePackCore
 /// that also does (top-level when none does).
 enum GeoTIFFShiftGrid {
     static let maximumSide = 200_000
-    static let maximumSamples = 200_000_000
+    /// Decoded samples over all subgrids (4 bytes each while reading): the largest published
+    /// horizontal grids have a few million nodes.
+    static let maximumSamples = 64_000_000
 
     /// - Cost: decodes every subgrid once; allocates 8 bytes per node plus the decoded bands.
     static func read(path: String) throws(DatumGridError) -> HorizontalShiftGrid {
@@ -36,6 +38,7 @@ enum GeoTIFFShiftGrid {
         var subgrids: [ShiftSubgrid] = []
         var extents: [(w: Double, s: Double, e: Double, n: Double)] = []
         var names: [(grid: String?, parent: String?)] = []
+        var samples = 0
         for (k, image) in images.enumerated() {
             let items = image.gdalMetadata?.items ?? []
             func item(_ name: String, sample: Int? = nil) -> String? {
@@ -79,9 +82,10 @@ enum GeoTIFFShiftGrid {
 
             let cols = image.width, rows = image.height
             guard cols >= 2, rows >= 2, cols <= maximumSide, rows <= maximumSide,
-                  cols * rows <= maximumSamples / max(image.bands, 1) else {
-                throw fail(.tooLarge, "subgrid \(k) is \(cols)x\(rows)x\(image.bands) (each side 2…\(maximumSide), \(maximumSamples) samples at most)")
+                  cols * rows <= (maximumSamples - samples) / max(image.bands, 1) else {
+                throw fail(.tooLarge, "subgrid \(k) is \(cols)x\(rows)x\(image.bands) (each side 2…\(maximumSide), \(maximumSamples) samples in all at most)")
             }
+            samples += cols * rows * image.bands
             guard let t = image.geoTransform?.coefficients, t[2] == 0, t[4] == 0, t[1] > 0, t[5] != 0,
                   t.allSatisfy(\.isFinite) else {
                 throw fail(.badHeader, "subgrid \(k) has no north-up lon/lat georeferencing")

@@ -155,10 +155,11 @@ struct ProjDBDatumSelector {
             case let .grid(names, inverse, _):
                 guard let path = listing.find(names) else { continue }
                 let grid = try ShiftGridCache.grid(path: path)
-                let fallback = candidates.first { if case .helmert = $0.kind { true } else { false } }.map { h -> DatumTransformation.Fallback in
-                    guard case let .helmert(step) = h.kind else { preconditionFailure("filtered to Helmert") }
+                // The best-ranked Helmert answers outside the grid.
+                let fallback = candidates.lazy.compactMap { h -> DatumTransformation.Fallback? in
+                    guard case let .helmert(step) = h.kind else { return nil }
                     return .init(name: displayName(h), code: "EPSG:\(h.code)", accuracy: h.accuracy, steps: [step], target: h.target)
-                }
+                }.first
                 return transformation(c, steps: [.gridShift(grid, inverse: inverse)], fallback: fallback,
                                       note: note(chosen: c, top: top, listing: listing))
             }

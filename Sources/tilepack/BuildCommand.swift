@@ -228,6 +228,7 @@ struct BuildCommand: ParsableCommand {
             let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
             print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
             if let bands = result.bands { print("  bands: \(bands)") }
+            if let datum = result.datumTransform { print("  datum transform: \(datum)") }
             if r.hillshade == nil, tint != nil || tintRange != nil {
                 // auto chose a mode without a tint: say so rather than drop the options unseen.
                 print("  tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation and bathymetry do)")

@@ -355,6 +355,7 @@ struct BandKindsTests {
         #expect(c.report.color.mode == .classes && p.report.color.mode == .percent)
         let meta = try MBTilesReader(path: c.outputPath).metadata
         #expect(meta["tilepack:value_kind"] == "class" && meta["tilepack:color_mode"] == "classes")
+        #expect(meta["tilepack:datum_transform"] == "none (WGS 84)" && c.datumTransform == "none (WGS 84)")
         let legend = try JSONDecoder().decode([LegendEntry].self, from: Data((meta["tilepack:legend"] ?? "").utf8))
         #expect(legend.map(\.value) == [3, 7, 11, 12])
         #expect(try MBTilesReader(path: p.outputPath).summary.valueKind == .percent)

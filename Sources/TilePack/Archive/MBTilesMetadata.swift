@@ -60,6 +60,8 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let legend = "tilepack:legend"
         /// The quantisation step of `q-planar-deflate` elevation (each blob also records its own).
         public static let elevationPrecision = "tilepack:elevation_precision"
+        /// The datum transformation that took the source to WGS 84 (name, code, grid, accuracy).
+        public static let datumTransform = "tilepack:datum_transform"
     }
 
     /// The newest version of tilepack's additions (keys and elevation table) that this code

@@ -83,6 +83,9 @@ public struct RegionBuild: Sendable {
         /// The step elevation was quantised to (`q-planar-deflate`); nil when stored as Float32
         /// or not at all.
         public var elevationStep: Double? = nil
+        /// How the source's lon/lat reach WGS 84 (``CRS/datumTransformSummary``), as written
+        /// to `tilepack:datum_transform`.
+        public var datumTransform: String? = nil
     }
 
     /// What a mosaic build read.
@@ -239,6 +242,9 @@ public struct RegionBuild: Sendable {
         if let kind = report.color.valueKind { writer.metadata.extra[MBTilesMetadata.Key.valueKind] = kind.rawValue }
         writer.metadata.extra[MBTilesMetadata.Key.colorMode] = report.color.mode.rawValue
         if !report.legend.isEmpty { writer.metadata.extra[MBTilesMetadata.Key.legend] = try LegendEntry.json(report.legend) }
+        // Written after the identity: a resumed build of an older journal still matches.
+        let datumTransform = opened.georeference.crs.datumTransformSummary
+        writer.metadata.extra[MBTilesMetadata.Key.datumTransform] = datumTransform
         try writer.finish()
         let summary = opened.mosaic.map { m in
             let s = m.openFileStatistics
@@ -246,7 +252,8 @@ public struct RegionBuild: Sendable {
         }
         return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue,
                       mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands,
-                      elevationStep: writer.statistics.elevationTiles > 0 ? writerOptions.elevationStep : nil)
+                      elevationStep: writer.statistics.elevationTiles > 0 ? writerOptions.elevationStep : nil,
+                      datumTransform: datumTransform)
     }
 
     /// Batching of the archive writer (tests use small batches to commit often).

@@ -104,10 +104,18 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
     public internal(set) var geodeticCRSCode: Int? = nil
     /// The EPSG dataset marks the CRS deprecated (it still resolves, as in PROJ; `info` says so).
     public internal(set) var isDeprecated = false
+    /// The operation from ``datum`` to WGS 84 chosen from proj.db (see
+    /// ``DatumTransformation/best(fromGeodeticCRS:in:gridDirectories:areaOfInterest:)``);
+    /// when nil, the datum's GeoKeys TOWGS84 (or none). Set with ``with(datumTransformation:)``.
+    public internal(set) var datumTransformation: DatumTransformation?
 
     public var kind: Kind { projection == nil ? .geographic : .projected }
-    /// Set when lon/lat may be off because the datum is treated as WGS 84 (see ``Datum/note``).
-    public var datumNote: String? { datum.note }
+    /// Set when lon/lat may be off: the datum is treated as WGS 84 (see ``Datum/note``), or
+    /// the datum transformation lost accuracy (see ``DatumTransformation/note``).
+    public var datumNote: String? {
+        if let datumTransformation { return datumTransformation.note }
+        return datum.note
+    }
 
     /// A geographic CRS: x is longitude, y latitude, in `angularUnit`.
     public init(geographic name: String, epsg: Int? = nil, datum: Datum, angularUnit: AngularUnit = .degree) {
@@ -158,9 +166,11 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
 
     // MARK: Between CRS coordinates and WGS 84
 
-    /// CRS coordinates → WGS 84 lon/lat degrees (TOWGS84 applied when the datum has one).
+    /// CRS coordinates → WGS 84 lon/lat degrees (the datum transformation applied, else
+    /// TOWGS84 when the datum has one).
     public func lonLat(x: Double, y: Double) -> (lon: Double, lat: Double) {
         let g = unproject(x: x, y: y)
+        if let datumTransformation { return datumTransformation.toWGS84(lon: g.lon, lat: g.lat) }
         guard let shift = datum.toWGS84 else { return g }
         let p = Geocentric.fromGeodetic(lon: g.lon * .pi / 180, lat: g.lat * .pi / 180, on: datum.ellipsoid)
         let w = Geocentric.toGeodetic(shift.apply(p), on: .wgs84)
@@ -169,6 +179,10 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
 
     /// WGS 84 lon/lat degrees → CRS coordinates (the inverse of ``lonLat(x:y:)``).
     public func coordinate(lon: Double, lat: Double) -> (x: Double, y: Double) {
+        if let datumTransformation {
+            let g = datumTransformation.fromWGS84(lon: lon, lat: lat)
+            return project(lon: g.lon, lat: g.lat)
+        }
         guard let shift = datum.toWGS84 else { return project(lon: lon, lat: lat) }
         let p = Geocentric.fromGeodetic(lon: lon * .pi / 180, lat: lat * .pi / 180, on: .wgs84)
         let g = Geocentric.toGeodetic(shift.invert(p), on: datum.ellipsoid)
@@ -209,6 +223,7 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
         if let h = datum.toWGS84 {
             s += ", TOWGS84 [\(h.tx), \(h.ty), \(h.tz), \(h.rx), \(h.ry), \(h.rz), \(h.ppm)]"
         }
+        if let t = datumTransformation { s += "; datum transformation \(t)" }
         s += "; unit \(projection == nil ? angularUnit.name : linearUnit.name)"
         if axes != .identity { s += "; axes \(axes)" }
         if isDeprecated { s += "; deprecated in the EPSG dataset" }

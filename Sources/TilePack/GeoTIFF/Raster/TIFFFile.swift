@@ -48,6 +48,26 @@ public final class TIFFFile: Sendable {
             .compactMap { s in try? TIFFImage.parse(dirs[s.index], index: s.index, reader: reader) }
     }
 
+    /// Every full-resolution, non-mask image in IFD order, the main image among them: PROJ's
+    /// GeoTIFF datum grids store their subgrids so. Unlike ``overviews`` an image this
+    /// reader cannot parse is an error, not left out.
+    /// - Cost: re-reads the IFD chain (a few KiB), no pixels.
+    public func fullResolutionImages() throws(TIFFError) -> [TIFFImage] {
+        let header = try TIFFStructureReader.readHeader(handle)
+        let reader = TIFFStructureReader(handle: handle, order: header.order, isBigTIFF: header.isBigTIFF)
+        let dirs = try reader.readDirectories(first: header.firstIFDOffset)
+        var images: [TIFFImage] = []
+        for s in directories where !s.isReducedResolution && !s.isMask && dirs.indices.contains(s.index) {
+            images.append(try TIFFImage.parse(dirs[s.index], index: s.index, reader: reader))
+        }
+        return images
+    }
+
+    /// Decodes all bands of `image` (one of ``fullResolutionImages()``) inside `window`.
+    public func read(_ image: TIFFImage, window: PixelWindow) throws(TIFFError) -> RasterWindow {
+        try read(image, window: window, bands: 0..<image.bands)
+    }
+
     /// Transparency-mask IFDs (NewSubfileType bit 4).
     public var masks: [TIFFDirectorySummary] { directories.filter(\.isMask) }
 

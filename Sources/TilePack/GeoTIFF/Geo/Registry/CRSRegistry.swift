@@ -22,6 +22,8 @@ public final class CRSRegistry: Sendable {
     /// Where codes outside the built-in table come from: `.projDB(path:epsgVersion:)` or `.builtin`.
     public let source: CRSSource
     private let session: Session?
+    /// Where horizontal shift grids are looked for: proj.db's folder, then `PROJ_DATA`/`PROJ_LIB`.
+    let gridDirectories: [String]
 
     /// One open proj.db, its reader and the CRSs already resolved.
     private final class Session: Sendable {
@@ -39,6 +41,7 @@ public final class CRSRegistry: Sendable {
     private init() {
         source = .builtin
         session = nil
+        gridDirectories = []
     }
 
     /// The registry from the proj.db at `path`, checked before use (see ``ProjDBFile``).
@@ -47,11 +50,13 @@ public final class CRSRegistry: Sendable {
     /// - Throws: ``CRSRegistryError`` naming the file: missing, not a regular file (a FIFO is
     ///   never opened for reading by SQLite), not SQLite, truncated, another layout version,
     ///   no EPSG.VERSION, or tables the reader needs missing.
-    public init(projDB path: String, origin: String = "--proj-db") throws(CRSRegistryError) {
+    /// `environment` supplies `PROJ_DATA`/`PROJ_LIB` for the grid search path.
+    public init(projDB path: String, origin: String = "--proj-db", environment: [String: String] = [:]) throws(CRSRegistryError) {
         let (db, version) = try ProjDBFile.openDatabase(path: path, origin: origin)
         let reader = try ProjDBReader(db: db, path: path, origin: origin, epsgVersion: version)
         source = .projDB(path: path, epsgVersion: version)
         session = Session(reader: reader)
+        gridDirectories = DatumTransformation.gridDirectories(projDBPath: path, environment: environment)
     }
 
     /// The registry found the way PROJ finds its database (``ProjDBLocation``): `explicitPath`
@@ -61,7 +66,7 @@ public final class CRSRegistry: Sendable {
                               systemPath: String = ProjDBLocation.systemPath) throws(CRSRegistryError) -> CRSRegistry {
         let location = try ProjDBLocation.resolve(explicitPath: explicitPath, environment: environment, systemPath: systemPath)
         guard let path = location.path else { return .builtin }
-        return try CRSRegistry(projDB: path, origin: location.origin)
+        return try CRSRegistry(projDB: path, origin: location.origin, environment: environment)
     }
 
     /// The CRS for an EPSG code: the built-in table's, else proj.db's.
@@ -84,12 +89,34 @@ public final class CRSRegistry: Sendable {
         let result = session.state.withLock { state -> Result<CRS?, CRSError> in
             if let cached = state.cache[code] { return cached }
             let r: Result<CRS?, CRSError>
-            do throws(CRSError) { r = .success(try state.reader.crs(epsg: code)) } catch { r = .failure(error) }
+            do throws(CRSError) {
+                r = .success(try state.reader.crs(epsg: code).map { crs throws(CRSError) in
+                    try Self.attachDatumTransformation(crs, code: code, db: state.reader.db, gridDirectories: gridDirectories)
+                })
+            } catch { r = .failure(error) }
             // An I/O failure may pass; a definition (or its absence) will not change.
             if case .failure(.registry) = r {} else { state.cache[code] = r }
             return r
         }
         return try result.get()
+    }
+
+    /// `crs` with the best operation proj.db lists from its datum to WGS 84 that tilepack can
+    /// apply (``DatumTransformation/best(fromGeodeticCRS:in:gridDirectories:areaOfInterest:)``).
+    /// - Throws: ``CRSError/unsupportedRegistryCRS(code:name:problem:file:)`` naming the grid
+    ///   or proj.db when a listed grid is corrupt or the lookup fails (never a silent Helmert).
+    private static func attachDatumTransformation(_ crs: CRS, code: Int, db: SQLiteConnection,
+                                                  gridDirectories: [String]) throws(CRSError) -> CRS {
+        guard let base = crs.geodeticCRSCode else { return crs }
+        do {
+            guard let t = try DatumTransformation.best(fromGeodeticCRS: base, in: db, gridDirectories: gridDirectories) else {
+                return crs
+            }
+            return crs.with(datumTransformation: t)
+        } catch {
+            throw .unsupportedRegistryCRS(code: code, name: crs.name,
+                                          problem: "its datum transformation cannot be applied: \(error)", file: db.path)
+        }
     }
 
     /// A projected CRS as proj.db defines it, whether or not tilepack computes its method:

@@ -192,7 +192,10 @@ class Context:
         """The operation source → target (each a definition string or a PJ), normalised for
         visualisation (lon/lat, x/y order: PROJ's always_xy) unless `normalize` is False."""
         L = lib()
-        if isinstance(source, PJ) and isinstance(target, PJ):
+        if isinstance(source, PJ) != isinstance(target, PJ):  # one of each: both as objects
+            source = source if isinstance(source, PJ) else self.create(source)
+            target = target if isinstance(target, PJ) else self.create(target)
+        if isinstance(source, PJ):
             op = self._wrap(L.proj_create_crs_to_crs_from_pj(self._ptr, source._ptr, target._ptr, None, None),
                             f"proj_create_crs_to_crs_from_pj({source.name!r}, {target.name!r})")
         else:

@@ -7,6 +7,9 @@ own PROJ and its own proj.db, which may hold another EPSG version).
         op = ctx.crs_to_crs(crs.geodetic_crs(), crs)        # normalised: lon/lat → x/y
         x, y = op.trans(lon, lat)                           # numpy float64 arrays, NaN = no image
         lon2, lat2 = op.trans(x, y, inverse=True)
+        pairs = op.trans([(7.4, 46.9)])                     # or pairs in, pairs out (inf = none)
+        helmert = ctx.operation(1314)                       # one EPSG operation, always_xy
+        op.last_used().info()["description"], op.last_used().accuracy()   # what answered
 
 Failures to create an object raise ProjError with PROJ's own message (its log line and errno
 text). Points PROJ cannot transform come back as NaN (PROJ's HUGE_VAL), never as an exception.
@@ -37,6 +40,11 @@ class _PJInfo(ctypes.Structure):
     _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int), ("patch", ctypes.c_int),
                 ("release", ctypes.c_char_p), ("version", ctypes.c_char_p), ("searchpath", ctypes.c_char_p),
                 ("paths", ctypes.POINTER(ctypes.c_char_p)), ("path_count", ctypes.c_size_t)]
+
+
+class _PJObjInfo(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_char_p), ("description", ctypes.c_char_p), ("definition", ctypes.c_char_p),
+                ("has_inverse", ctypes.c_int), ("accuracy", ctypes.c_double)]
 
 
 _LOG_FUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
@@ -73,6 +81,8 @@ def _load():
         "proj_normalize_for_visualization": (P, [P, P]),
         "proj_destroy": (P, [P]),
         "proj_get_name": (CP, [P]),
+        "proj_get_id_code": (CP, [P, I]),
+        "proj_pj_info": (_PJObjInfo, [P]),
         "proj_is_deprecated": (I, [P]),
         "proj_get_area_of_use": (I, [P, P, D, D, D, D, ctypes.POINTER(CP)]),
         "proj_crs_get_geodetic_crs": (P, [P, P]),
@@ -90,6 +100,9 @@ def _load():
     for fn, (res, args) in sigs.items():
         f = getattr(lib, fn)
         f.restype, f.argtypes = res, args
+    if hasattr(lib, "proj_trans_get_last_used_operation"):  # PROJ >= 9.1
+        lib.proj_trans_get_last_used_operation.restype = P
+        lib.proj_trans_get_last_used_operation.argtypes = [P]
     return lib
 
 
@@ -188,6 +201,19 @@ class Context:
                                                           PJ_CATEGORY_CRS, 0, None),
                           f"proj_create_from_database({auth}:{code})")
 
+    def operation(self, code, authority="EPSG", normalize=True):
+        """One registered coordinate operation (e.g. EPSG 1314), always_xy unless told not."""
+        op = self.create(f"urn:ogc:def:coordinateOperation:{authority}::{code}")
+        if not normalize:
+            return op
+        return self._wrap(lib().proj_normalize_for_visualization(self._ptr, op._ptr),
+                          f"proj_normalize_for_visualization({op.name()!r})")
+
+    def error(self):
+        """PROJ's text for the context's current errno."""
+        err = lib().proj_context_errno(self._ptr)
+        return _s(lib().proj_context_errno_string(self._ptr, err)) or f"PROJ error {err}"
+
     def crs_to_crs(self, source, target, normalize=True):
         """The operation source → target (each a definition string or a PJ), normalised for
         visualisation (lon/lat, x/y order: PROJ's always_xy) unless `normalize` is False."""
@@ -197,14 +223,14 @@ class Context:
             target = target if isinstance(target, PJ) else self.create(target)
         if isinstance(source, PJ):
             op = self._wrap(L.proj_create_crs_to_crs_from_pj(self._ptr, source._ptr, target._ptr, None, None),
-                            f"proj_create_crs_to_crs_from_pj({source.name!r}, {target.name!r})")
+                            f"proj_create_crs_to_crs_from_pj({source.name()!r}, {target.name()!r})")
         else:
             op = self._wrap(L.proj_create_crs_to_crs(self._ptr, str(source).encode(), str(target).encode(), None),
                             f"proj_create_crs_to_crs({source!r}, {target!r})")
         if not normalize:
             return op
         return self._wrap(L.proj_normalize_for_visualization(self._ptr, op._ptr),
-                          f"proj_normalize_for_visualization({op.name!r})")
+                          f"proj_normalize_for_visualization({op.name()!r})")
 
 
 class PJ:
@@ -218,9 +244,27 @@ class PJ:
             lib().proj_destroy(self._ptr)
             self._ptr = None
 
-    @property
+    close = destroy
+
     def name(self):
         return _s(lib().proj_get_name(self._ptr))
+
+    def code(self):
+        """The object's identifier code in its authority ('2056'), or None."""
+        return _s(lib().proj_get_id_code(self._ptr, 0))
+
+    def info(self):
+        """proj_pj_info: {id, description, definition, has_inverse, accuracy}."""
+        i = lib().proj_pj_info(self._ptr)
+        return {"id": _s(i.id), "description": _s(i.description), "definition": _s(i.definition),
+                "has_inverse": bool(i.has_inverse), "accuracy": i.accuracy}
+
+    def last_used(self):
+        """Which of proj_create_crs_to_crs's candidate operations answered the last point
+        (PROJ ≥ 9.1); the object itself when it is a single operation."""
+        f = getattr(lib(), "proj_trans_get_last_used_operation", None)
+        h = f(self._ptr) if f else None
+        return self.ctx._wrap(h, "proj_trans_get_last_used_operation") if h else self
 
     @property
     def deprecated(self):
@@ -239,34 +283,33 @@ class PJ:
     def geodetic_crs(self):
         """The CRS's base geodetic (geographic) CRS."""
         return self.ctx._wrap(lib().proj_crs_get_geodetic_crs(self.ctx._ptr, self._ptr),
-                              f"proj_crs_get_geodetic_crs({self.name!r})")
+                              f"proj_crs_get_geodetic_crs({self.name()!r})")
 
     def coordinate_operation(self):
         """A projected CRS's deriving conversion."""
         return self.ctx._wrap(lib().proj_crs_get_coordoperation(self.ctx._ptr, self._ptr),
-                              f"proj_crs_get_coordoperation({self.name!r})")
+                              f"proj_crs_get_coordoperation({self.name()!r})")
 
     def accuracy(self):
-        """An operation's accuracy in metres as proj.db states it, or None when unknown."""
-        a = lib().proj_coordoperation_get_accuracy(self.ctx._ptr, self._ptr)
-        return None if a < 0 else a
+        """An operation's accuracy in metres as proj.db states it; -1 when unknown (PROJ's)."""
+        return lib().proj_coordoperation_get_accuracy(self.ctx._ptr, self._ptr)
 
     def method(self):
         """(method name, authority, code) of an operation, e.g. ('Krovak', 'EPSG', '9819')."""
         n, a, c = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_char_p()
         if not lib().proj_coordoperation_get_method_info(self.ctx._ptr, self._ptr, ctypes.byref(n),
                                                          ctypes.byref(a), ctypes.byref(c)):
-            self.ctx._fail(f"proj_coordoperation_get_method_info({self.name!r})")
+            self.ctx._fail(f"proj_coordoperation_get_method_info({self.name()!r})")
         return _s(n.value), _s(a.value), _s(c.value)
 
     def prime_meridian_degrees(self):
         """Greenwich longitude of a geodetic CRS's prime meridian, in degrees."""
         pm = self.ctx._wrap(lib().proj_get_prime_meridian(self.ctx._ptr, self._ptr),
-                            f"proj_get_prime_meridian({self.name!r})")
+                            f"proj_get_prime_meridian({self.name()!r})")
         lon, factor = ctypes.c_double(), ctypes.c_double()
         if not lib().proj_prime_meridian_get_parameters(self.ctx._ptr, pm._ptr, ctypes.byref(lon),
                                                         ctypes.byref(factor), None):
-            self.ctx._fail(f"proj_prime_meridian_get_parameters({pm.name!r})")
+            self.ctx._fail(f"proj_prime_meridian_get_parameters({pm.name()!r})")
         return float(np.degrees(lon.value * factor.value))
 
     def axes(self):
@@ -274,7 +317,7 @@ class PJ:
         CRS's coordinate system, in the CRS's own axis order."""
         L, c = lib(), self.ctx._ptr
         cs = self.ctx._wrap(L.proj_crs_get_coordinate_system(c, self._ptr),
-                            f"proj_crs_get_coordinate_system({self.name!r})")
+                            f"proj_crs_get_coordinate_system({self.name()!r})")
         out = []
         for i in range(L.proj_cs_get_axis_count(c, cs._ptr)):
             name, abbr, direc, uname, uauth, ucode = (ctypes.c_char_p() for _ in range(6))
@@ -282,15 +325,26 @@ class PJ:
             if not L.proj_cs_get_axis_info(c, cs._ptr, i, ctypes.byref(name), ctypes.byref(abbr), ctypes.byref(direc),
                                            ctypes.byref(factor), ctypes.byref(uname), ctypes.byref(uauth),
                                            ctypes.byref(ucode)):
-                self.ctx._fail(f"proj_cs_get_axis_info({self.name!r}, {i})")
+                self.ctx._fail(f"proj_cs_get_axis_info({self.name()!r}, {i})")
             out.append((_s(name.value), _s(abbr.value), _s(direc.value), factor.value, _s(uname.value)))
         return out
 
-    def trans(self, x, y, inverse=False):
+    def trans(self, x, y=None, inverse=False):
         """proj_trans_generic over copies of x and y (float64): returns (x', y') with NaN where
-        PROJ could not transform the point."""
-        xs = np.array(x, dtype=np.float64, copy=True).ravel()
-        ys = np.array(y, dtype=np.float64, copy=True).ravel()
+        PROJ could not transform the point. Given one list of (x, y) pairs instead, returns a
+        list of pairs with PROJ's own inf where it could not."""
+        if y is None:
+            pts = np.array(x, dtype=np.float64).reshape(-1, 2)
+            xs, ys = self._trans(pts[:, 0].copy(), pts[:, 1].copy(), inverse)
+            return list(zip(xs.tolist(), ys.tolist()))
+        xs, ys = self._trans(np.array(x, dtype=np.float64, copy=True).ravel(),
+                             np.array(y, dtype=np.float64, copy=True).ravel(), inverse)
+        bad = ~(np.isfinite(xs) & np.isfinite(ys)) | (np.abs(xs) > _HUGE) | (np.abs(ys) > _HUGE)
+        xs[bad] = np.nan
+        ys[bad] = np.nan
+        return xs, ys
+
+    def _trans(self, xs, ys, inverse):
         if xs.shape != ys.shape:
             raise ValueError("x and y differ in length")
         n = xs.size
@@ -302,7 +356,11 @@ class PJ:
                                  xs.ctypes.data_as(D), 8, n, ys.ctypes.data_as(D), 8, n,
                                  None, 0, 0, None, 0, 0)
         L.proj_errno_reset(self._ptr)  # per-point failures are the NaNs, not an error of the object
-        bad = ~(np.isfinite(xs) & np.isfinite(ys)) | (np.abs(xs) > _HUGE) | (np.abs(ys) > _HUGE)
-        xs[bad] = np.nan
-        ys[bad] = np.nan
         return xs, ys
+
+
+class Proj(Context):
+    """Context under the name Scripts/datum-check knew first: Proj(proj_db=PATH)."""
+
+    def __init__(self, library=None, proj_db=None):
+        super().__init__(database=proj_db)

@@ -96,6 +96,19 @@ def _load():
                                       ctypes.POINTER(CP), ctypes.POINTER(CP), ctypes.POINTER(CP)]),
         "proj_coordoperation_get_method_info": (I, [P, P, ctypes.POINTER(CP), ctypes.POINTER(CP), ctypes.POINTER(CP)]),
         "proj_trans_generic": (S, [P, I, D, S, S, D, S, S, D, S, S, D, S, S]),
+        "proj_create_operation_factory_context": (P, [P, CP]),
+        "proj_operation_factory_context_destroy": (None, [P]),
+        "proj_operation_factory_context_set_spatial_criterion": (None, [P, P, I]),
+        "proj_operation_factory_context_set_grid_availability_use": (None, [P, P, I]),
+        "proj_create_operations": (P, [P, P, P, P]),
+        "proj_list_get_count": (I, [P]),
+        "proj_list_get": (P, [P, P, I]),
+        "proj_list_destroy": (None, [P]),
+        "proj_as_proj_string": (CP, [P, P, I, P]),
+        "proj_coordoperation_get_grid_used_count": (I, [P, P]),
+        "proj_coordoperation_get_grid_used": (I, [P, P, I, ctypes.POINTER(CP), ctypes.POINTER(CP), ctypes.POINTER(CP),
+                                                  ctypes.POINTER(CP), ctypes.POINTER(I), ctypes.POINTER(I),
+                                                  ctypes.POINTER(I)]),
     }
     for fn, (res, args) in sigs.items():
         f = getattr(lib, fn)
@@ -209,6 +222,35 @@ class Context:
         return self._wrap(lib().proj_normalize_for_visualization(self._ptr, op._ptr),
                           f"proj_normalize_for_visualization({op.name()!r})")
 
+    def operations(self, source, target, spatial="intersects", grids="sort"):
+        """Every candidate operation source → target (CRS definitions or PJs), in PROJ's order
+        of preference (what `projinfo -s -t --spatial-test intersects` lists). `grids`: "sort"
+        (operations whose grids are missing come last, PROJ's default), "discard" (left out),
+        "ignore", "available" (treated as present). Not normalised (the CRSs' own axis order)."""
+        L = lib()
+        source = source if isinstance(source, PJ) else self.create(source)
+        target = target if isinstance(target, PJ) else self.create(target)
+        f = L.proj_create_operation_factory_context(self._ptr, None)
+        if not f:
+            self._fail("proj_create_operation_factory_context")
+        try:
+            # PROJ_SPATIAL_CRITERION_STRICT_CONTAINMENT 0 / PARTIAL_INTERSECTION 1
+            L.proj_operation_factory_context_set_spatial_criterion(self._ptr, f, {"contains": 0, "intersects": 1}[spatial])
+            # PROJ_GRID_AVAILABILITY_USED_FOR_SORTING 0, DISCARD_OPERATION_IF_MISSING_GRID 1,
+            # IGNORED 2, KNOWN_AVAILABLE 3
+            L.proj_operation_factory_context_set_grid_availability_use(
+                self._ptr, f, {"sort": 0, "discard": 1, "ignore": 2, "available": 3}[grids])
+            lst = L.proj_create_operations(self._ptr, source._ptr, target._ptr, f)
+            if not lst:
+                self._fail(f"proj_create_operations({source.name()!r}, {target.name()!r})")
+            try:
+                return [self._wrap(L.proj_list_get(self._ptr, lst, i), "proj_list_get")
+                        for i in range(L.proj_list_get_count(lst))]
+            finally:
+                L.proj_list_destroy(lst)
+        finally:
+            L.proj_operation_factory_context_destroy(f)
+
     def error(self):
         """PROJ's text for the context's current errno."""
         err = lib().proj_context_errno(self._ptr)
@@ -293,6 +335,25 @@ class PJ:
     def accuracy(self):
         """An operation's accuracy in metres as proj.db states it; -1 when unknown (PROJ's)."""
         return lib().proj_coordoperation_get_accuracy(self.ctx._ptr, self._ptr)
+
+    def proj_string(self):
+        """The object as a PROJ (5) string, e.g. an operation's +proj=pipeline; None if PROJ
+        cannot say it in one."""
+        return _s(lib().proj_as_proj_string(self.ctx._ptr, self._ptr, 0, None))  # PJ_PROJ_5
+
+    def grids(self):
+        """[{short_name, full_name, available}] of the grids an operation uses."""
+        L, c = lib(), self.ctx._ptr
+        out = []
+        for i in range(L.proj_coordoperation_get_grid_used_count(c, self._ptr)):
+            short, full, pkg, url = (ctypes.c_char_p() for _ in range(4))
+            direct, lic, avail = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+            if L.proj_coordoperation_get_grid_used(c, self._ptr, i, ctypes.byref(short), ctypes.byref(full),
+                                                   ctypes.byref(pkg), ctypes.byref(url), ctypes.byref(direct),
+                                                   ctypes.byref(lic), ctypes.byref(avail)):
+                out.append({"short_name": _s(short.value), "full_name": _s(full.value) or None,
+                            "available": bool(avail.value)})
+        return out
 
     def method(self):
         """(method name, authority, code) of an operation, e.g. ('Krovak', 'EPSG', '9819')."""

@@ -201,7 +201,8 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// This CRS on another datum (GeogTOWGS84 or GeographicType keys attached to a registered
-    /// projected code); every other property kept. O(1).
+    /// projected code); every other property kept, the datum transformation unless `datum`
+    /// carries its own TOWGS84. O(1).
     public func replacingDatum(_ datum: Datum) -> CRS {
         var c = projectionParameters.map {
             CRS(projected: name, epsg: epsg, datum: datum, parameters: $0, linearUnit: linearUnit, angularUnit: angularUnit)
@@ -210,6 +211,9 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
         c.source = source
         c.geodeticCRSCode = geodeticCRSCode
         c.isDeprecated = isDeprecated
+        // A TOWGS84 the file states replaces the registry's operation; without one the
+        // registry's operation still applies (dropping it would draw the map metres off).
+        c.datumTransformation = datum.toWGS84 == nil ? datumTransformation : nil
         return c
     }
 

@@ -281,11 +281,11 @@ struct CRSRegistryTests {
 
     @Test(.enabled(if: hasSystemProjDB)) func refusalsNameCodeMethodAndFile() throws {
         let r = try Self.registry()
-        #expect(throws: CRSError.unsupportedRegistryMethod(code: 5880, name: "SIRGAS 2000 / Brazil Polyconic", method: "American Polyconic",
-                                                           methodCode: "9818", file: systemProjDB)) { try r.crs(epsg: 5880) }
-        #expect(CRSError.unsupportedRegistryMethod(code: 5880, name: "SIRGAS 2000 / Brazil Polyconic", method: "American Polyconic",
-                                                   methodCode: "9818", file: systemProjDB).description
-                == "EPSG:5880 (\"SIRGAS 2000 / Brazil Polyconic\"): projection method \"American Polyconic\" (EPSG method 9818) is not implemented by tilepack (CRS from proj.db \(systemProjDB))")
+        #expect(throws: CRSError.unsupportedRegistryMethod(code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
+                                                           methodCode: "9816", file: systemProjDB)) { try r.crs(epsg: 22300) }
+        #expect(CRSError.unsupportedRegistryMethod(code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
+                                                   methodCode: "9816", file: systemProjDB).description
+                == "EPSG:22300 (\"Carthage (Paris) / Tunisia Mining Grid\"): projection method \"Tunisia Mining Grid\" (EPSG method 9816) is not implemented by tilepack (CRS from proj.db \(systemProjDB))")
         #expect(throws: CRSError.notInRegistry(code: 99_999, file: systemProjDB, epsgVersion: "v10.076")) { try r.crs(epsg: 99_999) }
         for code in [7405, 4978, 4979, 5701] {  // compound, geocentric, geographic 3D, vertical
             do {
@@ -304,9 +304,9 @@ struct CRSRegistryTests {
         let r = try Self.registry()
         let crs = try CRS(geoKeys: keys, registry: r)
         #expect(crs == (try r.crs(epsg: 27700)))
-        let poly = GeoKeyDirectory(version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([5880]))])
-        #expect(throws: CRSError.unsupportedRegistryMethod(code: 5880, name: "SIRGAS 2000 / Brazil Polyconic", method: "American Polyconic",
-                                                           methodCode: "9818", file: systemProjDB)) { try CRS(geoKeys: poly, registry: r) }
+        let poly = GeoKeyDirectory(version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([22300]))])
+        #expect(throws: CRSError.unsupportedRegistryMethod(code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
+                                                           methodCode: "9816", file: systemProjDB)) { try CRS(geoKeys: poly, registry: r) }
         let geo = GeoKeyDirectory(version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([7844]))])
         let g = try CRS(geoKeys: geo, registry: r)
         #expect(g.epsg == 7844 && g.kind == .geographic && g.source == r.source)
@@ -321,7 +321,7 @@ struct CRSRegistryTests {
         let codes = Set(entries.map(\.code))
         #expect(entries.count > 4_500 && codes.count == entries.count)
         for c in [27700, 31467, 2193, 2263, 3006, 3067, 2180, 2157, 7844, 4326, 32633, 900913] { #expect(codes.contains(c), "\(c)") }
-        #expect(!codes.contains(5880) && !codes.contains(4978))
+        #expect(!codes.contains(22300) && !codes.contains(4978))
         #expect(entries.first { $0.code == 27700 } == CRSRegistry.Entry(code: 27700, name: "OSGB36 / British National Grid",
                                                                         method: "Transverse Mercator", source: "proj.db", deprecated: false))
         #expect(entries.first { $0.code == 32633 }?.source == "builtin")

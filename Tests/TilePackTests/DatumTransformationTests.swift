@@ -303,6 +303,15 @@ struct DatumTransformationTests {
         (4277, -4.0, 56.0, -4.001322211032, 55.999925751104),
         (4150, 7.45, 46.95, 7.449047528575, 46.948677590341),         // EPSG:1676
         (4275, 2.35, 48.85, 2.349295593686, 48.849933562569),         // ntf_r93
+        // Per point, the more accurate operation whose area holds it: S-JTSK to WGS 84 (5)
+        // in Czechia and (4) in Slovakia, not (3) over both; ED50 to WGS 84 (28) in Madrid,
+        // (7) at Bergen (the offshore (18) and (24) hold the point but never displace an
+        // onshore one), (25) in Copenhagen, not (1) over Europe.
+        (4156, 16.5, 49.7, 16.498646608626, 49.699332553938),
+        (4156, 18.7, 48.9, 18.698413126429, 48.899505056810),
+        (4230, -3.7, 40.4, -3.701305137979, 40.398818911771),
+        (4230, 5.3, 60.4, 5.298429826120, 60.399506930293),
+        (4230, 12.5, 55.7, 12.498812140115, 55.699402625804),
     ]
 
     @Test(.enabled(if: haveProjData)) func selectionMatchesPROJ() throws {
@@ -347,6 +356,57 @@ struct DatumTransformationTests {
         }
     }
 
+    @Test(.enabled(if: haveProjData)) func sJTSKListsTheRegionalOperationsInPROJOrder() throws {
+        let t = try #require(try best(4156))
+        #expect(t.code == "EPSG:15965" && t.accuracy == 6)
+        // PROJ 9.1 lists 15965, 5239, 1623, 4836 (projinfo -s EPSG:4156 -t EPSG:4326); 5239
+        // before 1623 by its greater name. The S-JTSK to ETRS89 ones follow (+1 m null step).
+        #expect(t.alternatives.filter(\.target.isWGS84).map(\.code) == ["EPSG:5239", "EPSG:1623", "EPSG:4836"])
+        #expect(t.summary.hasPrefix("S-JTSK to WGS 84 (3) [EPSG:15965, Helmert, 6 m]; inside their areas EPSG:5239 (1 m), EPSG:1623 (1 m)"))
+        // Outside every area but the main one's box test: the main operation answers.
+        let far = t.toWGS84(lon: 30, lat: 30)
+        #expect(far.lon.isFinite && far.lat.isFinite)
+    }
+
+    @Test func perPointChoiceFollowsPROJ() throws {
+        func helmert(_ tx: Double) throws -> [DatumTransformation.Step] {
+            [.helmert(try #require(Helmert([tx, 0, 0, 0, 0, 0, 0])), source: .wgs84, target: .wgs84)]
+        }
+        func box(_ w: Double, _ s: Double, _ e: Double, _ n: Double) -> DatumTransformation.AreaOfUse { .init(west: w, south: s, east: e, north: n) }
+        func alt(_ code: Int, _ accuracy: Double?, _ areas: [DatumTransformation.AreaOfUse], tx: Double) throws -> DatumTransformation.Alternative {
+            .init(name: "T (\(code))", code: "EPSG:\(code)", accuracy: accuracy, steps: try helmert(tx), target: .wgs84, areas: areas)
+        }
+        let t = DatumTransformation(
+            name: "T (1)", code: "EPSG:1", accuracy: 6, steps: try helmert(100), areas: [box(0, 0, 20, 20)],
+            alternatives: [
+                try alt(2, 1, [box(0, 0, 10, 10)], tx: 200),   // better inside its box
+                try alt(3, 1, [box(0, 0, 10, 10)], tx: 300),   // same accuracy, same box: the first stays
+                try alt(4, 1, [box(1, 1, 9, 9)], tx: 400),     // same accuracy, strictly inside: wins
+                try alt(5, nil, [box(0, 0, 20, 20)], tx: 500), // unknown accuracy: never over a known one
+                try alt(6, 2, [box(30, 30, 40, 40)], tx: 600), // the only one holding its box
+            ])
+        // Which operation ran: the result equals that Helmert's alone.
+        func metres(_ p: (lon: Double, lat: Double), _ lon: Double, _ lat: Double) -> Double { metresApart(p, (lon, lat)) }
+        let inInner = t.toWGS84(lon: 5, lat: 5), inOuter = t.toWGS84(lon: 0.5, lat: 5)
+        let inMain = t.toWGS84(lon: 15, lat: 15), inSix = t.toWGS84(lon: 35, lat: 35), nowhere = t.toWGS84(lon: -50, lat: -50)
+        func through(_ tx: Double, _ lon: Double, _ lat: Double) throws -> (lon: Double, lat: Double) {
+            let h = try #require(Helmert([tx, 0, 0, 0, 0, 0, 0]))
+            return DatumTransformation(name: "", code: "", accuracy: nil, steps: [.helmert(h, source: .wgs84, target: .wgs84)])
+                .toWGS84(lon: lon, lat: lat)
+        }
+        #expect(metres(inInner, try through(400, 5, 5).lon, try through(400, 5, 5).lat) < 1e-9)
+        #expect(metres(inOuter, try through(200, 0.5, 5).lon, try through(200, 0.5, 5).lat) < 1e-9)
+        #expect(metres(inMain, try through(100, 15, 15).lon, try through(100, 15, 15).lat) < 1e-9)
+        #expect(metres(inSix, try through(600, 35, 35).lon, try through(600, 35, 35).lat) < 1e-9)
+        // In no area: the first operation that needs no grid, the main one.
+        #expect(metres(nowhere, try through(100, -50, -50).lon, try through(100, -50, -50).lat) < 1e-9)
+        // The inverse picks by the WGS 84 point and undoes the same operation.
+        let back = t.fromWGS84(lon: inInner.lon, lat: inInner.lat)
+        #expect(metresApart(back, (5, 5)) < 0.005)  // a 2D Helmert drops the height it gives
+        #expect(t.fallback == nil)
+        #expect(t.summary == "T (1) [EPSG:1, Helmert, 6 m]; inside their areas EPSG:2 (1 m), EPSG:3 (1 m), EPSG:4 (1 m), EPSG:6 (2 m)")
+    }
+
     @Test(.enabled(if: haveProjData)) func missingGridFallsBackWithNote() throws {
         let empty = TemporaryDirectory()
         let t = try #require(try best(4314, dirs: [empty.path]))
@@ -384,8 +444,8 @@ struct DatumTransformationTests {
         let helmert = try #require(Helmert([598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7]))
         let t = DatumTransformation(
             name: "TEST to WGS 84", code: "EPSG:99999", accuracy: 0.5, steps: [.gridShift(grid, inverse: false)],
-            fallback: .init(name: "TEST to WGS 84 (Helmert)", code: "EPSG:99998", accuracy: 3,
-                            steps: [.helmert(helmert, source: .bessel1841, target: .wgs84)], target: .wgs84),
+            alternatives: [.init(name: "TEST to WGS 84 (Helmert)", code: "EPSG:99998", accuracy: 3,
+                                 steps: [.helmert(helmert, source: .bessel1841, target: .wgs84)], target: .wgs84)],
             note: "grid X not found")
         let dhdn = try #require(Datum.epsg(6314))
         let base = CRS(geographic: "TEST", epsg: 4314, datum: dhdn)

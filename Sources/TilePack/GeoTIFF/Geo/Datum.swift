@@ -93,11 +93,6 @@ public struct Helmert: Sendable, Equatable {
     public let ppm: Double
 
     /// From 3 or 7 values; nil for any other count or a non-finite value.
-    /// Rows of (1 + s)(I + Ω)⁻¹ precomputed for ``invert(_:)``: the inverse is exact, not
-    /// the sign-flipped approximation, so a round trip returns the input.
-    private let inverse: (Double, Double, Double, Double, Double, Double, Double, Double, Double)
-
-    /// From 3 or 7 values; nil for any other count or a non-finite value.
     public init?(_ v: [Double]) {
         guard v.count == 3 || v.count == 7, v.allSatisfy(\.isFinite) else { return nil }
         tx = v[0]; ty = v[1]; tz = v[2]
@@ -106,19 +101,6 @@ public struct Helmert: Sendable, Equatable {
         } else {
             rx = 0; ry = 0; rz = 0; ppm = 0
         }
-        let k = Double.pi / 648_000
-        let (r1, r2, r3) = (rx * k, ry * k, rz * k)
-        let m = 1 + ppm * 1e-6
-        // Adjugate of A = [[1, −r3, r2], [r3, 1, −r1], [−r2, r1, 1]] over det(A)·m.
-        let det = 1 + r1 * r1 + r2 * r2 + r3 * r3
-        let d = det * m
-        inverse = ((1 + r1 * r1) / d, (r3 + r1 * r2) / d, (r1 * r3 - r2) / d,
-                   (r1 * r2 - r3) / d, (1 + r2 * r2) / d, (r1 + r2 * r3) / d,
-                   (r2 + r1 * r3) / d, (r2 * r3 - r1) / d, (1 + r3 * r3) / d)
-    }
-
-    public static func == (a: Helmert, b: Helmert) -> Bool {
-        [a.tx, a.ty, a.tz, a.rx, a.ry, a.rz, a.ppm] == [b.tx, b.ty, b.tz, b.rx, b.ry, b.rz, b.ppm]
     }
 
     /// Source geocentric → WGS 84 geocentric.
@@ -131,13 +113,18 @@ public struct Helmert: Sendable, Equatable {
                 tz + m * (-r2 * p.x + r1 * p.y + p.z))
     }
 
-    /// WGS 84 geocentric → source geocentric: the exact inverse of ``apply(_:)``.
+    /// WGS 84 geocentric → source geocentric, as PROJ's `helmert` runs in reverse (and EPSG
+    /// reverses the method): the translation removed, the scale divided out, then the
+    /// transposed small-angle rotation — not the exact matrix inverse, which differs by
+    /// |ω|²·R (4 mm for S-JTSK's 5″ rotations) and so would not match PROJ to 1 mm.
     public func invert(_ p: (x: Double, y: Double, z: Double)) -> (x: Double, y: Double, z: Double) {
-        let u = (p.x - tx, p.y - ty, p.z - tz)
-        let i = inverse
-        return (i.0 * u.0 + i.1 * u.1 + i.2 * u.2,
-                i.3 * u.0 + i.4 * u.1 + i.5 * u.2,
-                i.6 * u.0 + i.7 * u.1 + i.8 * u.2)
+        let k = Double.pi / 648_000
+        let (r1, r2, r3) = (rx * k, ry * k, rz * k)
+        let m = 1 + ppm * 1e-6
+        let u = ((p.x - tx) / m, (p.y - ty) / m, (p.z - tz) / m)
+        return (u.0 + r3 * u.1 - r2 * u.2,
+                -r3 * u.0 + u.1 + r1 * u.2,
+                r2 * u.0 - r1 * u.1 + u.2)
     }
 }
 

@@ -28,12 +28,14 @@ extension DatumTransformation {
     ///
     /// Ranking, as PROJ sorts for an area of interest: operations whose area of use
     /// contains `areaOfInterest` (default: the CRS's own area of use) before those that
-    /// only intersect it (those that miss it are dropped); then the better accuracy to
+    /// only intersect it (those that miss it are dropped), and of those the larger overlap
+    /// with it (EPSG:1133 over Europe before ED50 to WGS 84 (36) off Germany); then the better accuracy to
     /// WGS 84 (the operation's plus the null step's; unknown last); then a grid before a
-    /// Helmert; then one ending on WGS 84 itself; then the lower EPSG code. The best
-    /// applicable one is returned; when a better one needs a grid that is not in
-    /// `gridDirectories`, ``note`` says so, and a grid operation carries the best
-    /// applicable Helmert as its ``fallback`` outside the grid.
+    /// Helmert; then one ending on WGS 84 itself; then, as PROJ, the greater name ("… (5)"
+    /// before "… (1)") of two to the same frame, else the lower code. The best applicable one is the main operation, the other applicable
+    /// ones follow in that order as its ``DatumTransformation/alternatives`` (each point
+    /// then goes through the one PROJ would pick for it); when a better one needs a grid
+    /// that is not in `gridDirectories`, ``note`` says so.
     ///
     /// Grids are looked up by PROJ's name (`proj_grid_name`, e.g. de_adv_BETA2007.tif), then
     /// by its older name (`old_proj_grid_name`, BETA2007.gsb), then by EPSG's, in each
@@ -67,20 +69,7 @@ struct ProjDBDatumSelector {
     let db: SQLiteConnection
     let gridDirectories: [String]
 
-    /// A lon/lat box; west > east crosses ±180°.
-    struct Box {
-        var west, south, east, north: Double
-        /// Longitude intervals without the wrap.
-        var spans: [(Double, Double)] { west <= east ? [(west, east)] : [(west, 180), (-180, east)] }
-        func intersects(_ o: Box) -> Bool {
-            guard south <= o.north && o.south <= north else { return false }
-            return spans.contains { a in o.spans.contains { b in a.0 <= b.1 && b.0 <= a.1 } }
-        }
-        func contains(_ o: Box) -> Bool {
-            guard south <= o.south && o.north <= north else { return false }
-            return o.spans.allSatisfy { b in spans.contains { a in a.0 <= b.0 && b.1 <= a.1 } }
-        }
-    }
+    typealias Box = DatumTransformation.AreaOfUse
 
     /// One operation proj.db lists, turned towards WGS 84.
     struct Candidate {
@@ -139,42 +128,47 @@ struct ProjDBDatumSelector {
         func covers(_ c: Candidate) -> Bool {
             c.extents.isEmpty || aoi.allSatisfy { a in c.extents.contains { $0.contains(a) } }
         }
+        // Of those that only intersect the area, PROJ puts the larger overlap first.
+        func overlap(_ c: Candidate) -> Double {
+            guard !c.extents.isEmpty else { return .infinity }
+            return aoi.reduce(0) { sum, a in sum + c.extents.reduce(0) { $0 + ($1.intersection(a)?.pseudoArea ?? 0) } }
+        }
+        let overlaps = Dictionary(candidates.map { ("\($0.code) \($0.via ?? "")", overlap($0)) }, uniquingKeysWith: max)
         candidates.sort { a, b in
             let ca = covers(a), cb = covers(b)
             if ca != cb { return ca }
+            if !ca, let oa = overlaps["\(a.code) \(a.via ?? "")"], let ob = overlaps["\(b.code) \(b.via ?? "")"], oa != ob { return oa > ob }
             if a.effectiveAccuracy != b.effectiveAccuracy { return a.effectiveAccuracy < b.effectiveAccuracy }
             if a.isGrid != b.isGrid { return a.isGrid }
             if a.target.isWGS84 != b.target.isWGS84 { return a.target.isWGS84 }
+            // PROJ's last criterion between operations to the same frame: the greater name
+            // first ("… (5)" before "… (1)"); between frames, the lower code.
+            if a.target == b.target && a.name != b.name { return a.name > b.name }
             return a.code < b.code
         }
         guard let top = candidates.first else { return nil }
+        // PROJ's list: the candidates it can apply (grids found), in rank order.
+        var listed: [(candidate: Candidate, steps: [DatumTransformation.Step])] = []
         for c in candidates {
             switch c.kind {
-            case let .helmert(step):
-                return transformation(c, steps: [step], fallback: nil, note: note(chosen: c, top: top, listing: listing))
+            case let .helmert(step): listed.append((c, [step]))
             case let .grid(names, inverse, _):
                 guard let path = listing.find(names) else { continue }
-                let grid = try ShiftGridCache.grid(path: path)
-                // The best-ranked Helmert answers outside the grid.
-                let fallback = candidates.lazy.compactMap { h -> DatumTransformation.Fallback? in
-                    guard case let .helmert(step) = h.kind else { return nil }
-                    return .init(name: displayName(h), code: "EPSG:\(h.code)", accuracy: h.accuracy, steps: [step], target: h.target)
-                }.first
-                return transformation(c, steps: [.gridShift(grid, inverse: inverse)], fallback: fallback,
-                                      note: note(chosen: c, top: top, listing: listing))
+                listed.append((c, [.gridShift(try ShiftGridCache.grid(path: path), inverse: inverse)]))
             }
         }
-        return nil
+        guard let (chosen, steps) = listed.first else { return nil }
+        let alternatives = listed.dropFirst().map { c, steps in
+            DatumTransformation.Alternative(name: displayName(c), code: "EPSG:\(c.code)", accuracy: c.accuracy, steps: steps,
+                                            target: c.target, areas: c.extents)
+        }
+        return DatumTransformation(name: displayName(chosen), code: "EPSG:\(chosen.code)", accuracy: chosen.accuracy, steps: steps,
+                                   target: chosen.target, areas: chosen.extents, alternatives: alternatives,
+                                   note: note(chosen: chosen, top: top, listing: listing))
     }
 
     private func displayName(_ c: Candidate) -> String {
         c.via.map { "\($0) + \(c.name)" } ?? c.name
-    }
-
-    private func transformation(_ c: Candidate, steps: [DatumTransformation.Step], fallback: DatumTransformation.Fallback?,
-                                note: String?) -> DatumTransformation {
-        DatumTransformation(name: displayName(c), code: "EPSG:\(c.code)", accuracy: c.accuracy, steps: steps,
-                            target: c.target, fallback: fallback, note: note)
     }
 
     /// Why the chosen operation is not the best listed: the better one's grid is missing.
@@ -281,7 +275,7 @@ struct ProjDBDatumSelector {
 
     func extents(table: String, code: Int) throws -> [Box] {
         let st = try db.prepare("""
-            SELECT e.west_lon, e.south_lat, e.east_lon, e.north_lat FROM usage u
+            SELECT e.west_lon, e.south_lat, e.east_lon, e.north_lat, e.description FROM usage u
             JOIN extent e ON e.auth_name = u.extent_auth_name AND e.code = u.extent_code
             WHERE u.object_table_name = ?1 AND u.object_auth_name = 'EPSG' AND u.object_code = ?2
             """)
@@ -290,7 +284,8 @@ struct ProjDBDatumSelector {
         var out: [Box] = []
         while try st.step() {
             guard (0..<4).allSatisfy({ !st.isNull(at: Int32($0)) }) else { continue }
-            let b = Box(west: st.double(at: 0), south: st.double(at: 1), east: st.double(at: 2), north: st.double(at: 3))
+            let b = Box(west: st.double(at: 0), south: st.double(at: 1), east: st.double(at: 2), north: st.double(at: 3),
+                        offshore: st.string(at: 4)?.contains("- offshore") == true)
             if [b.west, b.south, b.east, b.north].allSatisfy(\.isFinite) { out.append(b) }
         }
         return out

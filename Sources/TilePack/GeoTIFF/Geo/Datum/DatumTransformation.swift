@@ -105,21 +105,92 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
         public var isWGS84: Bool { epsg == 4326 }
     }
 
-    /// A Helmert used outside the grids of a grid operation (PROJ, too, answers there with
-    /// the next operation it lists), so imagery past a national grid's edge still lands.
-    public struct Fallback: Sendable, Equatable {
+    /// A lon/lat box of an operation's area of use (EPSG's bounding box); west > east
+    /// crosses ±180°.
+    public struct AreaOfUse: Sendable, Equatable {
+        public var west, south, east, north: Double
+        /// EPSG describes the area as "… - offshore …": PROJ never lets such an operation displace
+        /// one already chosen for a point (a coastal point keeps the onshore operation).
+        public var offshore: Bool
+        public init(west: Double, south: Double, east: Double, north: Double, offshore: Bool = false) {
+            self.west = west
+            self.south = south
+            self.east = east
+            self.north = north
+            self.offshore = offshore
+        }
+        /// Longitude intervals without the wrap.
+        var spans: [(Double, Double)] { west <= east ? [(west, east)] : [(west, 180), (-180, east)] }
+        public func intersects(_ o: AreaOfUse) -> Bool {
+            guard south <= o.north && o.south <= north else { return false }
+            return spans.contains { a in o.spans.contains { b in a.0 <= b.1 && b.0 <= a.1 } }
+        }
+        public func contains(_ o: AreaOfUse) -> Bool {
+            guard south <= o.south && o.north <= north else { return false }
+            return o.spans.allSatisfy { b in spans.contains { a in a.0 <= b.0 && b.1 <= a.1 } }
+        }
+        /// The common part of two boxes (the first piece when a wrap splits it), nil if none.
+        func intersection(_ o: AreaOfUse) -> AreaOfUse? {
+            let s = max(south, o.south), n = min(north, o.north)
+            guard s <= n else { return nil }
+            for a in spans { for b in o.spans where max(a.0, b.0) <= min(a.1, b.1) {
+                return AreaOfUse(west: max(a.0, b.0), south: s, east: min(a.1, b.1), north: n)
+            } }
+            return nil
+        }
+        /// Proportional to the box's area on the sphere: degrees of longitude × the
+        /// difference of the sines of the latitudes (how PROJ weighs extents).
+        var pseudoArea: Double {
+            let width = west <= east ? east - west : east + 360 - west
+            return width * (sin(north * .pi / 180) - sin(south * .pi / 180))
+        }
+        /// Whether the point lies in the box. O(1), allocation-free.
+        public func contains(lon: Double, lat: Double) -> Bool {
+            guard south <= lat && lat <= north else { return false }
+            return west <= east ? (west <= lon && lon <= east) : (west <= lon || lon <= east)
+        }
+    }
+
+    /// Another operation between the same datums that proj.db lists and tilepack can apply.
+    public struct Alternative: Sendable, Equatable {
         public let name: String
         public let code: String
         public let accuracy: Double?
         public let steps: [Step]
         public let target: Target
+        /// Its area of use; empty for everywhere.
+        public let areas: [AreaOfUse]
 
-        public init(name: String, code: String, accuracy: Double?, steps: [Step], target: Target) {
+        public init(name: String, code: String, accuracy: Double?, steps: [Step], target: Target, areas: [AreaOfUse] = []) {
             self.name = name
             self.code = code
             self.accuracy = accuracy
             self.steps = steps
             self.target = target
+            self.areas = areas
+        }
+
+        var needsGrid: Bool { steps.contains { if case .gridShift = $0 { true } else { false } } }
+        /// Accuracy to WGS 84 itself (the operation's plus the null step's), nil if unknown.
+        var accuracyToWGS84: Double? {
+            guard let a = accuracy, let t = target.accuracyToWGS84 else { return nil }
+            return a + t
+        }
+        func covers(lon: Double, lat: Double) -> Bool {
+            areas.isEmpty || areas.contains { $0.contains(lon: lon, lat: lat) }
+        }
+        /// The box around all its areas, as PROJ compares operations' extents.
+        var bounds: AreaOfUse? {
+            guard let first = areas.first else { return nil }
+            return areas.dropFirst().reduce(first) {
+                AreaOfUse(west: min($0.west, $1.west), south: min($0.south, $1.south), east: max($0.east, $1.east), north: max($0.north, $1.north))
+            }
+        }
+        /// Whether `self`'s box lies strictly inside `other`'s (PROJ's tie-break between
+        /// operations of equal accuracy).
+        func strictlyInside(_ other: Alternative) -> Bool {
+            guard let a = bounds, let b = other.bounds else { return false }
+            return a.west > b.west && a.south > b.south && a.east < b.east && a.north < b.north
         }
     }
 
@@ -131,20 +202,42 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
     public let accuracy: Double?
     public let steps: [Step]
     public let target: Target
-    public let fallback: Fallback?
+    /// The main operation's area of use; empty for everywhere.
+    public let areas: [AreaOfUse]
+    /// The other operations tilepack can apply, in the order PROJ lists them after the main
+    /// one. A point goes through the operation PROJ's `proj_trans` would pick among them:
+    /// of those whose area of use holds the point, the best accuracy (of equal ones, the one
+    /// strictly inside the other's box; unknown accuracies, and offshore areas, only when
+    /// listed before any other that holds it);
+    /// when that one cannot compute the point (outside a grid), the next; with none, the
+    /// first that needs no grid. So S-JTSK points in Czechia take S-JTSK to WGS 84 (5), 1 m,
+    /// and in Slovakia (4), 1 m, beside (3), 6 m, over both — as gdalwarp does; and because
+    /// the choice depends on the point alone, rasters built apart still meet.
+    public let alternatives: [Alternative]
     /// One line when accuracy was lost, e.g. "grid OSTN15_NTv2_OSGBtoETRS.gsb not found:
     /// Helmert EPSG:1314 used (accuracy 2 m instead of 1 m)".
     public let note: String?
 
     public init(name: String, code: String, accuracy: Double?, steps: [Step], target: Target = .wgs84,
-                fallback: Fallback? = nil, note: String? = nil) {
+                areas: [AreaOfUse] = [], alternatives: [Alternative] = [], note: String? = nil) {
         self.name = name
         self.code = code
         self.accuracy = accuracy
         self.steps = steps
         self.target = target
-        self.fallback = fallback
+        self.areas = areas
+        self.alternatives = alternatives
         self.note = note
+        main = Alternative(name: name, code: code, accuracy: accuracy, steps: steps, target: target, areas: areas)
+    }
+
+    /// The main operation as one of the list PROJ chooses from.
+    private let main: Alternative
+
+    /// What answers outside the grids of a grid operation when no other operation's area
+    /// holds the point: the first listed operation that needs no grid (nil for a Helmert).
+    public var fallback: Alternative? {
+        main.needsGrid ? alternatives.first { !$0.needsGrid } : nil
     }
 
     /// Accuracy to WGS 84 itself: the operation's plus the null step's; nil if either is unknown.
@@ -158,19 +251,60 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
         steps.compactMap { if case let .gridShift(g, _) = $0 { g.fileName } else { nil } }
     }
 
-    /// Datum lon/lat degrees → WGS 84 lon/lat degrees; non-finite outside every grid when
-    /// there is no fallback.
+    /// Datum lon/lat degrees → WGS 84 lon/lat degrees, through the operation PROJ would pick
+    /// for the point (see ``alternatives``); non-finite when none can compute it.
+    /// Cost: O(operations) box tests, then one operation (up to three when grids miss).
     public func toWGS84(lon: Double, lat: Double) -> (lon: Double, lat: Double) {
-        if let p = Self.forward(steps, lon: lon, lat: lat) { return p }
-        if let fallback, let p = Self.forward(fallback.steps, lon: lon, lat: lat) { return p }
+        apply(lon: lon, lat: lat) { Self.forward($0.steps, lon: lon, lat: lat) }
+    }
+
+    /// WGS 84 lon/lat degrees → datum lon/lat degrees (the inverse of ``toWGS84(lon:lat:)``);
+    /// the operation is picked by the WGS 84 point, as PROJ picks in the inverse direction.
+    public func fromWGS84(lon: Double, lat: Double) -> (lon: Double, lat: Double) {
+        apply(lon: lon, lat: lat) { Self.inverse($0.steps, lon: lon, lat: lat) }
+    }
+
+    /// The operation at index `i`: 0 the main one, then ``alternatives``.
+    private func operation(_ i: Int) -> Alternative { i == 0 ? main : alternatives[i - 1] }
+
+    /// PROJ's per-point choice: up to three operations whose area holds the point, best
+    /// first, then the first that needs no grid.
+    private func apply(lon: Double, lat: Double,
+                       _ run: (Alternative) -> (lon: Double, lat: Double)?) -> (lon: Double, lat: Double) {
+        if alternatives.isEmpty {  // the common case: one operation, no choice to make
+            return run(main) ?? (.nan, .nan)
+        }
+        var excluded = (-1, -1)
+        for attempt in 0..<3 {
+            guard let i = suggested(lon: lon, lat: lat, excluding: excluded) else { break }
+            if let p = run(operation(i)) { return p }
+            if attempt == 0 { excluded.0 = i } else { excluded.1 = i }
+        }
+        for i in 0...alternatives.count where !operation(i).needsGrid {
+            return run(operation(i)) ?? (.nan, .nan)
+        }
         return (.nan, .nan)
     }
 
-    /// WGS 84 lon/lat degrees → datum lon/lat degrees (the inverse of ``toWGS84(lon:lat:)``).
-    public func fromWGS84(lon: Double, lat: Double) -> (lon: Double, lat: Double) {
-        if let p = Self.inverse(steps, lon: lon, lat: lat) { return p }
-        if let fallback, let p = Self.inverse(fallback.steps, lon: lon, lat: lat) { return p }
-        return (.nan, .nan)
+    /// The index of the operation PROJ's `pj_get_suggested_operation` picks for the point.
+    private func suggested(lon: Double, lat: Double, excluding excluded: (Int, Int)) -> Int? {
+        var best: Int?
+        var bestAccuracy = Double.greatestFiniteMagnitude
+        for i in 0...alternatives.count where i != excluded.0 && i != excluded.1 {
+            let op = operation(i)
+            guard op.covers(lon: lon, lat: lat) else { continue }
+            guard let b = best else {
+                best = i
+                bestAccuracy = op.accuracyToWGS84 ?? .greatestFiniteMagnitude
+                continue
+            }
+            guard let a = op.accuracyToWGS84, op.areas.first?.offshore != true else { continue }
+            if a < bestAccuracy || (a == bestAccuracy && op.strictlyInside(operation(b))) {
+                best = i
+                bestAccuracy = a
+            }
+        }
+        return best
     }
 
     private static func forward(_ steps: [Step], lon: Double, lat: Double) -> (lon: Double, lat: Double)? {
@@ -193,7 +327,8 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
 
     /// The value of the build summary and of the `tilepack:datum_transform` metadata key:
     /// "DHDN to WGS 84 (4) [EPSG:15949, BETA2007.gsb, 1 m]", with the frame treated as
-    /// WGS 84 when the operation ends on one ("…, to ETRS89 = WGS 84 ±1 m]").
+    /// WGS 84 when the operation ends on one ("…, to ETRS89 = WGS 84 ±1 m]"), then the
+    /// more accurate ``alternatives`` ("; inside their areas EPSG:5239 (1 m), …").
     public var summary: String {
         var parts = [code]
         parts += gridNames
@@ -202,7 +337,15 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
         if !target.isWGS84 {
             parts.append("\(target.name) as WGS 84" + (target.accuracyToWGS84.map { " ±\(Self.metres($0)) m" } ?? ""))
         }
-        return "\(name) [\(parts.joined(separator: ", "))]"
+        let text = "\(name) [\(parts.joined(separator: ", "))]"
+        let better = alternatives.filter { a in
+            guard let x = a.accuracyToWGS84 else { return false }
+            return x < (accuracyToWGS84 ?? .infinity)
+        }
+        guard !better.isEmpty else { return text }
+        return text + "; inside their areas " + better.map { a in
+            "\(a.code) (\(a.accuracy.map { "\(Self.metres($0)) m" } ?? "accuracy unknown"))"
+        }.joined(separator: ", ")
     }
 
     public var description: String {

@@ -248,6 +248,58 @@ struct BuildResumeShardTests {
         #expect(!fileExists(out))
     }
 
+    /// The datum operations proj.db gave are part of a build's identity: a resume or a shard
+    /// made where BETA2007.gsb was installed does not continue one made without it (the map
+    /// would move by a metre between tiles), and the refusal names the file.
+    @Test(.enabled(if: DatumTransformationTests.haveProjData)) func datumOperationsAreInTheIdentity() throws {
+        let dir = TemporaryDirectory()
+        // A 64×64 DEM in DHDN / 3-degree Gauss-Kruger zone 3 (EPSG:31467), 100 m pixels.
+        let source = dir.file("gk3.tif")
+        var options = GeoTIFFWriter.Options(width: 64, height: 64, samplesPerPixel: 1, sampleType: .float32)
+        options.geoTransform = GeoTransform([3_500_000, 100, 0, 5_500_000, 0, -100])
+        options.geoKeys = GeoKeyDirectory(entries: [
+            (GeoKey.gtModelType, .shorts([1])), (GeoKey.gtRasterType, .shorts([1])), (GeoKey.projectedCSType, .shorts([31467])),
+        ])
+        let writer = try GeoTIFFWriter(path: source, options: options)
+        try writer.write { bx, by, block in
+            let r = writer.blockRegion(blockX: bx, blockY: by)
+            for j in 0..<r.height { for i in 0..<r.width {
+                let v = Float(200 + (r.x + i) * 3 + (r.y + j) * 2)
+                withUnsafeBytes(of: v.bitPattern.littleEndian) { b in
+                    for k in 0..<4 { block[((j * options.blockWidth + i) * 4) + k] = b[k] }
+                }
+            } }
+        }
+        // proj.db in its own folder (no grids beside it) and proj.db beside Debian's grids.
+        let bare = dir.file("bare")
+        #expect(mkdir(bare, 0o755) == 0)
+        #expect(symlink(DatumTransformationTests.projDB, bare + "/proj.db") == 0)
+        let withGrid = try CRSRegistry(projDB: DatumTransformationTests.projDB)
+        let withoutGrid = try CRSRegistry(projDB: bare + "/proj.db")
+        func request(_ registry: CRSRegistry) -> RegionBuild.Request {
+            var r = RegionBuild.Request(sourcePath: source)
+            r.outputPath = dir.file("gk3.mbtiles")
+            r.codec = .png
+            r.options.minZoom = 9
+            r.options.maxZoom = 13
+            r.options.workers = 1
+            r.crsRegistry = registry
+            return r
+        }
+        #expect(throws: InterruptingSink.Interrupted.self) { try Self.build(request(withGrid), interruptAfter: 3) }
+        var resume = request(withoutGrid)
+        resume.resume = true
+        let error = try #require(throws: ShardError.self) { try Self.build(resume) }
+        #expect(error.description.contains("built with different options ("))
+        #expect(error.description.contains("BETA2007.gsb"))
+        #expect(!error.description.contains("\n"))
+        // The same registry resumes; the archive names the grid operation.
+        var same = request(withGrid)
+        same.resume = true
+        let done = try Self.build(same)
+        #expect(done.resumedFrom != nil && done.datumTransform == "DHDN to WGS 84 (4) [EPSG:15949, BETA2007.gsb, 1 m]")
+    }
+
     @Test func shardArgumentsAndPartition() throws {
         #expect(BuildShard(argument: "2/4") == BuildShard(index: 2, count: 4))
         for bad in ["4/4", "-1/4", "1/0", "x", "1/2/3", "", "1/"] { #expect(BuildShard(argument: bad) == nil, "\(bad)") }

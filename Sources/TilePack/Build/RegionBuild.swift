@@ -198,7 +198,7 @@ public struct RegionBuild: Sendable {
             })
         }
         metadata.buildOptions = try buildOptionsJSON(plan: plan)
-        let identity = try buildIdentity(metadata: metadata)
+        let identity = try buildIdentity(metadata: metadata, datumTransformation: opened.georeference.crs.datumTransformation)
         var resuming: MBTilesWriter.Interrupted? = nil
         if request.resume, let interrupted = MBTilesWriter.interrupted(target: output).first(where: { $0.identity != nil }) {
             try Self.check(interrupted.identity ?? [:], path: interrupted.path, against: identity, reference: "this build")
@@ -242,7 +242,7 @@ public struct RegionBuild: Sendable {
         if let kind = report.color.valueKind { writer.metadata.extra[MBTilesMetadata.Key.valueKind] = kind.rawValue }
         writer.metadata.extra[MBTilesMetadata.Key.colorMode] = report.color.mode.rawValue
         if !report.legend.isEmpty { writer.metadata.extra[MBTilesMetadata.Key.legend] = try LegendEntry.json(report.legend) }
-        // Written after the identity: a resumed build of an older journal still matches.
+        // Metadata, not identity (which carries the operations itself when proj.db gave them).
         let datumTransform = opened.georeference.crs.datumTransformSummary
         writer.metadata.extra[MBTilesMetadata.Key.datumTransform] = datumTransform
         try writer.finish()
@@ -268,14 +268,15 @@ public struct RegionBuild: Sendable {
         static let source = "source_sha256", options = "options", shard = "shard"
     }
 
-    /// What a resume must match: the source's digest, every option that changes a tile's
-    /// bytes, and the shard.
-    func buildIdentity(metadata: MBTilesMetadata) throws -> [String: String] {
+    /// What a resume (and a merge of shards) must match: the source's digest, every option
+    /// that changes a tile's bytes, the datum operations proj.db gave (another proj.db, or a
+    /// grid installed in between, moves the map by metres), and the shard.
+    func buildIdentity(metadata: MBTilesMetadata, datumTransformation: DatumTransformation? = nil) throws -> [String: String] {
         let o = request.options
         let options = try JSONOutput.string(Fingerprint(
             recorded: metadata.buildOptions ?? "", approximationError: o.approximationError,
             elevationRange: o.elevationRange.map { [$0.lowerBound, $0.upperBound] }, tileSize: metadata.tileSize,
-            terrain: o.terrain.fingerprint))
+            terrain: o.terrain.fingerprint, datumTransform: datumTransformation?.summary))
         return [IdentityKey.source: Self.sourceDigest(sha256: metadata.sourceSHA256, sources: metadata.sources),
                 IdentityKey.options: options, IdentityKey.shard: request.shard?.description ?? "none"]
     }
@@ -309,10 +310,14 @@ public struct RegionBuild: Sendable {
         let tileSize: Int
         /// The tint's stops (a colour file's contents), range and light.
         let terrain: String
+        /// The proj.db operations to WGS 84 (``DatumTransformation/summary``); absent when the
+        /// CRS needs none or states its own TOWGS84, so those identities stay as they were.
+        let datumTransform: String?
 
         enum CodingKeys: String, CodingKey {
             case recorded = "build_options", approximationError = "approximation_error"
             case elevationRange = "elevation_range", tileSize = "tile_size", terrain
+            case datumTransform = "datum_transform"
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -322,6 +327,7 @@ public struct RegionBuild: Sendable {
             try c.encodeOrNull(elevationRange, forKey: .elevationRange)
             try c.encode(tileSize, forKey: .tileSize)
             try c.encode(terrain, forKey: .terrain)
+            try c.encodeIfPresent(datumTransform, forKey: .datumTransform)
         }
     }
 

@@ -30,7 +30,7 @@ public struct EqualEarth: Sendable, Equatable {
 
     /// Geodetic lon/lat (radians) → easting/northing (metres).
     public func forward(lon: Double, lat: Double) -> (x: Double, y: Double) {
-        let sinBeta = min(1, max(-1, AuthalicLatitude.q(sinPhi: sin(lat), e: e) / qp))
+        let sinBeta = UnitClamp.clamp(AuthalicLatitude.q(sinPhi: sin(lat), e: e) / qp)
         let th = asin(Self.m * sinBeta)
         let t2 = th * th, t6 = t2 * t2 * t2
         let dl = remainder(lon - lon0, 2 * .pi)
@@ -58,7 +58,7 @@ public struct EqualEarth: Sendable, Equatable {
         let fp = Self.a1 + 3 * Self.a2 * t2 + t6 * (7 * Self.a3 + 9 * Self.a4 * t2)
         let dl = Self.m * xr * fp / cos(th)
         guard abs(dl) <= .pi * (1 + 1e-12) else { return (.nan, .nan) }
-        let sinBeta = min(1, max(-1, sin(th) / Self.m))
+        let sinBeta = UnitClamp.clamp(sin(th) / Self.m)
         return (remainder(lon0 + dl, 2 * .pi), AuthalicLatitude.latitude(q: sinBeta * qp, qp: qp, e: e))
     }
 }

@@ -48,7 +48,7 @@ public struct HotineObliqueMercator: Sendable, Equatable {
         let f = d + d2m1.squareRoot() * signPhi
         // H = F·t0^B, t0 = exp(−ψc)
         lnH = log(f) - b * ConformalLatitude.isometric(phi: phic, e: e)
-        let gamma0 = asin(min(1, max(-1, sin(alphac) / d)))
+        let gamma0 = asin(UnitClamp.clamp(sin(alphac) / d))
         sinG0 = sin(gamma0)
         cosG0 = cos(gamma0)
         let gammac = rectifiedGridAngle.map { $0 * .pi / 180 } ?? gamma0

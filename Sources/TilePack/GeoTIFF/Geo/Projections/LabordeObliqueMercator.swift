@@ -53,7 +53,7 @@ public struct LabordeObliqueMercator: Sendable, Equatable {
         let v = cp * cos(l) * sinS - sp * cosS
         let w = cp * sin(l)
         let lp = atan2(v, u)
-        let pp = asin(min(1, max(-1, w)))
+        let pp = asin(UnitClamp.clamp(w))
         // H = −L′ + i·ln tan(π/4 + P′/2); H + G·H³.
         let hr = -lp, hi = asinh(tan(pp))
         let h2r = hr * hr - hi * hi, h2i = 2 * hr * hi
@@ -85,7 +85,7 @@ public struct LabordeObliqueMercator: Sendable, Equatable {
         let lp = -hr, pp = atan(sinh(hi))
         let u = cos(pp) * cos(lp), v = cos(pp) * sin(lp), w = sin(pp)
         let x1 = cosS * u + sinS * v, x3 = sinS * u - cosS * v
-        let p = asin(min(1, max(-1, x3)))
+        let p = asin(UnitClamp.clamp(x3))
         let l = atan2(w, x1)
         let psi = (asinh(tan(p)) - c) / b
         let lat = ConformalLatitude.latitude(isometric: psi, e: e)

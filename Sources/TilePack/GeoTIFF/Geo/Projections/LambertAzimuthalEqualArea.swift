@@ -27,9 +27,9 @@ public struct LambertAzimuthalEqualArea: Sendable, Equatable {
         e = ellipsoid.eccentricity
         e2 = ellipsoid.eccentricitySquared
         let phi0 = latitudeOfCentre * .pi / 180
-        qp = Self.q(1, e: e, e2: e2)
+        qp = AuthalicLatitude.q(sinPhi: 1, e: e)
         rq = a * (qp / 2).squareRoot()
-        let b0 = asin(Self.q(sin(phi0), e: e, e2: e2) / qp)
+        let b0 = asin(AuthalicLatitude.q(sinPhi: sin(phi0), e: e) / qp)
         sinB0 = sin(b0)
         cosB0 = cos(b0)
         let s0 = sin(phi0)
@@ -40,16 +40,10 @@ public struct LambertAzimuthalEqualArea: Sendable, Equatable {
         fn = falseNorthing
     }
 
-    /// q(φ) from sin φ: (1 − e²)[sinφ/(1 − e² sin²φ) + atanh(e sinφ)/e]; 2 sinφ on a sphere.
-    static func q(_ s: Double, e: Double, e2: Double) -> Double {
-        guard e != 0 else { return 2 * s }
-        return (1 - e2) * (s / (1 - e2 * s * s) + atanh(e * s) / e)
-    }
-
     /// Geodetic lon/lat (radians) → easting/northing (metres).
     public func forward(lon: Double, lat: Double) -> (x: Double, y: Double) {
         let lam = remainder(lon - lon0, 2 * .pi)
-        let q = Self.q(sin(lat), e: e, e2: e2)
+        let q = AuthalicLatitude.q(sinPhi: sin(lat), e: e)
         switch aspect {
         case .north:
             let rho = a * max(0, qp - q).squareRoot()
@@ -58,7 +52,7 @@ public struct LambertAzimuthalEqualArea: Sendable, Equatable {
             let rho = a * max(0, qp + q).squareRoot()
             return (fe + rho * sin(lam), fn + rho * cos(lam))
         case .oblique:
-            let sinB = min(1, max(-1, q / qp))
+            let sinB = UnitClamp.clamp(q / qp)
             let cosB = (1 - sinB * sinB).squareRoot()
             let b = rq * (2 / (1 + sinB0 * sinB + cosB0 * cosB * cos(lam))).squareRoot()
             return (fe + b * d * cosB * sin(lam), fn + (b / d) * (cosB0 * sinB - sinB0 * cosB * cos(lam)))
@@ -88,22 +82,6 @@ public struct LambertAzimuthalEqualArea: Sendable, Equatable {
         return (remainder(lon0 + lam, 2 * .pi), latitude(q: q))
     }
 
-    /// φ from q by Newton's method (Snyder 3-16) from the authalic series start (GN 7-2).
-    func latitude(q: Double) -> Double {
-        if abs(q) >= qp { return q > 0 ? .pi / 2 : -.pi / 2 }
-        let beta = asin(q / qp)
-        guard e != 0 else { return beta }
-        let e4 = e2 * e2, e6 = e4 * e2
-        var phi = beta + (e2 / 3 + 31 * e4 / 180 + 517 * e6 / 5040) * sin(2 * beta)
-            + (23 * e4 / 360 + 251 * e6 / 3780) * sin(4 * beta) + (761 * e6 / 45360) * sin(6 * beta)
-        for _ in 0..<4 {
-            let s = sin(phi), c = cos(phi)
-            guard c > 1e-12 else { break }
-            let w = 1 - e2 * s * s
-            let dphi = w * w / (2 * c) * (q / (1 - e2) - s / w - atanh(e * s) / e)
-            phi += dphi
-            if abs(dphi) < 1e-15 { break }
-        }
-        return phi
-    }
+    /// φ from q (``AuthalicLatitude/latitude(q:qp:e:)``).
+    func latitude(q: Double) -> Double { AuthalicLatitude.latitude(q: q, qp: qp, e: e) }
 }

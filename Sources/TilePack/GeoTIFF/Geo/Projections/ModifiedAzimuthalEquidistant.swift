@@ -45,9 +45,9 @@ public struct ModifiedAzimuthalEquidistant: Sendable, Equatable {
         let h = e * cos0 * ca / (1 - e2).squareRoot()
         let s: Double
         if abs(sa) < 1e-15 {
-            s = asin(min(1, max(-1, cos0 * sin(psi) - sin0 * cos(psi)))) * (ca < 0 ? -1 : 1)
+            s = asin(UnitClamp.clamp(cos0 * sin(psi) - sin0 * cos(psi))) * (ca < 0 ? -1 : 1)
         } else {
-            s = asin(min(1, max(-1, sin(dl) * cos(psi) / sa)))
+            s = asin(UnitClamp.clamp(sin(dl) * cos(psi) / sa))
         }
         let h2 = h * h, s2 = s * s
         let c = nu0 * s * (1 - s2 * h2 * (1 - h2) / 6 + s2 * s / 8 * g * h * (1 - 2 * h2)
@@ -67,9 +67,9 @@ public struct ModifiedAzimuthalEquidistant: Sendable, Equatable {
         let d = cp / nu0
         let j = d - capA * (1 + capA) * d * d * d / 6 - capB * (1 + 3 * capA) * d * d * d * d / 24
         let k = 1 - capA * j * j / 2 - capB * j * j * j / 6
-        let psi = asin(min(1, max(-1, sin0 * cos(j) + cos0 * sin(j) * ca)))
+        let psi = asin(UnitClamp.clamp(sin0 * cos(j) + cos0 * sin(j) * ca))
         var lat = atan((1 - e2 * k * sin0 / sin(psi)) * tan(psi) / (1 - e2))
-        var lon = lon0 + asin(min(1, max(-1, sin(alpha) * sin(j) / cos(psi))))
+        var lon = lon0 + asin(UnitClamp.clamp(sin(alpha) * sin(j) / cos(psi)))
         // Newton on the forward: the series are not exact inverses of each other.
         let hstep = 1e-7
         for _ in 0..<3 {

@@ -246,6 +246,23 @@ struct CRSRegistryTests {
         #expect("\(old)".hasSuffix("deprecated in the EPSG dataset"))
     }
 
+    /// A built-in code on a datum the table gives no shift takes proj.db's operations: NAD27
+    /// UTM 11N is no longer treated as WGS 84 (~100 m off in California) when proj.db is there.
+    @Test(.enabled(if: hasSystemProjDB)) func builtinCodesTakeProjDBDatumOperations() throws {
+        let r = try Self.registry()
+        let nad27 = try r.crs(epsg: 26711)
+        let table = try CRS(epsg: 26711)
+        #expect(table.datumTransformation == nil && table.datumNote?.contains("treated as WGS 84") == true)
+        #expect(nad27.projection == table.projection && nad27.name == table.name)
+        #expect(nad27.datumTransformation?.code == "EPSG:1172" && nad27.geodeticCRSCode == 4267)
+        // PROJ 9.1: cs2cs EPSG:4267 EPSG:4326 at 34.05°N 118.2°W (NAD27 to WGS 84 (6) there).
+        let p = try #require(nad27.datumTransformation).toWGS84(lon: -118.2, lat: 34.05)
+        #expect(metresApart(p, (-118.2008901301, 34.0500078596)) < 0.001)
+        // Datums the table shifts, or WGS 84, stay as the table has them.
+        #expect(try r.crs(epsg: 32633) == (try CRS(epsg: 32633)))
+        #expect(try CRSRegistry.builtin.crs(epsg: 26711) == table)
+    }
+
     /// Methods other helpers add: the registry's definition now, points after the merge.
     @Test(.enabled(if: hasSystemProjDB)) func definitionsOfOtherMethods() throws {
         let r = try Self.registry()

@@ -84,7 +84,7 @@ public final class CRSRegistry: Sendable {
     /// The CRS for a code, nil when neither the table nor proj.db has it (GeoKeys that spell
     /// the projection out may still define one).
     func registered(epsg code: Int) throws(CRSError) -> CRS? {
-        if let builtin = try? CRS(epsg: code) { return builtin }
+        if let builtin = try? CRS(epsg: code) { return try withProjDBDatumTransformation(builtin, code: code) }
         guard let session else { return nil }
         let result = session.state.withLock { state -> Result<CRS?, CRSError> in
             if let cached = state.cache[code] { return cached }
@@ -99,6 +99,33 @@ public final class CRSRegistry: Sendable {
             return r
         }
         return try result.get()
+    }
+
+    /// A built-in CRS on a datum the table gives no shift (NAD27, Tokyo …) with proj.db's
+    /// operations to WGS 84, as a proj.db CRS gets them: the same definition, and NAD27 UTM
+    /// no longer treated as WGS 84 (up to ~200 m off) when PROJ's database is at hand.
+    /// Others, and every CRS without proj.db, come back as they are.
+    /// Cost: O(1) after the first lookup of a code (cached with the others).
+    private func withProjDBDatumTransformation(_ builtin: CRS, code: Int) throws(CRSError) -> CRS {
+        guard let session, builtin.datumTransformation == nil, builtin.datum.toWGS84 == nil,
+              !builtin.datum.isWGS84Compatible, builtin.datum.epsg != 6326 else { return builtin }
+        let result = session.state.withLock { state -> Result<CRS?, CRSError> in
+            if let cached = state.cache[code] { return cached }
+            let r: Result<CRS?, CRSError>
+            do throws(CRSError) {
+                var crs = builtin
+                if crs.kind == .projected {
+                    let row = try state.reader.projected(.init(authority: "EPSG", code: String(code)))
+                    crs.geodeticCRSCode = row?.geodetic.flatMap { $0.authority == "EPSG" ? Int($0.code) : nil }
+                } else {
+                    crs.geodeticCRSCode = code
+                }
+                r = .success(try Self.attachDatumTransformation(crs, code: code, db: state.reader.db, gridDirectories: gridDirectories))
+            } catch { r = .failure(error) }
+            if case .failure(.registry) = r {} else { state.cache[code] = r }
+            return r
+        }
+        return try result.get() ?? builtin
     }
 
     /// `crs` with the best operation proj.db lists from its datum to WGS 84 that tilepack can

@@ -596,7 +596,7 @@ import TilePackTools
             _ = try TrustAnchors(contentsOf: dir.path + "/trust.json")
             Issue.record("a FIFO was read as a trust file")
         } catch {
-            #expect(error.description == "\(dir.path)/trust.json: not a regular file")
+            #expect(error.description == "\(dir.path)/trust.json: is a FIFO, not a regular file")
         }
         let real = try Self.writeTrust(dir, #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"]}"#, name: "real.json")
         do {
@@ -604,7 +604,7 @@ import TilePackTools
             Issue.record("a FIFO was read as a root")
         } catch {
             #expect(error.field == "app_store_roots[0]")
-            #expect(error.detail.hasSuffix("root.der: not a regular file"))
+            #expect(error.detail.hasSuffix("root.der: is a FIFO, not a regular file"))
         }
         #expect(ContinuousClock.now - start < .seconds(1))
     }

@@ -232,7 +232,7 @@ enum PackFixture {
         expectPackError(.notFound, dir.file("absent")) { _ = try PackReader(path: dir.file("absent")) }
         let fifo = dir.file("fifo.mbtiles")
         #expect(mkfifo(fifo, 0o600) == 0)
-        expectPackError(.cannotOpen, fifo) { _ = try PackReader(path: fifo) }  // refused, never blocks
+        expectPackError(.notRegularFile, fifo) { _ = try PackReader(path: fifo) }  // refused, never blocks
         let bad = dir.file("bad-writer.mbtiles")
         #expect(throws: ArchiveError.self) { _ = try PackWriter(path: bad, layers: [], metadata: [:]) }
         let dup = [PackFixture.layers[0], PackFixture.layers[0]]

@@ -79,13 +79,13 @@ struct CRSRegistryTests {
         let path = dir.file("proj.db")
         #expect(mkfifo(path, 0o600) == 0)
         let start = ContinuousClock.now
-        #expect(throws: CRSRegistryError.notRegularFile(path: path, origin: "PROJ_DATA")) {
+        #expect(throws: CRSRegistryError.notRegularFile(path: path, origin: "PROJ_DATA", kind: "a FIFO")) {
             try CRSRegistry.locate(explicitPath: nil, environment: ["PROJ_DATA": dir.path])
         }
         #expect(ContinuousClock.now - start < .seconds(2))
-        #expect(CRSRegistryError.notRegularFile(path: path, origin: "PROJ_DATA").description == "proj.db \(path) (PROJ_DATA): not a regular file")
+        #expect(CRSRegistryError.notRegularFile(path: path, origin: "PROJ_DATA", kind: "a FIFO").description == "proj.db \(path) (PROJ_DATA): is a FIFO, not a regular file")
         mkdir(dir.file("d"), 0o755)
-        #expect(throws: CRSRegistryError.notRegularFile(path: dir.file("d"), origin: "--proj-db")) { try CRSRegistry(projDB: dir.file("d")) }
+        #expect(throws: CRSRegistryError.notRegularFile(path: dir.file("d"), origin: "--proj-db", kind: "a directory")) { try CRSRegistry(projDB: dir.file("d")) }
     }
 
     @Test func notSQLite() throws {

@@ -681,7 +681,7 @@ import Testing
             ("signed by another key", .badSignature, { try lib.sign(serial: 9, freeMaxZoom: 24, key: other) }),
             ("an older serial", .staleSerial, { try lib.sign(serial: 1, freeMaxZoom: 24) }),
             ("a symlink loop", .cannotRead, { unlink(jwsPath); symlink(jwsPath, jwsPath) }),
-            ("a directory", .cannotRead, { unlink(jwsPath); mkdir(jwsPath, 0o755) }),
+            ("a directory", .notRegularFile, { unlink(jwsPath); mkdir(jwsPath, 0o755) }),
         ]
         for (name, kind, damage) in cases {
             try damage()

@@ -10,8 +10,10 @@ public struct ArchiveError: TilePackError, Equatable {
     public enum Problem: Sendable, Equatable {
         /// The file does not exist.
         case notFound
-        /// The file is unreadable (permissions, a directory, an I/O error).
+        /// The file is unreadable (permissions, an I/O error).
         case cannotOpen
+        /// The path names a FIFO, directory, device or socket where an archive is expected.
+        case notRegularFile
         /// The bytes are not an SQLite database (random data, truncated header, wrong file).
         case notSQLite
         /// An SQLite database without the MBTiles tables, or a foreign `application_id`.

@@ -19,7 +19,7 @@ package enum ArchiveFile {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ArchiveError(path: path, problem: .cannotOpen, detail: "cannot open archive: not a regular file")
+            throw ArchiveError(path: path, problem: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
         }
         var header = [UInt8](repeating: 0, count: 100)
         let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
@@ -59,7 +59,7 @@ package enum ArchiveFile {
         defer { close(input) }
         var info = stat()
         guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ArchiveError(path: from, problem: .cannotOpen, detail: "is not a regular file")
+            throw ArchiveError(path: from, problem: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
         }
         let output = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else {

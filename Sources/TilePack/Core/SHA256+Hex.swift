@@ -28,7 +28,7 @@ package enum FileDigest {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw InputFileError(path: path, problem: "is not a regular file")
+            throw InputFileError(path: path, problem: RegularFile.notRegular(mode: info.st_mode))
         }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

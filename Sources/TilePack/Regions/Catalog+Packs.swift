@@ -9,7 +9,7 @@ extension Catalog {
     /// Cost: O(size of the answer).
     public func areaProducts(of id: String) -> [Product] {
         guard let i = products.firstIndex(where: { $0.id == id }) else { return [] }
-        return coverage[i].compactMap { products[$0].area == nil ? nil : products[$0] }
+        return coveredAreas(i).map { products[$0] }
     }
 
     /// A product selling zooms that none of its archives holds.

@@ -11,6 +11,8 @@ public struct CatalogError: TilePackError, Equatable {
         case notFound
         /// The file exists but cannot be read (permissions, a directory, too large).
         case cannotRead
+        /// The path names a FIFO, directory, device or socket where a catalog is expected.
+        case notRegularFile
         /// Not JSON, or JSON of the wrong shape (a missing field, a string where a number goes).
         case malformed
         /// A field the schema does not have (a typo such as `minZoom`), or one that does not

@@ -191,9 +191,13 @@ public final class RegionAccessPolicy: AccessPolicy {
             return c
         }
         func offers() -> [ProductOffer] {
-            offerOrder.compactMap { entry in
-                catalog.coverage[entry.index].contains { sells($0) && cover($0) != .outside } ? entry.offer : nil
+            // The products that reach an area selling this tile, in one pass over the includes
+            // graph (each product after what it includes): O(products + includes).
+            var reaches = [Bool](repeating: false, count: catalog.products.count)
+            for k in catalog.includedFirst {
+                reaches[k] = (sells(k) && cover(k) != .outside) || catalog.children[k].contains { reaches[$0] }
             }
+            return offerOrder.compactMap { reaches[$0.index] ? $0.offer : nil }
         }
         let owned = entitledAreas.filter { sells($0) && cover($0) != .outside }
         if owned.isEmpty { return .denied(unlockedBy: offers()) }

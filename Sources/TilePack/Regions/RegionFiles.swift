@@ -55,7 +55,7 @@ package enum RegionFiles {
         guard fstat(fd, &info) == 0 else {
             throw ReadFailure(problem: "cannot stat (\(AtomicReplacement.message(errno)))", category: .environment)
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw ReadFailure(problem: "not a regular file", category: .invalidInput) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw ReadFailure(problem: RegularFile.notRegular(mode: info.st_mode), category: .invalidInput) }
         if privateFile, info.st_mode & 0o077 != 0 {
             throw ReadFailure(problem: "private key file has mode 0\(String(info.st_mode & 0o777, radix: 8)); it must be 0600 (chmod 600)",
                               category: .invalidInput)

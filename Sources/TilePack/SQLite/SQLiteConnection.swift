@@ -1,5 +1,10 @@
 import TilePackCore
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One open SQLite database handle (`sqlite3*`), in the manner of GRDB's `Database`.
 ///
@@ -45,6 +50,16 @@ public final class SQLiteConnection {
         case .readWriteExisting: flags |= SQLITE_OPEN_READWRITE
         case .readOnly: flags |= SQLITE_OPEN_READONLY
         case .readOnlyImmutable: flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+        }
+        // SQLite's open(2) of a FIFO blocks until a writer comes: refuse anything but a regular
+        // file first (a path that does not exist yet is SQLite's to create or refuse).
+        if !path.isEmpty, path != ":memory:" {
+            switch RegularFile.openForReading(path) {
+            case .success(let opened): close(opened.fd)
+            case .failure(let failure) where failure.errno == 0:
+                throw SQLiteError(code: .notADatabase, message: failure.problem, path: path)
+            case .failure: break  // missing or unreadable: SQLite says so in its own words
+            }
         }
         var db: OpaquePointer?
         let code = sqlite3_open_v2(mode == .readOnlyImmutable ? Self.immutableURI(path) : path, &db, flags, nil)

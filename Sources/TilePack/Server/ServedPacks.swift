@@ -281,7 +281,7 @@ public final class ServedPacks: Sendable {
     static func regularFile(_ path: String) -> FileCheck {
         var info = stat()
         guard stat(path, &info) == 0 else { return .failure("cannot stat (\(AtomicReplacement.message(errno)))") }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .failure("is not a regular file") }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(RegularFile.notRegular(mode: info.st_mode)) }
         guard info.st_size > 0 else { return .failure("is empty") }
         return .success(info)
     }

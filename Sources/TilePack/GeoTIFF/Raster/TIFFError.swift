@@ -27,6 +27,8 @@ public struct TIFFError: TilePackError, Equatable {
         case badWindow
         /// The operating system refused to open or read the file.
         case io
+        /// The path names a FIFO, directory, device or socket (the user's input, exit 2).
+        case notRegularFile
     }
 
     /// The file the problem is in.

@@ -15,24 +15,17 @@ final class TIFFFileHandle: Sendable {
     let size: UInt64
     private let fd: Int32
 
+    /// - Throws: `.notRegularFile` saying what the path is when it is not a regular file (a
+    ///   FIFO is refused at once, never waited on); `.io` when it cannot be opened.
     init(path: String) throws(TIFFError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw TIFFError(path: path, kind: .io, detail: "cannot open: \(String(cString: strerror(errno)))")
+        switch RegularFile.openForReading(path) {
+        case .success(let opened):
+            self.path = path
+            self.fd = opened.fd
+            self.size = opened.size
+        case .failure(let failure):
+            throw TIFFError(path: path, kind: failure.errno == 0 ? .notRegularFile : .io, detail: failure.problem)
         }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            let message = String(cString: strerror(errno))
-            close(fd)
-            throw TIFFError(path: path, kind: .io, detail: "cannot stat: \(message)")
-        }
-        guard (st.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            throw TIFFError(path: path, kind: .io, detail: "not a regular file")
-        }
-        self.path = path
-        self.fd = fd
-        self.size = UInt64(clamping: st.st_size)  // never negative for a regular file
     }
 
     deinit { close(fd) }

@@ -57,7 +57,7 @@ struct PackDownload {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw PackError(.io, subject: partPath, "is not a regular file")
+            throw PackError(.io, subject: partPath, RegularFile.notRegular(mode: info.st_mode))
         }
         var offset = Int64(info.st_size)
         var etag: String?

@@ -158,7 +158,7 @@ enum GridFile {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            throw DatumGridError(path: path, kind: .unreadable, detail: "not a regular file")
+            throw DatumGridError(path: path, kind: .unreadable, detail: RegularFile.notRegular(mode: st.st_mode))
         }
         guard let size = Int(exactly: st.st_size), size <= limit else {
             throw DatumGridError(path: path, kind: .tooLarge, detail: "\(st.st_size) bytes, over the \(limit >> 20) MiB a grid may have")

@@ -8,7 +8,7 @@ public enum CRSRegistryError: TilePackError, Equatable {
     /// The path does not exist (`--proj-db`, or a PROJ_DATA/PROJ_LIB directory without proj.db).
     case missing(path: String, origin: String)
     /// Not a regular file (a directory, FIFO, device): never handed to SQLite, which could block on it.
-    case notRegularFile(path: String, origin: String)
+    case notRegularFile(path: String, origin: String, kind: String)
     /// open/fstat/read failed (permissions, I/O).
     case unreadable(path: String, origin: String, reason: String)
     /// The first 16 bytes are not "SQLite format 3\0", or the file is shorter than a header.
@@ -34,8 +34,8 @@ public enum CRSRegistryError: TilePackError, Equatable {
         switch self {
         case .missing(let path, let origin):
             "proj.db \(path) (\(origin)): no such file"
-        case .notRegularFile(let path, let origin):
-            "proj.db \(path) (\(origin)): not a regular file"
+        case .notRegularFile(let path, let origin, let kind):
+            "proj.db \(path) (\(origin)): is \(kind), not a regular file"
         case .unreadable(let path, let origin, let reason):
             "proj.db \(path) (\(origin)): cannot read (\(reason))"
         case .notSQLite(let path, let origin):

@@ -38,7 +38,7 @@ enum ProjDBFile {
         guard fstat(fd, &info) == 0 else {
             throw .unreadable(path: path, origin: origin, reason: String(cString: strerror(errno)))
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path, origin: origin) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path, origin: origin, kind: RegularFile.kind(mode: info.st_mode)) }
         var header = [UInt8](repeating: 0, count: 100)
         var filled = 0
         while filled < header.count {

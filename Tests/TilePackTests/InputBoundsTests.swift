@@ -168,7 +168,7 @@ import CZlib
 
     @Test func aBlobAboveTheLimitIsRefusedUnreadAndRemembered() throws {
         let dir = TemporaryDirectory()
-        let path = try archive(dir, "blob.mbtiles", edit: "UPDATE tiles SET tile_data = zeroblob(2000000)")
+        let path = try archive(dir, "blob.mbtiles", edit: "UPDATE images SET tile_data = zeroblob(2000000)")
         let reader = try MBTilesReader(path: path)
         let limit = TileStore.maxStoredTileBytes(tileSize: 256)
         #expect(limit == 589_824)

@@ -6,7 +6,7 @@ import TilePackCore
 /// docs/limits.md ("Input limits") lists them for users.
 public enum TIFFLimits {
     /// Most samples per pixel (bands) read: 4,096. Hyperspectral sensors store a few hundred
-    /// bands (AVIRIS 224, EnMAP 242, PRISMA 239); the build holds about 1.3 MiB per band and
+    /// bands (AVIRIS 224, EnMAP 242, PRISMA 239); the build holds about 1.5 MiB per 8-bit band and
     /// worker (``BuildMemoryPlan``), so even this many need a budget in GiB. SamplesPerPixel is
     /// a SHORT: without the cap a 542-byte header claims 65,535 bands (16 GiB of build buffers).
     public static let maxBands = 4096

@@ -82,9 +82,15 @@ import Testing
         // A tile of 2^20 × 2^20 pixels.
         let huge = try valid { $0.tile = (16, 16); $0.extraTags[322] = .longs([1 << 20]); $0.extraTags[323] = .longs([1 << 20]) }
         #expect(try failure(huge, in: dir)?.kind == .absurdDimensions)
-        // A billion-pixel-high image with one strip offset: the counts disagree, nothing is allocated.
+        // A billion-pixel-high image in one-row strips: a billion blocks, over TIFFLimits.maxBlocks
+        // (refused before its offsets are read; nothing is allocated).
         let tall = try valid { $0.extraTags[257] = .longs([1_000_000_000]); $0.extraTags[278] = .longs([1]) }
-        #expect(try failure(tall, in: dir)?.kind == .badTag)
+        let tallError = try failure(tall, in: dir)
+        #expect(tallError?.kind == .absurdDimensions)
+        #expect(tallError?.description.contains("\(TIFFLimits.maxBlocks)") == true)
+        // Under the block cap the offsets and counts still have to agree.
+        let short = try valid { $0.extraTags[257] = .longs([1_000_000]); $0.extraTags[278] = .longs([1]) }
+        #expect(try failure(short, in: dir)?.kind == .badTag)
         // A tag claiming 2^31 doubles.
         let fat = try valid { $0.extraTags[TIFFTag.modelTiepoint] = .raw(type: 12, count: 1 << 31, bytes: [0, 0, 0, 0, 0, 0, 0, 0]) }
         #expect(try failure(fat, in: dir)?.kind == .absurdDimensions)

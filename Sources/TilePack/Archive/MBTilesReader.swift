@@ -121,10 +121,28 @@ public final class MBTilesReader: TileArchive {
         }
     }
 
+    /// Largest blob any read loads (tile or elevation data): 32 MiB. A 4096² RGBA tile is 64 MiB
+    /// raw but no codec tilepack reads stores one that large; SQLite would otherwise load a
+    /// forged 1 GB row whole into memory before anyone could look at its size.
+    public static let maxBlobBytes = 32 << 20
+
     /// Calls `body` with tile `id`'s stored bytes in SQLite's own buffer (no copy), or
-    /// returns nil when the archive has no tile there.
+    /// returns nil when the archive has no tile there. Blobs above ``maxBlobBytes`` are
+    /// refused unread (see ``withTile(_:maxBytes:_:)``).
     /// - Cost: one indexed lookup; no allocation beyond what `body` does.
     public func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withTile(id, maxBytes: Self.maxBlobBytes, body)
+    }
+
+    /// ``withTile(_:_:)`` refusing a blob longer than `maxBytes` (capped at ``maxBlobBytes``)
+    /// *before SQLite loads it*: the query asks for the blob only when `length(tile_data)` (read
+    /// from the record header, not the data) is within the limit, so a 100 MB row costs a
+    /// lookup, not 100 MB. A `tile_data` that is text, not a blob, is refused the same way
+    /// (its byte length is unknowable without loading it).
+    /// - Throws: ``ArchiveError`` (damaged) naming the tile, its stored size and the limit.
+    public func withTile<R>(_ id: TileID, maxBytes: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let limit = min(max(0, maxBytes), Self.maxBlobBytes)
+        var refused: (type: String, length: Int)?
         // The body may throw its own errors: carry them out of the SQLite-typed closure.
         var bodyError: (any Error)?
         let result: R? = try withConnection(doing: "reading tile \(id)") { conn throws(SQLiteError) in
@@ -133,13 +151,24 @@ public final class MBTilesReader: TileArchive {
             try stmt.bind(id.z, at: 1)
             try stmt.bind(id.x, at: 2)
             try stmt.bind(id.tmsY, at: 3)
+            try stmt.bind(limit, at: 4)
             guard try stmt.step() else { return nil }
+            let type = stmt.string(at: 1) ?? "null"
+            if type != "null" && (type != "blob" || stmt.int(at: 2) > limit) {
+                refused = (type, stmt.int(at: 2))
+                return nil
+            }
             do {
                 return try stmt.withBytes(at: 0, body) ?? body(UnsafeRawBufferPointer(start: nil, count: 0))
             } catch {
                 bodyError = error
                 return nil
             }
+        }
+        if let refused {
+            throw ArchiveError(path: path, problem: .damaged, detail: refused.type == "blob"
+                ? "tile \(id) stores \(refused.length) bytes, more than the \(limit) a tile may hold; not read"
+                : "tile \(id) stores \(refused.type), not a blob; not read")
         }
         if let bodyError { throw bodyError }
         return result
@@ -178,7 +207,16 @@ public final class MBTilesReader: TileArchive {
             var tile: ElevationTile?
             do {
                 try admit(width, height)
-                let found: Bool? = try stmt.withBytes(at: 3) { blob in
+                let length = try Self.checkElevationBlob(stmt, id: id, width: width, height: height, path: path)
+                stmt.reset()
+                let data = try conn.statement(\.selectElevationData)
+                defer { data.reset() }
+                try data.bind(id.z, at: 1)
+                try data.bind(id.x, at: 2)
+                try data.bind(id.tmsY, at: 3)
+                try data.bind(length, at: 4)
+                guard try data.step() else { return (true, nil) }  // deleted between the two reads
+                let found: Bool? = try data.withBytes(at: 0) { blob in
                     tile = try ElevationEncoding.quantizedPlanarDeflate.decode(blob, width: width, height: height, path: path)
                     return true
                 }
@@ -190,30 +228,74 @@ public final class MBTilesReader: TileArchive {
         }
         if let failure { throw failure }
         if quick.handled { return quick.tile }
-        guard let row = try storedElevation(id) else { return nil }
+        guard let row = try storedElevation(id, admitting: admit) else { return nil }
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
             throw ArchiveError(path: path, problem: .badElevation,
                                detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
         }
-        try admit(row.width, row.height)
         return try encoding.decode(row.data, width: row.width, height: row.height, path: path)
+    }
+
+    /// The blob length of the elevation row `stmt` stands on (`selectElevation`), refused
+    /// unless it is a blob no larger than any encoding of a `width × height` grid can need
+    /// (twice the float grid, plus 64 KiB: zlib never expands data more) and ``maxBlobBytes``.
+    /// Read from the record header: the data is not loaded.
+    private static func checkElevationBlob(_ stmt: SQLiteStatement, id: TileID, width: Int, height: Int,
+                                           path: String) throws(ArchiveError) -> Int {
+        let type = stmt.string(at: 3) ?? "null", length = stmt.int(at: 4)
+        let sides = min(max(width, 0), ElevationTile.maxSide) * min(max(height, 0), ElevationTile.maxSide)
+        let limit = min(maxBlobBytes, 8 * sides + 65_536)
+        guard type == "blob" || type == "null" else {
+            throw ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id) stores \(type), not a blob; not read")
+        }
+        guard length <= limit else {
+            throw ArchiveError(path: path, problem: .badElevation,
+                               detail: "elevation tile \(id) stores \(length) bytes, more than the \(limit) a \(width)×\(height) grid may need; not read")
+        }
+        return length
     }
 
     /// The elevation row of tile `id` as stored (encoding name, grid size, encoded bytes),
     /// undecoded: what a pack copies unchanged. nil when there is none.
     /// - Cost: one indexed lookup and one copy of the blob.
     public func storedElevation(_ id: TileID) throws(ArchiveError) -> StoredElevation? {
+        try storedElevation(id) { _, _ throws(ArchiveError) in }
+    }
+
+    /// ``storedElevation(_:)`` with `admit` called on the declared size, and the blob's
+    /// length checked (``checkElevationBlob``), before the blob is loaded.
+    private func storedElevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
+        throws(ArchiveError) -> StoredElevation? {
         guard hasElevation else { return nil }
-        return try withConnection(doing: "reading elevation \(id)") { conn throws(SQLiteError) -> StoredElevation? in
+        var failure: ArchiveError?
+        let row = try withConnection(doing: "reading elevation \(id)") { conn throws(SQLiteError) -> StoredElevation? in
             let stmt = try conn.statement(\.selectElevation)
             defer { stmt.reset() }
             try stmt.bind(id.z, at: 1)
             try stmt.bind(id.x, at: 2)
             try stmt.bind(id.tmsY, at: 3)
             guard try stmt.step() else { return nil }
-            return StoredElevation(encoding: stmt.string(at: 0) ?? "", width: stmt.int(at: 1), height: stmt.int(at: 2),
-                                   data: stmt.bytes(at: 3) ?? [])
+            let encoding = stmt.string(at: 0) ?? "", width = stmt.int(at: 1), height = stmt.int(at: 2)
+            let length: Int
+            do throws(ArchiveError) {
+                try admit(width, height)
+                length = try Self.checkElevationBlob(stmt, id: id, width: width, height: height, path: path)
+            } catch {
+                failure = error
+                return nil
+            }
+            stmt.reset()
+            let data = try conn.statement(\.selectElevationData)
+            defer { data.reset() }
+            try data.bind(id.z, at: 1)
+            try data.bind(id.x, at: 2)
+            try data.bind(id.tmsY, at: 3)
+            try data.bind(length, at: 4)
+            guard try data.step() else { return nil }
+            return StoredElevation(encoding: encoding, width: width, height: height, data: data.bytes(at: 0) ?? [])
         }
+        if let failure { throw failure }
+        return row
     }
 
     /// The pixels a shard archive keeps for one of its shard-zoom tiles (`tilepack_roots`,
@@ -389,6 +471,7 @@ final class PooledConnection: @unchecked Sendable {
     let db: SQLiteConnection
     private(set) var selectTile: SQLiteStatement?
     private(set) var selectElevation: SQLiteStatement?
+    private(set) var selectElevationData: SQLiteStatement?
 
     /// Page cache per connection. SQLite's default (2 MB) mostly fills with the overflow
     /// pages of tile blobs that are read once and then cached by the tile store instead; with
@@ -411,12 +494,23 @@ final class PooledConnection: @unchecked Sendable {
     }
 
     func prepareStatements(elevation: Bool) throws(SQLiteError) {
-        selectTile = try db.prepare(
-            "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
+        // typeof() and length() of a blob read the record header, not the data (SQLite's
+        // OPFLAG_LENGTHARG): the blob is loaded only when the CASE lets it through (?4 = limit).
+        selectTile = try db.prepare("""
+            SELECT CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= ?4 THEN tile_data END,
+                   typeof(tile_data), CASE typeof(tile_data) WHEN 'blob' THEN length(tile_data) ELSE -1 END
+            FROM tiles WHERE zoom_level = ?1 AND tile_column = ?2 AND tile_row = ?3
+            """)
         if elevation {
+            // The row's head first (sizes, blob type and length, never the data) ...
             selectElevation = try db.prepare("""
-                SELECT encoding, width, height, data FROM elevation
-                WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?
+                SELECT encoding, width, height, typeof(data), CASE typeof(data) WHEN 'blob' THEN length(data) ELSE -1 END
+                FROM elevation WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?
+                """)
+            // ... then the data, once its size is admitted (?4 = the admitted length).
+            selectElevationData = try db.prepare("""
+                SELECT CASE WHEN typeof(data) = 'blob' AND length(data) <= ?4 THEN data END
+                FROM elevation WHERE zoom_level = ?1 AND tile_column = ?2 AND tile_row = ?3
                 """)
         }
     }

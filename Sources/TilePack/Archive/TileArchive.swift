@@ -20,6 +20,12 @@ public protocol TileArchive: Sendable {
     /// - Throws: ``ArchiveError`` for a damaged archive, or what `body` throws.
     func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
 
+    /// ``withTile(_:_:)`` refusing (``ArchiveError``, damaged) stored bytes longer than
+    /// `maxBytes` without calling `body`. Readers of files check the size before loading the
+    /// bytes (``MBTilesReader`` asks SQLite for the length first); the default, for archives
+    /// that hold tiles in memory already, checks what it was given.
+    func withTile<R>(_ id: TileID, maxBytes: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+
     /// The elevation grid of tile `id`, nil when there is none.
     /// - Throws: ``ArchiveError`` for a damaged archive or elevation blob.
     func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile?
@@ -41,6 +47,16 @@ public protocol TileArchive: Sendable {
 
 extension TileArchive {
     public var accessName: String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    public func withTile<R>(_ id: TileID, maxBytes: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withTile(id) { stored in
+            guard stored.count <= maxBytes else {
+                throw ArchiveError(path: path, problem: .damaged,
+                                   detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) a tile may hold")
+            }
+            return try body(stored)
+        }
+    }
 
     public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
         throws(ArchiveError) -> ElevationTile? {

@@ -136,6 +136,9 @@ struct SelectedBandsSource: RasterSource {
     var width: Int { base.width }
     var height: Int { base.height }
     var bands: Int { picks.count }
+    /// The base decodes all of its bands for every read; the picks are copied out after.
+    var decodedBands: Int { base.decodedBands }
+    var decodedBlockBytes: Int { base.decodedBlockBytes }
     var sampleType: SampleType { base.sampleType }
     var nodata: Double? { base.nodata }
     /// A palette survives only as the single band of a palette image.

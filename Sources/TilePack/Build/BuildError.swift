@@ -24,12 +24,15 @@ public enum BuildError: TilePackError, Equatable {
     case sourceReadMismatch(expected: Int, got: Int)
     /// Any other option out of range.
     case invalidOption(String)
+    /// The source needs more than `--memory` even with one worker (its bands × sample size):
+    /// `needed` is the smallest budget that builds it.
+    case sourceExceedsBudget(needed: Int, budget: Int, source: String)
 
     public var category: TilePackErrorCategory {
         switch self {
         case .invalidZooms, .planTooLarge, .invalidOption: .invalidArgument
         case .crossesAntimeridian, .colorModeUnsupported: .unsupported
-        case .invalidBounds, .invalidResolution, .windowTooLarge, .sourceReadMismatch: .invalidInput
+        case .invalidBounds, .invalidResolution, .windowTooLarge, .sourceReadMismatch, .sourceExceedsBudget: .invalidInput
         }
     }
 
@@ -53,6 +56,8 @@ public enum BuildError: TilePackError, Equatable {
             return "source returned \(got) samples for a window of \(expected)"
         case let .invalidOption(message):
             return message
+        case let .sourceExceedsBudget(needed, budget, source):
+            return "\(source) need \(ByteSize.format(needed)) to build, more than --memory \(ByteSize.format(budget))"
         }
     }
 }

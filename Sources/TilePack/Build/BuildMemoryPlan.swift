@@ -13,7 +13,7 @@ import TilePackGeoTIFF
 /// | ``fixedBytes`` | the process itself: code, Swift runtime, SQLite, zlib, thread stacks, malloc slack |
 /// | ``sourceCacheBytes`` | decoded source blocks kept for neighbouring tiles (budget / 8, 4–64 MiB) |
 /// | ``sqliteCacheBytes`` | SQLite page cache; dirty pages beyond it spill to the WAL (budget / 32, 2–16 MiB) |
-/// | workers × ``perWorkerBytes`` | resample workspace, the tile's source window (raw and as floats), its RGBA, the encoder's scratch |
+/// | workers × ``workerBytes`` | resample workspace, the tile's source window (raw and as floats), its RGBA, the encoder's scratch: ``perWorkerBytes(for:)`` of the source's ``SourceFootprint`` (bands × sample size) |
 /// | ``blockBytes`` | one block: its 4^k max-zoom tiles finished (buffer + encoded bytes) while the 4^(k−1) parents are made |
 /// | ``pendingBytes`` | the pyramid above the block zoom: three finished siblings per zoom waiting for the fourth |
 ///
@@ -32,14 +32,49 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     public let sqliteCacheBytes: Int
     /// Bytes of one kept tile (RGBA, plus metres for elevation).
     public let tileBytes: Int
+    /// One worker's scratch for this source (``perWorkerBytes(for:)``).
+    public let workerBytes: Int
+    /// The source the plan was made for.
+    public let source: SourceFootprint
 
     /// The process before any tile work: measured as the peak RSS of a build of a 256² source
     /// (≈ 30 MiB), rounded up.
     public static let fixedBytes = 40 << 20
-    /// One worker's scratch, from ``ResampleWorkspace`` (coordinates 16 B/pixel, samples
-    /// 4 B/pixel/band), a source window of up to 2× the tile per side as raw samples and floats,
-    /// the colourised RGBA and the encoder: ≈ 6 MiB for RGB, rounded up.
+    /// One worker's scratch for sources of up to 4 bytes per pixel (RGBA8, one float band):
+    /// from ``ResampleWorkspace`` (coordinates 16 B/pixel, samples 4 B/pixel/band), a source
+    /// window of up to 2× the tile per side as raw samples and floats, the colourised RGBA and
+    /// the encoder: ≈ 6 MiB for RGB, rounded up. The floor of ``perWorkerBytes(for:)``.
     public static let perWorkerBytes = 8 << 20
+    /// A worker's scratch that does not grow with bands: coordinates (16 B/pixel), validity,
+    /// the RGBA tile and the encoder's buffers.
+    static let workerBaseBytes = 2 << 20
+    /// Pixels of the resampled grid (a tile) and of the source window read for it (up to 2× the
+    /// tile per side): the two per-band buffers of a worker.
+    static let gridPixels = WebMercator.tileSize * WebMercator.tileSize
+    static let windowPixels = 4 * gridPixels
+
+    /// One worker's scratch for `source`: the resampled grid (4 B per pixel and band), the
+    /// window as the file's samples and as floats for every decoded band (a selection adds
+    /// its own float copy of the picked bands), and two decoded blocks (the compressed bytes
+    /// and the samples) while a block is copied out; never below ``perWorkerBytes``.
+    /// Each term is linear in the band count: 65,535 float bands need 147 GiB, which is why
+    /// bands are capped (``TIFFLimits/maxBands``) and a source that cannot fit is refused.
+    /// - Cost: arithmetic only; saturates instead of overflowing.
+    public static func perWorkerBytes(for source: SourceFootprint) -> Int {
+        let grid = source.bands.multipliedReportingOverflow(by: gridPixels * 4)
+        let window = source.decodedBands.multipliedReportingOverflow(by: windowPixels * (4 + source.sampleBytes))
+        let selected = source.decodedBands == source.bands
+            ? (partialValue: 0, overflow: false) : source.bands.multipliedReportingOverflow(by: windowPixels * 4)
+        let blocks = source.blockBytes.multipliedReportingOverflow(by: 2)
+        guard !grid.overflow, !window.overflow, !selected.overflow, !blocks.overflow else { return .max }
+        var total = workerBaseBytes
+        for term in [grid.partialValue, window.partialValue, selected.partialValue, blocks.partialValue] {
+            let (sum, overflow) = total.addingReportingOverflow(term)
+            guard !overflow else { return .max }
+            total = sum
+        }
+        return max(perWorkerBytes, total)
+    }
     /// Bound on one encoded tile.
     public static let encodedTileBytes = WebMercator.tileSize * WebMercator.tileSize * 4
     /// The smallest source block cache worth having: a tile's window touches up to 3×3 blocks
@@ -65,10 +100,11 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
 
     /// The smallest budget a build with `levelsAboveBlock` zooms above its blocks fits: one
     /// worker, one tile per block, the caches the budget itself allows (they scale with it).
-    public static func minimumBudget(elevation: Bool, levelsAboveBlock: Int = 0) -> Int {
+    public static func minimumBudget(elevation: Bool, levelsAboveBlock: Int = 0, source: SourceFootprint = .assumed) -> Int {
         let tile = tileBytes(elevation: elevation)
-        let core = fixedBytes + perWorkerBytes + blockBytes(tileBytes: tile, levels: 0)
-            + pendingBytes(tileBytes: tile, levelsAboveBlock: max(0, levelsAboveBlock))
+        let (core, overflow) = (fixedBytes + blockBytes(tileBytes: tile, levels: 0)
+            + pendingBytes(tileBytes: tile, levelsAboveBlock: max(0, levelsAboveBlock))).addingReportingOverflow(perWorkerBytes(for: source))
+        guard !overflow, core < Int.max / 2 else { return .max }
         // The caches grow with the budget (by 1/8 + 1/32 of it at most), so iterate to the
         // fixed point: a few steps.
         var budget = core + minimumSourceCacheBytes + minimumSQLiteCacheBytes
@@ -91,15 +127,16 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     ///   - levelsAboveBlock: zooms from the min zoom to the block zoom (each holds up to three
     ///     finished siblings); use the plan's zoom span when unknown.
     ///   - sourceCacheBytes: the cache the source was opened with (nil: ``sourceCacheBytes(budget:)``).
-    /// - Throws: ``BuildError/invalidOption(_:)`` when the budget is below ``minimumBudget(elevation:levelsAboveBlock:)``.
+    ///   - source: what the source makes each worker hold (bands, sample size, block size).
+    /// - Throws: ``BuildError/sourceExceedsBudget(needed:budget:source:)`` when this source
+    ///   needs more than the budget even with one worker, ``BuildError/invalidOption(_:)`` when
+    ///   the budget is below ``minimumBudget(elevation:levelsAboveBlock:source:)`` for any source.
     public init(budget: Int, workers: Int, blockLevels: Int, elevation: Bool, levelsAboveBlock: Int,
-                sourceCacheBytes: Int? = nil) throws {
-        let minimum = Self.minimumBudget(elevation: elevation, levelsAboveBlock: levelsAboveBlock)
-        guard budget >= minimum else {
-            throw BuildError.invalidOption(
-                "memory budget \(ByteSize.format(budget)) is below the \(ByteSize.format(minimum)) the smallest build needs")
-        }
+                sourceCacheBytes: Int? = nil, source: SourceFootprint = .assumed) throws {
+        try Self.checkFits(budget: budget, elevation: elevation, levelsAboveBlock: levelsAboveBlock, source: source)
         self.budget = budget
+        self.source = source
+        self.workerBytes = Self.perWorkerBytes(for: source)
         self.tileBytes = Self.tileBytes(elevation: elevation)
         self.sourceCacheBytes = sourceCacheBytes ?? Self.sourceCacheBytes(budget: budget)
         self.sqliteCacheBytes = Self.sqliteCacheBytes(budget: budget)
@@ -109,7 +146,7 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
         var chosen: (workers: Int, levels: Int)? = nil
         search: for w in stride(from: max(1, workers), through: 1, by: -1) {
             for k in stride(from: max(0, blockLevels), through: 0, by: -1)
-            where fixed + w * Self.perWorkerBytes + Self.blockBytes(tileBytes: tileBytes, levels: k) <= budget {
+            where fixed + w * workerBytes + Self.blockBytes(tileBytes: tileBytes, levels: k) <= budget {
                 chosen = (w, k)
                 break search
             }
@@ -122,6 +159,20 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     }
 
     let levelsAboveBlock: Int
+
+    /// Refuses a budget the smallest build of `source` does not fit: with the source named
+    /// (``BuildError/sourceExceedsBudget(needed:budget:source:)``) when its bands are what
+    /// does not fit, as a bad `--memory` otherwise. Cheap: call it before reading any pixel.
+    /// - Cost: arithmetic only.
+    public static func checkFits(budget: Int, elevation: Bool, levelsAboveBlock: Int, source: SourceFootprint) throws {
+        let minimum = minimumBudget(elevation: elevation, levelsAboveBlock: levelsAboveBlock, source: source)
+        guard budget < minimum else { return }
+        if perWorkerBytes(for: source) > perWorkerBytes {
+            throw BuildError.sourceExceedsBudget(needed: minimum, budget: budget, source: source.description)
+        }
+        throw BuildError.invalidOption(
+            "memory budget \(ByteSize.format(budget)) is below the \(ByteSize.format(minimum)) the smallest build needs")
+    }
 
     /// Peak bytes of one block of `levels` levels: every max-zoom tile finished (buffer and
     /// encoded bytes) and the next level's 4^(levels−1) being made.
@@ -141,12 +192,48 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
 
     /// The model's estimate of the build's peak.
     public var estimatedPeakBytes: Int {
-        Self.fixedBytes + sourceCacheBytes + sqliteCacheBytes + workers * Self.perWorkerBytes + blockBytes + pendingBytes
+        Self.fixedBytes + sourceCacheBytes + sqliteCacheBytes + workers * workerBytes + blockBytes + pendingBytes
     }
 
     public var description: String {
-        "budget \(ByteSize.format(budget)): \(workers) workers, blocks of 4^\(blockLevels) tiles "
+        "budget \(ByteSize.format(budget)): \(workers) workers (\(ByteSize.format(workerBytes)) each for \(source)), blocks of 4^\(blockLevels) tiles "
             + "(\(ByteSize.format(blockBytes))), source cache \(ByteSize.format(sourceCacheBytes)), "
             + "SQLite cache \(ByteSize.format(sqliteCacheBytes)), estimated peak \(ByteSize.format(estimatedPeakBytes))"
+    }
+}
+
+/// What a source makes each build worker hold, beyond a tile's fixed buffers: the bands it
+/// resamples, the bands each read decodes, the bytes of one stored sample and of one decoded
+/// block. ``BuildMemoryPlan/perWorkerBytes(for:)`` turns it into bytes.
+public struct SourceFootprint: Sendable, Equatable, CustomStringConvertible {
+    /// Bands the build resamples (after any band selection).
+    public var bands: Int
+    /// Bands each read decodes (all the file's, under a selection).
+    public var decodedBands: Int
+    /// Bytes of one sample as read (1 for 8-bit, 4 for float32, …).
+    public var sampleBytes: Int
+    /// Bytes of the largest decoded block (0 when unknown or blockless).
+    public var blockBytes: Int
+
+    public init(bands: Int, decodedBands: Int, sampleBytes: Int, blockBytes: Int) {
+        self.bands = max(1, bands)
+        self.decodedBands = max(self.bands, decodedBands)
+        self.sampleBytes = max(1, sampleBytes)
+        self.blockBytes = max(0, blockBytes)
+    }
+
+    /// The footprint of `source` as the build reads it.
+    public init(source: any RasterSource) {
+        self.init(bands: source.bands, decodedBands: source.decodedBands, sampleBytes: source.sampleType.byteWidth,
+                  blockBytes: source.decodedBlockBytes)
+    }
+
+    /// What the plan assumed before it knew the source: 4 bands of 8 bits (RGBA), no blocks.
+    public static let assumed = SourceFootprint(bands: 4, decodedBands: 4, sampleBytes: 1, blockBytes: 0)
+
+    /// "65535 bands of 1 byte" (and the decoded bands when a selection reads more).
+    public var description: String {
+        let decoded = decodedBands == bands ? "" : " (\(decodedBands) decoded)"
+        return "\(bands) band\(bands == 1 ? "" : "s")\(decoded) of \(sampleBytes) byte\(sampleBytes == 1 ? "" : "s")"
     }
 }

@@ -31,11 +31,20 @@ public protocol RasterSource: Sendable {
     /// that costs encode time, free to read. Shard builds weigh their split with it. Defaults
     /// to nil (unknown: the split then weighs tile counts alone).
     var storedBytes: StoredByteMap? { get }
+    /// Bands one ``readFloats(x:y:width:height:)`` decodes before handing `bands` back (a
+    /// band selection over a file still decodes all of the file's bands): what
+    /// ``BuildMemoryPlan`` counts for the window. Defaults to `bands`.
+    var decodedBands: Int { get }
+    /// Bytes of the largest block one read decodes at once (a TIFF tile or strip with all its
+    /// samples), held beside the window while it is copied out; 0 when there are no blocks.
+    var decodedBlockBytes: Int { get }
 }
 
 extension RasterSource {
     public var terrainHints: TerrainHints { TerrainHints() }
     public var storedBytes: StoredByteMap? { nil }
+    public var decodedBands: Int { bands }
+    public var decodedBlockBytes: Int { 0 }
 }
 
 /// A source's stored bytes per block of `blockWidth` × `blockHeight` pixels (the last column

@@ -159,7 +159,12 @@ public struct RegionBuild: Sendable {
         if opened.mosaic != nil { options.sourceCacheBytes = TIFFFilePool.totalCacheBytes }
         let builder = TileBuilder(source: opened.source, georeference: opened.georeference, options: options,
                                   codec: request.codec.codec(level: request.codecLevel))
-        do { return (builder, try builder.plan()) } catch let error as BuildError {
+        do {
+            let plan = try builder.plan()
+            // Refused here, before `build` prints its plan or reads statistics of every band.
+            try builder.checkSourceFits(plan)
+            return (builder, plan)
+        } catch let error as BuildError {
             throw InputFileError(path: opened.input.label, problem: error.description)
         }
     }

@@ -10,6 +10,7 @@ extension TIFFFile: RasterSource {
     public var width: Int { image.width }
     public var height: Int { image.height }
     public var bands: Int { image.bands }
+    public var decodedBlockBytes: Int { image.decodedBlockBytes }
     public var sampleType: SampleType { image.sampleType }
     public var nodata: Double? { image.nodata }
     /// Palette images only (photometric 3); other images may carry a stray ColorMap tag.

@@ -79,6 +79,8 @@ public struct TileBuilder: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let plan = try plan()
+        // Before the colorizer's statistics read any window of all the bands.
+        try checkSourceFits(plan)
         let colorizer = try Colorizer(source: source, mode: options.colorMode, terrain: options.terrain)
         let counter = LiveTileCounter()
         let levels = LevelWorker(codec: codec, counter: counter, keepEmpty: options.keepEmpty,
@@ -121,7 +123,21 @@ public struct TileBuilder: Sendable {
     public func memoryPlan(_ plan: TilePlan, elevation: Bool) throws -> BuildMemoryPlan {
         try BuildMemoryPlan(budget: options.memoryBudget, workers: options.workers, blockLevels: options.blockLevels,
                             elevation: elevation, levelsAboveBlock: plan.maxZoom - plan.minZoom,
-                            sourceCacheBytes: options.sourceCacheBytes)
+                            sourceCacheBytes: options.sourceCacheBytes, source: SourceFootprint(source: source))
+    }
+
+    /// Refuses a source whose bands cannot fit ``BuildOptions/memoryBudget`` even with one
+    /// worker (``BuildError/sourceExceedsBudget(needed:budget:source:)``), before any pixel is
+    /// read. A budget too small for any source is left to ``memoryPlan(_:elevation:)``, which
+    /// reports it as the option's fault.
+    /// - Cost: arithmetic only.
+    public func checkSourceFits(_ plan: TilePlan) throws {
+        do {
+            try BuildMemoryPlan.checkFits(budget: options.memoryBudget, elevation: false,
+                                          levelsAboveBlock: plan.maxZoom - plan.minZoom, source: SourceFootprint(source: source))
+        } catch BuildError.invalidOption {
+            return
+        }
     }
 
     /// Builds the tiles at and above `partition.zoom` that no shard built (the ones that span

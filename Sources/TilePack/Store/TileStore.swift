@@ -39,6 +39,18 @@ import Darwin
 public final class TileStore: Sendable {
     /// Fixed bytes counted per cached entry (index slot, policy links, bookkeeping).
     public static let entryOverhead = 128
+    /// Failed loads remembered (key → error), so a damaged or hostile row costs one read and
+    /// one refused decode, not one per request: 1,024, oldest forgotten first. Outside the
+    /// budget, bounded by this count (an error is a few hundred bytes: ≤ 0.5 MiB in all).
+    public static let rememberedFailures = 1024
+
+    /// Most bytes a stored tile of a `tileSize`-pixel archive may hold: twice the raw RGBA
+    /// (no codec tilepack reads stores a tile larger than its pixels; zlib and PNG add < 1 %)
+    /// plus 64 KiB of headers. 576 KiB for 256-pixel tiles. Larger rows are refused unread.
+    public static func maxStoredTileBytes(tileSize: Int) -> Int {
+        let side = min(max(tileSize, 1), 4096)
+        return 2 * side * side * 4 + 65_536
+    }
 
     /// The archives in search order, as opened.
     public let archives: [TileArchiveSummary]
@@ -543,6 +555,12 @@ public final class TileStore: Sendable {
                 lock.wait()
             }
         }
+        // A row that failed before fails again, without being read again.
+        if let failure = state.failures.error(for: key) {
+            state.hits += 1
+            lock.unlock()
+            throw failure
+        }
         // Miss: claim the key with a loading entry (its overhead reserved first), then load
         // outside the lock.
         state.misses += 1
@@ -574,8 +592,11 @@ public final class TileStore: Sendable {
             warn = state.publish(slot, loaded, nanos: nanos)
             bytes = state.entries[slot].bufferBytes
             sourceZoom = state.entries[slot].sourceZoom
-        case .failure:
+        case .failure(let error):
             state.abandon(slot)
+            // Only the row's own fault is remembered: a full budget, a lock or a transient
+            // archive error may pass.
+            if error.problem == .damagedTile { state.failures.remember(key, error) }
         }
         state.checkInvariants()
         lock.broadcast()
@@ -616,7 +637,10 @@ public final class TileStore: Sendable {
             // back, or its bytes stay counted as "in flight" for good and the budget shrinks.
             var filled: TileBuffer?
             do {
-                let buffer: TileBuffer? = try source.archive.withTile(key.tile) { stored -> TileBuffer in
+                // The stored size is checked before the archive loads the row: a 100 MB blob
+                // costs a lookup, not 100 MB outside the budget.
+                let limit = Self.maxStoredTileBytes(tileSize: source.summary.tileSize)
+                let buffer: TileBuffer? = try source.archive.withTile(key.tile, maxBytes: limit) { stored -> TileBuffer in
                     let size = payload?.payloadByteCount(storedCount: stored.count) ?? stored.count
                     let buffer = try acquireBuffer(bytes: size, evict: evict)
                     do {
@@ -636,6 +660,10 @@ public final class TileStore: Sendable {
             } catch {
                 if let filled { returnBuffer(filled) }
                 if let error = error as? TileStoreError { throw error }
+                if let error = error as? ArchiveError, error.problem == .damaged {
+                    // The row itself is bad (a refused size, a damaged page): remembered as such.
+                    throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
+                }
                 if let error = error as? any TilePackError {
                     throw TileStoreError(.archive, subject: path, detail: Self.detail(of: error, path: path))
                 }
@@ -1062,6 +1090,8 @@ extension TileStore {
         var warningRandom: SplitMix64
         var loadsSinceWarning = 0
 
+        /// Loads that failed for the row's own fault (``rememberedFailures`` at most).
+        var failures = FailureMemory(capacity: TileStore.rememberedFailures)
         var hits = 0, misses = 0, loads = 0, singleFlightWaits = 0, evictions = 0
         var violations = 0, memoryWarnings = 0, bytesFreedByPressure = 0, bufferAllocations = 0
 
@@ -1238,6 +1268,33 @@ extension TileStore {
             #if DEBUG
             if let problem = accountingProblem() { assertionFailure("TileStore accounting: \(problem)") }
             #endif
+        }
+    }
+}
+
+/// A bounded map of failed loads, oldest forgotten first: the tile store's negative cache.
+/// Cost: O(1) per lookup and insert.
+struct FailureMemory {
+    let capacity: Int
+    private var errors: [TileKey: TileStoreError] = [:]
+    private var order: [TileKey] = []
+    private var next = 0
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    var count: Int { errors.count }
+
+    func error(for key: TileKey) -> TileStoreError? { errors[key] }
+
+    /// Remembers `error` for `key`, forgetting the oldest remembered failure when full.
+    mutating func remember(_ key: TileKey, _ error: TileStoreError) {
+        if errors.updateValue(error, forKey: key) != nil { return }
+        if order.count < capacity {
+            order.append(key)
+        } else {
+            errors[order[next]] = nil
+            order[next] = key
+            next = (next + 1) % capacity
         }
     }
 }

@@ -25,8 +25,9 @@ struct GeoTIFFTags: Sendable {
             let doubles = try reader.doubles(dir, TIFFTag.geoDoubleParams) ?? []
             // GeoAsciiParams are '|'-separated strings; keep NULs out but not the separators.
             let asciiEntry = dir[TIFFTag.geoAsciiParams]
-            let asciiBytes = try asciiEntry.map { e throws(TIFFError) in try reader.valueBytes(e) } ?? []
-            tags.geoKeys = keyDirectory(directory.map { UInt16(truncatingIfNeeded: $0) }, doubles: doubles, ascii: asciiBytes)
+            let asciiBytes = try asciiEntry.map { e throws(TIFFError) in try reader.textBytes(e) } ?? []
+            tags.geoKeys = try keyDirectory(directory.map { UInt16(truncatingIfNeeded: $0) }, doubles: doubles, ascii: asciiBytes,
+                                            path: reader.path)
         }
         if let keys = tags.geoKeys {
             switch keys.short(GeoKey.gtRasterType) {
@@ -52,14 +53,28 @@ struct GeoTIFFTags: Sendable {
     /// Resolves the key directory's entries against the double and ASCII parameter tags.
     /// Keys whose references fall outside their parameter tag are dropped (libgeotiff warns
     /// and skips them too); the directory itself is never trusted for counts.
-    static func keyDirectory(_ dir: [UInt16], doubles: [Double], ascii: [UInt8]) -> GeoKeyDirectory? {
+    /// - Throws: `.absurdDimensions` for more than ``TIFFLimits/maxGeoKeys`` keys, or keys
+    ///   resolving to more than ``TIFFLimits/maxGeoKeyValues`` values together (keys may all
+    ///   point at one large range: N keys would copy it N times).
+    /// - Cost: O(keys + values resolved), both bounded by the limits.
+    static func keyDirectory(_ dir: [UInt16], doubles: [Double], ascii: [UInt8], path: String = "") throws(TIFFError) -> GeoKeyDirectory? {
         guard dir.count >= 4 else { return nil }
         var keys = GeoKeyDirectory(version: Array(dir[0..<3]))
         let n = min(Int(dir[3]), (dir.count - 4) / 4)
+        guard n <= TIFFLimits.maxGeoKeys else {
+            throw TIFFError(path: path, kind: .absurdDimensions,
+                            detail: "GeoKeyDirectory lists \(n) keys, more than the \(TIFFLimits.maxGeoKeys) tilepack reads")
+        }
+        var resolved = 0
         for i in 0..<n {
             let base = 4 + i * 4
             let id = dir[base], location = dir[base + 1], count = Int(dir[base + 2]), value = dir[base + 3]
             let start = Int(value)
+            resolved += location == 0 ? 1 : count
+            guard resolved <= TIFFLimits.maxGeoKeyValues else {
+                throw TIFFError(path: path, kind: .absurdDimensions,
+                                detail: "GeoKeys resolve to more than the \(TIFFLimits.maxGeoKeyValues) values tilepack reads")
+            }
             switch location {
             case 0:
                 keys[id] = .shorts([value])

@@ -22,7 +22,11 @@ struct TIFFBlockDecoder {
             // A sparse block (GDAL writes them for empty areas): reads as zeros.
             return [UInt8](repeating: 0, count: outBytes)
         }
-        let readCount = image.compression == TIFFCompression.none ? min(count, UInt64(expected)) : count
+        // No supported codec needs more input than this to produce `expected` bytes (LZW's
+        // worst case is 1.5×, Deflate and PackBits add < 1 %): a block claiming more is read
+        // only that far, so a byte count cannot size an allocation beyond twice the block.
+        let maxInput = UInt64(expected) * 2 + 65_536
+        let readCount = image.compression == TIFFCompression.none ? min(count, UInt64(expected)) : min(count, maxInput)
         guard readCount <= handle.size, let readBytes = Int(exactly: readCount) else {
             throw TIFFError(path: path, kind: .absurdDimensions, detail: "\(what) claims \(count) bytes, more than the file")
         }

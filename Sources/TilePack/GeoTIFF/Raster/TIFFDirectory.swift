@@ -140,6 +140,12 @@ struct TIFFStructureReader: Sendable {
     func valueBytes(_ entry: TIFFDirectoryEntry) throws(TIFFError) -> [UInt8] {
         if let inline = entry.inline { return inline }
         let name = "tag \(entry.tag) (\(entry.count) values)"
+        // Before the file-size check: a large file must not let one tag's claim drive a
+        // large allocation either (its values are widened to 8 bytes each by ``unsigned``).
+        guard entry.count <= UInt64(TIFFLimits.maxTagValues) else {
+            throw TIFFError(path: path, kind: .absurdDimensions,
+                            detail: "\(name) holds more than the \(TIFFLimits.maxTagValues) values tilepack reads from one tag")
+        }
         // byteCount saturates at UInt64.max on overflow, so this one comparison also refuses
         // counts whose byte size does not fit 64 bits; the file size always fits an Int.
         guard entry.byteCount <= handle.size, let byteCount = Int(exactly: entry.byteCount) else {
@@ -231,10 +237,20 @@ struct TIFFStructureReader: Sendable {
     }
 
     /// An ASCII tag's text up to its first NUL (nil when absent).
+    /// - Throws: `.absurdDimensions` for text longer than ``TIFFLimits/maxTextBytes``, before reading it.
     func ascii(_ dir: TIFFDirectory, _ tag: UInt16) throws(TIFFError) -> String? {
         guard let entry = dir[tag] else { return nil }
-        var bytes = try valueBytes(entry)
+        var bytes = try textBytes(entry)
         if let nul = bytes.firstIndex(of: 0) { bytes.removeSubrange(nul...) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A text-like tag's raw bytes, refused unread above ``TIFFLimits/maxTextBytes``.
+    func textBytes(_ entry: TIFFDirectoryEntry) throws(TIFFError) -> [UInt8] {
+        guard entry.byteCount <= UInt64(TIFFLimits.maxTextBytes) else {
+            throw TIFFError(path: path, kind: .absurdDimensions,
+                            detail: "tag \(entry.tag) holds \(entry.byteCount) bytes of text, more than the \(TIFFLimits.maxTextBytes) tilepack reads")
+        }
+        return try valueBytes(entry)
     }
 }

@@ -83,6 +83,10 @@ public struct TIFFImage: Sendable {
     var samplesPerBlockPixel: Int { planarConfig == .contig ? bands : 1 }
     /// Bytes per sample as stored in the file.
     var fileSampleBytes: Int { bitsPerSample / 8 }
+    /// Bytes of one decoded block in memory (all the samples a block stores, widened to
+    /// ``sampleType``): what a read holds per block it decodes. At most ``TIFFLimits/maxBlockBytes``
+    /// (checked when the image was parsed, so the products cannot overflow).
+    public var decodedBlockBytes: Int { blockWidth * blockHeight * samplesPerBlockPixel * sampleType.byteWidth }
     /// True for reduced-resolution images (overviews).
     public var isReducedResolution: Bool { subfileType & 1 != 0 }
     /// True for transparency masks.
@@ -130,9 +134,8 @@ public struct TIFFImage: Sendable {
 }
 
 extension TIFFImage {
-    /// Largest decoded block accepted (bytes): a guard against allocations driven by bad tags.
-    /// Real tiles are ≤ 32 MiB; only single-strip uncompressed giants exceed this, and are declined.
-    static let maxBlockBytes = 256 << 20
+    /// Largest decoded block accepted (bytes): ``TIFFLimits/maxBlockBytes``.
+    static let maxBlockBytes = TIFFLimits.maxBlockBytes
 
     /// Builds and validates an image from its IFD.
     /// - Throws: `.unsupported` for features the reader declines, `.badTag`/`.absurdDimensions`
@@ -155,8 +158,12 @@ extension TIFFImage {
         }
         let width = Int(w), height = Int(h)
         let spp64 = try reader.scalar(dir, TIFFTag.samplesPerPixel, or: 1)
-        guard spp64 >= 1, spp64 <= 65535 else { throw absurd("SamplesPerPixel is \(spp64)") }
-        let bands = Int(spp64)
+        guard spp64 >= 1 else { throw absurd("SamplesPerPixel is \(spp64)") }
+        // Checked before anything is sized by it: every per-band buffer downstream scales with it.
+        guard spp64 <= UInt64(TIFFLimits.maxBands), let bands = Int(exactly: spp64) else {
+            throw TIFFError(path: path, kind: .unsupported(feature: "bands", code: Int(clamping: spp64)),
+                            detail: "\(spp64) bands; tilepack reads at most \(TIFFLimits.maxBands)")
+        }
 
         let compression64 = try reader.scalar(dir, TIFFTag.compression, or: 1)
         // Compression is a SHORT; a wider value must not wrap onto a supported code.
@@ -266,7 +273,9 @@ extension TIFFImage {
         let down = (height + blockHeight - 1) / blockHeight
         let (perPlane, o4) = across.multipliedReportingOverflow(by: down)
         let (blockCount, o5) = perPlane.multipliedReportingOverflow(by: planarConfig == .contig ? 1 : bands)
-        guard !o4, !o5 else { throw absurd("block count overflows") }
+        guard !o4, !o5, blockCount <= TIFFLimits.maxBlocks else {
+            throw absurd("\(across)×\(down) blocks\(planarConfig == .contig ? "" : " × \(bands) planes") exceed the \(TIFFLimits.maxBlocks) tilepack reads")
+        }
 
         // libtiff stores strip and tile offsets in one field and accepts either tag for either
         // layout (old files write StripOffsets with TileWidth); so do we.

@@ -108,6 +108,10 @@ public struct VRTDocument: Sendable, Equatable {
                 }
                 transform = GeoTransform(parts.compactMap { $0 })
             case "VRTRasterBand":
+                // The TIFF reader's band cap holds for virtual rasters too.
+                guard bands.count < TIFFLimits.maxBands else {
+                    throw fail("more than \(TIFFLimits.maxBands) bands; tilepack reads at most \(TIFFLimits.maxBands)")
+                }
                 bands.append(try Self.band(child, expected: bands.count + 1, folder: folder, fail))
             default:
                 throw fail("VRT element <\(child.name)> is not supported")

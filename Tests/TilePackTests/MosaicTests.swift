@@ -343,6 +343,29 @@ struct MosaicTests {
         }
     }
 
+    /// A VRT listing its sources again and again samples each once (the same archive as the
+    /// plain VRT), and sources stacked past the cap are refused naming the VRT.
+    @Test func repeatedSourcesAreSampledOnceAndStacksAreCapped() throws {
+        let dir = try writeWholeAndPieces()
+        let once = try dir.write("pieces/once.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces).utf8))
+        let repeated = try dir.write("pieces/repeated.vrt",
+                                     Array(MosaicFixture.vrt(pieces: Array(repeating: MosaicFixture.pieces, count: 300).flatMap { $0 }).utf8))
+        let plain = try MosaicSource(vrt: try VRTDocument(path: once))
+        let many = try MosaicSource(vrt: try VRTDocument(path: repeated))
+        #expect(many.placements.count == plain.placements.count)
+        let r = try contents(build([repeated], dir.file("r.mbtiles")).outputPath)
+        let o = try contents(build([once], dir.file("o.mbtiles")).outputPath)
+        #expect(r.keys.sorted() == o.keys.sorted() && !o.isEmpty)
+        for (id, (tile, _)) in o { #expect(r[id]?.0 == tile, "tile \(id) differs") }
+        // 1,100 different windows of one piece stacked on the same spot.
+        let a = MosaicFixture.pieces[0]
+        let stacked = (0..<1100).map { i in (name: a.name, x: 0, y: 0, w: a.w - i % 40 - 1, h: a.h - i / 40 - 1) }
+        let deep = try dir.write("pieces/deep.vrt", Array(MosaicFixture.vrt(pieces: stacked).utf8))
+        do { _ = try MosaicSource(vrt: try VRTDocument(path: deep)); Issue.record("1,100 stacked sources accepted") } catch {
+            expectOneLine(error, naming: "deep.vrt", "1100 sources overlap")
+        }
+    }
+
     @Test func anEmptyFolderIsDeclined() throws {
         let dir = TemporaryDirectory()
         _ = try dir.write("notes.txt", Array("not a tiff".utf8))

@@ -224,6 +224,11 @@ extension MosaicSource {
             placements.append(Placement(file: i, x0: x0, y0: y0, x1: x1, y1: y1, src: (sx0, sy0, sx1, sy1),
                                         sampling: sampling, nodata: s.nodata ?? f.nodata))
         }
+        placements = Self.withoutRepeats(placements)
+        if let (depth, x, y) = Self.deepestOverlap(placements, width: vrt.width, height: vrt.height),
+           depth > Self.maxSourcesPerPixel {
+            throw fail("\(depth) sources overlap near pixel (\(x), \(y)); tilepack samples at most \(Self.maxSourcesPerPixel) per pixel")
+        }
         self.init(files: files, grid: grid, placements: placements,
                   pool: TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles), layers: [],
                   bands: first.bands, sampleType: first.sampleType,
@@ -275,5 +280,61 @@ extension MosaicSource {
             if !(x == v || (x.isNaN && v.isNaN)) { return nil }
         }
         return v
+    }
+}
+
+extension MosaicSource {
+    /// Sources that may overlap at one output pixel, after repeats are dropped: each costs a
+    /// read and a copy per pixel, so a VRT of thousands of sources stacked on one spot would
+    /// make a tile cost thousands of times its pixels. GDAL mosaics rarely stack more than a
+    /// few; 1,024 leaves room for any real one.
+    static let maxSourcesPerPixel = 1024
+
+    /// `placements` with every repeat of a source (same file, window, sampling and nodata)
+    /// dropped but its last: the later of two identical sources paints the same pixels over
+    /// the earlier, so the earlier adds only cost. Cost: O(placements) hashing.
+    static func withoutRepeats(_ placements: [Placement]) -> [Placement] {
+        struct Key: Hashable {
+            let file: Int, x0: Int, y0: Int, x1: Int, y1: Int, sx0: Int, sy0: Int, sx1: Int, sy1: Int
+            let sampling: String, nodata: UInt64?
+        }
+        var seen = Set<Key>()
+        var kept: [Placement] = []
+        for p in placements.reversed() {
+            let key = Key(file: p.file, x0: p.x0, y0: p.y0, x1: p.x1, y1: p.y1, sx0: p.src.x0, sy0: p.src.y0,
+                          sx1: p.src.x1, sy1: p.src.y1, sampling: "\(p.sampling)", nodata: p.nodata?.bitPattern)
+            if seen.insert(key).inserted { kept.append(p) }
+        }
+        return kept.reversed()
+    }
+
+    /// The most placements touching one cell of a coarse grid over the output (at most
+    /// 512 × 512 cells), and a pixel in that cell; nil without placements. An upper bound
+    /// on the sources overlapping at any one pixel, exact when sources align to cells.
+    /// Cost: O(placements + cells), by a two-dimensional difference array.
+    static func deepestOverlap(_ placements: [Placement], width: Int, height: Int) -> (Int, Int, Int)? {
+        guard !placements.isEmpty, width > 0, height > 0 else { return nil }
+        let cell = max(1, (max(width, height) + 511) / 512)
+        let cols = (width + cell - 1) / cell, rows = (height + cell - 1) / cell
+        var diff = [Int](repeating: 0, count: (cols + 1) * (rows + 1))
+        for p in placements {
+            let c0 = min(cols - 1, max(0, p.x0 / cell)), c1 = min(cols, max(1, (p.x1 + cell - 1) / cell))
+            let r0 = min(rows - 1, max(0, p.y0 / cell)), r1 = min(rows, max(1, (p.y1 + cell - 1) / cell))
+            diff[r0 * (cols + 1) + c0] += 1
+            diff[r0 * (cols + 1) + c1] -= 1
+            diff[r1 * (cols + 1) + c0] -= 1
+            diff[r1 * (cols + 1) + c1] += 1
+        }
+        var best = (0, 0, 0)
+        var above = [Int](repeating: 0, count: cols + 1)
+        for r in 0..<rows {
+            var left = 0
+            for c in 0..<cols {
+                left += diff[r * (cols + 1) + c]
+                above[c] += left
+                if above[c] > best.0 { best = (above[c], c * cell, r * cell) }
+            }
+        }
+        return best
     }
 }

@@ -10,7 +10,7 @@ import TilePackServer
 /// ``everyTargetHasAnEntry`` keeps the table and the directories in step.
 @Suite struct FuzzCrashReplayTests {
     /// Each target of Fuzz/Package.swift and the public entry its `main.swift` passes to the driver.
-    static let entries: [String: ([UInt8]) throws -> Void] = [
+    static let entries: [String: @Sendable ([UInt8]) throws -> Void] = [
         "fuzz-tiff": GeoTIFFFuzzEntry.tiff,
         "fuzz-vrt": GeoTIFFFuzzEntry.vrt,
         "fuzz-mbtiles": ArchiveFuzzEntry.mbtiles,

@@ -107,7 +107,7 @@ public enum ServerFuzzEntry {
             guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else { return }
             let value = String(line[line.index(after: colon)...].drop(while: { $0 == " " }))
             guard HTTPField.isValidValue(value) else { return }
-            if name == .host { authority = value } else { headers.append(HTTPField(name: name, value: value)) }
+            if name.canonicalName == "host" { authority = value } else { headers.append(HTTPField(name: name, value: value)) }
         }
         let head = HTTPRequest(method: method, scheme: "http", authority: authority, path: String(target), headerFields: headers)
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))

@@ -35,12 +35,35 @@ import TilePackServer
     }
 
     @Test func everyTargetHasAnEntry() throws {
-        let sources = fuzzDirectory.appendingPathComponent("Sources")
+        let sources = Self.fuzzDirectory.appendingPathComponent("Sources")
         let targets = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasPrefix("fuzz-") }
         #expect(Set(targets) == Set(Self.entries.keys))
         for target in targets {
             let main = try String(contentsOf: sources.appendingPathComponent(target).appendingPathComponent("main.swift"), encoding: .utf8)
             #expect(main.contains("runFuzzer(") && main.contains("LLVMFuzzerTestOneInput"), "\(target)/main.swift does not run an entry")
+        }
+    }
+
+    /// Inputs every entry must refuse (or take) without a trap and with a typed error: empty,
+    /// one byte, 64 bytes of 0xFF, and text that is half of several formats.
+    static let garbage: [[UInt8]] = [
+        [], [0], [UInt8](repeating: 0xFF, count: 64),
+        Array("GET /tiles/fuzz/1/0/0.png\nIf-None-Match: \"x\"\n".utf8),
+        Array("II*\u{0}\u{8}\u{0}\u{0}\u{0}<VRTDataset rasterXSize=\"1\">{\"version\":2}eyJhbGciOiJFUzI1NiJ9..".utf8),
+    ]
+
+    @Test(arguments: ["fuzz-tiff", "fuzz-vrt", "fuzz-mbtiles", "fuzz-png", "fuzz-pvrtc", "fuzz-astc",
+                      "fuzz-jws", "fuzz-catalog", "fuzz-route"])
+    func entriesDeclineGarbage(target: String) throws {
+        let entry = try #require(Self.entries[target])
+        for (i, bytes) in Self.garbage.enumerated() {
+            do {
+                try entry(bytes)
+            } catch let error as any TilePackError {
+                #expect(!error.description.contains("\n"), "input \(i): multi-line error")
+            } catch {
+                Issue.record("\(target) input \(i): not a TilePackError: \(type(of: error)): \(error)")
+            }
         }
     }
 

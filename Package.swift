@@ -16,6 +16,8 @@ let package = Package(
         // What an app that shows purchased regions links: the tile store and the region store.
         .library(name: "TilePackStore", targets: ["TilePackStore", "TilePackRegions"]),
         .executable(name: "tilepack", targets: ["TilePackCLI"]),
+        // The HTTP server's routes, for Fuzz/ (`fuzz-route`); the CLI links the target directly.
+        .library(name: "TilePackServer", targets: ["TilePackServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

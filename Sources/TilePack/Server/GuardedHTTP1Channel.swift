@@ -77,11 +77,15 @@ final class ConnectionCounter: Sendable {
         var peak = 0
         var refused = 0
         var lastLog: ContinuousClock.Instant?
+        /// The trim at a quarter of the peak was done.
+        var drainTrimmed = false
     }
     private let state = Mutex(State())
     let limit: Int
     /// A flood is this many connections: smaller peaks leave little to give back.
     static let trimPeak = 256
+    /// Connections left when a flood counts as over: a viewer's few, kept alive.
+    static let trimIdle = 8
 
     init(limit: Int) {
         self.limit = limit
@@ -110,13 +114,20 @@ final class ConnectionCounter: Sendable {
         return admitted
     }
 
-    /// A connection closed; after a flood (a peak of ``trimPeak`` or more) has fallen to a
-    /// quarter, returns free heap memory to the system.
+    /// A connection closed. After a flood (a peak of ``trimPeak`` or more) free heap memory goes
+    /// back to the system twice: when the connections have fallen to a quarter of the peak (the
+    /// flood is draining) and when at most ``trimIdle`` remain (it is over; the peak resets).
     func release() {
         let trim: Bool = state.withLock { s in
             s.open -= 1
-            guard s.peak >= Self.trimPeak, s.open <= s.peak / 4 else { return false }
-            s.peak = s.open
+            guard s.peak >= Self.trimPeak else { return false }
+            if s.open <= Self.trimIdle {
+                s.peak = s.open
+                s.drainTrimmed = false
+                return true
+            }
+            guard !s.drainTrimmed, s.open <= s.peak / 4 else { return false }
+            s.drainTrimmed = true
             return true
         }
         if trim { Self.trimHeap() }

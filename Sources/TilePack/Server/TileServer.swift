@@ -91,6 +91,10 @@ public enum TileServer {
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tilepack",
                                                 backlog: ConnectionLimits.listenBacklog),
                            onServerRunning: { channel in
+                               // NIO's accept backoff does not stop epoll waking the loop (AcceptBackoff).
+                               try? await channel.eventLoop.submit {
+                                   try channel.pipeline.syncOperations.addHandler(AcceptBackoff(logger: logger), position: .first)
+                               }.get()
                                let bound = channel.localAddress?.port ?? configuration.port
                                actions?.serverRunning(port: bound)
                                await onRunning(bound)

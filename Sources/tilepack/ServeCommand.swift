@@ -27,7 +27,10 @@ struct ServeCommand: AsyncParsableCommand {
             origin or addressed to another host name is refused (403). REGION is an archive's file name without \
             .mbtiles. With a trust file (--trust) the library is a store library: only what the \
             signed catalog gives free and this account bought is served, and a refund shows on \
-            the next request; without one it is open. Binds to 127.0.0.1 unless --host says otherwise; stops gracefully on SIGINT/SIGTERM.
+            the next request; without one it is open. Binds to 127.0.0.1 unless --host says otherwise; a loopback server answers only requests \
+            addressed to a loopback name or an --allowed-host (else 421), and grants no other origin \
+            (CORS) unless --cors names it. Every connection is bounded (--max-connections, --max-header-bytes, \
+            --max-body-bytes, --header-timeout, --idle-timeout; docs/limits.md). Stops gracefully on SIGINT/SIGTERM.
             """
     )
 
@@ -51,10 +54,51 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Request log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: ArgumentHelp("Open connections at most; more are closed on accept (default: what 48 MiB holds at --max-header-bytes, within the descriptor limit).", valueName: "n"))
+    var maxConnections: Int?
+
+    @Option(help: "Request line and headers at most, e.g. 16KiB; larger → 431.")
+    var maxHeaderBytes = "16KiB"
+
+    @Option(help: "Request body at most, e.g. 64KiB; larger → 413.")
+    var maxBodyBytes = "64KiB"
+
+    @Option(help: ArgumentHelp("Seconds to send a whole request (from its first byte, or from connecting); slower → 408 and close.", valueName: "seconds"))
+    var headerTimeout = ConnectionLimits.defaultHeaderTimeout
+
+    @Option(help: ArgumentHelp("Seconds a kept-alive connection may wait for its next request (or a response for the client to read); longer → close.", valueName: "seconds"))
+    var idleTimeout = ConnectionLimits.defaultIdleTimeout
+
+    @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose pages may read responses (repeatable; '*' for a public server). Default: none, only this server's own pages.", valueName: "origin"))
+    var cors: [String] = []
+
+    @Option(help: ArgumentHelp("A host name a loopback server also answers to (repeatable); requests addressed to any other name get 421.", valueName: "name"))
+    var allowedHost: [String] = []
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is outside 0…65535") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level '\(logLevel)' is not a log level") }
         do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError(error.description) }
+        if let problem = try connectionLimits().problem { throw ValidationError(problem) }
+        for origin in cors where origin != "*" {
+            let lower = origin.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !origin.dropFirst(8).contains("/"), origin.utf8.count <= 255 else {
+                throw ValidationError("--cors '\(origin)' is not an origin (scheme://host[:port], or '*')")
+            }
+        }
+        for name in allowedHost where HostCheck.name(ofHost: name) == nil {
+            throw ValidationError("--allowed-host '\(name)' is not a host name")
+        }
+    }
+
+    /// The limits these options give (the connection limit from `ulimit -n` unless given).
+    func connectionLimits() throws -> ConnectionLimits {
+        let headers: Int, body: Int
+        do { headers = try ByteSize.parse(maxHeaderBytes) } catch { throw ValidationError("--max-header-bytes " + error.description) }
+        do { body = try ByteSize.parse(maxBodyBytes) } catch { throw ValidationError("--max-body-bytes " + error.description) }
+        let connections = maxConnections ?? ConnectionLimits.defaultMaxConnections(fileLimit: ConnectionLimits.fileDescriptorLimit(), maxHeaderBytes: headers)
+        return ConnectionLimits(maxConnections: connections, maxHeaderBytes: headers, maxBodyBytes: body,
+                                headerTimeout: headerTimeout, idleTimeout: idleTimeout)
     }
 
     func run() async throws {
@@ -101,7 +145,11 @@ struct ServeCommand: AsyncParsableCommand {
         // a read-write library opened on the first action (the served one stays read-only).
         let regions = self.regions
         let actions = StoreActions(service: service, options: .init(host: host, openForWriting: { try regions.open(readOnly: false) }))
-        try await TileServer.run(service, actions: actions, host: host, port: port, logger: logger) { bound in
+        var configuration = TileServer.Configuration(host: host, port: port)
+        configuration.limits = try connectionLimits()
+        configuration.cors = CORSPolicy(origins: cors)
+        configuration.allowedHosts = allowedHost
+        try await TileServer.run(service, actions: actions, configuration: configuration, logger: logger) { bound in
             printNow("serving \(library.kind.rawValue) library: \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/")
         }
     }

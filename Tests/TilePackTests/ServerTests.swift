@@ -199,7 +199,8 @@ struct ServerTests {
                                      headers: [.origin: "http://example.test"]) { r in
                 let body = String(buffer: r.body)
                 #expect(r.status == .ok && body.hasPrefix("[{") && body.contains("\"elevation_m\":"))
-                #expect(r.headers[.accessControlAllowOrigin] == "*")
+                // No CORS grant by default (issue 27): only `serve --cors ORIGIN` adds one.
+                #expect(r.headers[.accessControlAllowOrigin] == nil)
             }
             try await client.execute(uri: "/query?lat=10&lon=10&zoom=12", method: .get) { r in
                 #expect(r.status == .ok && String(buffer: r.body).contains("\"archive\":null"))

@@ -1,21 +1,41 @@
 import Hummingbird
+import HummingbirdCore
 import HTTPTypes
 import Logging
 import NIOCore
 import TilePackCore
 
 /// `tilepack serve` on Hummingbird 2: the routes of ``TileService`` with request logging,
-/// CORS for map clients, HEAD (Hummingbird answers it from GET), and graceful shutdown on
-/// SIGINT/SIGTERM (swift-service-lifecycle, through `Application.runService`).
+/// the Host check (421) and CORS grants of ``Configuration``, HEAD (Hummingbird answers it
+/// from GET), every connection bounded by ``ConnectionLimits`` (``GuardedHTTP1Channel``), and
+/// graceful shutdown on SIGINT/SIGTERM (swift-service-lifecycle, `Application.runService`).
 public enum TileServer {
+    /// Where `serve` listens and what it allows clients.
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        public var limits = ConnectionLimits()
+        /// Other origins that may read responses (none by default).
+        public var cors = CORSPolicy()
+        /// Names besides the loopback ones a loopback server answers to (``HostCheck``).
+        public var allowedHosts: [String] = []
+        public init(host: String = "127.0.0.1", port: Int = 8080) {
+            self.host = host
+            self.port = port
+        }
+        public var hostCheck: HostCheck { HostCheck(bindHost: host, allowed: allowedHosts) }
+    }
+
     /// The router over `service`: what the application runs and what tests drive in-process.
-    /// With `actions`, also the viewer's store actions (buy, restore, install, update).
-    public static func router(_ service: TileService, actions: StoreActions? = nil, logRequests: Bool = true) -> Router<TileRequestContext> {
+    /// With `actions`, also the viewer's store actions (buy, restore, install, update). With
+    /// `hostCheck`, a request addressed to another name gets 421 before any route; `cors`
+    /// grants other origins (none by default: no CORS headers at all).
+    public static func router(_ service: TileService, actions: StoreActions? = nil, logRequests: Bool = true,
+                              cors: CORSPolicy = CORSPolicy(), hostCheck: HostCheck? = nil) -> Router<TileRequestContext> {
         let router = Router(context: TileRequestContext.self, options: .autoGenerateHeadEndpoints)
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
-        router.middlewares.add(CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .contentType, .origin, .ifNoneMatch, .authorization, .range, .ifRange],
-                                              allowMethods: [.get, .head, .options],
-                                              exposedHeaders: ["ETag", "X-Tile-Format", "X-Tile-Size", "X-Tile-Overzoom", "Content-Range", "Accept-Ranges", "Content-Length"], maxAge: .seconds(86400)))
+        if let hostCheck, !hostCheck.names.isEmpty { router.middlewares.add(HostCheckMiddleware(check: hostCheck)) }
+        if !cors.isEmpty { router.middlewares.add(CORSPolicyMiddleware(policy: cors)) }
         router.middlewares.add(ErrorBodyMiddleware())
 
         router.get("/") { _, _ in response(service.viewerPage()) }
@@ -56,19 +76,37 @@ public enum TileServer {
         return router
     }
 
+    /// The application `run` runs (tests run it live): the router, and ``GuardedHTTP1Channel``
+    /// with `configuration.limits` on `configuration.host`:`port`.
+    public static func application(_ service: TileService, actions: StoreActions? = nil, configuration: Configuration, logger: Logger,
+                                   onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let limits = configuration.limits
+        let counter = ConnectionCounter(limit: limits.maxConnections)
+        // Request lines are logged at info; above that the middleware would only cost time.
+        return Application(router: router(service, actions: actions, logRequests: logger.logLevel <= .info,
+                                          cors: configuration.cors, hostCheck: configuration.hostCheck),
+                           server: HTTPServerBuilder { responder in
+                               GuardedHTTP1Channel(responder: responder, limits: limits, counter: counter)
+                           },
+                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tilepack",
+                                                backlog: ConnectionLimits.listenBacklog),
+                           onServerRunning: { channel in
+                               // NIO's accept backoff does not stop epoll waking the loop (AcceptBackoff).
+                               try? await channel.eventLoop.submit {
+                                   try channel.pipeline.syncOperations.addHandler(AcceptBackoff(logger: logger), position: .first)
+                               }.get()
+                               let bound = channel.localAddress?.port ?? configuration.port
+                               actions?.serverRunning(port: bound)
+                               await onRunning(bound)
+                           },
+                           logger: logger)
+    }
+
     /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish. `actions`
     /// learn the bound port before `onRunning` is called, and are shut down at the end.
-    public static func run(_ service: TileService, actions: StoreActions? = nil, host: String, port: Int, logger: Logger,
+    public static func run(_ service: TileService, actions: StoreActions? = nil, configuration: Configuration, logger: Logger,
                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        // Request lines are logged at info; above that the middleware would only cost time.
-        let app = Application(router: router(service, actions: actions, logRequests: logger.logLevel <= .info),
-                              configuration: .init(address: .hostname(host, port: port), serverName: "tilepack"),
-                              onServerRunning: { channel in
-                                  let bound = channel.localAddress?.port ?? port
-                                  actions?.serverRunning(port: bound)
-                                  await onRunning(bound)
-                              },
-                              logger: logger)
+        let app = application(service, actions: actions, configuration: configuration, logger: logger, onRunning: onRunning)
         do {
             try await app.runService()
         } catch {

@@ -116,7 +116,10 @@ def observe(state, faketime=None, user=None):
         argv = ["faketime", faketime, *argv]
     if user:
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
-    server = subprocess.Popen(argv, env=env_for(state), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=state)
+    # Its own process group: faketime (and setpriv) run serve as a child, and a signal to the
+    # wrapper alone would leave serve running after the check.
+    server = subprocess.Popen(argv, env=env_for(state), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=state,
+                              start_new_session=True)
     try:
         line = server.stdout.readline().decode()
         port = line.split("http://127.0.0.1:")[1].split("/")[0] if "http://127.0.0.1:" in line else None
@@ -149,11 +152,16 @@ def observe(state, faketime=None, user=None):
             for w in workers: w.start()
             for w in workers: w.join()
     finally:
-        server.send_signal(signal.SIGTERM)
+        os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            server.kill()
+            pass
+        try:
+            os.killpg(server.pid, signal.SIGKILL)  # whatever of the group is left
+        except ProcessLookupError:
+            pass
+        server.wait()
     for lat, lon, z in QUERIES:
         rc, out, _ = tp(state, "query", str(lat), str(lon), str(z), faketime=faketime, user=user)
         seen[f"query {lat},{lon} z{z}"] = f"{rc}:{sha(out, state)}"

@@ -59,7 +59,7 @@ public struct ConnectionLimits: Sendable, Equatable {
     }
 
     /// The default connection limit: as many as ``connectionMemory`` holds at
-    /// ``perConnectionBytes(maxHeaderBytes:)`` each (1,024 at the defaults), and never more
+    /// ``perConnectionBytes(maxHeaderBytes:)`` each (768 at the defaults: 64 KiB each), and never more
     /// than the descriptor limit minus ``reservedDescriptors`` (at least 1).
     public static func defaultMaxConnections(fileLimit: Int, maxHeaderBytes: Int) -> Int {
         let byMemory = connectionMemory / max(perConnectionBytes(maxHeaderBytes: maxHeaderBytes), 1)

@@ -52,13 +52,13 @@ public final class SQLiteConnection {
         case .readOnlyImmutable: flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
         }
         // SQLite's open(2) of a FIFO blocks until a writer comes: refuse anything but a regular
-        // file first (a path that does not exist yet is SQLite's to create or refuse).
+        // file first (a path that does not exist yet is SQLite's to create or refuse). By stat,
+        // never by opening it: closing a descriptor of a database file drops every POSIX lock
+        // this process holds on it, under the feet of its other SQLite connections.
         if !path.isEmpty, path != ":memory:" {
-            switch RegularFile.openForReading(path) {
-            case .success(let opened): close(opened.fd)
-            case .failure(let failure) where failure.errno == 0:
-                throw SQLiteError(code: .notADatabase, message: failure.problem, path: path)
-            case .failure: break  // missing or unreadable: SQLite says so in its own words
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+                throw SQLiteError(code: .notADatabase, message: RegularFile.notRegular(mode: info.st_mode), path: path)
             }
         }
         var db: OpaquePointer?

@@ -194,6 +194,48 @@ enum PackFixture {
         expectPackError(.damaged, path + "#dem.mbtiles") { _ = try dem.tile(TileID(z: 1, x: 0, y: 1)!) }
     }
 
+    /// A pack's content rows are file data: a forged 40 MB blob is refused by its stored length,
+    /// before SQLite loads it or the hash is computed, on every read path (layer, verify).
+    @Test func anOverlongContentRowIsRefusedUnread() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("p.mbtiles")
+        try PackFixture.write(path)
+        let tile = TileID(z: 2, x: 1, y: 2)!
+        let hex = SHA256.hash(data: try PackFixture.png(tile.z * 1000 + tile.x * 31 + tile.y)).hexString
+        try PackFixture.execute(path, "UPDATE images SET tile_data = zeroblob(40000000) WHERE tile_id = '\(hex)'")
+        let reader = try PackReader(path: path)
+        let color = try #require(reader.layer(0))
+        var called = false
+        expectPackError(.damaged, path + "#color.mbtiles", contains: "tile 2/1/2 stores 40000000 bytes, more than the 33554432 it may hold; not read") {
+            let _: Int? = try color.withTile(tile) { (_: UnsafeRawBufferPointer) -> Int in called = true; return 1 }
+        }
+        // A caller's smaller limit is applied the same way (the tile store's per-tile bound).
+        expectPackError(.damaged, path + "#color.mbtiles", contains: "more than the 10 it may hold") {
+            let _: Int? = try color.withTile(TileID(z: 2, x: 0, y: 0)!, maxBytes: 10) { (_: UnsafeRawBufferPointer) -> Int in called = true; return 1 }
+        }
+        #expect(!called)
+        expectPackError(.damaged, path + "#color.mbtiles", contains: "40000000 bytes") { _ = try reader.verifyAll(decode: false) }
+        // Elevation: the limit follows the declared grid (8 × w × h + 64 KiB), text is refused too.
+        let original = try PackFixture.png(tile.z * 1000 + tile.x * 31 + tile.y).map { String(format2: $0) }.joined()
+        try PackFixture.execute(path, "UPDATE images SET tile_data = x'\(original)' WHERE tile_id = '\(hex)'")
+        #expect(try color.tile(tile) != nil)
+        try PackFixture.execute(path, "UPDATE tilepack_elevation SET data = zeroblob(2000000)")
+        let dem = try #require(reader.layer(1))
+        var refused = 0
+        for t in PackFixture.tiles {
+            do { _ = try dem.elevation(t) } catch {
+                #expect(error.problem == .badElevation && error.description.contains("stores 2000000 bytes") && error.description.contains("not read"),
+                        "\(error)")
+                refused += 1
+            }
+        }
+        #expect(refused > 0)
+        try PackFixture.execute(path, "UPDATE tilepack_elevation SET data = 'text'")
+        expectPackError(.badElevation, path + "#dem.mbtiles", contains: "stores text, not a blob; not read") {
+            _ = try reader.verifyAll(decode: false)
+        }
+    }
+
     @Test func anEditedIndexRowChangesTheDigest() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("p.mbtiles")

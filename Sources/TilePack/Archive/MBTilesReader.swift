@@ -121,10 +121,9 @@ public final class MBTilesReader: TileArchive {
         }
     }
 
-    /// Largest blob any read loads (tile or elevation data): 32 MiB. A 4096² RGBA tile is 64 MiB
-    /// raw but no codec tilepack reads stores one that large; SQLite would otherwise load a
-    /// forged 1 GB row whole into memory before anyone could look at its size.
-    public static let maxBlobBytes = 32 << 20
+    /// Largest blob any read loads (tile or elevation data): 32 MiB (``StoredBlobLimit``).
+    /// SQLite would otherwise load a forged 1 GB row whole before anyone could look at its size.
+    public static let maxBlobBytes = StoredBlobLimit.maxBytes
 
     /// Calls `body` with tile `id`'s stored bytes in SQLite's own buffer (no copy), or
     /// returns nil when the archive has no tile there. Blobs above ``maxBlobBytes`` are
@@ -165,10 +164,8 @@ public final class MBTilesReader: TileArchive {
                 return nil
             }
         }
-        if let refused {
-            throw ArchiveError(path: path, problem: .damaged, detail: refused.type == "blob"
-                ? "tile \(id) stores \(refused.length) bytes, more than the \(limit) a tile may hold; not read"
-                : "tile \(id) stores \(refused.type), not a blob; not read")
+        if let refused, let detail = StoredBlobLimit.refusal(type: refused.type, length: refused.length, limit: limit, what: "tile \(id)") {
+            throw ArchiveError(path: path, problem: .damaged, detail: detail)
         }
         if let bodyError { throw bodyError }
         return result
@@ -238,21 +235,16 @@ public final class MBTilesReader: TileArchive {
 
     /// The blob length of the elevation row `stmt` stands on (`selectElevation`), refused
     /// unless it is a blob no larger than any encoding of a `width × height` grid can need
-    /// (twice the float grid, plus 64 KiB: zlib never expands data more) and ``maxBlobBytes``.
+    /// (``StoredBlobLimit/elevation(width:height:)``).
     /// Read from the record header: the data is not loaded.
     private static func checkElevationBlob(_ stmt: SQLiteStatement, id: TileID, width: Int, height: Int,
                                            path: String) throws(ArchiveError) -> Int {
         let type = stmt.string(at: 3) ?? "null", length = stmt.int(at: 4)
-        let sides = min(max(width, 0), ElevationTile.maxSide) * min(max(height, 0), ElevationTile.maxSide)
-        let limit = min(maxBlobBytes, 8 * sides + 65_536)
-        guard type == "blob" || type == "null" else {
-            throw ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id) stores \(type), not a blob; not read")
+        let limit = StoredBlobLimit.elevation(width: width, height: height)
+        if let detail = StoredBlobLimit.refusal(type: type, length: length, limit: limit, what: "elevation tile \(id) (\(width)×\(height))") {
+            throw ArchiveError(path: path, problem: .badElevation, detail: detail)
         }
-        guard length <= limit else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile \(id) stores \(length) bytes, more than the \(limit) a \(width)×\(height) grid may need; not read")
-        }
-        return length
+        return max(0, length)
     }
 
     /// The elevation row of tile `id` as stored (encoding name, grid size, encoded bytes),

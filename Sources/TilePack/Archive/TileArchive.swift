@@ -52,7 +52,7 @@ extension TileArchive {
         try withTile(id) { stored in
             guard stored.count <= maxBytes else {
                 throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) a tile may hold")
+                                   detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) it may hold")
             }
             return try body(stored)
         }

@@ -9,13 +9,17 @@ import Synchronization
 /// is removed from the Mutex-protected array while in use), as ``MBTilesReader``'s pool does.
 final class PackConnection: @unchecked Sendable {
     let db: SQLiteConnection
-    /// (hash, tile_data, content present) of one display tile: a primary-key seek on the
-    /// index, one on `images`.
+    /// (hash, tile_data, content present, typeof, length) of one display tile: a primary-key
+    /// seek on the index, one on `images`. `tile_data` comes back only when it is a blob no
+    /// longer than ?5 (read from the record header first, as ``MBTilesReader`` does), so a
+    /// forged 1 GB row is refused unloaded.
     let selectTile: SQLiteStatement
-    /// (hash, encoding, width, height, data, content present) of one elevation row.
+    /// (hash, encoding, width, height, data, content present, typeof, length) of one elevation
+    /// row; `data` only when it is a blob within what its grid may need.
     let selectElevation: SQLiteStatement
-    /// Content by hash, for verifying and copying.
+    /// Content by hash, for verifying: (data, typeof, length), data within 32 MiB.
     let selectImage: SQLiteStatement
+    /// (encoding, width, height, data, typeof, length), data within its grid's need.
     let selectElevationContent: SQLiteStatement
 
     init(path: String) throws(SQLiteError) {
@@ -23,17 +27,35 @@ final class PackConnection: @unchecked Sendable {
         // As MBTilesReader: tile blobs are read once and cached above; keep interior pages hot.
         try db.execute("PRAGMA cache_size = -\(PooledConnection.pageCacheKiB)")
         selectTile = try db.prepare("""
-            SELECT i.sha256, m.tile_data, m.tile_id IS NOT NULL FROM tilepack_tile_index AS i \
+            SELECT i.sha256, CASE WHEN typeof(m.tile_data) = 'blob' AND length(m.tile_data) <= ?5 THEN m.tile_data END, \
+            m.tile_id IS NOT NULL, typeof(m.tile_data), coalesce(length(m.tile_data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN images AS m ON m.tile_id = i.sha256 \
-            WHERE i.layer = ? AND i.kind = 0 AND i.zoom_level = ? AND i.tile_column = ? AND i.tile_row = ?
+            WHERE i.layer = ?1 AND i.kind = 0 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
             """)
         selectElevation = try db.prepare("""
-            SELECT i.sha256, e.encoding, e.width, e.height, e.data, e.sha256 IS NOT NULL FROM tilepack_tile_index AS i \
+            SELECT i.sha256, e.encoding, e.width, e.height, \
+            CASE WHEN typeof(e.data) = 'blob' AND length(e.data) <= \(Self.elevationLimitSQL(width: "e.width", height: "e.height")) THEN e.data END, \
+            e.sha256 IS NOT NULL, typeof(e.data), coalesce(length(e.data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN tilepack_elevation AS e ON e.sha256 = i.sha256 \
-            WHERE i.layer = ? AND i.kind = 1 AND i.zoom_level = ? AND i.tile_column = ? AND i.tile_row = ?
+            WHERE i.layer = ?1 AND i.kind = 1 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
             """)
-        selectImage = try db.prepare("SELECT tile_data FROM images WHERE tile_id = ?")
-        selectElevationContent = try db.prepare("SELECT encoding, width, height, data FROM tilepack_elevation WHERE sha256 = ?")
+        selectImage = try db.prepare("""
+            SELECT CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= \(StoredBlobLimit.maxBytes) THEN tile_data END, \
+            typeof(tile_data), coalesce(length(tile_data), 0) FROM images WHERE tile_id = ?1
+            """)
+        selectElevationContent = try db.prepare("""
+            SELECT encoding, width, height, \
+            CASE WHEN typeof(data) = 'blob' AND length(data) <= \(Self.elevationLimitSQL(width: "width", height: "height")) THEN data END, \
+            typeof(data), coalesce(length(data), 0) FROM tilepack_elevation WHERE sha256 = ?1
+            """)
+    }
+
+    /// ``StoredBlobLimit/elevation(width:height:)`` in SQL over the row's own columns, so an
+    /// over-long blob is not loaded: `min(32 MiB, 8 · clamp(width) · clamp(height) + 65536)`.
+    /// Sides are clamped to ``ElevationTile/maxSide`` first, so the product cannot overflow.
+    private static func elevationLimitSQL(width: String, height: String) -> String {
+        let side = ElevationTile.maxSide
+        return "min(\(StoredBlobLimit.maxBytes), 8 * min(max(\(width), 0), \(side)) * min(max(\(height), 0), \(side)) + 65536)"
     }
 
     func bindKey(_ stmt: SQLiteStatement, layer: Int, tile: TileID) throws(SQLiteError) {

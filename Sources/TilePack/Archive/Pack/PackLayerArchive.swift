@@ -75,24 +75,40 @@ public final class PackLayerArchive: TileArchive {
         case missingContent
         case mismatch
         case badHash
+        /// Stored bytes refused unread (``StoredBlobLimit``): the problem and one-line reason.
+        case refused(ArchiveError.Problem, String)
     }
 
     /// Calls `body` with tile `id`'s stored bytes (SQLite's buffer, valid during the call)
     /// after checking them against the index row's hash; nil without calling it when the
-    /// layer has no such tile.
+    /// layer has no such tile. Bytes over ``StoredBlobLimit/maxBytes`` are refused unread.
     /// - Cost: two primary-key seeks (index row, content) and one SHA-256 of the payload
     ///   (~1.5 GB/s: ~20 µs for a 32 KiB tile); no allocation beyond what `body` does.
     /// - Throws: ``ArchiveError`` (hashMismatch) when the content is not what the index says,
-    ///   (damaged) when the row's content is missing, or what `body` throws.
+    ///   (damaged) when the row's content is missing or too long, or what `body` throws.
     public func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withTile(id, maxBytes: StoredBlobLimit.maxBytes, body)
+    }
+
+    /// ``withTile(_:_:)`` refusing stored bytes longer than `maxBytes` (capped at
+    /// ``StoredBlobLimit/maxBytes``) *before SQLite loads them*: the query reads the blob's
+    /// length from the record header and asks for the data only within the limit.
+    /// - Throws: as ``withTile(_:_:)``; ``ArchiveError`` (damaged) naming the stored size.
+    public func withTile<R>(_ id: TileID, maxBytes: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let limit = min(max(0, maxBytes), StoredBlobLimit.maxBytes)
         var bodyError: (any Error)?
         let lookup: Lookup<R?> = try pool.withConnection(errorPath: path, doing: "reading tile \(id)") { conn throws(SQLiteError) in
             let stmt = conn.selectTile
             defer { stmt.reset() }
             try conn.bindKey(stmt, layer: layer, tile: id)
+            try stmt.bind(limit, at: 5)
             guard try stmt.step() else { return .absent }
             guard let expected = stmt.string(at: 0).flatMap(PackSchema.hashBytes(hex:)) else { return .badHash }
             guard stmt.int(at: 2) == 1 else { return .missingContent }
+            if let refusal = StoredBlobLimit.refusal(type: stmt.string(at: 3) ?? "null", length: stmt.int(at: 4), limit: limit,
+                                                     what: "tile \(id)") {
+                return .refused(.damaged, refusal)
+            }
             let empty = UnsafeRawBufferPointer(start: nil, count: 0)
             let checked: Lookup<R?> = stmt.withBytes(at: 1) { bytes in
                 guard PackSchema.tileHash(bytes).elementsEqual(expected) else { return .mismatch }
@@ -121,7 +137,8 @@ public final class PackLayerArchive: TileArchive {
 
     /// The elevation grid of tile `id` after checking its row against the index hash, nil
     /// when the layer has none there.
-    /// - Cost: two seeks, one SHA-256 and one inflate of the blob.
+    /// - Cost: two seeks, one SHA-256 and one inflate of the blob (refused unread when longer
+    ///   than its grid may need, ``StoredBlobLimit/elevation(width:height:)``).
     public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
         try elevation(id) { _, _ throws(ArchiveError) in }
     }
@@ -140,6 +157,11 @@ public final class PackLayerArchive: TileArchive {
             guard let expected = stmt.string(at: 0).flatMap(PackSchema.hashBytes(hex:)) else { return .badHash }
             guard stmt.int(at: 5) == 1 else { return .missingContent }
             let encoding = stmt.string(at: 1) ?? "", width = stmt.int(at: 2), height = stmt.int(at: 3)
+            if let refusal = StoredBlobLimit.refusal(type: stmt.string(at: 6) ?? "null", length: stmt.int(at: 7),
+                                                     limit: StoredBlobLimit.elevation(width: width, height: height),
+                                                     what: "elevation tile \(id) (\(width)×\(height))") {
+                return .refused(.badElevation, refusal)
+            }
             let data = stmt.bytes(at: 4) ?? []
             let hash = data.withUnsafeBytes { PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0) }
             guard let hash, hash.elementsEqual(expected) else { return .mismatch }
@@ -165,6 +187,8 @@ public final class PackLayerArchive: TileArchive {
                                detail: "\(what) does not match its tile index hash (edited or swapped after the pack was written)")
         case .badHash:
             throw ArchiveError(path: path, problem: .damaged, detail: "\(what) has a tile index hash that is not 64 lowercase hex digits")
+        case .refused(let problem, let detail):
+            throw ArchiveError(path: path, problem: problem, detail: detail)
         }
     }
 }

@@ -207,12 +207,20 @@ public final class PackReader: Sendable {
         let stmt = conn.selectImage
         defer { stmt.reset() }
         let bytes: [UInt8]?
+        var refusal: String?
         do {
             try stmt.bind(hex, at: 1)
-            bytes = try stmt.step() ? (stmt.bytes(at: 0) ?? []) : nil
+            if try stmt.step() {
+                refusal = StoredBlobLimit.refusal(type: stmt.string(at: 1) ?? "null", length: stmt.int(at: 2),
+                                                  limit: StoredBlobLimit.maxBytes, what: "tile \(tile)")
+                bytes = stmt.bytes(at: 0) ?? []
+            } else {
+                bytes = nil
+            }
         } catch {
             throw ArchiveError.reading(error, path: archive.path, doing: "verifying tile \(tile)")
         }
+        if let refusal { throw ArchiveError(path: archive.path, problem: .damaged, detail: refusal) }
         guard let bytes else {
             throw ArchiveError(path: archive.path, problem: .damaged, detail: "tile \(tile) is in the tile index but its content is missing")
         }
@@ -238,12 +246,22 @@ public final class PackReader: Sendable {
         let stmt = conn.selectElevationContent
         defer { stmt.reset() }
         let row: (String, Int, Int, [UInt8])?
+        var refusal: String?
         do {
             try stmt.bind(hex, at: 1)
-            row = try stmt.step() ? (stmt.string(at: 0) ?? "", stmt.int(at: 1), stmt.int(at: 2), stmt.bytes(at: 3) ?? []) : nil
+            if try stmt.step() {
+                let width = stmt.int(at: 1), height = stmt.int(at: 2)
+                refusal = StoredBlobLimit.refusal(type: stmt.string(at: 4) ?? "null", length: stmt.int(at: 5),
+                                                  limit: StoredBlobLimit.elevation(width: width, height: height),
+                                                  what: "elevation tile \(tile) (\(width)×\(height))")
+                row = (stmt.string(at: 0) ?? "", width, height, stmt.bytes(at: 3) ?? [])
+            } else {
+                row = nil
+            }
         } catch {
             throw ArchiveError.reading(error, path: archive.path, doing: "verifying elevation \(tile)")
         }
+        if let refusal { throw ArchiveError(path: archive.path, problem: .badElevation, detail: refusal) }
         guard let (name, width, height, data) = row else {
             throw ArchiveError(path: archive.path, problem: .damaged, detail: "elevation \(tile) is in the tile index but its content is missing")
         }

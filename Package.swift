@@ -153,3 +153,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `TILEPACK_SANITIZE=address` (or `thread`) instruments tilepack's own modules, not its
+// dependencies: .ci/run's sanitizer steps then rebuild only these modules over the `swift test`
+// build instead of everything (SwiftPM's `--sanitize` rebuilds every dependency with it). The
+// runtime still checks every allocation (ASan) and every lock (TSan) process-wide; the full
+// `swift test --sanitize=…` runs are documented in docs/SANITIZERS.md.
+if let sanitizer = Context.environment["TILEPACK_SANITIZE"], ["address", "thread"].contains(sanitizer) {
+    for target in package.targets where target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+    }
+}

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Synchronization
 import TilePack
 
 /// How `tilepack download` shows progress on stderr (stdout stays for results).
@@ -21,7 +20,7 @@ enum DownloadProgressStyle: String, CaseIterable, ExpressibleByArgument {
 /// Draws ``PackProgress`` events; called from the download's task, so its state is locked.
 final class DownloadProgressDisplay: Sendable {
     let style: DownloadProgressStyle
-    private let drewBar = Mutex(false)
+    private let drewBar = Locked(false)
 
     init(style: DownloadProgressStyle) { self.style = style }
 

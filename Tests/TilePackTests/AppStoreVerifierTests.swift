@@ -7,7 +7,7 @@ import TilePackTools
 /// App Store signed data: Apple's own vectors give Apple's verdicts (table-driven, one row per
 /// row of the README in ../shared/testdata/appstore), tokens of the test App Store round-trip
 /// and fail as they must when altered, and trust files are read strictly.
-@Suite struct AppStoreVerifierTests {
+@Suite(.tags(.concurrent)) struct AppStoreVerifierTests {
     /// The verification error `body` throws, nil when it throws nothing; any other error is an issue.
     static func failure(_ body: () throws -> Void) -> AppStoreVerificationError? {
         do {

@@ -15,7 +15,7 @@ import Darwin
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite struct ArchiveMBTilesTests {
+@Suite(.tags(.concurrent)) struct ArchiveMBTilesTests {
     static func metadata() -> MBTilesMetadata {
         MBTilesMetadata(name: "Test region", format: "png", codec: "png",
                         description: "unit test", attribution: "© tests", codecLevel: "6", tileSize: 256,

@@ -40,7 +40,7 @@ func freePages(_ path: String) throws -> Int {
 
 /// Resume after a kill, shards and their merge: each must give the uninterrupted
 /// single-machine build's archive, tile for tile.
-@Suite("Build: resume and shards")
+@Suite("Build: resume and shards", .tags(.concurrent))
 struct BuildResumeShardTests {
     static let dem = EndToEndTests.sampleRegions + "/montblanc-dem.tif"
 

@@ -13,7 +13,7 @@ import Darwin
 
 /// Issue 12: the memory budget's plan, builds under different budgets, and the streaming
 /// GeoTIFF writer that makes big inputs (BigTIFF included).
-@Suite struct BuildScaleTests {
+@Suite(.tags(.concurrent)) struct BuildScaleTests {
     let MiB = 1 << 20
 
     @Test func smallerBudgetsMakeSmallerBlocksThenFewerWorkers() throws {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import TilePackCore
 @testable import TilePackStore
@@ -7,7 +6,7 @@ import Testing
 
 /// The region catalog (loading, every validation error, availability), the polygon/tile
 /// geometry, exact prices and periods, and the access policy over the sample catalog.
-@Suite struct RegionsCatalogTests {
+@Suite(.tags(.concurrent)) struct RegionsCatalogTests {
     // MARK: - Fixtures
 
     /// The repository's SampleRegions directory.
@@ -541,7 +540,7 @@ import Testing
         let base = Self.tile(Self.chamonix.lon, Self.chamonix.lat, 13)
         let tiles = (0..<16).flatMap { dx in (0..<16).map { dy in TileID(z: 13, x: base.x + dx - 8, y: base.y + dy - 8)! } }
         let expected = tiles.map { RegionAccessPolicy(catalog: catalog, entitlements: entitlements).access($0) }
-        let mismatches = Mutex(0)
+        let mismatches = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for round in 0..<20 {
                 for (i, t) in tiles.enumerated() where (i + thread + round) % 3 == 0 {

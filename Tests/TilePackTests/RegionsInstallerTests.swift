@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 import Testing
 @testable import TilePackCore
 @testable import TilePackArchive
@@ -40,7 +39,7 @@ final class FakePackServer: PackTransport {
         var requests: [(path: String, headers: [(String, String)])] = []
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     static let chunkSize = 4096
 
     func set(path: String, bytes: [UInt8]) {
@@ -95,7 +94,7 @@ final class FakePackServer: PackTransport {
 
     /// `bytes` in chunks, counted as served when handed out; a failure after `breakAfter`.
     private func body(_ bytes: [UInt8], breakAfter: Int64?) -> PackBody {
-        let cursor = Mutex(0)
+        let cursor = Locked(0)
         return PackBody { [self] () async throws -> [UInt8]? in
             let chunk: [UInt8]? = try cursor.withLock { at in
                 if let breakAfter, at >= Int(breakAfter) { throw POSIXError(.ECONNRESET) }
@@ -111,7 +110,7 @@ final class FakePackServer: PackTransport {
     }
 }
 
-@Suite struct RegionsInstallerTests {
+@Suite(.tags(.concurrent)) struct RegionsInstallerTests {
     static let publisher = RegionsFixture.publisher
     static let trust = TrustAnchors(appStoreRoots: [], bundleID: RegionsFixture.bundleID, environments: [.sandbox],
                                     publisherKeys: [publisher.publicJWK])
@@ -124,7 +123,7 @@ final class FakePackServer: PackTransport {
         var size: Int64 { Int64(bytes.count) }
     }
 
-    private static let packs = Mutex<[Int: Pack]>([:])
+    private static let packs = Locked<[Int: Pack]>([:])
 
     static func pack(_ variant: Int) throws -> Pack {
         if let cached = packs.withLock({ $0[variant] }) { return cached }
@@ -199,7 +198,7 @@ final class FakePackServer: PackTransport {
         let m = Self.manifest(version: 1, pack: bytes)
         try setup.offer([(m, bytes)])
         let installer = setup.installer()
-        let events = Mutex<[PackProgress]>([])
+        let events = Locked<[PackProgress]>([])
         let result = try await installer.install("chamonix") { p in events.withLock { $0.append(p) } }
         #expect(result.mode == .full && result.version == 1 && result.bytesReceived == bytes.size && result.resumedFrom == 0)
         #expect(result.sha256 == m.sha256 && result.reason == "full: not installed")

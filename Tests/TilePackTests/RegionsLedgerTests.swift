@@ -16,7 +16,7 @@ import Darwin
 /// signed with, the test App Store's transactions, and the entitlement ledger (derived
 /// entitlements, what it refuses to count and why, the clock, read-only opens, ledgers of an
 /// earlier tilepack, concurrency).
-@Suite struct RegionsLedgerTests {
+@Suite(.tags(.concurrent)) struct RegionsLedgerTests {
     static let t0 = RegionsFixture.t0
     static let day = RegionsFixture.day
     static let account = RegionsFixture.account

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import TilePack
 @testable import TilePackCore
@@ -14,7 +13,7 @@ import Testing
 /// a small library (a publisher-signed catalog, real MBTiles archives of PNG tiles), the
 /// device's ledger and the test App Store, the access policy it hands the tile store, and
 /// everything a device owner might try against it.
-@Suite struct RegionsLibraryTests {
+@Suite(.tags(.concurrent)) struct RegionsLibraryTests {
     static let t0 = RegionsFixture.t0
     static let day = RegionsFixture.day
     static func ms(_ seconds: Double) -> Int64 { RegionsFixture.ms(seconds) }

@@ -5,7 +5,7 @@ import Testing
 
 /// The publisher-signed catalog (`catalog.jws`): what signs, what verifies, and every way a
 /// device owner might change it being refused.
-@Suite struct RegionsSignedCatalogTests {
+@Suite(.tags(.concurrent)) struct RegionsSignedCatalogTests {
     static let publisher = JWK.newPrivateKey()
 
     /// A version-2 catalog selling one region from `a.mbtiles`, with the given hash line.

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 import Testing
 @testable import TilePackCore
 @testable import TilePackSQLite
@@ -65,15 +64,15 @@ enum RegionsFixture {
 
 /// A clock the test moves (shared by a store, a ledger and a library as one machine's clock).
 final class MovableClock: RegionClock {
-    private let seconds: Mutex<Double>
-    init(_ seconds: Double) { self.seconds = Mutex(seconds) }
+    private let seconds: Locked<Double>
+    init(_ seconds: Double) { self.seconds = Locked(seconds) }
     func now() -> Double { seconds.withLock { $0 } }
     func set(_ value: Double) { seconds.withLock { $0 = value } }
 }
 
 /// Errors collected from threads.
 final class ThreadFailures: Sendable {
-    private let list = Mutex<[String]>([])
+    private let list = Locked<[String]>([])
     func add(_ message: String) { list.withLock { $0.append(message) } }
     var all: [String] { list.withLock { $0 } }
 }

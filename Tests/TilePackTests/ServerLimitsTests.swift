@@ -15,7 +15,7 @@ import Glibc
 /// `serve` bounded under any client (issue 27): header size (431), header timeout (408),
 /// keep-alive idle timeout, body size (413), connection limit, over a real socket to a live
 /// server; the Host check (421) and CORS grants through the router.
-@Suite("Server: connection limits, Host check and CORS")
+@Suite("Server: connection limits, Host check and CORS", .tags(.concurrent))
 struct ServerLimitsTests {
     // MARK: live server over raw sockets
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import Hummingbird
 import HTTPTypes
@@ -16,7 +15,7 @@ import Crypto
 /// through the Hummingbird router — who may download (no token, a forged one, another
 /// product's, a refunded one, a lapsed subscription), ranges that resume a download, and
 /// requests that try to leave the packs directory.
-@Suite("Server: pack delivery")
+@Suite("Server: pack delivery", .tags(.concurrent))
 struct ServerPackTests {
     static let regionA = RegionsLibraryTests.regionA
     static let regionB = RegionsLibraryTests.regionB

@@ -15,7 +15,7 @@ import NIOCore
 /// the served (read-only) library at once, errors keep the server's JSON shape, and a POST from
 /// another origin or addressed to another host acts on nothing. (Installing over loopback needs
 /// a listening server: Scripts/viewer-check drives it in a browser.)
-@Suite("Server: store actions")
+@Suite("Server: store actions", .tags(.concurrent))
 struct ServerStoreActionTests {
     static let regionA = RegionsLibraryTests.regionA
     static let regionB = RegionsLibraryTests.regionB

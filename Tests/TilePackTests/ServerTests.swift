@@ -11,7 +11,7 @@ import Glibc
 
 /// `tilepack serve`'s routes, in-process: the plain ``TileService`` functions and the
 /// Hummingbird router over them (`app.test(.router)`), hostile input included.
-@Suite("Server: routes over the tile and region stores")
+@Suite("Server: routes over the tile and region stores", .tags(.concurrent))
 struct ServerTests {
     /// The sample library as a store library, opened read-only as `serve` opens it: its signed
     /// catalog, a test App Store whose root the trust anchors pin (nothing bought), a ledger of

@@ -1,5 +1,4 @@
 import Testing
-import Synchronization
 @testable import TilePack
 @testable import TilePackSQLite
 @testable import TilePackArchive
@@ -11,7 +10,7 @@ private final class DeclaringArchive: TileArchive {
     let path = "/lib/forged.mbtiles"
     let summary: TileArchiveSummary
     let declared: (width: Int, height: Int)
-    private let decodes = Mutex(0)
+    private let decodes = Locked(0)
 
     init(tileSize: Int, declares: (Int, Int)) {
         summary = TileArchiveSummary(name: "forged", bounds: nil, zoomRange: 3...3, codec: .png, codecName: "png",

@@ -1,7 +1,6 @@
 import Testing
 import Dispatch
 import Foundation
-import Synchronization
 import TilePack
 @testable import TilePackStore
 #if canImport(Glibc)
@@ -19,7 +18,7 @@ final class ZoomFakeArchive: TileArchive {
     let summary: TileArchiveSummary
     private let stored: [TileID: [UInt8]]
     private let grids: [TileID: ElevationTile]
-    private let reads = Mutex(0)
+    private let reads = Locked(0)
 
     /// `pixels[id]`: side² RGBA8 (rows top first), stored PNG-encoded.
     init(path: String = "zoom.mbtiles", zooms: ClosedRange<Int>, side: Int, pixels: [TileID: [UInt8]],
@@ -89,7 +88,7 @@ private struct ClosurePolicy: AccessPolicy {
 
 private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", currency: "EUR")
 
-@Suite struct StoreOverzoomTests {
+@Suite(.tags(.concurrent)) struct StoreOverzoomTests {
     static let parent = TileID(z: 5, x: 10, y: 12)!
     /// Pixel (x, y) of the z5 tile: R = 20x + 40y, G 100, B 7, opaque; linear in x and y, so
     /// the bilinear value at a point is the same linear function of its coordinates.
@@ -281,7 +280,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         var options = TileStoreOptions()
         options.simulatedWarnings = .every(17)
         let store = try TileStore(archives: [archive], budget: MemoryBudget(parsing: "1MiB"), options: options)
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             var rng = SplitMix64(seed: UInt64(worker + 1))
             for _ in 0..<150 {
@@ -434,7 +433,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             grids[kid] = ElevationTile(width: 4, height: 4, values: [Float](repeating: 900, count: 16))
         }
         let archive = try ZoomFakeArchive(zooms: 9...9, side: 4, pixels: pixels, grids: grids)
-        let owned = Mutex(false)
+        let owned = Locked(false)
         let policy = ClosurePolicy { id, side in
             if id.z <= 8 { return .allowed }
             if owned.withLock({ $0 }) { return .allowed }

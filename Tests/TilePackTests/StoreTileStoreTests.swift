@@ -24,7 +24,7 @@ final class StoreFakeArchive: TileArchive {
     private let delayMicros: UInt32
     /// Tiles whose read fails after `body` has run (a checksum checked after the copy, say).
     private let failAfterBody: Set<TileID>
-    private let readCounts = Mutex<[TileID: Int]>([:])
+    private let readCounts = Locked<[TileID: Int]>([:])
     /// Called inside `withTile`, after counting the read and before serving the bytes.
     private let duringRead: (@Sendable (TileID) -> Void)?
 
@@ -146,13 +146,13 @@ private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool 
 
 /// Failure messages collected from worker threads (`#expect` belongs on the test's own task).
 private final class Failures: Sendable {
-    private let list = Mutex<[String]>([])
+    private let list = Locked<[String]>([])
     func add(_ text: String) { list.withLock { if $0.count < 20 { $0.append(text) } } }
     var all: [String] { list.withLock { $0 } }
 }
 
 private final class StoreHolder: Sendable {
-    let store = Mutex<TileStore?>(nil)
+    let store = Locked<TileStore?>(nil)
 }
 
 /// `count` distinct tiles at zoom `z`, row by row from (x0, y0), `columns` wide.
@@ -160,7 +160,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
     (0..<count).map { TileID(z: z, x: x0 + $0 % columns, y: y0 + $0 / columns)! }
 }
 
-@Suite struct StoreTileStoreTests {
+@Suite(.tags(.concurrent)) struct StoreTileStoreTests {
     static let words256 = 32 * 1024
 
     /// What one cached 256-px PVRTC4 tile costs the budget (entry overhead + buffer + object),
@@ -337,7 +337,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         }
         let store = try TileStore(archives: [fake], budget: MemoryBudget(parsing: "1MiB"))
         holder.store.withLock { $0 = store }
-        let results = Mutex<[[UInt8]?]>(Array(repeating: nil, count: 8))
+        let results = Locked<[[UInt8]?]>(Array(repeating: nil, count: 8))
         let failures = Failures()
         #expect(onThreads(8) { i in
             do { let bytes = try contents(store.tile(id)); results.withLock { $0[i] = bytes } } catch {
@@ -448,7 +448,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let traces = (0..<8).map { AccessTrace.make(kinds[$0 % 3], over: extent, frames: 30, seed: UInt64($0 + 1)).requests }
         #expect(traces.allSatisfy { $0.count > 100 && $0.allSatisfy { fake.payloads[$0] != nil } })
         let failures = Failures()
-        let served = Mutex(0), exhausted = Mutex(0), keptLeases = Mutex(0)
+        let served = Locked(0), exhausted = Locked(0), keptLeases = Locked(0)
 
         let finished = onThreads(8) { t in
             // Threads 0 and 4 keep up to two leases at a time, 1 and 5 one, the rest none.

@@ -1,7 +1,6 @@
 import Foundation
 import Crypto
 import Dispatch
-import Synchronization
 import Testing
 @testable import TilePack
 @testable import TilePackCore
@@ -224,7 +223,7 @@ import Testing
         t.width = 64; t.height = 64; t.bands = 3; t.tile = (16, 16); t.compression = 8
         let samples = t.makeSamples()
         let file = try TIFFFile(path: try dir.write("cc.tif", try t.build(samples)), cacheBytes: 3 * 16 * 16 * 3)
-        let ok = Mutex(0)
+        let ok = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 64) { i in
             let w = PixelWindow(x: (i * 7) % 48, y: (i * 11) % 48, width: 16, height: 16)
             guard let part = try? file.read(window: w) else { return }

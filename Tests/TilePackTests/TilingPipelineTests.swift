@@ -10,7 +10,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite struct TilingPipelineTests {
+@Suite(.tags(.concurrent)) struct TilingPipelineTests {
     func gridSource() -> (FunctionSource, PlateCarree) {
         zoom10BlockSource { c, r, b in Float((c * 3 + r * 5 + b * 70) % 256) }
     }

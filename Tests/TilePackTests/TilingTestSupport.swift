@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 @testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
@@ -13,7 +12,7 @@ import Synchronization
 
 /// Records every window a test source is asked for.
 final class ReadLog: Sendable {
-    private let windows = Mutex<[(x: Int, y: Int, w: Int, h: Int)]>([])
+    private let windows = Locked<[(x: Int, y: Int, w: Int, h: Int)]>([])
     func add(_ x: Int, _ y: Int, _ w: Int, _ h: Int) { windows.withLock { $0.append((x, y, w, h)) } }
     var all: [(x: Int, y: Int, w: Int, h: Int)] { windows.withLock { $0 } }
 }

@@ -18,7 +18,7 @@ import Darwin
 /// ``verifyIntegrity()`` runs SQLite's full check (O(file size)) when wanted.
 ///
 /// Threads: the reader is `Sendable` and may be shared. Each call borrows a read-only
-/// connection (`SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX`) from a small Mutex-protected
+/// connection (`SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX`) from a small lock-protected
 /// pool and returns it, so concurrent calls run in parallel on separate connections; at most
 /// ``maxIdleConnections`` stay open between calls.
 ///
@@ -39,7 +39,7 @@ public final class MBTilesReader: TileArchive {
     /// Whether the archive has tilepack's `elevation` table.
     public let hasElevation: Bool
 
-    private let pool: Mutex<[PooledConnection]>
+    private let pool: Locked<[PooledConnection]>
 
     /// Opens and validates `path`. See the type's documentation for what is checked.
     public init(path: String) throws(ArchiveError) {
@@ -106,7 +106,7 @@ public final class MBTilesReader: TileArchive {
         } catch {
             preconditionFailure("unexpected error \(error)")
         }
-        pool = Mutex([first])
+        pool = Locked([first])
     }
 
     /// The payload of tile `id`, or nil when the archive has none there.
@@ -458,7 +458,7 @@ public final class MBTilesReader: TileArchive {
 ///
 /// `@unchecked Sendable` because SQLite handles are not thread-safe: the invariant that makes
 /// this sound is that the pool hands each instance to one caller at a time (it is removed from
-/// the Mutex-protected array while in use), so no two threads touch it at once.
+/// the lock-protected array while in use), so no two threads touch it at once.
 final class PooledConnection: @unchecked Sendable {
     let db: SQLiteConnection
     private(set) var selectTile: SQLiteStatement?

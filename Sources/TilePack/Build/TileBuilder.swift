@@ -4,7 +4,6 @@ import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
 import Dispatch
-import Synchronization
 
 /// Builds every tile of a source's ``TilePlan``: resamples max-zoom tiles, colours them,
 /// averages parents from children, encodes in worker threads and hands tiles to a

@@ -2,7 +2,6 @@ import TilePackCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-import Synchronization
 
 /// The read side of a tile format: stored bytes back to RGBA8 rows (top row first, 4 bytes a
 /// pixel). What an app that shows tiles links: decoders only, no encoder.
@@ -134,7 +133,7 @@ public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
 /// Sendable because every access to `idle` happens under `lock`, and a worker is owned
 /// by exactly one caller between `take` and `give`.
 package final class ScratchPool<Worker>: @unchecked Sendable {
-    private let lock = Mutex(())
+    private let lock = Locked(())
     private var idle: [Worker] = []
     private let make: @Sendable () -> Worker
     private let limit = 8

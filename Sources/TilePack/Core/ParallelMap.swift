@@ -52,7 +52,7 @@ private struct ResultSlots<T>: @unchecked Sendable {
 /// The shared counter and first error of one parallel phase.
 private final class WorkQueueState: Sendable {
     let next = Atomic<Int>(0)
-    private let firstError = Mutex<(any Error)?>(nil)
+    private let firstError = Locked<(any Error)?>(nil)
     private let failedFlag = Atomic<Bool>(false)
 
     var failed: Bool { failedFlag.load(ordering: .relaxed) }

@@ -210,7 +210,7 @@ public struct LedgerImportSummary: Sendable, Equatable {
 /// ``OpenMode/readOnly``, nothing is written and no write access is needed (a WAL ledger on
 /// a read-only file system without its `-wal`/`-shm` files opens immutable).
 ///
-/// Threads: Sendable; calls on one instance share one connection under a Mutex.
+/// Threads: Sendable; calls on one instance share one connection under a lock.
 /// Cost: the first read after a change verifies every row (one ES256 verification each,
 /// the chain cached per certificate pair); later reads reuse the verified rows while
 /// `PRAGMA data_version` is unchanged, and the last answer while `now` crosses no expiry or
@@ -239,8 +239,8 @@ public final class EntitlementLedger: Sendable {
     public let verifier: AppStoreVerifier
     public let clock: any RegionClock
     public let mode: OpenMode
-    private let state: Mutex<State>
-    private let memo = Mutex<ReportMemo?>(nil)
+    private let state: Locked<State>
+    private let memo = Locked<ReportMemo?>(nil)
 
     private struct ReportMemo {
         var token: ChangeToken
@@ -327,7 +327,7 @@ public final class EntitlementLedger: Sendable {
         let dataVersion = try LedgerError.mapping(path: resolved, doing: "opening the ledger") {
             try opened.0?.prepare("PRAGMA data_version")
         }
-        state = Mutex(State(db: opened.0, dataVersion: dataVersion))
+        state = Locked(State(db: opened.0, dataVersion: dataVersion))
         if mode != .readOnly { try observe() }
     }
 

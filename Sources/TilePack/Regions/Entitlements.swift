@@ -1,4 +1,4 @@
-import Synchronization
+import TilePackCore
 
 /// Where the access policy learns what this account owns: the entitlement ledger (verified
 /// signed transactions) in the app and the CLI, ``FixedEntitlements`` in tests.
@@ -29,10 +29,10 @@ extension EntitlementSource {
 ///
 /// Cost: ``generation`` is one lock; changes copy the set.
 public final class FixedEntitlements: EntitlementSource {
-    private let state: Mutex<(ids: Set<String>, generation: UInt64)>
+    private let state: Locked<(ids: Set<String>, generation: UInt64)>
 
     public init(_ ids: Set<String> = []) {
-        state = Mutex((ids, 0))
+        state = Locked((ids, 0))
     }
 
     public func entitledProductIDs() -> Set<String> { state.withLock { $0.ids } }

@@ -1,4 +1,3 @@
-import Synchronization
 import TilePackCore
 #if canImport(Glibc)
 import Glibc
@@ -39,14 +38,14 @@ public final class LedgerEntitlements: EntitlementSource {
         /// Entitlements refused by `accepts`, as problem lines.
         var refused: [String]
     }
-    private let state: Mutex<Snapshot>
+    private let state: Locked<Snapshot>
 
     /// `accepts` filters what the ledger verified (the library binds each transaction's type
     /// to the product's kind there); it must be pure.
     public init(ledger: EntitlementLedger, accepts: @escaping @Sendable (Entitlement) -> Bool = { _ in true }) throws(LedgerError) {
         self.ledger = ledger
         self.accepts = accepts
-        state = Mutex(Snapshot(ids: [], nextExpiry: .min, token: nil, generation: 0, checkedAt: 0, refused: []))
+        state = Locked(Snapshot(ids: [], nextExpiry: .min, token: nil, generation: 0, checkedAt: 0, refused: []))
         try refresh()
     }
 

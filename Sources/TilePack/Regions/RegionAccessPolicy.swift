@@ -1,4 +1,3 @@
-import Synchronization
 import TilePackCore
 import TilePackStore
 
@@ -62,7 +61,7 @@ public final class RegionAccessPolicy: AccessPolicy {
         var cache: [Key: TileAccess] = [:]
         var maskBytes = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// `storedMaxZooms`: the highest zoom each archive (by file name) stores, from the archives
     /// the catalog hashed. Only above it does a product reach past its `maxzoom` (the store

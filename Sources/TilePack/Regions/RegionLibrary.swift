@@ -1,7 +1,6 @@
 import TilePackCore
 import TilePackStore
 import TilePackArchive
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

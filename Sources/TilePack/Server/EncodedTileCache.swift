@@ -1,4 +1,4 @@
-import Synchronization
+import TilePackCore
 
 /// Tiles encoded for browsers (PNG made from PVRTC, Terrarium PNGs), kept by ETag up to a byte
 /// limit and dropped oldest first. Encoding a 256 × 256 PNG costs ~6 ms a request (serve-bench:
@@ -12,7 +12,7 @@ final class EncodedTileCache: Sendable {
         var bytes = 0
     }
     let limit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int) { self.limit = limit }
 

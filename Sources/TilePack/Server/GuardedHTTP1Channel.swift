@@ -1,10 +1,10 @@
+import TilePackCore
 import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,7 +80,7 @@ final class ConnectionCounter: Sendable {
         /// The trim at a quarter of the peak was done.
         var drainTrimmed = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let limit: Int
     /// A flood is this many connections: smaller peaks leave little to give back.
     static let trimPeak = 256

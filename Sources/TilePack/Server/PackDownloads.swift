@@ -1,4 +1,3 @@
-import Synchronization
 import TilePackCore
 import TilePackRegions
 
@@ -59,11 +58,11 @@ public final class PackDownloads: Sendable {
 
     struct List: Encodable { let downloads: [Entry] }
 
-    private let table = Mutex<[String: Entry]>([:])
+    private let table = Locked<[String: Entry]>([:])
     /// Created on the first start (a server whose viewer never downloads opens no client).
-    private let transport = Mutex<HTTPPackTransport?>(nil)
+    private let transport = Locked<HTTPPackTransport?>(nil)
     /// Runs in flight, so ``shutdown()`` can wait for them before closing the client.
-    private let tasks = Mutex<[String: Task<Void, Never>]>([:])
+    private let tasks = Locked<[String: Task<Void, Never>]>([:])
 
     public init() {}
 

@@ -3,7 +3,6 @@ import HTTPTypes
 import NIOCore
 import NIOPosix
 import TilePackCore
-import Synchronization
 
 /// The pack routes on Hummingbird: `/catalog`, `/packs`, `/packs/{id}`,
 /// `/packs/{id}/deltas/{from}` over ``PackService``, and the streaming of file bodies.
@@ -104,8 +103,8 @@ extension TileServer {
 /// follow each other); it makes the buffer's hand-over between the request's task and the
 /// thread pool's thread sound without copying it (a copy would defeat the reuse).
 final class ChunkSlot: Sendable {
-    let buffer: Mutex<ByteBuffer>
-    init(_ buffer: ByteBuffer) { self.buffer = Mutex(buffer) }
+    let buffer: Locked<ByteBuffer>
+    init(_ buffer: ByteBuffer) { self.buffer = Locked(buffer) }
 }
 
 /// A pack or delta file that ended before the bytes announced (it was truncated while served).

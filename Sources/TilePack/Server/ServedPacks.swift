@@ -64,7 +64,7 @@ public final class ServedPacks: Sendable {
     /// nil: an open library (manifests read unverified).
     let publisherKeys: [JWK]?
     let report: @Sendable (String) -> Void
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     struct Stamp: Equatable {
         var device: UInt64, inode: UInt64, mtime: Int64, mtimeNanos: Int64, ctime: Int64, ctimeNanos: Int64
@@ -90,7 +90,7 @@ public final class ServedPacks: Sendable {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.publisherKeys = publisherKeys
         self.report = report
-        state = Mutex(State())
+        state = Locked(State())
         guard let stamp = Self.stamp(self.path) else {
             throw PackError(.io, subject: path, "is not a directory this process can read (--packs)")
         }

@@ -4,7 +4,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
-import Synchronization
 import TilePackArchive
 import TilePackCodec
 import TilePackCore
@@ -112,7 +111,7 @@ public enum ServerFuzzEntry {
         let head = HTTPRequest(method: method, scheme: "http", authority: authority, path: String(target), headerFields: headers)
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
         let context = TileRequestContext(source: ApplicationRequestContextSource(channel: setup.channel, logger: setup.logger))
-        let outcome = Mutex<(any Error)?>(nil)
+        let outcome = Locked<(any Error)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             do {

@@ -1,4 +1,3 @@
-import Synchronization
 import TilePackCore
 import TilePackRegions
 
@@ -53,9 +52,9 @@ public final class StoreActions: Sendable {
     let service: TileService
     let options: Options
     public let downloads: PackDownloads
-    private let writable = Mutex<RegionLibrary?>(nil)
+    private let writable = Locked<RegionLibrary?>(nil)
     /// The bound port, once the server runs (``serverRunning(port:)``).
-    private let port = Mutex<Int?>(nil)
+    private let port = Locked<Int?>(nil)
 
     public init(service: TileService, options: Options) {
         self.service = service

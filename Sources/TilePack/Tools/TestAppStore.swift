@@ -1,7 +1,6 @@
 import TilePackCore
 import TilePackSQLite
 import TilePackRegions
-import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -42,7 +41,7 @@ public final class TestAppStore: Storefront, Sendable {
     /// Used only inside `lock` (``write(doing:_:)``): SQLiteConnection is not Sendable, and the
     /// lock is what makes sharing this store between threads sound.
     private nonisolated(unsafe) let connection: SQLiteConnection
-    private let lock = Mutex(())
+    private let lock = Locked(())
 
     public var databasePath: String { directory + "/store.sqlite" }
     /// The root certificate a trust file names (DER).

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable` because SQLite handles are not thread-safe: the invariant that makes
 /// this sound is that ``PackConnectionPool`` hands each instance to one caller at a time (it
-/// is removed from the Mutex-protected array while in use), as ``MBTilesReader``'s pool does.
+/// is removed from the lock-protected array while in use), as ``MBTilesReader``'s pool does.
 final class PackConnection: @unchecked Sendable {
     let db: SQLiteConnection
     /// (hash, tile_data, content present, typeof, length) of one display tile: a primary-key
@@ -73,11 +73,11 @@ final class PackConnectionPool: Sendable {
     static let maxIdle = MBTilesReader.maxIdleConnections
 
     let path: String
-    private let idle: Mutex<[PackConnection]>
+    private let idle: Locked<[PackConnection]>
 
     init(path: String, first: PackConnection) {
         self.path = path
-        idle = Mutex([first])
+        idle = Locked([first])
     }
 
     /// Runs `body` on a borrowed connection; an SQLite failure becomes an ``ArchiveError``

@@ -1,5 +1,4 @@
 import TilePackCore
-import Synchronization
 
 /// A small, thread-safe cache of decoded blocks, bounded by bytes and evicting the least
 /// recently used block first.
@@ -27,7 +26,7 @@ final class TIFFBlockCache: Sendable {
 
     /// Most bytes kept; a block larger than this is returned but not kept.
     let capacity: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(capacity: Int) {
         self.capacity = capacity

@@ -1,3 +1,4 @@
+import TilePackCore
 import Crypto
 import Synchronization
 
@@ -8,7 +9,7 @@ import Synchronization
 ///
 /// Only successes are kept (a failure may be a time outside the span). The anchors are fixed
 /// for a verifier, so a pair's verdict cannot change otherwise.
-/// - Cost: one dictionary lookup under a `Mutex`, hashing about 1 KiB of DER (~1 µs); at most
+/// - Cost: one dictionary lookup under a ``Locked``, hashing about 1 KiB of DER (~1 µs); at most
 ///   ``capacity`` entries (a few KiB each), emptied when full.
 final class AppStoreChainCache: Sendable {
     struct Key: Hashable, Sendable {
@@ -36,7 +37,7 @@ final class AppStoreChainCache: Sendable {
     /// The App Store signs with a few leaves at a time; a ledger holds tokens of a few more.
     static let capacity = 64
 
-    private let entries = Mutex<[Key: Entry]>([:])
+    private let entries = Locked<[Key: Entry]>([:])
 
     func entry(_ key: Key) -> Entry? { entries.withLock { $0[key] } }
 

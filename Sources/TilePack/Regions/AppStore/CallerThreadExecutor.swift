@@ -1,5 +1,4 @@
 import TilePackCore
-import Synchronization
 
 /// Runs an `async` function to completion on the calling thread, for synchronous APIs built on
 /// async libraries (swift-certificates' `Verifier.validate` is async but never waits on I/O
@@ -52,7 +51,7 @@ final class CallerThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// The value of `body`, computed on the calling thread.
     static func run<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
         let executor = CallerThreadExecutor()
-        let result = Mutex<T?>(nil)
+        let result = Locked<T?>(nil)
         Task(executorPreference: executor) {
             let value = await body()
             result.withLock { $0 = value }

@@ -1,4 +1,3 @@
-import Synchronization
 import TilePackCore
 import TilePackStore
 
@@ -35,7 +34,7 @@ public final class PackAccessPolicy: AccessPolicy {
     private let source: (any EntitlementSource)?
     /// Archive name (as the tile store names it) → gate.
     private let gates: [String: Gate]
-    private let open: Mutex<(generation: UInt64?, packs: Set<String>)> = Mutex((nil, []))
+    private let open: Locked<(generation: UInt64?, packs: Set<String>)> = Locked((nil, []))
 
     /// `layers` maps each pack layer's ``TileArchive/accessName`` (`<pack file>/<archive>`,
     /// which no file can be named) to its gate.

@@ -142,10 +142,10 @@ struct PackDirectory: Sendable {
 /// when it does not, so a waiter on the unlinked inode and a taker of the new file never both
 /// hold "the" lock.
 final class PackLock: Sendable {
-    private let fd: Mutex<Int32>
+    private let fd: Locked<Int32>
     let path: String
 
-    private init(fd: Int32, path: String) { self.fd = Mutex(fd); self.path = path }
+    private init(fd: Int32, path: String) { self.fd = Locked(fd); self.path = path }
 
     static func acquire(_ path: String, packID: String) throws(PackError) -> PackLock {
         for _ in 0..<8 {

@@ -1,4 +1,3 @@
-import Synchronization
 import TilePackCore
 
 /// Horizontal shift grids loaded once per process and shared, keyed by path: every CRS
@@ -8,7 +7,7 @@ import TilePackCore
 /// Cost: a hit is a dictionary lookup under a mutex; a miss reads the file under it (grids
 /// are read a handful of times per run, so serialising those reads costs nothing).
 public enum ShiftGridCache {
-    private static let grids = Mutex<[String: HorizontalShiftGrid]>([:])
+    private static let grids = Locked<[String: HorizontalShiftGrid]>([:])
 
     /// The grid at `path`, read on first use: `.gsb` as NTv2, `.tif`/`.tiff` as a PROJ
     /// GeoTIFF grid.

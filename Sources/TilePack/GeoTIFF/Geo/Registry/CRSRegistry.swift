@@ -1,6 +1,5 @@
 import TilePackCore
 import TilePackSQLite
-import Synchronization
 
 /// The EPSG registry: CRS definitions from PROJ's own database, proj.db, read with
 /// tilepack's SQLite layer, with tilepack's built-in table (``CRS/init(epsg:)``) answering
@@ -31,8 +30,8 @@ public final class CRSRegistry: Sendable {
             let reader: ProjDBReader
             var cache: [Int: Result<CRS?, CRSError>] = [:]
         }
-        let state: Mutex<State>
-        init(reader: sending ProjDBReader) { state = Mutex(State(reader: reader)) }
+        let state: Locked<State>
+        init(reader: sending ProjDBReader) { state = Locked(State(reader: reader)) }
     }
 
     /// The built-in table only (no proj.db).

@@ -20,6 +20,14 @@ enum StoredBlobLimit {
         return min(maxBytes, 8 * sides + 65_536)
     }
 
+    /// ``elevation(width:height:)`` as an SQL expression over a row's own `width` and `height`
+    /// columns, for queries that must not load an over-long blob at all (a pack's content is
+    /// found by hash, so its size is known only in the same row).
+    static func elevationSQL(width: String, height: String) -> String {
+        let side = ElevationTile.maxSide
+        return "min(\(maxBytes), 8 * min(max(\(width), 0), \(side)) * min(max(\(height), 0), \(side)) + 65536)"
+    }
+
     /// The refusal for a stored value of SQLite type `type` and byte length `length` (as
     /// `typeof`/`length` report them) against `limit`, or nil when it may be read. A text
     /// value is refused too: its byte length is unknowable without loading it. NULL passes

@@ -34,7 +34,7 @@ final class PackConnection: @unchecked Sendable {
             """)
         selectElevation = try db.prepare("""
             SELECT i.sha256, e.encoding, e.width, e.height, \
-            CASE WHEN typeof(e.data) = 'blob' AND length(e.data) <= \(Self.elevationLimitSQL(width: "e.width", height: "e.height")) THEN e.data END, \
+            CASE WHEN typeof(e.data) = 'blob' AND length(e.data) <= \(StoredBlobLimit.elevationSQL(width: "e.width", height: "e.height")) THEN e.data END, \
             e.sha256 IS NOT NULL, typeof(e.data), coalesce(length(e.data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN tilepack_elevation AS e ON e.sha256 = i.sha256 \
             WHERE i.layer = ?1 AND i.kind = 1 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
@@ -45,17 +45,9 @@ final class PackConnection: @unchecked Sendable {
             """)
         selectElevationContent = try db.prepare("""
             SELECT encoding, width, height, \
-            CASE WHEN typeof(data) = 'blob' AND length(data) <= \(Self.elevationLimitSQL(width: "width", height: "height")) THEN data END, \
+            CASE WHEN typeof(data) = 'blob' AND length(data) <= \(StoredBlobLimit.elevationSQL(width: "width", height: "height")) THEN data END, \
             typeof(data), coalesce(length(data), 0) FROM tilepack_elevation WHERE sha256 = ?1
             """)
-    }
-
-    /// ``StoredBlobLimit/elevation(width:height:)`` in SQL over the row's own columns, so an
-    /// over-long blob is not loaded: `min(32 MiB, 8 · clamp(width) · clamp(height) + 65536)`.
-    /// Sides are clamped to ``ElevationTile/maxSide`` first, so the product cannot overflow.
-    private static func elevationLimitSQL(width: String, height: String) -> String {
-        let side = ElevationTile.maxSide
-        return "min(\(StoredBlobLimit.maxBytes), 8 * min(max(\(width), 0), \(side)) * min(max(\(height), 0), \(side)) + 65536)"
     }
 
     func bindKey(_ stmt: SQLiteStatement, layer: Int, tile: TileID) throws(SQLiteError) {

@@ -29,9 +29,10 @@ struct CatalogSignCommand: ParsableCommand {
             let privateKey = try jwk.privateKey(source: key)
             let directory = catalog.lastIndex(of: "/").map { String(catalog[..<$0]) } ?? "."
             let bytes = try Catalog.readFile(catalog)
-            let (payload, hashed) = try Catalog.fillingArchiveHashes(bytes, path: catalog, libraryDirectory: directory)
-            try Catalog(json: payload, path: catalog, libraryDirectory: nil).requireHeldZooms(libraryDirectory: directory, path: catalog)
+            let payload = try CatalogPayload(filling: bytes, path: catalog, libraryDirectory: directory)
+            try payload.catalog.requireHeldZooms(libraryDirectory: directory, path: catalog)
             let jws = try SignedCatalog.sign(payload, key: privateKey, path: catalog)
+            let hashed = payload.hashed
             let path = output ?? (directory + "/" + SignedCatalog.fileName)
             try RegionFiles.writeAtomically(path: path, bytes: Array((jws + "\n").utf8), mode: 0o644)
             let note = hashed.isEmpty ? "" : " (SHA-256 added for \(hashed.joined(separator: ", ")))"

@@ -20,8 +20,9 @@ import Testing
         let dir = TemporaryDirectory()
         _ = try dir.write("a.mbtiles", content)
         _ = try dir.write("catalog.json", catalogV2())
-        let (payload, hashed) = try Catalog.fillingArchiveHashes(catalogV2(), path: dir.file("catalog.json"), libraryDirectory: dir.path)
-        #expect(hashed == ["a.mbtiles"])
+        let payload = try CatalogPayload(filling: catalogV2(), path: dir.file("catalog.json"), libraryDirectory: dir.path)
+        #expect(payload.hashed == ["a.mbtiles"])
+        #expect(CatalogPayload.decodes(payload.bytes, to: payload.catalog), "the signed bytes decode to the catalog checked")
         let key = try publisher.privateKey(source: "test")
         let jws = try SignedCatalog.sign(payload, key: key, path: "catalog.json")
         _ = try dir.write(SignedCatalog.fileName, Array(jws.utf8))
@@ -79,7 +80,7 @@ import Testing
         // Filling hashes needs the archive.
         let empty = TemporaryDirectory()
         #expect(throws: CatalogError.self) {
-            try Catalog.fillingArchiveHashes(Self.catalogV2(), path: "c", libraryDirectory: empty.path)
+            _ = try CatalogPayload(filling: Self.catalogV2(), path: "c", libraryDirectory: empty.path)
         }
     }
 

@@ -33,7 +33,7 @@ enum RegionsFixture {
     static func signCatalog(libraryDirectory: String, json: [UInt8]? = nil, key: JWK = publisher) throws -> String {
         let path = libraryDirectory + "/" + Catalog.fileName
         let bytes = json ?? readFile(path)
-        let (payload, _) = try Catalog.fillingArchiveHashes(bytes, path: path, libraryDirectory: libraryDirectory)
+        let payload = try CatalogPayload(filling: bytes, path: path, libraryDirectory: libraryDirectory)
         let jws = try SignedCatalog.sign(payload, key: try key.privateKey(source: "publisher key"), path: path)
         writeFile(libraryDirectory + "/" + SignedCatalog.fileName, Array(jws.utf8))
         return jws

@@ -296,13 +296,13 @@ extension MosaicSource {
     static func withoutRepeats(_ placements: [Placement]) -> [Placement] {
         struct Key: Hashable {
             let file: Int, x0: Int, y0: Int, x1: Int, y1: Int, sx0: Int, sy0: Int, sx1: Int, sy1: Int
-            let sampling: String, nodata: UInt64?
+            let sampling: Sampling, nodata: UInt64?
         }
         var seen = Set<Key>()
         var kept: [Placement] = []
         for p in placements.reversed() {
             let key = Key(file: p.file, x0: p.x0, y0: p.y0, x1: p.x1, y1: p.y1, sx0: p.src.x0, sy0: p.src.y0,
-                          sx1: p.src.x1, sy1: p.src.y1, sampling: "\(p.sampling)", nodata: p.nodata?.bitPattern)
+                          sx1: p.src.x1, sy1: p.src.y1, sampling: p.sampling, nodata: p.nodata?.bitPattern)
             if seen.insert(key).inserted { kept.append(p) }
         }
         return kept.reversed()

@@ -53,7 +53,7 @@ public struct MosaicSource: RasterSource {
     }
 
     /// How a grid pixel finds its value in a file.
-    enum Sampling: Sendable {
+    enum Sampling: Sendable, Hashable {
         /// The file lies on the grid: file pixel = grid pixel − (dx, dy).
         case copy(dx: Int, dy: Int)
         /// A VRT window scaled onto the grid, nearest neighbour as GDAL's VRT default:

@@ -36,9 +36,15 @@ public enum SignedCatalog {
     /// - Throws: ``CatalogError`` when `bytes` is not a valid version-2 catalog or names an
     ///   archive it gives no SHA-256 for; `path` names it.
     public static func sign(_ bytes: [UInt8], key: Curve25519.Signing.PrivateKey, path: String) throws -> String {
-        let catalog = try Catalog(json: bytes, path: path, libraryDirectory: nil)
-        try requireSignable(catalog, path: path)
-        return try JWS.sign(bytes: bytes, key: key, kid: JWK(privateKey: key).keyID, typ: type)
+        try sign(CatalogPayload(bytes: bytes, path: path), key: key, path: path)
+    }
+
+    /// Signs a payload already decoded (``CatalogPayload``): no second decode.
+    /// - Throws: ``CatalogError`` when the catalog is not version 2 or names an archive it
+    ///   gives no SHA-256 for; `path` names it.
+    public static func sign(_ payload: CatalogPayload, key: Curve25519.Signing.PrivateKey, path: String) throws -> String {
+        try requireSignable(payload.catalog, path: path)
+        return try JWS.sign(bytes: payload.bytes, key: key, kid: JWK(privateKey: key).keyID, typ: type)
     }
 
     /// The catalog `jws` carries, after checking, in order: the signature with one of
@@ -87,41 +93,6 @@ public enum SignedCatalog {
                 throw CatalogError(path: path, field: "products[\(i)].archives[\(j)]", kind: .badArchives,
                                    detail: "\(ErrorText.quoted(name)) has no SHA-256 in archive_sha256")
             }
-        }
-    }
-}
-
-extension Catalog {
-    /// `bytes` (catalog JSON) with `archive_sha256` filled in from the archives in
-    /// `libraryDirectory` for every archive a product names and the file does not give a hash
-    /// for; the same bytes when nothing was missing. What `tilepack catalog sign` signs.
-    /// Returns the bytes and the names hashed.
-    /// - Throws: ``CatalogError`` for an invalid catalog or a named archive that is missing.
-    public static func fillingArchiveHashes(_ bytes: [UInt8], path: String,
-                                            libraryDirectory: String) throws(CatalogError) -> (bytes: [UInt8], hashed: [String]) {
-        let catalog = try Catalog(json: bytes, path: path, libraryDirectory: nil)
-        guard catalog.version >= 2 else {
-            throw CatalogError(path: path, field: "version", kind: .unsupportedVersion,
-                               detail: "\(catalog.version): a signed catalog is version 2 (add \"serial\": 1)")
-        }
-        var hashes = catalog.archiveSHA256
-        var hashed: [String] = []
-        let dir = libraryDirectory.hasSuffix("/") ? libraryDirectory : libraryDirectory + "/"
-        for name in catalog.products.flatMap(\.archives) where hashes[name] == nil {
-            do {
-                hashes[name] = try FileDigest.sha256(path: dir + name)
-            } catch {
-                throw CatalogError(path: dir + name, field: nil, kind: .notFound,
-                                   detail: "\(error.problem) (the catalog names it and gives no SHA-256)")
-            }
-            hashed.append(name)
-        }
-        if hashed.isEmpty { return (bytes, []) }
-        let filled = Catalog(catalog, archiveSHA256: hashes)
-        do {
-            return (Array((try JSONOutput.string(filled) + "\n").utf8), hashed)
-        } catch {
-            throw CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be written back: \(error)")
         }
     }
 }

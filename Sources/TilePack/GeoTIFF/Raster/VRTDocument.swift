@@ -188,8 +188,8 @@ public struct VRTDocument: Sendable, Equatable {
     }
 
     private static func number(_ text: String, _ what: String, _ fail: (String) -> InputFileError) throws(InputFileError) -> Double {
-        let t = text.lowercased()
-        if t == "nan" { return .nan }
+        // GDAL writes "nan" (any case) for a NaN nodata; checked without lowercasing every number.
+        if text.utf8.count == 3, text.lowercased() == "nan" { return .nan }
         guard let d = Double(text) else { throw fail("\(what) \(ErrorText.quoted(ErrorText.oneLine(text))) is not a number") }
         return d
     }

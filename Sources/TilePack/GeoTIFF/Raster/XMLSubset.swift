@@ -11,7 +11,7 @@ import TilePackCore
 ///   than ``maxBytes`` or nested deeper than ``maxDepth`` are refused before allocating.
 package struct XMLElement: Sendable, Equatable {
     package var name: String
-    package var attributes: [String: String]
+    package var attributes: XMLAttributes
     package var children: [XMLElement]
     /// Concatenated character data directly inside this element, entities decoded.
     package var text: String
@@ -20,11 +20,13 @@ package struct XMLElement: Sendable, Equatable {
     package func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
 
     /// Text with leading and trailing whitespace removed.
+    /// XML's whitespace is the four ASCII bytes, so this trims on UTF-8 without grapheme work.
     package var trimmedText: String {
-        var s = Substring(text)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
+        let u = text.utf8
+        func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+        guard let first = u.firstIndex(where: { !isSpace($0) }), let last = u.lastIndex(where: { !isSpace($0) }) else { return "" }
+        if first == u.startIndex && last == u.index(before: u.endIndex) { return text }
+        return String(text[first...last])
     }
 
     /// A VRT is a few KiB per source; 64 MiB covers a mosaic of ~100,000 files.
@@ -46,6 +48,34 @@ package struct XMLElement: Sendable, Equatable {
     }
 }
 
+/// An element's attributes in document order. Why not a dictionary: an element has a handful,
+/// a VRT has over a million elements, and a dictionary per element was a third of the parse.
+/// Lookup is a linear search over those few; equality ignores order, as XML's does.
+package struct XMLAttributes: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    package private(set) var pairs: [(name: String, value: String)] = []
+
+    package init(dictionaryLiteral elements: (String, String)...) {
+        pairs = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The value of attribute `name`, nil when absent. Cost: O(attributes).
+    package subscript(name: String) -> String? {
+        for p in pairs where p.name == name { return p.value }
+        return nil
+    }
+
+    /// Adds `name`; false (and nothing added) when the element already has it.
+    mutating func add(_ name: String, _ value: String) -> Bool {
+        guard self[name] == nil else { return false }
+        pairs.append((name: name, value: value))
+        return true
+    }
+
+    package static func == (a: XMLAttributes, b: XMLAttributes) -> Bool {
+        a.pairs.count == b.pairs.count && a.pairs.allSatisfy { b[$0.name] == $0.value }
+    }
+}
+
 /// Where and why a document is not the XML subset ``XMLElement`` reads.
 package struct XMLSyntaxError: Error, Equatable {
     package let offset: Int
@@ -61,10 +91,16 @@ private struct XMLCursor {
     func peek(_ k: Int = 0) -> UInt8? { i + k < bytes.count ? bytes[i + k] : nil }
     func error(_ problem: String) -> XMLSyntaxError { XMLSyntaxError(offset: i, problem: problem) }
 
-    func starts(with s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard i + u.count <= bytes.count else { return false }
-        return bytes[i..<(i + u.count)].elementsEqual(u)
+    /// Whether the bytes at the cursor are `s`. Why a `StaticString`: the markup tested for is
+    /// fixed, and comparing its bytes in place allocates nothing (this runs several times per
+    /// element; a VRT of 240,000 sources has over a million).
+    func starts(with s: StaticString) -> Bool {
+        let n = s.utf8CodeUnitCount
+        guard i + n <= bytes.count else { return false }
+        return s.withUTF8Buffer { u in
+            for k in 0..<n where bytes[i + k] != u[k] { return false }
+            return true
+        }
     }
 
     mutating func skipSpace() {
@@ -72,9 +108,9 @@ private struct XMLCursor {
     }
 
     /// Skips to just after `terminator`, or throws `unterminated`.
-    mutating func skip(past terminator: String, _ what: String) throws(XMLSyntaxError) {
+    mutating func skip(past terminator: StaticString, _ what: String) throws(XMLSyntaxError) {
         while !atEnd {
-            if starts(with: terminator) { i += terminator.utf8.count; return }
+            if starts(with: terminator) { i += terminator.utf8CodeUnitCount; return }
             i += 1
         }
         throw error("unterminated \(what)")
@@ -103,9 +139,16 @@ private struct XMLCursor {
         return String(decoding: bytes[start..<i], as: UTF8.self)
     }
 
-    /// Text up to `stop` with entities decoded.
+    /// Text up to `stop` with entities decoded. Text without entities (nearly all of a VRT)
+    /// becomes a `String` straight from its bytes; only text with one is copied byte by byte.
     mutating func characters(until stop: UInt8) throws(XMLSyntaxError) -> String {
-        var out: [UInt8] = []
+        let start = i
+        while let c = peek(), c != stop, c != UInt8(ascii: "&") {
+            if c == UInt8(ascii: "<") { throw error("'<' inside an attribute value") }
+            i += 1
+        }
+        guard peek() == UInt8(ascii: "&") else { return String(decoding: bytes[start..<i], as: UTF8.self) }
+        var out = Array(bytes[start..<i])
         while let c = peek(), c != stop {
             if c == UInt8(ascii: "<") && stop != UInt8(ascii: "<") { throw error("'<' inside an attribute value") }
             if c == UInt8(ascii: "&") {
@@ -118,6 +161,11 @@ private struct XMLCursor {
         return String(decoding: out, as: UTF8.self)
     }
 
+    static let namedEntities: [String: UInt8] = [
+        "lt": UInt8(ascii: "<"), "gt": UInt8(ascii: ">"), "amp": UInt8(ascii: "&"),
+        "quot": UInt8(ascii: "\""), "apos": UInt8(ascii: "'"),
+    ]
+
     mutating func entity(into out: inout [UInt8]) throws(XMLSyntaxError) {
         let start = i
         i += 1
@@ -128,8 +176,7 @@ private struct XMLCursor {
         guard peek() == UInt8(ascii: ";") else { i = start; throw error("unterminated entity") }
         let body = String(decoding: bytes[(start + 1)..<i], as: UTF8.self)
         i += 1
-        let named: [String: String] = ["lt": "<", "gt": ">", "amp": "&", "quot": "\"", "apos": "'"]
-        if let s = named[body] { out.append(contentsOf: Array(s.utf8)); return }
+        if let byte = Self.namedEntities[body] { out.append(byte); return }
         var scalar: UInt32?
         if body.hasPrefix("#x") { scalar = UInt32(body.dropFirst(2), radix: 16) }
         else if body.hasPrefix("#") { scalar = UInt32(body.dropFirst(), radix: 10) }
@@ -155,11 +202,13 @@ private struct XMLCursor {
             let value = try characters(until: q)
             guard peek() == q else { throw error("unterminated value of \(key)") }
             i += 1
-            guard node.attributes[key] == nil else { throw error("attribute \(key) given twice") }
-            node.attributes[key] = value
+            guard node.attributes.add(key, value) else { throw error("attribute \(key) given twice") }
         }
         while true {
-            node.text += try characters(until: UInt8(ascii: "<"))
+            let text = try characters(until: UInt8(ascii: "<"))
+            // Whitespace between child elements is kept (text is "directly inside"), but an
+            // element with no text at all skips the append.
+            if !text.isEmpty { node.text += text }
             guard !atEnd else { throw error("element <\(node.name)> is not closed") }
             if starts(with: "</") {
                 i += 2

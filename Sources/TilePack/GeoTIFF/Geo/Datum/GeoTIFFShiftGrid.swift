@@ -106,7 +106,6 @@ enum GeoTIFFShiftGrid {
                 throw fail(.badValue, "subgrid \(k): \(error.detail)")
             }
             let nodata = image.nodata
-            let bands = image.bands
             var shifts = [Float](repeating: 0, count: 2 * cols * rows)
             for r in 0..<rows {
                 let j = t[5] < 0 ? rows - 1 - r : r  // ours run south to north

@@ -36,7 +36,17 @@ final class ConnectionGuard {
     /// When set, nothing more is read: after the response in progress ends, this status (if
     /// any) is written and the connection closes.
     private var refusal: Int??
-    private var timer: Scheduled<Void>?
+    /// When the phase's timeout (header or idle) expires; `.distantFuture` while responding.
+    private var deadline = NIODeadline.distantFuture
+    /// The pending wake-up that checks ``deadline``. Why a lazy wake-up and not a timer per
+    /// phase: re-arming one costs a schedule and a cancel at each phase change, four per
+    /// request (a heap insert, a promise, a heap removal each), which showed in the raw-tile
+    /// rate on loopback; moving a deadline costs a clock read. Wake-ups come at most
+    /// min(header, idle timeout) apart, and every deadline is set at least that far ahead, so
+    /// none is missed; a connection wakes every such step only while a deadline is set.
+    private var wakeUp: Scheduled<Void>?
+    /// The lingering close's end (``closeWith(_:)``).
+    private var lingerTimer: Scheduled<Void>?
     private var stallTimer: Scheduled<Void>?
 
     init(limits: ConnectionLimits) {
@@ -57,14 +67,14 @@ final class ConnectionGuard {
     func started(_ context: ChannelHandlerContext) {
         guard raw == nil else { return }
         raw = context
-        schedule(after: limits.headerTimeout)
+        arm(after: limits.headerTimeout)
     }
 
     /// Bytes arrived (before decoding): an idle connection starts a request.
     func bytesArrived() {
         guard phase == .idle else { return }
         phase = .receiving
-        schedule(after: limits.headerTimeout)
+        arm(after: limits.headerTimeout)
     }
 
     /// What ``HTTPSide`` does with a request part: forward it, drop it, or refuse the request.
@@ -123,14 +133,14 @@ final class ConnectionGuard {
         if requestEnds < headsRead {
             if phase != .receiving {
                 phase = .receiving
-                schedule(after: limits.headerTimeout)
+                arm(after: limits.headerTimeout)
             }
         } else if responseEnds < headsRead {
             phase = .responding
-            cancelTimer()
+            disarm()
         } else {
             phase = .idle
-            schedule(after: limits.idleTimeout)
+            arm(after: limits.idleTimeout)
         }
     }
 
@@ -151,7 +161,11 @@ final class ConnectionGuard {
     }
 
     func stopped() {
-        cancelTimer()
+        disarm()
+        wakeUp?.cancel()
+        wakeUp = nil
+        lingerTimer?.cancel()
+        lingerTimer = nil
         stallTimer?.cancel()
         stallTimer = nil
         raw = nil
@@ -177,15 +191,15 @@ final class ConnectionGuard {
     private func closeWith(_ status: Int?) {
         guard let raw, phase != .closing else { return }
         phase = .closing
-        cancelTimer()
+        disarm()
         if let status {
             var buffer = raw.channel.allocator.buffer(capacity: 256)
             buffer.writeBytes(Self.refusalBytes(status))
             raw.writeAndFlush(NIOAny(IOData.byteBuffer(buffer)), promise: nil)
         }
         raw.close(mode: .output, promise: nil)
-        timer = raw.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(Self.lingerSeconds)) { [weak self] in
-            self?.timer = nil
+        lingerTimer = raw.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(Self.lingerSeconds)) { [weak self] in
+            self?.lingerTimer = nil
             self?.raw?.close(promise: nil)
         }
     }
@@ -206,18 +220,37 @@ final class ConnectionGuard {
 
     // MARK: timers
 
-    private func schedule(after seconds: Double) {
-        cancelTimer()
+    /// The phase's timeout runs from now. Cost: a clock read; a schedule only when no
+    /// wake-up is pending.
+    private func arm(after seconds: Double) {
         guard let raw else { return }
-        timer = raw.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(seconds)) { [weak self] in
-            self?.timer = nil
-            self?.timerFired()
+        deadline = .now() + Self.amount(seconds)
+        if wakeUp == nil { scheduleWakeUp(raw) }
+    }
+
+    /// No timeout while a response is owed (the pending wake-up then finds nothing due).
+    private func disarm() {
+        deadline = .distantFuture
+    }
+
+    private func scheduleWakeUp(_ raw: ChannelHandlerContext) {
+        // At least 1 ms: timeouts a library caller set near zero must not spin the loop.
+        let step = max(Self.amount(min(limits.headerTimeout, limits.idleTimeout)), .milliseconds(1))
+        let at = min(deadline, .now() + step)
+        wakeUp = raw.eventLoop.assumeIsolated().scheduleTask(deadline: at) { [weak self] in
+            self?.wokeUp()
         }
     }
 
-    private func cancelTimer() {
-        timer?.cancel()
-        timer = nil
+    private func wokeUp() {
+        wakeUp = nil
+        guard deadline != .distantFuture, let raw else { return }
+        if NIODeadline.now() < deadline {
+            scheduleWakeUp(raw)
+            return
+        }
+        deadline = .distantFuture
+        timerFired()
     }
 
     private func timerFired() {

@@ -109,7 +109,9 @@ public final class StoreActions: Sendable {
     /// or a port that is not 1…5 digits.
     static func authority(_ text: String) -> String? {
         let s = text.lowercased()
-        guard !s.isEmpty, !s.contains("/"), !s.contains("@"), !s.contains(" ") else { return nil }
+        // Byte tests, not `contains("/")`: on Linux a String argument goes through Foundation's
+        // CFStringFind, and this runs on every request (the Host check).
+        guard !s.isEmpty, !s.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: " ") }) else { return nil }
         let name: Substring, port: Substring?
         if s.hasPrefix("[") {
             guard let close = s.firstIndex(of: "]") else { return nil }

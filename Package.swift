@@ -159,9 +159,14 @@ let package = Package(
 // build instead of everything (SwiftPM's `--sanitize` rebuilds every dependency with it). The
 // runtime still checks every allocation (ASan) and every lock (TSan) process-wide; the full
 // `swift test --sanitize=…` runs are documented in docs/SANITIZERS.md.
-if let sanitizer = Context.environment["TILEPACK_SANITIZE"], ["address", "thread"].contains(sanitizer) {
+if let sanitizer = Context.environment["TILEPACK_SANITIZE"], ["address", "thread", "fuzzer"].contains(sanitizer) {
     for target in package.targets where target.type != .system {
-        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
-        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+        // `fuzzer`: libFuzzer's coverage compiled in with ASan, linked with ASan alone, so the
+        // test binary keeps its own main and Fuzz/ (built over the same scratch path) links
+        // libFuzzer; ASan's runtime has the coverage hooks' no-op defaults.
+        let compile = sanitizer == "fuzzer" ? "-sanitize=fuzzer,address" : "-sanitize=\(sanitizer)"
+        let link = sanitizer == "fuzzer" ? "-sanitize=address" : "-sanitize=\(sanitizer)"
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags([compile])]
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags([link])]
     }
 }

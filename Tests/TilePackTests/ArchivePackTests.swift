@@ -432,6 +432,11 @@ enum PackFixture {
         writeFile(edited, bytes)
         try PackFixture.execute(edited, "UPDATE images SET tile_data = x'00' WHERE rowid = (SELECT min(rowid) FROM images)")
         refuse(.hashMismatch, delta: edited)
+        // A carried content too large to load: refused by its recorded length, never read.
+        let bomb = v.dir.file("bomb.delta.mbtiles")
+        writeFile(bomb, bytes)
+        try PackFixture.execute(bomb, "UPDATE images SET tile_data = zeroblob(40000000) WHERE rowid = (SELECT min(rowid) FROM images)")
+        refuse(.damaged, delta: bomb, contains: "stores 40000000 bytes, more than the 33554432 it may hold; not read")
         // A full pack is not a delta.
         refuse(.notPack, delta: v.v2)
         // A row whose content the delta lacks (and the old pack too).

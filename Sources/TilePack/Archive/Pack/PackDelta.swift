@@ -346,10 +346,17 @@ private struct ContentCopier {
 
     init(from: SQLiteConnection, fromPath: String, into db: SQLiteConnection) throws(SQLiteError) {
         self.fromPath = fromPath
-        selectImage = try from.prepare("SELECT tile_id, tile_data FROM images WHERE tile_id = ?")
-        selectElevation = try from.prepare("SELECT sha256, encoding, width, height, data FROM tilepack_elevation WHERE sha256 = ?")
-        allImages = try from.prepare("SELECT tile_id, tile_data FROM images")
-        allElevation = try from.prepare("SELECT sha256, encoding, width, height, data FROM tilepack_elevation")
+        // A content's type and length come from the record header; its bytes only when they
+        // are a blob within StoredBlobLimit (an installed pack is the device owner's file).
+        let image = "tile_id, CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= \(StoredBlobLimit.maxBytes) "
+            + "THEN tile_data END, typeof(tile_data), coalesce(length(tile_data), 0) FROM images"
+        let elevation = "sha256, encoding, width, height, CASE WHEN typeof(data) = 'blob' AND length(data) <= "
+            + StoredBlobLimit.elevationSQL(width: "width", height: "height")
+            + " THEN data END, typeof(data), coalesce(length(data), 0) FROM tilepack_elevation"
+        selectImage = try from.prepare("SELECT \(image) WHERE tile_id = ?")
+        selectElevation = try from.prepare("SELECT \(elevation) WHERE sha256 = ?")
+        allImages = try from.prepare("SELECT \(image)")
+        allElevation = try from.prepare("SELECT \(elevation)")
         // REPLACE: a checked content wins over whatever the target holds under its key (an
         // installed copy whose content was edited).
         insertImage = try db.prepare("INSERT OR REPLACE INTO images (tile_id, tile_data) VALUES (?, ?)")
@@ -399,7 +406,14 @@ private struct ContentCopier {
         let data: [UInt8]
         let matches: Bool
         var encoding = "", width = 0, height = 0
-        if kind == PackSchema.Kind.tile.rawValue {
+        let isTile = kind == PackSchema.Kind.tile.rawValue
+        let sizeColumn: Int32 = isTile ? 2 : 5
+        let limit = isTile ? StoredBlobLimit.maxBytes : StoredBlobLimit.elevation(width: stmt.int(at: 2), height: stmt.int(at: 3))
+        if let refusal = StoredBlobLimit.refusal(type: stmt.string(at: sizeColumn) ?? "null", length: stmt.int(at: sizeColumn + 1),
+                                                 limit: limit, what: "\(isTile ? "tile" : "elevation") content \(key)") {
+            throw ArchiveError(path: fromPath, problem: .damaged, detail: refusal)
+        }
+        if isTile {
             data = stmt.bytes(at: 1) ?? []
             matches = data.withUnsafeBytes { PackSchema.tileHash($0).elementsEqual(expected) }
         } else {

@@ -1,3 +1,4 @@
+import NIOCore
 import TilePackCore
 
 /// What a route answers, before HTTP: a status, headers and a body. The routes of
@@ -7,10 +8,27 @@ public struct ServedResponse: Sendable {
     public var status: Int
     public var contentType: String
     public var headers: [(String, String)]
-    public var body: [UInt8]
+    /// The body's bytes (copied out of ``shared`` when the body is a shared buffer).
+    public var body: [UInt8] {
+        get { shared.map { Array($0.readableBytesView) } ?? bytes }
+        set { bytes = newValue; shared = nil }
+    }
+    /// The body's length. Cost: O(1).
+    public var bodyCount: Int { shared?.readableBytes ?? bytes.count }
+    /// A body shared with a cache (the encoded-tile cache's PNGs), written to the socket as it
+    /// is. Why: copying a cached 64–120 KB PNG into a fresh buffer per response made malloc map
+    /// and unmap it each time, and the page faults were the PNG route's top cost under wrk.
+    public private(set) var shared: ByteBuffer?
+    private var bytes: [UInt8]
 
     public init(status: Int = 200, contentType: String, headers: [(String, String)] = [], body: [UInt8]) {
-        self.status = status; self.contentType = contentType; self.headers = headers; self.body = body
+        self.status = status; self.contentType = contentType; self.headers = headers; self.bytes = body
+    }
+
+    /// A response whose body is `shared` (not copied).
+    public init(status: Int = 200, contentType: String, headers: [(String, String)] = [], shared: ByteBuffer) {
+        self.status = status; self.contentType = contentType; self.headers = headers; self.bytes = []
+        self.shared = shared
     }
 
     public func header(_ name: String) -> String? {

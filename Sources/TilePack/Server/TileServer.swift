@@ -131,9 +131,15 @@ public enum TileServer {
         for (name, value) in served.headers {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
-        headers[.contentLength] = "\(served.body.count)"
-        return Response(status: HTTPResponse.Status(code: served.status), headers: headers,
-                        body: served.body.isEmpty ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: served.body)))
+        headers[.contentLength] = "\(served.bodyCount)"
+        let body: ResponseBody = if let shared = served.shared {
+            ResponseBody(byteBuffer: shared)
+        } else if served.bodyCount == 0 {
+            ResponseBody()
+        } else {
+            ResponseBody(byteBuffer: ByteBuffer(bytes: served.body))
+        }
+        return Response(status: HTTPResponse.Status(code: served.status), headers: headers, body: body)
     }
 }
 

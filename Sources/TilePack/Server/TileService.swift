@@ -1,3 +1,4 @@
+import NIOCore
 import TilePackCore
 import TilePackCodec
 import TilePackArchive
@@ -130,13 +131,14 @@ public final class TileService: Sendable {
                 return ServedResponse(contentType: "application/octet-stream",
                                       headers: tileHeaders(etag) + [("X-Tile-Format", summary.codecName),
                                                                     ("X-Tile-Size", "\(summary.tileSize)")],
-                                      body: lease.array)
+                                      shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
             case .png:
                 if summary.codec == .png {
-                    return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: lease.array)
+                    return ServedResponse(contentType: "image/png", headers: tileHeaders(etag),
+                                          shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
                 }
                 if let cached = encoded.get(etag) {
-                    return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
+                    return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), shared: cached)
                 }
                 guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
                 return encodedPNG(etag: etag, rgba: pixels.array, side: summary.tileSize)
@@ -157,7 +159,7 @@ public final class TileService: Sendable {
             let etag = "\"m" + pixels.withUnsafeBytes { hex16(fnv1a($0, seed: seed)) } + "\""
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
             if let cached = encoded.get(etag) {
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), body: cached)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), shared: cached)
             }
             return encodedPNG(etag: etag, rgba: pixels.array, side: side)
         } catch {
@@ -178,7 +180,7 @@ public final class TileService: Sendable {
             let extra = [("X-Tile-Overzoom", "\(pixels.sourceZoom)")]
             if Self.matches(ifNoneMatch, etag) { return notModified(etag, extra: extra) }
             if let cached = encoded.get(etag) {
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: cached)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, shared: cached)
             }
             return encodedPNG(etag: etag, rgba: pixels.array, side: side, extra: extra)
         } catch {
@@ -194,8 +196,7 @@ public final class TileService: Sendable {
         } catch {
             return .from(error)
         }
-        encoded.put(etag, body)
-        return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: body)
+        return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, shared: encoded.put(etag, body))
     }
 
     /// `/view/{z}/{x}/{y}.png`: every region composited as `tilepack render --tile` draws it,
@@ -248,13 +249,12 @@ public final class TileService: Sendable {
             let etag = "\"\(seed == nil ? "e" : "f")\(hex16(hash))\""
             if Self.matches(ifNoneMatch, etag) { return notModified(etag, extra: extra) }
             if let cached = encoded.get(etag) {
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: cached)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, shared: cached)
             }
             let rgba = Terrarium.rgba(grid)
             do throws(PNGError) {
                 let body = try png.encode(rgba: rgba, width: 256, height: 256)
-                encoded.put(etag, body)
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, body: body)
+                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, shared: encoded.put(etag, body))
             } catch {
                 return .from(error)
             }

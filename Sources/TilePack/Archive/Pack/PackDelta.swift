@@ -347,7 +347,7 @@ private struct ContentCopier {
     init(from: SQLiteConnection, fromPath: String, into db: SQLiteConnection) throws(SQLiteError) {
         self.fromPath = fromPath
         // A content's type and length come from the record header; its bytes only when they
-        // are a blob within StoredBlobLimit (an installed pack is the device owner's file).
+        // are a blob within StoredBlobLimit (a delta comes from a server or the device owner's disk).
         let image = "tile_id, CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= \(StoredBlobLimit.maxBytes) "
             + "THEN tile_data END, typeof(tile_data), coalesce(length(tile_data), 0) FROM images"
         let elevation = "sha256, encoding, width, height, CASE WHEN typeof(data) = 'blob' AND length(data) <= "

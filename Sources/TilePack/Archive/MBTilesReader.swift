@@ -489,7 +489,7 @@ final class PooledConnection: @unchecked Sendable {
         // typeof() and length() of a blob read the record header, not the data (SQLite's
         // OPFLAG_LENGTHARG): the blob is loaded only when the CASE lets it through (?4 = limit).
         selectTile = try db.prepare("""
-            SELECT CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= ?4 THEN tile_data END,
+            SELECT \(StoredBlobLimit.boundedSQL("tile_data", limit: "?4")),
                    typeof(tile_data), CASE typeof(tile_data) WHEN 'blob' THEN length(tile_data) ELSE -1 END
             FROM tiles WHERE zoom_level = ?1 AND tile_column = ?2 AND tile_row = ?3
             """)
@@ -501,7 +501,7 @@ final class PooledConnection: @unchecked Sendable {
                 """)
             // ... then the data, once its size is admitted (?4 = the admitted length).
             selectElevationData = try db.prepare("""
-                SELECT CASE WHEN typeof(data) = 'blob' AND length(data) <= ?4 THEN data END
+                SELECT \(StoredBlobLimit.boundedSQL("data", limit: "?4"))
                 FROM elevation WHERE zoom_level = ?1 AND tile_column = ?2 AND tile_row = ?3
                 """)
         }

@@ -28,6 +28,13 @@ enum StoredBlobLimit {
         return "min(\(maxBytes), 8 * min(max(\(width), 0), \(side)) * min(max(\(height), 0), \(side)) + 65536)"
     }
 
+    /// `column` when it is a blob of at most `limit` bytes (an SQL expression or `?N`), else
+    /// NULL. `typeof()` and `length()` read the record header, so an over-long blob behind this
+    /// expression is never loaded; readers select `typeof`/`length` beside it for ``refusal``.
+    static func boundedSQL(_ column: String, limit: String) -> String {
+        "CASE WHEN typeof(\(column)) = 'blob' AND length(\(column)) <= \(limit) THEN \(column) END"
+    }
+
     /// The refusal for a stored value of SQLite type `type` and byte length `length` (as
     /// `typeof`/`length` report them) against `limit`, or nil when it may be read. A text
     /// value is refused too: its byte length is unknowable without loading it. NULL passes

@@ -27,25 +27,25 @@ final class PackConnection: @unchecked Sendable {
         // As MBTilesReader: tile blobs are read once and cached above; keep interior pages hot.
         try db.execute("PRAGMA cache_size = -\(PooledConnection.pageCacheKiB)")
         selectTile = try db.prepare("""
-            SELECT i.sha256, CASE WHEN typeof(m.tile_data) = 'blob' AND length(m.tile_data) <= ?5 THEN m.tile_data END, \
+            SELECT i.sha256, \(StoredBlobLimit.boundedSQL("m.tile_data", limit: "?5")), \
             m.tile_id IS NOT NULL, typeof(m.tile_data), coalesce(length(m.tile_data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN images AS m ON m.tile_id = i.sha256 \
             WHERE i.layer = ?1 AND i.kind = 0 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
             """)
         selectElevation = try db.prepare("""
             SELECT i.sha256, e.encoding, e.width, e.height, \
-            CASE WHEN typeof(e.data) = 'blob' AND length(e.data) <= \(StoredBlobLimit.elevationSQL(width: "e.width", height: "e.height")) THEN e.data END, \
+            \(StoredBlobLimit.boundedSQL("e.data", limit: StoredBlobLimit.elevationSQL(width: "e.width", height: "e.height"))), \
             e.sha256 IS NOT NULL, typeof(e.data), coalesce(length(e.data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN tilepack_elevation AS e ON e.sha256 = i.sha256 \
             WHERE i.layer = ?1 AND i.kind = 1 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
             """)
         selectImage = try db.prepare("""
-            SELECT CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= \(StoredBlobLimit.maxBytes) THEN tile_data END, \
+            SELECT \(StoredBlobLimit.boundedSQL("tile_data", limit: "\(StoredBlobLimit.maxBytes)")), \
             typeof(tile_data), coalesce(length(tile_data), 0) FROM images WHERE tile_id = ?1
             """)
         selectElevationContent = try db.prepare("""
             SELECT encoding, width, height, \
-            CASE WHEN typeof(data) = 'blob' AND length(data) <= \(StoredBlobLimit.elevationSQL(width: "width", height: "height")) THEN data END, \
+            \(StoredBlobLimit.boundedSQL("data", limit: StoredBlobLimit.elevationSQL(width: "width", height: "height"))), \
             typeof(data), coalesce(length(data), 0) FROM tilepack_elevation WHERE sha256 = ?1
             """)
     }

@@ -348,11 +348,11 @@ private struct ContentCopier {
         self.fromPath = fromPath
         // A content's type and length come from the record header; its bytes only when they
         // are a blob within StoredBlobLimit (a delta comes from a server or the device owner's disk).
-        let image = "tile_id, CASE WHEN typeof(tile_data) = 'blob' AND length(tile_data) <= \(StoredBlobLimit.maxBytes) "
-            + "THEN tile_data END, typeof(tile_data), coalesce(length(tile_data), 0) FROM images"
-        let elevation = "sha256, encoding, width, height, CASE WHEN typeof(data) = 'blob' AND length(data) <= "
-            + StoredBlobLimit.elevationSQL(width: "width", height: "height")
-            + " THEN data END, typeof(data), coalesce(length(data), 0) FROM tilepack_elevation"
+        let image = "tile_id, " + StoredBlobLimit.boundedSQL("tile_data", limit: "\(StoredBlobLimit.maxBytes)")
+            + ", typeof(tile_data), coalesce(length(tile_data), 0) FROM images"
+        let elevation = "sha256, encoding, width, height, "
+            + StoredBlobLimit.boundedSQL("data", limit: StoredBlobLimit.elevationSQL(width: "width", height: "height"))
+            + ", typeof(data), coalesce(length(data), 0) FROM tilepack_elevation"
         selectImage = try from.prepare("SELECT \(image) WHERE tile_id = ?")
         selectElevation = try from.prepare("SELECT \(elevation) WHERE sha256 = ?")
         allImages = try from.prepare("SELECT \(image)")

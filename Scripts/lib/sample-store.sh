@@ -16,17 +16,22 @@ sample_store_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 sample_store_archives() {  # builds (once per binary) and prints the cache directory
     local cache="$sample_store_root/.build/sample-store"
-    local stamp="$cache/built-with"
-    local id
-    id=$(sha256sum "$T" | cut -c1-16)
-    if [ "$(cat "$stamp" 2>/dev/null)" != "$id" ]; then
-        rm -rf "$cache"; mkdir -p "$cache"
-        for sample in montblanc-dem montblanc-color; do
-            "$T" build "$sample_store_root/SampleRegions/$sample.tif" -o "$cache/$sample.mbtiles" \
-                --codec png --max-zoom 13 --progress none >/dev/null || return 1
-        done
-        echo "$id" > "$stamp"
-    fi
+    mkdir -p "$sample_store_root/.build"
+    # Under a lock: .ci/run runs these checks in two lanes at once, and both may find the
+    # cache stale; the second waits and then finds it built.
+    (
+        flock 9
+        local stamp="$cache/built-with" id
+        id=$(sha256sum "$T" | cut -c1-16)
+        if [ "$(cat "$stamp" 2>/dev/null)" != "$id" ]; then
+            rm -rf "$cache"; mkdir -p "$cache"
+            for sample in montblanc-dem montblanc-color; do
+                "$T" build "$sample_store_root/SampleRegions/$sample.tif" -o "$cache/$sample.mbtiles" \
+                    --codec png --max-zoom 13 --progress none >/dev/null || exit 1
+            done
+            echo "$id" > "$stamp"
+        fi
+    ) 9> "$cache.lock" || return 1
     echo "$cache"
 }
 

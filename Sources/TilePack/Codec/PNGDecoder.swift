@@ -188,28 +188,36 @@ public struct PNGDecoder: Sendable {
     }
 
     /// Reverses one row's filter in place; `previous` is the start of the unfiltered row above.
+    /// Cost: one pass over the row, on pointers with the bounds checked once, the first pixel
+    /// (no left neighbour) peeled off: no branch per byte, nothing generic (what a debug build
+    /// pays for per call).
     @inline(__always)
     static func unfilter(_ p: UnsafeMutableBufferPointer<UInt8>, row: Int, previous: Int?, count: Int, bpp: Int, filter: UInt8) {
-        switch filter {
-        case 1:
-            if count > bpp { for i in bpp..<count { p[row + i] = p[row + i] &+ p[row + i - bpp] } }
-        case 2:
-            if let up = previous { for i in 0..<count { p[row + i] = p[row + i] &+ p[up + i] } }
-        case 3:
-            for i in 0..<count {
-                let a = i >= bpp ? Int(p[row + i - bpp]) : 0
-                let b = previous.map { Int(p[$0 + i]) } ?? 0
-                p[row + i] = p[row + i] &+ UInt8((a + b) >> 1)
-            }
-        case 4:
-            for i in 0..<count {
-                let a: UInt8 = i >= bpp ? p[row + i - bpp] : 0
-                let b: UInt8 = previous.map { p[$0 + i] } ?? 0
-                let c: UInt8 = (i >= bpp ? previous.map { p[$0 + i - bpp] } : nil) ?? 0
-                p[row + i] = p[row + i] &+ PNG.paeth(a, b, c)
-            }
+        precondition(bpp >= 1 && row >= 0 && count >= 0 && row + count <= p.count)
+        precondition(previous.map { $0 >= 0 && $0 + count <= row } ?? true, "the row above lies before this one")
+        guard count > 0, let base = p.baseAddress else { return }
+        let x = base + row, up = previous.map { base + $0 }
+        let first = min(bpp, count)
+        var i = 0
+        switch (filter, up) {
+        case (1, _), (4, nil):
+            // Paeth with no row above (up = up-left = 0) predicts `left`: Sub.
+            i = first
+            while i < count { x[i] = x[i] &+ x[i - bpp]; i += 1 }
+        case (2, let up?):
+            while i < count { x[i] = x[i] &+ up[i]; i += 1 }
+        case (3, nil):
+            i = first
+            while i < count { x[i] = x[i] &+ (x[i - bpp] >> 1); i += 1 }
+        case (3, let up?):
+            while i < first { x[i] = x[i] &+ (up[i] >> 1); i += 1 }
+            while i < count { x[i] = x[i] &+ UInt8(truncatingIfNeeded: (Int(x[i - bpp]) + Int(up[i])) >> 1); i += 1 }
+        case (4, let up?):
+            // No left neighbour (left = up-left = 0): Paeth predicts `up`.
+            while i < first { x[i] = x[i] &+ up[i]; i += 1 }
+            while i < count { x[i] = x[i] &+ PNG.paeth(x[i - bpp], up[i], up[i - bpp]); i += 1 }
         default:
-            break
+            break  // None, or Up on the first row (adds zeros).
         }
     }
 

@@ -69,10 +69,12 @@ package enum PNG {
 
     /// The Paeth predictor (PNG spec §9.4): whichever of left, up, up-left is nearest to
     /// left + up − up-left, ties in that order.
+    /// With p = a + b − c: p − a = b − c, p − b = a − c and p − c is their sum. Signs are tested
+    /// by hand because generic `abs` is a call per use in a debug build.
     @inline(__always)
     package static func paeth(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> UInt8 {
-        let p = Int(a) + Int(b) - Int(c)
-        let pa = abs(p - Int(a)), pb = abs(p - Int(b)), pc = abs(p - Int(c))
+        let bc = Int(b) - Int(c), ac = Int(a) - Int(c), sum = bc + ac
+        let pa = bc < 0 ? -bc : bc, pb = ac < 0 ? -ac : ac, pc = sum < 0 ? -sum : sum
         if pa <= pb && pa <= pc { return a }
         return pb <= pc ? b : c
     }

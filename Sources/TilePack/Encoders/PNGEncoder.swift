@@ -124,40 +124,61 @@ public struct PNGEncoder: Sendable {
         }
     }
 
-    /// Writes the filter byte and the filtered row with the least sum of |signed byte|.
-    /// `previous` is the row above, all zeros for the first row (as the spec defines it).
+    /// Writes the filter byte and the filtered row with the least sum of |signed byte|
+    /// (libpng's heuristic). `previous` is the row above, all zeros for the first row (as the
+    /// spec defines it).
+    ///
+    /// Cost: five passes over the row. Each filter has a loop of its own with the first pixel
+    /// (no left neighbour) peeled off, so no pass branches per byte on the filter or the edge,
+    /// and nothing in them is generic: the per-byte `switch` and generic `abs` this replaced
+    /// were most of what `serve` spent drawing PNGs in a debug build (perf, BENCHMARKS.md
+    /// "CI time").
     static func filterRow(_ cur: UnsafeMutableBufferPointer<UInt8>, previous: UnsafeMutableBufferPointer<UInt8>,
                           bpp: Int, into out: UnsafeMutableBufferPointer<UInt8>,
                           scratch: UnsafeMutableBufferPointer<UInt8>) {
         let n = cur.count
-        var bestFilter: UInt8 = 0
+        precondition(bpp >= 1 && previous.count >= n && scratch.count >= n && out.count >= n + 1)
+        guard n > 0, let x = cur.baseAddress, let up = previous.baseAddress, let s = scratch.baseAddress,
+              let o = out.baseAddress else {
+            if !out.isEmpty { out[0] = 0 }
+            return
+        }
+        // The cost of a filtered byte v is |v| read as signed: `v < 128 ? v : 256 - v`, written
+        // out in each loop (a helper function stays a call in a debug build).
+        let first = min(bpp, n)
         var bestCost = Int.max
-        for filter in UInt8(0)...4 {
-            var cost = 0
-            for i in 0..<n {
-                let a: UInt8 = i >= bpp ? cur[i - bpp] : 0
-                let b = previous[i]
-                let c: UInt8 = i >= bpp ? previous[i - bpp] : 0
-                let x = cur[i]
-                let v: UInt8
-                switch filter {
-                case 0: v = x
-                case 1: v = x &- a
-                case 2: v = x &- b
-                case 3: v = x &- UInt8((Int(a) + Int(b)) >> 1)
-                default: v = x &- PNG.paeth(a, b, c)
+        var filter: UInt8 = 0
+        while filter <= 4 {
+            var cost = 0, i = 0
+            switch filter {
+            case 0:
+                while i < n { let v = x[i]; s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+            case 1:
+                while i < first { let v = x[i]; s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+                while i < n { let v = x[i] &- x[i - bpp]; s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+            case 2:
+                while i < n { let v = x[i] &- up[i]; s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+            case 3:
+                while i < first { let v = x[i] &- (up[i] >> 1); s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+                while i < n {
+                    let v = x[i] &- UInt8(truncatingIfNeeded: (Int(x[i - bpp]) + Int(up[i])) >> 1)
+                    s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1
                 }
-                scratch[i] = v
-                cost += abs(Int(Int8(bitPattern: v)))
+            default:
+                // Paeth with no left neighbour (left = up-left = 0) predicts `up`.
+                while i < first { let v = x[i] &- up[i]; s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+                while i < n {
+                    let v = x[i] &- PNG.paeth(x[i - bpp], up[i], up[i - bpp])
+                    s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1
+                }
             }
             if cost < bestCost {
                 bestCost = cost
-                bestFilter = filter
-                out[0] = filter
-                for i in 0..<n { out[1 + i] = scratch[i] }
+                o[0] = filter
+                (o + 1).update(from: s, count: n)
             }
+            filter += 1
         }
-        assert(out[0] == bestFilter)
     }
 
     static func appendBE32(_ v: UInt32, to out: inout [UInt8]) {

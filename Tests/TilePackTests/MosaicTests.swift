@@ -366,6 +366,30 @@ struct MosaicTests {
         }
     }
 
+    /// The XML reader shares a child whose bytes repeat its previous sibling's: the tree is the
+    /// one a full parse gives (compared with the same siblings made unequal by a space, which a
+    /// full parse reads alike), a sibling that differs in its last byte is parsed, and a repeat
+    /// cut short by the end of the document is still an error.
+    @Test func repeatedSiblingsParseAsWritten() throws {
+        let b = #"<b k="1">t&amp;<c/></b>"#
+        let shared = try XMLElement.parse(Array("<a>\(b)\(b)<!-- x -->\(b)<b k=\"1\">t&amp;<c/></b ></a>".utf8))
+        let spaced = try XMLElement.parse(Array("<a>\(b)<b  k=\"1\">t&amp;<c/></b><!-- x --><b k=\"1\" >t&amp;<c/></b><b k=\"1\">t&amp;<c/></b ></a>".utf8))
+        #expect(shared == spaced)
+        #expect(shared.children.count == 4 && shared.children.allSatisfy { $0.text == "t&" && $0.children.count == 1 })
+        let differs = try XMLElement.parse(Array(#"<a><b k="1"/><b k="2"/></a>"#.utf8))
+        #expect(differs.children.map { $0.attributes["k"] } == ["1", "2"])
+        #expect(throws: XMLSyntaxError.self) { try XMLElement.parse(Array(#"<a><b k="1"/><b k="1"/"#.utf8)) }
+        #expect(throws: XMLSyntaxError.self) { try XMLElement.parse(Array(#"<a><b k="1"/><b k="1"/>"#.utf8)) }
+        // The VRT's sources from shared elements equal those from elements parsed one by one.
+        let source = #"<SimpleSource><SourceFilename relativeToVRT="1">a.tif</SourceFilename><SrcRect xOff="0" yOff="0" xSize="4" ySize="4"/></SimpleSource>"#
+        let head = #"<VRTDataset rasterXSize="4" rasterYSize="4"><VRTRasterBand dataType="Byte" band="1">"#
+        let tail = "</VRTRasterBand></VRTDataset>"
+        let repeated = try VRTDocument(xml: Array((head + String(repeating: source, count: 50) + tail).utf8), path: "/d/r.vrt")
+        let varied = try VRTDocument(xml: Array((head + (0..<50).map { source + String(repeating: " ", count: $0) }.joined() + tail).utf8),
+                                     path: "/d/r.vrt")
+        #expect(repeated == varied && repeated.bands[0].sources.count == 50 && repeated.bands[0].sources[49].path == "/d/a.tif")
+    }
+
     @Test func anEmptyFolderIsDeclined() throws {
         let dir = TemporaryDirectory()
         _ = try dir.write("notes.txt", Array("not a tiff".utf8))

@@ -2,19 +2,18 @@
 import PackageDescription
 
 // The library is one SwiftPM module per layer so the compiler keeps the arrows pointing one
-// way (README, "Layout and checks"): Core ◄ SQLite ◄ Archive ◄ Store; Codec ◄ Encoders;
-// Codec ► Archive; Build uses GeoTIFF, Encoders and Archive; Samples uses GeoTIFF; Tools (the test App Store's
-// CA and signer) uses Store and Regions. `TilePack` is the umbrella people import.
-// An app that only shows tiles links Core, Codec, SQLite, Archive, Store and Regions (with swift-crypto and
-// swift-certificates, for App Store signed data): none of the GeoTIFF reader/writer, the encoders, the build
-// pipeline, the samples or the tools (the test App Store's CA) (Scripts/module-closure checks it).
+// way. The layering (which module may use which, and what the app product must not link) is
+// stated once, in Scripts/module-closure, which CI runs; the comments below say what each
+// module holds.
 let package = Package(
     name: "tilepack",
-    platforms: [.macOS(.v15)],
+    // iOS 18 and macOS 15: the first with `Synchronization.Mutex`, which every lock uses.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "TilePack", targets: ["TilePack"]),
-        // What an app that shows purchased regions links: the tile store and the region store.
-        .library(name: "TilePackStore", targets: ["TilePackStore", "TilePackRegions"]),
+        // What an app that shows purchased regions links: the tile store, the region store and
+        // the archive readers, in one import (`import TilePackRuntime`).
+        .library(name: "TilePackRuntime", targets: ["TilePackRuntime"]),
         .executable(name: "tilepack", targets: ["TilePackCLI"]),
         // The HTTP server's routes, for Fuzz/ (`fuzz-route`); the CLI links the target directly.
         .library(name: "TilePackServer", targets: ["TilePackServer"]),
@@ -95,8 +94,15 @@ let package = Package(
                            .product(name: "SwiftASN1", package: "swift-asn1")],
             path: "Sources/TilePack/Regions"
         ),
-        // Apple's side and the bench, never the app's: the test App Store's CA and signer. In the umbrella,
-        // not in the `TilePackStore` product (Scripts/module-closure checks it).
+        // The app product's one import: re-exports Core, Codec, Archive, Store and Regions.
+        .target(
+            name: "TilePackRuntime",
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions"],
+            path: "Sources/TilePack/Runtime"
+        ),
+        // Apple's side and the bench, never the app's: the test App Store's CA and signer, viewer
+        // traces, the cache simulation against Belady and the stress harness. In the umbrella, not in
+        // the `TilePackRuntime` product (Scripts/module-closure checks it).
         .target(
             name: "TilePackTools",
             dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore", "TilePackRegions",

@@ -7,6 +7,7 @@ import Darwin
 @testable import TilePackCore
 @testable import TilePackArchive
 @testable import TilePackStore
+@testable import TilePackTools
 
 /// The eviction policies, the access traces, and the policy comparison against Belady.
 @Suite struct StorePolicyTests {

@@ -873,24 +873,26 @@ public struct TileStoreOptions: Sendable {
     public var lowWaterFraction = 0.5
     /// Idle buffers kept per capacity class.
     public var pooledBuffersPerClass = 8
-    /// Debug switch: raise memory warnings on a schedule, so every path that uses the store
-    /// meets them from day one.
-    public var simulatedWarnings: SimulatedMemoryWarnings?
+    /// Test switch: raise memory warnings on a schedule, so every path that uses the store
+    /// meets them (`tilepack stress --memory-warnings`, the store's tests).
+    package var simulatedWarnings: SimulatedMemoryWarnings?
     /// Asked before every tile is served.
     public var accessPolicy: any AccessPolicy = OpenAccess()
 
     public init() {}
 }
 
-/// A schedule of simulated memory warnings.
-public enum SimulatedMemoryWarnings: Sendable, Equatable, CustomStringConvertible {
+/// A schedule of simulated memory warnings: a test and `tilepack stress` switch, `package`
+/// so that an app never sees it (the app raises real ones through
+/// ``TileStore/handleMemoryPressure(_:)``).
+package enum SimulatedMemoryWarnings: Sendable, Equatable, CustomStringConvertible {
     /// After every N loads.
     case every(Int)
     /// After a load with probability 1/32, from a seeded generator (reproducible).
     case random(seed: UInt64)
 
     /// Parses `every:N` or `random:SEED`.
-    public init(parsing text: String) throws(TileStoreError) {
+    package init(parsing text: String) throws(TileStoreError) {
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         if parts.count == 2, parts[0] == "every", let n = Int(parts[1]), n >= 1 {
             self = .every(n)
@@ -902,7 +904,7 @@ public enum SimulatedMemoryWarnings: Sendable, Equatable, CustomStringConvertibl
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .every(let n): "every:\(n)"
         case .random(let seed): "random:\(seed)"

@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackStore
 
 /// Replays an ``AccessTrace`` against a byte budget, with the real eviction-policy code or
 /// with Belady's optimal, and counts hits: how the tile store's policy was chosen.

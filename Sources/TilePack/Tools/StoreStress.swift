@@ -1,4 +1,5 @@
 import TilePackCore
+import TilePackStore
 import Dispatch
 #if canImport(Glibc)
 import Glibc

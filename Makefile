@@ -1,0 +1,18 @@
+# The index of what a developer runs; each target names the one command behind it.
+.PHONY: test api closure ci
+
+# The README's test command: the whole Swift suite.
+test:
+	swift test
+
+# docs/API.md: the app product's public API from the symbol graphs (Scripts/api-doc).
+api:
+	Scripts/api-doc
+
+# The layering (Scripts/module-closure holds the table) and the app product's closure.
+closure:
+	Scripts/module-closure
+
+# What CI runs on a clean clone: install, the tests, the checks, the sanitizers, fuzzing.
+ci:
+	bash .ci/run

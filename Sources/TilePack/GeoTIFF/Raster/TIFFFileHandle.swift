@@ -49,12 +49,13 @@ final class TIFFFileHandle: Sendable {
             throw TIFFError(path: path, kind: .truncated,
                             detail: "\(what()) (\(count) bytes at offset \(offset)) runs past the end of the file (\(size) bytes)")
         }
-        var buffer = [UInt8](repeating: 0, count: count)
+        // Uninitialised, then filled by pread: zeroing first cost a pass over every byte read
+        // (a 61 MB VRT spent a sixth of its open in memset).
         var failure: Int32 = 0
-        let got = buffer.withUnsafeMutableBytes { raw -> Int in
+        let buffer = [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
             var done = 0
-            while done < count {
-                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            while done < count, let base = raw.baseAddress {
+                let n = pread(fd, base + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 {
                     if errno == EINTR { continue }
                     failure = errno
@@ -63,8 +64,9 @@ final class TIFFFileHandle: Sendable {
                 if n == 0 { break }
                 done += n
             }
-            return done
+            initialized = done
         }
+        let got = buffer.count
         if failure != 0 {
             throw TIFFError(path: path, kind: .io, detail: "read error: \(String(cString: strerror(failure)))")
         }

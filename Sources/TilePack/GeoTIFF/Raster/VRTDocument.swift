@@ -132,10 +132,15 @@ public struct VRTDocument: Sendable, Equatable {
             throw fail("VRTRasterBand dataType \(ErrorText.quoted(e.attributes["dataType"] ?? "")) is not supported")
         }
         var band = Band(dataType: type, nodata: nil, sources: [])
+        band.sources.reserveCapacity(e.children.count)
         // The last source read and its element: a repeat (the XML reader shares repeated
         // elements, so the compare is mostly identity checks) takes the same `Source`.
         var last: (element: XMLElement, source: Source)?
         for child in e.children {
+            if let last, last.element == child {
+                band.sources.append(last.source)
+                continue
+            }
             switch child.name {
             case "Metadata": continue
             case "Description": band.description = child.trimmedText
@@ -143,13 +148,9 @@ public struct VRTDocument: Sendable, Equatable {
             case "UnitType": band.unitType = child.trimmedText
             case "NoDataValue": band.nodata = try number(child.trimmedText, "NoDataValue", fail)
             case "SimpleSource", "ComplexSource":
-                if let last, last.element == child {
-                    band.sources.append(last.source)
-                } else {
-                    let s = try source(child, folder: folder, fail)
-                    band.sources.append(s)
-                    last = (child, s)
-                }
+                let s = try source(child, folder: folder, fail)
+                band.sources.append(s)
+                last = (child, s)
             default: throw fail("VRT element <\(child.name)> in VRTRasterBand \(bandNumber) is not supported")
             }
         }

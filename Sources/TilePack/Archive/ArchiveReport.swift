@@ -9,7 +9,7 @@ import TilePackCodec
 ///
 /// Cost: O(1) pages to open, then one scan of the tile index (packs) or one grouped scan of
 /// `tiles` reading each blob's length (MBTiles); no tile is decoded.
-public struct ArchiveReport: Sendable, Encodable {
+package struct ArchiveReport: Sendable, Encodable {
     /// `archive` (a master MBTiles), `pack` or `delta`.
     public var kind: String
     /// Always `mbtiles`: every tilepack archive is an MBTiles file.

@@ -362,7 +362,7 @@ public final class MBTilesReader: TileArchive {
 
     /// Tiles and stored bytes per zoom (`tiles`), zooms ascending.
     /// - Cost: one grouped scan of `tiles` reading each blob's length (not its bytes).
-    public func zoomStatistics() throws(ArchiveError) -> [PackZoomCount] {
+    package func zoomStatistics() throws(ArchiveError) -> [PackZoomCount] {
         try withConnection(doing: "counting tiles per zoom") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare(
                 "SELECT zoom_level, count(*), sum(length(tile_data)) FROM tiles GROUP BY zoom_level ORDER BY zoom_level")

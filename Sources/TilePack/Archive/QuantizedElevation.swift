@@ -32,7 +32,7 @@ import TilePackCodec
 /// smaller than byte planes (planes kept: fixed width, a simpler and faster decode); MED/LOCO-I
 /// is 4–35 % and left-only 23–36 % larger than planar; LERC-style 8×8 blocks of bit-packed
 /// residuals are 49–147 % larger; deflate level 9 with `Z_FILTERED` is 4–8 % smaller than level 6.
-public enum QuantizedElevation {
+package enum QuantizedElevation {
     /// Bytes before the zlib stream.
     public static let headerSize = 20
     /// Largest |integer| the encoder writes: residuals then fit a wrapping 32-bit zigzag code.

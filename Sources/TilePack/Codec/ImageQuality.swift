@@ -11,7 +11,7 @@ import Darwin
 /// on words at the opposite border; the edge band (pixels within ``edgeBand`` of a border)
 /// is reported apart from the interior so that seams between map tiles show up in numbers.
 /// Cost: one pass over both images.
-public struct ImageQuality: Sendable, Equatable, CustomStringConvertible {
+package struct ImageQuality: Sendable, Equatable, CustomStringConvertible {
     /// PSNR over the R, G and B samples of all pixels.
     public var rgb: Double
     /// PSNR of the alpha samples.

@@ -5,7 +5,7 @@ import TilePackCore
 ///
 /// The order is separable (`offset = x part | y part`), so one instance holds two small
 /// tables and ``offset(x:y:)`` costs two loads and an OR.
-public struct PVRTCMorton: Sendable {
+package struct PVRTCMorton: Sendable {
     public let wordsWide: Int
     public let wordsHigh: Int
     @usableFromInline package let xPart: [Int]

@@ -7,7 +7,7 @@
 /// tiles): O(1 + skipped).
 ///
 /// Not thread-safe: the cache calls it under its own lock.
-public protocol EvictionPolicy: Sendable {
+package protocol EvictionPolicy: Sendable {
     /// A new entry now lives in `slot` and holds `bytes`.
     mutating func inserted(_ slot: Int, bytes: Int)
     /// The entry in `slot` was used again (a cache hit).
@@ -33,7 +33,7 @@ public enum EvictionPolicyKind: String, Sendable, CaseIterable, Codable {
     public static let `default`: EvictionPolicyKind = .lru
 
     /// A fresh policy of this kind. Cost: O(1).
-    public func makePolicy() -> any EvictionPolicy {
+    package func makePolicy() -> any EvictionPolicy {
         switch self {
         case .lru: LRUPolicy()
         case .slru: SegmentedLRUPolicy()
@@ -100,7 +100,7 @@ struct SlotLists: Sendable {
 }
 
 /// Least recently used. Cost: O(1) per operation.
-public struct LRUPolicy: EvictionPolicy {
+package struct LRUPolicy: EvictionPolicy {
     private var lists = SlotLists(lists: 1)
     public init() {}
     public mutating func inserted(_ slot: Int, bytes: Int) { lists.pushFront(slot, list: 0) }
@@ -113,7 +113,7 @@ public struct LRUPolicy: EvictionPolicy {
 /// a protected list, at most `protectedShare` of the cached bytes, for entries seen again.
 /// Victims come from probation first. Cost: O(1) per operation, plus the demotions that keep
 /// the protected share (amortised O(1)).
-public struct SegmentedLRUPolicy: EvictionPolicy {
+package struct SegmentedLRUPolicy: EvictionPolicy {
     private static let probation = 0, protected = 1
     private var lists = SlotLists(lists: 2)
     private var bytes: [Int] = []

@@ -7,7 +7,7 @@ import Darwin
 /// The one file a fuzz entry that reads paths (TIFF, MBTiles) writes its input to: a fixed
 /// per-process name in the temporary directory, rewritten for every input, so a fuzz run of
 /// millions of inputs leaves one file (plus SQLite's companions, which ``remove(_:)`` clears).
-public enum FuzzScratchFile {
+package enum FuzzScratchFile {
     /// `$TMPDIR` (else /tmp) + `tilepack-fuzz-PID.EXTENSION`.
     /// - Cost: one environment lookup.
     public static func path(extension ext: String) -> String {

@@ -2,7 +2,7 @@
 /// the host, for writing TIFF headers and IFDs ("II" files) by hand.
 ///
 /// Cost: amortised O(1) per appended byte; one `[UInt8]` allocation that grows geometrically.
-public struct LittleEndianBytes: Sendable {
+package struct LittleEndianBytes: Sendable {
     /// The bytes written so far.
     public private(set) var bytes: [UInt8] = []
 

@@ -19,7 +19,7 @@ import Darwin
 /// - Cost: `Mutex.withLock` plus one predictable branch per lock and unlock when TSan is not
 ///   in the process (the annotation functions are looked up once, with `dlsym`); one small
 ///   object per lock for the address.
-public struct Locked<Value>: ~Copyable, Sendable {
+package struct Locked<Value>: ~Copyable, Sendable {
     private let mutex: Mutex<Value>
     private let identity = LockIdentity()
 

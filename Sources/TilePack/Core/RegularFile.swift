@@ -11,7 +11,7 @@ import Darwin
 /// a ledger, a trust file) may name either. So every read opens with `O_NONBLOCK` (which a
 /// regular file ignores) and checks `fstat` before reading a byte; anything but a regular
 /// file is refused with a message saying what it is ("is a FIFO, not a regular file").
-public enum RegularFile {
+package enum RegularFile {
     /// An open descriptor on a regular file and its size at open. The caller closes `fd`.
     public struct Opened: Sendable {
         public let fd: Int32

@@ -2,7 +2,7 @@
 /// unlike `SystemRandomNumberGenerator`, so sample terrain, viewer traces, simulated memory
 /// warnings and fuzz iterations replay exactly on every machine. Sampling is done here, not
 /// by the standard library, whose algorithms may change between Swift versions.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64) { state = seed }

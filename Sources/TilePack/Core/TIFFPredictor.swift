@@ -7,7 +7,7 @@
 /// Predictor 2 (horizontal differencing) runs after the samples are in little-endian
 /// order; predictor 3 (floating point) undoes a byte shuffle and produces little-endian
 /// samples itself, whatever the file's byte order (libtiff likewise skips byte swapping).
-public enum TIFFPredictor {
+package enum TIFFPredictor {
     /// Horizontal differencing: each sample is stored as the difference from the same band's
     /// sample one pixel to the left, modulo 2^bits.
     /// - Parameters:

@@ -54,7 +54,7 @@ public struct PackCutter {
     /// Writes the plan's tiles of every layer into `writer` (layer numbers in plan order).
     /// - Throws: ``PackError`` naming the master archive and tile that could not be read,
     ///   decoded or re-encoded, or the writer's error.
-    public func write(into writer: PackWriter) throws -> Counts {
+    package func write(into writer: PackWriter) throws -> Counts {
         var counts = Counts()
         for (layer, name) in plan.layers.enumerated() {
             let master = try master(name)

@@ -10,7 +10,7 @@ import TilePackCore
 ///
 /// Invariant: `catalog` is what decoding `bytes` gives (checked in debug builds when the
 /// bytes were rewritten; a test checks the round trip).
-public struct CatalogPayload: Sendable {
+package struct CatalogPayload: Sendable {
     /// The JSON to sign.
     public let bytes: [UInt8]
     /// `bytes`, decoded and validated (no library directory: every product available).

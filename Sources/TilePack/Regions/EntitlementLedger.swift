@@ -114,7 +114,7 @@ struct LedgerTransaction: Sendable, Equatable {
 }
 
 /// A ledger row that was not counted, and why.
-public struct RejectedLedgerRow: Sendable, Equatable, CustomStringConvertible {
+package struct RejectedLedgerRow: Sendable, Equatable, CustomStringConvertible {
     public enum Reason: String, Sendable, Equatable {
         /// The JWS failed the App Store checks (``verification`` says which).
         case unverified
@@ -141,7 +141,7 @@ public struct RejectedLedgerRow: Sendable, Equatable, CustomStringConvertible {
 
 /// What the ledger derived for one account at one moment: the entitlements, the rows it
 /// refused to count, and whether the clock looks set back.
-public struct LedgerReport: Sendable, Equatable {
+package struct LedgerReport: Sendable, Equatable {
     public var account: String
     /// The time asked about, ms since 1970.
     public var now: Int64
@@ -633,7 +633,7 @@ public final class EntitlementLedger: Sendable {
 
     /// Entitlements of `account` (default: the ledger's) at `now` (seconds since 1970;
     /// default: the clock), with every row not counted and the clock check.
-    public func report(account: String? = nil, now: Double? = nil) throws(LedgerError) -> LedgerReport {
+    package func report(account: String? = nil, now: Double? = nil) throws(LedgerError) -> LedgerReport {
         let account = account ?? self.account
         let nowMs = try nowMilliseconds(now ?? clock.now())
         let (snapshot, overlay) = try currentSnapshot()

@@ -42,7 +42,7 @@ public struct JWSError: TilePackError, Equatable {
 /// no `=`, no whitespace, no `+`/`/`, no length ≡ 1 (mod 4), and the unused low bits of the
 /// last character must be zero, so every byte string has exactly one spelling and a token
 /// cannot be altered without changing what it decodes to.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// `bytes` in base64url, unpadded.
@@ -124,7 +124,7 @@ public enum Base64URL {
 
 /// The protected header tilepack writes and accepts: `{"alg":"EdDSA","kid":…,"typ":…}`
 /// (`typ` `JWT` by default; a signed catalog says `tilepack-catalog+jws`).
-public struct JWSHeader: Codable, Sendable, Equatable {
+package struct JWSHeader: Codable, Sendable, Equatable {
     public var alg: String
     public var kid: String?
     public var typ: String?
@@ -170,7 +170,7 @@ public enum JWS {
     }
 
     /// The header of `compact`, decoded but NOT verified (for reports and key selection).
-    public static func unverifiedHeader(_ compact: String, source: String) throws(JWSError) -> JWSHeader {
+    package static func unverifiedHeader(_ compact: String, source: String) throws(JWSError) -> JWSHeader {
         let parts = try split(compact, source: source)
         return try decodeHeader(parts.0, source: source)
     }

@@ -405,7 +405,7 @@ public final class RegionLibrary: Sendable {
 
     /// The ledger's report now: entitlements (those the catalog's kinds accept), rejected rows
     /// and why, clock rollback.
-    public func report() throws -> LedgerReport {
+    package func report() throws -> LedgerReport {
         var report = try requireLedger().report()
         if let catalog, catalogProblem == nil {
             report.entitlements = report.entitlements.filter { Self.kindMatches($0, catalog) }

@@ -42,7 +42,7 @@ public enum SignedCatalog {
     /// Signs a payload already decoded (``CatalogPayload``): no second decode.
     /// - Throws: ``CatalogError`` when the catalog is not version 2 or names an archive it
     ///   gives no SHA-256 for; `path` names it.
-    public static func sign(_ payload: CatalogPayload, key: Curve25519.Signing.PrivateKey, path: String) throws -> String {
+    package static func sign(_ payload: CatalogPayload, key: Curve25519.Signing.PrivateKey, path: String) throws -> String {
         try requireSignable(payload.catalog, path: path)
         return try JWS.sign(bytes: payload.bytes, key: key, kid: JWK(privateKey: key).keyID, typ: type)
     }

@@ -15,9 +15,9 @@ import Darwin
 /// let db = try SQLiteConnection(path: "a.mbtiles", mode: .readOnly)
 /// let stmt = try db.prepare("SELECT value FROM metadata WHERE name = ?")
 /// ```
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     /// How a connection opens its file.
-    public enum Mode: Sendable {
+    package enum Mode: Sendable {
         /// Read-write, creating the file if missing; WAL journal with `synchronous=NORMAL`
         /// (durable at each checkpoint, crash-safe always, ~2× fewer fsyncs than FULL).
         case readWriteCreate
@@ -36,12 +36,12 @@ public final class SQLiteConnection {
     /// The raw handle, valid until `deinit`.
     let handle: OpaquePointer
     /// The database file, named in every error.
-    public let path: String
-    public let mode: Mode
+    package let path: String
+    package let mode: Mode
 
     /// Opens `path`. On failure the half-open handle is closed before throwing (SQLite
     /// allocates one even when `sqlite3_open_v2` fails).
-    public init(path: String, mode: Mode) throws(SQLiteError) {
+    package init(path: String, mode: Mode) throws(SQLiteError) {
         self.path = path
         self.mode = mode
         var flags: Int32 = SQLITE_OPEN_NOMUTEX
@@ -109,13 +109,13 @@ public final class SQLiteConnection {
 
     /// Runs one or more SQL statements that return no rows we need (schema, pragmas).
     /// - Cost: parses `sql` on each call; prefer ``prepare(_:)`` for repeated statements.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code: code, sql: sql) }
     }
 
     /// Compiles one statement for repeated use.
-    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         try SQLiteStatement(connection: self, sql: sql)
     }
 
@@ -123,7 +123,7 @@ public final class SQLiteConnection {
     ///
     /// IMMEDIATE takes the write lock at once, so a busy database fails here, not halfway
     /// through the body. A failed COMMIT is rolled back too and its error thrown.
-    public func inTransaction<T>(_ body: () throws -> T) throws -> T {
+    package func inTransaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         let result: T
         do {
@@ -142,10 +142,10 @@ public final class SQLiteConnection {
     }
 
     /// True while a transaction is open (autocommit off).
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Rows changed by the last INSERT/UPDATE/DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Rolls back if a transaction is open; used on error paths where the original error matters more.
     package func rollbackQuietly() {

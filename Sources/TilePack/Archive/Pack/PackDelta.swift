@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// What a delta carries (``PackDelta/write(old:new:output:packID:from:to:)``).
-public struct PackDeltaSummary: Sendable, Equatable {
+package struct PackDeltaSummary: Sendable, Equatable {
     /// Index rows whose hash changed.
     public var changed: Int
     /// Index rows new in the later version.
@@ -33,7 +33,7 @@ public struct PackDeltaSummary: Sendable, Equatable {
 /// lacks, the later version's full layers table and metadata, and `tilepack_removed` for the
 /// rows that went away; its metadata names the pack, both versions and the later version's
 /// tile index digest.
-public enum PackDelta {
+package enum PackDelta {
     private static let companions = ["-wal", "-shm", "-journal"]
 
     /// Writes `output` = the delta from pack `old` (version `from`) to pack `new` (version `to`),

@@ -33,7 +33,7 @@ public struct PackLayerInfo: Sendable, Equatable {
 
 /// Index rows and the bytes of their content at one zoom (display tiles and elevation rows of
 /// every layer), as the manifest's `per_zoom` lists them.
-public struct PackZoomCount: Sendable, Equatable, Codable {
+package struct PackZoomCount: Sendable, Equatable, Codable {
     public var z: Int
     public var tiles: Int
     public var bytes: Int
@@ -42,7 +42,7 @@ public struct PackZoomCount: Sendable, Equatable, Codable {
 }
 
 /// What a pack holds, counted from its tile index.
-public struct PackStatistics: Sendable, Equatable {
+package struct PackStatistics: Sendable, Equatable {
     /// Per zoom, ascending: index rows (tiles and elevation) and the bytes of the content each
     /// row references (a content shared by several rows counts once per row).
     public var perZoom: [PackZoomCount]

@@ -151,7 +151,7 @@ public final class PackReader: Sendable {
 
     /// Per-zoom counts and bytes, totals and the digest.
     /// - Cost: two scans of the index (digest, counts); no tile content is read.
-    public func statistics() throws(ArchiveError) -> PackStatistics {
+    package func statistics() throws(ArchiveError) -> PackStatistics {
         try withDatabase(doing: "counting the pack") { db throws(ArchiveError) in
             let digest = try PackIndex.digest(db, path: path)
             return try PackIndex.statistics(db, path: path, digest: digest)
@@ -160,7 +160,7 @@ public final class PackReader: Sendable {
 
     /// Every index row, in primary-key order, optionally of one layer only.
     /// - Cost: one scan of the index; O(rows) memory (~150 bytes a row).
-    public func indexRows(layer: Int? = nil) throws(ArchiveError) -> [PackIndexRow] {
+    package func indexRows(layer: Int? = nil) throws(ArchiveError) -> [PackIndexRow] {
         try withDatabase(doing: "reading the tile index") { db throws(ArchiveError) in
             var out: [PackIndexRow] = []
             try PackIndex.forEachRow(db, path: path, layerCount: layers.count) { key, _, hex throws(ArchiveError) in
@@ -178,7 +178,7 @@ public final class PackReader: Sendable {
     /// problem is thrown, naming the layer (`pack#archive`) and the tile (z/x/y, XYZ).
     /// - Cost: reads and hashes every distinct content once (a content shared by several rows
     ///   is checked once); with `decode`, decodes each once too. O(pack bytes).
-    public func verifyAll(decode: Bool) throws(ArchiveError) -> PackStatistics {
+    package func verifyAll(decode: Bool) throws(ArchiveError) -> PackStatistics {
         let stats = try statistics()
         let decoders: [(any TileDecoder)?] = layers.map { TileCodecChoice(metadata: $0.metadata)?.decoder() }
         try withPackConnection(doing: "verifying the pack") { conn throws(ArchiveError) in

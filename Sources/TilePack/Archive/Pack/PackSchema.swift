@@ -10,7 +10,7 @@ import Crypto
 /// the tile index (`tilepack_tile_index`: layer, kind, TMS tile → content hash). The `tiles`
 /// and `elevation` views show layer 0, so every MBTiles reader (GDAL, QGIS, ``MBTilesReader``)
 /// opens a pack as its first layer.
-public enum PackSchema {
+package enum PackSchema {
     /// The pack format this code reads and writes (the manifest's `min_reader_version`, and
     /// the pack's `tilepack_pack_format` metadata row). A pack needing a newer reader is refused.
     public static let readerVersion = 1
@@ -142,7 +142,7 @@ public enum PackSchema {
 
 /// One row of a pack's tile index: a layer's display tile or elevation grid and the SHA-256 of
 /// its content (``PackSchema``).
-public struct PackIndexRow: Sendable, Equatable, Comparable {
+package struct PackIndexRow: Sendable, Equatable, Comparable {
     public var layer: Int
     public var kind: PackSchema.Kind
     public var tile: TileID

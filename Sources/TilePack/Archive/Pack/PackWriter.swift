@@ -18,7 +18,7 @@ import Darwin
 /// the same tiles twice gives the same digest (the file bytes may differ).
 ///
 /// Not thread-safe: one thread writes.
-public final class PackWriter {
+package final class PackWriter {
     private enum State { case open, finished, failed(String), abandoned }
 
     /// Where the finished pack goes.

@@ -47,7 +47,7 @@ extension DatumTransformation {
     ///   cannot be queried.
     /// - Cost: a few indexed queries and one directory listing per grid directory; reads
     ///   the chosen grid once per process (``ShiftGridCache``).
-    public static func best(fromGeodeticCRS code: Int, in db: SQLiteConnection, gridDirectories: [String],
+    package static func best(fromGeodeticCRS code: Int, in db: SQLiteConnection, gridDirectories: [String],
                             areaOfInterest: GeoBounds? = nil) throws -> DatumTransformation? {
         try ProjDBDatumSelector(db: db, gridDirectories: gridDirectories).best(code: code, areaOfInterest: areaOfInterest)
     }

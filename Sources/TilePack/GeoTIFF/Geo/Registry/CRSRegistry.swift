@@ -174,7 +174,7 @@ public final class CRSRegistry: Sendable {
 
     /// Runs `body` on the open proj.db connection (for datum transformation lookups); nil
     /// for the built-in registry. The connection must not escape `body`.
-    public func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T? {
+    package func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T? {
         guard let session else { return nil }
         return try session.state.withLock { state throws -> T in try body(state.reader.db) }
     }

@@ -20,3 +20,19 @@ class Checks:
     def summary(self):
         print(f"{self.passed} passed, {self.failed} failed")
         return 0 if self.failed == 0 else 1
+
+
+def require(*modules):
+    """Exits (status 1, the environment) naming what is missing when a Python module cannot be
+    imported: the checks install nothing at run time; every tool they use is pinned in
+    Scripts/requirements.txt, which .ci/run installs."""
+    import importlib
+    missing = []
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except ImportError:
+            missing.append(m)
+    if missing:
+        import sys
+        sys.exit(f"{', '.join(missing)} missing: pip install -r Scripts/requirements.txt")

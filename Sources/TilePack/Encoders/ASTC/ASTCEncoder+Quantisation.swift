@@ -1,0 +1,92 @@
+import TilePackCore
+import TilePackCodec
+
+// Colour quantisation: endpoints to the layout's colour level, direct and colour-scaled (base + scale).
+// The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
+extension ASTCEncoder {
+    @inline(__always)
+    func quantise(_ c: Candidate, partitions: Int, level: Int, opaque: Bool) {
+        if c.mixed {
+            // Partition 0's values first: four (scaled) or six (direct).
+            let p = mixedScaled
+            quantiseScaledEnds(partitions: p..<p + 1, level: level, valuesAt: p == 0 ? 0 : 6)
+            quantiseEnds(partitions: 1 - p..<2 - p, level: level, opaque: true, valuesAt: p == 0 ? 4 : 0)
+        } else if c.scaled {
+            quantiseScaledEnds(partitions: 0..<partitions, level: level)
+        } else {
+            quantiseEnds(partitions: 0..<partitions, level: level, opaque: opaque)
+        }
+    }
+
+    /// Rounds `ends` to colour-scaled endpoints (mode 6) at the colour level: both ends are
+    /// projected on the line through black along their sum, the bright end rounded per
+    /// channel, then the scale that brings the decoder's `(colour × scale) >> 8` nearest the
+    /// dark end (least squares, the shift's mean ½ added back). Fills `colourQ` (R, G, B,
+    /// scale per partition), `decodedEnds` and the interpolation constants.
+    /// `valuesAt`: where the first partition's values go in `colourQ` (mixed layouts).
+    /// Cost: a few vector operations a partition.
+    @inline(__always)
+    func quantiseScaledEnds(partitions: Range<Int>, level: Int, valuesAt start: Int = 0) {
+        let table = colourQuant + level * 256, values = colourValue + level * 256
+        let rgb = SIMD4<Float>(1, 1, 1, 0)
+        for p in partitions {
+            let a = clampColour(ends[2 * p]) * rgb, b = clampColour(ends[2 * p + 1]) * rgb
+            var d = a + b
+            let n2 = (d * d).sum()
+            var lo: Float = 0, hi: Float = 0
+            if n2 > 0 {
+                d /= n2.squareRoot()
+                lo = (a * d).sum(); hi = (b * d).sum()
+                if lo > hi { swap(&lo, &hi) }
+                lo = max(lo, 0)
+            }
+            let bright = clampColour(d * hi + 0.5)
+            var q1 = SIMD4<Int32>(0, 0, 0, 255)
+            let out = colourQ + start + (p - partitions.lowerBound) * 4
+            for ch in 0..<3 {
+                let v = table[Int(bright[ch])]
+                out[ch] = v
+                q1[ch] = Int32(values[Int(v)])
+            }
+            let qf: SIMD4<Float> = SIMD4<Float>(q1) * rgb
+            let qq: Float = (qf * qf).sum()
+            let dark: SIMD4<Float> = d * lo + 0.5
+            let scale: Float = qq > 0 ? 256 * (qf * dark).sum() / qq : 0
+            let s = table[Int(scale >= 0 ? min(scale + 0.5, 255) : 0)]
+            out[3] = s
+            let sv = Int32(values[Int(s)])
+            let q0 = SIMD4<Int32>((q1[0] &* sv) >> 8, (q1[1] &* sv) >> 8, (q1[2] &* sv) >> 8, 255)
+            decodedEnds[2 * p] = SIMD4<Float>(q0)
+            decodedEnds[2 * p + 1] = SIMD4<Float>(q1)
+            base[p] = 257 &* 64 &* q0 &+ 32
+            slope[p] = 257 &* (q1 &- q0)
+        }
+    }
+
+    /// Rounds `ends` to the colour level (swapped so the decoder never blue-contracts them),
+    /// filling `colourQ` (from `valuesAt`), `decodedEnds` and the integer interpolation constants.
+    @inline(__always)
+    func quantiseEnds(partitions: Range<Int>, level: Int, opaque: Bool, valuesAt start: Int = 0) {
+        let channels = opaque ? 3 : 4
+        let table = colourQuant + level * 256, values = colourValue + level * 256
+        for p in partitions {
+            var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0, s0 = SIMD4<Int32>(), s1 = s0
+            let e0 = clampColour(ends[2 * p] + 0.5), e1 = clampColour(ends[2 * p + 1] + 0.5)
+            for ch in 0..<channels {
+                let a = table[Int(e0[ch])], b = table[Int(e1[ch])]
+                s0[ch] = Int32(a); s1[ch] = Int32(b)
+                q0[ch] = Int32(values[Int(a)]); q1[ch] = Int32(values[Int(b)])
+            }
+            if q0[0] + q0[1] + q0[2] > q1[0] + q1[1] + q1[2] { swap(&q0, &q1); swap(&s0, &s1) }
+            let out = colourQ + start + (p - partitions.lowerBound) * 2 * channels
+            for ch in 0..<channels {
+                out[2 * ch] = UInt8(truncatingIfNeeded: s0[ch])
+                out[2 * ch + 1] = UInt8(truncatingIfNeeded: s1[ch])
+            }
+            decodedEnds[2 * p] = SIMD4<Float>(q0)
+            decodedEnds[2 * p + 1] = SIMD4<Float>(q1)
+            base[p] = 257 &* 64 &* q0 &+ 32
+            slope[p] = 257 &* (q1 &- q0)
+        }
+    }
+}

@@ -170,7 +170,10 @@ extension MosaicSource {
         var index: [String: Int] = [:]
         var files: [File] = []
         var first: TIFFFile?
-        for (k, s) in sources.enumerated() where (k == 0 || s.path != sources[k - 1].path) && index[s.path] == nil {
+        // A source that repeats the one before it paints the same pixels again: of a run of
+        // repeats only one is opened and placed (`withoutRepeats` drops the rest of any repeats).
+        let runs = sources.indices.filter { $0 == 0 || sources[$0] != sources[$0 - 1] }.map { sources[$0] }
+        for s in runs where index[s.path] == nil {
             let tiff: TIFFFile
             let geo: GeoReference
             do {
@@ -200,10 +203,7 @@ extension MosaicSource {
             throw fail(error.description)
         }
         var placements: [Placement] = []
-        for (k, s) in sources.enumerated() {
-            // A source that repeats the one before it paints the same pixels again: of a run of
-            // repeats only one is placed (cheaper than placing all for `withoutRepeats` to drop).
-            if k > 0, s == sources[k - 1] { continue }
+        for s in runs {
             guard let i = index[s.path] else { continue }
             let f = files[i]
             let src = s.srcRect ?? VRTDocument.Rect(x: 0, y: 0, width: Double(f.width), height: Double(f.height))

@@ -36,3 +36,24 @@ def require(*modules):
     if missing:
         import sys
         sys.exit(f"{', '.join(missing)} missing: pip install -r Scripts/requirements.txt")
+
+
+def tilepack_bin():
+    """The tilepack binary a check runs, the same for every Python check (Scripts/lib/
+    tilepack-bin.sh is the bash side): $BIN when it is set (.ci/run sets it to a copy of its one
+    debug build, so the checks never touch .build while the sanitizer steps rebuild it),
+    otherwise this checkout's debug build, built first. Exits naming the problem when neither."""
+    import os
+    import subprocess
+    import sys
+    binary = os.environ.get("BIN")
+    if binary:
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"BIN={binary} is not an executable file")
+        return binary
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = subprocess.run(["swift", "build", "--product", "tilepack"], cwd=root, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit((p.stdout + p.stderr)[-2000:] + "\nswift build --product tilepack failed")
+    os.environ["BIN"] = os.path.join(root, ".build/debug/tilepack")
+    return os.environ["BIN"]

@@ -3,10 +3,10 @@ front of `tilepack serve`, a GeoTIFF tile rewriter, the sample store set up as a
 shop and a device would have it, and a check counter."""
 import hashlib, json, os, random, re, select, socket, struct, subprocess, threading, zlib
 
-from checks import Checks  # noqa: F401  (re-exported for the checks)
+from checks import Checks, tilepack_bin  # noqa: F401  (Checks re-exported for the checks)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-T = os.path.join(ROOT, ".build/debug/tilepack")
+T = tilepack_bin()
 CHAMONIX = "com.tilepack.samples.montblanc.chamonix"
 LICENSE = "CC0-1.0 (synthetic sample terrain)"
 ATTRIBUTION = "tilepack sample terrain (synthetic)"
@@ -22,10 +22,6 @@ def sha256(path):
 
 def run(args, env, timeout=600, **kw):
     return subprocess.run([T] + args, env=env, capture_output=True, text=True, timeout=timeout, **kw)
-
-
-def build_tilepack():
-    return subprocess.run(["swift", "build", "--product", "tilepack"], cwd=ROOT, capture_output=True).returncode == 0
 
 
 def sample_store(work):

@@ -37,7 +37,7 @@ sample_store_archives() {  # builds (once per binary) and prints the cache direc
 
 sample_store_setup() {  # WORKDIR
     local work=$1
-    T=${T:-$sample_store_root/.build/debug/tilepack}
+    T=${T:-${BIN:-$sample_store_root/.build/debug/tilepack}}
     LIB="$work/lib"; TRUST="$work/trust.json"; PUB="$work/publisher"
     export XDG_DATA_HOME="$work/xdg" XDG_CONFIG_HOME="$work/config"
     SIM="$XDG_DATA_HOME/tilepack/simulator"; LEDGER="$XDG_DATA_HOME/tilepack/ledger.sqlite"

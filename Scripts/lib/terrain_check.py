@@ -8,10 +8,10 @@ import io, json, math, os, sqlite3, subprocess, tempfile
 
 import numpy as np
 
-from checks import Checks  # noqa: F401  (re-exported for the checks)
+from checks import Checks, tilepack_bin  # noqa: F401  (Checks re-exported for the checks)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-T = os.environ.get("BIN") or os.path.join(ROOT, ".build/debug/tilepack")
+T = tilepack_bin()
 TESTDATA = os.path.join(os.path.dirname(ROOT), "shared", "testdata")
 EARTH_CIRCUMFERENCE = 2 * math.pi * 6378137.0
 

@@ -351,8 +351,11 @@ struct MosaicTests {
         let repeated = try dir.write("pieces/repeated.vrt",
                                      Array(MosaicFixture.vrt(pieces: Array(repeating: MosaicFixture.pieces, count: 300).flatMap { $0 }).utf8))
         let plain = try MosaicSource(vrt: try VRTDocument(path: once))
-        let many = try MosaicSource(vrt: try VRTDocument(path: repeated))
+        let manyDocument = try VRTDocument(path: repeated)
+        let many = try MosaicSource(vrt: manyDocument)
         #expect(many.placements.count == plain.placements.count)
+        // The digest taken from the bytes parsed is the file's (a build's source identity).
+        #expect(manyDocument.sha256 == (try FileDigest.sha256(path: repeated)))
         let r = try contents(build([repeated], dir.file("r.mbtiles")).outputPath)
         let o = try contents(build([once], dir.file("o.mbtiles")).outputPath)
         #expect(r.keys.sorted() == o.keys.sorted() && !o.isEmpty)
@@ -366,7 +369,7 @@ struct MosaicTests {
         }
     }
 
-    /// The XML reader shares a child whose bytes repeat its previous sibling's: the tree is the
+    /// The XML reader counts a child whose bytes repeat its previous sibling's: the tree is the
     /// one a full parse gives (compared with the same siblings made unequal by a space, which a
     /// full parse reads alike), a sibling that differs in its last byte is parsed, and a repeat
     /// cut short by the end of the document is still an error.
@@ -375,7 +378,11 @@ struct MosaicTests {
         let shared = try XMLElement.parse(Array("<a>\(b)\(b)<!-- x -->\(b)<b k=\"1\">t&amp;<c/></b ></a>".utf8))
         let spaced = try XMLElement.parse(Array("<a>\(b)<b  k=\"1\">t&amp;<c/></b><!-- x --><b k=\"1\" >t&amp;<c/></b><b k=\"1\">t&amp;<c/></b ></a>".utf8))
         #expect(shared == spaced)
-        #expect(shared.children.count == 4 && shared.children.allSatisfy { $0.text == "t&" && $0.children.count == 1 })
+        // One run of four: the tree holds the element once.
+        #expect(shared.children.count == 1 && shared.children[0].repeats == 4)
+        #expect(shared.children[0].text == "t&" && shared.children[0].children.count == 1)
+        let interrupted = try XMLElement.parse(Array(#"<a><b/><b/><c/><b/></a>"#.utf8))
+        #expect(interrupted.children.map { "\($0.name)×\($0.repeats)" } == ["b×2", "c×1", "b×1"])
         let differs = try XMLElement.parse(Array(#"<a><b k="1"/><b k="2"/></a>"#.utf8))
         #expect(differs.children.map { $0.attributes["k"] } == ["1", "2"])
         #expect(throws: XMLSyntaxError.self) { try XMLElement.parse(Array(#"<a><b k="1"/><b k="1"/"#.utf8)) }
@@ -387,7 +394,13 @@ struct MosaicTests {
         let repeated = try VRTDocument(xml: Array((head + String(repeating: source, count: 50) + tail).utf8), path: "/d/r.vrt")
         let varied = try VRTDocument(xml: Array((head + (0..<50).map { source + String(repeating: " ", count: $0) }.joined() + tail).utf8),
                                      path: "/d/r.vrt")
-        #expect(repeated == varied && repeated.bands[0].sources.count == 50 && repeated.bands[0].sources[49].path == "/d/a.tif")
+        #expect(repeated == varied && repeated.bands[0].sources.count == 1 && repeated.bands[0].sources[0].path == "/d/a.tif")
+        // A source that is not its neighbour's repeat stays where it is; equal bands stay bands.
+        let other = #"<SimpleSource><SourceFilename relativeToVRT="1">b.tif</SourceFilename><SrcRect xOff="0" yOff="0" xSize="4" ySize="4"/></SimpleSource>"#
+        let band = #"<VRTRasterBand dataType="Byte">"# + source + other + source + "</VRTRasterBand>"
+        let twoBands = try VRTDocument(xml: Array((#"<VRTDataset rasterXSize="4" rasterYSize="4">"# + band + band + "</VRTDataset>").utf8),
+                                       path: "/d/r.vrt")
+        #expect(twoBands.bands.count == 2 && twoBands.bands.allSatisfy { $0.sources.map(\.path) == ["/d/a.tif", "/d/b.tif", "/d/a.tif"] })
     }
 
     @Test func anEmptyFolderIsDeclined() throws {

@@ -170,10 +170,9 @@ extension MosaicSource {
         var index: [String: Int] = [:]
         var files: [File] = []
         var first: TIFFFile?
-        // A source that repeats the one before it paints the same pixels again: of a run of
-        // repeats only one is opened and placed (`withoutRepeats` drops the rest of any repeats).
-        let runs = sources.indices.filter { $0 == 0 || sources[$0] != sources[$0 - 1] }.map { sources[$0] }
-        for s in runs where index[s.path] == nil {
+        // The document lists a run of equal sources once; `withoutRepeats` drops repeats that
+        // are not neighbours.
+        for s in sources where index[s.path] == nil {
             let tiff: TIFFFile
             let geo: GeoReference
             do {
@@ -203,7 +202,7 @@ extension MosaicSource {
             throw fail(error.description)
         }
         var placements: [Placement] = []
-        for s in runs {
+        for s in sources {
             guard let i = index[s.path] else { continue }
             let f = files[i]
             let src = s.srcRect ?? VRTDocument.Rect(x: 0, y: 0, width: Double(f.width), height: Double(f.height))

@@ -104,6 +104,8 @@ public struct RegionBuild: Sendable {
         let input: RegionInput
         /// What the summary says of the bands drawn (see ``Result/bands``).
         var bands: String? = nil
+        /// A VRT's digest, taken from the bytes its reader parsed (nil: hash the file).
+        var sourceSHA256: String? = nil
     }
 
     /// Resolves and opens the request's sources (headers only; no pixel is read), seen
@@ -113,13 +115,14 @@ public struct RegionBuild: Sendable {
         var opened = try openFiles()
         if let m = opened.mosaic, let picks = m.vrtBands {
             opened = OpenedSource(source: SelectedBandsSource(base: m, picks: picks, extra: m.vrtBandHints),
-                                  georeference: opened.georeference, mosaic: m, input: opened.input)
+                                  georeference: opened.georeference, mosaic: m, input: opened.input,
+                                  sourceSHA256: opened.sourceSHA256)
         }
         let selection = try BandSelection.resolve(requested: request.options.bands, source: opened.source)
         if let selection {
             opened = OpenedSource(source: SelectedBandsSource(base: opened.source, picks: selection.bands),
                                   georeference: opened.georeference, mosaic: opened.mosaic, input: opened.input,
-                                  bands: selection.description)
+                                  bands: selection.description, sourceSHA256: opened.sourceSHA256)
         } else {
             opened.bands = BandSelection.hint(for: opened.source, selection: nil)
         }
@@ -137,8 +140,9 @@ public struct RegionBuild: Sendable {
             let m = try MosaicSource(files: paths, maxOpenFiles: request.maxOpenFiles, registry: request.crsRegistry)
             return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
         case .vrt(let path):
-            let m = try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: request.maxOpenFiles, registry: request.crsRegistry)
-            return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
+            let vrt = try VRTDocument(path: path)
+            let m = try MosaicSource(vrt: vrt, maxOpenFiles: request.maxOpenFiles, registry: request.crsRegistry)
+            return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input, sourceSHA256: vrt.sha256)
         }
     }
 
@@ -194,7 +198,7 @@ public struct RegionBuild: Sendable {
         switch opened.input {
         case .file(let path), .vrt(let path):
             metadata.sourceFile = Request.fileName(path)
-            metadata.sourceSHA256 = try FileDigest.sha256(path: path)
+            metadata.sourceSHA256 = try opened.sourceSHA256 ?? FileDigest.sha256(path: path)
         case .files: break  // no single source file: `tilepack:sources` lists them
         }
         if let mosaic = opened.mosaic {

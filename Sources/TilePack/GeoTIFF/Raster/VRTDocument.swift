@@ -10,13 +10,17 @@ import TilePackCore
 /// or derived datasets, pixel functions, LUTs, kernel filters, colour tables) is declined
 /// with an error naming the element: silently ignoring it would build the wrong pixels.
 ///
+/// A source equal to the one before it paints the same pixels again, so it is listed once
+/// (``Band/sources`` has no two equal neighbours): a VRT naming one file 240,000 times holds one
+/// source, and a build samples it once.
+///
 /// ```swift
 /// let vrt = try VRTDocument(path: "mosaic.vrt")
 /// for s in vrt.bands[0].sources { print(s.path, s.dstRect) }
 /// ```
 ///
-/// - Cost: reads the whole file (at most ``XMLElement/maxBytes``) and parses it once; opens
-///   none of the sources.
+/// - Cost: reads the whole file (at most ``XMLElement/maxBytes``) and parses it once, hashing
+///   the bytes read on a second thread meanwhile (``sha256``); opens none of the sources.
 public struct VRTDocument: Sendable, Equatable {
     /// A pixel rectangle (`SrcRect`/`DstRect`); fractional offsets and sizes are allowed by GDAL.
     public struct Rect: Sendable, Equatable {
@@ -46,6 +50,7 @@ public struct VRTDocument: Sendable, Equatable {
     public struct Band: Sendable, Equatable {
         public var dataType: SampleType
         public var nodata: Double?
+        /// In document order, each run of equal sources once.
         public var sources: [Source]
         /// `Description`, `ColorInterp` and `UnitType` as written (nil when absent).
         public var description: String?
@@ -61,33 +66,39 @@ public struct VRTDocument: Sendable, Equatable {
     /// The `SRS` text as written (WKT); informational, the sources' GeoKeys decide the CRS.
     public let srs: String?
     public let bands: [Band]
+    /// Lowercase hex SHA-256 of the file's bytes as parsed (a build's source identity); nil for
+    /// a document parsed from memory. Taken from the bytes read, so it is the digest of what was
+    /// parsed even if the file changes afterwards, and the file is not read twice.
+    public private(set) var sha256: String?
 
     /// Reads and parses `path`.
     /// - Throws: ``InputFileError`` naming the VRT (and the element or value) for a file that
     ///   cannot be read, is not the XML subset, or uses a VRT feature tilepack does not support.
     public init(path: String) throws(InputFileError) {
-        let bytes: [UInt8]
-        do {
-            let handle = try TIFFFileHandle(path: path)
-            guard handle.size <= UInt64(XMLElement.maxBytes) else {
-                throw InputFileError(path: path, problem: "VRT is larger than \(XMLElement.maxBytes) bytes")
-            }
-            bytes = try handle.read(offset: 0, count: Int(handle.size), what: "VRT document")
-        } catch let e as TIFFError {
-            throw InputFileError(path: path, problem: e.detail)
-        } catch let e as InputFileError {
-            throw e
-        } catch {
-            throw InputFileError(path: path, problem: "\(error)")
+        // Read once; the digest is taken from the same bytes on a second thread while they are
+        // read and parsed (FileDigest.readWhole).
+        let (document, digest) = try FileDigest.readWhole(path: path, maxBytes: XMLElement.maxBytes, what: "VRT") {
+            (bytes) throws(InputFileError) in try VRTDocument(xml: bytes, path: path)
         }
-        try self.init(xml: bytes, path: path)
+        self = document
+        sha256 = digest
     }
 
     /// Parses VRT XML; relative source names resolve against `path`'s folder.
     public init(xml bytes: [UInt8], path: String) throws(InputFileError) {
+        try self.init(root: bytes.withUnsafeBytes { raw in Result { () throws(InputFileError) in try Self.root(raw, path: path) } }.get(), path: path)
+    }
+
+    init(xml bytes: UnsafeRawBufferPointer, path: String) throws(InputFileError) {
+        try self.init(root: try Self.root(bytes, path: path), path: path)
+    }
+
+    private static func root(_ bytes: UnsafeRawBufferPointer, path: String) throws(InputFileError) -> XMLElement {
+        do { return try XMLElement.parse(bytes) } catch { throw InputFileError(path: path, problem: error.description) }
+    }
+
+    private init(root: XMLElement, path: String) throws(InputFileError) {
         func fail(_ problem: String) -> InputFileError { InputFileError(path: path, problem: problem) }
-        let root: XMLElement
-        do { root = try XMLElement.parse(bytes) } catch { throw fail(error.description) }
         guard root.name == "VRTDataset" else { throw fail("root element <\(root.name)> is not <VRTDataset>") }
         if let sub = root.attributes["subClass"] { throw fail("VRTDataset subClass=\"\(sub)\" is not supported (only plain mosaics)") }
         self.path = path
@@ -108,11 +119,14 @@ public struct VRTDocument: Sendable, Equatable {
                 }
                 transform = GeoTransform(parts.compactMap { $0 })
             case "VRTRasterBand":
-                // The TIFF reader's band cap holds for virtual rasters too.
-                guard bands.count < TIFFLimits.maxBands else {
-                    throw fail("more than \(TIFFLimits.maxBands) bands; tilepack reads at most \(TIFFLimits.maxBands)")
+                // Equal bands in a row are still bands of their own (GDAL numbers them in order).
+                for _ in 0..<child.repeats {
+                    // The TIFF reader's band cap holds for virtual rasters too.
+                    guard bands.count < TIFFLimits.maxBands else {
+                        throw fail("more than \(TIFFLimits.maxBands) bands; tilepack reads at most \(TIFFLimits.maxBands)")
+                    }
+                    bands.append(try Self.band(child, expected: bands.count + 1, folder: folder, fail))
                 }
-                bands.append(try Self.band(child, expected: bands.count + 1, folder: folder, fail))
             default:
                 throw fail("VRT element <\(child.name)> is not supported")
             }
@@ -132,15 +146,9 @@ public struct VRTDocument: Sendable, Equatable {
             throw fail("VRTRasterBand dataType \(ErrorText.quoted(e.attributes["dataType"] ?? "")) is not supported")
         }
         var band = Band(dataType: type, nodata: nil, sources: [])
-        band.sources.reserveCapacity(e.children.count)
-        // The last source read and its element: a repeat (the XML reader shares repeated
-        // elements, so the compare is mostly identity checks) takes the same `Source`.
-        var last: (element: XMLElement, source: Source)?
+        // A run of equal elements is one child (XMLElement.repeats), read once: a repeated
+        // source paints the same pixels, a repeated description says the same thing.
         for child in e.children {
-            if let last, last.element == child {
-                band.sources.append(last.source)
-                continue
-            }
             switch child.name {
             case "Metadata": continue
             case "Description": band.description = child.trimmedText
@@ -149,8 +157,8 @@ public struct VRTDocument: Sendable, Equatable {
             case "NoDataValue": band.nodata = try number(child.trimmedText, "NoDataValue", fail)
             case "SimpleSource", "ComplexSource":
                 let s = try source(child, folder: folder, fail)
-                band.sources.append(s)
-                last = (child, s)
+                // Elements that differ only in what is ignored (SourceProperties) give equal sources.
+                if band.sources.last != s { band.sources.append(s) }
             default: throw fail("VRT element <\(child.name)> in VRTRasterBand \(bandNumber) is not supported")
             }
         }

@@ -12,16 +12,29 @@ import Darwin
 /// Foundation's `XMLParser` lives in FoundationXML on Linux and drags libxml2 into every
 /// binary that links Build; this covers the subset in about 150 lines.
 ///
-/// - Cost: one pass over the bytes, O(n) time, the tree's size in memory. A child element whose
-///   bytes repeat its previous sibling's exactly is compared (`memcmp`) and shared, not parsed
-///   again: a VRT listing one source 240,000 times costs a compare per repeat. Documents larger
-///   than ``maxBytes`` or nested deeper than ``maxDepth`` are refused before allocating.
+/// Children are kept as runs: siblings equal to the one before them (whatever their spacing or
+/// quoting) are one child with ``repeats`` counting them, so a tree's size follows the number of
+/// distinct siblings, not the document's length.
+///
+/// - Cost: one pass over the bytes, O(n) time, memory for the distinct siblings. A child element
+///   whose bytes repeat its previous sibling's exactly is compared (`memcmp`) and counted, not
+///   parsed again: a VRT listing one source 240,000 times costs a compare per repeat and holds
+///   one source. Documents larger than ``maxBytes`` or nested deeper than ``maxDepth`` are
+///   refused before allocating.
 package struct XMLElement: Sendable, Equatable {
     package var name: String
     package var attributes: XMLAttributes
+    /// Runs of equal siblings in document order: no child equals the one before it.
     package var children: [XMLElement]
     /// Concatenated character data directly inside this element, entities decoded.
     package var text: String
+    /// How many times this element occurs in a row in its parent (1 for the root).
+    package var repeats = 1
+
+    /// Whether `other` is this element apart from the repeat counts of the two.
+    func sameContent(_ other: XMLElement) -> Bool {
+        name == other.name && attributes == other.attributes && text == other.text && children == other.children
+    }
 
     /// First child named `name`.
     package func child(_ name: String) -> XMLElement? { children.first { $0.name == name } }
@@ -44,6 +57,11 @@ package struct XMLElement: Sendable, Equatable {
     /// Parses a whole document and returns its root element.
     /// - Throws: a one-line `problem` (the caller adds the path) naming the byte offset.
     package static func parse(_ bytes: [UInt8]) throws(XMLSyntaxError) -> XMLElement {
+        try bytes.withUnsafeBytes { raw in Result { () throws(XMLSyntaxError) in try parse(raw) } }.get()
+    }
+
+    /// Parses a whole document held in memory the caller owns (valid for the call).
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(XMLSyntaxError) -> XMLElement {
         guard bytes.count <= maxBytes else { throw XMLSyntaxError(offset: 0, problem: "document larger than \(maxBytes) bytes") }
         var p = XMLCursor(bytes: bytes)
         try p.skipMisc()
@@ -91,7 +109,7 @@ package struct XMLSyntaxError: Error, Equatable {
 }
 
 private struct XMLCursor {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var i = 0
 
     var atEnd: Bool { i >= bytes.count }
@@ -212,7 +230,7 @@ private struct XMLCursor {
             guard node.attributes.add(key, value) else { throw error("attribute \(key) given twice") }
         }
         // The bytes of the last child parsed: a sibling with the same bytes is the same element
-        // (parsing reads nothing outside an element's own bytes), so it is shared, not re-parsed.
+        // (parsing reads nothing outside an element's own bytes), so it is counted, not re-parsed.
         var previous: Range<Int>?
         while true {
             let text = try characters(until: UInt8(ascii: "<"))
@@ -232,24 +250,28 @@ private struct XMLCursor {
             if starts(with: "<!--") { try skip(past: "-->", "comment"); continue }
             if starts(with: "<?") { try skip(past: "?>", "processing instruction"); continue }
             if starts(with: "<!") { throw error("DTDs and CDATA are not supported") }
-            if let previous, let last = node.children.last, repeats(previous) {
-                node.children.append(last)
+            if let previous, !node.children.isEmpty, repeats(previous) {
+                node.children[node.children.count - 1].repeats += 1
                 i += previous.count
                 continue
             }
             let start = i
-            node.children.append(try element(depth: depth + 1))
+            let child = try element(depth: depth + 1)
             previous = start..<i
+            // Equal content written with other bytes (spacing, quotes, entities) joins the run too,
+            // so equal documents give equal trees.
+            if let last = node.children.last, last.sameContent(child) {
+                node.children[node.children.count - 1].repeats += 1
+            } else {
+                node.children.append(child)
+            }
         }
     }
 
     /// Whether the bytes at the cursor begin with a copy of `range` (an earlier element's).
     /// Cost: one `memcmp` of `range.count` bytes.
     func repeats(_ range: Range<Int>) -> Bool {
-        guard range.count <= bytes.count - i else { return false }
-        return bytes.withUnsafeBytes { b in
-            guard let base = b.baseAddress else { return false }
-            return memcmp(base + i, base + range.lowerBound, range.count) == 0
-        }
+        guard range.count <= bytes.count - i, let base = bytes.baseAddress else { return false }
+        return memcmp(base + i, base + range.lowerBound, range.count) == 0
     }
 }

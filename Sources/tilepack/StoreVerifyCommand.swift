@@ -126,6 +126,6 @@ enum TrustFileOption {
 enum TokenFile {
     static func read(_ path: String) throws -> String {
         let bytes = try RegionFiles.contents(path: path, limit: AppStoreVerifier.maxCompactLength + 4096)
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
     }
 }

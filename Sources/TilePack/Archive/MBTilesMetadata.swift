@@ -22,7 +22,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
         }
 
         public init?(metadataValue: String) {
-            let parts = metadataValue.split(separator: ",").map { String($0.trimmingSpaces) }
+            let parts = metadataValue.split(separator: ",").map { String($0.trimmingWhitespace()) }
             guard parts.count == 3, let lon = Double(parts[0]), let lat = Double(parts[1]),
                   lon.isFinite, lat.isFinite else { return nil }
             // Some writers store the zoom as "3.0".

@@ -32,7 +32,7 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
     /// Parses `--bands`: 1 to 4 comma-separated band numbers from 1.
     /// - Throws: ``BuildError/invalidOption(_:)`` naming `--bands` and the text.
     public static func parse(_ text: String) throws(BuildError) -> [Int] {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " ") }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingWhitespace()) }
         var out: [Int] = []
         for p in parts {
             guard let n = Int(p), n >= 1, n <= 65_535 else {
@@ -95,14 +95,6 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension Substring {
-    fileprivate func trimmingCharacters(in set: Character) -> String {
-        var s = self
-        while s.first == set { s.removeFirst() }
-        while s.last == set { s.removeLast() }
-        return String(s)
-    }
-}
 
 /// A source seen through a ``BandSelection``: its bands picked and reordered (a band may be
 /// picked twice), everything else (size, type, nodata, georeference) the base's. The

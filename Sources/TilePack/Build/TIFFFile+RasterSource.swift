@@ -33,7 +33,7 @@ extension TIFFFile: RasterSource {
                                  verticalUnits: key(GeoKey.verticalUnits))
         for item in image.gdalMetadata?.items ?? [] {
             guard let band = item.sample, band < image.bands, item.domain == nil else { continue }
-            let value = item.value.trimmingWhitespace()
+            let value = String(item.value.trimmingWhitespace())
             guard !value.isEmpty else { continue }
             switch item.role ?? item.name.lowercased() {
             case "unittype": hints.unitTypes[band] = value
@@ -60,14 +60,5 @@ extension TIFFFile: RasterSource {
 
     public func readFloats(x: Int, y: Int, width: Int, height: Int) throws -> [Float] {
         try read(window: PixelWindow(x: x, y: y, width: width, height: height)).floats()
-    }
-}
-
-extension String {
-    fileprivate func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }

@@ -18,7 +18,7 @@ public struct GeoBounds: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Parses MBTiles' "w,s,e,n"; nil unless four finite numbers with w ≤ e and s ≤ n.
     public init?(metadataValue: String) {
-        let parts = metadataValue.split(separator: ",").map { Double($0.trimmingSpaces) }
+        let parts = metadataValue.split(separator: ",").map { Double($0.trimmingWhitespace()) }
         guard parts.count == 4, let w = parts[0], let s = parts[1], let e = parts[2], let n = parts[3] else { return nil }
         self.init(validating: w, s, e, n)
     }
@@ -67,15 +67,5 @@ public struct GeoBounds: Sendable, Hashable, Codable, CustomStringConvertible {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.unkeyedContainer()
         try c.encode(west); try c.encode(south); try c.encode(east); try c.encode(north)
-    }
-}
-
-extension Substring {
-    /// The text without leading and trailing spaces (FoundationEssentials lacks `trimmingCharacters`).
-    package var trimmingSpaces: Substring {
-        var s = self
-        while s.first == " " { s.removeFirst() }
-        while s.last == " " { s.removeLast() }
-        return s
     }
 }

@@ -30,8 +30,8 @@ public struct MapLayers: Sendable {
                 accessPolicy: any AccessPolicy = OpenAccess()) throws(TileStoreError) {
         var attributions: [String] = []
         for (i, archive) in archives.enumerated() {
-            var credit = i < credits.count ? credits[i].trimmingSpaces : ""
-            if credit.isEmpty { credit = archive.summary.name.trimmingSpaces }
+            var credit = i < credits.count ? String(credits[i].trimmingWhitespace()) : ""
+            if credit.isEmpty { credit = String(archive.summary.name.trimmingWhitespace()) }
             if !credit.isEmpty, !attributions.contains(credit) { attributions.append(credit) }
         }
         var options = TileStoreOptions()
@@ -58,14 +58,5 @@ extension TileID {
             throw RenderInputError("tile \(z)/\(x)/\(y) does not exist (zoom 0…\(TileID.maxZoom), x and y 0…2^zoom − 1)")
         }
         self = id
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }

@@ -31,7 +31,7 @@ public enum PackRange: Sendable, Equatable {
     public static func resolve(range: String?, ifRange: String?, size: Int64, etag: String) -> PackRange {
         guard let range, size > 0 else { return .whole }
         if let ifRange {
-            let tag = ifRange.utf8.count <= maxHeaderBytes ? Substring(ifRange).trimmingCharacters() : ""
+            let tag = ifRange.utf8.count <= maxHeaderBytes ? ifRange.trimmingWhitespace() : ""
             // A strong comparison: W/"…" or a date (no quote) never matches.
             guard tag.hasPrefix("\""), tag == etag[...] else { return .whole }
         }
@@ -41,10 +41,10 @@ public enum PackRange: Sendable, Equatable {
     /// `Range` alone (no `If-Range`).
     static func parse(_ header: String, size: Int64) -> PackRange {
         guard header.utf8.count <= maxHeaderBytes else { return .whole }
-        let value = Substring(header).trimmingCharacters()
-        guard let eq = value.firstIndex(of: "="), value[..<eq].trimmingCharacters().lowercased() == "bytes" else { return .whole }
+        let value = header.trimmingWhitespace()
+        guard let eq = value.firstIndex(of: "="), value[..<eq].trimmingWhitespace().lowercased() == "bytes" else { return .whole }
         let specs = value[value.index(after: eq)...].split(separator: ",", omittingEmptySubsequences: false)
-        guard specs.count == 1, let spec = specs.first?.trimmingCharacters(), let dash = spec.firstIndex(of: "-") else { return .whole }
+        guard specs.count == 1, let spec = specs.first?.trimmingWhitespace(), let dash = spec.firstIndex(of: "-") else { return .whole }
         let head = spec[..<dash], tail = spec[spec.index(after: dash)...]
         if head.isEmpty {
             // bytes=-n: the last n bytes.

@@ -475,7 +475,7 @@ public final class TileService: Sendable {
     static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
         guard let ifNoneMatch, ifNoneMatch.utf8.count <= 8192 else { return false }
         for part in ifNoneMatch.split(separator: ",") {
-            var tag = part.trimmingCharacters()
+            var tag = part.trimmingWhitespace()
             if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
             if tag == "*" || tag == etag[...] { return true }
         }
@@ -520,13 +520,4 @@ public final class TileService: Sendable {
     }
 
     func jsonSafe(_ s: String) -> String { Self.shown(s) }
-}
-
-extension Substring {
-    func trimmingCharacters() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
-        return s
-    }
 }

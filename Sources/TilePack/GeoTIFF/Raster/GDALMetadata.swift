@@ -87,7 +87,7 @@ public struct GDALMetadata: Sendable, Equatable {
         var out: [String: String] = [:]
         var rest = text
         while let eq = rest.firstIndex(of: "=") {
-            let key = rest[..<eq].trimmingSpaces()
+            let key = rest[..<eq].trimmingWhitespace()
             var after = rest[rest.index(after: eq)...].drop { $0 == " " }
             guard let quote = after.first, quote == "\"" || quote == "'" else { break }
             after = after.dropFirst()
@@ -112,14 +112,5 @@ public struct GDALMetadata: Sendable, Equatable {
     private static func escape(_ text: String) -> String {
         text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
             .replacing("\"", with: "&quot;")
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var s = self
-        while let f = s.first, f.isWhitespace { s.removeFirst() }
-        while let l = s.last, l.isWhitespace { s.removeLast() }
-        return s
     }
 }

@@ -120,7 +120,7 @@ let package = Package(
             path: "Sources/TilePack/Publish"
         ),
         // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
-        .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
+        .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
         // `tilepack serve`: HTTP routes over the tile and region stores, the viewer page, error →
         // status mapping. Outside the umbrella: a library user does not link an HTTP server.
         .target(

@@ -172,7 +172,7 @@ struct BandKindsTests {
         #expect(colorizer.decision.mode == .classes)
         #expect(colorizer.legend.map(\.value) == nlcd.map(Double.init) && Set(colorizer.legend.map(\.rgba)).count == 16)
         let values = nlcd + [75]
-        let n = values.count, grid = PixelGrid(zoom: 10, originX: 0, originY: 0, width: n, height: 1)
+        let n = values.count, grid = MapFrame(zoom: 10, originX: 0, originY: 0, width: n, height: 1)
         var rgba = [UInt8](repeating: 0, count: n * 4)
         let stored = colorizer.colorize(values: values, valid: [UInt8](repeating: 1, count: n), grid: grid, into: &rgba)
         #expect(stored == values)
@@ -203,7 +203,7 @@ struct BandKindsTests {
         let colorizer = try Colorizer(source: src, mode: .auto, elevationRange: nil)
         #expect(colorizer.decision.mode == .bathymetry && colorizer.decision.negated)
         #expect(colorizer.tint == .bathymetry)
-        let grid = PixelGrid.tile(TileID(z: 10, x: 530, y: 360)!, border: colorizer.border)
+        let grid = MapFrame(tile: TileID(z: 10, x: 530, y: 360)!, border: colorizer.border)
         let n = grid.width * grid.height
         var rgba = [UInt8](repeating: 0, count: 256 * 256 * 4)
         let values = colorizer.colorize(values: [Float](repeating: 42, count: n), valid: [UInt8](repeating: 1, count: n), grid: grid, into: &rgba)
@@ -246,7 +246,7 @@ struct BandKindsTests {
         let picked = Resampler.forSource(view, georeference: m.grid, maxError: 0.125, method: .bilinear)
         #expect(picked is LayeredResampler)
         let tile = try #require(try MosaicTests().maxZoomTiles(m).first)
-        let grid = PixelGrid.tile(tile, border: 0)
+        let grid = MapFrame(tile: tile, border: 0)
         let a = ResampleWorkspace(), b = ResampleWorkspace()
         _ = try plain.resample(grid, tile: tile, into: a)
         _ = try picked.resample(grid, tile: tile, into: b)

@@ -212,7 +212,7 @@ struct MosaicTests {
     }
 
     /// One file resampled alone onto `grid`, as a single-file build would.
-    func sampleAlone(_ path: String, _ grid: PixelGrid, _ tile: TileID, _ method: Resampling) throws -> ResampleWorkspace {
+    func sampleAlone(_ path: String, _ grid: MapFrame, _ tile: TileID, _ method: Resampling) throws -> ResampleWorkspace {
         let tiff = try TIFFFile(path: path)
         let geo = try GeoReference(image: tiff.image, path: path)
         let ws = ResampleWorkspace()
@@ -232,7 +232,7 @@ struct MosaicTests {
             #expect(resampler is LayeredResampler)
             var overlap = 0, onlyFirst = 0, onlyLast = 0
             for tile in try maxZoomTiles(m) {
-                let grid = PixelGrid.tile(tile, border: 1)
+                let grid = MapFrame(tile: tile, border: 1)
                 let ws = ResampleWorkspace()
                 _ = try resampler.resample(grid, tile: tile, into: ws)
                 let first = try sampleAlone(order[0], grid, tile, method), last = try sampleAlone(order[1], grid, tile, method)
@@ -275,7 +275,7 @@ struct MosaicTests {
         let pair = Resampler(source: m.layers[0], mapper: CoordinateMapper(georeference: m.layers[0].grid, maxError: 0.125), method: .bilinear)
         var seam = 0, overA = 0, overB = 0
         for tile in try maxZoomTiles(m) {
-            let grid = PixelGrid.tile(tile)
+            let grid = MapFrame(tile: tile)
             let ws = ResampleWorkspace(), layer = ResampleWorkspace()
             _ = try resampler.resample(grid, tile: tile, into: ws)
             _ = try pair.resample(grid, tile: tile, into: layer)

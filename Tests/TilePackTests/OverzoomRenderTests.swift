@@ -121,7 +121,7 @@ import TilePack
         #expect(service.tile(region: "montblanc-color", z: z, x: x, y: y).status == 404)
         let view = service.view(z: z, x: x, y: y + ".png")
         #expect(view.status == 200 && view.header("X-Tile-Overzoom") == "\(zooms.upperBound)")
-        let decoded = try PNGDecoder().decode(view.body).rgba
+        let decoded = try PNGDecoder().decode(view.body).pixels
         #expect(stride(from: 0, to: decoded.count, by: 4).filter { Array(decoded[$0..<$0 + 4]) != MapRenderer.background }.count > 60000)
         // Below the min zoom: the finer source zoom in the same header.
         let low = try #require(WebMercator.tile(lon: Self.point.lon, lat: Self.point.lat, zoom: zooms.lowerBound - 1))
@@ -159,7 +159,7 @@ import TilePack
         let render = try Self.run(["render", "10", "10", "12", "--library", dir, "-o", out.file("nowhere.png")])
         #expect(render.status == 2 && render.stderr.contains("nothing drawn"), "\(render.stderr)")
         // The picture is written all the same: background only.
-        let blank = try PNGDecoder().decode([UInt8](Data(contentsOf: URL(fileURLWithPath: out.file("nowhere.png"))))).rgba
+        let blank = try PNGDecoder().decode([UInt8](Data(contentsOf: URL(fileURLWithPath: out.file("nowhere.png"))))).pixels
         #expect(blank.count == 768 * 512 * 4 && stride(from: 0, to: blank.count, by: 4).allSatisfy { Array(blank[$0..<$0 + 4]) == MapRenderer.background })
         // Covered, beyond the zooms: drawn, exit 0, and the summary says from which zoom.
         let deep = try Self.run(["render", "45.86", "6.88", "15", "--size", "256x256", "--library", dir, "-o", out.file("deep.png")])

@@ -59,7 +59,7 @@ enum HandPNG {
             let png = try PNGEncoder().encode(rgba: rgba, width: w, height: h)
             #expect(Self.colorType(png) == 6)
             let image = try PNGDecoder().decode(png)
-            #expect(image.width == w && image.height == h && image.rgba == rgba)
+            #expect(image.width == w && image.height == h && image.pixels == rgba)
         }
     }
 
@@ -79,7 +79,7 @@ enum HandPNG {
         for (pixels, type) in [(rgb, UInt8(2)), (gray, 0), (grayAlpha, 4)] {
             let png = try PNGEncoder().encode(rgba: pixels, width: w, height: h)
             #expect(Self.colorType(png) == type)
-            #expect(try PNGDecoder().decode(png).rgba == pixels)
+            #expect(try PNGDecoder().decode(png).pixels == pixels)
             let full = try PNGEncoder(reducesColorType: false).encode(rgba: pixels, width: w, height: h)
             #expect(Self.colorType(full) == 6)
             #expect(png.count < full.count)
@@ -96,7 +96,7 @@ enum HandPNG {
         for y in 0..<h {
             for x in 0..<w {
                 let o = (y * w + x) * 4
-                #expect(Array(image16.rgba[o..<(o + 4)]) == [rows16[y][6 * x], rows16[y][6 * x + 2], rows16[y][6 * x + 4], 255])
+                #expect(Array(image16.pixels[o..<(o + 4)]) == [rows16[y][6 * x], rows16[y][6 * x + 2], rows16[y][6 * x + 4], 255])
             }
         }
         // Palette, 2 bits a pixel, with tRNS for the first two entries.
@@ -115,7 +115,7 @@ enum HandPNG {
         let alpha: [UInt8] = [0, 128, 255, 255]
         for p in 0..<(w * h) {
             let i = indices[p]
-            #expect(Array(imageP.rgba[(4 * p)..<(4 * p + 4)]) == [palette[3 * i], palette[3 * i + 1], palette[3 * i + 2], alpha[i]])
+            #expect(Array(imageP.pixels[(4 * p)..<(4 * p + 4)]) == [palette[3 * i], palette[3 * i + 1], palette[3 * i + 2], alpha[i]])
         }
         // Gray, 1 bit, with a tRNS key of 1 (white is transparent).
         let bits: [[UInt8]] = (0..<h).map { _ in random.bytes((w + 7) / 8) }
@@ -126,7 +126,7 @@ enum HandPNG {
             for x in 0..<w {
                 let bit = (bits[y][x / 8] >> (7 - x % 8)) & 1
                 let o = (y * w + x) * 4
-                #expect(Array(imageG.rgba[o..<(o + 4)]) == (bit == 1 ? [255, 255, 255, 0] : [0, 0, 0, 255]))
+                #expect(Array(imageG.pixels[o..<(o + 4)]) == (bit == 1 ? [255, 255, 255, 0] : [0, 0, 0, 255]))
             }
         }
     }

@@ -361,9 +361,9 @@ struct RegionsAccessMaskTests {
         // The PNG (a PNG archive: never the stored bytes): alpha 0 exactly outside.
         let png = service.tile(region: "montblanc-color", z: z, x: x, y: y + ".png")
         #expect(png.status == 200)
-        let rgba = try PNGDecoder().decode(png.body).rgba
+        let rgba = try PNGDecoder().decode(png.body).pixels
         let whole = ServerTests.openService.tile(region: "montblanc-color", z: z, x: x, y: y + ".png")
-        let open = try PNGDecoder().decode(whole.body).rgba
+        let open = try PNGDecoder().decode(whole.body).pixels
         var wrong = 0, outside = 0
         for py in 0..<256 {
             for px in 0..<256 {
@@ -389,14 +389,14 @@ struct RegionsAccessMaskTests {
         // Terrain: nodata (alpha 0) outside the mask.
         let terrain = service.terrain(region: "montblanc-dem", z: z, x: x, y: y + ".png")
         #expect(terrain.status == 200)
-        let dem = try PNGDecoder().decode(terrain.body).rgba
+        let dem = try PNGDecoder().decode(terrain.body).pixels
         var leaked = 0
         for py in 0..<256 { for px in 0..<256 where !mask.isOwned(x: px, y: py) && dem[(py * 256 + px) * 4 + 3] != 0 { leaked += 1 } }
         #expect(leaked == 0)
         // The view draws as render does.
         let view = service.view(z: z, x: x, y: y + ".png")
         let drawn = try MapRenderer.render(MapFrame(tile: t), store: service.store)
-        let viewed = try PNGDecoder().decode(view.body).rgba
+        let viewed = try PNGDecoder().decode(view.body).pixels
         #expect(view.status == 200 && viewed == drawn.image.pixels)
         #expect(drawn.tilesLocked == 1)
     }

@@ -111,7 +111,7 @@ struct ServerTests {
     @Test func terrariumDecodesToTheQueryElevation() throws {
         let r = Self.openService.terrain(region: "montblanc-dem", z: "12", x: "2126", y: "1459.png")
         #expect(r.status == 200)
-        let rgba = try PNGDecoder().decode(r.body).rgba
+        let rgba = try PNGDecoder().decode(r.body).pixels
         let centre = (128 * 256 + 128) * 4
         let metres = Terrarium.decode(rgba[centre], rgba[centre + 1], rgba[centre + 2])
         #expect(metres > 500 && metres < 5000)

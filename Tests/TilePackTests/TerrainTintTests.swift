@@ -14,7 +14,7 @@ import Testing
     static func flatColour(_ metres: Float, source: FunctionSource, terrain: TerrainStyle = TerrainStyle(),
                            mode: ColorMode = .elevation) throws -> [UInt8] {
         let c = try Colorizer(source: source, mode: mode, terrain: terrain)
-        let grid = PixelGrid(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
+        let grid = MapFrame(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
         var rgba = [UInt8](repeating: 0, count: 4)
         _ = c.colorize(values: [Float](repeating: metres, count: 9), valid: [UInt8](repeating: 1, count: 9), grid: grid, into: &rgba)
         return rgba
@@ -53,7 +53,7 @@ import Testing
     @Test func terrainWithAnAlphaBandReadsTheMetresBand() throws {
         let source = FunctionSource(width: 16, height: 16, bands: 2, alphaBand: 1) { c, _, b in b == 0 ? Float(c * 100) : 255 }
         let c = try Colorizer(source: source, mode: .elevation, terrain: TerrainStyle())
-        let grid = PixelGrid(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
+        let grid = MapFrame(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
         var rgba = [UInt8](repeating: 0, count: 4)
         let metres = c.colorize(values: [Float](repeating: 0, count: 18).enumerated().map { $0.offset % 2 == 0 ? 1500 : 255 },
                                 valid: [UInt8](repeating: 1, count: 9), grid: grid, into: &rgba)
@@ -164,7 +164,7 @@ import Testing
     /// `--color hillshade` and returns the grey bytes with the ground resolution per row.
     static func shadePlane(alpha: Double, beta: Double, hillshade: Hillshade = Hillshade(), zoom: Int = 12,
                            originY: Int = 1400 * 1) throws -> [(grey: UInt8, res: Double)] {
-        let n = 6, grid = PixelGrid(zoom: zoom, originX: 2100, originY: originY, width: n, height: n)
+        let n = 6, grid = MapFrame(zoom: zoom, originX: 2100, originY: originY, width: n, height: n)
         var values = [Float](repeating: 0, count: n * n)
         for j in 0..<n { for i in 0..<n { values[j * n + i] = Float(alpha * Double(i) + beta * Double(j)) } }
         let source = FunctionSource(width: 8, height: 8) { _, _, _ in 0 }

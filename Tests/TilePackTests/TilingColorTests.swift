@@ -31,7 +31,7 @@ import Testing
         #expect(sink.elevations.count == sink.writes.count)
 
         let colorizer = try Colorizer(source: source, mode: .elevation, elevationRange: 0...1500)
-        let grid = PixelGrid(zoom: z, originX: first.x * 256 - 1, originY: first.y * 256 - 1, width: 514, height: 514)
+        let grid = MapFrame(zoom: z, originX: first.x * 256 - 1, originY: first.y * 256 - 1, width: 514, height: 514)
         let ws = ResampleWorkspace()
         let resampler = Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0), method: .bilinear)
         _ = try resampler.resample(grid, tile: first, into: ws)
@@ -65,7 +65,7 @@ import Testing
         func centrePixel(_ s: FunctionSource) throws -> [UInt8] {
             let c = try Colorizer(source: s, mode: .elevation, elevationRange: -10000...10000)
             let tile = WebMercator.tile(lon: 7.05, lat: 46.45, zoom: 13)!.tile
-            let grid = PixelGrid.tile(tile, border: 1)
+            let grid = MapFrame(tile: tile, border: 1)
             let ws = ResampleWorkspace()
             _ = try Resampler(source: s, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .bilinear)
                 .resample(grid, tile: tile, into: ws)
@@ -89,7 +89,7 @@ import Testing
         let (lo, hi) = colorizer.stretchRange[0]
         #expect(abs(lo - 20) <= 1 && abs(hi - 979) <= 1)
         var rgba = [UInt8](repeating: 0, count: 4 * 4)
-        let grid = PixelGrid(zoom: 0, originX: 0, originY: 0, width: 4, height: 1)
+        let grid = MapFrame(zoom: 0, originX: 0, originY: 0, width: 4, height: 1)
         _ = colorizer.colorize(values: [0, lo, (lo + hi) / 2, 5000], valid: [1, 1, 1, 1], grid: grid, into: &rgba)
         #expect(rgba[0] == 0 && rgba[4] == 0 && abs(Int(rgba[8]) - 128) <= 1 && rgba[12] == 255 && rgba[15] == 255)
 

@@ -14,7 +14,7 @@ import Testing
 @Suite struct TilingResampleTests {
     /// Largest |approximate − exact| source-pixel coordinate over a tile's grid.
     func approximationError(_ georef: any SourceGeoreference, _ tile: TileID, maxError: Double) -> Double {
-        let grid = PixelGrid.tile(tile, border: 1)
+        let grid = MapFrame(tile: tile, border: 1)
         let approx = ResampleWorkspace(), exact = ResampleWorkspace()
         CoordinateMapper(georeference: georef, maxError: maxError).map(grid, into: approx)
         CoordinateMapper(georeference: georef, maxError: 0).map(grid, into: exact)
@@ -37,7 +37,7 @@ import Testing
         }
         // The curved mapping really needs the fallback somewhere (the check is not vacuous).
         let ws = ResampleWorkspace()
-        CoordinateMapper(georeference: polar, maxError: 0.01).map(PixelGrid.tile(TileID(z: 4, x: 7, y: 1)!), into: ws)
+        CoordinateMapper(georeference: polar, maxError: 0.01).map(MapFrame(tile: TileID(z: 4, x: 7, y: 1)!), into: ws)
         #expect(ws.exactCells > 0)
     }
 
@@ -54,7 +54,7 @@ import Testing
         let tile = WebMercator.tile(lon: georef.lonLatBounds.west + 0.1, lat: georef.lonLatBounds.north - 0.1, zoom: 13)!.tile
         let resampler = Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .bilinear)
         let ws = ResampleWorkspace()
-        #expect(try resampler.resample(PixelGrid.tile(tile), tile: tile, into: ws))
+        #expect(try resampler.resample(MapFrame(tile: tile), tile: tile, into: ws))
         var checked = 0
         for py in stride(from: 0, to: 256, by: 5) {
             for px in stride(from: 0, to: 256, by: 7) {
@@ -85,7 +85,7 @@ import Testing
         let tile = TileID(z: 9, x: 256, y: 255)!
         let resampler = Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0), method: .bilinear)
         let ws = ResampleWorkspace()
-        _ = try resampler.resample(PixelGrid.tile(tile), tile: tile, into: ws)
+        _ = try resampler.resample(MapFrame(tile: tile), tile: tile, into: ws)
         var seen = (inside: 0, hole: 0, outside: 0)
         for py in 0..<256 {
             for px in 0..<256 {
@@ -143,7 +143,7 @@ import Testing
         let tile = WebMercator.tile(lon: 10.04, lat: 46.16, zoom: 11)!.tile  // ~ 20 source px per output px
         let ws = ResampleWorkspace()
         _ = try Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .average)
-            .resample(PixelGrid.tile(tile), tile: tile, into: ws)
+            .resample(MapFrame(tile: tile), tile: tile, into: ws)
         var checked = 0
         for py in stride(from: 0, to: 256, by: 9) {
             for px in stride(from: 0, to: 256, by: 11) {

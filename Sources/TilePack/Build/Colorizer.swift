@@ -211,7 +211,7 @@ struct Colorizer: Sendable {
     /// Colours the interior (grid minus ``border``) of a resampled grid into `rgba`
     /// (256·256·4 bytes for a tile); for a single data band also returns the interior values
     /// (metres for elevation and depth; NaN where invalid).
-    func colorize(values given: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) -> [Float]? {
+    func colorize(values given: [Float], valid: [UInt8], grid: MapFrame, into rgba: inout [UInt8]) -> [Float]? {
         let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
         precondition(rgba.count == w * h * 4 && given.count == grid.width * grid.height * bands)
         var values = given
@@ -268,7 +268,7 @@ struct Colorizer: Sendable {
 
     /// The interior's values of the single data band (NaN where invalid), nil when the
     /// source has several data bands. O(pixels).
-    private func storedValues(_ values: [Float], valid: [UInt8], grid: PixelGrid) -> [Float]? {
+    private func storedValues(_ values: [Float], valid: [UInt8], grid: MapFrame) -> [Float]? {
         guard storesValues, let band = valueBand else { return nil }
         let b = border, w = grid.width - 2 * b, h = grid.height - 2 * b
         var out = [Float](repeating: .nan, count: w * h)
@@ -283,7 +283,7 @@ struct Colorizer: Sendable {
 
     /// The `rgb` mode on unsafe buffers (the samples are already 0…255): the bulk of an
     /// RGB build's colouring. Same bytes as the general loop.
-    private func colorizeRGB(values: [Float], valid: [UInt8], grid: PixelGrid, into rgba: inout [UInt8]) {
+    private func colorizeRGB(values: [Float], valid: [UInt8], grid: MapFrame, into rgba: inout [UInt8]) {
         let w = grid.width, h = grid.height, bands = bands
         let r = colorBands[0], g = colorBands.count == 3 ? colorBands[1] : r, bl = colorBands.count == 3 ? colorBands[2] : r
         let alpha = alphaBand ?? -1

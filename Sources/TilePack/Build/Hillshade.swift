@@ -111,7 +111,7 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
     /// neighbours take the centre's value (flat there), like gdaldem `-compute_edges`.
     /// - Cost: one pass over the interior, 9 reads per pixel; the ramp lookup is a binary search.
     /// `values` holds `stride` samples a pixel, the metres at `band` (a DEM with an alpha band).
-    func render(values: [Float], stride: Int = 1, band: Int = 0, valid: [UInt8], grid: PixelGrid, tint: HypsometricTint?,
+    func render(values: [Float], stride: Int = 1, band: Int = 0, valid: [UInt8], grid: MapFrame, tint: HypsometricTint?,
                 into rgba: inout [UInt8]) -> [Float] {
         let gw = grid.width, w = gw - 2, h = grid.height - 2
         precondition(w >= 1 && h >= 1 && band >= 0 && band < stride && values.count >= gw * grid.height * stride

@@ -8,7 +8,7 @@ import TilePackCore
 protocol GridResampling: Sendable {
     /// Fills `ws.values`/`ws.valid` for `grid`; returns whether any pixel is valid. `tile`
     /// names the tile in errors.
-    func resample(_ grid: PixelGrid, tile: TileID, into ws: ResampleWorkspace) throws -> Bool
+    func resample(_ grid: MapFrame, tile: TileID, into ws: ResampleWorkspace) throws -> Bool
 }
 
 extension Resampler: GridResampling {
@@ -58,7 +58,7 @@ extension MosaicSource: LayeredRasterSource, RasterLayer {
     }
 }
 
-/// Resamples a ``LayeredRasterSource`` onto a ``PixelGrid``: every layer natively, with its
+/// Resamples a ``LayeredRasterSource`` onto a ``MapFrame``: every layer natively, with its
 /// own ``CoordinateMapper`` (same approximation bound) and ``Resampler`` (same method,
 /// same nodata rules, reading only the layer's own files), then per output pixel the valid
 /// sample of the layer whose input is listed last there.
@@ -100,13 +100,13 @@ struct LayeredResampler: GridResampling {
     /// Whether `grid` (its pixel centres, widened by one pixel for an averaging footprint)
     /// can reach `layer`: a mosaic of many small grids maps each tile only onto the few
     /// layers near it. Cost: 4 coordinate conversions.
-    func reaches(_ grid: PixelGrid, _ layer: Layer) -> Bool {
+    func reaches(_ grid: MapFrame, _ layer: Layer) -> Bool {
         let west = grid.lon(column: -1), east = grid.lon(column: grid.width)
         let north = grid.lat(row: -1), south = grid.lat(row: grid.height)
         return west <= layer.bounds.east && east >= layer.bounds.west && south <= layer.bounds.north && north >= layer.bounds.south
     }
 
-    func resample(_ grid: PixelGrid, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
+    func resample(_ grid: MapFrame, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
         let n = grid.width * grid.height
         let lw: LayeredWorkspace
         if let existing = ws.layered { lw = existing } else { lw = LayeredWorkspace(); ws.layered = lw }

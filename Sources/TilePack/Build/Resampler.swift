@@ -9,35 +9,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A rectangle of output pixels at one zoom, in global pixel coordinates (pixel (0,0) is the
-/// north-west corner of the world at that zoom). A tile is the 256×256 grid at
-/// (x·256, y·256); with a border of b pixels the grid grows by b on every side.
-struct PixelGrid: Sendable, Equatable {
-    let zoom: Int
-    let originX: Int
-    let originY: Int
-    let width: Int
-    let height: Int
-
-    static func tile(_ tile: TileID, border: Int = 0) -> PixelGrid {
-        let s = WebMercator.tileSize
-        return PixelGrid(zoom: tile.z, originX: tile.x * s - border, originY: tile.y * s - border,
-                         width: s + 2 * border, height: s + 2 * border)
-    }
-
-    private var worldPixels: Double { Double(WebMercator.tileSize << zoom) }
-
-    /// Longitude of the centre of grid column `i`.
-    func lon(column i: Int) -> Double {
-        (Double(originX + i) + 0.5) / worldPixels * 360 - 180
-    }
-
-    /// Latitude of the centre of grid row `j` (inverse mercator).
-    func lat(row j: Int) -> Double {
-        WebMercator.latitude(unitY: (Double(originY + j) + 0.5) / worldPixels)
-    }
-}
-
 /// Buffers one worker reuses from tile to tile, so resampling allocates only the window the
 /// source returns. Unchecked Sendable: the pipeline hands each workspace to one thread at a
 /// time (worker w of a phase owns workspace w).
@@ -75,7 +46,7 @@ struct CoordinateMapper: Sendable {
     /// 0 computes every pixel exactly.
     let maxError: Double
 
-    func map(_ grid: PixelGrid, into ws: ResampleWorkspace) {
+    func map(_ grid: MapFrame, into ws: ResampleWorkspace) {
         let w = grid.width, h = grid.height, n = w * h
         if ws.cols.count != n {
             ws.cols = [Double](repeating: .nan, count: n)
@@ -161,7 +132,7 @@ struct CoordinateMapper: Sendable {
     }
 }
 
-/// Resamples a source onto a ``PixelGrid``: maps pixel centres with ``CoordinateMapper``,
+/// Resamples a source onto a ``MapFrame``: maps pixel centres with ``CoordinateMapper``,
 /// reads the one source window they need (plus a 1–2 pixel margin) and samples it.
 ///
 /// A source pixel is invalid when any band is NaN or all its data bands equal `nodata`.
@@ -177,7 +148,7 @@ struct Resampler: Sendable {
 
     /// Fills `ws.values`/`ws.valid` for `grid`; returns whether any pixel is valid.
     /// `tile` names the tile in errors.
-    func resample(_ grid: PixelGrid, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
+    func resample(_ grid: MapFrame, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
         mapper.map(grid, into: ws)
         let bands = source.bands, n = grid.width * grid.height
         if ws.values.count != n * bands { ws.values = [Float](repeating: 0, count: n * bands) }

@@ -244,7 +244,7 @@ private struct TileWorker: Sendable {
 
     /// Resample, colour and encode one max-zoom tile.
     func maxZoomTile(_ tile: TileID, _ ws: ResampleWorkspace) throws -> TileResult {
-        let grid = PixelGrid.tile(tile, border: colorizer.border)
+        let grid = MapFrame(tile: tile, border: colorizer.border)
         let any = try resampler.resample(grid, tile: tile, into: ws)
         var rgba = [UInt8](repeating: 0, count: size * size * 4)
         var metres: [Float]? = nil

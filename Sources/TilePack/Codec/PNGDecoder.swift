@@ -12,13 +12,6 @@ import TilePackCore
 /// - Cost: O(file + pixels); allocations: the concatenated IDAT data, the raw rows
 ///   (height × (1 + row bytes)) and the RGBA output.
 public struct PNGDecoder: Sendable {
-    /// An image as RGBA8 rows, top first.
-    public struct Image: Sendable, Equatable {
-        public var width: Int
-        public var height: Int
-        public var rgba: [UInt8]
-    }
-
     /// Largest width × height accepted (default 64 Mpx, 256 MiB of RGBA).
     public var maxPixels: Int
 
@@ -33,7 +26,7 @@ public struct PNGDecoder: Sendable {
     }
 
     /// Decodes a whole PNG file. `source` names it in errors (a path, or a tile id).
-    public func decode(_ data: [UInt8], source: String = "PNG data") throws(PNGError) -> Image {
+    public func decode(_ data: [UInt8], source: String = "PNG data") throws(PNGError) -> RGBAImage {
         func fail(_ problem: PNGError.Problem, _ detail: String) -> PNGError {
             PNGError(source: source, problem: problem, detail: detail)
         }
@@ -152,7 +145,7 @@ public struct PNGDecoder: Sendable {
             }
         }
         if let badFilter { throw fail(.corruptData, "row \(badFilter) has filter type \(raw[badFilter * (rowBytes + 1)]), not 0…4") }
-        return Image(width: h.width, height: h.height, rgba: rgba)
+        return RGBAImage(width: h.width, height: h.height, pixels: rgba)
     }
 
     // MARK: - Internals

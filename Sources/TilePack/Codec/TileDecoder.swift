@@ -92,7 +92,7 @@ public struct PNGTileDecoder: TileDecoder {
             throw PNGError(source: "PNG tile", problem: .sizeMismatch,
                            detail: "is \(image.width)×\(image.height), expected \(width)×\(height)")
         }
-        return image.rgba
+        return image.pixels
     }
 }
 

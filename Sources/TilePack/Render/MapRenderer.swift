@@ -1,19 +1,13 @@
 import TilePackCore
+import TilePackCodec
 import TilePackArchive
 import TilePackStore
 
-/// The part of the web-mercator plane a render covers: a zoom and a window of global pixels
-/// (256 per tile at that zoom, the origin at the north-west corner of the world).
-public struct MapFrame: Sendable, Equatable {
+/// A render's window: a zoom and a picture of at most ``maxSide`` pixels a side around a point
+/// (``MapFrame`` itself lives in TilePackCore, shared with the build).
+extension MapFrame {
     /// The largest picture side, in pixels (a 4096² RGBA picture is 64 MiB).
     public static let maxSide = 4096
-
-    public let zoom: Int
-    /// Global pixel of the picture's top-left corner at `zoom`.
-    public let originX: Int
-    public let originY: Int
-    public let width: Int
-    public let height: Int
 
     /// The `width` × `height` window centred on the point.
     /// - Throws: ``RenderInputError`` for a latitude beyond web mercator, a zoom outside 0…24
@@ -25,20 +19,8 @@ public struct MapFrame: Sendable, Equatable {
         try Self.check(zoom: zoom, width: width, height: height)
         let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: zoom)
         let size = Double(WebMercator.tileSize)
-        self.zoom = zoom
-        originX = Int((f.x * size).rounded(.down)) - width / 2
-        originY = Int((f.y * size).rounded(.down)) - height / 2
-        self.width = width
-        self.height = height
-    }
-
-    /// Exactly one tile, 256 × 256.
-    public init(tile: TileID) {
-        zoom = tile.z
-        originX = tile.x * WebMercator.tileSize
-        originY = tile.y * WebMercator.tileSize
-        width = WebMercator.tileSize
-        height = WebMercator.tileSize
+        self.init(zoom: zoom, originX: Int((f.x * size).rounded(.down)) - width / 2,
+                  originY: Int((f.y * size).rounded(.down)) - height / 2, width: width, height: height)
     }
 
     static func check(zoom: Int, width: Int, height: Int) throws(RenderInputError) {
@@ -47,25 +29,6 @@ public struct MapFrame: Sendable, Equatable {
             throw RenderInputError("size \(width)x\(height) is outside 1…\(maxSide) pixels a side")
         }
     }
-
-    /// The tiles the window touches, rows top first (columns wrap around the antimeridian;
-    /// rows beyond the poles are left out).
-    public var tiles: [(id: TileID, left: Int, top: Int)] {
-        let s = WebMercator.tileSize, n = 1 << zoom
-        let tx0 = Self.floorDiv(originX, s), tx1 = Self.floorDiv(originX + width - 1, s)
-        let ty0 = max(0, Self.floorDiv(originY, s)), ty1 = min(n - 1, Self.floorDiv(originY + height - 1, s))
-        guard ty0 <= ty1 else { return [] }
-        var out: [(TileID, Int, Int)] = []
-        for ty in ty0...ty1 {
-            for tx in tx0...tx1 {
-                let wrapped = ((tx % n) + n) % n
-                if let id = TileID(z: zoom, x: wrapped, y: ty) { out.append((id, tx * s - originX, ty * s - originY)) }
-            }
-        }
-        return out
-    }
-
-    static func floorDiv(_ a: Int, _ b: Int) -> Int { a >= 0 ? a / b : -((-a + b - 1) / b) }
 }
 
 /// A bad render request (a point off the map, a zoom or size out of range): a usage error.

@@ -23,7 +23,16 @@ public final class TIFFFile: Sendable {
     public let directories: [TIFFDirectorySummary]
 
     private let handle: TIFFFileHandle
-    private let cache: TIFFBlockCache
+    /// Decoded blocks by (image, block): windows that walk a raster in tiles touch each block
+    /// a few times (neighbouring windows share edge blocks), and the cache turns those repeats
+    /// into copies. Decoding happens outside its lock: two threads asking for the same missing
+    /// block may both decode it, which costs time, never correctness.
+    private let cache: ByteBudgetCache<BlockKey, [UInt8]>
+
+    struct BlockKey: Hashable, Sendable {
+        var image: Int
+        var block: Int
+    }
 
     /// Opens and parses `path`.
     /// - Parameter cacheBytes: decoded bytes the block cache may keep (default 64 MiB).
@@ -39,7 +48,7 @@ public final class TIFFFile: Sendable {
         self.byteOrder = header.order
         self.isBigTIFF = header.isBigTIFF
         self.handle = handle
-        self.cache = TIFFBlockCache(capacity: cacheBytes)
+        self.cache = ByteBudgetCache(limit: cacheBytes)
         self.directories = summaries
         self.image = try TIFFImage.parse(dirs[main], index: main, reader: reader)
         // Overviews are metadata others may use; one this reader cannot decode is left out
@@ -149,11 +158,10 @@ public final class TIFFFile: Sendable {
     /// One block decoded to little-endian in-memory samples (rows × blockWidth × samples),
     /// from the cache or the file.
     func decodedBlock(_ image: TIFFImage, index: Int) throws(TIFFError) -> [UInt8] {
-        let key = TIFFBlockCache.Key(image: image.ifdIndex, block: index)
+        let key = BlockKey(image: image.ifdIndex, block: index)
         if let hit = cache.get(key) { return hit }
         let bytes = try TIFFBlockDecoder(image: image, order: byteOrder, path: path).decode(index, handle: handle)
-        cache.put(key, bytes)
-        return bytes
+        return cache.put(key, bytes, bytes: bytes.count)
     }
 }
 

@@ -1,24 +1,8 @@
-/// An RGBA8 picture (rows top first, straight alpha) with the few drawing operations a map
-/// render needs: fills, alpha compositing, hatching and bitmap-font labels.
-public struct RGBAImage: Sendable, Equatable {
-    public let width: Int
-    public let height: Int
-    /// width × height × 4 bytes.
-    public var pixels: [UInt8]
+import TilePackCodec
 
-    /// A picture filled with `colour` ([r, g, b, a]).
-    public init(width: Int, height: Int, colour: [UInt8] = [0, 0, 0, 0]) {
-        precondition(width > 0 && height > 0 && colour.count == 4, "callers check sizes")
-        self.width = width
-        self.height = height
-        var row = [UInt8](repeating: 0, count: width * 4)
-        for x in 0..<width { row[x * 4] = colour[0]; row[x * 4 + 1] = colour[1]; row[x * 4 + 2] = colour[2]; row[x * 4 + 3] = colour[3] }
-        var all: [UInt8] = []
-        all.reserveCapacity(width * height * 4)
-        for _ in 0..<height { all.append(contentsOf: row) }
-        pixels = all
-    }
-
+/// The few drawing operations a map render needs on an ``RGBAImage``: fills, alpha compositing,
+/// hatching and bitmap-font labels.
+extension RGBAImage {
     /// Composites `src` ([r, g, b, a], straight alpha) over the pixel at (x, y); outside is ignored.
     @inline(__always)
     public mutating func blend(x: Int, y: Int, r: UInt8, g: UInt8, b: UInt8, a: UInt8) {

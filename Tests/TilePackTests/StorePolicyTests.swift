@@ -111,26 +111,26 @@ import Darwin
     }
 
     @Test func panSweepsTheWholeRegion() throws {
-        let extent = try #require(TileExtent(zooms: 3...3, rects: [.init(minX: 1, minY: 1, maxX: 6, maxY: 5)]))
+        let extent = try #require(TileExtent(zooms: 3...3, ranges: [TileRange(z: 3, minX: 1, maxX: 6, minY: 1, maxY: 5)]))
         let pan = AccessTrace.pan(over: extent, frames: 400, step: 0.5)
         #expect(Set(pan.requests).count == 6 * 5)
         // A region smaller than the viewport is shown whole every frame.
-        let tiny = try #require(TileExtent(zooms: 3...3, rects: [.init(minX: 2, minY: 2, maxX: 3, maxY: 2)]))
+        let tiny = try #require(TileExtent(zooms: 3...3, ranges: [TileRange(z: 3, minX: 2, maxX: 3, minY: 2, maxY: 2)]))
         let t = AccessTrace.pan(over: tiny, frames: 10)
         #expect(t.requests.count == 20 && Set(t.requests).count == 2)
     }
 
     @Test func extentsFromBoundsTilesAndSummaries() throws {
         let e = try #require(TileExtent(bounds: GeoBounds(west: 0, south: -0.0001, east: 0.0001, north: 0), zooms: 1...2))
-        #expect(e.rect(atZoom: 1) == .init(minX: 1, minY: 1, maxX: 1, maxY: 1))
+        #expect(e.range(atZoom: 1) == TileRange(z: 1, minX: 1, maxX: 1, minY: 1, maxY: 1))
         // A bound on a tile edge does not take in the next tile.
         let edge = try #require(TileExtent(bounds: GeoBounds(west: -180, south: 0, east: 0, north: 85), zooms: 1...1))
-        #expect(edge.rect(atZoom: 1) == .init(minX: 0, minY: 0, maxX: 0, maxY: 0))
+        #expect(edge.range(atZoom: 1) == TileRange(z: 1, minX: 0, maxX: 0, minY: 0, maxY: 0))
         let tiles = [TileID(z: 4, x: 3, y: 5), TileID(z: 4, x: 6, y: 2), TileID(z: 6, x: 20, y: 30)].compactMap { $0 }
         let fromTiles = try #require(TileExtent(tiles: tiles))
         #expect(fromTiles.zooms == 4...6)
-        #expect(fromTiles.rect(atZoom: 4) == .init(minX: 3, minY: 2, maxX: 6, maxY: 5))
-        #expect(fromTiles.rect(atZoom: 5) == .init(minX: 6, minY: 4, maxX: 13, maxY: 11))
+        #expect(fromTiles.range(atZoom: 4) == TileRange(z: 4, minX: 3, maxX: 6, minY: 2, maxY: 5))
+        #expect(fromTiles.range(atZoom: 5) == TileRange(z: 5, minX: 6, maxX: 13, minY: 4, maxY: 11))
         #expect(tiles.allSatisfy(fromTiles.contains))
         #expect(TileExtent(tiles: [TileID]()) == nil)
         let summary = TileArchiveSummary(name: "r", bounds: Self.region, zoomRange: 10...15, codec: nil, codecName: "x",

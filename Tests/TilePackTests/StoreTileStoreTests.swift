@@ -414,10 +414,10 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
     // MARK: 5. Stress
 
     /// The region the stress traces move over: zooms 10–12, 9 + 36 + 144 tiles.
-    static let stressExtent = TileExtent(zooms: 10...12, rects: [
-        .init(minX: 540, minY: 360, maxX: 542, maxY: 362),
-        .init(minX: 1080, minY: 720, maxX: 1085, maxY: 725),
-        .init(minX: 2160, minY: 1440, maxX: 2171, maxY: 1451),
+    static let stressExtent = TileExtent(zooms: 10...12, ranges: [
+        TileRange(z: 10, minX: 540, maxX: 542, minY: 360, maxY: 362),
+        TileRange(z: 11, minX: 1080, maxX: 1085, minY: 720, maxY: 725),
+        TileRange(z: 12, minX: 2160, maxX: 2171, minY: 1440, maxY: 1451),
     ])!
 
     /// A lease a stress thread keeps for a while, and when to let it go.
@@ -435,7 +435,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let extent = Self.stressExtent
         var all: [TileID] = []
         for z in extent.zooms {
-            let r = extent.rect(atZoom: z)!
+            let r = extent.range(atZoom: z)!
             for y in r.minY...r.maxY { for x in r.minX...r.maxX { all.append(TileID(z: z, x: x, y: y)!) } }
         }
         let fake = StoreFakeArchive(path: "stress.mbtiles", tiles: all)

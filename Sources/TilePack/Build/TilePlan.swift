@@ -9,43 +9,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The rectangle of XYZ tiles at one zoom that a region touches (inclusive ranges).
-public struct TileRange: Sendable, Equatable {
-    public let z: Int
-    public let minX: Int, maxX: Int, minY: Int, maxY: Int
-
-    /// Number of tiles in the rectangle.
-    public var count: Int { (maxX - minX + 1) * (maxY - minY + 1) }
-
-    public func contains(_ tile: TileID) -> Bool {
-        tile.z == z && tile.x >= minX && tile.x <= maxX && tile.y >= minY && tile.y <= maxY
-    }
-
-    /// The tiles, row by row (the build's write order).
-    public var tiles: [TileID] {
-        var out: [TileID] = []
-        out.reserveCapacity(count)
-        for y in minY...maxY { for x in minX...maxX { out.append(TileID(unchecked: z, x, y)) } }
-        return out
-    }
-
-    /// The tiles at zoom `z` intersecting a lon/lat box with positive area. A box edge lying
-    /// exactly on a tile edge does not pull in the neighbouring tile (as mercantile).
-    static func covering(_ b: GeoBounds, zoom z: Int) -> TileRange {
-        let n = 1 << z
-        let nw = WebMercator.fractionalTile(lon: b.west, lat: b.north, zoom: z)
-        let se = WebMercator.fractionalTile(lon: b.east, lat: b.south, zoom: z)
-        func clamp(_ v: Int) -> Int { min(max(v, 0), n - 1) }
-        // Snap within 1e-9 tile of an edge: a bound on a tile edge must not pick up the
-        // neighbour through rounding in the mercator formula.
-        let eps = 1e-9
-        let minX = clamp(Int((nw.x + eps).rounded(.down))), minY = clamp(Int((nw.y + eps).rounded(.down)))
-        let maxX = max(minX, clamp(Int((se.x - eps).rounded(.up)) - 1))
-        let maxY = max(minY, clamp(Int((se.y - eps).rounded(.up)) - 1))
-        return TileRange(z: z, minX: minX, maxX: maxX, minY: minY, maxY: maxY)
-    }
-}
-
 /// The tiles a build produces: for each zoom from `minZoom` to `maxZoom`, the XYZ tiles
 /// intersecting the source's lon/lat bounds.
 ///

@@ -1,54 +1,32 @@
 import TilePackCore
 import TilePackArchive
 
-/// The tiles a region covers, zoom by zoom: one inclusive rectangle of tile columns and rows
-/// per zoom. What the trace generators move a viewport over.
+/// The tiles a region covers, zoom by zoom: one ``TileRange`` per zoom. What the trace
+/// generators move a viewport over.
 ///
 /// Cost: O(1) per lookup; memory O(zooms).
 public struct TileExtent: Sendable, Equatable {
-    /// An inclusive rectangle of tile columns and rows at one zoom (XYZ rows, y grows south).
-    public struct Rect: Sendable, Equatable {
-        public var minX: Int, minY: Int, maxX: Int, maxY: Int
-        public init(minX: Int, minY: Int, maxX: Int, maxY: Int) {
-            self.minX = minX; self.minY = minY; self.maxX = maxX; self.maxY = maxY
-        }
-        public var width: Int { maxX - minX + 1 }
-        public var height: Int { maxY - minY + 1 }
-        public func contains(x: Int, y: Int) -> Bool { x >= minX && x <= maxX && y >= minY && y <= maxY }
-    }
-
     public let zooms: ClosedRange<Int>
-    /// `rects[z - zooms.lowerBound]`.
-    private let rects: [Rect]
+    /// `ranges[z - zooms.lowerBound]`.
+    private let ranges: [TileRange]
 
-    /// An explicit extent: `rects[i]` covers zoom `zooms.lowerBound + i`. Nil unless there is
-    /// one non-empty rectangle per zoom, each inside its zoom's pyramid.
-    public init?(zooms: ClosedRange<Int>, rects: [Rect]) {
-        guard zooms.lowerBound >= 0, zooms.upperBound <= TileID.maxZoom, rects.count == zooms.count else { return nil }
-        for (i, r) in rects.enumerated() {
-            let n = 1 << (zooms.lowerBound + i)
-            guard r.minX >= 0, r.minY >= 0, r.minX <= r.maxX, r.minY <= r.maxY, r.maxX < n, r.maxY < n else { return nil }
+    /// An explicit extent: `ranges[i]` covers zoom `zooms.lowerBound + i`. Nil unless there is
+    /// one range per zoom, at that zoom and inside its pyramid.
+    public init?(zooms: ClosedRange<Int>, ranges: [TileRange]) {
+        guard zooms.lowerBound >= 0, zooms.upperBound <= TileID.maxZoom, ranges.count == zooms.count else { return nil }
+        for (i, r) in ranges.enumerated() {
+            let z = zooms.lowerBound + i, n = 1 << z
+            guard r.z == z, r.minX >= 0, r.minY >= 0, r.maxX < n, r.maxY < n else { return nil }
         }
         self.zooms = zooms
-        self.rects = rects
+        self.ranges = ranges
     }
 
-    /// The tiles covering `bounds` at each zoom; nil for zooms outside the pyramid.
+    /// The tiles covering `bounds` at each zoom (``TileRange/covering(_:zoom:)``, the build's
+    /// rule); nil for zooms outside the pyramid.
     public init?(bounds: GeoBounds, zooms: ClosedRange<Int>) {
         guard zooms.lowerBound >= 0, zooms.upperBound <= TileID.maxZoom else { return nil }
-        // A bound that falls exactly on a tile edge belongs to the tile before it on the east
-        // and south sides (mercantile's `tiles()` nudges the same way), else a region built
-        // to whole tiles would grow a row and a column of tiles it does not hold.
-        let nudge = 1e-9
-        let east = bounds.east > bounds.west ? bounds.east - nudge : bounds.east
-        let south = bounds.south < bounds.north ? bounds.south + nudge : bounds.south
-        var rects: [Rect] = []
-        for z in zooms {
-            guard let nw = WebMercator.tile(lon: bounds.west, lat: bounds.north, zoom: z),
-                  let se = WebMercator.tile(lon: east, lat: south, zoom: z) else { return nil }
-            rects.append(Rect(minX: nw.tile.x, minY: nw.tile.y, maxX: se.tile.x, maxY: se.tile.y))
-        }
-        self.init(zooms: zooms, rects: rects)
+        self.init(zooms: zooms, ranges: zooms.map { TileRange.covering(bounds, zoom: $0) })
     }
 
     /// The bounding rectangle, per zoom, of `tiles` (the tiles an archive stores); zooms
@@ -56,26 +34,25 @@ public struct TileExtent: Sendable, Equatable {
     /// down. Nil for no tiles.
     /// - Cost: O(tiles).
     public init?(tiles: some Sequence<TileID>) {
-        var byZoom: [Int: Rect] = [:]
+        var byZoom: [Int: TileRange] = [:]
         for t in tiles {
-            if var r = byZoom[t.z] {
-                r.minX = min(r.minX, t.x); r.maxX = max(r.maxX, t.x)
-                r.minY = min(r.minY, t.y); r.maxY = max(r.maxY, t.y)
-                byZoom[t.z] = r
+            if let r = byZoom[t.z] {
+                byZoom[t.z] = TileRange(z: t.z, minX: min(r.minX, t.x), maxX: max(r.maxX, t.x),
+                                        minY: min(r.minY, t.y), maxY: max(r.maxY, t.y))
             } else {
-                byZoom[t.z] = Rect(minX: t.x, minY: t.y, maxX: t.x, maxY: t.y)
+                byZoom[t.z] = TileRange(z: t.z, minX: t.x, maxX: t.x, minY: t.y, maxY: t.y)
             }
         }
         guard let lo = byZoom.keys.min(), let hi = byZoom.keys.max() else { return nil }
-        var rects: [Rect] = []
+        var ranges: [TileRange] = []
         for z in lo...hi {
             if let r = byZoom[z] {
-                rects.append(r)
-            } else if let p = rects.last {
-                rects.append(Rect(minX: p.minX * 2, minY: p.minY * 2, maxX: p.maxX * 2 + 1, maxY: p.maxY * 2 + 1))
+                ranges.append(r)
+            } else if let p = ranges.last {
+                ranges.append(TileRange(z: z, minX: p.minX * 2, maxX: p.maxX * 2 + 1, minY: p.minY * 2, maxY: p.maxY * 2 + 1))
             }
         }
-        self.init(zooms: lo...hi, rects: rects)
+        self.init(zooms: lo...hi, ranges: ranges)
     }
 
     /// The extent an archive declares (its bounds and zooms); nil when it declares no zooms.
@@ -85,13 +62,13 @@ public struct TileExtent: Sendable, Equatable {
         self.init(bounds: summary.bounds ?? .webMercatorWorld, zooms: zooms)
     }
 
-    /// The rectangle at zoom `z`, nil outside ``zooms``.
-    public func rect(atZoom z: Int) -> Rect? {
-        zooms.contains(z) ? rects[z - zooms.lowerBound] : nil
+    /// The range at zoom `z`, nil outside ``zooms``.
+    public func range(atZoom z: Int) -> TileRange? {
+        zooms.contains(z) ? ranges[z - zooms.lowerBound] : nil
     }
 
     public func contains(_ id: TileID) -> Bool {
-        rect(atZoom: id.z)?.contains(x: id.x, y: id.y) ?? false
+        range(atZoom: id.z)?.contains(id) ?? false
     }
 }
 
@@ -165,7 +142,7 @@ public struct AccessTrace: Sendable, Equatable {
     public static func pan(over extent: TileExtent, zoom: Int? = nil, frames: Int, step: Double = 0.25,
                            viewport: Viewport = .tablet) -> AccessTrace {
         let z = zoom.map { min(max($0, extent.zooms.lowerBound), extent.zooms.upperBound) } ?? extent.zooms.upperBound
-        guard let rect = extent.rect(atZoom: z), frames > 0 else { return AccessTrace(kind: .pan, requests: [], frames: 0) }
+        guard let rect = extent.range(atZoom: z), frames > 0 else { return AccessTrace(kind: .pan, requests: [], frames: 0) }
         var out = FrameWriter(viewport: viewport, capacity: frames)
         let step = step > 0 && step.isFinite ? step : 0.25
         let xMax = out.maxOrigin(rect.minX, rect.width, viewport.columns)
@@ -264,7 +241,7 @@ private struct UnitPoint {
     static func random(in extent: TileExtent, _ rng: inout SplitMix64) -> UnitPoint {
         // Chosen at the deepest zoom so the point lies inside the region's finest tiles.
         let z = extent.zooms.upperBound
-        guard let r = extent.rect(atZoom: z) else { return UnitPoint(x: 0.5, y: 0.5) }
+        guard let r = extent.range(atZoom: z) else { return UnitPoint(x: 0.5, y: 0.5) }
         let n = Double(1 << z)
         return UnitPoint(x: (Double(r.minX) + rng.unit() * Double(r.width)) / n,
                          y: (Double(r.minY) + rng.unit() * Double(r.height)) / n)
@@ -285,7 +262,7 @@ private struct UnitPoint {
         let h = Self.headings[heading % Self.headings.count]
         var p = UnitPoint(x: x + d * h.dx, y: y + d * h.dy)
         let z = extent.zooms.upperBound
-        if let r = extent.rect(atZoom: z) {
+        if let r = extent.range(atZoom: z) {
             let n = Double(1 << z)
             p.x = Self.reflect(p.x, Double(r.minX) / n, Double(r.maxX + 1) / n)
             p.y = Self.reflect(p.y, Double(r.minY) / n, Double(r.maxY + 1) / n)
@@ -318,7 +295,7 @@ private struct FrameWriter {
     }
 
     /// The frame whose top-left corner is at tile position (x, y) of zoom z, clipped to `rect`.
-    mutating func frame(_ z: Int, _ x: Double, _ y: Double, _ rect: TileExtent.Rect) {
+    mutating func frame(_ z: Int, _ x: Double, _ y: Double, _ rect: TileRange) {
         frames += 1
         let x0 = max(rect.minX, Int(x.rounded(.down)))
         let y0 = max(rect.minY, Int(y.rounded(.down)))
@@ -333,7 +310,7 @@ private struct FrameWriter {
 
     /// The frame centred on `centre` at zoom z, kept inside the extent's rectangle at z.
     mutating func frame(_ z: Int, _ centre: UnitPoint, _ extent: TileExtent) {
-        guard let rect = extent.rect(atZoom: z) else { frames += 1; return }
+        guard let rect = extent.range(atZoom: z) else { frames += 1; return }
         let n = Double(1 << z)
         let w = Double(viewport.columns), h = Double(viewport.rows)
         let x = min(max(centre.x * n - w / 2, Double(rect.minX)), maxOrigin(rect.minX, rect.width, viewport.columns))

@@ -289,12 +289,7 @@ extension TileStore {
             // The grid was allocated before the store could make room; count it now, and give
             // it up if it cannot fit (the caller gets budgetExhausted).
             let bytes = grid.values.capacity * MemoryLayout<Float>.stride + TileBuffer.objectOverhead
-            lock.lock()
-            defer { lock.unlock() }
-            try state.makeRoom(for: bytes, evict: evict, subject: path)
-            state.resident += bytes
-            state.inFlightBytes += bytes
-            state.notePeak()
+            try reserveInFlight(bytes, evict: evict, subject: path)
             return .elevation(grid, bytes: bytes, sourceZoom: sourceZoom)
         }
     }
@@ -373,6 +368,17 @@ extension TileStore {
     }
 
     /// A buffer of at least `bytes`, its accounted size reserved in the budget first.
+    /// Counts `bytes` as resident and in flight, making room first (evicting when `evict`).
+    /// - Throws: `budgetExhausted` naming `subject` when leases and loads fill the budget.
+    func reserveInFlight(_ bytes: Int, evict: Bool, subject: String) throws(TileStoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try state.makeRoom(for: bytes, evict: evict, subject: subject)
+        state.resident += bytes
+        state.inFlightBytes += bytes
+        state.notePeak()
+    }
+
     func acquireBuffer(bytes: Int, evict: Bool) throws(TileStoreError) -> TileBuffer {
         let capacity = TileBuffer.capacityClass(for: bytes)
         lock.lock()

@@ -139,12 +139,7 @@ extension TileStore {
     /// is allocated; returns the bytes reserved.
     func reserveGrid(_ count: Int, evict: Bool, subject: String) throws(TileStoreError) -> Int {
         let bytes = count * MemoryLayout<Float>.stride + TileBuffer.objectOverhead
-        lock.lock()
-        defer { lock.unlock() }
-        try state.makeRoom(for: bytes, evict: evict, subject: subject)
-        state.resident += bytes
-        state.inFlightBytes += bytes
-        state.notePeak()
+        try reserveInFlight(bytes, evict: evict, subject: subject)
         return bytes
     }
 

@@ -144,7 +144,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The viewer's Buy/Restore/Download buttons act for this ledger and account, through
         // a read-write library opened on the first action (the served one stays read-only).
         let regions = self.regions
-        let actions = StoreActions(service: service, options: .init(host: host, openForWriting: { try regions.open(readOnly: false) }))
+        let actions = StorefrontActions(service: service, options: .init(host: host, openForWriting: { try regions.open(readOnly: false) }))
         var configuration = TileServer.Configuration(host: host, port: port)
         configuration.limits = try connectionLimits()
         configuration.cors = CORSPolicy(origins: cors)

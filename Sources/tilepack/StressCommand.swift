@@ -74,12 +74,12 @@ struct StressCommand: ParsableCommand {
             }
             guard !readers.isEmpty else { throw InputFileError(path: library ?? ".", problem: "no readable region archive") }
             let store = try TileStore(archives: readers, budget: try MemoryBudget(parsing: budget), options: options)
-            var configuration = StoreStress.Configuration()
+            var configuration = TileStoreStress.Configuration()
             configuration.threads = threads
             configuration.duration = .milliseconds(Int64((seconds * 1000).rounded()))
             configuration.trace = trace
             configuration.decode = decode
-            let report = StoreStress.run(store, configuration)
+            let report = TileStoreStress.run(store, configuration)
             if json {
                 print(try JSONOutput.string(report))
             } else {
@@ -92,7 +92,7 @@ struct StressCommand: ParsableCommand {
         }
     }
 
-    static func text(_ r: StoreStress.Report) -> String {
+    static func text(_ r: TileStoreStress.Report) -> String {
         func mib(_ b: Int) -> String { ByteSize.format(b) }
         var lines = [
             "operations:        \(r.operations) in \(String(format2: r.seconds)) s on \(r.threads) threads (\(r.trace) trace)",

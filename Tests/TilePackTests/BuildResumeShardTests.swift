@@ -41,7 +41,7 @@ func freePages(_ path: String) throws -> Int {
 /// Resume after a kill, shards and their merge: each must give the uninterrupted
 /// single-machine build's archive, tile for tile.
 ///
-/// Not tagged `concurrent`: its builds run the same worker pipeline as TilingPipelineTests and
+/// Not tagged `concurrent`: its builds run the same worker pipeline as BuildPipelineTests and
 /// BuildScaleTests (tagged, so under ThreadSanitizer), and what it adds (journals, kills,
 /// merges) is sequential; it is the slowest suite, and under TSan it took most of the run.
 @Suite("Build: resume and shards")

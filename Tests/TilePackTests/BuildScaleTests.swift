@@ -63,7 +63,7 @@ import Darwin
         #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.isEmpty == true)
     }
 
-    /// An 8×8 block of zoom-10 tiles covered by a plate-carrée source (as TilingPipelineTests).
+    /// An 8×8 block of zoom-10 tiles covered by a plate-carrée source (as BuildPipelineTests).
     func build(budget: Int, workers: Int = 2) throws -> (MemorySink, BuildReport) {
         let (src, geo) = zoom10BlockSource { c, r, b in Float((c * 7 + r * 3 + b * 50) % 256) }
         var options = BuildOptions()

@@ -1,6 +1,6 @@
 import TilePackCore
 
-/// What Tiling asks of a resampler: the source's samples at the pixel centres of one grid,
+/// What the build asks of a resampler: the source's samples at the pixel centres of one grid,
 /// into `ws.values` (pixel-interleaved, `bands` per pixel) and `ws.valid` (1/0).
 ///
 /// ``Resampler`` does it for a source on one grid; ``LayeredResampler`` for a mosaic whose
@@ -12,7 +12,7 @@ protocol GridResampling: Sendable {
 }
 
 extension Resampler: GridResampling {
-    /// The resampler Tiling uses for `source`: a ``LayeredResampler`` when the source is a
+    /// The resampler the build uses for `source`: a ``LayeredResampler`` when the source is a
     /// ``LayeredRasterSource`` with two or more layers, else one ``Resampler`` over the source
     /// and `georeference` (a single file, or a mosaic whose files share one grid: unchanged).
     static func forSource(_ source: any RasterSource, georeference: any SourceGeoreference,
@@ -27,7 +27,7 @@ extension Resampler: GridResampling {
 
 /// A source whose pixels lie on more than one grid: a mosaic of files in different CRSs,
 /// pixel sizes or sub-pixel alignments. Resampling a single grid of it would interpolate
-/// twice (file → common grid → tile) and blur the seams; Tiling samples each layer on its
+/// twice (file → common grid → tile) and blur the seams; the build samples each layer on its
 /// own grid instead.
 protocol LayeredRasterSource: RasterSource {
     /// The grids, each a source of its own; fewer than two means "resample me as one grid".

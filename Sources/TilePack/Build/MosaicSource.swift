@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// Several GeoTIFFs (a list, a folder, or a GDAL VRT) as one ``RasterSource``: a virtual
-/// grid that Tiling resamples like a single file, so a bilinear tap on one side of a seam
+/// grid that the build resamples like a single file, so a bilinear tap on one side of a seam
 /// reads the neighbour file and no seam shows.
 ///
 /// The grid is a ``GeoReference`` (``grid``), which is also the build's
@@ -18,7 +18,7 @@ import Darwin
 ///
 /// Files on other grids (another UTM zone, another resolution) make the mosaic *layered*:
 /// ``layers`` holds one mosaic per grid (the files sharing it, on their own grid), and
-/// Tiling samples each layer natively per output pixel and keeps the sample of the file
+/// The build samples each layer natively per output pixel and keeps the sample of the file
 /// listed last (see ``LayeredResampler``), as `gdalwarp` does with several inputs.
 /// ``readFloats(x:y:width:height:)`` on the whole mosaic still resamples such files into
 /// ``grid`` (bilinear at each grid pixel centre) for the source statistics; tiles never read
@@ -178,7 +178,7 @@ public struct MosaicSource: RasterSource {
     }
 
     /// Whether `bands` samples at `v[i...]` are data in a file with nodata `nd`: no NaN, and
-    /// not every data band equal to nodata (the rule Tiling applies to a single file).
+    /// not every data band equal to nodata (the rule the build applies to a single file).
     @inline(__always)
     func isData(_ v: UnsafeBufferPointer<Float>, _ i: Int, _ nd: Float?) -> Bool {
         var allNodata = nd != nil
@@ -251,7 +251,7 @@ public struct MosaicSource: RasterSource {
                 return ((r - wy0) * ww + (c - wx0)) * bands
             }
             for t in targets {
-                // The file covers a grid pixel where its nearest pixel is data (Tiling's rule),
+                // The file covers a grid pixel where its nearest pixel is data (the build's rule),
                 // so a later file's ragged nodata edge does not overwrite an earlier file's
                 // data with values extrapolated from one tap. In the gap-filling pass any
                 // valid tap counts, as in GDAL's warper: two files cut along a meridian

@@ -3,9 +3,9 @@ import TilePackGeoTIFF
 import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
-/// The pixels Tiling resamples from: a width × height grid of `bands` samples per pixel.
+/// The pixels the build resamples from: a width × height grid of `bands` samples per pixel.
 ///
-/// Tiling never parses file bytes; an adapter over the TIFF reader (or a mosaic of several
+/// The build never parses file bytes; an adapter over the TIFF reader (or a mosaic of several
 /// files) implements this. The build reads only small windows, so an implementation should
 /// make `readFloats` cost proportional to the window, not to the whole raster.
 public protocol RasterSource: Sendable {
@@ -97,7 +97,7 @@ public struct TerrainHints: Sendable, Equatable {
     }
 }
 
-/// Where the source lies on the earth, as Tiling needs it: bounds, resolution, and the
+/// Where the source lies on the earth, as the build needs it: bounds, resolution, and the
 /// inverse mapping from a lon/lat to a source pixel. The projection math lives in Geo; an
 /// adapter over its georeference implements this.
 public protocol SourceGeoreference: Sendable {

@@ -6,7 +6,7 @@ import TilePackArchive
 /// `tilepack build` as one library call: GeoTIFF (or a mosaic of them) in, MBTiles archive out.
 ///
 /// Stages, left to right: the TIFF reader (windowed reads) → Geo (CRS, lon/lat ↔ pixel) →
-/// Tiling (plan, resample, pyramid, colour, encode in parallel) → the MBTiles writer. The
+/// the build (plan, resample, pyramid, colour, encode in parallel) → the MBTiles writer. The
 /// archive is built in a temporary file beside the target and renamed into place only when
 /// complete, so an interrupted or failed build leaves any previous archive untouched.
 public struct RegionBuild: Sendable {

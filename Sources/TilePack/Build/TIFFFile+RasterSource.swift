@@ -3,7 +3,7 @@ import TilePackGeoTIFF
 import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
-/// The TIFF reader as a tiling source: windowed reads of the first full-resolution image,
+/// The TIFF reader as a build source: windowed reads of the first full-resolution image,
 /// converted to Float. Cost per call: the blocks the window touches (through the reader's
 /// bounded block cache) plus one Float per sample.
 extension TIFFFile: RasterSource {

@@ -40,9 +40,9 @@ public struct HostCheck: Sendable, Equatable {
     }
 
     /// The name of a `Host` value without its port, lower case; nil when it is not a plain
-    /// `name[:port]` (StoreActions.authority's grammar).
+    /// `name[:port]` (StorefrontActions.authority's grammar).
     public static func name(ofHost value: String) -> String? {
-        guard value.utf8.count <= 255, let authority = StoreActions.authority(value),
+        guard value.utf8.count <= 255, let authority = StorefrontActions.authority(value),
               let colon = authority.lastIndex(of: ":") else { return nil }
         return trimmingDot(String(authority[..<colon]))
     }

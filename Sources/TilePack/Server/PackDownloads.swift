@@ -1,7 +1,7 @@
 import TilePackCore
 import TilePackRegions
 
-/// The pack installs and updates the viewer started (``StoreActions``): each a
+/// The pack installs and updates the viewer started (``StorefrontActions``): each a
 /// ``RegionInstaller`` run in a background task, fetching from this server's own routes over
 /// loopback HTTP (``HTTPPackTransport``) with the ledger's transaction as `Bearer`, exactly as
 /// a device does — the same authorization, ranges, hash and signature checks, and atomic

@@ -1,11 +1,11 @@
 import Hummingbird
 import HTTPTypes
 
-/// The store actions' routes on Hummingbird (``StoreActions``): the POSTs behind the viewer's
+/// The store actions' routes on Hummingbird (``StorefrontActions``): the POSTs behind the viewer's
 /// Buy, Restore, Download and Update buttons, each refused unless addressed to this server by
-/// its own page (``StoreActions/refusal(origin:host:)``), and the two GETs the panel polls.
+/// its own page (``StorefrontActions/refusal(origin:host:)``), and the two GETs the panel polls.
 extension TileServer {
-    static func addStoreRoutes(_ router: Router<TileRequestContext>, _ actions: StoreActions) {
+    static func addStoreRoutes(_ router: Router<TileRequestContext>, _ actions: StorefrontActions) {
         /// `body`'s answer, or the refusal of a request from elsewhere.
         @Sendable func guarded(_ request: Request, _ body: () -> ServedResponse) -> Response {
             if let refused = actions.refusal(origin: request.headers[.origin], host: request.head.authority) {

@@ -30,7 +30,7 @@ public enum TileServer {
     /// With `actions`, also the viewer's store actions (buy, restore, install, update). With
     /// `hostCheck`, a request addressed to another name gets 421 before any route; `cors`
     /// grants other origins (none by default: no CORS headers at all).
-    public static func router(_ service: TileService, actions: StoreActions? = nil, logRequests: Bool = true,
+    public static func router(_ service: TileService, actions: StorefrontActions? = nil, logRequests: Bool = true,
                               cors: CORSPolicy = CORSPolicy(), hostCheck: HostCheck? = nil) -> Router<TileRequestContext> {
         let router = Router(context: TileRequestContext.self, options: .autoGenerateHeadEndpoints)
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
@@ -78,7 +78,7 @@ public enum TileServer {
 
     /// The application `run` runs (tests run it live): the router, and ``GuardedHTTP1Channel``
     /// with `configuration.limits` on `configuration.host`:`port`.
-    public static func application(_ service: TileService, actions: StoreActions? = nil, configuration: Configuration, logger: Logger,
+    public static func application(_ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
                                    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let limits = configuration.limits
         let counter = ConnectionCounter(limit: limits.maxConnections)
@@ -104,7 +104,7 @@ public enum TileServer {
 
     /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish. `actions`
     /// learn the bound port before `onRunning` is called, and are shut down at the end.
-    public static func run(_ service: TileService, actions: StoreActions? = nil, configuration: Configuration, logger: Logger,
+    public static func run(_ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let app = application(service, actions: actions, configuration: configuration, logger: logger, onRunning: onRunning)
         do {

@@ -3,7 +3,7 @@
 /// each region's outline and name and each product's area, answers a click with `/query`,
 /// and lists the store's products with prices and owned/locked state.
 ///
-/// The store panel (when `serve` runs with ``StoreActions``) walks the whole journey for the
+/// The store panel (when `serve` runs with ``StorefrontActions``) walks the whole journey for the
 /// ledger and account `serve` was started with: Buy (disabled when owned) and Restore, then
 /// for each pack of `GET /packs` its title and size, Download (enabled when owned or free)
 /// with a progress bar (bytes/total, rate, ETA) polled from `/store/downloads` every 300 ms,

@@ -11,7 +11,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite struct TilingColorTests {
+@Suite struct BuildColorTests {
     static func hills(_ c: Int, _ r: Int) -> Float {
         Float(800 + 300 * sin(Double(c) / 37) * cos(Double(r) / 23) + 2 * Double(c))
     }

@@ -10,7 +10,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite(.tags(.concurrent)) struct TilingPipelineTests {
+@Suite(.tags(.concurrent)) struct BuildPipelineTests {
     func gridSource() -> (FunctionSource, PlateCarree) {
         zoom10BlockSource { c, r, b in Float((c * 3 + r * 5 + b * 70) % 256) }
     }

@@ -10,7 +10,7 @@ import Darwin
 /// The long test of a ``TileStore``: many threads replay viewer traces against it for a
 /// while, some holding leases, with memory warnings on a schedule; the report says whether
 /// the budget ever broke and what the process's memory did. What `tilepack stress` runs.
-public enum StoreStress {
+public enum TileStoreStress {
     public struct Configuration: Sendable {
         public var threads = 8
         public var duration: Duration = .seconds(30)

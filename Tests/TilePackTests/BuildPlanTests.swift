@@ -10,7 +10,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite struct TilingPlanTests {
+@Suite struct BuildPlanTests {
     /// Every tile at zoom z whose bounds overlap the box with positive area.
     func bruteForce(_ w: Double, _ s: Double, _ e: Double, _ n: Double, _ z: Int) -> Set<TileID> {
         var out = Set<TileID>()

@@ -11,7 +11,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite struct TilingResampleTests {
+@Suite struct BuildResampleTests {
     /// Largest |approximate − exact| source-pixel coordinate over a tile's grid.
     func approximationError(_ georef: any SourceGeoreference, _ tile: TileID, maxError: Double) -> Double {
         let grid = MapFrame(tile: tile, border: 1)

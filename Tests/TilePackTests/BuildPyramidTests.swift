@@ -10,7 +10,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackSamples
 
-@Suite struct TilingPyramidTests {
+@Suite struct BuildPyramidTests {
     @Test func parentIsAlphaWeightedAverageOfChildren() {
         var rng = SystemRandomNumberGenerator()
         let size = 256

@@ -32,7 +32,7 @@ import TilePackRegions
 /// of a missing ledger is empty for good): `serve` creates a missing one at start.
 ///
 /// Threads: Sendable. Buy and restore run one at a time (one lock around the writable library).
-public final class StoreActions: Sendable {
+public final class StorefrontActions: Sendable {
     public struct Options: Sendable {
         /// Opens the served library read-write (same directory, trust, ledger, account, store).
         /// Called on the first buy or restore; a failure is answered and tried again next time.

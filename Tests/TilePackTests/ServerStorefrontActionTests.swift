@@ -16,7 +16,7 @@ import NIOCore
 /// another origin or addressed to another host acts on nothing. (Installing over loopback needs
 /// a listening server: Scripts/viewer-check drives it in a browser.)
 @Suite("Server: store actions", .tags(.concurrent))
-struct ServerStoreActionTests {
+struct ServerStorefrontActionTests {
     static let regionA = RegionsLibraryTests.regionA
     static let regionB = RegionsLibraryTests.regionB
 
@@ -26,7 +26,7 @@ struct ServerStoreActionTests {
     struct Setup {
         let shop: ServerPackTests.Shop
         let service: TileService
-        let actions: StoreActions
+        let actions: StorefrontActions
 
         /// `serve --trust … --simulator … --packs …` as the CLI starts it: the served library
         /// read-only, the actions' library read-write on the same files; `online` false: no store.
@@ -38,11 +38,11 @@ struct ServerStoreActionTests {
                                       account: RegionsFixture.account)
             service = try shop.service(online: online)
             let (path, trust, ledger, store, clock) = (shop.lib.libraryPath, shop.lib.trust, shop.lib.ledgerPath, shop.lib.store, shop.lib.clock)
-            actions = StoreActions(service: service, options: .init(host: "127.0.0.1", openForWriting: {
+            actions = StorefrontActions(service: service, options: .init(host: "127.0.0.1", openForWriting: {
                 try RegionLibrary(directory: path, trust: trust, ledgerPath: ledger, account: RegionsFixture.account,
                                   storefront: online ? store : nil, clock: clock)
             }))
-            if running { actions.serverRunning(port: ServerStoreActionTests.port) }
+            if running { actions.serverRunning(port: ServerStorefrontActionTests.port) }
         }
 
         func app() -> some ApplicationProtocol {
@@ -180,9 +180,9 @@ struct ServerStoreActionTests {
         #expect(actions.refusal(origin: "http://127.0.0.1:8080/x", host: "127.0.0.1:8080")?.status == 403)
         #expect(actions.refusal(origin: "http://u@127.0.0.1:8080", host: "127.0.0.1:8080")?.status == 403)
         #expect(actions.refusal(origin: nil, host: "127.0.0.1:99999999")?.status == 403)
-        #expect(StoreActions.authority("[::1]") == "[::1]:80")
-        #expect(StoreActions.authority("a:b:c") == nil)
-        #expect(StoreActions.authority(":80") == nil)
+        #expect(StorefrontActions.authority("[::1]") == "[::1]:80")
+        #expect(StorefrontActions.authority("a:b:c") == nil)
+        #expect(StorefrontActions.authority(":80") == nil)
     }
 
     @Test func installStartsOnlyForOfferedPacksAndListsTheInstalledOnes() async throws {

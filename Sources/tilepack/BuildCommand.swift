@@ -54,7 +54,9 @@ struct BuildCommand: ParsableCommand {
     @Argument(help: "The source GeoTIFF; or several, a folder of them, or a .vrt (one mosaic).")
     var sources: [String]
 
-    @Option(name: [.short, .long], help: "Output archive (default: the source's name with .mbtiles, in the current directory).")
+    @Option(
+        name: [.short, .long],
+        help: "Output archive (default: the source's name with .mbtiles, in the current directory).")
     var output: String?
 
     @Option(help: "Lowest zoom (default: the highest zoom at which the region fits in one or two tiles).")
@@ -63,29 +65,45 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Highest zoom (default: the first zoom whose pixels are at least as fine as the source's).")
     var maxZoom: Int?
 
-    @Option(help: "Resampling at the max zoom: nearest, bilinear or average (palette and class sources always use nearest).")
+    @Option(
+        help: "Resampling at the max zoom: nearest, bilinear or average (palette and class sources always use nearest)."
+    )
     var resampling: Resampling = .bilinear
 
-    @Option(help: "Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers).")
+    @Option(
+        help:
+            "Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers)."
+    )
     var codec: TileCodecChoice = .astc6x6
 
-    @Option(help: "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass).")
+    @Option(
+        help:
+            "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass)."
+    )
     var level: PVRTCEncoder.Level = .quality
 
-    @Option(help: "How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), percent (a fixed 0…100 ramp), classes (a categorical palette), stretch or palette.")
+    @Option(
+        help:
+            "How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), percent (a fixed 0…100 ramp), classes (a categorical palette), stretch or palette."
+    )
     var color: ColorMode = .auto
 
-    @Option(help: ArgumentHelp(
-        "Terrain tint: absolute (the default; bathymetry and land, -11000…8849 m), land, bathymetry, or a gdaldem color-relief colour file.",
-        discussion: "A colour file has lines \"elevation R G B [A]\" (or \"elevation colourname\"); the elevation may be metres, a percentage of the source's range (50%) or nv (nodata; tiles keep nodata transparent); fields split by spaces, tabs, commas or colons; # starts a comment. A line that does not read is an error naming the line.",
-        valueName: "preset|file"))
+    @Option(
+        help: ArgumentHelp(
+            "Terrain tint: absolute (the default; bathymetry and land, -11000…8849 m), land, bathymetry, or a gdaldem color-relief colour file.",
+            discussion:
+                "A colour file has lines \"elevation R G B [A]\" (or \"elevation colourname\"); the elevation may be metres, a percentage of the source's range (50%) or nv (nodata; tiles keep nodata transparent); fields split by spaces, tabs, commas or colons; # starts a comment. A line that does not read is an error naming the line.",
+            valueName: "preset|file"))
     var tint: String?
 
     // .unconditional: `--tint-range -2340..0` must take "-2340..0" as the value, not as an option.
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Stretch the tint over MIN..MAX metres (e.g. 1200..2900, -2340..0), or over this build's 1st–99th percentiles (percentile).",
-        discussion: "The ramp's land stops go over the part of MIN..MAX above 0 m and its sea stops over the part below, so the coast stays at 0 m. A local stretch: two regions built with different ranges no longer match.",
-        valueName: "MIN..MAX|percentile"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Stretch the tint over MIN..MAX metres (e.g. 1200..2900, -2340..0), or over this build's 1st–99th percentiles (percentile).",
+            discussion:
+                "The ramp's land stops go over the part of MIN..MAX above 0 m and its sea stops over the part below, so the coast stays at 0 m. A local stretch: two regions built with different ranges no longer match.",
+            valueName: "MIN..MAX|percentile"))
     var tintRange: String?
 
     @Option(help: "Hillshade light direction, degrees clockwise from north (gdaldem -az).")
@@ -94,7 +112,10 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Hillshade light altitude above the horizon, degrees (gdaldem -alt).")
     var hillshadeAltitude: Double = 45
 
-    @Option(help: "Hillshade vertical exaggeration (gdaldem -z); the pixel size is the real ground size, so 1 is true relief.")
+    @Option(
+        help:
+            "Hillshade vertical exaggeration (gdaldem -z); the pixel size is the real ground size, so 1 is true relief."
+    )
     var zFactor: Double = 1
 
     @Flag(help: "Hillshade lit from 225°, 270°, 315° and 360° weighted by aspect (gdaldem -multidirectional).")
@@ -103,24 +124,30 @@ struct BuildCommand: ParsableCommand {
     @Flag(help: "No shading: the tint alone (to compare tints, or to shade elsewhere).")
     var noHillshade = false
 
-    @Option(help: ArgumentHelp("Source bands to draw, numbered from 1 as in GDAL: 1 (grey), 3 (R,G,B), or one more as alpha, e.g. 3,2,1 for a Landsat-order stack.",
-                               valueName: "B[,G,B[,A]]"))
+    @Option(
+        help: ArgumentHelp(
+            "Source bands to draw, numbered from 1 as in GDAL: 1 (grey), 3 (R,G,B), or one more as alpha, e.g. 3,2,1 for a Landsat-order stack.",
+            valueName: "B[,G,B[,A]]"))
     var bands: String?
 
-    @Option(help: ArgumentHelp(
-        "Which zooms keep elevation (metres, or the band's values) for query and hillshade: all (the default), max-zoom or none.",
-        valueName: "none|max-zoom|all"))
+    @Option(
+        help: ArgumentHelp(
+            "Which zooms keep elevation (metres, or the band's values) for query and hillshade: all (the default), max-zoom or none.",
+            valueName: "none|max-zoom|all"))
     var elevation: ElevationLevels = .all
 
-    @Option(help: ArgumentHelp(
-        "Elevation is stored to this precision in metres (default: 0.01, or the source's own step when coarser; integer sources exactly).",
-        discussion: "Samples are quantised to max(precision, source step) and stored as integers with a 2-D predictor and deflate (q-planar-deflate, docs/FORMAT.md): a query answers within half the step. The source step is 1 for integer samples and, for float samples, the coarsest of 1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.02, 0.01 that every sampled value is a multiple of.",
-        valueName: "METRES"))
+    @Option(
+        help: ArgumentHelp(
+            "Elevation is stored to this precision in metres (default: 0.01, or the source's own step when coarser; integer sources exactly).",
+            discussion:
+                "Samples are quantised to max(precision, source step) and stored as integers with a 2-D predictor and deflate (q-planar-deflate, docs/FORMAT.md): a query answers within half the step. The source step is 1 for integer samples and, for float samples, the coarsest of 1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.02, 0.01 that every sampled value is a multiple of.",
+            valueName: "METRES"))
     var elevationPrecision: Double?
 
-    @Option(help: ArgumentHelp(
-        "How elevation is stored: quantized (the default; format version 2) or float32 (lossless Float32 as before version 2, 4–5× larger).",
-        valueName: "quantized|float32"))
+    @Option(
+        help: ArgumentHelp(
+            "How elevation is stored: quantized (the default; format version 2) or float32 (lossless Float32 as before version 2, 4–5× larger).",
+            valueName: "quantized|float32"))
     var elevationEncoding: ElevationStorage = .quantized
 
     @Flag(help: "Also store tiles that are entirely transparent.")
@@ -141,36 +168,49 @@ struct BuildCommand: ParsableCommand {
     @Option(help: "Worker threads (default: all cores).")
     var workers: Int?
 
-    @Option(help: ArgumentHelp(
-        "Memory the whole build may use, e.g. 512MiB (the default), 256MiB, 2GiB.",
-        discussion: "Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model."))
+    @Option(
+        help: ArgumentHelp(
+            "Memory the whole build may use, e.g. 512MiB (the default), 256MiB, 2GiB.",
+            discussion:
+                "Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model."
+        ))
     var memory: String = "512MiB"
 
-    @Option(help: ArgumentHelp(
-        "Progress on stderr: auto, bar, lines, json or none.",
-        discussion: "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."))
+    @Option(
+        help: ArgumentHelp(
+            "Progress on stderr: auto, bar, lines, json or none.",
+            discussion:
+                "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."
+        ))
     var progress: ProgressStyle = .auto
 
     @Flag(help: "Print no progress, only the summary (same as --progress none).")
     var quiet = false
 
-    @Flag(help: "Continue the interrupted build of this output (same source and options) from its last committed batch.")
+    @Flag(
+        help: "Continue the interrupted build of this output (same source and options) from its last committed batch.")
     var resume = false
 
-    @Option(help: ArgumentHelp("Build only part K of N (K from 0, e.g. 2/8); join the parts with `tilepack merge`.",
-                               valueName: "K/N"))
+    @Option(
+        help: ArgumentHelp(
+            "Build only part K of N (K from 0, e.g. 2/8); join the parts with `tilepack merge`.",
+            valueName: "K/N"))
     var shard: String?
 
     func validate() throws {
         for (label, z) in [("--min-zoom", minZoom), ("--max-zoom", maxZoom)] {
-            if let z, !(0...TileID.maxZoom).contains(z) { throw ValidationError("\(label) \(z) must be 0…\(TileID.maxZoom)") }
+            if let z, !(0...TileID.maxZoom).contains(z) {
+                throw ValidationError("\(label) \(z) must be 0…\(TileID.maxZoom)")
+            }
         }
         if let a = minZoom, let b = maxZoom, a > b { throw ValidationError("--min-zoom \(a) is above --max-zoom \(b)") }
         if sources.isEmpty { throw ValidationError("give a GeoTIFF, several, a folder or a .vrt") }
         if let p = elevationPrecision, !(p.isFinite && p > 0) {
             throw ValidationError("--elevation-precision \(p) must be a positive finite number of metres, e.g. 0.01")
         }
-        if !(1...65536).contains(maxOpenFiles) { throw ValidationError("--max-open-files \(maxOpenFiles) must be 1…65536") }
+        if !(1...65536).contains(maxOpenFiles) {
+            throw ValidationError("--max-open-files \(maxOpenFiles) must be 1…65536")
+        }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1…256") }
         if let shard, BuildShard(argument: shard) == nil {
             throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
@@ -223,7 +263,9 @@ struct BuildCommand: ParsableCommand {
             display.finish()
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
-            print("wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)")
+            print(
+                "wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)"
+            )
             // The terrain modes say which tint and light they drew with.
             let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
             print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
@@ -231,20 +273,28 @@ struct BuildCommand: ParsableCommand {
             if let datum = result.datumTransform { print("  datum transform: \(datum)") }
             if r.hillshade == nil, tint != nil || tintRange != nil {
                 // auto chose a mode without a tint: say so rather than drop the options unseen.
-                print("  tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation and bathymetry do)")
+                print(
+                    "  tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation and bathymetry do)"
+                )
             }
             if let from = result.resumedFrom {
                 print("  resumed \(from): \(r.resumedTiles) tiles were already done")
             } else if resume {
                 print("  --resume: no interrupted build of \(result.outputPath) to continue; built from the start")
             }
-            if let shard = request.shard { print("  shard \(shard): join the \(shard.count) shards with `tilepack merge`") }
+            if let shard = request.shard {
+                print("  shard \(shard): join the \(shard.count) shards with `tilepack merge`")
+            }
             print("  per zoom: \(zooms)")
             if let m = result.mosaic {
-                print("  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)")
+                print(
+                    "  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)"
+                )
             }
             if let m = r.memory { print("  memory: \(m)") }
-            print("  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \(String(format2: r.seconds)) s")
+            print(
+                "  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \(String(format2: r.seconds)) s"
+            )
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first
             printError(error.description)
@@ -263,18 +313,24 @@ extension BuildCommand {
         guard let step else { return "" }
         let text = MBTilesMetadata.precisionText(step)
         if let asked = elevationPrecision, asked < step {
-            return " (quantised to steps of \(text), the source's own step: --elevation-precision \(MBTilesMetadata.precisionText(asked)) is finer than the source holds)"
+            return
+                " (quantised to steps of \(text), the source's own step: --elevation-precision \(MBTilesMetadata.precisionText(asked)) is finer than the source holds)"
         }
         return " (quantised to steps of \(text))"
     }
 
     func terrainStyle() throws -> TerrainStyle {
-        var style = TerrainStyle(hillshade: Hillshade(azimuth: hillshadeAzimuth, altitude: hillshadeAltitude,
-                                                      zFactor: zFactor, multidirectional: multidirectional,
-                                                      enabled: !noHillshade))
-        if noHillshade, color == .hillshade { throw BuildError.invalidOption("--no-hillshade contradicts --color hillshade") }
+        var style = TerrainStyle(
+            hillshade: Hillshade(
+                azimuth: hillshadeAzimuth, altitude: hillshadeAltitude,
+                zFactor: zFactor, multidirectional: multidirectional,
+                enabled: !noHillshade))
+        if noHillshade, color == .hillshade {
+            throw BuildError.invalidOption("--no-hillshade contradicts --color hillshade")
+        }
         if tint != nil || tintRange != nil, ![.auto, .elevation, .bathymetry].contains(color) {
-            throw BuildError.invalidOption("--tint and --tint-range colour terrain; --color \(color.rawValue) draws no tint")
+            throw BuildError.invalidOption(
+                "--tint and --tint-range colour terrain; --color \(color.rawValue) draws no tint")
         }
         if let tintRange { style.range = try TintRange(argument: tintRange) }
         if let tint {
@@ -285,7 +341,9 @@ extension BuildCommand {
                 do throws(RegionFiles.ReadFailure) {
                     bytes = try RegionFiles.regularFileBytes(path: tint, limit: ColorReliefFile.maxBytes)
                 } catch {
-                    let hint = tint.contains("/") || tint.contains(".") ? "" : " (presets: \(TintChoice.presetNames.joined(separator: ", ")))"
+                    let hint =
+                        tint.contains("/") || tint.contains(".")
+                        ? "" : " (presets: \(TintChoice.presetNames.joined(separator: ", ")))"
                     throw ColorReliefFileError(path: tint, line: nil, problem: error.problem + hint)
                 }
                 style.tint = .file(try ColorReliefFile(bytes: bytes, path: tint))

@@ -95,8 +95,9 @@ final class BuildProgressDisplay {
         case .lines:
             write(Self.plainLine(p, rate: rate, eta: eta) + "\n")
         case .json:
-            let record = Record(done: p.done, total: p.total, zoom: p.zoom, tilesPerSecond: Self.round2(rate),
-                                etaSeconds: eta.map(Self.round2), elapsedSeconds: Self.round2(seconds))
+            let record = Record(
+                done: p.done, total: p.total, zoom: p.zoom, tilesPerSecond: Self.round2(rate),
+                etaSeconds: eta.map(Self.round2), elapsedSeconds: Self.round2(seconds))
             if let text = try? JSONOutput.string(record) { write(text + "\n") }
         case .auto, .none:
             break

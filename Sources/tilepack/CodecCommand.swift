@@ -25,8 +25,11 @@ enum CodecIO {
     static func parseSize(_ text: String) throws(CodecInputError) -> (width: Int, height: Int) {
         let parts = text.lowercased().split(separator: "x")
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0,
-              w <= PVRTCFormat.maximumSide, h <= PVRTCFormat.maximumSide else {
-            throw CodecInputError(description: "--size '\(text)': expected WIDTHxHEIGHT with sides 1…\(PVRTCFormat.maximumSide), e.g. 256x256")
+            w <= PVRTCFormat.maximumSide, h <= PVRTCFormat.maximumSide
+        else {
+            throw CodecInputError(
+                description:
+                    "--size '\(text)': expected WIDTHxHEIGHT with sides 1…\(PVRTCFormat.maximumSide), e.g. 256x256")
         }
         return (w, h)
     }
@@ -57,7 +60,9 @@ enum CodecIO {
         let (width, height) = try parseSize(size)
         let bytes = try read(path)
         guard bytes.count == width * height * 4 else {
-            throw CodecInputError(description: "\(path): \(bytes.count) bytes is not \(width)x\(height) RGBA (\(width * height * 4) bytes)")
+            throw CodecInputError(
+                description:
+                    "\(path): \(bytes.count) bytes is not \(width)x\(height) RGBA (\(width * height * 4) bytes)")
         }
         return (bytes, width, height)
     }

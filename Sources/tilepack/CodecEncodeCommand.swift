@@ -6,19 +6,29 @@ struct CodecEncodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
         abstract: "Encode a raw RGBA image to PVRTC1 words or ASTC blocks.",
-        discussion: "The output holds PVRTC1 words in Morton order or ASTC blocks row by row (raw, no .astc header), ready for glCompressedTexImage2D, Metal or Vulkan. PVRTC sides must be powers of two (at least 8x8 for pvrtc4, 16x8 for pvrtc2); ASTC takes any size."
+        discussion:
+            "The output holds PVRTC1 words in Morton order or ASTC blocks row by row (raw, no .astc header), ready for glCompressedTexImage2D, Metal or Vulkan. PVRTC sides must be powers of two (at least 8x8 for pvrtc4, 16x8 for pvrtc2); ASTC takes any size."
     )
 
-    @Argument(help: "Input image: a TIFF (8-bit gray, RGB or RGBA; power-of-two sides), or raw RGBA8 rows, top row first, with --size.")
+    @Argument(
+        help:
+            "Input image: a TIFF (8-bit gray, RGB or RGBA; power-of-two sides), or raw RGBA8 rows, top row first, with --size."
+    )
     var image: String
 
     @Option(help: "Size of a raw RGBA input as WIDTHxHEIGHT, e.g. 256x256 (TIFF input carries its own size).")
     var size: String?
 
-    @Option(help: "Format: pvrtc4 (4 bits a pixel), pvrtc2 (2 bits a pixel), astc4x4 (8 bpp), astc6x6 (3.56 bpp) or astc8x8 (2 bpp).")
+    @Option(
+        help:
+            "Format: pvrtc4 (4 bits a pixel), pvrtc2 (2 bits a pixel), astc4x4 (8 bpp), astc6x6 (3.56 bpp) or astc8x8 (2 bpp)."
+    )
     var format: BlockFormatArgument = .pvrtc(.pvrtc4)
 
-    @Option(help: "Encoder effort: fast (one pass / one block layout) or quality (least-squares refinement; ASTC: several layouts and two-partition search).")
+    @Option(
+        help:
+            "Encoder effort: fast (one pass / one block layout) or quality (least-squares refinement; ASTC: several layouts and two-partition search)."
+    )
     var level: PVRTCEncoder.Level = .quality
 
     @Option(name: .shortAndLong, help: "Output file for the words.")
@@ -27,7 +37,10 @@ struct CodecEncodeCommand: ParsableCommand {
     @Flag(help: "Print PSNR (RGB, alpha, edge band, interior) and encode/decode Mpix/s.")
     var stats = false
 
-    @Option(help: "With --stats: encode and decode this many times and report the fastest runs (the first run includes page faults and cold caches).")
+    @Option(
+        help:
+            "With --stats: encode and decode this many times and report the fastest runs (the first run includes page faults and cold caches)."
+    )
     var `repeat` = 1
 
     func run() throws {
@@ -39,13 +52,18 @@ struct CodecEncodeCommand: ParsableCommand {
             switch format {
             case .pvrtc(let pvrtc):
                 let encoder = PVRTCEncoder()
-                encode = { try encoder.encode(rgba: input.rgba, width: input.width, height: input.height, format: pvrtc, level: level) }
+                encode = {
+                    try encoder.encode(
+                        rgba: input.rgba, width: input.width, height: input.height, format: pvrtc, level: level)
+                }
                 let decoder = PVRTCDecoder()
                 decode = { try decoder.decode($0, format: pvrtc, width: input.width, height: input.height) }
                 passes = { ", passes \(encoder.passesRun)" }
             case .astc(let astc):
                 let encoder = try ASTCEncoder(format: astc)
-                encode = { try encoder.encode(rgba: input.rgba, width: input.width, height: input.height, level: level) }
+                encode = {
+                    try encoder.encode(rgba: input.rgba, width: input.width, height: input.height, level: level)
+                }
                 let decoder = ASTCDecoder(format: astc)
                 decode = { try decoder.decode($0, width: input.width, height: input.height) }
             }
@@ -62,13 +80,16 @@ struct CodecEncodeCommand: ParsableCommand {
             for _ in 0..<max(`repeat`, 1) {
                 decodeTime = min(decodeTime, try clock.measure { decoded = try decode(words) })
             }
-            let quality = ImageQuality.measure(reference: input.rgba, decoded: decoded, width: input.width, height: input.height)
+            let quality = ImageQuality.measure(
+                reference: input.rgba, decoded: decoded, width: input.width, height: input.height)
             let megapixels = Double(input.width * input.height) / 1e6
             func rate(_ d: Duration) -> String {
                 CodecIO.format(megapixels / max(d.inSeconds, 1e-9))
             }
             print("\(format.name) \(level.rawValue) \(input.width)x\(input.height): \(words.count) bytes\(passes())")
-            print("psnr_rgb \(CodecIO.format(quality.rgb)) dB  psnr_alpha \(CodecIO.format(quality.alpha)) dB  psnr_edge \(CodecIO.format(quality.edge)) dB  psnr_interior \(CodecIO.format(quality.interior)) dB  max_error \(quality.maxErrorRGB)")
+            print(
+                "psnr_rgb \(CodecIO.format(quality.rgb)) dB  psnr_alpha \(CodecIO.format(quality.alpha)) dB  psnr_edge \(CodecIO.format(quality.edge)) dB  psnr_interior \(CodecIO.format(quality.interior)) dB  max_error \(quality.maxErrorRGB)"
+            )
             print("encode \(rate(encodeTime)) Mpix/s  decode \(rate(decodeTime)) Mpix/s (one thread)")
         } catch let error as any TilePackError {
             printError(error.description)

@@ -7,7 +7,8 @@ import TilePackServer
 struct DownloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
-        abstract: "Download a region pack from a pack server into the library, resuming and verifying it; or update it.",
+        abstract:
+            "Download a region pack from a pack server into the library, resuming and verifying it; or update it.",
         discussion: """
             The manifest's publisher signature is checked first (trust file's publisher keys); the \
             pack downloads into packs/<id>.mbtiles.part, resumes from there after a kill or a dropped \
@@ -43,7 +44,10 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(help: "Progress on stderr: auto (bar on a terminal, else none), bar, json, none.")
     var progress: DownloadProgressStyle = .auto
 
-    @Flag(help: "End with one JSON line per pack: pack_id, version, mode (full|delta|up-to-date), bytes_received, bytes_total, resumed_from, sha256, reason.")
+    @Flag(
+        help:
+            "End with one JSON line per pack: pack_id, version, mode (full|delta|up-to-date), bytes_received, bytes_total, resumed_from, sha256, reason."
+    )
     var json = false
 
     static let updateAvailableStatus: Int32 = 10
@@ -70,11 +74,13 @@ struct DownloadCommand: AsyncParsableCommand {
             if let anchors = try options.trustAnchors() {
                 let dir = options.library ?? "."
                 do {
-                    if let serial = try await RegionInstaller.refreshCatalog(server: server, transport: transport, libraryDirectory: dir,
-                                                                             publisherKeys: anchors.publisherKeys) {
+                    if let serial = try await RegionInstaller.refreshCatalog(
+                        server: server, transport: transport, libraryDirectory: dir,
+                        publisherKeys: anchors.publisherKeys)
+                    {
                         printNotice("catalog: serial \(serial) from \(server) -> \(dir)/\(SignedCatalog.fileName)")
                     }
-                } catch where error.code == .badSignature {
+                } catch  where error.code == .badSignature {
                     throw error
                 } catch {
                     printNotice("warning: \(error) (the library's catalog is kept)")
@@ -115,8 +121,10 @@ struct DownloadCommand: AsyncParsableCommand {
                     if case .upToDate = answer {} else if status == 0 { status = Self.updateAvailableStatus }
                     continue
                 }
-                let result = update ? try await installer.update(id, progress: display.callback)
-                                    : try await installer.install(id, progress: display.callback)
+                let result =
+                    update
+                    ? try await installer.update(id, progress: display.callback)
+                    : try await installer.install(id, progress: display.callback)
                 display.finish()
                 if json {
                     print((try? JSONOutput.string(result)) ?? "{}")
@@ -125,7 +133,9 @@ struct DownloadCommand: AsyncParsableCommand {
                     case .upToDate: print("\(id): version \(result.version) is up to date")
                     case .full, .delta:
                         let resumed = result.resumedFrom > 0 ? ", resumed from byte \(result.resumedFrom)" : ""
-                        print("\(id): installed version \(result.version) (\(result.reason); \(result.bytesReceived) bytes received\(resumed))")
+                        print(
+                            "\(id): installed version \(result.version) (\(result.reason); \(result.bytesReceived) bytes received\(resumed))"
+                        )
                     }
                 }
             } catch {
@@ -139,18 +149,24 @@ struct DownloadCommand: AsyncParsableCommand {
 
     private func report(_ id: String, _ status: PackUpdateStatus) {
         struct CheckReport: Encodable {
-            let pack_id: String, status: String, installed: Int?, latest: Int, mode: String?, bytes: Int64?, reason: String?
+            let pack_id: String, status: String, installed: Int?, latest: Int, mode: String?, bytes: Int64?,
+                reason: String?
         }
         let line: CheckReport
         switch status {
         case .notInstalled(let latest):
-            line = CheckReport(pack_id: id, status: "not-installed", installed: nil, latest: latest, mode: "full", bytes: nil, reason: "full: not installed")
+            line = CheckReport(
+                pack_id: id, status: "not-installed", installed: nil, latest: latest, mode: "full", bytes: nil,
+                reason: "full: not installed")
         case .upToDate(let version):
-            line = CheckReport(pack_id: id, status: "up-to-date", installed: version, latest: version, mode: nil, bytes: 0, reason: nil)
+            line = CheckReport(
+                pack_id: id, status: "up-to-date", installed: version, latest: version, mode: nil, bytes: 0, reason: nil
+            )
         case .updateAvailable(let installed, let latest, let plan):
             let mode: String = if case .deltas = plan { "delta" } else { "full" }
-            line = CheckReport(pack_id: id, status: "update-available", installed: installed, latest: latest, mode: mode,
-                               bytes: plan.bytes, reason: plan.reason)
+            line = CheckReport(
+                pack_id: id, status: "update-available", installed: installed, latest: latest, mode: mode,
+                bytes: plan.bytes, reason: plan.reason)
         }
         if json {
             print((try? JSONOutput.string(line)) ?? "{}")

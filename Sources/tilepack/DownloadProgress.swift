@@ -37,8 +37,9 @@ final class DownloadProgressDisplay: Sendable {
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
             let eta = p.secondsRemaining.map { Self.clock($0) } ?? "--:--"
             let phase = p.phase == .downloading ? "" : " \(p.phase.rawValue)"
-            printProgress("\r\(p.packID) [\(bar)] \(Int(p.fraction * 100))% \(Self.megabytes(p.bytesReceived))/\(Self.megabytes(p.totalBytes)) MB "
-                          + "\(Self.megabytes(Int64(p.bytesPerSecond))) MB/s ETA \(eta)\(phase)\u{1b}[K")
+            printProgress(
+                "\r\(p.packID) [\(bar)] \(Int(p.fraction * 100))% \(Self.megabytes(p.bytesReceived))/\(Self.megabytes(p.totalBytes)) MB "
+                    + "\(Self.megabytes(Int64(p.bytesPerSecond))) MB/s ETA \(eta)\(phase)\u{1b}[K")
             drewBar.withLock { $0 = true }
         case .json:
             printNotice((try? JSONOutput.string(Event(p))) ?? "{}")
@@ -49,7 +50,11 @@ final class DownloadProgressDisplay: Sendable {
 
     /// Ends the bar's line so what follows starts on its own.
     func finish() {
-        if drewBar.withLock({ drew in defer { drew = false }; return drew }) { printProgress("\n") }
+        if drewBar.withLock({ drew in
+            defer { drew = false }; return drew
+        }) {
+            printProgress("\n")
+        }
     }
 
     static func megabytes(_ bytes: Int64) -> String {

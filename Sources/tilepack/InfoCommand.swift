@@ -5,7 +5,8 @@ import TilePack
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Describe a TIFF/GeoTIFF (size, samples, layout, compression, georeferencing), a mosaic, an archive or a pack.",
+        abstract:
+            "Describe a TIFF/GeoTIFF (size, samples, layout, compression, georeferencing), a mosaic, an archive or a pack.",
         discussion: """
             Reads the file with tilepack's own TIFF reader. Files it cannot decode are reported \
             on stderr in one line naming the file and the problem, with exit status 2. Several \
@@ -30,7 +31,10 @@ struct InfoCommand: ParsableCommand {
         if files.isEmpty { throw ValidationError("give a TIFF, several, a folder or a .vrt") }
     }
 
-    @Option(help: "Trust file whose publisher keys check a pack's manifest (default: the default trust file when there is one).")
+    @Option(
+        help:
+            "Trust file whose publisher keys check a pack's manifest (default: the default trust file when there is one)."
+    )
     var trust: String?
 
     @OptionGroup var projDB: ProjDBOptions
@@ -50,7 +54,8 @@ struct InfoCommand: ParsableCommand {
                 print(json ? try mosaic.json : mosaic.text)
                 return
             }
-            info = SourceInfo(tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum), registry: registry)
+            info = SourceInfo(
+                tiff: try TIFFInfo(file: try TIFFFile(path: file), checksum: checksum), registry: registry)
         } catch let error as any TilePackError {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
@@ -63,27 +68,40 @@ extension InfoCommand {
     /// An archive, pack or delta: ``ArchiveReport`` and, for packs and deltas, the manifest.
     func describeArchive(_ path: String) throws {
         let report = try ArchiveReport(path: path)
-        let pack = report.kind == "archive" ? nil
-            : PackCheck(packPath: path, publisherKeys: try RegionLibraryOptions.trustAnchors(file: trust)?.publisherKeys)
+        let pack =
+            report.kind == "archive"
+            ? nil
+            : PackCheck(
+                packPath: path, publisherKeys: try RegionLibraryOptions.trustAnchors(file: trust)?.publisherKeys)
         if json {
             print(try JSONOutput.string(ArchiveInfoOutput(report: report, pack: pack)))
             return
         }
-        var lines = ["\(path): \(report.kind), \(report.container), format \(report.format)" + (report.codec.map { ", codec \($0)" } ?? "")]
+        var lines = [
+            "\(path): \(report.kind), \(report.container), format \(report.format)"
+                + (report.codec.map { ", codec \($0)" } ?? "")
+        ]
         if let lo = report.minzoom, let hi = report.maxzoom { lines.append("zooms \(lo)–\(hi)") }
         if let b = report.bounds { lines.append("bounds \(b.map { String($0) }.joined(separator: ", "))") }
         lines.append("tiles \(report.tiles.count), \(ByteSize.format(report.tiles.bytes))")
         for z in report.tiles.perZoom { lines.append("  z\(z.z): \(z.tiles) tiles, \(ByteSize.format(z.bytes))") }
         if let e = report.elevation { lines.append("elevation \(e.rows) rows" + (e.encoding.map { " (\($0))" } ?? "")) }
-        for layer in report.layers ?? [] { lines.append("layer \(layer.archive): \(layer.codec ?? "?"), \(layer.tileSize) px") }
+        for layer in report.layers ?? [] {
+            lines.append("layer \(layer.archive): \(layer.codec ?? "?"), \(layer.tileSize) px")
+        }
         if let a = report.attribution, !a.isEmpty { lines.append("attribution: \(a)") }
         if let l = report.license, !l.isEmpty { lines.append("licence: \(l)") }
         if let pack {
-            lines.append("manifest \(pack.manifestPath): signature \(pack.signature)" + (pack.problem.map { " (\($0))" } ?? ""))
+            lines.append(
+                "manifest \(pack.manifestPath): signature \(pack.signature)" + (pack.problem.map { " (\($0))" } ?? ""))
             if let m = pack.manifest {
-                lines.append("pack \(m.packID) v\(m.version), product \(m.productID ?? "none (free)"), released \(m.releasedAt) ms, reader ≥ \(m.minReaderVersion)")
-                lines.append("file SHA-256 " + (pack.sha256Matches == true ? "is the manifest's" : "differs from the manifest's")
-                             + ", tile index " + (pack.tileIndexMatches == true ? "is the manifest's" : "differs from the manifest's"))
+                lines.append(
+                    "pack \(m.packID) v\(m.version), product \(m.productID ?? "none (free)"), released \(m.releasedAt) ms, reader ≥ \(m.minReaderVersion)"
+                )
+                lines.append(
+                    "file SHA-256 " + (pack.sha256Matches == true ? "is the manifest's" : "differs from the manifest's")
+                        + ", tile index "
+                        + (pack.tileIndexMatches == true ? "is the manifest's" : "differs from the manifest's"))
             }
         }
         print(lines.joined(separator: "\n"))

@@ -17,7 +17,9 @@ struct LibraryRemoveCommand: ParsableCommand {
         try exitingOnError {
             let library = try options.open(readOnly: true)
             guard let trust = library.trust else {
-                throw PackError(.invalidInput, subject: library.directory, "an open library (no trust anchors) has no packs: pass --trust FILE")
+                throw PackError(
+                    .invalidInput, subject: library.directory,
+                    "an open library (no trust anchors) has no packs: pass --trust FILE")
             }
             let freed = try InstalledPacks(library: library.directory, trust: trust).remove(packID)
             print("removed \(packID): \(freed) bytes freed")

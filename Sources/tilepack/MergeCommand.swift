@@ -32,17 +32,24 @@ struct MergeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let display = BuildProgressDisplay(style: quiet ? .none : ProgressStyle.auto.resolved(stderrIsTerminal: stderrIsTerminal))
+        let display = BuildProgressDisplay(
+            style: quiet ? .none : ProgressStyle.auto.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
             var merge = ShardMerge(shardPaths: shards, outputPath: output)
             if let workers { merge.workers = workers }
             let result = try merge.run { display.update($0) }
             display.finish()
             let r = result.levels
-            print("wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes) from \(result.shards) shards")
-            print("  tiles spanning shards (above the shard zoom \(result.shardZoom)): \(r.tilesWritten) built, \(r.emptySkipped) empty skipped; \(String(format2: result.seconds)) s")
-            print("  time: check \(String(format2: result.checkSeconds)) s, copy \(String(format2: result.copySeconds)) s, "
-                  + "spanning tiles \(String(format2: r.seconds)) s, finish \(String(format2: result.finishSeconds)) s")
+            print(
+                "wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes) from \(result.shards) shards"
+            )
+            print(
+                "  tiles spanning shards (above the shard zoom \(result.shardZoom)): \(r.tilesWritten) built, \(r.emptySkipped) empty skipped; \(String(format2: result.seconds)) s"
+            )
+            print(
+                "  time: check \(String(format2: result.checkSeconds)) s, copy \(String(format2: result.copySeconds)) s, "
+                    + "spanning tiles \(String(format2: r.seconds)) s, finish \(String(format2: result.finishSeconds)) s"
+            )
         } catch let error as any TilePackError {
             display.interrupt()
             printError(error.description)

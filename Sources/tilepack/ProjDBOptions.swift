@@ -9,8 +9,11 @@ import Foundation
 /// `--proj-db PATH`: where EPSG codes outside tilepack's built-in table are looked up;
 /// shared by `build`, `info` and `project`.
 struct ProjDBOptions: ParsableArguments {
-    @Option(name: .customLong("proj-db"),
-            help: "PROJ's EPSG database (default: $PROJ_DATA, then $PROJ_LIB, then /usr/share/proj/proj.db; without one, the built-in table).")
+    @Option(
+        name: .customLong("proj-db"),
+        help:
+            "PROJ's EPSG database (default: $PROJ_DATA, then $PROJ_LIB, then /usr/share/proj/proj.db; without one, the built-in table)."
+    )
     var projDB: String?
 
     /// The registry: `--proj-db`, `PROJ_DATA`, `PROJ_LIB`, the system path, else built-in.

@@ -24,8 +24,9 @@ struct QueryCommand: ParsableCommand {
             """
     )
 
-    @Argument(parsing: .allUnrecognized,
-              help: ArgumentHelp("LAT LON ZOOM, or geo:LAT,LON ZOOM (zoom 0…24).", valueName: "point-and-zoom"))
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("LAT LON ZOOM, or geo:LAT,LON ZOOM (zoom 0…24).", valueName: "point-and-zoom"))
     var values: [String] = []
 
     @Flag(name: .long, help: "Answer from tile math only (no archive): XYZ and TMS tile and the pixel within it.")
@@ -39,7 +40,11 @@ struct QueryCommand: ParsableCommand {
     /// Directory of region archives to search (`--library`).
     var library: String? { regions.library }
 
-    @Flag(name: .long, help: "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind (elevation|depth|percent|class|value), data_zoom, overzoomed, locked, unlock}; one object per line when several archives answer. A point no archive covers prints an object with archive null (exit 2).")
+    @Flag(
+        name: .long,
+        help:
+            "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind (elevation|depth|percent|class|value), data_zoom, overzoomed, locked, unlock}; one object per line when several archives answer. A point no archive covers prints an object with archive null (exit 2)."
+    )
     var json = false
 
     func validate() throws {
@@ -82,11 +87,13 @@ extension QueryCommand {
     func answerFromArchives(_ query: TileQuery) throws {
         do {
             // The catalog beside the archives decides what may be shown (none: all open).
-            let directory = archive.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." } ?? library ?? "."
+            let directory =
+                archive.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." } ?? library ?? "."
             let opened = try regions.open(directory: directory, readOnly: true)
             reportProblems(opened)
             // A library: its archives and the layers of its installed packs.
-            let archives: [any TileArchive] = try archive.map { [try MBTilesReader(path: $0)] } ?? opened.drawingLayers().map(\.archive)
+            let archives: [any TileArchive] =
+                try archive.map { [try MBTilesReader(path: $0)] } ?? opened.drawingLayers().map(\.archive)
             let store = try PointQuery.openStore(archives: archives, accessPolicy: opened.accessPolicy())
             let kind = opened.kind
             let answers: [PointAnswer]
@@ -98,9 +105,13 @@ extension QueryCommand {
             if answers.isEmpty {
                 let place = library ?? "the current directory"
                 if json {
-                    print(try JSONOutput.string(LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
+                    print(
+                        try JSONOutput.string(
+                            LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
                 } else {
-                    printError("no region archive in \(place) covers \(query.lat), \(query.lon) (\(archives.count) archive\(archives.count == 1 ? "" : "s") searched)")
+                    printError(
+                        "no region archive in \(place) covers \(query.lat), \(query.lon) (\(archives.count) archive\(archives.count == 1 ? "" : "s") searched)"
+                    )
                 }
                 throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }

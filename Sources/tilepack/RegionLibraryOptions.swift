@@ -12,19 +12,33 @@ import Glibc
 /// Where a region library, this device's purchases and its trust anchors live; shared by
 /// `store …`, `query`, `render` and `serve`.
 struct RegionLibraryOptions: ParsableArguments {
-    @Option(help: "Region library directory: the .mbtiles archives and the signed catalog.jws (default: the current directory).")
+    @Option(
+        help:
+            "Region library directory: the .mbtiles archives and the signed catalog.jws (default: the current directory)."
+    )
     var library: String?
 
-    @Option(help: "Entitlement ledger (SQLite) of this device (default: $XDG_DATA_HOME/tilepack/ledger.sqlite, else ~/.local/share/tilepack/ledger.sqlite).")
+    @Option(
+        help:
+            "Entitlement ledger (SQLite) of this device (default: $XDG_DATA_HOME/tilepack/ledger.sqlite, else ~/.local/share/tilepack/ledger.sqlite)."
+    )
     var ledger: String?
 
-    @Option(help: "Directory of the test App Store (stands for Apple's servers; default: $XDG_DATA_HOME/tilepack/simulator).")
+    @Option(
+        help:
+            "Directory of the test App Store (stands for Apple's servers; default: $XDG_DATA_HOME/tilepack/simulator).")
     var simulator: String?
 
-    @Option(help: "Trust file: pinned App Store roots, bundle id, environments, publisher keys (default: $XDG_CONFIG_HOME/tilepack/trust.json, else ~/.config/tilepack/trust.json). Without one the library is open: no store, every tile shows.")
+    @Option(
+        help:
+            "Trust file: pinned App Store roots, bundle id, environments, publisher keys (default: $XDG_CONFIG_HOME/tilepack/trust.json, else ~/.config/tilepack/trust.json). Without one the library is open: no store, every tile shows."
+    )
     var trust: String?
 
-    @Option(help: "The store account (StoreKit's appAccountToken, a UUID) that buys and restores (default: the ledger's; a fresh ledger draws one and prints it).")
+    @Option(
+        help:
+            "The store account (StoreKit's appAccountToken, a UUID) that buys and restores (default: the ledger's; a fresh ledger draws one and prints it)."
+    )
     var account: String?
 
     /// The trust anchors: `--trust` (which must exist), else the default file when it exists,
@@ -35,7 +49,8 @@ struct RegionLibraryOptions: ParsableArguments {
     static func trustAnchors(file trust: String?) throws -> TrustAnchors? {
         if let trust { return try TrustAnchors(contentsOf: trust) }
         guard let path = TrustAnchors.defaultPath(environment: ProcessInfo.processInfo.environment),
-              access(path, F_OK) == 0 else { return nil }
+            access(path, F_OK) == 0
+        else { return nil }
         return try TrustAnchors(contentsOf: path)
     }
 
@@ -53,8 +68,9 @@ struct RegionLibraryOptions: ParsableArguments {
                 store = try TestAppStore(directory: dir)
             }
         }
-        return try RegionLibrary(directory: directory ?? library ?? ".", trust: anchors, ledgerPath: ledger, account: account,
-                                 storefront: store, readOnly: readOnly, upgradingLegacyLedger: upgradingLegacyLedger)
+        return try RegionLibrary(
+            directory: directory ?? library ?? ".", trust: anchors, ledgerPath: ledger, account: account,
+            storefront: store, readOnly: readOnly, upgradingLegacyLedger: upgradingLegacyLedger)
     }
 }
 
@@ -76,6 +92,8 @@ func reportProblems(_ library: RegionLibrary) {
 /// Says on stderr that a fresh ledger drew an account, and how to use it elsewhere.
 func announceDrawnAccount(_ library: RegionLibrary) {
     if let ledger = library.ledger, ledger.accountWasDrawn {
-        printNotice("note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device")
+        printNotice(
+            "note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device"
+        )
     }
 }

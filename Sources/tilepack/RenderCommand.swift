@@ -27,8 +27,10 @@ struct RenderCommand: ParsableCommand {
             """
     )
 
-    @Argument(parsing: .allUnrecognized,
-              help: ArgumentHelp("LAT LON ZOOM, or geo:LAT,LON ZOOM (zoom 0…24); omit with --tile.", valueName: "point-and-zoom"))
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp(
+            "LAT LON ZOOM, or geo:LAT,LON ZOOM (zoom 0…24); omit with --tile.", valueName: "point-and-zoom"))
     var values: [String] = []
 
     @Option(help: ArgumentHelp("Picture size WIDTHxHEIGHT, sides 1…\(MapFrame.maxSide).", valueName: "WxH"))
@@ -70,8 +72,10 @@ struct RenderCommand: ParsableCommand {
     static func parseSize(_ text: String) throws(RenderInputError) -> (Int, Int) {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ $0.count <= 5 }), let w = Int(parts[0]), let h = Int(parts[1]),
-              (1...MapFrame.maxSide).contains(w), (1...MapFrame.maxSide).contains(h) else {
-            throw RenderInputError("--size '\(text.prefix(32))': expected WIDTHxHEIGHT with sides 1…\(MapFrame.maxSide), e.g. 1024x768")
+            (1...MapFrame.maxSide).contains(w), (1...MapFrame.maxSide).contains(h)
+        else {
+            throw RenderInputError(
+                "--size '\(text.prefix(32))': expected WIDTHxHEIGHT with sides 1…\(MapFrame.maxSide), e.g. 1024x768")
         }
         return (w, h)
     }
@@ -82,27 +86,35 @@ struct RenderCommand: ParsableCommand {
             let library = try regions.open(readOnly: true)
             reportProblems(library)
             let drawing = try library.drawingLayers()
-            let layers = try MapLayers(archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
-                                       budget: try MemoryBudget(parsing: budget), accessPolicy: library.accessPolicy())
+            let layers = try MapLayers(
+                archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
+                budget: try MemoryBudget(parsing: budget), accessPolicy: library.accessPolicy())
             let picture = try layers.render(frame)
             let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"
             try CodecIO.write(png, to: path)
-            var line = "wrote \(path) (\(frame.width)x\(frame.height), zoom \(frame.zoom)): \(picture.tilesDrawn) tile\(picture.tilesDrawn == 1 ? "" : "s") drawn"
+            var line =
+                "wrote \(path) (\(frame.width)x\(frame.height), zoom \(frame.zoom)): \(picture.tilesDrawn) tile\(picture.tilesDrawn == 1 ? "" : "s") drawn"
             if !picture.sourceZooms.isEmpty {
                 line += " (made from zoom " + picture.sourceZooms.map(String.init).joined(separator: ", ") + ")"
             }
             if picture.tilesLocked > 0 {
-                let cheapest = picture.offers.values.sorted { (Double($0.price) ?? .infinity, $0.id) < (Double($1.price) ?? .infinity, $1.id) }
-                line += ", \(picture.tilesLocked) locked (" + cheapest.map { "\($0.title) \($0.price) \($0.currency)" }.joined(separator: ", ") + ")"
+                let cheapest = picture.offers.values.sorted {
+                    (Double($0.price) ?? .infinity, $0.id) < (Double($1.price) ?? .infinity, $1.id)
+                }
+                line +=
+                    ", \(picture.tilesLocked) locked ("
+                    + cheapest.map { "\($0.title) \($0.price) \($0.currency)" }.joined(separator: ", ") + ")"
             }
             if picture.tilesDrawn == 0 && picture.tilesLocked == 0 {
                 // Nothing covers the frame: the picture is only background. Written all the same
                 // (as a locked picture is, and as `query --json` prints its uncovered object), but
                 // missing input by its exit status and one line on stderr.
                 let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
-                printError("no region archive in \(regions.library ?? "the current directory") covers \(place) "
-                           + "(\(drawing.count) archive\(drawing.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only")
+                printError(
+                    "no region archive in \(regions.library ?? "the current directory") covers \(place) "
+                        + "(\(drawing.count) archive\(drawing.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only"
+                )
                 throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }
             print(line)

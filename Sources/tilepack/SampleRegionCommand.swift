@@ -72,13 +72,19 @@ struct SampleRegionCommand: ParsableCommand {
     @Option(help: "Deflate level 1…9.")
     var level: Int32 = 6
 
-    @Option(help: "Evaluate the terrain every N pixels and interpolate between (N² fewer terrain samples; the terrain's finest detail becomes 1.5·N pixels). 1 = every pixel.")
+    @Option(
+        help:
+            "Evaluate the terrain every N pixels and interpolate between (N² fewer terrain samples; the terrain's finest detail becomes 1.5·N pixels). 1 = every pixel."
+    )
     var terrainStep: Int = 1
 
     @Flag(help: "Write BigTIFF even when classic TIFF would do.")
     var bigtiff = false
 
-    @Flag(help: "Also write each image's raw samples (row-major, interleaved, little-endian) as DIR/<name>.raw, for verification.")
+    @Flag(
+        help:
+            "Also write each image's raw samples (row-major, interleaved, little-endian) as DIR/<name>.raw, for verification."
+    )
     var raw = false
 
     @Flag(help: "Print the SHA-256 of each image's raw samples (renders the whole image in memory).")
@@ -94,13 +100,17 @@ struct SampleRegionCommand: ParsableCommand {
             throw ValidationError("--raw and --checksum hold the whole image in memory: at most 2^28 pixels")
         }
         guard let dem = SampleType(rawValue: demType), SampleRegion.elevationTypes.contains(dem) else {
-            throw ValidationError("--dem-type must be one of \(SampleRegion.elevationTypes.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "--dem-type must be one of \(SampleRegion.elevationTypes.map(\.rawValue).joined(separator: ", "))")
         }
         guard let color = SampleType(rawValue: colorType), SampleRegion.colorTypes.contains(color) else {
-            throw ValidationError("--color-type must be one of \(SampleRegion.colorTypes.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "--color-type must be one of \(SampleRegion.colorTypes.map(\.rawValue).joined(separator: ", "))")
         }
         _ = (dem, color)
-        guard blockSize > 0, blockSize % 16 == 0 else { throw ValidationError("--block-size must be a positive multiple of 16") }
+        guard blockSize > 0, blockSize % 16 == 0 else {
+            throw ValidationError("--block-size must be a positive multiple of 16")
+        }
         guard (1...9).contains(level) else { throw ValidationError("--level must be 1…9") }
         guard (1...64).contains(terrainStep) else { throw ValidationError("--terrain-step must be 1…64") }
     }
@@ -113,13 +123,22 @@ struct SampleRegionCommand: ParsableCommand {
         let terrain = SampleRegion.terrain(seed: seed, elevationSize: max(1, size / terrainStep))
         var rasters: [(String, SampleRaster)] = []
         if only != .color {
-            rasters.append(("montblanc-dem", SampleRegion.elevation(
-                terrain: terrain, width: width ?? size, height: height ?? size, sampleType: SampleType(rawValue: demType)!)))
+            rasters.append(
+                (
+                    "montblanc-dem",
+                    SampleRegion.elevation(
+                        terrain: terrain, width: width ?? size, height: height ?? size,
+                        sampleType: SampleType(rawValue: demType)!)
+                ))
         }
         if only != .dem {
-            rasters.append(("montblanc-color", SampleRegion.color(
-                terrain: terrain, width: width ?? (size * 4 + 2) / 3, height: height ?? size,
-                sampleType: SampleType(rawValue: colorType)!, alpha: alpha)))
+            rasters.append(
+                (
+                    "montblanc-color",
+                    SampleRegion.color(
+                        terrain: terrain, width: width ?? (size * 4 + 2) / 3, height: height ?? size,
+                        sampleType: SampleType(rawValue: colorType)!, alpha: alpha)
+                ))
         }
         for (name, full) in rasters {
             let raster = full.withTerrainStep(terrainStep)
@@ -144,9 +163,10 @@ struct SampleRegionCommand: ParsableCommand {
                 throw ExitCode(error.category.exitStatus)
             }
             let elapsed = ContinuousClock.now - started
-            print("\(path): \(raster.width)×\(raster.height)×\(raster.bands) \(raster.sampleType.rawValue) EPSG:\(raster.epsg) "
-                + "\(summary.isBigTIFF ? "BigTIFF" : "TIFF") \(summary.blockCount) blocks \(summary.fileSize) bytes "
-                + "in \((elapsed.inSeconds * 100).rounded() / 100) s")
+            print(
+                "\(path): \(raster.width)×\(raster.height)×\(raster.bands) \(raster.sampleType.rawValue) EPSG:\(raster.epsg) "
+                    + "\(summary.isBigTIFF ? "BigTIFF" : "TIFF") \(summary.blockCount) blocks \(summary.fileSize) bytes "
+                    + "in \((elapsed.inSeconds * 100).rounded() / 100) s")
             if raw || checksum {
                 let samples = raster.rawSamples()
                 if raw {

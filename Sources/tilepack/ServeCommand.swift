@@ -45,16 +45,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Tile store budget, e.g. 64MiB.")
     var budget = "64MiB"
 
-    @Option(help: "Directory holding Leaflet (leaflet.js, leaflet.css, images/), as Debian's libjs-leaflet installs it.")
+    @Option(
+        help: "Directory holding Leaflet (leaflet.js, leaflet.css, images/), as Debian's libjs-leaflet installs it.")
     var leaflet = "/usr/share/javascript/leaflet"
 
-    @Option(help: "Packs directory (tilepack pack -o): <id>.mbtiles, <id>.manifest.jws, <id>.vN-vM.delta.mbtiles, served under /packs.")
+    @Option(
+        help:
+            "Packs directory (tilepack pack -o): <id>.mbtiles, <id>.manifest.jws, <id>.vN-vM.delta.mbtiles, served under /packs."
+    )
     var packs: String?
 
     @Option(help: "Request log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
-    @Option(help: ArgumentHelp("Open connections at most; more are closed on accept (default: what 48 MiB holds at --max-header-bytes, within the descriptor limit).", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Open connections at most; more are closed on accept (default: what 48 MiB holds at --max-header-bytes, within the descriptor limit).",
+            valueName: "n"))
     var maxConnections: Int?
 
     @Option(help: "Request line and headers at most, e.g. 16KiB; larger → 431.")
@@ -63,26 +70,42 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Request body at most, e.g. 64KiB; larger → 413.")
     var maxBodyBytes = "64KiB"
 
-    @Option(help: ArgumentHelp("Seconds to send a whole request (from its first byte, or from connecting); slower → 408 and close.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to send a whole request (from its first byte, or from connecting); slower → 408 and close.",
+            valueName: "seconds"))
     var headerTimeout = ConnectionLimits.defaultHeaderTimeout
 
-    @Option(help: ArgumentHelp("Seconds a kept-alive connection may wait for its next request (or a response for the client to read); longer → close.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a kept-alive connection may wait for its next request (or a response for the client to read); longer → close.",
+            valueName: "seconds"))
     var idleTimeout = ConnectionLimits.defaultIdleTimeout
 
-    @Option(help: ArgumentHelp("An origin (scheme://host[:port]) whose pages may read responses (repeatable; '*' for a public server). Default: none, only this server's own pages.", valueName: "origin"))
+    @Option(
+        help: ArgumentHelp(
+            "An origin (scheme://host[:port]) whose pages may read responses (repeatable; '*' for a public server). Default: none, only this server's own pages.",
+            valueName: "origin"))
     var cors: [String] = []
 
-    @Option(help: ArgumentHelp("A host name a loopback server also answers to (repeatable); requests addressed to any other name get 421.", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "A host name a loopback server also answers to (repeatable); requests addressed to any other name get 421.",
+            valueName: "name"))
     var allowedHost: [String] = []
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is outside 0…65535") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level '\(logLevel)' is not a log level") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level '\(logLevel)' is not a log level")
+        }
         do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError(error.description) }
         if let problem = try connectionLimits().problem { throw ValidationError(problem) }
         for origin in cors where origin != "*" {
             let lower = origin.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !origin.dropFirst(8).contains("/"), origin.utf8.count <= 255 else {
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !origin.dropFirst(8).contains("/"),
+                origin.utf8.count <= 255
+            else {
                 throw ValidationError("--cors '\(origin)' is not an origin (scheme://host[:port], or '*')")
             }
         }
@@ -94,11 +117,19 @@ struct ServeCommand: AsyncParsableCommand {
     /// The limits these options give (the connection limit from `ulimit -n` unless given).
     func connectionLimits() throws -> ConnectionLimits {
         let headers: Int, body: Int
-        do { headers = try ByteSize.parse(maxHeaderBytes) } catch { throw ValidationError("--max-header-bytes " + error.description) }
-        do { body = try ByteSize.parse(maxBodyBytes) } catch { throw ValidationError("--max-body-bytes " + error.description) }
-        let connections = maxConnections ?? ConnectionLimits.defaultMaxConnections(fileLimit: ConnectionLimits.fileDescriptorLimit(), maxHeaderBytes: headers)
-        return ConnectionLimits(maxConnections: connections, maxHeaderBytes: headers, maxBodyBytes: body,
-                                headerTimeout: headerTimeout, idleTimeout: idleTimeout)
+        do { headers = try ByteSize.parse(maxHeaderBytes) } catch {
+            throw ValidationError("--max-header-bytes " + error.description)
+        }
+        do { body = try ByteSize.parse(maxBodyBytes) } catch {
+            throw ValidationError("--max-body-bytes " + error.description)
+        }
+        let connections =
+            maxConnections
+            ?? ConnectionLimits.defaultMaxConnections(
+                fileLimit: ConnectionLimits.fileDescriptorLimit(), maxHeaderBytes: headers)
+        return ConnectionLimits(
+            maxConnections: connections, maxHeaderBytes: headers, maxBodyBytes: body,
+            headerTimeout: headerTimeout, idleTimeout: idleTimeout)
     }
 
     func run() async throws {
@@ -133,7 +164,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let problem = service.assetProblem { printError("warning: \(problem); the viewer page explains it") }
         if let packs = service.packs {
             let offered = packs.directory.packs()
-            printNotice("packs: \(offered.count) from \(packs.directory.path)" + (offered.isEmpty ? "" : " (" + offered.map(\.id).joined(separator: ", ") + ")"))
+            printNotice(
+                "packs: \(offered.count) from \(packs.directory.path)"
+                    + (offered.isEmpty ? "" : " (" + offered.map(\.id).joined(separator: ", ") + ")"))
             if offered.contains(where: { $0.manifest.productID != nil }), let problem = packs.salesProblem {
                 printNotice("warning: " + problem)
             }
@@ -144,13 +177,16 @@ struct ServeCommand: AsyncParsableCommand {
         // The viewer's Buy/Restore/Download buttons act for this ledger and account, through
         // a read-write library opened on the first action (the served one stays read-only).
         let regions = self.regions
-        let actions = StorefrontActions(service: service, options: .init(host: host, openForWriting: { try regions.open(readOnly: false) }))
+        let actions = StorefrontActions(
+            service: service, options: .init(host: host, openForWriting: { try regions.open(readOnly: false) }))
         var configuration = TileServer.Configuration(host: host, port: port)
         configuration.limits = try connectionLimits()
         configuration.cors = CORSPolicy(origins: cors)
         configuration.allowedHosts = allowedHost
         try await TileServer.run(service, actions: actions, configuration: configuration, logger: logger) { bound in
-            printNow("serving \(library.kind.rawValue) library: \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/")
+            printNow(
+                "serving \(library.kind.rawValue) library: \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/"
+            )
         }
     }
 }
@@ -164,9 +200,12 @@ extension ServeCommand {
         guard let anchors = try regions.trustAnchors() else { return }
         let path = regions.ledger ?? EntitlementLedger.defaultPath()
         guard access(path, F_OK) != 0 else { return }
-        let ledger = try EntitlementLedger(path: regions.ledger, verifier: AppStoreVerifier(anchors: anchors), account: regions.account)
+        let ledger = try EntitlementLedger(
+            path: regions.ledger, verifier: AppStoreVerifier(anchors: anchors), account: regions.account)
         if ledger.accountWasDrawn {
-            printNotice("note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device")
+            printNotice(
+                "note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device"
+            )
         }
     }
 }

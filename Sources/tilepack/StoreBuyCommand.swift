@@ -17,7 +17,10 @@ struct StoreBuyCommand: ParsableCommand {
 
     @OptionGroup var options: RegionLibraryOptions
 
-    @Flag(help: "Print the result as JSON: product_id, already_owned, and for a purchase type, transaction_id, original_transaction_id, purchase_date, expires_date.")
+    @Flag(
+        help:
+            "Print the result as JSON: product_id, already_owned, and for a purchase type, transaction_id, original_transaction_id, purchase_date, expires_date."
+    )
     var json = false
 
     func run() throws {
@@ -32,7 +35,9 @@ struct StoreBuyCommand: ParsableCommand {
                     print("bought \(entitlement.productID): transaction \(entitlement.transactionID)")
                 }
             case .alreadyOwned(let id):
-                if json { print(try JSONOutput.string(BuyReport(entitlement: nil, productID: id))) } else {
+                if json {
+                    print(try JSONOutput.string(BuyReport(entitlement: nil, productID: id)))
+                } else {
                     print("already owned: \(id) (nothing charged)")
                 }
             }

@@ -13,8 +13,10 @@ struct StoreCommand: ParsableCommand {
             signed transactions in its ledger and derives entitlements from them on every read. \
             See docs/REGIONS.md.
             """,
-        subcommands: [StoreListCommand.self, StoreBuyCommand.self, StoreRestoreCommand.self,
-                      StoreRefundCommand.self, StoreEntitlementsCommand.self, StoreExportCommand.self,
-                      StoreVerifyCommand.self, StoreTrustCommand.self]
+        subcommands: [
+            StoreListCommand.self, StoreBuyCommand.self, StoreRestoreCommand.self,
+            StoreRefundCommand.self, StoreEntitlementsCommand.self, StoreExportCommand.self,
+            StoreVerifyCommand.self, StoreTrustCommand.self,
+        ]
     )
 }

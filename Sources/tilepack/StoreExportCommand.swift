@@ -6,7 +6,9 @@ struct StoreExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write the account's signed transactions and renewal infos (JWS) from the store as files.",
-        discussion: "One file per token: transaction-ID.jws and renewal-ORIGINAL_ID.jws, for checks (`tilepack store verify`, Apple's own verifiers) and for support.")
+        discussion:
+            "One file per token: transaction-ID.jws and renewal-ORIGINAL_ID.jws, for checks (`tilepack store verify`, Apple's own verifiers) and for support."
+    )
 
     @OptionGroup var options: RegionLibraryOptions
 
@@ -24,12 +26,16 @@ struct StoreExportCommand: ParsableCommand {
             var written = 0
             for jws in try store.transactions(account: ledger.account, bundleID: trust.bundleID) {
                 let id = (try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId) ?? nil
-                try RegionFiles.writeAtomically(path: "\(output)/transaction-\(id ?? String(written)).jws", bytes: Array((jws + "\n").utf8), mode: 0o644)
+                try RegionFiles.writeAtomically(
+                    path: "\(output)/transaction-\(id ?? String(written)).jws", bytes: Array((jws + "\n").utf8),
+                    mode: 0o644)
                 written += 1
             }
             for jws in try store.renewalInfos(account: ledger.account, bundleID: trust.bundleID) {
                 let id = (try? ledger.verifier.verifyRenewalInfo(jws, source: "store").originalTransactionId) ?? nil
-                try RegionFiles.writeAtomically(path: "\(output)/renewal-\(id ?? String(written)).jws", bytes: Array((jws + "\n").utf8), mode: 0o644)
+                try RegionFiles.writeAtomically(
+                    path: "\(output)/renewal-\(id ?? String(written)).jws", bytes: Array((jws + "\n").utf8), mode: 0o644
+                )
                 written += 1
             }
             print("wrote \(written) token\(written == 1 ? "" : "s") to \(output)")

@@ -3,11 +3,15 @@ import TilePack
 
 /// `tilepack store list`: the catalog's products with prices and whether they are owned.
 struct StoreListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the products of the library's signed catalog.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List the products of the library's signed catalog.")
 
     @OptionGroup var options: RegionLibraryOptions
 
-    @Flag(help: "Print one JSON object per product: id, kind, title, price (a string), currency, bounds [west, south, east, north], minzoom, maxzoom, owned, available.")
+    @Flag(
+        help:
+            "Print one JSON object per product: id, kind, title, price (a string), currency, bounds [west, south, east, north], minzoom, maxzoom, owned, available."
+    )
     var json = false
 
     func run() throws {

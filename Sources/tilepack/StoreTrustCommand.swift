@@ -18,7 +18,9 @@ struct StoreTrustCommand: ParsableCommand {
             else in the simulator's directory is read, and no private key is ever written to it.
             """)
 
-    @Option(help: "Directory of the test App Store (created when missing): its published root certificate AppStoreRoot.der.")
+    @Option(
+        help: "Directory of the test App Store (created when missing): its published root certificate AppStoreRoot.der."
+    )
     var simulator: String
 
     @Option(help: "The publisher's public JWK (Ed25519) that signs the catalog; repeat for several.")
@@ -27,7 +29,10 @@ struct StoreTrustCommand: ParsableCommand {
     @Option(help: "The app's bundle identifier, which every transaction must name.")
     var bundleId: String
 
-    @Option(name: .shortAndLong, help: "Trust file to write (default: $XDG_CONFIG_HOME/tilepack/trust.json, else ~/.config/tilepack/trust.json).")
+    @Option(
+        name: .shortAndLong,
+        help: "Trust file to write (default: $XDG_CONFIG_HOME/tilepack/trust.json, else ~/.config/tilepack/trust.json)."
+    )
     var output: String?
 
     @Flag(help: "Replace an existing trust file.")
@@ -48,11 +53,16 @@ struct StoreTrustCommand: ParsableCommand {
             for path in publisher {
                 let key = try JWK.read(path: path)
                 guard key.d == nil else {
-                    throw InputFileError(path: path, problem: "holds a private key (d); give the publisher's public JWK: a trust file holds no private key")
+                    throw InputFileError(
+                        path: path,
+                        problem:
+                            "holds a private key (d); give the publisher's public JWK: a trust file holds no private key"
+                    )
                 }
                 keys.append(key)
             }
-            let anchors = TrustAnchors(appStoreRoots: [root], bundleID: bundleId, environments: [.sandbox], publisherKeys: keys)
+            let anchors = TrustAnchors(
+                appStoreRoots: [root], bundleID: bundleId, environments: [.sandbox], publisherKeys: keys)
             let text = try anchors.jsonString() + "\n"
             if let slash = out.lastIndex(of: "/"), slash != out.startIndex {
                 try RegionFiles.makeDirectories(String(out[..<slash]))
@@ -65,7 +75,9 @@ struct StoreTrustCommand: ParsableCommand {
             // Read back through the device's own parser: the file written is one it accepts.
             _ = try TrustAnchors(contentsOf: out)
             let fingerprint = try FileDigest.sha256(path: rootPath)
-            print("wrote \(out): Sandbox, bundle \(bundleId), root \(rootPath) (SHA-256 \(fingerprint)), \(keys.count) publisher key\(keys.count == 1 ? "" : "s")")
+            print(
+                "wrote \(out): Sandbox, bundle \(bundleId), root \(rootPath) (SHA-256 \(fingerprint)), \(keys.count) publisher key\(keys.count == 1 ? "" : "s")"
+            )
         }
     }
 }

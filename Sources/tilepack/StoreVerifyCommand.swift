@@ -11,7 +11,8 @@ import Foundation
 struct StoreVerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Verify App Store signed data (a transaction, renewal info or notification JWS) against a trust file.",
+        abstract:
+            "Verify App Store signed data (a transaction, renewal info or notification JWS) against a trust file.",
         discussion: """
             Checks as Apple's SignedDataVerifier does offline: three base64url parts, alg ES256, an \
             x5c of three certificates whose leaf and intermediate chain to a root pinned in the \
@@ -38,10 +39,11 @@ struct StoreVerifyCommand: ParsableCommand {
     @Option(help: "What the token is: transaction, renewal-info or notification.")
     var kind: Kind = .transaction
 
-    @Flag(help: """
-        Print the verdict as JSON on stdout: {"valid": true, "kind", "environment", "payload": {Apple's field names}} \
-        or {"valid": false, "reason", "detail"} (still exit 2).
-        """)
+    @Flag(
+        help: """
+            Print the verdict as JSON on stdout: {"valid": true, "kind", "environment", "payload": {Apple's field names}} \
+            or {"valid": false, "reason", "detail"} (still exit 2).
+            """)
     var json = false
 
     func run() throws {
@@ -67,29 +69,41 @@ struct StoreVerifyCommand: ParsableCommand {
             let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
             switch transaction.problem(at: now) {
             case .revoked:
-                throw AppStoreVerificationError(.revoked, source: tokenFile,
-                                                "transaction \(transaction.transactionId ?? "?") was revoked at \(transaction.revocationDate ?? 0) (ms since 1970)")
+                throw AppStoreVerificationError(
+                    .revoked, source: tokenFile,
+                    "transaction \(transaction.transactionId ?? "?") was revoked at \(transaction.revocationDate ?? 0) (ms since 1970)"
+                )
             case .expired:
-                throw AppStoreVerificationError(.expired, source: tokenFile,
-                                                "transaction \(transaction.transactionId ?? "?") expired at \(transaction.expiresDate ?? 0) (ms since 1970)")
+                throw AppStoreVerificationError(
+                    .expired, source: tokenFile,
+                    "transaction \(transaction.transactionId ?? "?") expired at \(transaction.expiresDate ?? 0) (ms since 1970)"
+                )
             default: break
             }
-            output(transaction, environment: transaction.environment,
-                   summary: "transaction \(transaction.transactionId ?? "?"), product \(transaction.productId ?? "?")")
+            output(
+                transaction, environment: transaction.environment,
+                summary: "transaction \(transaction.transactionId ?? "?"), product \(transaction.productId ?? "?")")
         case .renewalInfo:
             let info = try verifier.verifyRenewalInfo(token, source: tokenFile)
-            output(info, environment: info.environment,
-                   summary: "renewal info of \(info.originalTransactionId ?? "?"), renews to \(info.autoRenewProductId ?? "?")")
+            output(
+                info, environment: info.environment,
+                summary:
+                    "renewal info of \(info.originalTransactionId ?? "?"), renews to \(info.autoRenewProductId ?? "?")")
         case .notification:
             let notification = try verifier.verifyNotification(token, source: tokenFile)
-            output(notification, environment: notification.appIdentity.environment,
-                   summary: "notification \(notification.notificationType ?? "?")\(notification.subtype.map { "/" + $0 } ?? "")")
+            output(
+                notification, environment: notification.appIdentity.environment,
+                summary:
+                    "notification \(notification.notificationType ?? "?")\(notification.subtype.map { "/" + $0 } ?? "")"
+            )
         }
     }
 
     private func output(_ payload: some Encodable, environment: AppStoreEnvironment?, summary: String) {
         if json {
-            let text = (try? JSONOutput.string(Accepted(kind: kind.rawValue, environment: environment?.rawValue, payload: payload)))
+            let text =
+                (try? JSONOutput.string(
+                    Accepted(kind: kind.rawValue, environment: environment?.rawValue, payload: payload)))
             print(text ?? #"{"valid": true}"#)
         } else {
             print("valid: \(summary), environment \(environment?.rawValue ?? "?")")
@@ -115,8 +129,9 @@ enum TrustFileOption {
     static func resolve(_ option: String?) throws(TrustFileError) -> String {
         if let option { return option }
         guard let path = TrustAnchors.defaultPath(environment: ProcessInfo.processInfo.environment) else {
-            throw TrustFileError(path: "--trust", "no trust file given and neither XDG_CONFIG_HOME nor HOME is set",
-                                 category: .invalidArgument)
+            throw TrustFileError(
+                path: "--trust", "no trust file given and neither XDG_CONFIG_HOME nor HOME is set",
+                category: .invalidArgument)
         }
         return path
     }

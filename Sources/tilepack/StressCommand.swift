@@ -43,13 +43,20 @@ struct StressCommand: ParsableCommand {
     @Flag(help: "Ask for decoded RGBA pixels instead of GPU payloads.")
     var decode = false
 
-    @Flag(help: "Print one JSON object: operations, hit_rate, peak_resident_bytes, peak_rss_bytes, budget_violations, load_p50_us, load_p99_us, memory_warnings, bytes_freed_by_pressure, and more.")
+    @Flag(
+        help:
+            "Print one JSON object: operations, hit_rate, peak_resident_bytes, peak_rss_bytes, budget_violations, load_p50_us, load_p99_us, memory_warnings, bytes_freed_by_pressure, and more."
+    )
     var json = false
 
     func validate() throws {
-        if (archive == nil) == (library == nil) { throw ValidationError("give an ARCHIVE or --library DIR (one of them)") }
+        if (archive == nil) == (library == nil) {
+            throw ValidationError("give an ARCHIVE or --library DIR (one of them)")
+        }
         if !(1...256).contains(threads) { throw ValidationError("--threads \(threads) must be 1…256") }
-        if !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds \(seconds) must be above 0 and at most 86400") }
+        if !(seconds > 0 && seconds <= 86_400) {
+            throw ValidationError("--seconds \(seconds) must be above 0 and at most 86400")
+        }
         do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError("--budget: \(error.description)") }
         if let memoryWarnings {
             do { _ = try SimulatedMemoryWarnings(parsing: memoryWarnings) } catch {
@@ -62,7 +69,9 @@ struct StressCommand: ParsableCommand {
         do {
             var options = TileStoreOptions()
             options.policy = policy
-            options.simulatedWarnings = try memoryWarnings.map { text throws(TileStoreError) in try SimulatedMemoryWarnings(parsing: text) }
+            options.simulatedWarnings = try memoryWarnings.map { text throws(TileStoreError) in
+                try SimulatedMemoryWarnings(parsing: text)
+            }
             let paths = try archive.map { [$0] } ?? PointQuery.archives(in: library ?? ".")
             // A damaged archive in a library is reported and skipped: the store serves the rest.
             var readers: [any TileArchive] = []
@@ -72,7 +81,9 @@ struct StressCommand: ParsableCommand {
                     printError("\(error.description) (skipped)")
                 }
             }
-            guard !readers.isEmpty else { throw InputFileError(path: library ?? ".", problem: "no readable region archive") }
+            guard !readers.isEmpty else {
+                throw InputFileError(path: library ?? ".", problem: "no readable region archive")
+            }
             let store = try TileStore(archives: readers, budget: try MemoryBudget(parsing: budget), options: options)
             var configuration = TileStoreStress.Configuration()
             configuration.threads = threads

@@ -7,6 +7,11 @@ struct TilePackCommand: AsyncParsableCommand {
         commandName: "tilepack",
         abstract: "Package georeferenced rasters into offline map regions of GPU-compressed tiles.",
         version: "0.1.0",
-        subcommands: [BuildCommand.self, CatalogCommand.self, DownloadCommand.self, InfoCommand.self, LibraryCommand.self, MergeCommand.self, PackCommand.self, QueryCommand.self, RenderCommand.self, ServeCommand.self, StoreCommand.self, StressCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self, TileMathCommand.self, VerifyCommand.self]
+        subcommands: [
+            BuildCommand.self, CatalogCommand.self, DownloadCommand.self, InfoCommand.self, LibraryCommand.self,
+            MergeCommand.self, PackCommand.self, QueryCommand.self, RenderCommand.self, ServeCommand.self,
+            StoreCommand.self, StressCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self,
+            TileMathCommand.self, VerifyCommand.self,
+        ]
     )
 }

@@ -5,7 +5,8 @@ import TilePack
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a pack (every tile's hash against the signed manifest, every tile decodes) or an archive (SQLite integrity, every tile decodes).",
+        abstract:
+            "Check a pack (every tile's hash against the signed manifest, every tile decodes) or an archive (SQLite integrity, every tile decodes).",
         discussion: """
             A pack is checked against <pack_id>.manifest.jws beside it: the signature (with the \
             trust file's publisher keys; --trust, else the default trust file), then the file's \
@@ -17,7 +18,8 @@ struct VerifyCommand: ParsableCommand {
     @Argument(help: "A pack (<pack_id>.mbtiles), a delta, or an MBTiles archive.")
     var file: String
 
-    @Option(help: "Trust file whose publisher keys check the manifest (default: the default trust file when there is one).")
+    @Option(
+        help: "Trust file whose publisher keys check the manifest (default: the default trust file when there is one).")
     var trust: String?
 
     func run() throws {
@@ -27,7 +29,9 @@ struct VerifyCommand: ParsableCommand {
                 let reader = try MBTilesReader(path: file)
                 try reader.verifyIntegrity()
                 let checked = try reader.decodeAllTiles()
-                print("\(file): ok: SQLite integrity, \(checked.tiles) tiles and \(checked.elevationRows) elevation rows decode")
+                print(
+                    "\(file): ok: SQLite integrity, \(checked.tiles) tiles and \(checked.elevationRows) elevation rows decode"
+                )
                 return
             }
             let keys = try RegionLibraryOptions.trustAnchors(file: trust)?.publisherKeys
@@ -38,17 +42,24 @@ struct VerifyCommand: ParsableCommand {
                 switch check.signature {
                 case "valid": notes.append("manifest signature valid")
                 case "unverified": notes.append("manifest signature not checked (no trust file)")
-                default: throw PackError(.badSignature, subject: check.manifestPath, check.problem ?? "the manifest signature is \(check.signature)")
+                default:
+                    throw PackError(
+                        .badSignature, subject: check.manifestPath,
+                        check.problem ?? "the manifest signature is \(check.signature)")
                 }
                 if check.sha256Matches == true {
                     notes.append("file SHA-256 is the manifest's")
                 } else if check.tileIndexMatches == true {
                     notes.append("tile index is the manifest's (a delta-updated pack)")
                 } else {
-                    throw PackError(.hashMismatch, subject: file, "neither its SHA-256 nor its tile index is the one its manifest names")
+                    throw PackError(
+                        .hashMismatch, subject: file,
+                        "neither its SHA-256 nor its tile index is the one its manifest names")
                 }
             }
-            print("\(file): ok: \(stats.tiles) tiles and \(stats.elevationRows) elevation rows match their hashes and decode; " + notes.joined(separator: "; "))
+            print(
+                "\(file): ok: \(stats.tiles) tiles and \(stats.elevationRows) elevation rows match their hashes and decode; "
+                    + notes.joined(separator: "; "))
         }
     }
 }

@@ -6,7 +6,14 @@ import TilePackCore
 @Suite struct ASTCEncoderTests {
     static func gradient(_ w: Int, _ h: Int, alpha: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
-        for y in 0..<h { for x in 0..<w { out += [UInt8(x * 255 / (w - 1)), UInt8(y * 255 / (h - 1)), UInt8((x + y) * 127 / (w + h)), alpha ? UInt8(255 - x * 200 / w) : 255] } }
+        for y in 0..<h {
+            for x in 0..<w {
+                out += [
+                    UInt8(x * 255 / (w - 1)), UInt8(y * 255 / (h - 1)), UInt8((x + y) * 127 / (w + h)),
+                    alpha ? UInt8(255 - x * 200 / w) : 255,
+                ]
+            }
+        }
         return out
     }
 
@@ -14,13 +21,18 @@ import TilePackCore
         var random = SplitMix64(seed: 42)
         return (0..<(w * h)).flatMap { _ in
             let v = random.next()
-            return [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16), 255]
+            return [
+                UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v >> 16),
+                255,
+            ]
         }
     }
 
     /// Checks that every block of `blocks` decodes and counts the blocks (void-extent ones
     /// left out) whose two 64-bit halves `matches` accepts.
-    static func countDecodedBlocks(_ blocks: [UInt8], decoder: ASTCDecoder, where matches: (UInt64, UInt64) -> Bool) -> Int {
+    static func countDecodedBlocks(
+        _ blocks: [UInt8], decoder: ASTCDecoder, where matches: (UInt64, UInt64) -> Bool
+    ) -> Int {
         var count = 0
         let texels = UnsafeMutablePointer<UInt32>.allocate(capacity: 144)
         defer { texels.deallocate() }
@@ -33,12 +45,17 @@ import TilePackCore
     }
 
     /// RGB PSNR of `image` through `fast` and through the given `quality` blocks.
-    static func fastAndQualityPSNR(_ image: [UInt8], width w: Int, height h: Int, quality blocks: [UInt8],
-                                   encoder: ASTCEncoder, decoder: ASTCDecoder) throws -> (fast: Double, quality: Double) {
-        let fast = try decoder.decode(try encoder.encode(rgba: image, width: w, height: h, level: .fast), width: w, height: h)
+    static func fastAndQualityPSNR(
+        _ image: [UInt8], width w: Int, height h: Int, quality blocks: [UInt8],
+        encoder: ASTCEncoder, decoder: ASTCDecoder
+    ) throws -> (fast: Double, quality: Double) {
+        let fast = try decoder.decode(
+            try encoder.encode(rgba: image, width: w, height: h, level: .fast), width: w, height: h)
         let quality = try decoder.decode(blocks, width: w, height: h)
-        return (ImageQuality.measure(reference: image, decoded: fast, width: w, height: h).rgb,
-                ImageQuality.measure(reference: image, decoded: quality, width: w, height: h).rgb)
+        return (
+            ImageQuality.measure(reference: image, decoded: fast, width: w, height: h).rgb,
+            ImageQuality.measure(reference: image, decoded: quality, width: w, height: h).rgb
+        )
     }
 
     /// The layout ranking is a strict order (score, then block mode), so it cannot depend on
@@ -50,12 +67,15 @@ import TilePackCore
         let modes = ASTCBlockModes.table(for: format)
         for partitions in 1...2 {
             for scaled in [false, true] {
-                let ranked = ASTCEncoder.rankCandidates(format: format, modes: modes, partitions: partitions, scaled: scaled)
+                let ranked = ASTCEncoder.rankCandidates(
+                    format: format, modes: modes, partitions: partitions, scaled: scaled)
                 #expect(ranked.list.count > 1)
                 #expect(ranked.list.allSatisfy { $0.scaled == scaled })
                 for (a, b) in zip(ranked.list, ranked.list.dropFirst()) {
                     let sa = ASTCEncoder.rankScore(a), sb = ASTCEncoder.rankScore(b)
-                    #expect(sa > sb || (sa == sb && a.mode < b.mode), "\(format.rawValue) p\(partitions) scaled \(scaled): mode \(a.mode) before \(b.mode)")
+                    #expect(
+                        sa > sb || (sa == sb && a.mode < b.mode),
+                        "\(format.rawValue) p\(partitions) scaled \(scaled): mode \(a.mode) before \(b.mode)")
                 }
             }
         }
@@ -66,8 +86,17 @@ import TilePackCore
     /// process (see `layoutRankingIsAStrictOrder`). The digests pin today's encoder output;
     /// an intended encoder change updates them.
     /// The opaque case pins the colour-scaled (mode 6) path, which only opaque blocks take.
-    @Test(arguments: [(ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true, "9e4a398fe85f07e17775f877c841aea4bffebfe3527ba3b43d1b34588b16c655"), (.astc6x6, .quality, false, "1b934ab440df1dab4518397dd7a25623f2e6c9b763f5dfc9b5c69c48dde29312"), (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"), (.astc4x4, .quality, true, "a24ce285230dcf2702c5722690148c2402ea892fc2a53874048aecaa459b7bfe")])
-    func encodesTheSameBlocksInEveryProcess(format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String) throws {
+    @Test(arguments: [
+        (
+            ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true,
+            "9e4a398fe85f07e17775f877c841aea4bffebfe3527ba3b43d1b34588b16c655"
+        ), (.astc6x6, .quality, false, "1b934ab440df1dab4518397dd7a25623f2e6c9b763f5dfc9b5c69c48dde29312"),
+        (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"),
+        (.astc4x4, .quality, true, "a24ce285230dcf2702c5722690148c2402ea892fc2a53874048aecaa459b7bfe"),
+    ])
+    func encodesTheSameBlocksInEveryProcess(
+        format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String
+    ) throws {
         let (w, h) = (48, 36)
         var image = Self.gradient(w, h, alpha: alpha)
         let noise = Self.noise(w, h)
@@ -85,13 +114,18 @@ import TilePackCore
     /// mixed endpoint modes, fitted when their estimate is within 1.5 × the best error, bring
     /// it to 29.7 dB (29.8 with the refit after the weight steps), so the floor is back to
     /// about 1 dB under: 28.7.
-    @Test(arguments: [(ASTCFormat.astc4x4, 35.5, 33.5, 14.0), (.astc6x6, 31.5, 29.5, 12.5), (.astc8x8, 28.7, 27.3, 11.5)])
+    @Test(arguments: [
+        (ASTCFormat.astc4x4, 35.5, 33.5, 14.0), (.astc6x6, 31.5, 29.5, 12.5), (.astc8x8, 28.7, 27.3, 11.5),
+    ])
     func roundTripQuality(format: ASTCFormat, gradientFloor: Double, alphaFloor: Double, noiseFloor: Double) throws {
         let encoder = try ASTCEncoder(format: format)
         let decoder = ASTCDecoder(format: format)
-        let (w, h) = (37, 29) // not a multiple of any footprint
+        let (w, h) = (37, 29)  // not a multiple of any footprint
         for level in ASTCEncoder.Level.allCases {
-            for (image, floor) in [(Self.gradient(w, h), gradientFloor), (Self.gradient(w, h, alpha: true), alphaFloor), (Self.noise(w, h), noiseFloor)] {
+            for (image, floor) in [
+                (Self.gradient(w, h), gradientFloor), (Self.gradient(w, h, alpha: true), alphaFloor),
+                (Self.noise(w, h), noiseFloor),
+            ] {
                 let blocks = try encoder.encode(rgba: image, width: w, height: h, level: level)
                 #expect(blocks.count == format.byteCount(width: w, height: h))
                 let decoded = try decoder.decode(blocks, width: w, height: h)
@@ -113,7 +147,8 @@ import TilePackCore
         for image in [Self.gradient(w, h), Self.noise(w, h), Self.gradient(w, h, alpha: true)] {
             var psnr: [Double] = []
             for level in [ASTCEncoder.Level.fast, .quality] {
-                let decoded = try decoder.decode(try encoder.encode(rgba: image, width: w, height: h, level: level), width: w, height: h)
+                let decoded = try decoder.decode(
+                    try encoder.encode(rgba: image, width: w, height: h, level: level), width: w, height: h)
                 psnr.append(ImageQuality.measure(reference: image, decoded: decoded, width: w, height: h).rgb)
             }
             #expect(psnr[1] >= psnr[0], "\(format.rawValue): fast \(psnr[0]) dB, quality \(psnr[1]) dB")
@@ -140,8 +175,10 @@ import TilePackCore
             return (partitions == 0 && (lo >> 13) & 0xF == 6) || (partitions == 1 && (lo >> 23) & 0x3F == 6 << 2)
         }
         #expect(scaledBlocks > 0)
-        let psnr = try Self.fastAndQualityPSNR(image, width: w, height: h, quality: blocks, encoder: encoder, decoder: decoder)
-        #expect(psnr.quality > psnr.fast, "fast \(psnr.fast) dB, quality \(psnr.quality) dB, \(scaledBlocks) scaled blocks")
+        let psnr = try Self.fastAndQualityPSNR(
+            image, width: w, height: h, quality: blocks, encoder: encoder, decoder: decoder)
+        #expect(
+            psnr.quality > psnr.fast, "fast \(psnr.fast) dB, quality \(psnr.quality) dB, \(scaledBlocks) scaled blocks")
     }
 
     /// In every block red and green ramp along x while blue ramps along y (independent of them): one weight
@@ -151,7 +188,11 @@ import TilePackCore
     @Test func dualPlaneForAnIndependentChannel() throws {
         let (w, h) = (48, 48)
         var image: [UInt8] = []
-        for y in 0..<h { for x in 0..<w { image += [UInt8(20 + (x % 6) * 40), UInt8(230 - (x % 6) * 40), UInt8(40 + (y % 6) * 30), 255] } }
+        for y in 0..<h {
+            for x in 0..<w {
+                image += [UInt8(20 + (x % 6) * 40), UInt8(230 - (x % 6) * 40), UInt8(40 + (y % 6) * 30), 255]
+            }
+        }
         let encoder = try ASTCEncoder(format: .astc6x6)
         let decoder = ASTCDecoder(format: .astc6x6)
         let modes = ASTCBlockModes.table(for: .astc6x6)
@@ -165,8 +206,11 @@ import TilePackCore
             return bit(at) | bit(at + 1) << 1 == 2
         }
         #expect(dualBlueBlocks > 0)
-        let psnr = try Self.fastAndQualityPSNR(image, width: w, height: h, quality: blocks, encoder: encoder, decoder: decoder)
-        #expect(psnr.quality > psnr.fast + 3, "fast \(psnr.fast) dB, quality \(psnr.quality) dB, \(dualBlueBlocks) dual-plane blocks")
+        let psnr = try Self.fastAndQualityPSNR(
+            image, width: w, height: h, quality: blocks, encoder: encoder, decoder: decoder)
+        #expect(
+            psnr.quality > psnr.fast + 3,
+            "fast \(psnr.fast) dB, quality \(psnr.quality) dB, \(dualBlueBlocks) dual-plane blocks")
     }
 
     /// Two kinds of colour side by side in every block (one hue whose brightness varies, on a
@@ -200,8 +244,10 @@ import TilePackCore
             return true
         }
         #expect(mixedBlocks > 0)
-        let psnr = try Self.fastAndQualityPSNR(image, width: w, height: h, quality: blocks, encoder: encoder, decoder: decoder)
-        #expect(psnr.quality > psnr.fast, "fast \(psnr.fast) dB, quality \(psnr.quality) dB, \(mixedBlocks) mixed blocks")
+        let psnr = try Self.fastAndQualityPSNR(
+            image, width: w, height: h, quality: blocks, encoder: encoder, decoder: decoder)
+        #expect(
+            psnr.quality > psnr.fast, "fast \(psnr.fast) dB, quality \(psnr.quality) dB, \(mixedBlocks) mixed blocks")
     }
 
     @Test func flatImageIsExact() throws {
@@ -240,7 +286,9 @@ import TilePackCore
 
     @Test func refusesWhatItCannotEncode() throws {
         #expect(throws: CodecError.self) { try ASTCEncoder(format: .astc5x5) }
-        #expect(throws: CodecError.self) { try ASTCEncoder(format: .astc4x4).encode(rgba: [1, 2, 3], width: 4, height: 4) }
+        #expect(throws: CodecError.self) {
+            try ASTCEncoder(format: .astc4x4).encode(rgba: [1, 2, 3], width: 4, height: 4)
+        }
     }
 }
 

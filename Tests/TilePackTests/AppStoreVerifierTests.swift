@@ -64,7 +64,8 @@ import TilePackTools
         var expected: AppStoreVerificationError.Reason?
         var testDescription: String {
             let envs = AppStoreEnvironment.allCases.filter(environments.contains).map(\.rawValue).joined(separator: "+")
-            return "\(token) as \(kind) [\(envs), \(bundle)\(appAppleID.map { ", \($0)" } ?? "")\(xcodeRoot ? ", Xcode root" : "")] → \(expected?.rawValue ?? "valid")"
+            return
+                "\(token) as \(kind) [\(envs), \(bundle)\(appAppleID.map { ", \($0)" } ?? "")\(xcodeRoot ? ", Xcode root" : "")] → \(expected?.rawValue ?? "valid")"
         }
     }
 
@@ -72,40 +73,86 @@ import TilePackTools
 
     static let vectorCases: [VectorCase] = {
         var rows: [VectorCase] = [
-            .init(token: "mock_signed_data/transactionInfo", kind: .transaction, environments: [.sandbox], bundle: "com.example", expected: nil),
-            .init(token: "mock_signed_data/transactionInfo", kind: .transaction, environments: [.sandbox], bundle: "com.example.x", expected: .bundle),
-            .init(token: "mock_signed_data/renewalInfo", kind: .renewalInfo, environments: [.sandbox], bundle: "com.example", expected: nil),
-            .init(token: "mock_signed_data/testNotification", kind: .notification, environments: [.sandbox], bundle: "com.example", expected: nil),
-            .init(token: "mock_signed_data/testNotification", kind: .notification, environments: [.production], bundle: "com.example", appAppleID: 1234, expected: .environment),
-            .init(token: "mock_signed_data/testNotification", kind: .notification, environments: [.production], bundle: "com.example", expected: .environment),
-            .init(token: "mock_signed_data/testNotification", kind: .notification, environments: [.production], bundle: "com.example", appAppleID: 1235, expected: .appID),
-            .init(token: "mock_signed_data/testNotification", kind: .notification, environments: [.sandbox], bundle: "com.example", appAppleID: 1235, expected: .appID),
-            .init(token: "mock_signed_data/wrongBundleId", kind: .notification, environments: [.sandbox], bundle: "com.examplex", expected: .bundle),
-            .init(token: "mock_signed_data/missingX5CHeaderClaim", kind: .notification, environments: [.sandbox], bundle: "com.example", expected: .malformed),
+            .init(
+                token: "mock_signed_data/transactionInfo", kind: .transaction, environments: [.sandbox],
+                bundle: "com.example", expected: nil),
+            .init(
+                token: "mock_signed_data/transactionInfo", kind: .transaction, environments: [.sandbox],
+                bundle: "com.example.x", expected: .bundle),
+            .init(
+                token: "mock_signed_data/renewalInfo", kind: .renewalInfo, environments: [.sandbox],
+                bundle: "com.example", expected: nil),
+            .init(
+                token: "mock_signed_data/testNotification", kind: .notification, environments: [.sandbox],
+                bundle: "com.example", expected: nil),
+            .init(
+                token: "mock_signed_data/testNotification", kind: .notification, environments: [.production],
+                bundle: "com.example", appAppleID: 1234, expected: .environment),
+            .init(
+                token: "mock_signed_data/testNotification", kind: .notification, environments: [.production],
+                bundle: "com.example", expected: .environment),
+            .init(
+                token: "mock_signed_data/testNotification", kind: .notification, environments: [.production],
+                bundle: "com.example", appAppleID: 1235, expected: .appID),
+            .init(
+                token: "mock_signed_data/testNotification", kind: .notification, environments: [.sandbox],
+                bundle: "com.example", appAppleID: 1235, expected: .appID),
+            .init(
+                token: "mock_signed_data/wrongBundleId", kind: .notification, environments: [.sandbox],
+                bundle: "com.examplex", expected: .bundle),
+            .init(
+                token: "mock_signed_data/missingX5CHeaderClaim", kind: .notification, environments: [.sandbox],
+                bundle: "com.example", expected: .malformed),
         ]
         for kind in [Kind.transaction, .renewalInfo, .notification] {
-            rows.append(.init(token: "a.b.c.d", isFile: false, kind: kind, environments: [.sandbox], bundle: "com.example", expected: .malformed))
-            rows.append(.init(token: "a.b.c", isFile: false, kind: kind, environments: [.sandbox], bundle: "com.example", expected: .malformed))
-            rows.append(.init(token: "mock_signed_data/legacyTransaction", kind: kind, environments: [.sandbox], bundle: "com.example", expected: .malformed))
+            rows.append(
+                .init(
+                    token: "a.b.c.d", isFile: false, kind: kind, environments: [.sandbox], bundle: "com.example",
+                    expected: .malformed))
+            rows.append(
+                .init(
+                    token: "a.b.c", isFile: false, kind: kind, environments: [.sandbox], bundle: "com.example",
+                    expected: .malformed))
+            rows.append(
+                .init(
+                    token: "mock_signed_data/legacyTransaction", kind: kind, environments: [.sandbox],
+                    bundle: "com.example", expected: .malformed))
         }
         // Xcode tokens: refused by a Production or Sandbox device before their signature is
         // looked at; with Xcode listed, refused unless their certificate is pinned; accepted
         // (transaction, renewal info) only then. The app transaction is no transaction: its
         // originalPurchaseDate is year 1 (before 1970), so it stays malformed.
-        let xcode: [(String, Kind)] = [("xcode/xcode-signed-transaction", .transaction), ("xcode/xcode-signed-renewal-info", .renewalInfo),
-                                       ("xcode/xcode-signed-app-transaction", .transaction)]
+        let xcode: [(String, Kind)] = [
+            ("xcode/xcode-signed-transaction", .transaction), ("xcode/xcode-signed-renewal-info", .renewalInfo),
+            ("xcode/xcode-signed-app-transaction", .transaction),
+        ]
         for (file, kind) in xcode {
-            rows.append(.init(token: file, kind: kind, environments: [.sandbox], bundle: xcodeBundle, expected: .environment))
-            rows.append(.init(token: file, kind: kind, environments: [.production, .sandbox], bundle: xcodeBundle, expected: .environment))
+            rows.append(
+                .init(token: file, kind: kind, environments: [.sandbox], bundle: xcodeBundle, expected: .environment))
+            rows.append(
+                .init(
+                    token: file, kind: kind, environments: [.production, .sandbox], bundle: xcodeBundle,
+                    expected: .environment))
             rows.append(.init(token: file, kind: kind, environments: [.xcode], bundle: xcodeBundle, expected: .chain))
-            rows.append(.init(token: file, kind: kind, environments: [.sandbox], bundle: xcodeBundle, xcodeRoot: true, expected: .environment))
-            rows.append(.init(token: file, kind: kind, environments: [.xcode], bundle: xcodeBundle, xcodeRoot: true,
-                              expected: file.hasSuffix("app-transaction") ? .malformed : nil))
+            rows.append(
+                .init(
+                    token: file, kind: kind, environments: [.sandbox], bundle: xcodeBundle, xcodeRoot: true,
+                    expected: .environment))
+            rows.append(
+                .init(
+                    token: file, kind: kind, environments: [.xcode], bundle: xcodeBundle, xcodeRoot: true,
+                    expected: file.hasSuffix("app-transaction") ? .malformed : nil))
         }
-        rows.append(.init(token: "xcode/xcode-signed-transaction", kind: .transaction, environments: [.xcode], bundle: "com.example",
-                          xcodeRoot: true, expected: .bundle))
+        rows.append(
+            .init(
+                token: "xcode/xcode-signed-transaction", kind: .transaction, environments: [.xcode],
+                bundle: "com.example",
+                xcodeRoot: true, expected: .bundle))
         for receipt in ["xcode/xcode-app-receipt-empty", "xcode/xcode-app-receipt-with-transaction"] {
-            rows.append(.init(token: receipt, kind: .transaction, environments: [.xcode], bundle: xcodeBundle, xcodeRoot: true, expected: .malformed))
+            rows.append(
+                .init(
+                    token: receipt, kind: .transaction, environments: [.xcode], bundle: xcodeBundle, xcodeRoot: true,
+                    expected: .malformed))
         }
         return rows
     }()
@@ -120,9 +167,10 @@ import TilePackTools
 
     @Test(arguments: vectorCases)
     func appleVector(_ row: VectorCase) throws {
-        let anchors = TrustAnchors(appStoreRoots: [try Self.bytes("certs/testCA.der")],
-                                   xcodeRoots: row.xcodeRoot ? [try Self.xcodeCertificate()] : [],
-                                   bundleID: row.bundle, environments: row.environments, appAppleID: row.appAppleID)
+        let anchors = TrustAnchors(
+            appStoreRoots: [try Self.bytes("certs/testCA.der")],
+            xcodeRoots: row.xcodeRoot ? [try Self.xcodeCertificate()] : [],
+            bundleID: row.bundle, environments: row.environments, appAppleID: row.appAppleID)
         let verifier = AppStoreVerifier(anchors: anchors)
         let text = row.isFile ? try Self.token(row.token) : row.token
         let outcome: Result<AppStoreEnvironment?, AppStoreVerificationError>
@@ -130,7 +178,8 @@ import TilePackTools
             switch row.kind {
             case .transaction: outcome = .success(try verifier.verifyTransaction(text, source: row.token).environment)
             case .renewalInfo: outcome = .success(try verifier.verifyRenewalInfo(text, source: row.token).environment)
-            case .notification: outcome = .success(try verifier.verifyNotification(text, source: row.token).appIdentity.environment)
+            case .notification:
+                outcome = .success(try verifier.verifyNotification(text, source: row.token).appIdentity.environment)
             }
         } catch {
             outcome = .failure(error)
@@ -150,13 +199,19 @@ import TilePackTools
     }
 
     @Test func appleVectorPayloads() throws {
-        let anchors = TrustAnchors(appStoreRoots: [try Self.bytes("certs/testCA.der")], bundleID: "com.example", environments: [.sandbox])
+        let anchors = TrustAnchors(
+            appStoreRoots: [try Self.bytes("certs/testCA.der")], bundleID: "com.example", environments: [.sandbox])
         let verifier = AppStoreVerifier(anchors: anchors)
-        let transaction = try verifier.verifyTransaction(try Self.token("mock_signed_data/transactionInfo"), source: "transactionInfo")
-        #expect(transaction == AppStoreTransaction(bundleId: "com.example", signedDate: 1_672_956_154_000, environment: .sandbox))
-        let renewal = try verifier.verifyRenewalInfo(try Self.token("mock_signed_data/renewalInfo"), source: "renewalInfo")
+        let transaction = try verifier.verifyTransaction(
+            try Self.token("mock_signed_data/transactionInfo"), source: "transactionInfo")
+        #expect(
+            transaction
+                == AppStoreTransaction(bundleId: "com.example", signedDate: 1_672_956_154_000, environment: .sandbox))
+        let renewal = try verifier.verifyRenewalInfo(
+            try Self.token("mock_signed_data/renewalInfo"), source: "renewalInfo")
         #expect(renewal == AppStoreRenewalInfo(signedDate: 1_672_956_154_000, environment: .sandbox))
-        let notification = try verifier.verifyNotification(try Self.token("mock_signed_data/testNotification"), source: "testNotification")
+        let notification = try verifier.verifyNotification(
+            try Self.token("mock_signed_data/testNotification"), source: "testNotification")
         #expect(notification.notificationType == "TEST")
         #expect(notification.notificationUUID == "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(notification.data?.appAppleId == 1234)
@@ -171,9 +226,12 @@ import TilePackTools
 
     /// Xcode's fractional dates are truncated to the millisecond.
     @Test func xcodeVectorPayloadWhenAllowed() throws {
-        let anchors = TrustAnchors(appStoreRoots: [], xcodeRoots: [try Self.xcodeCertificate()], bundleID: Self.xcodeBundle, environments: [.xcode])
+        let anchors = TrustAnchors(
+            appStoreRoots: [], xcodeRoots: [try Self.xcodeCertificate()], bundleID: Self.xcodeBundle,
+            environments: [.xcode])
         let verifier = AppStoreVerifier(anchors: anchors)
-        let transaction = try verifier.verifyTransaction(try Self.token("xcode/xcode-signed-transaction"), source: "xcode")
+        let transaction = try verifier.verifyTransaction(
+            try Self.token("xcode/xcode-signed-transaction"), source: "xcode")
         #expect(transaction.purchaseDate == 1_697_679_936_049)
         #expect(transaction.signedDate == 1_697_679_936_056)
         #expect(transaction.expiresDate == 1_700_358_336_049)
@@ -188,10 +246,13 @@ import TilePackTools
 
     /// Xcode listed, but another certificate pinned as the Xcode root: the chain fails.
     @Test func xcodeTokenWithAnotherPinnedCertificate() throws {
-        let anchors = TrustAnchors(appStoreRoots: [], xcodeRoots: [try Self.bytes("certs/testCA.der")],
-                                   bundleID: Self.xcodeBundle, environments: [.xcode])
+        let anchors = TrustAnchors(
+            appStoreRoots: [], xcodeRoots: [try Self.bytes("certs/testCA.der")],
+            bundleID: Self.xcodeBundle, environments: [.xcode])
         let token = try Self.token("xcode/xcode-signed-transaction")
-        let error = Self.failure { _ = try AppStoreVerifier(anchors: anchors).verifyTransaction(token, source: "xcode") }
+        let error = Self.failure {
+            _ = try AppStoreVerifier(anchors: anchors).verifyTransaction(token, source: "xcode")
+        }
         #expect(error?.reason == .chain)
         #expect(error?.detail.contains("not a pinned Xcode certificate") == true, "\(String(describing: error))")
     }
@@ -207,17 +268,27 @@ import TilePackTools
 
     static let chainCases: [ChainCase] = [
         .init(leaf: "test-leaf.der", intermediate: "test-intermediate.der", root: "test-root.der", valid: true),
-        .init(leaf: "test-leaf-for-intermediate-invalid-oid.der", intermediate: "test-intermediate-invalid-oid.der", root: "test-root.der", valid: false),
-        .init(leaf: "test-leaf-invalid-oid.der", intermediate: "test-intermediate.der", root: "test-root.der", valid: false),
-        .init(leaf: "test-leaf.der", intermediate: "test-intermediate.der", root: "test-root.der", at: 2_280_946_846, valid: false),
+        .init(
+            leaf: "test-leaf-for-intermediate-invalid-oid.der", intermediate: "test-intermediate-invalid-oid.der",
+            root: "test-root.der", valid: false),
+        .init(
+            leaf: "test-leaf-invalid-oid.der", intermediate: "test-intermediate.der", root: "test-root.der",
+            valid: false),
+        .init(
+            leaf: "test-leaf.der", intermediate: "test-intermediate.der", root: "test-root.der", at: 2_280_946_846,
+            valid: false),
         .init(leaf: "test-leaf.der", intermediate: "test-intermediate.der", root: "AppleRootCA-G3.der", valid: false),
-        .init(leaf: "apple-signing-leaf.der", intermediate: "apple-wwdr-g6-intermediate.der", root: "AppleRootCA-G3.der", valid: true),
+        .init(
+            leaf: "apple-signing-leaf.der", intermediate: "apple-wwdr-g6-intermediate.der", root: "AppleRootCA-G3.der",
+            valid: true),
     ]
 
     @Test(arguments: chainCases)
     func appleChainVector(_ row: ChainCase) throws {
-        let verifier = AppStoreVerifier(anchors: TrustAnchors(appStoreRoots: [try Self.bytes("chain/" + row.root)],
-                                                              bundleID: "com.example", environments: [.production]))
+        let verifier = AppStoreVerifier(
+            anchors: TrustAnchors(
+                appStoreRoots: [try Self.bytes("chain/" + row.root)],
+                bundleID: "com.example", environments: [.production]))
         let leaf = try Self.bytes("chain/" + row.leaf), intermediate = try Self.bytes("chain/" + row.intermediate)
         if let error = Self.failure({ try verifier.verifyChain(leaf: leaf, intermediate: intermediate, at: row.at) }) {
             #expect(!row.valid, "rejected (\(error)); Apple's verdict is valid")
@@ -228,33 +299,52 @@ import TilePackTools
     }
 
     @Test func chainProblemsSayWhy() throws {
-        func problem(_ leaf: String, _ intermediate: String, _ root: String, at: Int64 = 1_761_962_975) throws -> String {
-            let verifier = AppStoreVerifier(anchors: TrustAnchors(appStoreRoots: [try Self.bytes("chain/" + root)],
-                                                                  bundleID: "com.example", environments: [.production]))
+        func problem(_ leaf: String, _ intermediate: String, _ root: String, at: Int64 = 1_761_962_975) throws -> String
+        {
+            let verifier = AppStoreVerifier(
+                anchors: TrustAnchors(
+                    appStoreRoots: [try Self.bytes("chain/" + root)],
+                    bundleID: "com.example", environments: [.production]))
             let leaf = try Self.bytes("chain/" + leaf), intermediate = try Self.bytes("chain/" + intermediate)
-            return Self.failure({ try verifier.verifyChain(leaf: leaf, intermediate: intermediate, at: at) })?.detail ?? "valid"
+            return Self.failure({ try verifier.verifyChain(leaf: leaf, intermediate: intermediate, at: at) })?.detail
+                ?? "valid"
         }
-        #expect(try problem("test-leaf-invalid-oid.der", "test-intermediate.der", "test-root.der").contains("1.2.840.113635.100.6.11.1"))
-        #expect(try problem("test-leaf-for-intermediate-invalid-oid.der", "test-intermediate-invalid-oid.der", "test-root.der").contains("1.2.840.113635.100.6.2.1"))
-        #expect(try problem("test-leaf.der", "test-intermediate.der", "test-root.der", at: 2_280_946_846).contains("expired"))
+        #expect(
+            try problem("test-leaf-invalid-oid.der", "test-intermediate.der", "test-root.der").contains(
+                "1.2.840.113635.100.6.11.1"))
+        #expect(
+            try problem(
+                "test-leaf-for-intermediate-invalid-oid.der", "test-intermediate-invalid-oid.der", "test-root.der"
+            ).contains("1.2.840.113635.100.6.2.1"))
+        #expect(
+            try problem("test-leaf.der", "test-intermediate.der", "test-root.der", at: 2_280_946_846).contains(
+                "expired"))
         #expect(try problem("test-leaf.der", "test-intermediate.der", "AppleRootCA-G3.der").contains("pinned"))
-        #expect(try problem("apple-signing-leaf.der", "test-intermediate.der", "test-root.der").contains("not issued by the intermediate"))
+        #expect(
+            try problem("apple-signing-leaf.der", "test-intermediate.der", "test-root.der").contains(
+                "not issued by the intermediate"))
     }
 
     // MARK: - The test App Store's tokens
 
     static let bundle = "com.tilepack.test"
 
-    static func sandboxVerifier(_ ca: TestAppStoreCA, bundle: String = bundle,
-                                environments: Set<AppStoreEnvironment> = [.sandbox]) -> AppStoreVerifier {
-        AppStoreVerifier(anchors: TrustAnchors(appStoreRoots: [ca.rootCertificateDER], bundleID: bundle, environments: environments))
+    static func sandboxVerifier(
+        _ ca: TestAppStoreCA, bundle: String = bundle,
+        environments: Set<AppStoreEnvironment> = [.sandbox]
+    ) -> AppStoreVerifier {
+        AppStoreVerifier(
+            anchors: TrustAnchors(appStoreRoots: [ca.rootCertificateDER], bundleID: bundle, environments: environments))
     }
 
-    static func transaction(environment: AppStoreEnvironment = .sandbox, bundle: String = bundle) -> AppStoreTransaction {
+    static func transaction(environment: AppStoreEnvironment = .sandbox, bundle: String = bundle) -> AppStoreTransaction
+    {
         AppStoreTransaction(
             transactionId: "2000000001", originalTransactionId: "2000000001", bundleId: bundle,
-            productId: "com.tilepack.region.chamonix", purchaseDate: 1_763_000_000_000, originalPurchaseDate: 1_763_000_000_000,
-            quantity: 1, type: .nonConsumable, appAccountToken: "6f0c5d1e-0b1a-4c55-9d7e-2f4a1f5c9b10", inAppOwnershipType: "PURCHASED",
+            productId: "com.tilepack.region.chamonix", purchaseDate: 1_763_000_000_000,
+            originalPurchaseDate: 1_763_000_000_000,
+            quantity: 1, type: .nonConsumable, appAccountToken: "6f0c5d1e-0b1a-4c55-9d7e-2f4a1f5c9b10",
+            inAppOwnershipType: "PURCHASED",
             signedDate: 1_763_000_000_500, environment: environment, storefront: "FRA", storefrontId: "143442",
             transactionReason: "PURCHASE", currency: "EUR", price: 990)
     }
@@ -276,9 +366,10 @@ import TilePackTools
         let jws = try ca.sign(transaction)
         #expect(try verifier.verifyTransaction(jws, source: "t") == transaction)
 
-        let renewal = AppStoreRenewalInfo(originalTransactionId: "2000000002", autoRenewProductId: "com.tilepack.updates",
-                                          productId: "com.tilepack.updates", autoRenewStatus: 1, signedDate: 1_763_000_000_000,
-                                          environment: .sandbox, renewalDate: 1_794_536_000_000)
+        let renewal = AppStoreRenewalInfo(
+            originalTransactionId: "2000000002", autoRenewProductId: "com.tilepack.updates",
+            productId: "com.tilepack.updates", autoRenewStatus: 1, signedDate: 1_763_000_000_000,
+            environment: .sandbox, renewalDate: 1_794_536_000_000)
         #expect(try verifier.verifyRenewalInfo(try ca.sign(renewal), source: "r") == renewal)
 
         let notification = AppStoreNotification(
@@ -287,7 +378,9 @@ import TilePackTools
             signedDate: 1_763_000_001_000)
         let verified = try verifier.verifyNotification(try ca.sign(notification), source: "n")
         #expect(verified == notification)
-        #expect(try verifier.verifyTransaction(try #require(verified.data?.signedTransactionInfo), source: "inner") == transaction)
+        #expect(
+            try verifier.verifyTransaction(try #require(verified.data?.signedTransactionInfo), source: "inner")
+                == transaction)
 
         // The root is published, and a second open loads the same CA.
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: ca.rootCertificatePath))) == ca.rootCertificateDER)
@@ -297,7 +390,9 @@ import TilePackTools
         #expect(try verifier.verifyTransaction(try again.sign(transaction), source: "t") == transaction)
 
         // The header is Apple's: ES256, JWT, three standard-base64 certificates.
-        let header = try JSONSerialization.jsonObject(with: Data(Base64URL.decode(jws.split(separator: ".")[0]))) as? [String: Any]
+        let header =
+            try JSONSerialization.jsonObject(with: Data(Base64URL.decode(jws.split(separator: ".")[0])))
+            as? [String: Any]
         #expect(header?["alg"] as? String == "ES256")
         #expect(header?["typ"] as? String == "JWT")
         #expect((header?["x5c"] as? [String])?.count == 3)
@@ -313,15 +408,24 @@ import TilePackTools
         let jws = try ca.sign(Self.transaction())
         let parts = jws.split(separator: ".").map(\.count)
         for offset in [0, parts[1] / 3, parts[1] / 2, parts[1] - 8] {
-            #expect(Self.reason { _ = try verifier.verifyTransaction(Self.altered(jws, part: 1, offset: offset), source: "p") } == .signature)
+            #expect(
+                Self.reason {
+                    _ = try verifier.verifyTransaction(Self.altered(jws, part: 1, offset: offset), source: "p")
+                } == .signature)
         }
         for offset in [0, 20, 42, parts[2] - 8] {
-            #expect(Self.reason { _ = try verifier.verifyTransaction(Self.altered(jws, part: 2, offset: offset), source: "s") } == .signature)
+            #expect(
+                Self.reason {
+                    _ = try verifier.verifyTransaction(Self.altered(jws, part: 2, offset: offset), source: "s")
+                } == .signature)
         }
         // Signature of another token with this payload: still refused.
         let other = try ca.sign(Self.transaction(bundle: "com.other"))
         let spliced = jws.split(separator: ".")[0...1].joined(separator: ".") + "." + other.split(separator: ".")[2]
-        #expect(throws: AppStoreVerificationError(.signature, source: "x", "the ES256 signature does not verify with the leaf certificate's key")) {
+        #expect(
+            throws: AppStoreVerificationError(
+                .signature, source: "x", "the ES256 signature does not verify with the leaf certificate's key")
+        ) {
             try verifier.verifyTransaction(spliced, source: "x")
         }
     }
@@ -331,7 +435,9 @@ import TilePackTools
         let ca = try TestAppStoreCA(directory: dir.path + "/a")
         let intruder = try TestAppStoreCA(directory: dir.path + "/b")
         // x5c[2] replaced by another root: verifies against the pinned root only.
-        let swapped = ca.signer.withCertificateChain([ca.leafCertificateDER, ca.intermediateCertificateDER, intruder.rootCertificateDER])
+        let swapped = ca.signer.withCertificateChain([
+            ca.leafCertificateDER, ca.intermediateCertificateDER, intruder.rootCertificateDER,
+        ])
         let jws = try swapped.sign(Self.transaction())
         #expect(try Self.sandboxVerifier(ca).verifyTransaction(jws, source: "t") == Self.transaction())
         #expect(Self.reason { _ = try Self.sandboxVerifier(intruder).verifyTransaction(jws, source: "t") } == .chain)
@@ -339,14 +445,18 @@ import TilePackTools
         let foreign = try intruder.sign(Self.transaction())
         #expect(Self.reason { _ = try Self.sandboxVerifier(ca).verifyTransaction(foreign, source: "t") } == .chain)
         // The leaf presented as its own intermediate, or the root as the intermediate: no chain.
-        for chain in [[ca.leafCertificateDER, ca.leafCertificateDER, ca.rootCertificateDER],
-                      [ca.leafCertificateDER, ca.rootCertificateDER, ca.rootCertificateDER]] {
+        for chain in [
+            [ca.leafCertificateDER, ca.leafCertificateDER, ca.rootCertificateDER],
+            [ca.leafCertificateDER, ca.rootCertificateDER, ca.rootCertificateDER],
+        ] {
             let token = try ca.signer.withCertificateChain(chain).sign(Self.transaction())
             #expect(Self.reason { _ = try Self.sandboxVerifier(ca).verifyTransaction(token, source: "t") } == .chain)
         }
         // A device pinned to Apple's production root refuses the test App Store.
-        let apple = AppStoreVerifier(anchors: TrustAnchors(appStoreRoots: [try Self.bytes("chain/AppleRootCA-G3.der")],
-                                                           bundleID: Self.bundle, environments: [.production, .sandbox], appAppleID: 1))
+        let apple = AppStoreVerifier(
+            anchors: TrustAnchors(
+                appStoreRoots: [try Self.bytes("chain/AppleRootCA-G3.der")],
+                bundleID: Self.bundle, environments: [.production, .sandbox], appAppleID: 1))
         let token = try ca.sign(Self.transaction())
         #expect(Self.reason { _ = try apple.verifyTransaction(token, source: "t") } == .chain)
     }
@@ -356,26 +466,54 @@ import TilePackTools
         let ca = try TestAppStoreCA(directory: dir.path)
         let verifier = Self.sandboxVerifier(ca)
         let reason = Self.reason
-        #expect(reason { _ = try verifier.verifyTransaction(try! ca.sign(Self.transaction(bundle: "com.other")), source: "t") } == .bundle)
-        #expect(reason { _ = try verifier.verifyTransaction(try! ca.sign(Self.transaction(environment: .production)), source: "t") } == .environment)
+        #expect(
+            reason {
+                _ = try verifier.verifyTransaction(try! ca.sign(Self.transaction(bundle: "com.other")), source: "t")
+            } == .bundle)
+        #expect(
+            reason {
+                _ = try verifier.verifyTransaction(
+                    try! ca.sign(Self.transaction(environment: .production)), source: "t")
+            } == .environment)
         // Bundle before environment, as Apple checks.
-        #expect(reason { _ = try verifier.verifyTransaction(try! ca.sign(Self.transaction(environment: .production, bundle: "x")), source: "t") } == .bundle)
+        #expect(
+            reason {
+                _ = try verifier.verifyTransaction(
+                    try! ca.sign(Self.transaction(environment: .production, bundle: "x")), source: "t")
+            } == .bundle)
         // An App Store-signed token cannot claim Xcode, even where Xcode is accepted.
         let both = Self.sandboxVerifier(ca, environments: [.sandbox, .xcode])
-        #expect(reason { _ = try both.verifyTransaction(try! ca.sign(Self.transaction(environment: .xcode)), source: "t") } == .environment)
+        #expect(
+            reason { _ = try both.verifyTransaction(try! ca.sign(Self.transaction(environment: .xcode)), source: "t") }
+                == .environment)
         // No environment at all.
         var bare = Self.transaction()
         bare.environment = nil
         #expect(reason { _ = try verifier.verifyTransaction(try! ca.sign(bare), source: "t") } == .environment)
         // Renewal infos have no bundle id: only the environment.
-        #expect(reason { _ = try verifier.verifyRenewalInfo(try! ca.sign(AppStoreRenewalInfo(signedDate: 1_763_000_000_000, environment: .sandbox)), source: "r") } == nil)
-        #expect(reason { _ = try verifier.verifyRenewalInfo(try! ca.sign(AppStoreRenewalInfo(signedDate: 1_763_000_000_000, environment: .production)), source: "r") } == .environment)
+        #expect(
+            reason {
+                _ = try verifier.verifyRenewalInfo(
+                    try! ca.sign(AppStoreRenewalInfo(signedDate: 1_763_000_000_000, environment: .sandbox)), source: "r"
+                )
+            } == nil)
+        #expect(
+            reason {
+                _ = try verifier.verifyRenewalInfo(
+                    try! ca.sign(AppStoreRenewalInfo(signedDate: 1_763_000_000_000, environment: .production)),
+                    source: "r")
+            } == .environment)
         // Production notifications must carry the app's appAppleId when the anchors give one.
-        let production = AppStoreVerifier(anchors: TrustAnchors(appStoreRoots: [ca.rootCertificateDER], bundleID: Self.bundle,
-                                                                environments: [.production], appAppleID: 42))
+        let production = AppStoreVerifier(
+            anchors: TrustAnchors(
+                appStoreRoots: [ca.rootCertificateDER], bundleID: Self.bundle,
+                environments: [.production], appAppleID: 42))
         func note(_ id: Int64?) -> String {
-            try! ca.sign(AppStoreNotification(notificationType: "TEST", data: .init(appAppleId: id, bundleId: Self.bundle, environment: .production),
-                                              signedDate: 1_763_000_000_000))
+            try! ca.sign(
+                AppStoreNotification(
+                    notificationType: "TEST",
+                    data: .init(appAppleId: id, bundleId: Self.bundle, environment: .production),
+                    signedDate: 1_763_000_000_000))
         }
         #expect(reason { _ = try production.verifyNotification(note(42), source: "n") } == nil)
         #expect(reason { _ = try production.verifyNotification(note(43), source: "n") } == .appID)
@@ -399,22 +537,33 @@ import TilePackTools
         #expect(reason(String(repeating: "A", count: 70_000) + ".A.A") == .malformed)
         #expect(reason(header(#"{"alg":"none","x5c":[]}"#) + "." + parts[1] + "." + parts[2]) == .malformed)
         #expect(reason(header(#"{"alg":"EdDSA"}"#) + "." + parts[1] + "." + parts[2]) == .malformed)
-        #expect(reason(header(#"{"alg":"ES256","x5c":["AA==","AA=="]}"#) + "." + parts[1] + "." + parts[2]) == .malformed)
-        #expect(reason(header(#"{"alg":"ES256","x5c":["AA==","AA==","AA=="]}"#) + "." + parts[1] + "." + parts[2]) == .chain)
-        #expect(reason(header(#"{"alg":"ES256","x5c":["not base64!","AA==","AA=="]}"#) + "." + parts[1] + "." + parts[2]) == .chain)
-        #expect(reason(header(#"{"alg":"ES256","crit":["b64"],"x5c":[]}"#) + "." + parts[1] + "." + parts[2]) == .malformed)
+        #expect(
+            reason(header(#"{"alg":"ES256","x5c":["AA==","AA=="]}"#) + "." + parts[1] + "." + parts[2]) == .malformed)
+        #expect(
+            reason(header(#"{"alg":"ES256","x5c":["AA==","AA==","AA=="]}"#) + "." + parts[1] + "." + parts[2]) == .chain
+        )
+        #expect(
+            reason(header(#"{"alg":"ES256","x5c":["not base64!","AA==","AA=="]}"#) + "." + parts[1] + "." + parts[2])
+                == .chain)
+        #expect(
+            reason(header(#"{"alg":"ES256","crit":["b64"],"x5c":[]}"#) + "." + parts[1] + "." + parts[2]) == .malformed)
         #expect(reason(header("[1]") + "." + parts[1] + "." + parts[2]) == .malformed)
         // A signature of the wrong length.
-        #expect(reason(parts[0] + "." + parts[1] + "." + Base64URL.encode([UInt8](repeating: 1, count: 65))) == .signature)
+        #expect(
+            reason(parts[0] + "." + parts[1] + "." + Base64URL.encode([UInt8](repeating: 1, count: 65))) == .signature)
         // Signed, but a date before 1970, or a wrong type: the payload is malformed.
-        struct Odd: Encodable { var bundleId = "com.tilepack.test"; var environment = "Sandbox"; var purchaseDate: Double }
+        struct Odd: Encodable {
+            var bundleId = "com.tilepack.test"; var environment = "Sandbox"; var purchaseDate: Double
+        }
         #expect(reason(try ca.sign(Odd(purchaseDate: -1))) == .malformed)
         #expect(reason(try ca.sign(Odd(purchaseDate: 1e300))) == .malformed)
         #expect(reason(try ca.sign(Odd(purchaseDate: 1_697_679_936_049.7297))) == nil)
         #expect(reason(try ca.sign(["type": "Subscription?"])) == .malformed)
         #expect(reason(try ca.sign([1, 2])) == .malformed)
         // Unknown fields are ignored.
-        struct Extra: Encodable { var bundleId = "com.tilepack.test"; var environment = "Sandbox"; var futureField = ["a": 1] }
+        struct Extra: Encodable {
+            var bundleId = "com.tilepack.test"; var environment = "Sandbox"; var futureField = ["a": 1]
+        }
         #expect(reason(try ca.sign(Extra())) == nil)
     }
 
@@ -444,11 +593,15 @@ import TilePackTools
     @Test(.timeLimit(.minutes(1))) func verifiesFromManyTasksAtOnce() async throws {
         let dir = TemporaryDirectory()
         let ca = try TestAppStoreCA(directory: dir.path)
-        let anchors = TrustAnchors(appStoreRoots: [ca.rootCertificateDER], bundleID: Self.bundle, environments: [.sandbox])
+        let anchors = TrustAnchors(
+            appStoreRoots: [ca.rootCertificateDER], bundleID: Self.bundle, environments: [.sandbox])
         let jws = try ca.sign(Self.transaction())
         let verified = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<32 {
-                group.addTask { try AppStoreVerifier(anchors: anchors).verifyTransaction(jws, source: "t") == Self.transaction() ? 1 : 0 }
+                group.addTask {
+                    try AppStoreVerifier(anchors: anchors).verifyTransaction(jws, source: "t") == Self.transaction()
+                        ? 1 : 0
+                }
             }
             return try await group.reduce(0, +)
         }
@@ -460,18 +613,25 @@ import TilePackTools
     @Test func verificationCost() throws {
         let dir = TemporaryDirectory()
         let ca = try TestAppStoreCA(directory: dir.path)
-        let anchors = TrustAnchors(appStoreRoots: [ca.rootCertificateDER], bundleID: Self.bundle, environments: [.sandbox])
+        let anchors = TrustAnchors(
+            appStoreRoots: [ca.rootCertificateDER], bundleID: Self.bundle, environments: [.sandbox])
         let jws = try ca.sign(Self.transaction())
         let clock = ContinuousClock()
         var cold = Duration.seconds(1000), warm = Duration.seconds(1000)
         let verifier = AppStoreVerifier(anchors: anchors)
         _ = try verifier.verifyTransaction(jws, source: "warm-up")
         for _ in 0..<30 {
-            cold = min(cold, try clock.measure { _ = try AppStoreVerifier(anchors: anchors).verifyTransaction(jws, source: "t") })
+            cold = min(
+                cold,
+                try clock.measure { _ = try AppStoreVerifier(anchors: anchors).verifyTransaction(jws, source: "t") })
             warm = min(warm, try clock.measure { _ = try verifier.verifyTransaction(jws, source: "t") })
         }
-        func micros(_ d: Duration) -> Int { Int(Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12) }
-        print("AppStoreVerifier cost (this build): chain validated \(micros(cold)) µs, chain cached \(micros(warm)) µs per token")
+        func micros(_ d: Duration) -> Int {
+            Int(Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12)
+        }
+        print(
+            "AppStoreVerifier cost (this build): chain validated \(micros(cold)) µs, chain cached \(micros(warm)) µs per token"
+        )
         #expect(warm < cold)
     }
 
@@ -481,7 +641,8 @@ import TilePackTools
         let error = AppStoreVerificationError(.appID, source: "ledger\nrow 3", "appAppleId 1\nis wrong")
         #expect(error.description == "ledger row 3: app_id: appAppleId 1 is wrong")
         #expect(error.category == .invalidInput)
-        #expect(AppStoreVerificationError.Reason.allCases.map(\.rawValue)
+        #expect(
+            AppStoreVerificationError.Reason.allCases.map(\.rawValue)
                 == ["malformed", "chain", "signature", "bundle", "app_id", "environment", "expired", "revoked"])
     }
 
@@ -497,9 +658,11 @@ import TilePackTools
     }
 
     @Test func encodingWritesOnlyPresentFieldsSorted() throws {
-        let json = try JSONOutput.string(AppStoreRenewalInfo(originalTransactionId: "7", autoRenewStatus: 1, signedDate: 5, environment: .sandbox))
+        let json = try JSONOutput.string(
+            AppStoreRenewalInfo(originalTransactionId: "7", autoRenewStatus: 1, signedDate: 5, environment: .sandbox))
         #expect(json == #"{"autoRenewStatus":1,"environment":"Sandbox","originalTransactionId":"7","signedDate":5}"#)
-        let decoded = try JSONDecoder().decode(AppStoreTransaction.self, from: Data(try JSONOutput.string(Self.transaction()).utf8))
+        let decoded = try JSONDecoder().decode(
+            AppStoreTransaction.self, from: Data(try JSONOutput.string(Self.transaction()).utf8))
         #expect(decoded == Self.transaction())
     }
 
@@ -516,7 +679,9 @@ import TilePackTools
         _ = try dir.write("Apple.cer", try Self.bytes("chain/AppleRootCA-G3.der"))
         let key = JWK(publicKey: try .init(rawRepresentation: [UInt8](repeating: 7, count: 32)))
         let keyJSON = try key.jsonString()
-        let path = try Self.writeTrust(dir, """
+        let path = try Self.writeTrust(
+            dir,
+            """
             {"bundle_id": "com.example", "environments": ["Sandbox", "Production"], "app_apple_id": 1234,
              "app_store_roots": ["AppStoreRoot.der", "Apple.cer", "\(Data(root).base64EncodedString())"],
              "xcode_roots": [], "publisher_keys": [\(keyJSON)]}
@@ -533,7 +698,9 @@ import TilePackTools
         let copy = try Self.writeTrust(dir, try anchors.jsonString(), name: "copy.json")
         #expect(try TrustAnchors(contentsOf: copy) == anchors)
         // Optional fields may be left out.
-        let minimal = try Self.writeTrust(dir, #"{"bundle_id":"a.b","environments":["Sandbox"],"app_store_roots":["AppStoreRoot.der"]}"#, name: "min.json")
+        let minimal = try Self.writeTrust(
+            dir, #"{"bundle_id":"a.b","environments":["Sandbox"],"app_store_roots":["AppStoreRoot.der"]}"#,
+            name: "min.json")
         #expect(try TrustAnchors(contentsOf: minimal).publisherKeys.isEmpty)
     }
 
@@ -543,25 +710,62 @@ import TilePackTools
         _ = try dir.write("junk.der", [1, 2, 3])
         let privateKey = JWK(privateKey: try .init(rawRepresentation: [UInt8](repeating: 9, count: 32)))
         let cases: [(String, String)] = [
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"colour":"red"}"#, #"trust.json: "colour": unknown key"#),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"publisher_keys":[\#(try privateKey.jsonString())]}"#,
-             "trust.json: publisher_keys[0].d: a trust file holds public keys only"),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"colour":"red"}"#,
+                #"trust.json: "colour": unknown key"#
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"publisher_keys":[\#(try privateKey.jsonString())]}"#,
+                "trust.json: publisher_keys[0].d: a trust file holds public keys only"
+            ),
             (#"{"environments":["Sandbox"],"app_store_roots":["root.der"]}"#, "trust.json: bundle_id: is required"),
             (#"{"bundle_id":"a","app_store_roots":["root.der"]}"#, "trust.json: environments: is required"),
-            (#"{"bundle_id":"a","environments":[],"app_store_roots":["root.der"]}"#, "trust.json: environments: is empty"),
-            (#"{"bundle_id":"a","environments":["LocalTesting"],"app_store_roots":["root.der"]}"#, "trust.json: environments[0]: \"LocalTesting\" is not"),
-            (#"{"bundle_id":"a","environments":["Sandbox","Sandbox"],"app_store_roots":["root.der"]}"#, "trust.json: environments[1]: Sandbox is listed twice"),
-            (#"{"bundle_id":"a b","environments":["Sandbox"],"app_store_roots":["root.der"]}"#, "trust.json: bundle_id: \"a b\" is not a bundle identifier"),
+            (
+                #"{"bundle_id":"a","environments":[],"app_store_roots":["root.der"]}"#,
+                "trust.json: environments: is empty"
+            ),
+            (
+                #"{"bundle_id":"a","environments":["LocalTesting"],"app_store_roots":["root.der"]}"#,
+                "trust.json: environments[0]: \"LocalTesting\" is not"
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox","Sandbox"],"app_store_roots":["root.der"]}"#,
+                "trust.json: environments[1]: Sandbox is listed twice"
+            ),
+            (
+                #"{"bundle_id":"a b","environments":["Sandbox"],"app_store_roots":["root.der"]}"#,
+                "trust.json: bundle_id: \"a b\" is not a bundle identifier"
+            ),
             (#"{"bundle_id":"a","environments":["Sandbox"]}"#, "trust.json: app_store_roots: is empty"),
             (#"{"bundle_id":"a","environments":["Xcode"]}"#, "trust.json: xcode_roots: is empty"),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["missing.der"]}"#, "trust.json: app_store_roots[0]: "),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["junk.der"]}"#, "trust.json: app_store_roots[0]: "),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["AAAA"]}"#, "trust.json: app_store_roots[0]: base64 text that is not"),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.pem"]}"#, "trust.json: app_store_roots[0]: neither base64"),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":"root.der"}"#, "trust.json: app_store_roots: must be an array of strings"),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"app_apple_id":"12"}"#, "trust.json: app_apple_id: must be an integer"),
-            (#"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"publisher_keys":[{"kty":"RSA","crv":"x","x":"AA"}]}"#,
-             "trust.json: publisher_keys[0]: "),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["missing.der"]}"#,
+                "trust.json: app_store_roots[0]: "
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["junk.der"]}"#,
+                "trust.json: app_store_roots[0]: "
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["AAAA"]}"#,
+                "trust.json: app_store_roots[0]: base64 text that is not"
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.pem"]}"#,
+                "trust.json: app_store_roots[0]: neither base64"
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":"root.der"}"#,
+                "trust.json: app_store_roots: must be an array of strings"
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"app_apple_id":"12"}"#,
+                "trust.json: app_apple_id: must be an integer"
+            ),
+            (
+                #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"],"publisher_keys":[{"kty":"RSA","crv":"x","x":"AA"}]}"#,
+                "trust.json: publisher_keys[0]: "
+            ),
             ("[]", "trust.json: not a JSON object"),
             ("{", "trust.json: not a JSON object"),
         ]
@@ -577,7 +781,8 @@ import TilePackTools
             }
         }
         // Too large, missing.
-        let big = try Self.writeTrust(dir, "{" + String(repeating: " ", count: TrustAnchors.maxFileBytes) + "}", name: "big.json")
+        let big = try Self.writeTrust(
+            dir, "{" + String(repeating: " ", count: TrustAnchors.maxFileBytes) + "}", name: "big.json")
         #expect(throws: TrustFileError.self) { try TrustAnchors(contentsOf: big) }
         do {
             _ = try TrustAnchors(contentsOf: dir.path + "/none.json")
@@ -598,7 +803,8 @@ import TilePackTools
         } catch {
             #expect(error.description == "\(dir.path)/trust.json: is a FIFO, not a regular file")
         }
-        let real = try Self.writeTrust(dir, #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"]}"#, name: "real.json")
+        let real = try Self.writeTrust(
+            dir, #"{"bundle_id":"a","environments":["Sandbox"],"app_store_roots":["root.der"]}"#, name: "real.json")
         do {
             _ = try TrustAnchors(contentsOf: real)
             Issue.record("a FIFO was read as a root")
@@ -611,8 +817,12 @@ import TilePackTools
     }
 
     @Test func defaultTrustPath() {
-        #expect(TrustAnchors.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"]) == "/x/cfg/tilepack/trust.json")
-        #expect(TrustAnchors.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/tilepack/trust.json")
+        #expect(
+            TrustAnchors.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"])
+                == "/x/cfg/tilepack/trust.json")
+        #expect(
+            TrustAnchors.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"])
+                == "/home/u/.config/tilepack/trust.json")
         #expect(TrustAnchors.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/tilepack/trust.json")
         #expect(TrustAnchors.defaultPath(environment: [:]) == nil)
     }

@@ -17,10 +17,11 @@ import Darwin
 
 @Suite(.tags(.concurrent)) struct ArchiveMBTilesTests {
     static func metadata() -> MBTilesMetadata {
-        MBTilesMetadata(name: "Test region", format: "png", codec: "png",
-                        description: "unit test", attribution: "© tests", codecLevel: "6", tileSize: 256,
-                        sourceFile: "dem.tif", sourceSHA256: String(repeating: "ab", count: 32),
-                        buildOptions: "--zoom 0-2", extra: ["note": "x"])
+        MBTilesMetadata(
+            name: "Test region", format: "png", codec: "png",
+            description: "unit test", attribution: "© tests", codecLevel: "6", tileSize: 256,
+            sourceFile: "dem.tif", sourceSHA256: String(repeating: "ab", count: 32),
+            buildOptions: "--zoom 0-2", extra: ["note": "x"])
     }
 
     @Test func roundTripDeduplicatesAndStoresTMSRows() throws {
@@ -48,11 +49,13 @@ import Darwin
         #expect(try reader.tileCount == 3)
         #expect(try reader.tileIDs(zoom: 2) == [a, b])
         #expect(reader.zoomRange == 1...2)
-        for key in ["name", "format", "bounds", "center", "minzoom", "maxzoom", "type", "version",
-                    "description", "attribution", "tilepack:codec", "tilepack:codec_level",
-                    "tilepack:payload_compression", "tilepack:tile_size", "tilepack:source_file",
-                    "tilepack:source_sha256", "tilepack:build_options", "tilepack:elevation",
-                    "tilepack:format_version", "tilepack:note"] {
+        for key in [
+            "name", "format", "bounds", "center", "minzoom", "maxzoom", "type", "version",
+            "description", "attribution", "tilepack:codec", "tilepack:codec_level",
+            "tilepack:payload_compression", "tilepack:tile_size", "tilepack:source_file",
+            "tilepack:source_sha256", "tilepack:build_options", "tilepack:elevation",
+            "tilepack:format_version", "tilepack:note",
+        ] {
             #expect(reader.metadata[key] != nil, "missing metadata \(key)")
         }
         #expect(reader.metadata["type"] == "baselayer")
@@ -60,7 +63,8 @@ import Darwin
         // Default bounds: the extent of the finest zoom's tiles (x 1…2, y 0…3 at z2).
         let bounds = try #require(reader.bounds)
         #expect(bounds.west == -90 && bounds.east == 90)
-        #expect(abs(bounds.north - WebMercator.maxLatitude) < 1e-9 && abs(bounds.south + WebMercator.maxLatitude) < 1e-9)
+        #expect(
+            abs(bounds.north - WebMercator.maxLatitude) < 1e-9 && abs(bounds.south + WebMercator.maxLatitude) < 1e-9)
 
         // Raw SQL, as any MBTiles reader sees it.
         let db = try SQLiteConnection(path: path, mode: .readOnly)
@@ -74,7 +78,10 @@ import Darwin
         #expect(try scalar("PRAGMA application_id") == String(0x4d504258))
         #expect(try scalar("PRAGMA journal_mode") == "delete")
         // XYZ (2, 1, 0) is TMS row 3; (2, 2, 3) is TMS row 0.
-        #expect(try scalar("SELECT group_concat(tile_column || '/' || tile_row, ' ') FROM (SELECT * FROM tiles WHERE zoom_level = 2 ORDER BY tile_column)") == "1/3 2/0")
+        #expect(
+            try scalar(
+                "SELECT group_concat(tile_column || '/' || tile_row, ' ') FROM (SELECT * FROM tiles WHERE zoom_level = 2 ORDER BY tile_column)"
+            ) == "1/3 2/0")
         #expect(try scalar("SELECT tile_id FROM map WHERE zoom_level = 1") == MBTilesWriter.contentKey(other))
         try reader.verifyIntegrity()
     }
@@ -101,7 +108,8 @@ import Darwin
         var values = [Float](repeating: 0, count: 256 * 256)
         for y in 0..<256 {
             for x in 0..<256 {
-                values[y * 256 + x] = 1200 + Float(x) * 0.37 - Float(y) * 1.1
+                values[y * 256 + x] =
+                    1200 + Float(x) * 0.37 - Float(y) * 1.1
                     + Float(random.next() % 1000) / 1000
             }
         }
@@ -135,7 +143,8 @@ import Darwin
     }
 
     @Test func damagedElevationBlobIsATypedError() throws {
-        let blob = try ElevationEncoding.float32Deflate.encode(ElevationTile(width: 4, height: 4, values: .init(repeating: 1, count: 16)))
+        let blob = try ElevationEncoding.float32Deflate.encode(
+            ElevationTile(width: 4, height: 4, values: .init(repeating: 1, count: 16)))
         #expect(throws: ArchiveError.self) {
             try ElevationEncoding.float32Deflate.decode(blob, width: 5, height: 4, path: "x")
         }
@@ -200,7 +209,9 @@ import Darwin
         try writer.finish()
         let bytes = readFile(good)
 
-        func expectArchiveError(_ path: String, _ problem: ArchiveError.Problem, _ body: (MBTilesReader) throws -> Void = { _ in }) {
+        func expectArchiveError(
+            _ path: String, _ problem: ArchiveError.Problem, _ body: (MBTilesReader) throws -> Void = { _ in }
+        ) {
             do {
                 let reader = try MBTilesReader(path: path)
                 try body(reader)
@@ -238,7 +249,8 @@ import Darwin
         let foreign = dir.file("foreign.sqlite")
         do {
             let db = try SQLiteConnection(path: foreign, mode: .readWriteCreate)
-            try db.execute("""
+            try db.execute(
+                """
                 PRAGMA application_id = 1234;
                 CREATE TABLE metadata (name TEXT, value TEXT);
                 CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
@@ -263,7 +275,8 @@ import Darwin
         let path = dir.file("other.mbtiles")
         do {
             let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
-            try db.execute("""
+            try db.execute(
+                """
                 CREATE TABLE metadata (name TEXT, value TEXT);
                 CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
                 INSERT INTO tiles VALUES (3, 2, 7, x'0102');

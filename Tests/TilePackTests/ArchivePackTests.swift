@@ -16,14 +16,21 @@ enum PackFixture {
     static let side = 16
 
     static func layerMetadata(_ name: String, elevation: Bool = false) -> [String: String] {
-        ["name": name, "format": "png", "tilepack:codec": "png", "tilepack:tile_size": String(side),
-         "bounds": "-180,-85,180,85", "minzoom": "0", "maxzoom": "15", "tilepack:elevation": elevation ? "true" : "false"]
+        [
+            "name": name, "format": "png", "tilepack:codec": "png", "tilepack:tile_size": String(side),
+            "bounds": "-180,-85,180,85", "minzoom": "0", "maxzoom": "15",
+            "tilepack:elevation": elevation ? "true" : "false",
+        ]
     }
 
-    static let layers = [PackLayerInfo(archive: "color.mbtiles", metadata: layerMetadata("Color")),
-                         PackLayerInfo(archive: "dem.mbtiles", metadata: layerMetadata("DEM", elevation: true))]
-    static let packMetadata = ["name": "Test pack", "bounds": "5.0,45.0,8.0,47.0", "minzoom": "1", "maxzoom": "3",
-                               "attribution": "© tests"]
+    static let layers = [
+        PackLayerInfo(archive: "color.mbtiles", metadata: layerMetadata("Color")),
+        PackLayerInfo(archive: "dem.mbtiles", metadata: layerMetadata("DEM", elevation: true)),
+    ]
+    static let packMetadata = [
+        "name": "Test pack", "bounds": "5.0,45.0,8.0,47.0", "minzoom": "1", "maxzoom": "3",
+        "attribution": "© tests",
+    ]
 
     /// A PNG tile whose pixels depend on `seed`.
     static func png(_ seed: Int) throws -> [UInt8] {
@@ -52,8 +59,11 @@ enum PackFixture {
     /// Writes a 2-layer pack: layer 0 color tiles, layer 1 DEM tiles and elevation.
     /// `seed(tile)` picks each tile's content (nil: no tile there).
     @discardableResult
-    static func write(_ path: String, layers: [PackLayerInfo] = layers, seed: (TileID) -> Int? = { $0.z * 1000 + $0.x * 31 + $0.y })
-        throws -> PackStatistics {
+    static func write(
+        _ path: String, layers: [PackLayerInfo] = layers, seed: (TileID) -> Int? = { $0.z * 1000 + $0.x * 31 + $0.y }
+    )
+        throws -> PackStatistics
+    {
         let writer = try PackWriter(path: path, layers: layers, metadata: packMetadata)
         for tile in tiles {
             guard let s = seed(tile) else { continue }
@@ -121,29 +131,35 @@ enum PackFixture {
         try writer.writeTile(bytes, layer: 0, tile: tile)
         let stats = try writer.finish()
 
-        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
+        func be32(_ v: Int) -> [UInt8] {
+            [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)]
+        }
         let text = Array(#"{"format":"png","name":"A"}"#.utf8)
         let tileHash = Array(SHA256.hash(data: bytes))
         let elevationHash = Array(SHA256.hash(data: Array("f32le-deflate".utf8) + [0] + be32(1) + be32(1) + blob))
         var message = Array("tilepack-pack-index-v1\n".utf8)
         message += be32(0) + be32(1) + Array("a".utf8) + be32(text.count) + text
-        message += be32(0) + [0, 2] + be32(1) + be32(3) + tileHash          // kind 0 sorts first
+        message += be32(0) + [0, 2] + be32(1) + be32(3) + tileHash  // kind 0 sorts first
         message += be32(0) + [1, 2] + be32(1) + be32(3) + elevationHash
         #expect(stats.indexDigest == SHA256.hash(data: message).hexString)
         #expect(stats.perZoom == [PackZoomCount(z: 2, tiles: 2, bytes: 3 + blob.count)])
         #expect(stats.storedBytes == 3 + blob.count)
         let reader = try PackReader(path: path)
-        #expect(try reader.indexRows() == [
-            PackIndexRow(layer: 0, kind: .tile, tile: tile, sha256: SHA256.hash(data: bytes).hexString),
-            PackIndexRow(layer: 0, kind: .elevation, tile: tile, sha256: SHA256.hash(data: Array("f32le-deflate".utf8) + [0] + be32(1) + be32(1) + blob).hexString),
-        ])
+        #expect(
+            try reader.indexRows() == [
+                PackIndexRow(layer: 0, kind: .tile, tile: tile, sha256: SHA256.hash(data: bytes).hexString),
+                PackIndexRow(
+                    layer: 0, kind: .elevation, tile: tile,
+                    sha256: SHA256.hash(data: Array("f32le-deflate".utf8) + [0] + be32(1) + be32(1) + blob).hexString),
+            ])
     }
 
     @Test func digestIsStableAcrossWriteOrderAndRewrites() throws {
         let dir = TemporaryDirectory()
         let a = try PackFixture.write(dir.file("a.mbtiles"))
         // Reverse order, with a tile first written wrong and then replaced.
-        let writer = try PackWriter(path: dir.file("b.mbtiles"), layers: PackFixture.layers, metadata: PackFixture.packMetadata)
+        let writer = try PackWriter(
+            path: dir.file("b.mbtiles"), layers: PackFixture.layers, metadata: PackFixture.packMetadata)
         try writer.writeTile([9, 9, 9], layer: 0, tile: TileID(z: 1, x: 0, y: 0)!)
         for tile in PackFixture.tiles.reversed() {
             let s = tile.z * 1000 + tile.x * 31 + tile.y
@@ -169,14 +185,19 @@ enum PackFixture {
         let other = try PackFixture.png(12345)
         // Edit the content in place (its key stays): every read of a row pointing at it fails.
         let hex = SHA256.hash(data: try PackFixture.png(tile.z * 1000 + tile.x * 31 + tile.y)).hexString
-        try PackFixture.execute(path, "UPDATE images SET tile_data = x'\(other.map { String(format2: $0) }.joined())' WHERE tile_id = '\(hex)'")
+        try PackFixture.execute(
+            path,
+            "UPDATE images SET tile_data = x'\(other.map { String(format2: $0) }.joined())' WHERE tile_id = '\(hex)'")
         let reader = try PackReader(path: path)
         #expect(try reader.indexDigest() == stats.indexDigest)  // the index is untouched…
-        expectPackError(.hashMismatch, path + "#color.mbtiles") { _ = try reader.layer(0)?.tile(tile) }  // …the read fails
+        // …the read fails
+        expectPackError(.hashMismatch, path + "#color.mbtiles") { _ = try reader.layer(0)?.tile(tile) }
         let color = try #require(reader.layer(0))
         var called = false
         expectPackError(.hashMismatch, path + "#color.mbtiles") {
-            let _: Int? = try color.withTile(tile) { (_: UnsafeRawBufferPointer) -> Int in called = true; return 1 }
+            let _: Int? = try color.withTile(tile) { (_: UnsafeRawBufferPointer) -> Int in
+                called = true; return 1
+            }
         }
         #expect(!called)
         expectPackError(.hashMismatch, path + "#color.mbtiles") { _ = try reader.verifyAll(decode: false) }
@@ -186,11 +207,16 @@ enum PackFixture {
         let dem = try #require(reader.layer(1))
         try PackFixture.execute(path, "UPDATE tilepack_elevation SET width = 8 WHERE rowid = 1")
         let failures = PackFixture.tiles.filter { t in
-            do { _ = try dem.elevation(t); return false } catch { return (error as? ArchiveError)?.problem == .hashMismatch }
+            do { _ = try dem.elevation(t); return false } catch {
+                return (error as? ArchiveError)?.problem == .hashMismatch
+            }
         }
         #expect(failures.count == 1)
         // A content deleted: damaged, named.
-        try PackFixture.execute(path, "DELETE FROM images WHERE tile_id = (SELECT sha256 FROM tilepack_tile_index WHERE layer = 1 AND kind = 0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0)")
+        try PackFixture.execute(
+            path,
+            "DELETE FROM images WHERE tile_id = (SELECT sha256 FROM tilepack_tile_index WHERE layer = 1 AND kind = 0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0)"
+        )
         expectPackError(.damaged, path + "#dem.mbtiles") { _ = try dem.tile(TileID(z: 1, x: 0, y: 1)!) }
     }
 
@@ -206,15 +232,25 @@ enum PackFixture {
         let reader = try PackReader(path: path)
         let color = try #require(reader.layer(0))
         var called = false
-        expectPackError(.damaged, path + "#color.mbtiles", contains: "tile 2/1/2 stores 40000000 bytes, more than the 33554432 it may hold; not read") {
-            let _: Int? = try color.withTile(tile) { (_: UnsafeRawBufferPointer) -> Int in called = true; return 1 }
+        expectPackError(
+            .damaged, path + "#color.mbtiles",
+            contains: "tile 2/1/2 stores 40000000 bytes, more than the 33554432 it may hold; not read"
+        ) {
+            let _: Int? = try color.withTile(tile) { (_: UnsafeRawBufferPointer) -> Int in
+                called = true; return 1
+            }
         }
         // A caller's smaller limit is applied the same way (the tile store's per-tile bound).
         expectPackError(.damaged, path + "#color.mbtiles", contains: "more than the 10 it may hold") {
-            let _: Int? = try color.withTile(TileID(z: 2, x: 0, y: 0)!, maxBytes: 10) { (_: UnsafeRawBufferPointer) -> Int in called = true; return 1 }
+            let _: Int? = try color.withTile(TileID(z: 2, x: 0, y: 0)!, maxBytes: 10) {
+                (_: UnsafeRawBufferPointer) -> Int in
+                called = true; return 1
+            }
         }
         #expect(!called)
-        expectPackError(.damaged, path + "#color.mbtiles", contains: "40000000 bytes") { _ = try reader.verifyAll(decode: false) }
+        expectPackError(.damaged, path + "#color.mbtiles", contains: "40000000 bytes") {
+            _ = try reader.verifyAll(decode: false)
+        }
         // Elevation: the limit follows the declared grid (8 × w × h + 64 KiB), text is refused too.
         let original = try PackFixture.png(tile.z * 1000 + tile.x * 31 + tile.y).map { String(format2: $0) }.joined()
         try PackFixture.execute(path, "UPDATE images SET tile_data = x'\(original)' WHERE tile_id = '\(hex)'")
@@ -224,8 +260,10 @@ enum PackFixture {
         var refused = 0
         for t in PackFixture.tiles {
             do { _ = try dem.elevation(t) } catch {
-                #expect(error.problem == .badElevation && error.description.contains("stores 2000000 bytes") && error.description.contains("not read"),
-                        "\(error)")
+                #expect(
+                    error.problem == .badElevation && error.description.contains("stores 2000000 bytes")
+                        && error.description.contains("not read"),
+                    "\(error)")
                 refused += 1
             }
         }
@@ -242,7 +280,9 @@ enum PackFixture {
         let stats = try PackFixture.write(path)
         // Swap: point tile 1/0/0 (TMS row 1) at 1/1/0's content. Reads pass (the content is
         // what the row says), but the digest no longer matches the manifest's.
-        try PackFixture.execute(path, """
+        try PackFixture.execute(
+            path,
+            """
             UPDATE tilepack_tile_index SET sha256 = (SELECT sha256 FROM tilepack_tile_index WHERE layer = 0 AND kind = 0 \
             AND zoom_level = 1 AND tile_column = 1 AND tile_row = 1) WHERE layer = 0 AND kind = 0 AND zoom_level = 1 \
             AND tile_column = 0 AND tile_row = 1
@@ -254,7 +294,10 @@ enum PackFixture {
         try PackFixture.execute(path2, "UPDATE tilepack_pack_layers SET metadata = '{\"name\":\"X\"}' WHERE layer = 1")
         #expect(try PackReader(path: path2).indexDigest() != stats.indexDigest)
         // A malformed row (text in an integer column) is damaged, not hashed as something else.
-        try PackFixture.execute(path2, "UPDATE tilepack_tile_index SET tile_column = 'x' WHERE layer = 0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0")
+        try PackFixture.execute(
+            path2,
+            "UPDATE tilepack_tile_index SET tile_column = 'x' WHERE layer = 0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0"
+        )
         expectPackError(.damaged, path2) { _ = try PackReader(path: path2).indexDigest() }
     }
 
@@ -282,7 +325,8 @@ enum PackFixture {
         let w = try PackWriter(path: bad, layers: PackFixture.layers, metadata: [:])
         #expect(throws: ArchiveError.self) { try w.writeTile([1], layer: 2, tile: TileID(z: 0, x: 0, y: 0)!) }
         #expect(throws: ArchiveError.self) {
-            try w.writeElevationRow(encoding: "raw", width: 1, height: 1, data: [0], layer: 0, id: TileID(z: 0, x: 0, y: 0)!)
+            try w.writeElevationRow(
+                encoding: "raw", width: 1, height: 1, data: [0], layer: 0, id: TileID(z: 0, x: 0, y: 0)!)
         }
         w.abandon()
         #expect(!dir.listing().contains { $0.hasPrefix("bad-writer") })
@@ -352,28 +396,34 @@ enum PackFixture {
         init() throws {
             v1Stats = PackStatistics(perZoom: [], tiles: 0, elevationRows: 0, storedBytes: 0, indexDigest: "")
             v2Stats = v1Stats
-            summary = PackDeltaSummary(changed: 0, added: 0, removed: 0, contents: 0, contentBytes: 0, fileBytes: 0, indexDigest: "")
+            summary = PackDeltaSummary(
+                changed: 0, added: 0, removed: 0, contents: 0, contentBytes: 0, fileBytes: 0, indexDigest: "")
             v1Stats = try PackFixture.write(v1, seed: ArchivePackDeltaTests.v1Seed)
-            v2Stats = try PackFixture.write(v2, layers: ArchivePackDeltaTests.v2Layers, seed: ArchivePackDeltaTests.v2Seed)
+            v2Stats = try PackFixture.write(
+                v2, layers: ArchivePackDeltaTests.v2Layers, seed: ArchivePackDeltaTests.v2Seed)
             summary = try PackDelta.write(old: v1, new: v2, output: delta, packID: "chamonix", from: 1, to: 2)
         }
     }
 
     @Test func deltaThenApplyEqualsTheNewVersion() throws {
         let v = try Versions()
-        let changedTiles = PackFixture.tiles.filter { ($0.z != 3 || ($0.x != 0 && $0.x != 7)) && ($0.x + $0.y) % 10 == 3 }.count + 1
+        let changedTiles =
+            PackFixture.tiles.filter { ($0.z != 3 || ($0.x != 0 && $0.x != 7)) && ($0.x + $0.y) % 10 == 3 }.count + 1
         #expect(v.summary.added == 8 * 3 && v.summary.removed == 8 * 3 && v.summary.changed == changedTiles * 3)
         #expect(v.summary.indexDigest == v.v2Stats.indexDigest)
         #expect(v.summary.contents < v.summary.added + v.summary.changed)  // 2/0/0's contents are v1's: not carried
         let delta = try PackReader(path: v.delta)
         #expect(delta.hasRemovedTable && delta.layers == Self.v2Layers)
         #expect(delta.metadata["tilepack_pack_id"] == "chamonix" && delta.metadata["tilepack_delta_from"] == "1")
-        #expect(delta.metadata["tilepack_delta_to"] == "2" && delta.metadata["tilepack_tile_index_sha256"] == v.v2Stats.indexDigest)
+        #expect(
+            delta.metadata["tilepack_delta_to"] == "2"
+                && delta.metadata["tilepack_tile_index_sha256"] == v.v2Stats.indexDigest)
 
         let before = readFile(v.v1)
         let out = v.dir.file("updated.mbtiles")
-        try PackDelta.apply(delta: v.delta, installed: v.v1, output: out, packID: "chamonix", from: 1, to: 2,
-                            expectedDigest: v.v2Stats.indexDigest)
+        try PackDelta.apply(
+            delta: v.delta, installed: v.v1, output: out, packID: "chamonix", from: 1, to: 2,
+            expectedDigest: v.v2Stats.indexDigest)
         #expect(readFile(v.v1) == before)  // the installed pack is never modified
         let updated = try PackReader(path: out)
         #expect(try updated.verifyAll(decode: true) == v.v2Stats)  // same digest, counts and bytes (orphans gone)
@@ -388,21 +438,26 @@ enum PackFixture {
         }
         #expect(!v.dir.listing().contains { $0.contains(".tmp-") || $0.hasSuffix("-journal") })
         // In place: output = installed, replaced atomically once checked.
-        try PackDelta.apply(delta: v.delta, installed: v.v1, output: v.v1, packID: "chamonix", from: 1, to: 2,
-                            expectedDigest: v.v2Stats.indexDigest)
+        try PackDelta.apply(
+            delta: v.delta, installed: v.v1, output: v.v1, packID: "chamonix", from: 1, to: 2,
+            expectedDigest: v.v2Stats.indexDigest)
         #expect(try PackReader(path: v.v1).indexDigest() == v.v2Stats.indexDigest)
     }
 
     @Test func aDeltaThatDoesNotFitIsRefusedAndLeavesNothing() throws {
         let v = try Versions()
         let out = v.dir.file("out.mbtiles")
-        func refuse(_ problem: ArchiveError.Problem, delta: String? = nil, installed: String? = nil, packID: String = "chamonix",
-                    from: Int = 1, to: Int = 2, digest: String? = nil, contains: String? = nil,
-                    sourceLocation: SourceLocation = #_sourceLocation) {
+        func refuse(
+            _ problem: ArchiveError.Problem, delta: String? = nil, installed: String? = nil,
+            packID: String = "chamonix",
+            from: Int = 1, to: Int = 2, digest: String? = nil, contains: String? = nil,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
             let d = delta ?? v.delta
             expectPackError(problem, d, contains: contains, sourceLocation: sourceLocation) {
-                try PackDelta.apply(delta: d, installed: installed ?? v.v1, output: out, packID: packID, from: from, to: to,
-                                    expectedDigest: digest ?? v.v2Stats.indexDigest)
+                try PackDelta.apply(
+                    delta: d, installed: installed ?? v.v1, output: out, packID: packID, from: from, to: to,
+                    expectedDigest: digest ?? v.v2Stats.indexDigest)
             }
             #expect(!fileExists(out), sourceLocation: sourceLocation)
             #expect(!v.dir.listing().contains { $0.contains(".tmp-") }, sourceLocation: sourceLocation)
@@ -413,7 +468,9 @@ enum PackFixture {
         // Right labels, wrong base: the result's digest is not the manifest's.
         let other = v.dir.file("other.mbtiles")
         writeFile(other, readFile(v.v1))
-        try PackFixture.execute(other, """
+        try PackFixture.execute(
+            other,
+            """
             UPDATE tilepack_tile_index SET sha256 = (SELECT sha256 FROM tilepack_tile_index WHERE layer = 0 AND kind = 0 \
             AND zoom_level = 1 AND tile_column = 1 AND tile_row = 1) WHERE layer = 0 AND kind = 0 AND zoom_level = 1 \
             AND tile_column = 0 AND tile_row = 0
@@ -430,12 +487,14 @@ enum PackFixture {
         // A carried content edited: refused by its hash.
         let edited = v.dir.file("edited.delta.mbtiles")
         writeFile(edited, bytes)
-        try PackFixture.execute(edited, "UPDATE images SET tile_data = x'00' WHERE rowid = (SELECT min(rowid) FROM images)")
+        try PackFixture.execute(
+            edited, "UPDATE images SET tile_data = x'00' WHERE rowid = (SELECT min(rowid) FROM images)")
         refuse(.hashMismatch, delta: edited)
         // A carried content too large to load: refused by its recorded length, never read.
         let bomb = v.dir.file("bomb.delta.mbtiles")
         writeFile(bomb, bytes)
-        try PackFixture.execute(bomb, "UPDATE images SET tile_data = zeroblob(40000000) WHERE rowid = (SELECT min(rowid) FROM images)")
+        try PackFixture.execute(
+            bomb, "UPDATE images SET tile_data = zeroblob(40000000) WHERE rowid = (SELECT min(rowid) FROM images)")
         refuse(.damaged, delta: bomb, contains: "stores 40000000 bytes, more than the 33554432 it may hold; not read")
         // A full pack is not a delta.
         refuse(.notPack, delta: v.v2)
@@ -459,8 +518,10 @@ extension String {
 }
 
 /// Expects `body` to throw an ArchiveError of `problem` whose one-line description starts with `path`.
-func expectPackError(_ problem: ArchiveError.Problem, _ path: String, contains: String? = nil,
-                     sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+func expectPackError(
+    _ problem: ArchiveError.Problem, _ path: String, contains: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) {
     do {
         try body()
         Issue.record("no error (expected \(problem))", sourceLocation: sourceLocation)

@@ -22,8 +22,9 @@ import Testing
             #expect(error.message.contains("no such table"))
             #expect(error.sql == "SELECT nope FROM nowhere")
             #expect(error.path == dir.file("a.db"))
-            #expect(error.description
-                == "\(dir.file("a.db")): SQLite error 1 (no such table: nowhere) in `SELECT nope FROM nowhere`")
+            #expect(
+                error.description
+                    == "\(dir.file("a.db")): SQLite error 1 (no such table: nowhere) in `SELECT nope FROM nowhere`")
         }
         try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)")
         let insert = try db.prepare("INSERT INTO t (k, v) VALUES (?, ?)")

@@ -28,14 +28,17 @@ private struct HintedSource: RasterSource {
 }
 
 /// Writes a `bands`-band uint8 GeoTIFF near Chamonix (EPSG:4326), band b of pixel (c, r) = value(c, r, b).
-private func writeStack(_ path: String, bands: Int, width: Int = 64, height: Int = 48, metadata: GDALMetadata? = nil,
-                        value: (Int, Int, Int) -> UInt8) throws {
+private func writeStack(
+    _ path: String, bands: Int, width: Int = 64, height: Int = 48, metadata: GDALMetadata? = nil,
+    value: (Int, Int, Int) -> UInt8
+) throws {
     var options = GeoTIFFWriter.Options(width: width, height: height, samplesPerPixel: bands, sampleType: .uint8)
     options.blockWidth = 64
     options.blockHeight = 64
     options.geoTransform = GeoTransform([DEMFixture.west, DEMFixture.step, 0, DEMFixture.north, 0, -DEMFixture.step])
     options.geoKeys = GeoKeyDirectory(entries: [
-        (GeoKey.gtModelType, .shorts([2])), (GeoKey.gtRasterType, .shorts([1])), (GeoKey.geographicType, .shorts([4326])),
+        (GeoKey.gtModelType, .shorts([2])), (GeoKey.gtRasterType, .shorts([1])),
+        (GeoKey.geographicType, .shorts([4326])),
     ])
     options.gdalMetadata = metadata
     let writer = try GeoTIFFWriter(path: path, options: options)
@@ -51,8 +54,10 @@ private func writeStack(_ path: String, bands: Int, width: Int = 64, height: Int
 
 @Suite("Band kinds: colour by what the band holds, --bands, VRT band choice, query value")
 struct BandKindsTests {
-    typealias Row = (type: SampleType, range: ClosedRange<Float>?, distinct: [Float]?, hints: TerrainHints,
-                     mode: ColorMode, kind: ValueKind?, negated: Bool)
+    typealias Row = (
+        type: SampleType, range: ClosedRange<Float>?, distinct: [Float]?, hints: TerrainHints,
+        mode: ColorMode, kind: ValueKind?, negated: Bool
+    )
 
     /// The classification table, one row per rule (and the near misses that must not match it).
     static let rules: [Row] = [
@@ -75,7 +80,8 @@ struct BandKindsTests {
         // Classes: integer (not uint8), few distinct values, no height signal.
         (.int16, 1...14, [1, 2, 3, 14], TerrainHints(), .classes, .class, false),
         (.uint16, 10...90, [10, 20, 90], TerrainHints(), .classes, .class, false),
-        (.uint8, 1...5, [1, 2, 5], TerrainHints(), .rgb, nil, false),  // an 8-bit grey image: its grey is its value, nothing stored
+        // an 8-bit grey image: its grey is its value, nothing stored
+        (.uint8, 1...5, [1, 2, 5], TerrainHints(), .rgb, nil, false),
         (.int16, 312...4807, nil, TerrainHints(), .elevation, .elevation, false),  // too many values
         // Float/signed: depth when all ≤ 0, elevation within Earth's range, else a value.
         (.float32, -2000 ... -1, nil, TerrainHints(), .bathymetry, .depth, false),
@@ -88,16 +94,22 @@ struct BandKindsTests {
     @Test(arguments: rules.indices)
     func classificationTable(_ i: Int) {
         let row = Self.rules[i]
-        let d = ColorDecision.decide(requested: .auto, sampleType: row.type, bands: 1, dataBands: [0], hasColorMap: false,
-                                     hints: row.hints, sample: { .init(range: row.range, distinct: row.distinct) })
-        #expect(d.mode == row.mode && d.valueKind == row.kind && d.negated == row.negated, "row \(i): \(d) \(String(describing: d.valueKind))")
+        let d = ColorDecision.decide(
+            requested: .auto, sampleType: row.type, bands: 1, dataBands: [0], hasColorMap: false,
+            hints: row.hints, sample: { .init(range: row.range, distinct: row.distinct) })
+        #expect(
+            d.mode == row.mode && d.valueKind == row.kind && d.negated == row.negated,
+            "row \(i): \(d) \(String(describing: d.valueKind))")
         #expect(!d.reason.isEmpty)
     }
 
     @Test func explicitModesSetTheKindAndReasonsSayWhy() {
-        func decide(_ requested: ColorMode, _ hints: TerrainHints = TerrainHints(), range: ClosedRange<Float> = 0...100) -> ColorDecision {
-            ColorDecision.decide(requested: requested, sampleType: .float32, bands: 1, dataBands: [0], hasColorMap: false,
-                                 hints: hints, sample: { .init(range: range) })
+        func decide(
+            _ requested: ColorMode, _ hints: TerrainHints = TerrainHints(), range: ClosedRange<Float> = 0...100
+        ) -> ColorDecision {
+            ColorDecision.decide(
+                requested: requested, sampleType: .float32, bands: 1, dataBands: [0], hasColorMap: false,
+                hints: hints, sample: { .init(range: range) })
         }
         #expect(decide(.classes).valueKind == .class)
         #expect(decide(.percent).valueKind == .percent)
@@ -106,10 +118,12 @@ struct BandKindsTests {
         let positive = decide(.bathymetry, TerrainHints(descriptions: [0: "depth"]), range: 5...90)
         #expect(positive.negated && positive.reason == "as requested")
         let auto = decide(.auto, TerrainHints(descriptions: [0: "Depth"]), range: 5...90)
-        #expect(auto.description == "bathymetry (single-band float32 with DESCRIPTION \"Depth\", positive depths negated)")
+        #expect(
+            auto.description == "bathymetry (single-band float32 with DESCRIPTION \"Depth\", positive depths negated)")
         // Several data bands: no kind, nothing stored.
-        let rgb = ColorDecision.decide(requested: .auto, sampleType: .uint8, bands: 6, dataBands: Array(0..<6), hasColorMap: false,
-                                       hints: TerrainHints(), sample: { .init(range: nil) })
+        let rgb = ColorDecision.decide(
+            requested: .auto, sampleType: .uint8, bands: 6, dataBands: Array(0..<6), hasColorMap: false,
+            hints: TerrainHints(), sample: { .init(range: nil) })
         #expect(rgb.mode == .rgb && rgb.valueKind == nil)
     }
 
@@ -121,13 +135,17 @@ struct BandKindsTests {
         #expect(legend.map(\.value) == [-1, 3, 7])
         #expect(legend.map(\.label) == ["class -1", "class 3", "class 7"])
         #expect(legend.allSatisfy { $0.rgba.count == 4 && $0.rgba[3] == 255 })
-        func rgb(_ i: Int) -> [UInt8] { [ClassPalette.colors[i].0, ClassPalette.colors[i].1, ClassPalette.colors[i].2] }
+        func rgb(_ i: Int) -> [UInt8] {
+            [ClassPalette.colors[i].0, ClassPalette.colors[i].1, ClassPalette.colors[i].2]
+        }
         #expect(legend.map { Array($0.rgba.prefix(3)) } == [rgb(31), rgb(3), rgb(7)])
         #expect(ClassPalette.home(.nan) == nil && ClassPalette.home(3e12) == nil && plain.color(-3e12) == nil)
         #expect(Set(ClassPalette.colors.map { "\($0.0),\($0.1),\($0.2)" }).count == 32)
         let json = try LegendEntry.json(Array(legend.prefix(1)))
         #expect(json.hasPrefix("[{\"label\":\"class -1\",\"rgba\":[") && json.hasSuffix(",\"value\":-1}]"))
-        #expect(PercentRamp.color(0) == (68, 1, 84) && PercentRamp.color(100) == (253, 231, 37) && PercentRamp.color(250) == (253, 231, 37))
+        #expect(
+            PercentRamp.color(0) == (68, 1, 84) && PercentRamp.color(100) == (253, 231, 37)
+                && PercentRamp.color(250) == (253, 231, 37))
     }
 
     @Test func classPaletteSeparatesCodes32Apart() throws {
@@ -185,28 +203,33 @@ struct BandKindsTests {
         // int16 land cover: 3 codes in vertical stripes.
         let src = FunctionSource(width: 32, height: 32, sampleType: .int16) { c, _, _ in Float([4, 9, 30][c / 11]) }
         let colorizer = try Colorizer(source: src, mode: .auto, elevationRange: nil)
-        #expect(colorizer.decision.mode == .classes && colorizer.forcesNearest && colorizer.storesValues && colorizer.categorical)
+        #expect(
+            colorizer.decision.mode == .classes && colorizer.forcesNearest && colorizer.storesValues
+                && colorizer.categorical)
         #expect(colorizer.legend.map(\.value) == [4, 9, 30])
         let size = 4
         let a: [Float] = [1, 1, 2, 3] + [1, 2, .nan, .nan] + [5, 6, 7, 8] + [6, 5, 8, .nan]
         let rgba: [UInt8] = (0..<(size * size)).flatMap { i -> [UInt8] in [UInt8(i), 0, 0, 255] }
         let picked = Pyramid.downsampleClasses([a, nil, nil, nil], colours: [rgba, nil, nil, nil], size: size)
         // Blocks: {1,1,1,2} → 1; {2,3,nan,nan} → 2 (tie: first); {5,6,6,5} → 5 (tie: first); {7,8,8,nan} → 8.
-        #expect(picked.values[0] == 1 && picked.values[1] == 2 && picked.values[size] == 5 && picked.values[size + 1] == 8)
+        #expect(
+            picked.values[0] == 1 && picked.values[1] == 2 && picked.values[size] == 5 && picked.values[size + 1] == 8)
         #expect(picked.rgba[0] == 0 && picked.rgba[4] == 2 && picked.rgba[(size + 1) * 4] == 11)
         #expect(picked.values[2].isNaN && picked.rgba[2 * 4 + 3] == 0)
     }
 
     @Test func positiveDepthsAreNegatedInColourAndStoredValues() throws {
-        let src = HintedSource(base: FunctionSource(width: 16, height: 16) { c, r, _ in Float(10 + c + r) },
-                               terrainHints: TerrainHints(descriptions: [0: "Water depth"]))
+        let src = HintedSource(
+            base: FunctionSource(width: 16, height: 16) { c, r, _ in Float(10 + c + r) },
+            terrainHints: TerrainHints(descriptions: [0: "Water depth"]))
         let colorizer = try Colorizer(source: src, mode: .auto, elevationRange: nil)
         #expect(colorizer.decision.mode == .bathymetry && colorizer.decision.negated)
         #expect(colorizer.tint == .bathymetry)
         let grid = MapFrame(tile: TileID(z: 10, x: 530, y: 360)!, border: colorizer.border)
         let n = grid.width * grid.height
         var rgba = [UInt8](repeating: 0, count: 256 * 256 * 4)
-        let values = colorizer.colorize(values: [Float](repeating: 42, count: n), valid: [UInt8](repeating: 1, count: n), grid: grid, into: &rgba)
+        let values = colorizer.colorize(
+            values: [Float](repeating: 42, count: n), valid: [UInt8](repeating: 1, count: n), grid: grid, into: &rgba)
         #expect(values?.allSatisfy { $0 == -42 } == true)
         // −42 m is the shallows' blue of the bathymetric ramp, shaded flat.
         #expect(rgba[2] > rgba[0] && rgba[2] > rgba[1] && rgba[3] == 255)
@@ -252,25 +275,30 @@ struct BandKindsTests {
         _ = try picked.resample(grid, tile: tile, into: b)
         let n = grid.width * grid.height
         #expect(a.valid.prefix(n) == b.valid.prefix(n) && a.valid.prefix(n).contains(1))
-        #expect((0..<n).allSatisfy { k in a.valid[k] == 0 || (0..<3).allSatisfy { b.values[k * 3 + $0] == a.values[k] } })
+        #expect(
+            (0..<n).allSatisfy { k in a.valid[k] == 0 || (0..<3).allSatisfy { b.values[k * 3 + $0] == a.values[k] } })
     }
 
     @Test func namedRedGreenBlueBandsAreDrawnAsRGB() throws {
         let six = FunctionSource(width: 8, height: 8, bands: 6, sampleType: .uint8) { _, _, b in Float(b) }
-        let named = HintedSource(base: six, terrainHints: TerrainHints(descriptions: [0: "Blue", 1: "Green", 2: "Red", 3: "NIR"]))
+        let named = HintedSource(
+            base: six, terrainHints: TerrainHints(descriptions: [0: "Blue", 1: "Green", 2: "Red", 3: "NIR"]))
         #expect(try BandSelection.resolve(requested: nil, source: named)?.bands == [2, 1, 0])
         var interp = TerrainHints(descriptions: [0: "Red", 1: "Green", 2: "Blue"])  // COLORINTERP wins
         interp.colorInterps = [3: "Red", 4: "Green", 5: "Blue"]
-        let byInterp = try #require(try BandSelection.resolve(requested: nil, source: HintedSource(base: six, terrainHints: interp)))
+        let byInterp = try #require(
+            try BandSelection.resolve(requested: nil, source: HintedSource(base: six, terrainHints: interp)))
         #expect(byInterp.bands == [3, 4, 5] && byInterp.reason.hasPrefix("COLORINTERP"))
         // Two bands named red: ambiguous, drawn as they are.
-        let twice = HintedSource(base: six, terrainHints: TerrainHints(descriptions: [0: "Red", 1: "Green", 2: "Blue", 3: "Red edge"]))
+        let twice = HintedSource(
+            base: six, terrainHints: TerrainHints(descriptions: [0: "Red", 1: "Green", 2: "Blue", 3: "Red edge"]))
         #expect(try BandSelection.resolve(requested: nil, source: twice) == nil)
     }
 
     /// What `gdal_translate -of VRT -b 3 -b 2 -b 1 stack.tif out.vrt` (GDAL 3.6) writes, on our file.
     static func gdalTranslateVRT(_ tif: String, width: Int, height: Int) -> String {
-        let bands = [(3, "Red"), (2, "Green"), (1, "Blue")].enumerated().map { k, b in """
+        let bands = [(3, "Red"), (2, "Green"), (1, "Blue")].enumerated().map { k, b in
+            """
               <VRTRasterBand dataType="Byte" band="\(k + 1)" blockYSize="64">
                 <ColorInterp>Undefined</ColorInterp>
                 <SimpleSource>
@@ -281,7 +309,8 @@ struct BandKindsTests {
                   <DstRect xOff="0" yOff="0" xSize="\(width)" ySize="\(height)" />
                 </SimpleSource>
               </VRTRasterBand>
-            """ }.joined(separator: "\n")
+            """
+        }.joined(separator: "\n")
         return """
             <VRTDataset rasterXSize="\(width)" rasterYSize="\(height)">
               <SRS dataAxisToSRSAxisMapping="2,1">GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563]],AUTHORITY["EPSG","4326"]]</SRS>
@@ -311,14 +340,19 @@ struct BandKindsTests {
             let result = try RegionBuild(request).run()
             let reader = try MBTilesReader(path: result.outputPath)
             var tiles: [TileID: [UInt8]] = [:]
-            for id in result.report.perZoom.keys.flatMap({ z in tilesAt(z, reader) }) { tiles[id] = try reader.tile(id) }
+            for id in result.report.perZoom.keys.flatMap({ z in tilesAt(z, reader) }) {
+                tiles[id] = try reader.tile(id)
+            }
             return (result, tiles)
         }
         func tilesAt(_ z: Int, _ reader: MBTilesReader) -> [TileID] {
             let b = reader.bounds ?? GeoBounds(west: 0, south: 0, east: 0, north: 0)
-            guard let a = WebMercator.tile(lon: b.west, lat: b.north, zoom: z), let c = WebMercator.tile(lon: b.east, lat: b.south, zoom: z)
+            guard let a = WebMercator.tile(lon: b.west, lat: b.north, zoom: z),
+                let c = WebMercator.tile(lon: b.east, lat: b.south, zoom: z)
             else { return [] }
-            return (a.tile.y...c.tile.y).flatMap { y in (a.tile.x...c.tile.x).compactMap { x in TileID(z: z, x: x, y: y) } }
+            return (a.tile.y...c.tile.y).flatMap { y in
+                (a.tile.x...c.tile.x).compactMap { x in TileID(z: z, x: x, y: y) }
+            }
         }
         let (viaVRT, vrtTiles) = try build(vrtPath, bands: nil, "vrt.mbtiles")
         let (viaBands, bandTiles) = try build(tif, bands: [3, 2, 1], "bands.mbtiles")
@@ -331,7 +365,9 @@ struct BandKindsTests {
         var request = RegionBuild.Request(sourcePath: vrtPath)
         request.outputPath = scratch.file("bad.mbtiles")
         request.options.bands = [4]
-        #expect { try RegionBuild(request).run() } throws: { ($0 as? BuildError)?.description.contains("it has 3 bands") == true }
+        #expect { try RegionBuild(request).run() } throws: {
+            ($0 as? BuildError)?.description.contains("it has 3 bands") == true
+        }
     }
 
     @Test func queryAnswersValueAndKind() throws {
@@ -339,10 +375,14 @@ struct BandKindsTests {
         defer { withExtendedLifetime(scratch) {} }
         // An int16 class raster (4 codes in blocks) and a float32 percent raster.
         let classes = scratch.file("classes.tif")
-        try DEMFixture.write(classes, type: .int16, nodata: -1, width: 64, height: 64) { c, r in Double([3, 7, 11, 12][(c / 32) * 2 + r / 32]) }
+        try DEMFixture.write(classes, type: .int16, nodata: -1, width: 64, height: 64) { c, r in
+            Double([3, 7, 11, 12][(c / 32) * 2 + r / 32])
+        }
         let percent = scratch.file("percent.tif")
-        try DEMFixture.write(percent, type: .float32, nodata: nil, width: 64, height: 64,
-                             metadata: GDALMetadata(items: [.init(name: "UNITTYPE", value: "%", sample: 0, role: "unittype")])) { c, _ in
+        try DEMFixture.write(
+            percent, type: .float32, nodata: nil, width: 64, height: 64,
+            metadata: GDALMetadata(items: [.init(name: "UNITTYPE", value: "%", sample: 0, role: "unittype")])
+        ) { c, _ in
             Double(c) * 100 / 63
         }
         func build(_ path: String) throws -> RegionBuild.Result {
@@ -361,17 +401,26 @@ struct BandKindsTests {
         #expect(try MBTilesReader(path: p.outputPath).summary.valueKind == .percent)
 
         for (col, row, code) in [(10, 10, 3.0), (10, 50, 7.0), (50, 10, 11.0), (50, 50, 12.0)] {
-            let lon = DEMFixture.west + (Double(col) + 0.5) * DEMFixture.step, lat = DEMFixture.north - (Double(row) + 0.5) * DEMFixture.step
-            let answer = try #require(try PointQuery.answer(try TileQuery(lat: lat, lon: lon, zoom: c.report.metadata.maxZoom),
-                                                            archives: [c.outputPath]).first)
+            let lon = DEMFixture.west + (Double(col) + 0.5) * DEMFixture.step,
+                lat = DEMFixture.north - (Double(row) + 0.5) * DEMFixture.step
+            let answer = try #require(
+                try PointQuery.answer(
+                    try TileQuery(lat: lat, lon: lon, zoom: c.report.metadata.maxZoom),
+                    archives: [c.outputPath]
+                ).first)
             #expect(answer.value == code && answer.valueKind == .class && answer.elevationMetres == nil)
             let json = try answer.json
-            #expect(json.contains("\"value\":\(Int(code))") && json.contains("\"value_kind\":\"class\"") && json.contains("\"elevation_m\":null"))
+            #expect(
+                json.contains("\"value\":\(Int(code))") && json.contains("\"value_kind\":\"class\"")
+                    && json.contains("\"elevation_m\":null"))
             #expect(answer.text.contains("class:     \(Int(code)) (from zoom"))
         }
         let lon = DEMFixture.west + 32 * DEMFixture.step, lat = DEMFixture.north - 32 * DEMFixture.step
-        let answer = try #require(try PointQuery.answer(try TileQuery(lat: lat, lon: lon, zoom: p.report.metadata.maxZoom),
-                                                        archives: [p.outputPath]).first)
+        let answer = try #require(
+            try PointQuery.answer(
+                try TileQuery(lat: lat, lon: lon, zoom: p.report.metadata.maxZoom),
+                archives: [p.outputPath]
+            ).first)
         let v = try #require(answer.value)
         #expect(abs(v - 50) < 2 && answer.valueKind == .percent && answer.elevationMetres == nil)
         #expect(answer.text.contains("value:     ") && answer.text.contains(" % (from zoom"))
@@ -379,8 +428,9 @@ struct BandKindsTests {
         #expect(ValueKind(metadata: [:], hasElevationTable: true) == .elevation)
         #expect(ValueKind(metadata: ["tilepack:elevation": "false"], hasElevationTable: true) == nil)
         #expect(ValueKind(metadata: ["tilepack:value_kind": "bogus"], hasElevationTable: true) == .value)
-        #expect(try JSONOutput.string(UncoveredPointAnswer(query: try TileQuery(lat: 1, lon: 1, zoom: 3), searched: "x"))
-            .contains("\"value\":null,\"value_kind\":null"))
+        #expect(
+            try JSONOutput.string(UncoveredPointAnswer(query: try TileQuery(lat: 1, lon: 1, zoom: 3), searched: "x"))
+                .contains("\"value\":null,\"value_kind\":null"))
     }
 }
 
@@ -392,7 +442,9 @@ struct QueryZoomOrderTests {
         let scratch = TemporaryDirectory()
         defer { withExtendedLifetime(scratch) {} }
         let dem = scratch.file("dem.tif")
-        try DEMFixture.write(dem, type: .int16, nodata: -32768, width: 64, height: 64) { c, r in Double(1000 + c * 10 + r) }
+        try DEMFixture.write(dem, type: .int16, nodata: -32768, width: 64, height: 64) { c, r in
+            Double(1000 + c * 10 + r)
+        }
         var request = RegionBuild.Request(sourcePath: dem)
         request.outputPath = dem + ".mbtiles"
         request.codec = .png
@@ -403,9 +455,13 @@ struct QueryZoomOrderTests {
         try #require(minZoom < maxZoom)
         let lon = DEMFixture.west + 20.5 * DEMFixture.step, lat = DEMFixture.north - 30.5 * DEMFixture.step
         for zoom in [minZoom, max(0, minZoom - 6)] {
-            let answer = try #require(try PointQuery.answer(try TileQuery(lat: lat, lon: lon, zoom: zoom), archives: [built.outputPath]).first)
+            let answer = try #require(
+                try PointQuery.answer(try TileQuery(lat: lat, lon: lon, zoom: zoom), archives: [built.outputPath]).first
+            )
             let metres = try #require(answer.elevationMetres, "zoom \(zoom)")
-            #expect(abs(metres - 1230) < 15 && answer.elevationZoom == maxZoom && !answer.overzoomed, "zoom \(zoom): \(metres)")
+            #expect(
+                abs(metres - 1230) < 15 && answer.elevationZoom == maxZoom && !answer.overzoomed,
+                "zoom \(zoom): \(metres)")
         }
     }
 }

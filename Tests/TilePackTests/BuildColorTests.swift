@@ -26,14 +26,16 @@ import Testing
         var options = BuildOptions()
         options.minZoom = z; options.maxZoom = z; options.approximationError = 0; options.elevationRange = 0...1500
         let sink = MemorySink()
-        let report = try TileBuilder(source: source, georeference: georef, options: options, codec: RawCodec()).run(sink: sink)
+        let report = try TileBuilder(source: source, georeference: georef, options: options, codec: RawCodec()).run(
+            sink: sink)
         #expect(report.perZoom[z] == sink.writes.count)
         #expect(sink.elevations.count == sink.writes.count)
 
         let colorizer = try Colorizer(source: source, mode: .elevation, elevationRange: 0...1500)
         let grid = MapFrame(zoom: z, originX: first.x * 256 - 1, originY: first.y * 256 - 1, width: 514, height: 514)
         let ws = ResampleWorkspace()
-        let resampler = Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0), method: .bilinear)
+        let resampler = Resampler(
+            source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0), method: .bilinear)
         _ = try resampler.resample(grid, tile: first, into: ws)
         var big = [UInt8](repeating: 0, count: 512 * 512 * 4)
         let bigMetres = colorizer.colorize(values: ws.values, valid: ws.valid, grid: grid, into: &big)!
@@ -67,8 +69,10 @@ import Testing
             let tile = WebMercator.tile(lon: 7.05, lat: 46.45, zoom: 13)!.tile
             let grid = MapFrame(tile: tile, border: 1)
             let ws = ResampleWorkspace()
-            _ = try Resampler(source: s, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .bilinear)
-                .resample(grid, tile: tile, into: ws)
+            _ = try Resampler(
+                source: s, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .bilinear
+            )
+            .resample(grid, tile: tile, into: ws)
             var rgba = [UInt8](repeating: 0, count: 256 * 256 * 4)
             _ = c.colorize(values: ws.values, valid: ws.valid, grid: grid, into: &rgba)
             return Array(rgba[(128 * 256 + 128) * 4..<(128 * 256 + 128) * 4 + 4])
@@ -83,7 +87,9 @@ import Testing
     @Test func stretchUsesSecondAndNinetyEighthPercentiles() throws {
         // Values 0…999, each ten times: the 2nd percentile is ~20, the 98th ~979. (auto would
         // take this range for heights: see TerrainDetectionTests.)
-        let source = FunctionSource(width: 100, height: 100, sampleType: .uint16) { c, r, _ in Float((c + r * 100) % 1000) }
+        let source = FunctionSource(width: 100, height: 100, sampleType: .uint16) { c, r, _ in
+            Float((c + r * 100) % 1000)
+        }
         let colorizer = try Colorizer(source: source, mode: .stretch, elevationRange: nil)
         #expect(colorizer.mode == .stretch)
         let (lo, hi) = colorizer.stretchRange[0]
@@ -94,7 +100,9 @@ import Testing
         #expect(rgba[0] == 0 && rgba[4] == 0 && abs(Int(rgba[8]) - 128) <= 1 && rgba[12] == 255 && rgba[15] == 255)
 
         // A huge source is sampled, not read: at most 16×16 windows of 64×64.
-        let huge = FunctionSource(width: 100_000, height: 80_000, sampleType: .uint16) { c, r, _ in Float((c ^ r) & 0xfff) }
+        let huge = FunctionSource(width: 100_000, height: 80_000, sampleType: .uint16) { c, r, _ in
+            Float((c ^ r) & 0xfff)
+        }
         let p = try SourceStatistics.percentiles(of: huge, bands: [0], [2, 98])
         #expect(p[0] != nil)
         let read = huge.log.all.reduce(0) { $0 + $1.w * $1.h }
@@ -103,8 +111,11 @@ import Testing
 
     @Test func autoModes() throws {
         func mode(_ t: SampleType, bands: Int = 1, map: [UInt16]? = nil) throws -> Colorizer.Mode {
-            try Colorizer(source: FunctionSource(width: 8, height: 8, bands: bands, sampleType: t, colorMap: map) { _, _, _ in 1 },
-                          mode: .auto, elevationRange: nil).mode
+            try Colorizer(
+                source: FunctionSource(width: 8, height: 8, bands: bands, sampleType: t, colorMap: map) { _, _, _ in 1
+                },
+                mode: .auto, elevationRange: nil
+            ).mode
         }
         #expect(try mode(.uint8) == .rgb)
         #expect(try mode(.uint8, bands: 4) == .rgb)
@@ -115,10 +126,14 @@ import Testing
         #expect(try mode(.uint16, bands: 3) == .stretch)
         #expect(try mode(.uint8, map: [UInt16](repeating: 0, count: 768)) == .palette)
         #expect(throws: BuildError.self) {
-            try Colorizer(source: FunctionSource(width: 8, height: 8, sampleType: .uint16) { _, _, _ in 1 }, mode: .rgb, elevationRange: nil)
+            try Colorizer(
+                source: FunctionSource(width: 8, height: 8, sampleType: .uint16) { _, _, _ in 1 }, mode: .rgb,
+                elevationRange: nil)
         }
         #expect(throws: BuildError.self) {
-            try Colorizer(source: FunctionSource(width: 8, height: 8, bands: 3, sampleType: .float32) { _, _, _ in 1 }, mode: .elevation, elevationRange: nil)
+            try Colorizer(
+                source: FunctionSource(width: 8, height: 8, bands: 3, sampleType: .float32) { _, _, _ in 1 },
+                mode: .elevation, elevationRange: nil)
         }
     }
 }

@@ -15,15 +15,19 @@ import Testing
         zoom10BlockSource { c, r, b in Float((c * 3 + r * 5 + b * 70) % 256) }
     }
 
-    func build(workers: Int, blockLevels: Int = 3, sink: MemorySink = MemorySink(),
-               source: FunctionSource? = nil) throws -> (MemorySink, BuildReport) {
+    func build(
+        workers: Int, blockLevels: Int = 3, sink: MemorySink = MemorySink(),
+        source: FunctionSource? = nil
+    ) throws -> (MemorySink, BuildReport) {
         let (src, geo) = gridSource()
         var options = BuildOptions()
         options.maxZoom = 10; options.workers = workers; options.blockLevels = blockLevels
         var done = [Int]()
         var zooms = Set<Int>()
         let report = try TileBuilder(source: source ?? src, georeference: geo, options: options, codec: RawCodec())
-            .run(sink: sink) { p in done.append(p.done); zooms.insert(p.zoom) }
+            .run(sink: sink) { p in
+                done.append(p.done); zooms.insert(p.zoom)
+            }
         #expect(done == Array(1...done.count))
         #expect(zooms == Set(report.metadata.minZoom...report.metadata.maxZoom), "progress names every zoom built")
         return (sink, report)

@@ -14,7 +14,9 @@ import Testing
     @Test func parentIsAlphaWeightedAverageOfChildren() {
         var rng = SystemRandomNumberGenerator()
         let size = 256
-        var kids: [[UInt8]?] = (0..<4).map { _ in (0..<(size * size * 4)).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+        var kids: [[UInt8]?] = (0..<4).map { _ in
+            (0..<(size * size * 4)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        }
         kids[2] = nil  // missing child → transparent quadrant
         let parent = Pyramid.downsampleRGBA(kids, size: size)
         for py in 0..<size {
@@ -46,7 +48,7 @@ import Testing
         #expect(parent[0] == 20)
         #expect(parent[1].isNaN)
         #expect(parent[2] == 10)
-        #expect(parent[size / 2].isNaN)           // missing top-right child
+        #expect(parent[size / 2].isNaN)  // missing top-right child
         #expect(parent[(size / 2) * size + size / 2] == 20)
     }
 

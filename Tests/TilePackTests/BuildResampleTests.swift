@@ -28,8 +28,10 @@ import Testing
     @Test func approximateTransformStaysWithinAnEighthPixel() {
         let plate = PlateCarree(west: 5, north: 62, dx: 0.0005, dy: 0.0005, width: 20000, height: 20000)
         let polar = PolarLike()
-        for (georef, tiles) in [(plate as any SourceGeoreference, [TileID(z: 8, x: 132, y: 70)!, TileID(z: 12, x: 2130, y: 1120)!]),
-                                (polar, [TileID(z: 5, x: 16, y: 2)!, TileID(z: 4, x: 7, y: 1)!, TileID(z: 7, x: 70, y: 12)!])] {
+        for (georef, tiles) in [
+            (plate as any SourceGeoreference, [TileID(z: 8, x: 132, y: 70)!, TileID(z: 12, x: 2130, y: 1120)!]),
+            (polar, [TileID(z: 5, x: 16, y: 2)!, TileID(z: 4, x: 7, y: 1)!, TileID(z: 7, x: 70, y: 12)!]),
+        ] {
             for tile in tiles {
                 #expect(approximationError(georef, tile, maxError: 0.125) <= 0.125, "\(tile)")
                 #expect(approximationError(georef, tile, maxError: 0.01) <= 0.01, "\(tile)")
@@ -47,12 +49,17 @@ import Testing
     func bilinearMatchesAnalyticFunction(mercator: Bool) throws {
         let (a, b): (Double, Double) = (2, 3)
         let w = 3000, h = 3000
-        let source = FunctionSource(width: w, height: h) { c, r, _ in Float(a * (Double(c) + 0.5) + b * (Double(r) + 0.5)) }
-        let georef: any SourceGeoreference = mercator
+        let source = FunctionSource(width: w, height: h) { c, r, _ in
+            Float(a * (Double(c) + 0.5) + b * (Double(r) + 0.5))
+        }
+        let georef: any SourceGeoreference =
+            mercator
             ? MercatorGrid(originX: 1_113_194.9 + 1234.5, originY: 5_780_000, res: 13.7, width: w, height: h)
             : PlateCarree(west: 10.013, north: 46.05, dx: 0.00017, dy: 0.00013, width: w, height: h)
-        let tile = WebMercator.tile(lon: georef.lonLatBounds.west + 0.1, lat: georef.lonLatBounds.north - 0.1, zoom: 13)!.tile
-        let resampler = Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .bilinear)
+        let tile = WebMercator.tile(
+            lon: georef.lonLatBounds.west + 0.1, lat: georef.lonLatBounds.north - 0.1, zoom: 13)!.tile
+        let resampler = Resampler(
+            source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .bilinear)
         let ws = ResampleWorkspace()
         #expect(try resampler.resample(MapFrame(tile: tile), tile: tile, into: ws))
         var checked = 0
@@ -83,7 +90,8 @@ import Testing
         }
         let georef = PlateCarree(west: 0.01, north: 0.5, dx: 0.0005, dy: 0.0005, width: w, height: h)
         let tile = TileID(z: 9, x: 256, y: 255)!
-        let resampler = Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0), method: .bilinear)
+        let resampler = Resampler(
+            source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0), method: .bilinear)
         let ws = ResampleWorkspace()
         _ = try resampler.resample(MapFrame(tile: tile), tile: tile, into: ws)
         var seen = (inside: 0, hole: 0, outside: 0)
@@ -109,7 +117,9 @@ import Testing
         var map = [UInt16](repeating: 0, count: 768)
         let colours: [(UInt16, UInt16, UInt16)] = [(65535, 0, 0), (0, 65535, 0), (0, 0, 65535), (65535, 65535, 0)]
         for (i, c) in colours.enumerated() { map[i] = c.0; map[256 + i] = c.1; map[512 + i] = c.2 }
-        let source = FunctionSource(width: w, height: h, sampleType: .uint8, colorMap: map) { c, r, _ in Float((c / 3 + r / 5) % 4) }
+        let source = FunctionSource(width: w, height: h, sampleType: .uint8, colorMap: map) { c, r, _ in
+            Float((c / 3 + r / 5) % 4)
+        }
         let georef = PlateCarree(west: 20.001, north: 40.3, dx: 0.00011, dy: 0.00009, width: w, height: h)
         var options = BuildOptions()
         options.resampling = .bilinear  // must be overridden for palettes
@@ -127,8 +137,9 @@ import Testing
                     let s = georef.sourcePixel(lon: p.lon, lat: p.lat)!
                     let index = (Int(floor(s.col)) / 3 + Int(floor(s.row)) / 5) % 4
                     let c = colours[index]
-                    #expect(rgba[o] == UInt8(c.0 >> 8) && rgba[o + 1] == UInt8(c.1 >> 8) && rgba[o + 2] == UInt8(c.2 >> 8),
-                            "\(tile) pixel \(px),\(py)")
+                    #expect(
+                        rgba[o] == UInt8(c.0 >> 8) && rgba[o + 1] == UInt8(c.1 >> 8) && rgba[o + 2] == UInt8(c.2 >> 8),
+                        "\(tile) pixel \(px),\(py)")
                 }
             }
         }
@@ -142,8 +153,10 @@ import Testing
         let georef = PlateCarree(west: 10.0, north: 46.2, dx: 0.00003, dy: 0.00003, width: w, height: h)
         let tile = WebMercator.tile(lon: 10.04, lat: 46.16, zoom: 11)!.tile  // ~ 20 source px per output px
         let ws = ResampleWorkspace()
-        _ = try Resampler(source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .average)
-            .resample(MapFrame(tile: tile), tile: tile, into: ws)
+        _ = try Resampler(
+            source: source, mapper: CoordinateMapper(georeference: georef, maxError: 0.125), method: .average
+        )
+        .resample(MapFrame(tile: tile), tile: tile, into: ws)
         var checked = 0
         for py in stride(from: 0, to: 256, by: 9) {
             for px in stride(from: 0, to: 256, by: 11) {

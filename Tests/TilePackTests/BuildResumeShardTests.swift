@@ -22,7 +22,8 @@ struct ArchiveContents: Equatable {
         while try t.step() { tiles["\(t.int(at: 0))/\(t.int(at: 1))/\(t.int(at: 2))"] = t.bytes(at: 3) ?? [] }
         let e = try db.prepare("SELECT zoom_level, tile_column, tile_row, encoding, data FROM elevation")
         while try e.step() {
-            elevation["\(e.int(at: 0))/\(e.int(at: 1))/\(e.int(at: 2))"] = Array((e.string(at: 3) ?? "").utf8) + (e.bytes(at: 4) ?? [])
+            elevation["\(e.int(at: 0))/\(e.int(at: 1))/\(e.int(at: 2))"] =
+                Array((e.string(at: 3) ?? "").utf8) + (e.bytes(at: 4) ?? [])
         }
         let m = try db.prepare("SELECT name, value FROM metadata")
         while try m.step() { metadata[m.string(at: 0) ?? ""] = m.string(at: 1) ?? "" }
@@ -63,8 +64,10 @@ struct BuildResumeShardTests {
         return request
     }
 
-    static func build(_ request: RegionBuild.Request, interruptAfter: Int? = nil,
-                      batchTiles: Int = 2, commitInterval: Duration? = .seconds(1)) throws -> RegionBuild.Result {
+    static func build(
+        _ request: RegionBuild.Request, interruptAfter: Int? = nil,
+        batchTiles: Int = 2, commitInterval: Duration? = .seconds(1)
+    ) throws -> RegionBuild.Result {
         var build = RegionBuild(request)
         build.writerOptions.batchTiles = batchTiles
         build.writerOptions.commitInterval = commitInterval
@@ -93,8 +96,9 @@ struct BuildResumeShardTests {
             let left = MBTilesWriter.interrupted(target: out)
             #expect(left.count == 1 && left.first?.identity == journal.identity)
             #expect(left.first?.finishedRoots == (committed ? 1 : 0))
-            let resumed = try MBTilesWriter(path: out, metadata: metadata, options: options, journal: journal,
-                                            resuming: try #require(left.first))
+            let resumed = try MBTilesWriter(
+                path: out, metadata: metadata, options: options, journal: journal,
+                resuming: try #require(left.first))
             #expect(resumed.finishedRoots == (committed ? [tile] : []))
             #expect(try resumed.rootPayload(tile) == (committed ? .some([9]) : nil))
             try resumed.finish()
@@ -141,7 +145,9 @@ struct BuildResumeShardTests {
         #expect(try freePages(reference.outputPath) == 0, "the journal's pages went back to the file system")
         for cut in [1, total / 2, total - 1] {
             let out = dir.file("cut\(cut).mbtiles")
-            #expect(throws: InterruptingSink.Interrupted.self) { try Self.build(Self.request(out), interruptAfter: cut) }
+            #expect(throws: InterruptingSink.Interrupted.self) {
+                try Self.build(Self.request(out), interruptAfter: cut)
+            }
             #expect(!fileExists(out))
             let left = MBTilesWriter.interrupted(target: out)
             #expect(left.count == 1 && left.first?.identity != nil, "a valid temporary archive with its journal stays")
@@ -197,7 +203,9 @@ struct BuildResumeShardTests {
         }
         var single: [Bool: ArchiveContents] = [:]  // the single build of each codec, made once
         for (n, astc) in [(2, false), (4, false), (3, true)] {
-            let expected = try single[astc] ?? ArchiveContents(try Self.build(request("ref-\(astc).mbtiles", astc: astc)).outputPath)
+            let expected =
+                try single[astc]
+                ?? ArchiveContents(try Self.build(request("ref-\(astc).mbtiles", astc: astc)).outputPath)
             single[astc] = expected
             var paths: [String] = []
             for k in (0..<n).reversed() {
@@ -217,9 +225,12 @@ struct BuildResumeShardTests {
             #expect(prepared.builder.codec.encodeTimeFollowsDetail == astc)
             let plan = prepared.plan
             let partition = prepared.builder.shardPartition(plan, count: n)
-            let spanning = plan.ranges.filter { $0.z < partition.zoom }.flatMap(\.tiles).filter { partition.upperOwner[$0] == nil }
-            #expect(merged.levels.tilesWritten + merged.levels.emptySkipped == spanning.count,
-                    "\(n) shards: the merge made only the tiles that span shards")
+            let spanning = plan.ranges.filter { $0.z < partition.zoom }.flatMap(\.tiles).filter {
+                partition.upperOwner[$0] == nil
+            }
+            #expect(
+                merged.levels.tilesWritten + merged.levels.emptySkipped == spanning.count,
+                "\(n) shards: the merge made only the tiles that span shards")
             let contents = try ArchiveContents(merged.outputPath)
             #expect(contents.tiles == expected.tiles, "\(n) shards: tiles")
             #expect(contents.elevation == expected.elevation, "\(n) shards: elevation")
@@ -236,10 +247,12 @@ struct BuildResumeShardTests {
             request.options.resampling = resampling
             return try Self.build(request).outputPath
         }
-        let a = try shard(0, 3, name: "a.mbtiles"), b = try shard(1, 3, name: "b.mbtiles"), c = try shard(2, 3, name: "c.mbtiles")
+        let a = try shard(0, 3, name: "a.mbtiles"), b = try shard(1, 3, name: "b.mbtiles"),
+            c = try shard(2, 3, name: "c.mbtiles")
         let out = dir.file("out.mbtiles")
         func refusal(_ paths: [String]) throws -> String {
-            try #require(throws: ShardError.self) { try ShardMerge(shardPaths: paths, outputPath: out).run() }.description
+            try #require(throws: ShardError.self) { try ShardMerge(shardPaths: paths, outputPath: out).run() }
+                .description
         }
         #expect(try refusal([a, b]) == "shard 2 of 3 missing: give all 3 shard archives")
         #expect(try refusal([a, b, b, c]) == "\(b): shard 1/3 given twice (also \(b))")
@@ -250,7 +263,10 @@ struct BuildResumeShardTests {
         var whole = Self.request(dir.file("whole.mbtiles"), maxZoom: 10)
         whole.shard = nil
         let plain = try Self.build(whole).outputPath
-        #expect(try refusal([plain, a]) == "\(plain): not a shard archive (no tilepack:shard metadata); build shards with `tilepack build --shard K/N`")
+        #expect(
+            try refusal([plain, a])
+                == "\(plain): not a shard archive (no tilepack:shard metadata); build shards with `tilepack build --shard K/N`"
+        )
         #expect(!fileExists(out))
     }
 
@@ -264,17 +280,20 @@ struct BuildResumeShardTests {
         var options = GeoTIFFWriter.Options(width: 64, height: 64, samplesPerPixel: 1, sampleType: .float32)
         options.geoTransform = GeoTransform([3_500_000, 100, 0, 5_500_000, 0, -100])
         options.geoKeys = GeoKeyDirectory(entries: [
-            (GeoKey.gtModelType, .shorts([1])), (GeoKey.gtRasterType, .shorts([1])), (GeoKey.projectedCSType, .shorts([31467])),
+            (GeoKey.gtModelType, .shorts([1])), (GeoKey.gtRasterType, .shorts([1])),
+            (GeoKey.projectedCSType, .shorts([31467])),
         ])
         let writer = try GeoTIFFWriter(path: source, options: options)
         try writer.write { bx, by, block in
             let r = writer.blockRegion(blockX: bx, blockY: by)
-            for j in 0..<r.height { for i in 0..<r.width {
-                let v = Float(200 + (r.x + i) * 3 + (r.y + j) * 2)
-                withUnsafeBytes(of: v.bitPattern.littleEndian) { b in
-                    for k in 0..<4 { block[((j * options.blockWidth + i) * 4) + k] = b[k] }
+            for j in 0..<r.height {
+                for i in 0..<r.width {
+                    let v = Float(200 + (r.x + i) * 3 + (r.y + j) * 2)
+                    withUnsafeBytes(of: v.bitPattern.littleEndian) { b in
+                        for k in 0..<4 { block[((j * options.blockWidth + i) * 4) + k] = b[k] }
+                    }
                 }
-            } }
+            }
         }
         // proj.db in its own folder (no grids beside it) and proj.db beside Debian's grids.
         let bare = dir.file("bare")
@@ -308,9 +327,12 @@ struct BuildResumeShardTests {
 
     @Test func shardArgumentsAndPartition() throws {
         #expect(BuildShard(argument: "2/4") == BuildShard(index: 2, count: 4))
-        for bad in ["4/4", "-1/4", "1/0", "x", "1/2/3", "", "1/"] { #expect(BuildShard(argument: bad) == nil, "\(bad)") }
-        let plan = try TilePlan(bounds: GeoBounds(west: 6.5, south: 45.6, east: 7.2, north: 46.1), nativeResolutionMetres: 10,
-                                minZoom: 8, maxZoom: 14)
+        for bad in ["4/4", "-1/4", "1/0", "x", "1/2/3", "", "1/"] {
+            #expect(BuildShard(argument: bad) == nil, "\(bad)")
+        }
+        let plan = try TilePlan(
+            bounds: GeoBounds(west: 6.5, south: 45.6, east: 7.2, north: 46.1), nativeResolutionMetres: 10,
+            minZoom: 8, maxZoom: 14)
         for n in [1, 2, 5, 16] {
             let p = ShardPartition(plan: plan, count: n)
             let zoomTiles = try #require(plan.range(atZoom: p.zoom)).tiles
@@ -319,7 +341,9 @@ struct BuildResumeShardTests {
             // Contiguous runs in build order, every shard used, work within 25 % of an equal share.
             let owners = p.order.compactMap { p.owner[$0] }
             #expect(owners == owners.sorted() && Set(owners) == Set(0..<n))
-            let work = (0..<n).map { k in p.tiles(of: k).reduce(0) { $0 + plan.plannedTiles(under: $1, atZoom: plan.maxZoom) } }
+            let work = (0..<n).map { k in
+                p.tiles(of: k).reduce(0) { $0 + plan.plannedTiles(under: $1, atZoom: plan.maxZoom) }
+            }
             let share = Double(work.reduce(0, +)) / Double(n)
             #expect(work.allSatisfy { abs(Double($0) - share) <= 0.25 * share }, "\(n) shards: \(work)")
             // Above the shard zoom, a tile is one shard's exactly when all its planned children are
@@ -327,7 +351,8 @@ struct BuildResumeShardTests {
             let upper = plan.ranges.filter { $0.z < p.zoom }.flatMap(\.tiles)
             for tile in upper {
                 let builders = Set(tile.children.filter(plan.contains).map { p.builder(of: $0) })
-                #expect(p.upperOwner[tile] == (builders.count == 1 ? builders.first ?? nil : nil), "\(n) shards: \(tile)")
+                #expect(
+                    p.upperOwner[tile] == (builders.count == 1 ? builders.first ?? nil : nil), "\(n) shards: \(tile)")
             }
             if n == 1 { #expect(p.upperOwner.count == upper.count) }
         }
@@ -341,23 +366,35 @@ struct BuildResumeShardTests {
         // The north half compresses 4× worse than the south: four times the bytes per pixel.
         let bytes = (0..<(across * down)).map { i in UInt64(i / across < down / 2 ? 80_000 : 20_000) }
         var source = FunctionSource(width: width, height: height) { _, _, _ in 0 }
-        let map = try #require(StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down, bytes: bytes))
+        let map = try #require(
+            StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down, bytes: bytes))
         source.storedBytes = map
-        let georef = PlateCarree(west: 6, north: 46.5, dx: 2.0 / Double(width), dy: 1.0 / Double(height), width: width, height: height)
-        let plan = try TilePlan(bounds: georef.lonLatBounds, nativeResolutionMetres: georef.groundResolutionMetres, minZoom: 6, maxZoom: 13)
+        let georef = PlateCarree(
+            west: 6, north: 46.5, dx: 2.0 / Double(width), dy: 1.0 / Double(height), width: width, height: height)
+        let plan = try TilePlan(
+            bounds: georef.lonLatBounds, nativeResolutionMetres: georef.groundResolutionMetres, minZoom: 6, maxZoom: 13)
         let estimate = try #require(ShardWorkEstimate(source: source, georeference: georef))
-        #expect(StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down, bytes: [1]) == nil)
-        #expect(ShardWorkEstimate(source: FunctionSource(width: 4, height: 4) { _, _, _ in 0 }, georeference: georef) == nil)
+        #expect(
+            StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down, bytes: [1])
+                == nil)
+        #expect(
+            ShardWorkEstimate(source: FunctionSource(width: 4, height: 4) { _, _, _ in 0 }, georeference: georef) == nil
+        )
 
         // Per pixel, the north's blocks weigh 16× the south's (bytes per pixel, squared).
-        func tile(_ lon: Double, _ lat: Double) throws -> TileID { try #require(WebMercator.tile(lon: lon, lat: lat, zoom: 12)).tile }
+        func tile(_ lon: Double, _ lat: Double) throws -> TileID {
+            try #require(WebMercator.tile(lon: lon, lat: lat, zoom: 12)).tile
+        }
         let (north, south) = (estimate.detail(of: try tile(7, 46.3)), estimate.detail(of: try tile(7, 45.7)))
         #expect(south > 0 && north > 15 * south && north < 17 * south, "north \(north), south \(south)")
         #expect(estimate.detail(of: try tile(20, 46)) == 0, "off the source")
 
         for n in [2, 3, 4] {
-            let even = ShardPartition(plan: plan, count: n), weighed = ShardPartition(plan: plan, count: n, work: estimate)
-            #expect(weighed.zoom == even.zoom && weighed.order == even.order, "the merge's zoom and order do not depend on it")
+            let even = ShardPartition(plan: plan, count: n),
+                weighed = ShardPartition(plan: plan, count: n, work: estimate)
+            #expect(
+                weighed.zoom == even.zoom && weighed.order == even.order,
+                "the merge's zoom and order do not depend on it")
             let weights = ShardPartition.weights(weighed.order, plan: plan, estimate: estimate)
             func spread(_ p: ShardPartition) throws -> Double {
                 var work = [Int](repeating: 0, count: n)
@@ -366,12 +403,15 @@ struct BuildResumeShardTests {
                 return work.map { abs(Double($0) - share) / share }.max() ?? 0
             }
             let (evenSpread, weighedSpread) = (try spread(even), try spread(weighed))
-            #expect(weighedSpread <= 0.25 && weighedSpread < evenSpread, "\(n) shards: \(weighedSpread) vs \(evenSpread) by tile counts")
+            #expect(
+                weighedSpread <= 0.25 && weighedSpread < evenSpread,
+                "\(n) shards: \(weighedSpread) vs \(evenSpread) by tile counts")
         }
 
         // Byte counts a hostile file claims saturate instead of trapping.
-        source.storedBytes = StoredByteMap(blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down,
-                                           bytes: [UInt64](repeating: .max, count: across * down))
+        source.storedBytes = StoredByteMap(
+            blockWidth: block, blockHeight: block, blocksAcross: across, blocksDown: down,
+            bytes: [UInt64](repeating: .max, count: across * down))
         let hostile = try #require(ShardWorkEstimate(source: source, georeference: georef))
         let p = ShardPartition(plan: plan, count: 3, work: hostile)
         #expect(Set(p.order.compactMap { p.owner[$0] }) == Set(0..<3))

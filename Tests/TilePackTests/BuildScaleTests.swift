@@ -17,28 +17,33 @@ import Darwin
     let MiB = 1 << 20
 
     @Test func smallerBudgetsMakeSmallerBlocksThenFewerWorkers() throws {
-        let big = try BuildMemoryPlan(budget: 512 * MiB, workers: 2, blockLevels: 3, elevation: false, levelsAboveBlock: 10)
+        let big = try BuildMemoryPlan(
+            budget: 512 * MiB, workers: 2, blockLevels: 3, elevation: false, levelsAboveBlock: 10)
         #expect(big.blockLevels == 3 && big.workers == 2)
         #expect(big.estimatedPeakBytes <= 512 * MiB)
         #expect(big.sourceCacheBytes == 64 * MiB && big.sqliteCacheBytes == 16 * MiB)
 
-        let tight = try BuildMemoryPlan(budget: 96 * MiB, workers: 2, blockLevels: 3, elevation: false, levelsAboveBlock: 10)
+        let tight = try BuildMemoryPlan(
+            budget: 96 * MiB, workers: 2, blockLevels: 3, elevation: false, levelsAboveBlock: 10)
         #expect(tight.blockLevels < 3 && tight.workers == 2, "the block shrinks before the workers")
         #expect(tight.estimatedPeakBytes <= 96 * MiB)
         #expect(tight.sourceCacheBytes == 12 * MiB)
 
         // Elevation tiles keep metres too: the same budget holds a smaller block.
-        let dem = try BuildMemoryPlan(budget: 96 * MiB, workers: 2, blockLevels: 3, elevation: true, levelsAboveBlock: 10)
+        let dem = try BuildMemoryPlan(
+            budget: 96 * MiB, workers: 2, blockLevels: 3, elevation: true, levelsAboveBlock: 10)
         #expect(dem.blockLevels < tight.blockLevels)
         #expect(dem.estimatedPeakBytes <= 96 * MiB)
 
         let floor = BuildMemoryPlan.minimumBudget(elevation: false)
-        let least = try BuildMemoryPlan(budget: floor, workers: 8, blockLevels: 3, elevation: false, levelsAboveBlock: 0)
+        let least = try BuildMemoryPlan(
+            budget: floor, workers: 8, blockLevels: 3, elevation: false, levelsAboveBlock: 0)
         #expect(least.workers == 1 && least.blockLevels == 0)
         #expect(least.estimatedPeakBytes <= floor)
 
         // A requested ceiling is never exceeded, however generous the budget.
-        let generous = try BuildMemoryPlan(budget: 64 << 30, workers: 3, blockLevels: 2, elevation: false, levelsAboveBlock: 4)
+        let generous = try BuildMemoryPlan(
+            budget: 64 << 30, workers: 3, blockLevels: 2, elevation: false, levelsAboveBlock: 4)
         #expect(generous.workers == 3 && generous.blockLevels == 2)
     }
 
@@ -51,7 +56,9 @@ import Darwin
 
         // Through the `build` entry point it stays the caller's argument (usage, exit 64),
         // not a fault of the source file; no archive or temporary file is left.
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tilepack-budget-\(UInt32.random(in: 0...UInt32.max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tilepack-budget-\(UInt32.random(in: 0...UInt32.max))"
+        ).path
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var request = RegionBuild.Request(sourcePath: EndToEndTests.sampleRegions + "/montblanc-dem.tif")
@@ -71,7 +78,8 @@ import Darwin
         options.workers = workers
         options.memoryBudget = budget
         let sink = MemorySink()
-        let report = try TileBuilder(source: src, georeference: geo, options: options, codec: RawCodec()).run(sink: sink)
+        let report = try TileBuilder(source: src, georeference: geo, options: options, codec: RawCodec()).run(
+            sink: sink)
         return (sink, report)
     }
 
@@ -122,7 +130,8 @@ import Darwin
     @Test func bigTIFFRoundTripsThroughTheReader() throws {
         let scratch = TemporaryDirectory(), dir = scratch.path
         defer { withExtendedLifetime(scratch) {} }
-        let raster = SampleRegion.color(terrain: SampleRegion.terrain(seed: 3, elevationSize: 96), width: 100, height: 70)
+        let raster = SampleRegion.color(
+            terrain: SampleRegion.terrain(seed: 3, elevationSize: 96), width: 100, height: 70)
         for (name, format) in [("big", GeoTIFFWriter.Format.bigTIFF), ("auto", .automatic)] {
             var options = raster.writerOptions()
             options.blockWidth = 32
@@ -156,13 +165,17 @@ import Darwin
             try raster.write(to: "\(dir)/\(i).tif", options: options)
             let file = try TIFFFile(path: "\(dir)/\(i).tif")
             let whole = raster.rawSamples()
-            #expect(try file.read(window: PixelWindow(x: 0, y: 0, width: raster.width, height: raster.height)).bytes == whole)
+            #expect(
+                try file.read(window: PixelWindow(x: 0, y: 0, width: raster.width, height: raster.height)).bytes
+                    == whole)
             // Interpolation, not a copy of the lattice: neighbours differ inside a cell.
             #expect(Set(whole).count > 10)
         }
         // The step keeps the nodata corner exact: pixel (0, 0) is nodata, (119, 99) is not.
         let dem = rasters[1].rawSamples()
         #expect(Int16(littleEndian: dem.withUnsafeBytes { $0.load(as: Int16.self) }) == -32768)
-        #expect(Int16(littleEndian: dem.withUnsafeBytes { $0.load(fromByteOffset: (99 * 120 + 119) * 2, as: Int16.self) }) > 900)
+        #expect(
+            Int16(littleEndian: dem.withUnsafeBytes { $0.load(fromByteOffset: (99 * 120 + 119) * 2, as: Int16.self) })
+                > 900)
     }
 }

@@ -9,7 +9,8 @@ import Foundation
 struct CLIBuildProgressTests {
     /// The `tilepack` binary next to this test bundle (both are products of the same build).
     static let binary: String = {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
         // On Darwin the tests live in a .xctest bundle: Contents/MacOS/<name>.
         while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
@@ -34,16 +35,18 @@ struct CLIBuildProgressTests {
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["build", dir + "/dem.tif", "-o", dir + "/dem.mbtiles", "--codec", "png", "--workers", "2"] + arguments
+        process.arguments =
+            ["build", dir + "/dem.tif", "-o", dir + "/dem.mbtiles", "--codec", "png", "--workers", "2"] + arguments
         process.standardError = err
         process.standardOutput = out
         try process.run()
         process.waitUntilExit()
         try err.close()
         try out.close()
-        return Run(status: process.terminationStatus,
-                   stdout: try String(contentsOfFile: outPath, encoding: .utf8),
-                   stderr: try String(contentsOfFile: errPath, encoding: .utf8))
+        return Run(
+            status: process.terminationStatus,
+            stdout: try String(contentsOfFile: outPath, encoding: .utf8),
+            stderr: try String(contentsOfFile: errPath, encoding: .utf8))
     }
 
     @Test func binaryIsBuilt() {
@@ -52,7 +55,8 @@ struct CLIBuildProgressTests {
 
     /// `z12 812/1243 tiles 65% 143 tiles/s ETA 0:03` (lines) or the same after a bar.
     static func isProgressLine(_ line: Substring, bar: Bool) -> Bool {
-        let pattern = bar
+        let pattern =
+            bar
             ? #/^z\d+ \[[#-]{24}\] \d+/\d+ tiles \d+% \d+(\.\d)? tiles/s ETA ((\d+:)?\d+:\d\d|-:--) *$/#
             : #/^z\d+ \d+/\d+ tiles \d+% \d+(\.\d)? tiles/s ETA ((\d+:)?\d+:\d\d|-:--)$/#
         return line.wholeMatch(of: pattern) != nil
@@ -94,7 +98,8 @@ struct CLIBuildProgressTests {
         }
         let last = try #require(records.last)
         #expect(last.done == last.total && last.total > 0 && last.eta_seconds == 0)
-        #expect(records.allSatisfy { (0...24).contains($0.zoom) && $0.elapsed_seconds >= 0 && $0.tiles_per_second >= 0 })
+        #expect(
+            records.allSatisfy { (0...24).contains($0.zoom) && $0.elapsed_seconds >= 0 && $0.tiles_per_second >= 0 })
         #expect(zip(records, records.dropFirst()).allSatisfy { $0.done < $1.done })
     }
 

@@ -32,9 +32,10 @@ import TilePackTools
         process.waitUntilExit()
         try out.close()
         try err.close()
-        return Run(status: process.terminationStatus,
-                   stdout: try String(contentsOfFile: outPath, encoding: .utf8),
-                   stderr: try String(contentsOfFile: errPath, encoding: .utf8))
+        return Run(
+            status: process.terminationStatus,
+            stdout: try String(contentsOfFile: outPath, encoding: .utf8),
+            stderr: try String(contentsOfFile: errPath, encoding: .utf8))
     }
 
     static func json(_ text: String) throws -> [String: Any] {
@@ -44,22 +45,31 @@ import TilePackTools
     // MARK: - Parsing
 
     @Test func verifyOptionsParse() throws {
-        let verify = try #require(try TilePackCommand.parseAsRoot(["store", "verify", "tok.jws", "--trust", "t.json", "--kind", "renewal-info", "--json"])
-                                  as? StoreVerifyCommand)
+        let verify = try #require(
+            try TilePackCommand.parseAsRoot([
+                "store", "verify", "tok.jws", "--trust", "t.json", "--kind", "renewal-info", "--json",
+            ])
+                as? StoreVerifyCommand)
         #expect(verify.tokenFile == "tok.jws")
         #expect(verify.trust == "t.json")
         #expect(verify.kind == .renewalInfo)
         #expect(verify.json)
-        let plain = try #require(try TilePackCommand.parseAsRoot(["store", "verify", "tok.jws"]) as? StoreVerifyCommand)
+        let plain = try #require(
+            try TilePackCommand.parseAsRoot(["store", "verify", "tok.jws"]) as? StoreVerifyCommand)
         #expect(plain.kind == .transaction)
         #expect(plain.trust == nil)
-        #expect(throws: (any Error).self) { try TilePackCommand.parseAsRoot(["store", "verify", "tok.jws", "--kind", "receipt"]) }
+        #expect(throws: (any Error).self) {
+            try TilePackCommand.parseAsRoot(["store", "verify", "tok.jws", "--kind", "receipt"])
+        }
     }
 
     @Test func trustOptionsParse() throws {
-        let trust = try #require(try TilePackCommand.parseAsRoot(["store", "trust", "--simulator", "sim", "--publisher", "p.jwk",
-                                                                  "--bundle-id", "com.example", "-o", "trust.json", "--force"])
-                                 as? StoreTrustCommand)
+        let trust = try #require(
+            try TilePackCommand.parseAsRoot([
+                "store", "trust", "--simulator", "sim", "--publisher", "p.jwk",
+                "--bundle-id", "com.example", "-o", "trust.json", "--force",
+            ])
+                as? StoreTrustCommand)
         #expect(trust.simulator == "sim")
         #expect(trust.publisher == ["p.jwk"])
         #expect(trust.bundleId == "com.example")
@@ -68,7 +78,9 @@ import TilePackTools
         #expect(throws: (any Error).self) {
             try TilePackCommand.parseAsRoot(["store", "trust", "--simulator", "sim", "--bundle-id", "com example"])
         }
-        #expect(throws: (any Error).self) { try TilePackCommand.parseAsRoot(["store", "trust", "--bundle-id", "com.example"]) }
+        #expect(throws: (any Error).self) {
+            try TilePackCommand.parseAsRoot(["store", "trust", "--bundle-id", "com.example"])
+        }
     }
 
     // MARK: - Behaviour
@@ -86,10 +98,13 @@ import TilePackTools
             let key = JWK(publicKey: Curve25519PublicKeyFixture.key)
             _ = try dir.write("publisher.jwk", Array(try key.jsonString().utf8))
             trust = dir.file("trust.json")
-            let run = try CLIStoreVerifyTests.tilepack(["store", "trust", "--simulator", dir.path + "/sim", "--publisher", dir.file("publisher.jwk"),
-                                                        "--bundle-id", CLIStoreVerifyTests.bundle, "-o", trust])
+            let run = try CLIStoreVerifyTests.tilepack([
+                "store", "trust", "--simulator", dir.path + "/sim", "--publisher", dir.file("publisher.jwk"),
+                "--bundle-id", CLIStoreVerifyTests.bundle, "-o", trust,
+            ])
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(run.stdout.hasPrefix("wrote \(trust): Sandbox, bundle \(CLIStoreVerifyTests.bundle)"), "\(run.stdout)")
+            #expect(
+                run.stdout.hasPrefix("wrote \(trust): Sandbox, bundle \(CLIStoreVerifyTests.bundle)"), "\(run.stdout)")
         }
 
         func token(_ name: String, _ payload: some Encodable) throws -> String {
@@ -98,11 +113,12 @@ import TilePackTools
     }
 
     static func transaction(expires: Int64? = nil, revoked: Int64? = nil) -> AppStoreTransaction {
-        AppStoreTransaction(transactionId: "2000000042", originalTransactionId: "2000000042", bundleId: bundle,
-                            productId: "com.tilepack.region.chamonix", purchaseDate: 1_763_000_000_000,
-                            expiresDate: expires, type: expires == nil ? .nonConsumable : .autoRenewable,
-                            signedDate: 1_763_000_000_100, revocationReason: revoked.map { _ in 0 }, revocationDate: revoked,
-                            environment: .sandbox)
+        AppStoreTransaction(
+            transactionId: "2000000042", originalTransactionId: "2000000042", bundleId: bundle,
+            productId: "com.tilepack.region.chamonix", purchaseDate: 1_763_000_000_000,
+            expiresDate: expires, type: expires == nil ? .nonConsumable : .autoRenewable,
+            signedDate: 1_763_000_000_100, revocationReason: revoked.map { _ in 0 }, revocationDate: revoked,
+            environment: .sandbox)
     }
 
     @Test func trustWritesASandboxTrustFile() throws {
@@ -115,7 +131,9 @@ import TilePackTools
         #expect(anchors.xcodeRoots.isEmpty && anchors.appAppleID == nil)
 
         // Refuses to overwrite without --force.
-        let args = ["store", "trust", "--simulator", setup.dir.path + "/sim", "--bundle-id", "com.other", "-o", setup.trust]
+        let args = [
+            "store", "trust", "--simulator", setup.dir.path + "/sim", "--bundle-id", "com.other", "-o", setup.trust,
+        ]
         let again = try Self.tilepack(args)
         #expect(again.status == 64)
         #expect(again.stderr == "error: \(setup.trust): exists; pass --force to replace it\n")
@@ -126,21 +144,31 @@ import TilePackTools
 
         // No test App Store there yet: it is created (its CA, its published root), and the
         // trust file pins exactly that root.
-        let fresh = try Self.tilepack(["store", "trust", "--simulator", setup.dir.path + "/fresh", "--bundle-id", "a.b", "-o", setup.dir.file("t2.json")])
+        let fresh = try Self.tilepack([
+            "store", "trust", "--simulator", setup.dir.path + "/fresh", "--bundle-id", "a.b", "-o",
+            setup.dir.file("t2.json"),
+        ])
         #expect(fresh.status == 0, "\(fresh.stderr)")
         let published = try #require(FileManager.default.contents(atPath: setup.dir.path + "/fresh/AppStoreRoot.der"))
         #expect(try TrustAnchors(contentsOf: setup.dir.file("t2.json")).appStoreRoots == [[UInt8](published)])
         // A simulator path that cannot be a directory: an error naming it, no trust file.
         _ = try setup.dir.write("plainfile", [1])
-        let blocked = try Self.tilepack(["store", "trust", "--simulator", setup.dir.file("plainfile"), "--bundle-id", "a.b", "-o", setup.dir.file("t3.json")])
-        #expect(blocked.status != 0 && blocked.stderr.hasPrefix("error: \(setup.dir.file("plainfile"))"), "\(blocked.stderr)")
+        let blocked = try Self.tilepack([
+            "store", "trust", "--simulator", setup.dir.file("plainfile"), "--bundle-id", "a.b", "-o",
+            setup.dir.file("t3.json"),
+        ])
+        #expect(
+            blocked.status != 0 && blocked.stderr.hasPrefix("error: \(setup.dir.file("plainfile"))"),
+            "\(blocked.stderr)")
         #expect(!FileManager.default.fileExists(atPath: setup.dir.file("t3.json")))
 
         // A private publisher key is refused.
         let secret = JWK(privateKey: Curve25519PrivateKeyFixture.key)
         let secretPath = try setup.dir.write("secret.jwk", Array(try secret.jsonString().utf8))
-        let leaked = try Self.tilepack(["store", "trust", "--simulator", setup.dir.path + "/sim", "--publisher", secretPath,
-                                        "--bundle-id", "a.b", "-o", setup.dir.file("t3.json")])
+        let leaked = try Self.tilepack([
+            "store", "trust", "--simulator", setup.dir.path + "/sim", "--publisher", secretPath,
+            "--bundle-id", "a.b", "-o", setup.dir.file("t3.json"),
+        ])
         #expect(leaked.status == 2)
         #expect(leaked.stderr.contains("holds a private key"), "\(leaked.stderr)")
     }
@@ -162,16 +190,26 @@ import TilePackTools
 
         let plain = try Self.tilepack(["store", "verify", transaction, "--trust", setup.trust])
         #expect(plain.status == 0)
-        #expect(plain.stdout == "valid: transaction 2000000042, product com.tilepack.region.chamonix, environment Sandbox\n")
+        #expect(
+            plain.stdout == "valid: transaction 2000000042, product com.tilepack.region.chamonix, environment Sandbox\n"
+        )
 
-        let renewal = try setup.token("renewal.jws", AppStoreRenewalInfo(originalTransactionId: "7", autoRenewProductId: "com.tilepack.updates",
-                                                                         signedDate: 1_763_000_000_000, environment: .sandbox))
-        let r = try Self.tilepack(["store", "verify", renewal, "--trust", setup.trust, "--kind", "renewal-info", "--json"])
+        let renewal = try setup.token(
+            "renewal.jws",
+            AppStoreRenewalInfo(
+                originalTransactionId: "7", autoRenewProductId: "com.tilepack.updates",
+                signedDate: 1_763_000_000_000, environment: .sandbox))
+        let r = try Self.tilepack([
+            "store", "verify", renewal, "--trust", setup.trust, "--kind", "renewal-info", "--json",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Self.json(r.stdout)["kind"] as? String == "renewal-info")
 
-        let notification = try setup.token("note.jws", AppStoreNotification(
-            notificationType: "TEST", data: .init(bundleId: Self.bundle, environment: .sandbox), signedDate: 1_763_000_000_000))
+        let notification = try setup.token(
+            "note.jws",
+            AppStoreNotification(
+                notificationType: "TEST", data: .init(bundleId: Self.bundle, environment: .sandbox),
+                signedDate: 1_763_000_000_000))
         let n = try Self.tilepack(["store", "verify", notification, "--trust", setup.trust, "--kind", "notification"])
         #expect(n.status == 0, "\(n.stderr)")
         #expect(n.stdout == "valid: notification TEST, environment Sandbox\n")
@@ -181,12 +219,17 @@ import TilePackTools
         let setup = try Setup()
         let good = try setup.ca.sign(Self.transaction())
         var parts = good.split(separator: ".").map(String.init)
-        parts[2] = String(parts[2].prefix(10)) + (parts[2].dropFirst(10).first == "A" ? "B" : "A") + String(parts[2].dropFirst(11))
+        parts[2] =
+            String(parts[2].prefix(10)) + (parts[2].dropFirst(10).first == "A" ? "B" : "A")
+            + String(parts[2].dropFirst(11))
         let tampered = try setup.dir.write("tampered.jws", Array(parts.joined(separator: ".").utf8))
         let run = try Self.tilepack(["store", "verify", tampered, "--trust", setup.trust])
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty)
-        #expect(run.stderr == "error: \(tampered): signature: the ES256 signature does not verify with the leaf certificate's key\n")
+        #expect(
+            run.stderr
+                == "error: \(tampered): signature: the ES256 signature does not verify with the leaf certificate's key\n"
+        )
         let json = try Self.tilepack(["store", "verify", tampered, "--trust", setup.trust, "--json"])
         #expect(json.status == 2)
         let object = try Self.json(json.stdout)
@@ -197,14 +240,26 @@ import TilePackTools
         let cases: [(String, AppStoreTransaction, String)] = [
             ("revoked.jws", Self.transaction(revoked: 1_763_000_000_050), "revoked"),
             ("expired.jws", Self.transaction(expires: 1_763_000_001_000), "expired"),
-            ("bundle.jws", { var t = Self.transaction(); t.bundleId = "com.other"; return t }(), "bundle"),
-            ("environment.jws", { var t = Self.transaction(); t.environment = .production; return t }(), "environment"),
+            (
+                "bundle.jws",
+                {
+                    var t = Self.transaction(); t.bundleId = "com.other"; return t
+                }(), "bundle"
+            ),
+            (
+                "environment.jws",
+                {
+                    var t = Self.transaction(); t.environment = .production; return t
+                }(), "environment"
+            ),
         ]
         for (name, payload, reason) in cases {
             let file = try setup.token(name, payload)
             let r = try Self.tilepack(["store", "verify", file, "--trust", setup.trust, "--json"])
             #expect(r.status == 2, "\(name)")
-            #expect(r.stderr.hasPrefix("error: \(file): \(reason): ") && r.stderr.filter { $0 == "\n" }.count == 1, "\(r.stderr)")
+            #expect(
+                r.stderr.hasPrefix("error: \(file): \(reason): ") && r.stderr.filter { $0 == "\n" }.count == 1,
+                "\(r.stderr)")
             #expect(try Self.json(r.stdout)["reason"] as? String == reason)
         }
 
@@ -229,17 +284,24 @@ import TilePackTools
         let config = dir.path + "/config/tilepack"
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
         _ = try dir.write("config/tilepack/testCA.der", try AppStoreVerifierTests.bytes("certs/testCA.der"))
-        _ = try dir.write("config/tilepack/trust.json",
-                          Array(#"{"bundle_id":"com.example","environments":["Sandbox"],"app_store_roots":["testCA.der"]}"#.utf8))
+        _ = try dir.write(
+            "config/tilepack/trust.json",
+            Array(#"{"bundle_id":"com.example","environments":["Sandbox"],"app_store_roots":["testCA.der"]}"#.utf8))
         let token = AppStoreVerifierTests.vectors + "/mock_signed_data/transactionInfo"
-        let run = try Self.tilepack(["store", "verify", token, "--json"], environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
+        let run = try Self.tilepack(
+            ["store", "verify", token, "--json"], environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Self.json(run.stdout)["environment"] as? String == "Sandbox")
-        let renewal = try Self.tilepack(["store", "verify", AppStoreVerifierTests.vectors + "/mock_signed_data/renewalInfo", "--kind", "renewal-info"],
-                                        environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
+        let renewal = try Self.tilepack(
+            [
+                "store", "verify", AppStoreVerifierTests.vectors + "/mock_signed_data/renewalInfo", "--kind",
+                "renewal-info",
+            ],
+            environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
         #expect(renewal.status == 0, "\(renewal.stderr)")
-        let legacy = try Self.tilepack(["store", "verify", AppStoreVerifierTests.vectors + "/mock_signed_data/legacyTransaction"],
-                                       environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
+        let legacy = try Self.tilepack(
+            ["store", "verify", AppStoreVerifierTests.vectors + "/mock_signed_data/legacyTransaction"],
+            environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
         #expect(legacy.status == 2)
         #expect(legacy.stderr.contains(": malformed: "), "\(legacy.stderr)")
     }
@@ -251,5 +313,7 @@ enum Curve25519PublicKeyFixture {
 }
 
 enum Curve25519PrivateKeyFixture {
-    static var key: Curve25519.Signing.PrivateKey { try! Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 3, count: 32)) }
+    static var key: Curve25519.Signing.PrivateKey {
+        try! Curve25519.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 3, count: 32))
+    }
 }

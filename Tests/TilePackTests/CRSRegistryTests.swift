@@ -33,19 +33,29 @@ struct CRSRegistryTests {
             writeFile(dir.file("\(sub)/proj.db"), [0])
         }
         mkdir(dir.file("empty"), 0o755)
-        let env = ["PROJ_DATA": "\(dir.file("empty")):\(dir.file("data2")):\(dir.file("data1"))", "PROJ_LIB": dir.file("lib")]
+        let env = [
+            "PROJ_DATA": "\(dir.file("empty")):\(dir.file("data2")):\(dir.file("data1"))", "PROJ_LIB": dir.file("lib"),
+        ]
         let none = dir.file("no-system/proj.db")
-        #expect(try ProjDBLocation.resolve(explicitPath: dir.file("explicit/proj.db"), environment: env, systemPath: none)
+        #expect(
+            try ProjDBLocation.resolve(explicitPath: dir.file("explicit/proj.db"), environment: env, systemPath: none)
                 == ProjDBLocation(path: dir.file("explicit/proj.db"), origin: "--proj-db"))
         // The first directory of the list holding proj.db wins; PROJ_DATA before PROJ_LIB.
-        #expect(try ProjDBLocation.resolve(explicitPath: nil, environment: env, systemPath: none).path == dir.file("data2/proj.db"))
-        #expect(try ProjDBLocation.resolve(explicitPath: nil, environment: ["PROJ_DATA": "", "PROJ_LIB": dir.file("lib") + "/"],
-                                           systemPath: none) == ProjDBLocation(path: dir.file("lib/proj.db"), origin: "PROJ_LIB"))
-        #expect(try ProjDBLocation.resolve(explicitPath: nil, environment: [:], systemPath: dir.file("data1/proj.db")).origin == "default path")
+        #expect(
+            try ProjDBLocation.resolve(explicitPath: nil, environment: env, systemPath: none).path
+                == dir.file("data2/proj.db"))
+        #expect(
+            try ProjDBLocation.resolve(
+                explicitPath: nil, environment: ["PROJ_DATA": "", "PROJ_LIB": dir.file("lib") + "/"],
+                systemPath: none) == ProjDBLocation(path: dir.file("lib/proj.db"), origin: "PROJ_LIB"))
+        #expect(
+            try ProjDBLocation.resolve(explicitPath: nil, environment: [:], systemPath: dir.file("data1/proj.db"))
+                .origin == "default path")
         #expect(try ProjDBLocation.resolve(explicitPath: nil, environment: [:], systemPath: none).path == nil)
         // A variable that is set must lead to a proj.db: no silent fall back.
         #expect(throws: CRSRegistryError.notFoundInEnvironment(variable: "PROJ_DATA", value: dir.file("empty"))) {
-            try ProjDBLocation.resolve(explicitPath: nil, environment: ["PROJ_DATA": dir.file("empty")], systemPath: none)
+            try ProjDBLocation.resolve(
+                explicitPath: nil, environment: ["PROJ_DATA": dir.file("empty")], systemPath: none)
         }
         let registry = try CRSRegistry.locate(explicitPath: nil, environment: [:], systemPath: none)
         #expect(registry.source == .builtin)
@@ -69,7 +79,9 @@ struct CRSRegistryTests {
     @Test func missingFile() {
         let path = "/tmp/registry-test-absent-\(getpid())/proj.db"
         #expect(throws: CRSRegistryError.missing(path: path, origin: "--proj-db")) { try CRSRegistry(projDB: path) }
-        #expect(CRSRegistryError.missing(path: path, origin: "--proj-db").description == "proj.db \(path) (--proj-db): no such file")
+        #expect(
+            CRSRegistryError.missing(path: path, origin: "--proj-db").description
+                == "proj.db \(path) (--proj-db): no such file")
         // An explicit path is never replaced by the built-in table.
         #expect(throws: CRSRegistryError.self) { try CRSRegistry.locate(explicitPath: path, environment: [:]) }
     }
@@ -83,16 +95,20 @@ struct CRSRegistryTests {
             try CRSRegistry.locate(explicitPath: nil, environment: ["PROJ_DATA": dir.path])
         }
         #expect(ContinuousClock.now - start < .seconds(2))
-        #expect(CRSRegistryError.notRegularFile(path: path, origin: "PROJ_DATA", kind: "a FIFO").description == "proj.db \(path) (PROJ_DATA): is a FIFO, not a regular file")
+        #expect(
+            CRSRegistryError.notRegularFile(path: path, origin: "PROJ_DATA", kind: "a FIFO").description
+                == "proj.db \(path) (PROJ_DATA): is a FIFO, not a regular file")
         mkdir(dir.file("d"), 0o755)
-        #expect(throws: CRSRegistryError.notRegularFile(path: dir.file("d"), origin: "--proj-db", kind: "a directory")) { try CRSRegistry(projDB: dir.file("d")) }
+        #expect(throws: CRSRegistryError.notRegularFile(path: dir.file("d"), origin: "--proj-db", kind: "a directory"))
+        { try CRSRegistry(projDB: dir.file("d")) }
     }
 
     @Test func notSQLite() throws {
         let dir = TemporaryDirectory()
         let path = try dir.write("proj.db", Array(String(repeating: "not a database\n", count: 20).utf8))
         #expect(throws: CRSRegistryError.notSQLite(path: path, origin: "--proj-db")) { try CRSRegistry(projDB: path) }
-        #expect(CRSRegistryError.notSQLite(path: path, origin: "--proj-db").description
+        #expect(
+            CRSRegistryError.notSQLite(path: path, origin: "--proj-db").description
                 == "proj.db \(path) (--proj-db): not a SQLite database (no \"SQLite format 3\" header)")
         let empty = try dir.write("empty.db", [])
         #expect(throws: CRSRegistryError.notSQLite(path: empty, origin: "--proj-db")) { try CRSRegistry(projDB: empty) }
@@ -103,7 +119,11 @@ struct CRSRegistryTests {
         let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
         try db.execute("PRAGMA journal_mode = DELETE")
         try db.execute("CREATE TABLE metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
-        if let major { try db.execute("INSERT INTO metadata VALUES ('DATABASE.LAYOUT.VERSION.MAJOR', '\(major)'), ('DATABASE.LAYOUT.VERSION.MINOR', '0')") }
+        if let major {
+            try db.execute(
+                "INSERT INTO metadata VALUES ('DATABASE.LAYOUT.VERSION.MAJOR', '\(major)'), ('DATABASE.LAYOUT.VERSION.MINOR', '0')"
+            )
+        }
         if let epsg { try db.execute("INSERT INTO metadata VALUES ('EPSG.VERSION', '\(epsg)')") }
         if rows > 0 {
             try db.execute("CREATE TABLE filler (x TEXT)")
@@ -120,15 +140,26 @@ struct CRSRegistryTests {
         let dir = TemporaryDirectory()
         let v2 = dir.file("v2.db")
         try makeDatabase(v2, major: "2", epsg: "v12.000")
-        #expect(throws: CRSRegistryError.badSchema(path: v2, origin: "--proj-db",
-                                                   problem: "database layout version 2.0; tilepack reads layout 1.x (PROJ 8.1 to 9.x)")) {
+        #expect(
+            throws: CRSRegistryError.badSchema(
+                path: v2, origin: "--proj-db",
+                problem: "database layout version 2.0; tilepack reads layout 1.x (PROJ 8.1 to 9.x)")
+        ) {
             try CRSRegistry(projDB: v2)
         }
-        #expect(CRSRegistryError.badSchema(path: v2, origin: "--proj-db", problem: "database layout version 2.0; tilepack reads layout 1.x (PROJ 8.1 to 9.x)").description
-                == "proj.db \(v2) (--proj-db): database layout version 2.0; tilepack reads layout 1.x (PROJ 8.1 to 9.x)")
+        #expect(
+            CRSRegistryError.badSchema(
+                path: v2, origin: "--proj-db",
+                problem: "database layout version 2.0; tilepack reads layout 1.x (PROJ 8.1 to 9.x)"
+            ).description
+                == "proj.db \(v2) (--proj-db): database layout version 2.0; tilepack reads layout 1.x (PROJ 8.1 to 9.x)"
+        )
         let noEPSG = dir.file("noepsg.db")
         try makeDatabase(noEPSG, major: "1", epsg: nil)
-        #expect(throws: CRSRegistryError.badSchema(path: noEPSG, origin: "--proj-db", problem: "metadata has no EPSG.VERSION: no EPSG dataset in it")) {
+        #expect(
+            throws: CRSRegistryError.badSchema(
+                path: noEPSG, origin: "--proj-db", problem: "metadata has no EPSG.VERSION: no EPSG dataset in it")
+        ) {
             try CRSRegistry(projDB: noEPSG)
         }
         let other = dir.file("other.db")
@@ -173,14 +204,16 @@ struct CRSRegistryTests {
     // MARK: Axes
 
     @Test func axisMappingMatchesPROJAlwaysXY() throws {
-        func m(_ a: String, _ b: String, ws: Bool = false) -> AxisMapping? { AxisMapping(orientations: (a, b), native: ws ? (false, false) : (true, true)) }
+        func m(_ a: String, _ b: String, ws: Bool = false) -> AxisMapping? {
+            AxisMapping(orientations: (a, b), native: ws ? (false, false) : (true, true))
+        }
         #expect(m("east", "north") == .identity)
-        #expect(m("north", "east") == .identity)                        // 3006, 2193, 31467: shown E, N
-        #expect(m("west", "south", ws: true) == .identity)              // 2046 TM south orientated
-        #expect(m("south", "west", ws: true) == AxisMapping(swap: true)) // 2065 Krovak: southing, westing
+        #expect(m("north", "east") == .identity)  // 3006, 2193, 31467: shown E, N
+        #expect(m("west", "south", ws: true) == .identity)  // 2046 TM south orientated
+        #expect(m("south", "west", ws: true) == AxisMapping(swap: true))  // 2065 Krovak: southing, westing
         #expect(m("south", "west") == AxisMapping(negateX: true, negateY: true, swap: true))  // 8044 Cassini (-N, -E)
         #expect(m("North along 90°E", "North along 0°E") == .identity)  // 3031
-        #expect(m("South along 180°E", "South along 90°E") == .identity) // UPS North 32661
+        #expect(m("South along 180°E", "South along 90°E") == .identity)  // UPS North 32661
         #expect(m("east", "up") == nil)
         #expect(m("north", "North along 0°E") == nil)
         let krovak = try #require(m("south", "west", ws: true))
@@ -206,7 +239,7 @@ struct CRSRegistryTests {
             (3067, 25, 62, 395_257.320144, 6_875_794.504846),
             (2180, 19, 52, 500_000.000000, 459_309.209402),
             (2157, -7.5, 53.3, 633_329.348630, 727_861.850253),
-            (27572, 3, 47, 650_403.590257, 2_222_443.505609),   // Paris meridian in grads; lon here Greenwich
+            (27572, 3, 47, 650_403.590257, 2_222_443.505609),  // Paris meridian in grads; lon here Greenwich
             (3031, 30, -75, 819_391.619204, 1_419_227.915757),
         ]
         for (code, lon, lat, x, y) in cases {
@@ -218,15 +251,20 @@ struct CRSRegistryTests {
         }
         let bng = try r.crs(epsg: 27700)
         #expect(bng.source == .projDB(path: systemProjDB, epsgVersion: "v10.076"))
-        #expect(bng.datum.ellipsoid.semiMajorAxis == 6_377_563.396 && bng.datum.ellipsoid.inverseFlattening == 299.3249646)
-        #expect(bng.projectionParameters == ProjectionParameters(method: .transverseMercator, latitudeOfOrigin: 49, centralMeridian: -2,
-                                                                 scale: 0.9996012717, falseEasting: 400_000, falseNorthing: -100_000))
+        #expect(
+            bng.datum.ellipsoid.semiMajorAxis == 6_377_563.396 && bng.datum.ellipsoid.inverseFlattening == 299.3249646)
+        #expect(
+            bng.projectionParameters
+                == ProjectionParameters(
+                    method: .transverseMercator, latitudeOfOrigin: 49, centralMeridian: -2,
+                    scale: 0.9996012717, falseEasting: 400_000, falseNorthing: -100_000))
         #expect(bng.geodeticCRSCode == 4277 && bng.datum.epsg == 6277)
         let ny = try r.crs(epsg: 2263)
-        #expect(ny.linearUnit == .usSurveyFoot && ny.projectionParameters?.falseEasting == 300_000)  // 984250 ftUS, exactly
+        // 984250 ftUS, exactly
+        #expect(ny.linearUnit == .usSurveyFoot && ny.projectionParameters?.falseEasting == 300_000)
         let paris = try r.crs(epsg: 27572)
         #expect(abs(paris.datum.primeMeridian - 2.33722917) < 1e-12)
-        #expect(paris.projectionParameters?.latitudeOfOrigin == 46.8)   // 52 grad
+        #expect(paris.projectionParameters?.latitudeOfOrigin == 46.8)  // 52 grad
         // Built-in codes still come from the built-in table (same answer with or without proj.db).
         #expect(try r.crs(epsg: 32633).source == .builtin)
     }
@@ -266,11 +304,15 @@ struct CRSRegistryTests {
     /// Methods other helpers add: the registry's definition now, points after the merge.
     @Test(.enabled(if: hasSystemProjDB)) func definitionsOfOtherMethods() throws {
         let r = try Self.registry()
-        func def(_ code: Int) throws -> CRSRegistry.ProjectedDefinition { try #require(try r.projectedDefinition(epsg: code)) }
+        func def(_ code: Int) throws -> CRSRegistry.ProjectedDefinition {
+            try #require(try r.projectedDefinition(epsg: code))
+        }
         func near(_ a: Double?, _ b: Double) -> Bool { a.map { abs($0 - b) < 1e-12 } ?? false }
         let lv95 = try def(2056)
         #expect(lv95.methodCode == 9815 && lv95.methodName == "Hotine Oblique Mercator (variant B)")
-        #expect(near(lv95.parameters[8811], 46 + 57.0 / 60 + 8.66 / 3600) && near(lv95.parameters[8812], 7 + 26.0 / 60 + 22.5 / 3600))
+        #expect(
+            near(lv95.parameters[8811], 46 + 57.0 / 60 + 8.66 / 3600)
+                && near(lv95.parameters[8812], 7 + 26.0 / 60 + 22.5 / 3600))
         #expect(lv95.parameters[8813] == 90 && lv95.parameters[8814] == 90 && lv95.parameters[8815] == 1)
         #expect(lv95.parameters[8816] == 2_600_000 && lv95.parameters[8817] == 1_200_000 && lv95.axes == .identity)
         let lv03 = try def(21781)
@@ -283,7 +325,9 @@ struct CRSRegistryTests {
         #expect(conus.methodCode == 9822 && near(conus.parameters[8823], 29.5) && near(conus.parameters[8824], 45.5))
         #expect(conus.parameters[8821] == 23 && conus.parameters[8822] == -96)
         let aus = try def(3577)
-        #expect(aus.methodCode == 9822 && aus.parameters[8823] == -18 && aus.parameters[8824] == -36 && aus.parameters[8822] == 132)
+        #expect(
+            aus.methodCode == 9822 && aus.parameters[8823] == -18 && aus.parameters[8824] == -36
+                && aus.parameters[8822] == 132)
         let ease = try def(6933)
         #expect(ease.methodCode == 9835 && ease.parameters[8823] == 30 && ease.parameters.count == 4)
         let krovak = try def(2065)
@@ -300,33 +344,52 @@ struct CRSRegistryTests {
 
     @Test(.enabled(if: hasSystemProjDB)) func refusalsNameCodeMethodAndFile() throws {
         let r = try Self.registry()
-        #expect(throws: CRSError.unsupportedRegistryMethod(code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
-                                                           methodCode: "9816", file: systemProjDB)) { try r.crs(epsg: 22300) }
-        #expect(CRSError.unsupportedRegistryMethod(code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
-                                                   methodCode: "9816", file: systemProjDB).description
-                == "EPSG:22300 (\"Carthage (Paris) / Tunisia Mining Grid\"): projection method \"Tunisia Mining Grid\" (EPSG method 9816) is not implemented by tilepack (CRS from proj.db \(systemProjDB))")
-        #expect(throws: CRSError.notInRegistry(code: 99_999, file: systemProjDB, epsgVersion: "v10.076")) { try r.crs(epsg: 99_999) }
+        #expect(
+            throws: CRSError.unsupportedRegistryMethod(
+                code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
+                methodCode: "9816", file: systemProjDB)
+        ) { try r.crs(epsg: 22300) }
+        #expect(
+            CRSError.unsupportedRegistryMethod(
+                code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
+                methodCode: "9816", file: systemProjDB
+            ).description
+                == "EPSG:22300 (\"Carthage (Paris) / Tunisia Mining Grid\"): projection method \"Tunisia Mining Grid\" (EPSG method 9816) is not implemented by tilepack (CRS from proj.db \(systemProjDB))"
+        )
+        #expect(throws: CRSError.notInRegistry(code: 99_999, file: systemProjDB, epsgVersion: "v10.076")) {
+            try r.crs(epsg: 99_999)
+        }
         for code in [7405, 4978, 4979, 5701] {  // compound, geocentric, geographic 3D, vertical
             do {
                 _ = try r.crs(epsg: code)
                 Issue.record("EPSG:\(code) resolved")
             } catch {
-                guard case .unsupportedRegistryCRS(let c, _, _, let file) = error else { Issue.record("\(error)"); continue }
+                guard case .unsupportedRegistryCRS(let c, _, _, let file) = error else {
+                    Issue.record("\(error)"); continue
+                }
                 #expect(c == code && file == systemProjDB && !error.description.contains("\n"))
             }
         }
     }
 
     @Test(.enabled(if: hasSystemProjDB)) func geoKeysResolveThroughTheRegistry() throws {
-        let keys = GeoKeyDirectory(version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([27700]))])
+        let keys = GeoKeyDirectory(
+            version: [1, 1, 0],
+            entries: [(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([27700]))])
         #expect(throws: CRSError.unsupportedEPSG(27700)) { try CRS(geoKeys: keys) }
         let r = try Self.registry()
         let crs = try CRS(geoKeys: keys, registry: r)
         #expect(crs == (try r.crs(epsg: 27700)))
-        let poly = GeoKeyDirectory(version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([22300]))])
-        #expect(throws: CRSError.unsupportedRegistryMethod(code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
-                                                           methodCode: "9816", file: systemProjDB)) { try CRS(geoKeys: poly, registry: r) }
-        let geo = GeoKeyDirectory(version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([7844]))])
+        let poly = GeoKeyDirectory(
+            version: [1, 1, 0],
+            entries: [(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([22300]))])
+        #expect(
+            throws: CRSError.unsupportedRegistryMethod(
+                code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
+                methodCode: "9816", file: systemProjDB)
+        ) { try CRS(geoKeys: poly, registry: r) }
+        let geo = GeoKeyDirectory(
+            version: [1, 1, 0], entries: [(GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([7844]))])
         let g = try CRS(geoKeys: geo, registry: r)
         #expect(g.epsg == 7844 && g.kind == .geographic && g.source == r.source)
     }
@@ -339,10 +402,15 @@ struct CRSRegistryTests {
         #expect(elapsed < .seconds(5), "listing took \(elapsed)")  // debug build; ~0.2 s in release
         let codes = Set(entries.map(\.code))
         #expect(entries.count > 4_500 && codes.count == entries.count)
-        for c in [27700, 31467, 2193, 2263, 3006, 3067, 2180, 2157, 7844, 4326, 32633, 900913] { #expect(codes.contains(c), "\(c)") }
+        for c in [27700, 31467, 2193, 2263, 3006, 3067, 2180, 2157, 7844, 4326, 32633, 900913] {
+            #expect(codes.contains(c), "\(c)")
+        }
         #expect(!codes.contains(22300) && !codes.contains(4978))
-        #expect(entries.first { $0.code == 27700 } == CRSRegistry.Entry(code: 27700, name: "OSGB36 / British National Grid",
-                                                                        method: "Transverse Mercator", source: "proj.db", deprecated: false))
+        #expect(
+            entries.first { $0.code == 27700 }
+                == CRSRegistry.Entry(
+                    code: 27700, name: "OSGB36 / British National Grid",
+                    method: "Transverse Mercator", source: "proj.db", deprecated: false))
         #expect(entries.first { $0.code == 32633 }?.source == "builtin")
         // Every listed code resolves.
         for e in entries where e.code % 97 == 0 { _ = try r.crs(epsg: e.code) }

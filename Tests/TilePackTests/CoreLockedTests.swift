@@ -25,6 +25,9 @@ import Dispatch
         struct Refused: Error, Equatable {}
         let state = Locked(1)
         #expect(throws: Refused()) { try state.withLock { (_: inout Int) throws(Refused) in throw Refused() } }
-        #expect(state.withLock { $0 += 1; return $0 } == 2)
+        #expect(
+            state.withLock {
+                $0 += 1; return $0
+            } == 2)
     }
 }

@@ -27,8 +27,10 @@ enum NTv2Fixture {
         func int(_ k: String, _ v: Int) {
             key(k)
             let u = UInt32(truncatingIfNeeded: v)
-            out += bigEndian ? [UInt8(u >> 24), UInt8((u >> 16) & 255), UInt8((u >> 8) & 255), UInt8(u & 255)]
-                             : [UInt8(u & 255), UInt8((u >> 8) & 255), UInt8((u >> 16) & 255), UInt8(u >> 24)]
+            out +=
+                bigEndian
+                ? [UInt8(u >> 24), UInt8((u >> 16) & 255), UInt8((u >> 8) & 255), UInt8(u & 255)]
+                : [UInt8(u & 255), UInt8((u >> 8) & 255), UInt8((u >> 16) & 255), UInt8(u >> 24)]
             out += [0, 0, 0, 0]
         }
         func text(_ k: String, _ v: String) { key(k); key(v) }
@@ -38,7 +40,8 @@ enum NTv2Fixture {
         func double(_ k: String, _ v: Double) { key(k); bits(v.bitPattern, 8) }
         int("NUM_OREC", 11); int("NUM_SREC", 11); int("NUM_FILE", numFile ?? subgrids.count)
         text("GS_TYPE", "SECONDS"); text("VERSION", "NTv2.0"); text("SYSTEM_F", "TEST_F"); text("SYSTEM_T", "TEST_T")
-        double("MAJOR_F", 6_378_137); double("MINOR_F", 6_356_752.314); double("MAJOR_T", 6_378_137); double("MINOR_T", 6_356_752.314)
+        double("MAJOR_F", 6_378_137); double("MINOR_F", 6_356_752.314); double("MAJOR_T", 6_378_137);
+        double("MINOR_T", 6_356_752.314)
         for g in subgrids {
             let rows = Int(((g.north - g.south) / g.latStep).rounded()) + 1
             let cols = Int(((g.west - g.east) / g.lonStep).rounded()) + 1
@@ -59,12 +62,15 @@ enum NTv2Fixture {
 
     /// A parent over 9°E…11°E, 49°N…51°N (0.25° nodes) with shifts linear in position, and
     /// a child over 9.5°E…10°E, 49.5°N…50°N with a constant shift.
-    static let parent = Subgrid(name: "PARENT", south: 49 * 3600, north: 51 * 3600, east: -11 * 3600, west: -9 * 3600,
-                                latStep: 900, lonStep: 900, shift: { lat, lonW in
-                                    (Float(0.5 + 0.01 * lat / 3600), Float(-0.3 + 0.02 * lonW / 3600))
-                                })
-    static let child = Subgrid(name: "CHILD", parent: "PARENT", south: 49.5 * 3600, north: 50 * 3600, east: -10 * 3600,
-                               west: -9.5 * 3600, latStep: 300, lonStep: 300, shift: { _, _ in (2, -3) })
+    static let parent = Subgrid(
+        name: "PARENT", south: 49 * 3600, north: 51 * 3600, east: -11 * 3600, west: -9 * 3600,
+        latStep: 900, lonStep: 900,
+        shift: { lat, lonW in
+            (Float(0.5 + 0.01 * lat / 3600), Float(-0.3 + 0.02 * lonW / 3600))
+        })
+    static let child = Subgrid(
+        name: "CHILD", parent: "PARENT", south: 49.5 * 3600, north: 50 * 3600, east: -10 * 3600,
+        west: -9.5 * 3600, latStep: 300, lonStep: 300, shift: { _, _ in (2, -3) })
     /// The parent's shift at (lon east, lat) in degrees, as (Δlon east, Δlat) degrees.
     static func parentShift(lon: Double, lat: Double) -> (Double, Double) {
         (-(-0.3 + 0.02 * -lon) / 3600, (0.5 + 0.01 * lat) / 3600)
@@ -88,7 +94,8 @@ struct DatumTransformationTests {
 
     @Test(arguments: [false, true]) func syntheticNTv2ParentAndChild(bigEndian: Bool) throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("synthetic.gsb", NTv2Fixture.bytes([NTv2Fixture.parent, NTv2Fixture.child], bigEndian: bigEndian))
+        let path = try dir.write(
+            "synthetic.gsb", NTv2Fixture.bytes([NTv2Fixture.parent, NTv2Fixture.child], bigEndian: bigEndian))
         let grid = try ShiftGridCache.load(path: path)
         #expect(grid.subgrids.count == 2)
         #expect(grid.subgrids[1].parent == 0)
@@ -114,26 +121,28 @@ struct DatumTransformationTests {
     }
 
     /// PROJ 9.1 (`cct +proj=hgridshift +grids=G`, forward and `-I`) at points in each grid.
-    static let projHGridShift: [(grid: String, lon: Double, lat: Double, outLon: Double, outLat: Double, inverse: Bool)] = [
-        ("BETA2007.gsb", 10.0, 50.0, 9.998811455579, 49.998857302765, false),
-        ("BETA2007.gsb", 13.5, 52.5, 13.498240837963, 52.498595410617, false),
-        ("BETA2007.gsb", 10.0, 50.0, 10.001188743208, 50.001142815686, true),
-        ("CHENYX06_etrs.gsb", 7.5, 47.0, 7.499040456076, 46.998672932472, false),
-        ("CHENYX06_etrs.gsb", 8.6, 46.2, 8.598885831436, 46.198770263085, false),
-        ("CHENYX06_etrs.gsb", 7.5, 47.0, 7.500959697889, 47.001327205815, true),
-        ("nzgd2kgrid0005.gsb", 174.76, -36.85, 174.760191646721, -36.848196690654, false),
-        ("nzgd2kgrid0005.gsb", 170.5, -45.87, 170.500098018417, -45.868380939926, false),
-        ("nzgd2kgrid0005.gsb", 174.76, -36.85, 174.759808349121, -36.851803272787, true),
-        ("ntf_r93.gsb", 2.35, 48.85, 2.349295593686, 48.849933562569, false),
-        ("ntf_r93.gsb", 5.4, 43.3, 5.399467586098, 43.300023844446, false),
-        ("ntf_r93.gsb", 2.35, 48.85, 2.350704373033, 48.850066438018, true),
-    ]
+    static let projHGridShift:
+        [(grid: String, lon: Double, lat: Double, outLon: Double, outLat: Double, inverse: Bool)] = [
+            ("BETA2007.gsb", 10.0, 50.0, 9.998811455579, 49.998857302765, false),
+            ("BETA2007.gsb", 13.5, 52.5, 13.498240837963, 52.498595410617, false),
+            ("BETA2007.gsb", 10.0, 50.0, 10.001188743208, 50.001142815686, true),
+            ("CHENYX06_etrs.gsb", 7.5, 47.0, 7.499040456076, 46.998672932472, false),
+            ("CHENYX06_etrs.gsb", 8.6, 46.2, 8.598885831436, 46.198770263085, false),
+            ("CHENYX06_etrs.gsb", 7.5, 47.0, 7.500959697889, 47.001327205815, true),
+            ("nzgd2kgrid0005.gsb", 174.76, -36.85, 174.760191646721, -36.848196690654, false),
+            ("nzgd2kgrid0005.gsb", 170.5, -45.87, 170.500098018417, -45.868380939926, false),
+            ("nzgd2kgrid0005.gsb", 174.76, -36.85, 174.759808349121, -36.851803272787, true),
+            ("ntf_r93.gsb", 2.35, 48.85, 2.349295593686, 48.849933562569, false),
+            ("ntf_r93.gsb", 5.4, 43.3, 5.399467586098, 43.300023844446, false),
+            ("ntf_r93.gsb", 2.35, 48.85, 2.350704373033, 48.850066438018, true),
+        ]
 
     @Test(.enabled(if: haveProjData)) func debianNTv2GridsMatchPROJ() throws {
         for c in Self.projHGridShift {
             let grid = try ShiftGridCache.grid(path: Self.projDir + "/" + c.grid)
             #expect(!grid.subgrids.isEmpty)
-            let out = try #require(c.inverse ? grid.inverse(lon: c.lon, lat: c.lat) : grid.forward(lon: c.lon, lat: c.lat))
+            let out = try #require(
+                c.inverse ? grid.inverse(lon: c.lon, lat: c.lat) : grid.forward(lon: c.lon, lat: c.lat))
             let e = metresApart(out, (c.outLon, c.outLat))
             #expect(e < 0.001, "\(c.grid) \(c.inverse ? "inverse" : "forward") at \(c.lon),\(c.lat): \(e) m from PROJ")
         }
@@ -213,14 +222,19 @@ struct DatumTransformationTests {
         o.blockHeight = 16
         // Corner-based: node centres at 9 + 0.5·i, 51 − 0.5·j.
         o.geoTransform = GeoTransform([8.75, 0.5, 0, 51.25, 0, -0.5])
-        o.geoKeys = GeoKeyDirectory(version: [1, 1, 0], entries: [
-            (GeoKey.gtModelType, .shorts([2])), (GeoKey.gtRasterType, .shorts([1])), (GeoKey.geographicType, .shorts([4326])),
-        ])
-        var items = [GDALMetadata.Item(name: "TYPE", value: "HORIZONTAL_OFFSET"),
-                     GDALMetadata.Item(name: "DESCRIPTION", value: "latitude_offset", sample: 0, role: "description"),
-                     GDALMetadata.Item(name: "DESCRIPTION", value: "longitude_offset", sample: 1, role: "description"),
-                     GDALMetadata.Item(name: "UNITTYPE", value: "arc-second", sample: 0, role: "unittype"),
-                     GDALMetadata.Item(name: "UNITTYPE", value: "arc-second", sample: 1, role: "unittype")]
+        o.geoKeys = GeoKeyDirectory(
+            version: [1, 1, 0],
+            entries: [
+                (GeoKey.gtModelType, .shorts([2])), (GeoKey.gtRasterType, .shorts([1])),
+                (GeoKey.geographicType, .shorts([4326])),
+            ])
+        var items = [
+            GDALMetadata.Item(name: "TYPE", value: "HORIZONTAL_OFFSET"),
+            GDALMetadata.Item(name: "DESCRIPTION", value: "latitude_offset", sample: 0, role: "description"),
+            GDALMetadata.Item(name: "DESCRIPTION", value: "longitude_offset", sample: 1, role: "description"),
+            GDALMetadata.Item(name: "UNITTYPE", value: "arc-second", sample: 0, role: "unittype"),
+            GDALMetadata.Item(name: "UNITTYPE", value: "arc-second", sample: 1, role: "unittype"),
+        ]
         if positiveWest { items.append(GDALMetadata.Item(name: "positive_value", value: "west", sample: 1)) }
         o.gdalMetadata = GDALMetadata(items: items)
         let writer = try GeoTIFFWriter(path: path, options: o)
@@ -279,13 +293,16 @@ struct DatumTransformationTests {
         #expect(source.semiMajorAxis == 6_377_397.155 && target.semiMajorAxis == 6_378_137)
         // PROJ 9.1: cct with `projinfo -k operation EPSG:1673` (+convention=coordinate_frame).
         let step = DatumTransformation.Step.helmert(h, source: source, target: target)
-        for (lon, lat, outLon, outLat) in [(10.0, 50.0, 9.998820502578, 49.998861496031), (13.5, 52.5, 13.498254410972, 52.498604454478)] {
+        for (lon, lat, outLon, outLat) in [
+            (10.0, 50.0, 9.998820502578, 49.998861496031), (13.5, 52.5, 13.498254410972, 52.498604454478),
+        ] {
             let out = try #require(step.forward(lon: lon, lat: lat))
             #expect(metresApart(out, (outLon, outLat)) < 0.001)
         }
         // The same rotations read as position vector would be metres off.
         let wrong = try #require(Helmert([582, 105, 414, -1.04, -0.35, 3.08, 8.3]))
-        let off = try #require(DatumTransformation.Step.helmert(wrong, source: source, target: target).forward(lon: 10, lat: 50))
+        let off = try #require(
+            DatumTransformation.Step.helmert(wrong, source: source, target: target).forward(lon: 10, lat: 50))
         #expect(metresApart(off, (9.998820502578, 49.998861496031)) > 10)
     }
 
@@ -298,11 +315,11 @@ struct DatumTransformationTests {
 
     /// PROJ 9.1 `cs2cs EPSG:src EPSG:4326` (the operation it picks with Debian's grids).
     static let projCS2CS: [(crs: Int, lon: Double, lat: Double, outLon: Double, outLat: Double)] = [
-        (4314, 10.0, 50.0, 9.998811455579, 49.998857302765),          // BETA2007
-        (4277, -0.12, 51.5, -0.121606885616, 51.500511301179),        // EPSG:1314 Helmert
+        (4314, 10.0, 50.0, 9.998811455579, 49.998857302765),  // BETA2007
+        (4277, -0.12, 51.5, -0.121606885616, 51.500511301179),  // EPSG:1314 Helmert
         (4277, -4.0, 56.0, -4.001322211032, 55.999925751104),
-        (4150, 7.45, 46.95, 7.449047528575, 46.948677590341),         // EPSG:1676
-        (4275, 2.35, 48.85, 2.349295593686, 48.849933562569),         // ntf_r93
+        (4150, 7.45, 46.95, 7.449047528575, 46.948677590341),  // EPSG:1676
+        (4275, 2.35, 48.85, 2.349295593686, 48.849933562569),  // ntf_r93
         // Per point, the more accurate operation whose area holds it: S-JTSK to WGS 84 (5)
         // in Czechia and (4) in Slovakia, not (3) over both; ED50 to WGS 84 (28) in Madrid,
         // (7) at Bergen (the offshore (18) and (24) hold the point but never displace an
@@ -339,7 +356,9 @@ struct DatumTransformationTests {
 
         let osgb = try #require(try best(4277))
         #expect(osgb.code == "EPSG:1314" && osgb.gridNames.isEmpty && osgb.accuracy == 2)
-        #expect(osgb.note == "grid OSTN15_NTv2_OSGBtoETRS.gsb not found: Helmert EPSG:1314 used (accuracy 2 m instead of 1 m)")
+        #expect(
+            osgb.note
+                == "grid OSTN15_NTv2_OSGBtoETRS.gsb not found: Helmert EPSG:1314 used (accuracy 2 m instead of 1 m)")
 
         let ch95 = try #require(try best(4150))
         #expect(ch95.code == "EPSG:1676" && ch95.accuracy == 1)
@@ -362,7 +381,9 @@ struct DatumTransformationTests {
         // PROJ 9.1 lists 15965, 5239, 1623, 4836 (projinfo -s EPSG:4156 -t EPSG:4326); 5239
         // before 1623 by its greater name. The S-JTSK to ETRS89 ones follow (+1 m null step).
         #expect(t.alternatives.filter(\.target.isWGS84).map(\.code) == ["EPSG:5239", "EPSG:1623", "EPSG:4836"])
-        #expect(t.summary.hasPrefix("S-JTSK to WGS 84 (3) [EPSG:15965, Helmert, 6 m]; inside their areas EPSG:5239 (1 m), EPSG:1623 (1 m)"))
+        #expect(
+            t.summary.hasPrefix(
+                "S-JTSK to WGS 84 (3) [EPSG:15965, Helmert, 6 m]; inside their areas EPSG:5239 (1 m), EPSG:1623 (1 m)"))
         // Outside every area but the main one's box test: the main operation answers.
         let far = t.toWGS84(lon: 30, lat: 30)
         #expect(far.lon.isFinite && far.lat.isFinite)
@@ -372,27 +393,38 @@ struct DatumTransformationTests {
         func helmert(_ tx: Double) throws -> [DatumTransformation.Step] {
             [.helmert(try #require(Helmert([tx, 0, 0, 0, 0, 0, 0])), source: .wgs84, target: .wgs84)]
         }
-        func box(_ w: Double, _ s: Double, _ e: Double, _ n: Double) -> DatumTransformation.AreaOfUse { .init(west: w, south: s, east: e, north: n) }
-        func alt(_ code: Int, _ accuracy: Double?, _ areas: [DatumTransformation.AreaOfUse], tx: Double) throws -> DatumTransformation.Alternative {
-            .init(name: "T (\(code))", code: "EPSG:\(code)", accuracy: accuracy, steps: try helmert(tx), target: .wgs84, areas: areas)
+        func box(_ w: Double, _ s: Double, _ e: Double, _ n: Double) -> DatumTransformation.AreaOfUse {
+            .init(west: w, south: s, east: e, north: n)
+        }
+        func alt(
+            _ code: Int, _ accuracy: Double?, _ areas: [DatumTransformation.AreaOfUse], tx: Double
+        ) throws -> DatumTransformation.Alternative {
+            .init(
+                name: "T (\(code))", code: "EPSG:\(code)", accuracy: accuracy, steps: try helmert(tx), target: .wgs84,
+                areas: areas)
         }
         let t = DatumTransformation(
             name: "T (1)", code: "EPSG:1", accuracy: 6, steps: try helmert(100), areas: [box(0, 0, 20, 20)],
             alternatives: [
-                try alt(2, 1, [box(0, 0, 10, 10)], tx: 200),   // better inside its box
-                try alt(3, 1, [box(0, 0, 10, 10)], tx: 300),   // same accuracy, same box: the first stays
-                try alt(4, 1, [box(1, 1, 9, 9)], tx: 400),     // same accuracy, strictly inside: wins
-                try alt(5, nil, [box(0, 0, 20, 20)], tx: 500), // unknown accuracy: never over a known one
-                try alt(6, 2, [box(30, 30, 40, 40)], tx: 600), // the only one holding its box
+                try alt(2, 1, [box(0, 0, 10, 10)], tx: 200),  // better inside its box
+                try alt(3, 1, [box(0, 0, 10, 10)], tx: 300),  // same accuracy, same box: the first stays
+                try alt(4, 1, [box(1, 1, 9, 9)], tx: 400),  // same accuracy, strictly inside: wins
+                try alt(5, nil, [box(0, 0, 20, 20)], tx: 500),  // unknown accuracy: never over a known one
+                try alt(6, 2, [box(30, 30, 40, 40)], tx: 600),  // the only one holding its box
             ])
         // Which operation ran: the result equals that Helmert's alone.
-        func metres(_ p: (lon: Double, lat: Double), _ lon: Double, _ lat: Double) -> Double { metresApart(p, (lon, lat)) }
+        func metres(_ p: (lon: Double, lat: Double), _ lon: Double, _ lat: Double) -> Double {
+            metresApart(p, (lon, lat))
+        }
         let inInner = t.toWGS84(lon: 5, lat: 5), inOuter = t.toWGS84(lon: 0.5, lat: 5)
-        let inMain = t.toWGS84(lon: 15, lat: 15), inSix = t.toWGS84(lon: 35, lat: 35), nowhere = t.toWGS84(lon: -50, lat: -50)
+        let inMain = t.toWGS84(lon: 15, lat: 15), inSix = t.toWGS84(lon: 35, lat: 35),
+            nowhere = t.toWGS84(lon: -50, lat: -50)
         func through(_ tx: Double, _ lon: Double, _ lat: Double) throws -> (lon: Double, lat: Double) {
             let h = try #require(Helmert([tx, 0, 0, 0, 0, 0, 0]))
-            return DatumTransformation(name: "", code: "", accuracy: nil, steps: [.helmert(h, source: .wgs84, target: .wgs84)])
-                .toWGS84(lon: lon, lat: lat)
+            return DatumTransformation(
+                name: "", code: "", accuracy: nil, steps: [.helmert(h, source: .wgs84, target: .wgs84)]
+            )
+            .toWGS84(lon: lon, lat: lat)
         }
         #expect(metres(inInner, try through(400, 5, 5).lon, try through(400, 5, 5).lat) < 1e-9)
         #expect(metres(inOuter, try through(200, 0.5, 5).lon, try through(200, 0.5, 5).lat) < 1e-9)
@@ -404,7 +436,10 @@ struct DatumTransformationTests {
         let back = t.fromWGS84(lon: inInner.lon, lat: inInner.lat)
         #expect(metresApart(back, (5, 5)) < 0.005)  // a 2D Helmert drops the height it gives
         #expect(t.fallback == nil)
-        #expect(t.summary == "T (1) [EPSG:1, Helmert, 6 m]; inside their areas EPSG:2 (1 m), EPSG:3 (1 m), EPSG:4 (1 m), EPSG:6 (2 m)")
+        #expect(
+            t.summary
+                == "T (1) [EPSG:1, Helmert, 6 m]; inside their areas EPSG:2 (1 m), EPSG:3 (1 m), EPSG:4 (1 m), EPSG:6 (2 m)"
+        )
     }
 
     @Test(.enabled(if: haveProjData)) func missingGridFallsBackWithNote() throws {
@@ -414,7 +449,8 @@ struct DatumTransformationTests {
         #expect(t.note?.hasPrefix("grid BETA2007.gsb not found: Helmert EPSG:") == true)
         #expect(t.note?.hasSuffix("instead of 1 m)") == true)
         // Over the former West Germany only, EPSG:1777 (3 m) covers the area.
-        let west = try #require(try best(4314, dirs: [empty.path], area: GeoBounds(west: 7.5, south: 48, east: 10.5, north: 53)))
+        let west = try #require(
+            try best(4314, dirs: [empty.path], area: GeoBounds(west: 7.5, south: 48, east: 10.5, north: 53)))
         #expect(west.code == "EPSG:1777")
         #expect(west.note == "grid BETA2007.gsb not found: Helmert EPSG:1777 used (accuracy 3 m instead of 1 m)")
     }
@@ -432,20 +468,29 @@ struct DatumTransformationTests {
 
     @Test func gridDirectoriesFollowPROJ() {
         #expect(DatumTransformation.gridDirectories(projDBPath: "/opt/proj/proj.db", environment: [:]) == ["/opt/proj"])
-        #expect(DatumTransformation.gridDirectories(projDBPath: "proj.db", environment: ["PROJ_DATA": "/a:/b", "PROJ_LIB": "/c"]) == [".", "/a", "/b"])
-        #expect(DatumTransformation.gridDirectories(projDBPath: "/a/proj.db", environment: ["PROJ_LIB": "/a:/c"]) == ["/a", "/c"])
+        #expect(
+            DatumTransformation.gridDirectories(
+                projDBPath: "proj.db", environment: ["PROJ_DATA": "/a:/b", "PROJ_LIB": "/c"]) == [".", "/a", "/b"])
+        #expect(
+            DatumTransformation.gridDirectories(projDBPath: "/a/proj.db", environment: ["PROJ_LIB": "/a:/c"]) == [
+                "/a", "/c",
+            ])
     }
 
     // MARK: CRS integration
 
     @Test func crsAppliesTheTransformationBothWays() throws {
         let dir = TemporaryDirectory()
-        let grid = try ShiftGridCache.load(path: try dir.write("synthetic.gsb", NTv2Fixture.bytes([NTv2Fixture.parent, NTv2Fixture.child])))
+        let grid = try ShiftGridCache.load(
+            path: try dir.write("synthetic.gsb", NTv2Fixture.bytes([NTv2Fixture.parent, NTv2Fixture.child])))
         let helmert = try #require(Helmert([598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7]))
         let t = DatumTransformation(
             name: "TEST to WGS 84", code: "EPSG:99999", accuracy: 0.5, steps: [.gridShift(grid, inverse: false)],
-            alternatives: [.init(name: "TEST to WGS 84 (Helmert)", code: "EPSG:99998", accuracy: 3,
-                                 steps: [.helmert(helmert, source: .bessel1841, target: .wgs84)], target: .wgs84)],
+            alternatives: [
+                .init(
+                    name: "TEST to WGS 84 (Helmert)", code: "EPSG:99998", accuracy: 3,
+                    steps: [.helmert(helmert, source: .bessel1841, target: .wgs84)], target: .wgs84)
+            ],
             note: "grid X not found")
         let dhdn = try #require(Datum.epsg(6314))
         let base = CRS(geographic: "TEST", epsg: 4314, datum: dhdn)

@@ -39,8 +39,10 @@ struct EndToEndTests {
     static func checkArchive(_ result: RegionBuild.Result, plan: TilePlan) throws -> MBTilesReader {
         let reader = try MBTilesReader(path: result.outputPath)
         try reader.verifyIntegrity()
-        for key in ["name", "format", "bounds", "center", "minzoom", "maxzoom", "type", "version", "description", "attribution",
-                    "tilepack:codec", "tilepack:source_sha256", "tilepack:build_options"] {
+        for key in [
+            "name", "format", "bounds", "center", "minzoom", "maxzoom", "type", "version", "description", "attribution",
+            "tilepack:codec", "tilepack:source_sha256", "tilepack:build_options",
+        ] {
             #expect(reader.metadata[key] != nil, "metadata lacks \(key)")
         }
         #expect(reader.zoomRange == plan.minZoom...plan.maxZoom)
@@ -85,8 +87,9 @@ struct EndToEndTests {
             // 26.6 m here, a source pixel 30 m), so it must lie within their range.
             let window = try tiff.read(window: PixelWindow(x: Int(col) - 2, y: Int(row) - 2, width: 5, height: 5))
             let samples = (0..<25).map { window.sample(x: $0 % 5, y: $0 / 5, band: 0) }
-            #expect(metres >= samples.min()! - 1e-3 && metres <= samples.max()! + 1e-3,
-                    "elevation \(metres) outside the neighbourhood \(samples.min()!)…\(samples.max()!)")
+            #expect(
+                metres >= samples.min()! - 1e-3 && metres <= samples.max()! + 1e-3,
+                "elevation \(metres) outside the neighbourhood \(samples.min()!)…\(samples.max()!)")
         }
     }
 
@@ -104,7 +107,8 @@ struct EndToEndTests {
             let col = (0.1 + 0.8 * Double(i % 8) / 7) * Double(tiff.image.width)
             let row = (0.1 + 0.8 * Double(i / 8) / 4) * Double(tiff.image.height)
             let p = geo.lonLat(col: col, row: row)
-            let answer = try PointQuery.answer(try TileQuery(lat: p.lat, lon: p.lon, zoom: plan.maxZoom), reader: reader)
+            let answer = try PointQuery.answer(
+                try TileQuery(lat: p.lat, lon: p.lon, zoom: plan.maxZoom), reader: reader)
             let rgba = try #require(answer.rgba)
             #expect(rgba[3] == 255)
             // Bilinear resampling blends the 2×2 source pixels around the point: each channel

@@ -39,8 +39,12 @@ import TilePackServer
         let targets = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasPrefix("fuzz-") }
         #expect(Set(targets) == Set(Self.entries.keys))
         for target in targets {
-            let main = try String(contentsOf: sources.appendingPathComponent(target).appendingPathComponent("main.swift"), encoding: .utf8)
-            #expect(main.contains("runFuzzer(") && main.contains("LLVMFuzzerTestOneInput"), "\(target)/main.swift does not run an entry")
+            let main = try String(
+                contentsOf: sources.appendingPathComponent(target).appendingPathComponent("main.swift"), encoding: .utf8
+            )
+            #expect(
+                main.contains("runFuzzer(") && main.contains("LLVMFuzzerTestOneInput"),
+                "\(target)/main.swift does not run an entry")
         }
     }
 
@@ -52,8 +56,10 @@ import TilePackServer
         Array("II*\u{0}\u{8}\u{0}\u{0}\u{0}<VRTDataset rasterXSize=\"1\">{\"version\":2}eyJhbGciOiJFUzI1NiJ9..".utf8),
     ]
 
-    @Test(arguments: ["fuzz-tiff", "fuzz-vrt", "fuzz-mbtiles", "fuzz-png", "fuzz-pvrtc", "fuzz-astc",
-                      "fuzz-jws", "fuzz-catalog", "fuzz-route"])
+    @Test(arguments: [
+        "fuzz-tiff", "fuzz-vrt", "fuzz-mbtiles", "fuzz-png", "fuzz-pvrtc", "fuzz-astc",
+        "fuzz-jws", "fuzz-catalog", "fuzz-route",
+    ])
     func entriesDeclineGarbage(target: String) throws {
         let entry = try #require(Self.entries[target])
         for (i, bytes) in Self.garbage.enumerated() {
@@ -67,8 +73,10 @@ import TilePackServer
         }
     }
 
-    @Test(arguments: ["fuzz-tiff", "fuzz-vrt", "fuzz-mbtiles", "fuzz-png", "fuzz-pvrtc", "fuzz-astc",
-                      "fuzz-jws", "fuzz-catalog", "fuzz-route"])
+    @Test(arguments: [
+        "fuzz-tiff", "fuzz-vrt", "fuzz-mbtiles", "fuzz-png", "fuzz-pvrtc", "fuzz-astc",
+        "fuzz-jws", "fuzz-catalog", "fuzz-route",
+    ])
     func savedCrashesNoLongerCrash(target: String) throws {
         let entry = try #require(Self.entries[target])
         for file in Self.crashes(target) {

@@ -19,16 +19,22 @@ extension FuzzTests {
         var succeeded = 0, declined = 0
         for side in sides {
             var pixels = [UInt8](repeating: 255, count: side * side * 4)
-            for i in pixels.indices where i % 4 != 3 { pixels[i] = UInt8(truncatingIfNeeded: (i / 4 % side) * 7 + i / (4 * side) * 3 + i % 4 * 50) }
+            for i in pixels.indices where i % 4 != 3 {
+                pixels[i] = UInt8(truncatingIfNeeded: (i / 4 % side) * 7 + i / (4 * side) * 3 + i % 4 * 50)
+            }
             let stored = try choice.codec(level: .fast).encode(rgba: pixels, width: side, height: side)
             let payloadCodec = try TilePayloadCodec(codec: choice, tileSize: side)
             let raw = try #require(payloadCodec.fixedPayloadByteCount)
             let words = try choice.decoder().decode(stored, width: side, height: side)
             #expect(words.count == side * side * 4)
             let rawPayload: [UInt8]
-            if stored.count == raw { rawPayload = stored } else {
+            if stored.count == raw {
+                rawPayload = stored
+            } else {
                 var inflated = [UInt8](repeating: 0, count: raw)
-                try stored.withUnsafeBytes { s in try inflated.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) } }
+                try stored.withUnsafeBytes { s in
+                    try inflated.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) }
+                }
                 rawPayload = inflated
             }
             let wrapped = try Zlib.deflate(rawPayload)
@@ -39,7 +45,9 @@ extension FuzzTests {
                 case 0: input = Mutator.mutate(rawPayload, rng: &rng)
                 case 1: input = Mutator.mutate(wrapped, rng: &rng)
                 case 2: input = Array(rawPayload.prefix(rng.below(raw)))  // truncated
-                case 3: input = rawPayload + [UInt8](repeating: UInt8(truncatingIfNeeded: rng.next()), count: 1 + rng.below(64))  // oversize
+                case 3:  // oversize
+                    let extra = [UInt8](repeating: UInt8(truncatingIfNeeded: rng.next()), count: 1 + rng.below(64))
+                    input = rawPayload + extra
                 case 4:
                     for i in random.indices { random[i] = UInt8(truncatingIfNeeded: rng.next()) }
                     input = random  // random blocks: reserved encodings, void extents, any mode
@@ -56,8 +64,12 @@ extension FuzzTests {
                 do {
                     var payload = [UInt8](repeating: 0, count: payloadCodec.payloadByteCount(storedCount: input.count))
                     var out = [UInt8](repeating: 0, count: payloadCodec.pixelByteCount)
-                    try input.withUnsafeBytes { s in try payload.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) } }
-                    try payload.withUnsafeBytes { p in try out.withUnsafeMutableBytes { try payloadCodec.decode(p, into: $0) } }
+                    try input.withUnsafeBytes { s in
+                        try payload.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) }
+                    }
+                    try payload.withUnsafeBytes { p in
+                        try out.withUnsafeMutableBytes { try payloadCodec.decode(p, into: $0) }
+                    }
                     viaPayload = out
                 } catch let error as CodecError {
                     #expect(!error.description.contains("\n") && !error.description.isEmpty)
@@ -66,12 +78,18 @@ extension FuzzTests {
                 // Both entries accept exactly the same payloads (a zlib stream must end with
                 // the raw size and no bytes after it) and decode them to the same pixels, so
                 // the tile store never serves a tile that `query` would refuse.
-                #expect((viaChoice == nil) == (viaPayload == nil),
-                        "\(choice.rawValue) \(side): one decoder entry accepts \(input.count) bytes, the other refuses them")
+                #expect(
+                    (viaChoice == nil) == (viaPayload == nil),
+                    "\(choice.rawValue) \(side): one decoder entry accepts \(input.count) bytes, the other refuses them"
+                )
                 if let viaChoice, let viaPayload {
-                    #expect(viaChoice == viaPayload, "\(choice.rawValue) \(side): the two decoder entries disagree on \(input.count) bytes")
+                    #expect(
+                        viaChoice == viaPayload,
+                        "\(choice.rawValue) \(side): the two decoder entries disagree on \(input.count) bytes")
                 }
-                if input.count == raw { #expect(viaChoice != nil, "\(choice.rawValue): a raw-size payload must decode") }
+                if input.count == raw {
+                    #expect(viaChoice != nil, "\(choice.rawValue): a raw-size payload must decode")
+                }
                 if viaChoice == nil { declined += 1 } else { succeeded += 1 }
             }
         }
@@ -83,11 +101,15 @@ extension FuzzTests {
     @Test func payloadCodecRejectsSizesItCannotHold() throws {
         for side in [0, -4, 250, 100_000] {
             #expect(throws: CodecError.self) { try TilePayloadCodec(codec: .pvrtc4, tileSize: side) }
-            #expect(throws: CodecError.self) { try TileCodecChoice.pvrtc2.decoder().decode([0, 0, 0, 0], width: side, height: side) }
+            #expect(throws: CodecError.self) {
+                try TileCodecChoice.pvrtc2.decoder().decode([0, 0, 0, 0], width: side, height: side)
+            }
         }
         for side in [0, -6, 100_000] {
             #expect(throws: CodecError.self) { try TilePayloadCodec(codec: .astc6x6, tileSize: side) }
-            #expect(throws: CodecError.self) { try TileCodecChoice.astc8x8.decoder().decode([0, 0, 0, 0], width: side, height: side) }
+            #expect(throws: CodecError.self) {
+                try TileCodecChoice.astc8x8.decoder().decode([0, 0, 0, 0], width: side, height: side)
+            }
         }
         // 250 is not a multiple of 6: partial blocks, 42 × 42 of them.
         let codec = try TilePayloadCodec(codec: .astc6x6, tileSize: 250)

@@ -58,8 +58,10 @@ import Testing
         print("fuzz TIFF: \(iterations) iterations over \(corpus.count) files, inputs in \(dir.path)")
         // Unlink, then create: rewriting a truncated file makes ext4 flush it on close
         // (its replace-via-truncate heuristic), which measured 5× slower here.
-        Self.mutate(corpus, into: path, iterations: iterations, rng: &rng, tally: &tally, stale: [""],
-                    errorsName: path) { try Self.readEverything(tiff: path) }
+        Self.mutate(
+            corpus, into: path, iterations: iterations, rng: &rng, tally: &tally, stale: [""],
+            errorsName: path
+        ) { try Self.readEverything(tiff: path) }
     }
 
     /// Opens `path`, builds the `info` report and decodes the main image and every overview.
@@ -88,26 +90,44 @@ import Testing
         let geoTags: [UInt16: CraftedTIFF.Value] = [
             TIFFTag.modelPixelScale: .doubles([30, 30, 0]),
             TIFFTag.modelTiepoint: .doubles([0, 0, 0, 499_985, 4_000_015, 0]),
-            TIFFTag.geoKeyDirectory: .shorts([1, 1, 0, 4, 1024, 0, 1, 1, 1025, 0, 1, 1,
-                                              3072, 0, 1, 32633, 3073, TIFFTag.geoAsciiParams, 6, 0]),
+            TIFFTag.geoKeyDirectory: .shorts([
+                1, 1, 0, 4, 1024, 0, 1, 1, 1025, 0, 1, 1,
+                3072, 0, 1, 32633, 3073, TIFFTag.geoAsciiParams, 6, 0,
+            ]),
             TIFFTag.geoAsciiParams: .ascii("UTM33|"),
             TIFFTag.gdalNoData: .ascii("-9999"),
         ]
         var corpus: [[UInt8]] = [
-            try crafted { $0.width = 16; $0.height = 16; $0.rowsPerStrip = 5 },
-            try crafted { $0.width = 24; $0.height = 20; $0.order = .big; $0.compression = 5; $0.predictor = 2
-                $0.bands = 3; $0.photometric = 2; $0.rowsPerStrip = 7 },
-            try crafted { $0.width = 32; $0.height = 32; $0.bigTIFF = true; $0.compression = 8; $0.tile = (16, 16)
-                $0.bits = 32; $0.sampleFormat = 3; $0.predictor = 3 },
-            try crafted { $0.width = 40; $0.height = 24; $0.bigTIFF = true; $0.order = .big; $0.compression = 32773
-                $0.tile = (16, 16); $0.planar = 2; $0.bands = 2; $0.bits = 16 },
-            try crafted { $0.width = 64; $0.height = 64; $0.compression = 8; $0.tile = (32, 32); $0.bits = 16
-                $0.sampleFormat = 2; $0.predictor = 2; $0.extraTags = geoTags },
-            try crafted { $0.width = 16; $0.height = 16; $0.photometric = 3
-                $0.extraTags[TIFFTag.colorMap] = .shorts((0..<768).map { UInt16($0 * 85) }) },
-            try crafted { $0.width = 20; $0.height = 18; $0.order = .big; $0.bits = 24; $0.rowsPerStrip = 4 },
-            try crafted { $0.width = 16; $0.height = 16; $0.compression = 32946; $0.bits = 64; $0.sampleFormat = 3
-                $0.tile = (16, 16) },
+            try crafted {
+                $0.width = 16; $0.height = 16; $0.rowsPerStrip = 5
+            },
+            try crafted {
+                $0.width = 24; $0.height = 20; $0.order = .big; $0.compression = 5; $0.predictor = 2
+                $0.bands = 3; $0.photometric = 2; $0.rowsPerStrip = 7
+            },
+            try crafted {
+                $0.width = 32; $0.height = 32; $0.bigTIFF = true; $0.compression = 8; $0.tile = (16, 16)
+                $0.bits = 32; $0.sampleFormat = 3; $0.predictor = 3
+            },
+            try crafted {
+                $0.width = 40; $0.height = 24; $0.bigTIFF = true; $0.order = .big; $0.compression = 32773
+                $0.tile = (16, 16); $0.planar = 2; $0.bands = 2; $0.bits = 16
+            },
+            try crafted {
+                $0.width = 64; $0.height = 64; $0.compression = 8; $0.tile = (32, 32); $0.bits = 16
+                $0.sampleFormat = 2; $0.predictor = 2; $0.extraTags = geoTags
+            },
+            try crafted {
+                $0.width = 16; $0.height = 16; $0.photometric = 3
+                $0.extraTags[TIFFTag.colorMap] = .shorts((0..<768).map { UInt16($0 * 85) })
+            },
+            try crafted {
+                $0.width = 20; $0.height = 18; $0.order = .big; $0.bits = 24; $0.rowsPerStrip = 4
+            },
+            try crafted {
+                $0.width = 16; $0.height = 16; $0.compression = 32946; $0.bits = 64; $0.sampleFormat = 3
+                $0.tile = (16, 16)
+            },
         ]
         for (order, big) in [(TIFFByteOrder.little, false), (.big, true)] {
             var main = CraftedTIFF(), overview = CraftedTIFF()
@@ -123,8 +143,10 @@ import Testing
             options.blockWidth = 16; options.blockHeight = 16; options.format = format
             options.photometric = bands == 3 ? .rgb : .minIsBlack
             options.geoTransform = GeoTransform([6.8, 0.001, 0, 45.9, 0, -0.001])
-            options.geoKeys = GeoKeyDirectory(entries: [(GeoKey.gtModelType, .shorts([2])),
-                                                        (GeoKey.geographicType, .shorts([4326]))])
+            options.geoKeys = GeoKeyDirectory(entries: [
+                (GeoKey.gtModelType, .shorts([2])),
+                (GeoKey.geographicType, .shorts([4326])),
+            ])
             options.noData = bands == 1 ? -9999 : nil
             let path = dir.file("writer-\(bands).tif")
             try GeoTIFFWriter(path: path, options: options).write { bx, by, block in
@@ -149,9 +171,13 @@ import Testing
         var tally = Tally(target: "MBTiles")
         let iterations = Self.totalIterations - Self.totalIterations / 2
         let path = dir.file("mutant.mbtiles")
-        print("fuzz MBTiles: \(iterations) iterations over \(corpus.count) archives (\(corpus.map(\.count)) bytes), inputs in \(dir.path)")
-        Self.mutate(corpus, into: path, iterations: iterations, rng: &rng, tally: &tally,
-                    stale: ["", "-journal", "-wal", "-shm"], errorsName: nil) { try Self.readEverything(archive: path) }
+        print(
+            "fuzz MBTiles: \(iterations) iterations over \(corpus.count) archives (\(corpus.map(\.count)) bytes), inputs in \(dir.path)"
+        )
+        Self.mutate(
+            corpus, into: path, iterations: iterations, rng: &rng, tally: &tally,
+            stale: ["", "-journal", "-wal", "-shm"], errorsName: nil
+        ) { try Self.readEverything(archive: path) }
     }
 
     /// Opens the archive and reads what `query` and the tile store would: metadata, every
@@ -183,9 +209,10 @@ import Testing
         var corpus: [[UInt8]] = []
         for codec in [TileCodecChoice.png, .pvrtc4, .astc6x6] {
             let path = dir.file("\(codec.rawValue).mbtiles")
-            let metadata = MBTilesMetadata(name: "fuzz \(codec.rawValue)", format: codec == .png ? "png" : "pvrtc",
-                                           codec: codec.rawValue, minZoom: 0, maxZoom: 1,
-                                           payloadCompression: codec.payloadCompression, tileSize: side)
+            let metadata = MBTilesMetadata(
+                name: "fuzz \(codec.rawValue)", format: codec == .png ? "png" : "pvrtc",
+                codec: codec.rawValue, minZoom: 0, maxZoom: 1,
+                payloadCompression: codec.payloadCompression, tileSize: side)
             let writer = try MBTilesWriter(path: path, metadata: metadata)
             for (n, id) in ids.enumerated() {
                 let pixels = rgba(n + 3)
@@ -193,17 +220,20 @@ import Testing
                 case .png:
                     try writer.write(try PNGEncoder().encode(rgba: pixels, width: side, height: side), for: id)
                 case .pvrtc4, .pvrtc2:
-                    let words = try PVRTCCodec(format: .pvrtc4, level: .fast).encode(rgba: pixels, width: side, height: side)
+                    let words = try PVRTCCodec(format: .pvrtc4, level: .fast).encode(
+                        rgba: pixels, width: side, height: side)
                     try writer.write(n == 1 ? try Zlib.deflate(words) : words, for: id)
                 case .astc4x4, .astc6x6, .astc8x8:
-                    let blocks = try ASTCCodec(format: codec.astcFormat!, level: .fast).encode(rgba: pixels, width: side, height: side)
+                    let blocks = try ASTCCodec(format: codec.astcFormat!, level: .fast).encode(
+                        rgba: pixels, width: side, height: side)
                     try writer.write(n == 1 ? try Zlib.deflate(blocks) : blocks, for: id)
                 }
             }
             if codec == .png {
                 let values = (0..<(side * side)).map { Float($0 % 37) * 12.5 - 40 }
                 try writer.writeElevation(ElevationTile(width: side, height: side, values: values), for: ids[1])
-                try writer.writeElevation(ElevationTile(width: side, height: side, values: values.map { $0 + 1 }), for: ids[2])
+                try writer.writeElevation(
+                    ElevationTile(width: side, height: side, values: values.map { $0 + 1 }), for: ids[2])
             }
             try writer.finish()
             do {
@@ -240,8 +270,10 @@ import Testing
     /// counts a whole read or a declined input (checked with ``check(_:path:)``). Both
     /// outcomes must occur, or the mutations are too weak (all decode) or too blunt (nothing
     /// gets past the header) to exercise the reader.
-    static func mutate(_ corpus: [[UInt8]], into path: String, iterations: Int, rng: inout SplitMix64,
-                       tally: inout Tally, stale: [String], errorsName: String?, read: () throws -> Void) {
+    static func mutate(
+        _ corpus: [[UInt8]], into path: String, iterations: Int, rng: inout SplitMix64,
+        tally: inout Tally, stale: [String], errorsName: String?, read: () throws -> Void
+    ) {
         let clock = ContinuousClock(), start = clock.now
         for _ in 0..<iterations {
             let base = corpus[rng.below(corpus.count)]

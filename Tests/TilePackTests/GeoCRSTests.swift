@@ -19,8 +19,11 @@ struct GeoCRSTests {
 
     @Test func utm18NByProjectedCSType() throws {
         // gdal_translate -a_srs EPSG:32618 writes these three keys.
-        let crs = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.gtRasterType, .shorts([1])),
-                                         (GeoKey.projectedCSType, .shorts([32618]))]))
+        let crs = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([1])), (GeoKey.gtRasterType, .shorts([1])),
+                (GeoKey.projectedCSType, .shorts([32618])),
+            ]))
         #expect(crs.epsg == 32618)
         #expect(crs.kind == .projected)
         #expect(crs.projectionParameters == .utm(zone: 18, north: true))
@@ -32,14 +35,15 @@ struct GeoCRSTests {
 
     @Test func userDefinedTransverseMercatorFromParameters() throws {
         // A user-defined TM on WGS 84 equal to UTM 33N, spelled out parameter by parameter.
-        let crs = try CRS(geoKeys: keys([
-            (GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32767])),
-            (GeoKey.projection, .shorts([32767])), (GeoKey.projCoordTrans, .shorts([1])),
-            (GeoKey.geographicType, .shorts([4326])), (GeoKey.projLinearUnits, .shorts([9001])),
-            (GeoKey.projNatOriginLat, .doubles([0])), (GeoKey.projNatOriginLong, .doubles([15])),
-            (GeoKey.projScaleAtNatOrigin, .doubles([0.9996])), (GeoKey.projFalseEasting, .doubles([500_000])),
-            (GeoKey.projFalseNorthing, .doubles([0])), (GeoKey.pcsCitation, .ascii("custom TM")),
-        ]))
+        let crs = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32767])),
+                (GeoKey.projection, .shorts([32767])), (GeoKey.projCoordTrans, .shorts([1])),
+                (GeoKey.geographicType, .shorts([4326])), (GeoKey.projLinearUnits, .shorts([9001])),
+                (GeoKey.projNatOriginLat, .doubles([0])), (GeoKey.projNatOriginLong, .doubles([15])),
+                (GeoKey.projScaleAtNatOrigin, .doubles([0.9996])), (GeoKey.projFalseEasting, .doubles([500_000])),
+                (GeoKey.projFalseNorthing, .doubles([0])), (GeoKey.pcsCitation, .ascii("custom TM")),
+            ]))
         #expect(crs.epsg == nil)
         #expect(crs.name == "custom TM")
         #expect(crs.projectionParameters == .utm(zone: 33, north: true))
@@ -49,16 +53,17 @@ struct GeoCRSTests {
 
     @Test func userDefinedDatumEllipsoidAxesAndFeet() throws {
         // TM on an ellipsoid given by its axes, in US survey feet, with a 7-parameter TOWGS84.
-        let crs = try CRS(geoKeys: keys([
-            (GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32767])),
-            (GeoKey.geographicType, .shorts([32767])), (GeoKey.geogGeodeticDatum, .shorts([32767])),
-            (GeoKey.geogEllipsoid, .shorts([32767])), (GeoKey.geogSemiMajorAxis, .doubles([6_377_397.155])),
-            (GeoKey.geogInvFlattening, .doubles([299.1528128])),
-            (GeoKey.geogTOWGS84, .doubles([598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7])),
-            (GeoKey.projCoordTrans, .shorts([1])), (GeoKey.projLinearUnits, .shorts([9003])),
-            (GeoKey.projNatOriginLong, .doubles([9])), (GeoKey.projScaleAtNatOrigin, .doubles([1])),
-            (GeoKey.projFalseEasting, .doubles([3_500_000 / (1200.0 / 3937.0)])),
-        ]))
+        let crs = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32767])),
+                (GeoKey.geographicType, .shorts([32767])), (GeoKey.geogGeodeticDatum, .shorts([32767])),
+                (GeoKey.geogEllipsoid, .shorts([32767])), (GeoKey.geogSemiMajorAxis, .doubles([6_377_397.155])),
+                (GeoKey.geogInvFlattening, .doubles([299.1528128])),
+                (GeoKey.geogTOWGS84, .doubles([598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7])),
+                (GeoKey.projCoordTrans, .shorts([1])), (GeoKey.projLinearUnits, .shorts([9003])),
+                (GeoKey.projNatOriginLong, .doubles([9])), (GeoKey.projScaleAtNatOrigin, .doubles([1])),
+                (GeoKey.projFalseEasting, .doubles([3_500_000 / (1200.0 / 3937.0)])),
+            ]))
         #expect(crs.linearUnit == .usSurveyFoot)
         #expect(crs.datum.ellipsoid.semiMajorAxis == 6_377_397.155)
         #expect(crs.datum.toWGS84 != nil)
@@ -68,29 +73,42 @@ struct GeoCRSTests {
         let g = crs.lonLat(x: p.x, y: p.y)
         #expect(abs(g.lon - 9.5) < 1e-7 && abs(g.lat - 50) < 1e-7)
         // Clarke 1866 by semi-minor axis.
-        let c = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([2])), (GeoKey.geogSemiMajorAxis, .doubles([6_378_206.4])),
-                                       (GeoKey.geogSemiMinorAxis, .doubles([6_356_583.8]))]))
+        let c = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([2])), (GeoKey.geogSemiMajorAxis, .doubles([6_378_206.4])),
+                (GeoKey.geogSemiMinorAxis, .doubles([6_356_583.8])),
+            ]))
         #expect(abs(c.datum.ellipsoid.inverseFlattening - 294.9786982138982) < 1e-9)
         #expect(c.datumNote != nil)
     }
 
     @Test func geographic4326AndUnits() throws {
-        let crs = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([4326])),
-                                         (GeoKey.geogAngularUnits, .shorts([9102]))]))
+        let crs = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([4326])),
+                (GeoKey.geogAngularUnits, .shorts([9102])),
+            ]))
         #expect(crs.kind == .geographic && crs.epsg == 4326)
         let ll = crs.lonLat(x: 12.5, y: -33)
         #expect(ll.lon == 12.5 && ll.lat == -33)
-        let grads = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([2])), (GeoKey.geogGeodeticDatum, .shorts([6326])),
-                                           (GeoKey.geogAngularUnits, .shorts([9105]))]))
+        let grads = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([2])), (GeoKey.geogGeodeticDatum, .shorts([6326])),
+                (GeoKey.geogAngularUnits, .shorts([9105])),
+            ]))
         #expect(abs(grads.lonLat(x: 100, y: 50).lon - 90) < 1e-12)
         #expect(abs(grads.lonLat(x: 100, y: 50).lat - 45) < 1e-12)
-        let rad = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([4269])),
-                                         (GeoKey.geogAngularUnits, .shorts([9101]))]))
+        let rad = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([4269])),
+                (GeoKey.geogAngularUnits, .shorts([9101])),
+            ]))
         #expect(abs(rad.lonLat(x: .pi, y: 0).lon - 180) < 1e-12)
     }
 
     @Test func webMercator3857() throws {
-        let crs = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([3857]))]))
+        let crs = try CRS(
+            geoKeys: keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([3857]))]))
         #expect(crs.projectionParameters?.method == .pseudoMercator)
         let p = crs.coordinate(lon: 180, lat: 0)
         #expect(abs(p.x - WebMercator.originShift) < 1e-6)
@@ -114,8 +132,11 @@ struct GeoCRSTests {
     }
 
     @Test func utmByProjectionCode() throws {
-        let crs = try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32767])),
-                                         (GeoKey.geographicType, .shorts([4269])), (GeoKey.projection, .shorts([16114]))]))
+        let crs = try CRS(
+            geoKeys: keys([
+                (GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32767])),
+                (GeoKey.geographicType, .shorts([4269])), (GeoKey.projection, .shorts([16114])),
+            ]))
         #expect(crs.projectionParameters == .utm(zone: 14, north: false))
         #expect(crs.datum == .nad83)
     }
@@ -126,22 +147,32 @@ struct GeoCRSTests {
         }
         #expect(CRSError.unsupportedEPSG(2056).description.contains("EPSG:2056"))
         #expect(throws: CRSError.unsupportedEPSG(27700)) { try CRS(epsg: 27700) }
-        let vanDerGrinten = keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.geographicType, .shorts([4326])),
-                                  (GeoKey.projCoordTrans, .shorts([25]))])
+        let vanDerGrinten = keys([
+            (GeoKey.gtModelType, .shorts([1])), (GeoKey.geographicType, .shorts([4326])),
+            (GeoKey.projCoordTrans, .shorts([25])),
+        ])
         #expect(throws: CRSError.unsupportedMethod(code: 25, name: "VanDerGrinten")) { try CRS(geoKeys: vanDerGrinten) }
         #expect(CRSError.unsupportedMethod(code: 25, name: "VanDerGrinten").description.contains("VanDerGrinten"))
-        #expect(throws: CRSError.unsupportedModelType(3)) { try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([3]))])) }
+        #expect(throws: CRSError.unsupportedModelType(3)) {
+            try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([3]))]))
+        }
         #expect(throws: CRSError.missingCRS) { try CRS(geoKeys: keys([])) }
         #expect(throws: CRSError.unsupportedCode(key: "ProjLinearUnitsGeoKey", code: 9999)) {
-            try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32618])),
-                                   (GeoKey.projLinearUnits, .shorts([9999]))]))
+            try CRS(
+                geoKeys: keys([
+                    (GeoKey.gtModelType, .shorts([1])), (GeoKey.projectedCSType, .shorts([32618])),
+                    (GeoKey.projLinearUnits, .shorts([9999])),
+                ]))
         }
         #expect(throws: CRSError.self) {
             try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([2])), (GeoKey.geogSemiMajorAxis, .doubles([-1]))]))
         }
         #expect(throws: CRSError.self) {
-            try CRS(geoKeys: keys([(GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([4326])),
-                                   (GeoKey.geogTOWGS84, .doubles([1, 2, 3, 4]))]))
+            try CRS(
+                geoKeys: keys([
+                    (GeoKey.gtModelType, .shorts([2])), (GeoKey.geographicType, .shorts([4326])),
+                    (GeoKey.geogTOWGS84, .doubles([1, 2, 3, 4])),
+                ]))
         }
     }
 
@@ -156,7 +187,9 @@ struct GeoCRSTests {
 
     @Test func tableCoversTheRequestedRanges() throws {
         let codes = Set(CRS.supportedEPSGCodes)
-        for range in [32601...32660, 32701...32760, 25828...25838, 26901...26923, 26701...26722, 31965...31985, 28348...28358] {
+        for range in [
+            32601...32660, 32701...32760, 25828...25838, 26901...26923, 26701...26722, 31965...31985, 28348...28358,
+        ] {
             #expect(range.allSatisfy(codes.contains))
         }
         #expect(try CRS(epsg: 31977).projectionParameters == .utm(zone: 17, north: false))

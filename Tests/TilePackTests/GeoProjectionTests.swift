@@ -19,25 +19,31 @@ struct GeoProjectionTests {
         d < 0 ? d - m / 60 - s / 3600 : d + m / 60 + s / 3600
     }
 
-    func check(_ crs: CRS, lon: Double, lat: Double, e: Double, n: Double, tolerance: Double = 0.005,
-               sourceLocation: SourceLocation = #_sourceLocation) {
+    func check(
+        _ crs: CRS, lon: Double, lat: Double, e: Double, n: Double, tolerance: Double = 0.005,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let p = crs.project(lon: lon, lat: lat)
         #expect(abs(p.x - e) < tolerance, "easting \(p.x) vs \(e)", sourceLocation: sourceLocation)
         #expect(abs(p.y - n) < tolerance, "northing \(p.y) vs \(n)", sourceLocation: sourceLocation)
         let g = crs.unproject(x: e, y: n)
         // The note's coordinates are rounded to 1 cm, so the inverse of them is within ~1e-7°.
-        #expect(abs(g.lon - lon) < 2e-7 && abs(g.lat - lat) < 2e-7, "inverse \(g) vs \(lon),\(lat)",
-                sourceLocation: sourceLocation)
+        #expect(
+            abs(g.lon - lon) < 2e-7 && abs(g.lat - lat) < 2e-7, "inverse \(g) vs \(lon),\(lat)",
+            sourceLocation: sourceLocation)
         let back = crs.unproject(x: p.x, y: p.y)
-        #expect(abs(back.lon - lon) < 1e-9 && abs(back.lat - lat) < 1e-9, "round trip \(back)",
-                sourceLocation: sourceLocation)
+        #expect(
+            abs(back.lon - lon) < 1e-9 && abs(back.lat - lat) < 1e-9, "round trip \(back)",
+            sourceLocation: sourceLocation)
     }
 
     @Test func transverseMercatorBritishNationalGrid() {
         let osgb = Datum(name: "OSGB 1936", ellipsoid: .airy1830)
-        let crs = CRS(projected: "OSGB 1936 / British National Grid", datum: osgb, parameters: ProjectionParameters(
-            method: .transverseMercator, latitudeOfOrigin: 49, centralMeridian: -2, scale: 0.9996012717,
-            falseEasting: 400_000, falseNorthing: -100_000))
+        let crs = CRS(
+            projected: "OSGB 1936 / British National Grid", datum: osgb,
+            parameters: ProjectionParameters(
+                method: .transverseMercator, latitudeOfOrigin: 49, centralMeridian: -2, scale: 0.9996012717,
+                falseEasting: 400_000, falseNorthing: -100_000))
         // GN 7-2 computes TM with the USGS (Snyder) series, 577274.99 / 69740.50; the exact
         // Krüger-n⁶ result, which PROJ gives too, differs from it by 6–8 mm.
         check(crs, lon: 0.5, lat: 50.5, e: 577_274.99, n: 69_740.50, tolerance: 0.01)
@@ -68,9 +74,11 @@ struct GeoProjectionTests {
 
     @Test func lambertConic1SPJamaica() {
         let jad69 = Datum(name: "JAD69", ellipsoid: .clarke1866)
-        let crs = CRS(projected: "JAD69 / Jamaica National Grid", datum: jad69, parameters: ProjectionParameters(
-            method: .lambertConicConformal1SP, latitudeOfOrigin: 18, centralMeridian: -77, scale: 1,
-            falseEasting: 250_000, falseNorthing: 150_000))
+        let crs = CRS(
+            projected: "JAD69 / Jamaica National Grid", datum: jad69,
+            parameters: ProjectionParameters(
+                method: .lambertConicConformal1SP, latitudeOfOrigin: 18, centralMeridian: -77, scale: 1,
+                falseEasting: 250_000, falseNorthing: 150_000))
         check(crs, lon: dms(-76, 56, 37.26), lat: dms(17, 55, 55.80), e: 255_966.58, n: 142_493.51)
     }
 
@@ -80,10 +88,12 @@ struct GeoProjectionTests {
 
     @Test func polarStereographicVariantBAustralianAntarctic() {
         // EPSG:3032 (not in the table): true scale at 71°S, central meridian 70°E.
-        let crs = CRS(projected: "WGS 84 / Australian Antarctic Polar Stereographic", datum: .wgs84,
-                      parameters: ProjectionParameters(method: .polarStereographicB, latitudeOfOrigin: -90,
-                                                       centralMeridian: 70, falseEasting: 6_000_000,
-                                                       falseNorthing: 6_000_000, standardParallel1: -71))
+        let crs = CRS(
+            projected: "WGS 84 / Australian Antarctic Polar Stereographic", datum: .wgs84,
+            parameters: ProjectionParameters(
+                method: .polarStereographicB, latitudeOfOrigin: -90,
+                centralMeridian: 70, falseEasting: 6_000_000,
+                falseNorthing: 6_000_000, standardParallel1: -71))
         check(crs, lon: 120, lat: -75, e: 7_255_380.79, n: 7_053_389.56)
     }
 
@@ -92,15 +102,19 @@ struct GeoProjectionTests {
     }
 
     @Test func mercator1SPMakassar() {
-        let crs = CRS(projected: "Makassar / NEIEZ", datum: Datum(name: "Makassar", ellipsoid: .bessel1841),
-                      parameters: ProjectionParameters(method: .mercator1SP, centralMeridian: 110, scale: 0.997,
-                                                       falseEasting: 3_900_000, falseNorthing: 900_000))
+        let crs = CRS(
+            projected: "Makassar / NEIEZ", datum: Datum(name: "Makassar", ellipsoid: .bessel1841),
+            parameters: ProjectionParameters(
+                method: .mercator1SP, centralMeridian: 110, scale: 0.997,
+                falseEasting: 3_900_000, falseNorthing: 900_000))
         check(crs, lon: 120, lat: -3, e: 5_009_726.58, n: 569_150.82)
     }
 
     @Test func mercator2SPCaspian() {
-        let crs = CRS(projected: "Pulkovo 1942 / Caspian Sea Mercator", datum: Datum(name: "Pulkovo 1942", ellipsoid: .krassowsky1940),
-                      parameters: ProjectionParameters(method: .mercator2SP, centralMeridian: 51, standardParallel1: 42))
+        let crs = CRS(
+            projected: "Pulkovo 1942 / Caspian Sea Mercator",
+            datum: Datum(name: "Pulkovo 1942", ellipsoid: .krassowsky1940),
+            parameters: ProjectionParameters(method: .mercator2SP, centralMeridian: 51, standardParallel1: 42))
         check(crs, lon: 53, lat: 53, e: 165_704.29, n: 5_171_848.07)
     }
 
@@ -132,10 +146,12 @@ struct GeoProjectionTests {
         for code in CRS.supportedEPSGCodes {
             let crs = try CRS(epsg: code)
             let lon = crs.projectionParameters?.centralMeridian ?? 10
-            let lat: Double = switch crs.projectionParameters?.method {
-            case .polarStereographicA?, .polarStereographicB?: (crs.projectionParameters!.latitudeOfOrigin > 0 ? 75 : -75)
-            default: 45
-            }
+            let lat: Double =
+                switch crs.projectionParameters?.method {
+                case .polarStereographicA?, .polarStereographicB?:
+                    (crs.projectionParameters!.latitudeOfOrigin > 0 ? 75 : -75)
+                default: 45
+                }
             let p = crs.project(lon: lon + 1, lat: lat)
             let g = crs.unproject(x: p.x, y: p.y)
             #expect(abs(g.lon - (lon + 1)) < 1e-9 && abs(g.lat - lat) < 1e-9, "EPSG:\(code)")
@@ -144,8 +160,9 @@ struct GeoProjectionTests {
 
     @Test func helmertMatchesPROJ() throws {
         // PROJ: +proj=longlat +ellps=bessel +towgs84=598.1,73.7,418.2,0.202,0.045,-2.455,6.7 → WGS 84.
-        let dhdn = Datum(name: "DHDN", ellipsoid: .bessel1841,
-                         toWGS84: Helmert([598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7]))
+        let dhdn = Datum(
+            name: "DHDN", ellipsoid: .bessel1841,
+            toWGS84: Helmert([598.1, 73.7, 418.2, 0.202, 0.045, -2.455, 6.7]))
         let crs = CRS(geographic: "DHDN", datum: dhdn)
         let w = crs.lonLat(x: 10, y: 50)
         #expect(abs(w.lon - 9.998813925294645) < 1e-9 && abs(w.lat - 49.99885726430581) < 1e-9, "\(w)")

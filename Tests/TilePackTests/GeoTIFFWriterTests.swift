@@ -43,7 +43,9 @@ private struct ParsedTIFF {
     var tagOrder: [UInt16] = []
 
     init(_ b: [UInt8]) {
-        func u(_ at: Int, _ n: Int) -> UInt64 { (0..<n).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) } }
+        func u(_ at: Int, _ n: Int) -> UInt64 {
+            (0..<n).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
+        }
         precondition(b[0] == 0x49 && b[1] == 0x49)
         bigTIFF = u(2, 2) == 43
         ifdOffset = bigTIFF ? u(8, 8) : u(4, 4)
@@ -106,7 +108,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
                 let original = (0..<(width * rows * spp * size)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
                 var data = original
                 data.withUnsafeMutableBytes {
-                    TIFFPredictor.applyHorizontal($0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
+                    TIFFPredictor.applyHorizontal(
+                        $0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
                 }
                 #expect(data != original)
                 undoHorizontalDifferencing(&data, width: width, rows: rows, spp: spp, size: size)
@@ -115,7 +118,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
                 guard size == 4 || size == 8 else { continue }
                 data = original
                 data.withUnsafeMutableBytes {
-                    TIFFPredictor.applyFloatingPoint($0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
+                    TIFFPredictor.applyFloatingPoint(
+                        $0, width: width, rows: rows, samplesPerPixel: spp, bytesPerSample: size)
                 }
                 #expect(data != original)
                 undoFloatingPointPredictor(&data, width: width, rows: rows, spp: spp, size: size)
@@ -146,7 +150,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         let scratch = TemporaryDirectory(), dir = scratch.path
         defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         func write(seed: UInt64, _ name: String) throws -> [UInt8] {
-            let raster = SampleRegion.elevation(terrain: SampleRegion.terrain(seed: seed, elevationSize: 96), width: 96, height: 80)
+            let raster = SampleRegion.elevation(
+                terrain: SampleRegion.terrain(seed: seed, elevationSize: 96), width: 96, height: 80)
             var options = raster.writerOptions()
             options.blockWidth = 32
             options.blockHeight = 32
@@ -156,8 +161,12 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         let a = try write(seed: 7, "a"), b = try write(seed: 7, "b"), c = try write(seed: 8, "c")
         #expect(a == b)
         #expect(a != c)
-        let colorA = SampleRegion.color(terrain: SampleRegion.terrain(seed: 7, elevationSize: 96), width: 40, height: 30).rawSamples()
-        let colorB = SampleRegion.color(terrain: SampleRegion.terrain(seed: 7, elevationSize: 96), width: 40, height: 30).rawSamples()
+        let colorA = SampleRegion.color(
+            terrain: SampleRegion.terrain(seed: 7, elevationSize: 96), width: 40, height: 30
+        ).rawSamples()
+        let colorB = SampleRegion.color(
+            terrain: SampleRegion.terrain(seed: 7, elevationSize: 96), width: 40, height: 30
+        ).rawSamples()
         #expect(colorA == colorB)
     }
 
@@ -166,7 +175,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         let scratch = TemporaryDirectory(), dir = scratch.path
         defer { withExtendedLifetime(scratch) {} }  // keep the directory until the test ends
         let path = "\(dir)/dem.tif"
-        let raster = SampleRegion.elevation(terrain: SampleRegion.terrain(seed: 3, elevationSize: 100), width: 100, height: 70)
+        let raster = SampleRegion.elevation(
+            terrain: SampleRegion.terrain(seed: 3, elevationSize: 100), width: 100, height: 70)
         var options = raster.writerOptions()
         options.blockWidth = 48
         options.blockHeight = 32
@@ -188,14 +198,15 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         #expect(tiff.tags[TIFFTag.gdalNoData]?.text == "-32768")
         #expect(tiff.tags[TIFFTag.modelPixelScale]?.doubles == [230.4, 23040.0 / 70, 0])
         #expect(tiff.tags[TIFFTag.modelTiepoint]?.doubles == [0, 0, 0, 323_910, 5_092_200, 0])
-        #expect(tiff.tags[TIFFTag.geoKeyDirectory]?.integers.map { UInt16($0) } == [
-            1, 1, 0, 5,
-            1024, 0, 1, 1,
-            1025, 0, 1, 1,
-            1026, 34737, 22, 0,
-            3072, 0, 1, 32632,
-            3076, 0, 1, 9001,
-        ])
+        #expect(
+            tiff.tags[TIFFTag.geoKeyDirectory]?.integers.map { UInt16($0) } == [
+                1, 1, 0, 5,
+                1024, 0, 1, 1,
+                1025, 0, 1, 1,
+                1026, 34737, 22, 0,
+                3072, 0, 1, 32632,
+                3076, 0, 1, 9001,
+            ])
         #expect(tiff.tags[TIFFTag.geoAsciiParams]?.text == "WGS 84 / UTM zone 32N|")
 
         // 3 × 3 blocks; each lies inside the file before the IFD and inflates to a full block
@@ -241,7 +252,10 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         #expect(tiff.tags[TIFFTag.bitsPerSample]?.integers == [16, 16, 16, 16])
         #expect(tiff.value(TIFFTag.photometric) == 2)
         #expect(tiff.tags[TIFFTag.modelPixelScale] == nil)
-        #expect(tiff.tags[TIFFTag.modelTransformation]?.doubles == [2, 0.5, 0, 1000, 0.25, -2, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 1])
+        #expect(
+            tiff.tags[TIFFTag.modelTransformation]?.doubles == [
+                2, 0.5, 0, 1000, 0.25, -2, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 1,
+            ])
     }
 
     @Test func switchesToBigTIFFWhenClassicOffsetsWouldOverflow() throws {
@@ -258,7 +272,8 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
             for i in 0..<(32 * 32) { block[i] = noise[(by * 32 + i / 32) * 64 + bx * 32 + i % 32] }
         }
         options.classicLimit = 1 << 20
-        #expect(try GeoTIFFWriter(path: "\(dir)/small.tif", options: options).write(blockProvider: fill).isBigTIFF == false)
+        #expect(
+            try GeoTIFFWriter(path: "\(dir)/small.tif", options: options).write(blockProvider: fill).isBigTIFF == false)
         options.classicLimit = 4096
         let summary = try GeoTIFFWriter(path: "\(dir)/big.tif", options: options).write(blockProvider: fill)
         #expect(summary.isBigTIFF)
@@ -267,7 +282,10 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         let error = #expect(throws: TIFFWriteError.self) {
             try GeoTIFFWriter(path: "\(dir)/classic.tif", options: options).write(blockProvider: fill)
         }
-        if case .tooLargeForClassicTIFF? = error?.reason {} else { Issue.record("expected tooLargeForClassicTIFF, got \(String(describing: error))") }
+        if case .tooLargeForClassicTIFF? = error?.reason {
+        } else {
+            Issue.record("expected tooLargeForClassicTIFF, got \(String(describing: error))")
+        }
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif"))
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/classic.tif.tmp-\(getpid())"))
     }
@@ -307,8 +325,14 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         #expect(refuses { $0.width = 0 })
         #expect(refuses { $0.photometric = .rgb })
         #expect(refuses { $0.alpha = true })
-        #expect(refuses { $0.sampleType = .uint8; $0.predictor = .floatingPoint })
-        #expect(refuses { $0.sampleType = .uint8; $0.predictor = .horizontal; $0.noData = 300 })
+        #expect(
+            refuses {
+                $0.sampleType = .uint8; $0.predictor = .floatingPoint
+            })
+        #expect(
+            refuses {
+                $0.sampleType = .uint8; $0.predictor = .horizontal; $0.noData = 300
+            })
         #expect(!refuses { $0.noData = .nan })
     }
 
@@ -321,7 +345,10 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
             (GeoKey.geogSemiMajorAxis, .doubles([6_378_137])),
         ])
         let e = GeoTIFFWriter.encodeGeoKeys(keys)
-        #expect(e.directory == [1, 1, 0, 5, 1024, 0, 1, 2, 1026, 34737, 2, 0, 2049, 34737, 7, 2, 2057, 34736, 1, 0, 2059, 34736, 1, 1])
+        #expect(
+            e.directory == [
+                1, 1, 0, 5, 1024, 0, 1, 2, 1026, 34737, 2, 0, 2049, 34737, 7, 2, 2057, 34736, 1, 0, 2059, 34736, 1, 1,
+            ])
         #expect(e.doubles == [6_378_137, 298.257223563])
         #expect(e.ascii == "x|WGS 84|")
         #expect(GeoTIFFWriter.noDataText(-32768) == "-32768")

@@ -58,7 +58,7 @@ struct GeoTileTests {
         // resolution(z) = 156543.03392804097 / 2^z
         #expect(abs(WebMercator.resolution(zoom: 0) - 156_543.033_928_041) < 1e-6)
         #expect(WebMercator.zoom(forResolution: 156_543.04) == 0)
-        #expect(WebMercator.zoom(forResolution: 30) == 13)    // 19.1 m ≤ 30 < 38.2 m
+        #expect(WebMercator.zoom(forResolution: 30) == 13)  // 19.1 m ≤ 30 < 38.2 m
         // At 60° the ground pixel is half the equatorial one: 30 m needs one zoom less.
         #expect(WebMercator.zoom(forGroundResolution: 30, latitude: 60) == 12)
         #expect(WebMercator.zoom(forGroundResolution: 0, latitude: 0) == TileID.maxZoom)

@@ -125,7 +125,8 @@ import CZlib
             #expect(error.category == .invalidInput)
         }
         #expect(throws: BuildError.self) {
-            try BuildMemoryPlan(budget: budget, workers: 2, blockLevels: 3, elevation: false, levelsAboveBlock: 10, source: source)
+            try BuildMemoryPlan(
+                budget: budget, workers: 2, blockLevels: 3, elevation: false, levelsAboveBlock: 10, source: source)
         }
         // A budget too small for any source stays the option's fault.
         do {
@@ -139,9 +140,11 @@ import CZlib
     @Test func aManyBandSourceThatFitsGetsFewerWorkers() throws {
         let budget = 512 << 20
         let source = SourceFootprint(bands: 64, decodedBands: 64, sampleBytes: 1, blockBytes: 256 * 256 * 64)
-        let plan = try BuildMemoryPlan(budget: budget, workers: 8, blockLevels: 3, elevation: false, levelsAboveBlock: 10,
-                                       source: source)
-        let rgb = try BuildMemoryPlan(budget: budget, workers: 8, blockLevels: 3, elevation: false, levelsAboveBlock: 10)
+        let plan = try BuildMemoryPlan(
+            budget: budget, workers: 8, blockLevels: 3, elevation: false, levelsAboveBlock: 10,
+            source: source)
+        let rgb = try BuildMemoryPlan(
+            budget: budget, workers: 8, blockLevels: 3, elevation: false, levelsAboveBlock: 10)
         #expect(plan.workers < rgb.workers && plan.workers >= 1)
         #expect(plan.estimatedPeakBytes <= budget)
         #expect(plan.workerBytes == BuildMemoryPlan.perWorkerBytes(for: source))
@@ -159,7 +162,8 @@ import CZlib
         options.elevationStep = 1
         let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
         try writer.write([1, 2, 3], for: Self.id)
-        try writer.writeElevation(ElevationTile(width: 8, height: 8, values: [Float](repeating: 1234, count: 64)), for: Self.id)
+        try writer.writeElevation(
+            ElevationTile(width: 8, height: 8, values: [Float](repeating: 1234, count: 64)), for: Self.id)
         try writer.finish()
         let db = try SQLiteConnection(path: path, mode: .readWriteExisting)
         try db.execute(edit)
@@ -182,7 +186,8 @@ import CZlib
                 Issue.record("a 2 MB blob was served from a 256-pixel archive")
             } catch {
                 #expect(error.problem == .damagedTile, "attempt \(attempt): \(error)")
-                #expect(error.description.contains("2000000 bytes") && error.description.contains("not read"), "\(error)")
+                #expect(
+                    error.description.contains("2000000 bytes") && error.description.contains("not read"), "\(error)")
             }
         }
         // One load; the others answered from the failure memory.
@@ -200,8 +205,9 @@ import CZlib
         let bomb = try zeros(4 << 20)
         #expect(bomb.count < 8 << 10)
         let hex = bomb.map { String(format: "%02x", $0) }.joined()
-        let path = try archive(dir, "bomb.mbtiles",
-                               edit: "UPDATE elevation SET encoding = 'f32le-deflate', width = 256, height = 256, data = x'\(hex)'")
+        let path = try archive(
+            dir, "bomb.mbtiles",
+            edit: "UPDATE elevation SET encoding = 'f32le-deflate', width = 256, height = 256, data = x'\(hex)'")
         let reader = try MBTilesReader(path: path)
         do {
             _ = try reader.elevation(Self.id)
@@ -226,7 +232,9 @@ import CZlib
             _ = try reader.elevation(Self.id)
             Issue.record("a 1 MB blob was read for an 8×8 grid")
         } catch {
-            #expect(error.description.contains("(8×8) stores 1000000 bytes, more than the 66048 it may hold; not read"), "\(error)")
+            #expect(
+                error.description.contains("(8×8) stores 1000000 bytes, more than the 66048 it may hold; not read"),
+                "\(error)")
         }
         #expect(throws: ArchiveError.self) { try reader.storedElevation(Self.id) }
     }

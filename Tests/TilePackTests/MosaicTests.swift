@@ -23,14 +23,17 @@ enum MosaicFixture {
     }
 
     /// Writes the window (x, y, w, h) of the whole raster as a GeoTIFF of its own.
-    static func writePiece(_ path: String, x: Int, y: Int, w: Int, h: Int, type: SampleType = .float32,
-                           bands: Int = 1, nodata: Double? = nodata, epsg: UInt16 = 4326,
-                           transform: GeoTransform? = nil) throws {
+    static func writePiece(
+        _ path: String, x: Int, y: Int, w: Int, h: Int, type: SampleType = .float32,
+        bands: Int = 1, nodata: Double? = nodata, epsg: UInt16 = 4326,
+        transform: GeoTransform? = nil
+    ) throws {
         var options = GeoTIFFWriter.Options(width: w, height: h, samplesPerPixel: bands, sampleType: type)
         options.blockWidth = 64
         options.blockHeight = 64
         let s = DEMFixture.step
-        options.geoTransform = transform ?? GeoTransform([DEMFixture.west + Double(x) * s, s, 0, DEMFixture.north - Double(y) * s, 0, -s])
+        options.geoTransform =
+            transform ?? GeoTransform([DEMFixture.west + Double(x) * s, s, 0, DEMFixture.north - Double(y) * s, 0, -s])
         let geographic = epsg == 4326
         options.geoKeys = GeoKeyDirectory(entries: [
             (GeoKey.gtModelType, .shorts([geographic ? 2 : 1])),
@@ -47,8 +50,10 @@ enum MosaicFixture {
     /// The whole raster and its four pieces, cut off the tile grid at (cx, cy).
     static let cx = 77, cy = 61
     static var pieces: [(name: String, x: Int, y: Int, w: Int, h: Int)] {
-        [("a.tif", 0, 0, cx, cy), ("b.tif", cx, 0, width - cx, cy), ("c.tif", 0, cy, cx, height - cy),
-         ("d.tif", cx, cy, width - cx, height - cy)]
+        [
+            ("a.tif", 0, 0, cx, cy), ("b.tif", cx, 0, width - cx, cy), ("c.tif", 0, cy, cx, height - cy),
+            ("d.tif", cx, cy, width - cx, height - cy),
+        ]
     }
 
     /// A VRT over the pieces as gdalbuildvrt writes it.
@@ -118,7 +123,9 @@ struct MosaicTests {
         let dir = try writeWholeAndPieces()
         let whole = try contents(try build([dir.file("whole.tif")], dir.file("whole.mbtiles")).outputPath)
         let vrt = try dir.write("pieces/mosaic.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces).utf8))
-        let inputs: [[String]] = [MosaicFixture.pieces.map { dir.file("pieces/" + $0.name) }, [dir.file("pieces")], [vrt]]
+        let inputs: [[String]] = [
+            MosaicFixture.pieces.map { dir.file("pieces/" + $0.name) }, [dir.file("pieces")], [vrt],
+        ]
         for (k, input) in inputs.enumerated() {
             let result = try build(input, dir.file("m\(k).mbtiles"))
             #expect(result.mosaic?.files == 4)
@@ -128,8 +135,10 @@ struct MosaicTests {
                 // PNG is lossless, so "colours within 1" is met as equality.
                 #expect(mosaic[id]?.0 == tile, "\(input): tile \(id) differs")
                 let m = mosaic[id]?.1
-                #expect(m?.count == metres?.count && zip(m ?? [], metres ?? []).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) },
-                        "\(input): elevation of \(id) differs")
+                #expect(
+                    m?.count == metres?.count
+                        && zip(m ?? [], metres ?? []).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) },
+                    "\(input): elevation of \(id) differs")
             }
             let meta = try MBTilesReader(path: result.outputPath).metadata
             let sources = try #require(meta["tilepack:sources"])
@@ -144,7 +153,10 @@ struct MosaicTests {
         let mosaic = try build([dir.file("pieces")], dir.file("mosaic.mbtiles"))
         let s = DEMFixture.step
         // On the vertical seam, the horizontal one, and the corner where all four meet.
-        for (c, r) in [(MosaicFixture.cx, 20), (30, MosaicFixture.cy), (MosaicFixture.cx, MosaicFixture.cy), (MosaicFixture.cx, 120)] {
+        for (c, r) in [
+            (MosaicFixture.cx, 20), (30, MosaicFixture.cy), (MosaicFixture.cx, MosaicFixture.cy),
+            (MosaicFixture.cx, 120),
+        ] {
             let lon = DEMFixture.west + Double(c) * s, lat = DEMFixture.north - Double(r) * s
             let query = try TileQuery(lat: lat, lon: lon, zoom: whole.report.metadata.maxZoom)
             let a = try PointQuery.answer(query, archives: [whole.outputPath])
@@ -181,8 +193,9 @@ struct MosaicTests {
         let dir = TemporaryDirectory()
         // A UTM 32N piece (Chamonix lies in zone 32) next to a geographic one.
         try MosaicFixture.writePiece(dir.file("geo.tif"), x: 0, y: 0, w: 60, h: 60)
-        try MosaicFixture.writePiece(dir.file("utm.tif"), x: 0, y: 0, w: 60, h: 60, epsg: 32632,
-                                     transform: GeoTransform([333_000, 25, 0, 5_092_000, 0, -25]))
+        try MosaicFixture.writePiece(
+            dir.file("utm.tif"), x: 0, y: 0, w: 60, h: 60, epsg: 32632,
+            transform: GeoTransform([333_000, 25, 0, 5_092_000, 0, -25]))
         let m = try MosaicSource(files: [dir.file("geo.tif"), dir.file("utm.tif")])
         #expect(m.crsNames == ["EPSG:4326", "EPSG:32632"])
         #expect(m.grid.crs == (try GeoReference(image: TIFFFile(path: dir.file("geo.tif")).image, path: "")).crs)
@@ -196,23 +209,28 @@ struct MosaicTests {
     func writeTwoCRSPieces(_ dir: TemporaryDirectory) throws -> (geo: String, utm: String) {
         try MosaicFixture.writePiece(dir.file("geo.tif"), x: 0, y: 0, w: 60, h: 60)
         // Put the UTM piece's north-west corner on the geographic piece's pixel (40, 10).
-        let utm = try GeoReference(crs: CRS(epsg: 32632), transform: GeoTransform([0, 1, 0, 0, 0, -1]), width: 1, height: 1)
+        let utm = try GeoReference(
+            crs: CRS(epsg: 32632), transform: GeoTransform([0, 1, 0, 0, 0, -1]), width: 1, height: 1)
         let s = DEMFixture.step
         let corner = utm.pixel(lon: DEMFixture.west + 40 * s, lat: DEMFixture.north - 10 * s)
-        try MosaicFixture.writePiece(dir.file("utm.tif"), x: 20, y: 30, w: 100, h: 110, epsg: 32632,
-                                     transform: GeoTransform([corner.col, 10, 0, -corner.row, 0, -10]))
+        try MosaicFixture.writePiece(
+            dir.file("utm.tif"), x: 20, y: 30, w: 100, h: 110, epsg: 32632,
+            transform: GeoTransform([corner.col, 10, 0, -corner.row, 0, -10]))
         return (dir.file("geo.tif"), dir.file("utm.tif"))
     }
 
     /// Max-zoom tiles of a source, as the build plans them.
     func maxZoomTiles(_ source: MosaicSource) throws -> [TileID] {
-        let plan = try TileBuilder(source: source, georeference: source.grid, options: BuildOptions(), codec: PNGCodec()).plan()
+        let plan = try TileBuilder(
+            source: source, georeference: source.grid, options: BuildOptions(), codec: PNGCodec()
+        ).plan()
         let r = try #require(plan.range(atZoom: plan.maxZoom))
         return (r.minY...r.maxY).flatMap { y in (r.minX...r.maxX).map { x in TileID(unchecked: plan.maxZoom, x, y) } }
     }
 
     /// One file resampled alone onto `grid`, as a single-file build would.
-    func sampleAlone(_ path: String, _ grid: MapFrame, _ tile: TileID, _ method: Resampling) throws -> ResampleWorkspace {
+    func sampleAlone(_ path: String, _ grid: MapFrame, _ tile: TileID, _ method: Resampling) throws -> ResampleWorkspace
+    {
         let tiff = try TIFFFile(path: path)
         let geo = try GeoReference(image: tiff.image, path: path)
         let ws = ResampleWorkspace()
@@ -235,7 +253,8 @@ struct MosaicTests {
                 let grid = MapFrame(tile: tile, border: 1)
                 let ws = ResampleWorkspace()
                 _ = try resampler.resample(grid, tile: tile, into: ws)
-                let first = try sampleAlone(order[0], grid, tile, method), last = try sampleAlone(order[1], grid, tile, method)
+                let first = try sampleAlone(order[0], grid, tile, method),
+                    last = try sampleAlone(order[1], grid, tile, method)
                 for k in 0..<(grid.width * grid.height) {
                     // Each output pixel is the native sample of the last listed file valid there.
                     let want: ResampleWorkspace? = last.valid[k] != 0 ? last : first.valid[k] != 0 ? first : nil
@@ -272,7 +291,9 @@ struct MosaicTests {
         #expect(m.layers[0].priority(col: 5, row: MosaicFixture.cy + 5) == nil)
         let whole = dir.file("whole.tif")
         let resampler = Resampler.forSource(m, georeference: m.grid, maxError: 0.125, method: .bilinear)
-        let pair = Resampler(source: m.layers[0], mapper: CoordinateMapper(georeference: m.layers[0].grid, maxError: 0.125), method: .bilinear)
+        let pair = Resampler(
+            source: m.layers[0], mapper: CoordinateMapper(georeference: m.layers[0].grid, maxError: 0.125),
+            method: .bilinear)
         var seam = 0, overA = 0, overB = 0
         for tile in try maxZoomTiles(m) {
             let grid = MapFrame(tile: tile)
@@ -280,8 +301,10 @@ struct MosaicTests {
             _ = try resampler.resample(grid, tile: tile, into: ws)
             _ = try pair.resample(grid, tile: tile, into: layer)
             let uncut = try sampleAlone(whole, grid, tile, .bilinear), u = try sampleAlone(utm, grid, tile, .bilinear)
-            for k in 0..<(grid.width * grid.height) where u.valid[k] == 0 && uncut.valid[k] != 0 && layer.valid[k] != 0
-                && layer.rows[k] < Double(MosaicFixture.cy) - 0.5 {
+            for k in 0..<(grid.width * grid.height)
+            where u.valid[k] == 0 && uncut.valid[k] != 0 && layer.valid[k] != 0
+                && layer.rows[k] < Double(MosaicFixture.cy) - 0.5
+            {
                 // Away from the UTM file (and the layer's south edge, where the uncut file
                 // goes on), pieces a and b give what the uncut file gives.
                 #expect(ws.values[k] == uncut.values[k], "\(tile) pixel \(k)")
@@ -329,11 +352,14 @@ struct MosaicTests {
         do { _ = try build([missing], dir.file("x.mbtiles")); Issue.record("missing source accepted") } catch {
             expectOneLine(error, naming: dir.file("pieces/missing.tif"), "missing.vrt")
         }
-        let lut = try dir.write("pieces/lut.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces, extra: "<LUT>0:0,1:1</LUT>").utf8))
+        let lut = try dir.write(
+            "pieces/lut.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces, extra: "<LUT>0:0,1:1</LUT>").utf8))
         do { _ = try build([lut], dir.file("x.mbtiles")); Issue.record("LUT accepted") } catch {
             expectOneLine(error, naming: "lut.vrt", "<LUT>")
         }
-        let warped = try dir.write("pieces/warped.vrt", Array("<VRTDataset subClass=\"VRTWarpedDataset\" rasterXSize=\"1\" rasterYSize=\"1\"/>".utf8))
+        let warped = try dir.write(
+            "pieces/warped.vrt",
+            Array("<VRTDataset subClass=\"VRTWarpedDataset\" rasterXSize=\"1\" rasterYSize=\"1\"/>".utf8))
         do { _ = try VRTDocument(path: warped); Issue.record("warped VRT accepted") } catch {
             expectOneLine(error, naming: "warped.vrt", "VRTWarpedDataset")
         }
@@ -348,8 +374,9 @@ struct MosaicTests {
     @Test func repeatedSourcesAreSampledOnceAndStacksAreCapped() throws {
         let dir = try writeWholeAndPieces()
         let once = try dir.write("pieces/once.vrt", Array(MosaicFixture.vrt(pieces: MosaicFixture.pieces).utf8))
-        let repeated = try dir.write("pieces/repeated.vrt",
-                                     Array(MosaicFixture.vrt(pieces: Array(repeating: MosaicFixture.pieces, count: 300).flatMap { $0 }).utf8))
+        let repeated = try dir.write(
+            "pieces/repeated.vrt",
+            Array(MosaicFixture.vrt(pieces: Array(repeating: MosaicFixture.pieces, count: 300).flatMap { $0 }).utf8))
         let plain = try MosaicSource(vrt: try VRTDocument(path: once))
         let manyDocument = try VRTDocument(path: repeated)
         let many = try MosaicSource(vrt: manyDocument)
@@ -364,7 +391,9 @@ struct MosaicTests {
         let a = MosaicFixture.pieces[0]
         let stacked = (0..<1100).map { i in (name: a.name, x: 0, y: 0, w: a.w - i % 40 - 1, h: a.h - i / 40 - 1) }
         let deep = try dir.write("pieces/deep.vrt", Array(MosaicFixture.vrt(pieces: stacked).utf8))
-        do { _ = try MosaicSource(vrt: try VRTDocument(path: deep)); Issue.record("1,100 stacked sources accepted") } catch {
+        do {
+            _ = try MosaicSource(vrt: try VRTDocument(path: deep)); Issue.record("1,100 stacked sources accepted")
+        } catch {
             expectOneLine(error, naming: "deep.vrt", "1100 sources overlap")
         }
     }
@@ -376,7 +405,10 @@ struct MosaicTests {
     @Test func repeatedSiblingsParseAsWritten() throws {
         let b = #"<b k="1">t&amp;<c/></b>"#
         let shared = try XMLElement.parse(Array("<a>\(b)\(b)<!-- x -->\(b)<b k=\"1\">t&amp;<c/></b ></a>".utf8))
-        let spaced = try XMLElement.parse(Array("<a>\(b)<b  k=\"1\">t&amp;<c/></b><!-- x --><b k=\"1\" >t&amp;<c/></b><b k=\"1\">t&amp;<c/></b ></a>".utf8))
+        let spaced = try XMLElement.parse(
+            Array(
+                "<a>\(b)<b  k=\"1\">t&amp;<c/></b><!-- x --><b k=\"1\" >t&amp;<c/></b><b k=\"1\">t&amp;<c/></b ></a>"
+                    .utf8))
         #expect(shared == spaced)
         // One run of four: the tree holds the element once.
         #expect(shared.children.count == 1 && shared.children[0].repeats == 4)
@@ -388,19 +420,28 @@ struct MosaicTests {
         #expect(throws: XMLSyntaxError.self) { try XMLElement.parse(Array(#"<a><b k="1"/><b k="1"/"#.utf8)) }
         #expect(throws: XMLSyntaxError.self) { try XMLElement.parse(Array(#"<a><b k="1"/><b k="1"/>"#.utf8)) }
         // The VRT's sources from shared elements equal those from elements parsed one by one.
-        let source = #"<SimpleSource><SourceFilename relativeToVRT="1">a.tif</SourceFilename><SrcRect xOff="0" yOff="0" xSize="4" ySize="4"/></SimpleSource>"#
+        let source =
+            #"<SimpleSource><SourceFilename relativeToVRT="1">a.tif</SourceFilename><SrcRect xOff="0" yOff="0" xSize="4" ySize="4"/></SimpleSource>"#
         let head = #"<VRTDataset rasterXSize="4" rasterYSize="4"><VRTRasterBand dataType="Byte" band="1">"#
         let tail = "</VRTRasterBand></VRTDataset>"
-        let repeated = try VRTDocument(xml: Array((head + String(repeating: source, count: 50) + tail).utf8), path: "/d/r.vrt")
-        let varied = try VRTDocument(xml: Array((head + (0..<50).map { source + String(repeating: " ", count: $0) }.joined() + tail).utf8),
-                                     path: "/d/r.vrt")
-        #expect(repeated == varied && repeated.bands[0].sources.count == 1 && repeated.bands[0].sources[0].path == "/d/a.tif")
+        let repeated = try VRTDocument(
+            xml: Array((head + String(repeating: source, count: 50) + tail).utf8), path: "/d/r.vrt")
+        let varied = try VRTDocument(
+            xml: Array((head + (0..<50).map { source + String(repeating: " ", count: $0) }.joined() + tail).utf8),
+            path: "/d/r.vrt")
+        #expect(
+            repeated == varied && repeated.bands[0].sources.count == 1
+                && repeated.bands[0].sources[0].path == "/d/a.tif")
         // A source that is not its neighbour's repeat stays where it is; equal bands stay bands.
-        let other = #"<SimpleSource><SourceFilename relativeToVRT="1">b.tif</SourceFilename><SrcRect xOff="0" yOff="0" xSize="4" ySize="4"/></SimpleSource>"#
+        let other =
+            #"<SimpleSource><SourceFilename relativeToVRT="1">b.tif</SourceFilename><SrcRect xOff="0" yOff="0" xSize="4" ySize="4"/></SimpleSource>"#
         let band = #"<VRTRasterBand dataType="Byte">"# + source + other + source + "</VRTRasterBand>"
-        let twoBands = try VRTDocument(xml: Array((#"<VRTDataset rasterXSize="4" rasterYSize="4">"# + band + band + "</VRTDataset>").utf8),
-                                       path: "/d/r.vrt")
-        #expect(twoBands.bands.count == 2 && twoBands.bands.allSatisfy { $0.sources.map(\.path) == ["/d/a.tif", "/d/b.tif", "/d/a.tif"] })
+        let twoBands = try VRTDocument(
+            xml: Array((#"<VRTDataset rasterXSize="4" rasterYSize="4">"# + band + band + "</VRTDataset>").utf8),
+            path: "/d/r.vrt")
+        #expect(
+            twoBands.bands.count == 2
+                && twoBands.bands.allSatisfy { $0.sources.map(\.path) == ["/d/a.tif", "/d/b.tif", "/d/a.tif"] })
     }
 
     @Test func anEmptyFolderIsDeclined() throws {

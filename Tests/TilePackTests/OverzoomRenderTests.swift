@@ -38,7 +38,8 @@ import TilePack
 
     static func notBackground(_ p: MapPicture) -> Double {
         var n = 0
-        for i in stride(from: 0, to: p.image.pixels.count, by: 4) where Array(p.image.pixels[i..<i + 4]) != MapRenderer.background { n += 1 }
+        for i in stride(from: 0, to: p.image.pixels.count, by: 4)
+        where Array(p.image.pixels[i..<i + 4]) != MapRenderer.background { n += 1 }
         return Double(n) / Double(p.image.width * p.image.height)
     }
 
@@ -66,7 +67,8 @@ import TilePack
         let layers = try Self.layers()
         let zooms = try Self.zooms(layers.store)
         let low = zooms.lowerBound - 2
-        let base = try MapFrame(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.lowerBound, width: 1024, height: 1024)
+        let base = try MapFrame(
+            lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.lowerBound, width: 1024, height: 1024)
         let under = try Self.frame(low)
         let reference = try MapRenderer.render(base, store: layers.store)
         let picture = try MapRenderer.render(under, store: layers.store)
@@ -79,7 +81,11 @@ import TilePack
             let x0 = gx * 4 - base.originX, y0 = gy * 4 - base.originY
             guard x0 >= 0, y0 >= 0, x0 + 4 <= base.width, y0 + 4 <= base.height else { return nil }
             var sum = [0, 0, 0]
-            for y in y0..<(y0 + 4) { for x in x0..<(x0 + 4) { for c in 0..<3 { sum[c] += Int(reference.image.pixels[(y * base.width + x) * 4 + c]) } } }
+            for y in y0..<(y0 + 4) {
+                for x in x0..<(x0 + 4) {
+                    for c in 0..<3 { sum[c] += Int(reference.image.pixels[(y * base.width + x) * 4 + c]) }
+                }
+            }
             return sum.map { ($0 + 8) / 16 }
         }
         #expect(diff < 3, "mean difference \(diff) against the min zoom's block means")
@@ -92,19 +98,30 @@ import TilePack
         let store = try PointQuery.openStore(SampleLibrary.archives)
         let zooms = try Self.zooms(store)
         let dem = try #require(store.archivePaths.firstIndex { $0.hasSuffix("montblanc-dem.mbtiles") })
-        let exact = try PointQuery.answer(TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.upperBound), store: store, archive: dem)
-        let below = try PointQuery.answer(TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.lowerBound - 2), store: store, archive: dem)
+        let exact = try PointQuery.answer(
+            TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.upperBound), store: store, archive: dem)
+        let below = try PointQuery.answer(
+            TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.lowerBound - 2), store: store, archive: dem)
         #expect(below.present && below.rgba != nil && below.dataZoom == zooms.lowerBound && !below.overzoomed)
         let metres = try #require(below.elevationMetres)
         #expect(below.elevationZoom == zooms.lowerBound)
-        #expect(abs(metres - (exact.elevationMetres ?? .nan)) < 400, "a mean over a coarser cell: \(metres) vs \(exact.elevationMetres ?? .nan)")
-        let beyond = try PointQuery.answer(TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.upperBound + 4), store: store, archive: dem)
-        #expect(beyond.present && beyond.dataZoom == zooms.upperBound && beyond.overzoomed && beyond.elevationZoom == zooms.upperBound)
+        #expect(
+            abs(metres - (exact.elevationMetres ?? .nan)) < 400,
+            "a mean over a coarser cell: \(metres) vs \(exact.elevationMetres ?? .nan)")
+        let beyond = try PointQuery.answer(
+            TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: zooms.upperBound + 4), store: store, archive: dem)
+        #expect(
+            beyond.present && beyond.dataZoom == zooms.upperBound && beyond.overzoomed
+                && beyond.elevationZoom == zooms.upperBound)
         #expect(abs((beyond.elevationMetres ?? .nan) - (exact.elevationMetres ?? .nan)) < 30)
-        #expect(try beyond.json.contains(#""data_zoom":\#(zooms.upperBound),"#) && beyond.json.contains(#""overzoomed":true"#))
+        #expect(
+            try beyond.json.contains(#""data_zoom":\#(zooms.upperBound),"#)
+                && beyond.json.contains(#""overzoomed":true"#))
         // Beyond z22 nothing is made: no colour, but the elevation still comes from the stored zooms.
-        let z23 = try PointQuery.answer(TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: 23), store: store, archive: dem)
-        #expect(!z23.present && z23.elevationZoom == zooms.upperBound && z23.dataZoom == zooms.upperBound && z23.overzoomed)
+        let z23 = try PointQuery.answer(
+            TileQuery(lat: Self.point.lat, lon: Self.point.lon, zoom: 23), store: store, archive: dem)
+        #expect(
+            !z23.present && z23.elevationZoom == zooms.upperBound && z23.dataZoom == zooms.upperBound && z23.overzoomed)
     }
 
     @Test func serverTilesBeyondTheZoomsSayTheirSourceZoom() throws {
@@ -122,16 +139,21 @@ import TilePack
         let view = service.view(z: z, x: x, y: y + ".png")
         #expect(view.status == 200 && view.header("X-Tile-Overzoom") == "\(zooms.upperBound)")
         let decoded = try PNGDecoder().decode(view.body).pixels
-        #expect(stride(from: 0, to: decoded.count, by: 4).filter { Array(decoded[$0..<$0 + 4]) != MapRenderer.background }.count > 60000)
+        #expect(
+            stride(from: 0, to: decoded.count, by: 4).filter { Array(decoded[$0..<$0 + 4]) != MapRenderer.background }
+                .count > 60000)
         // Below the min zoom: the finer source zoom in the same header.
         let low = try #require(WebMercator.tile(lon: Self.point.lon, lat: Self.point.lat, zoom: zooms.lowerBound - 1))
         let under = service.view(z: "\(low.tile.z)", x: "\(low.tile.x)", y: "\(low.tile.y).png")
         #expect(under.status == 200 && under.header("X-Tile-Overzoom") == "\(zooms.lowerBound)")
         // A stored tile has no such header; the viewer's zooms follow the library.
         let stored = try #require(WebMercator.tile(lon: Self.point.lon, lat: Self.point.lat, zoom: zooms.upperBound))
-        #expect(service.view(z: "\(stored.tile.z)", x: "\(stored.tile.x)", y: "\(stored.tile.y).png").header("X-Tile-Overzoom") == nil)
+        #expect(
+            service.view(z: "\(stored.tile.z)", x: "\(stored.tile.x)", y: "\(stored.tile.y).png").header(
+                "X-Tile-Overzoom") == nil)
         let regions = String(decoding: service.regionsListing().body, as: UTF8.self)
-        #expect(regions.contains("\"view_minzoom\":\(zooms.lowerBound - 3),\"view_maxzoom\":22"), "\(regions.suffix(80))")
+        #expect(
+            regions.contains("\"view_minzoom\":\(zooms.lowerBound - 3),\"view_maxzoom\":22"), "\(regions.suffix(80))")
         // The page itself (served only where Leaflet is installed; a 503 naming it elsewhere).
         #expect(ViewerPage.html.contains("map.setMaxZoom(info.view_maxzoom)"))
         // /query over nothing: 200 with the uncovered object.
@@ -144,7 +166,8 @@ import TilePack
     static func run(_ arguments: [String]) throws -> CLIStoreVerifyTests.Run {
         // No trust file from the machine's config: the sample library is open.
         let config = TemporaryDirectory()
-        return try CLIStoreVerifyTests.tilepack(arguments, environment: ["XDG_CONFIG_HOME": config.path, "HOME": config.path])
+        return try CLIStoreVerifyTests.tilepack(
+            arguments, environment: ["XDG_CONFIG_HOME": config.path, "HOME": config.path])
     }
 
     @Test func uncoveredRenderAndQueryExitTwo() throws {
@@ -159,10 +182,17 @@ import TilePack
         let render = try Self.run(["render", "10", "10", "12", "--library", dir, "-o", out.file("nowhere.png")])
         #expect(render.status == 2 && render.stderr.contains("nothing drawn"), "\(render.stderr)")
         // The picture is written all the same: background only.
-        let blank = try PNGDecoder().decode([UInt8](Data(contentsOf: URL(fileURLWithPath: out.file("nowhere.png"))))).pixels
-        #expect(blank.count == 768 * 512 * 4 && stride(from: 0, to: blank.count, by: 4).allSatisfy { Array(blank[$0..<$0 + 4]) == MapRenderer.background })
+        let blank = try PNGDecoder().decode([UInt8](Data(contentsOf: URL(fileURLWithPath: out.file("nowhere.png")))))
+            .pixels
+        #expect(
+            blank.count == 768 * 512 * 4
+                && stride(from: 0, to: blank.count, by: 4).allSatisfy {
+                    Array(blank[$0..<$0 + 4]) == MapRenderer.background
+                })
         // Covered, beyond the zooms: drawn, exit 0, and the summary says from which zoom.
-        let deep = try Self.run(["render", "45.86", "6.88", "15", "--size", "256x256", "--library", dir, "-o", out.file("deep.png")])
+        let deep = try Self.run([
+            "render", "45.86", "6.88", "15", "--size", "256x256", "--library", dir, "-o", out.file("deep.png"),
+        ])
         #expect(deep.status == 0 && deep.stdout.contains("made from zoom 12"), "\(deep.stdout)\(deep.stderr)")
         let zooms = try Self.zooms(PointQuery.openStore(SampleLibrary.archives))
         let low = try Self.run(["query", "45.86", "6.88", "\(zooms.lowerBound - 2)", "--library", dir, "--json"])
@@ -170,7 +200,9 @@ import TilePack
         let answers = try low.stdout.split(separator: "\n").map { try CLIStoreVerifyTests.json(String($0)) }
         #expect(answers.count == 2)
         for answer in answers {
-            #expect(answer["present"] as? Bool == true && answer["data_zoom"] as? Int == zooms.lowerBound && answer["overzoomed"] as? Bool == false)
+            #expect(
+                answer["present"] as? Bool == true && answer["data_zoom"] as? Int == zooms.lowerBound
+                    && answer["overzoomed"] as? Bool == false)
         }
         let dem = try #require(answers.first { ($0["archive"] as? String)?.hasSuffix("montblanc-dem.mbtiles") == true })
         #expect(dem["elevation_m"] as? Double != nil, "elevation below the min zoom")

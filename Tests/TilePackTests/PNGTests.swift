@@ -12,8 +12,10 @@ import Testing
 
 /// Builds PNG files by hand, so the decoder meets layouts our encoder never writes.
 enum HandPNG {
-    static func file(width: Int, height: Int, depth: UInt8, colorType: UInt8, interlace: UInt8 = 0,
-                     extra: [(String, [UInt8])] = [], idat: [UInt8]) -> [UInt8] {
+    static func file(
+        width: Int, height: Int, depth: UInt8, colorType: UInt8, interlace: UInt8 = 0,
+        extra: [(String, [UInt8])] = [], idat: [UInt8]
+    ) -> [UInt8] {
         var png = PNG.signature
         var ihdr: [UInt8] = []
         PNGEncoder.appendBE32(UInt32(width), to: &ihdr)
@@ -91,12 +93,16 @@ enum HandPNG {
         let w = 9, h = 10
         // RGB 16-bit: high bytes survive.
         let rows16 = (0..<h).map { _ in random.bytes(w * 6) }
-        let rgb16 = HandPNG.file(width: w, height: h, depth: 16, colorType: 2, idat: try HandPNG.idat(rows: rows16, bpp: 6))
+        let rgb16 = HandPNG.file(
+            width: w, height: h, depth: 16, colorType: 2, idat: try HandPNG.idat(rows: rows16, bpp: 6))
         let image16 = try PNGDecoder().decode(rgb16)
         for y in 0..<h {
             for x in 0..<w {
                 let o = (y * w + x) * 4
-                #expect(Array(image16.pixels[o..<(o + 4)]) == [rows16[y][6 * x], rows16[y][6 * x + 2], rows16[y][6 * x + 4], 255])
+                #expect(
+                    Array(image16.pixels[o..<(o + 4)]) == [
+                        rows16[y][6 * x], rows16[y][6 * x + 2], rows16[y][6 * x + 4], 255,
+                    ])
             }
         }
         // Palette, 2 bits a pixel, with tRNS for the first two entries.
@@ -108,19 +114,24 @@ enum HandPNG {
             for x in 0..<w { row[x / 4] |= UInt8(indices[y * w + x] << (6 - 2 * (x % 4))) }
             return row
         }
-        let paletted = HandPNG.file(width: w, height: h, depth: 2, colorType: 3,
-                                    extra: [("PLTE", palette), ("tRNS", [0, 128])],
-                                    idat: try HandPNG.idat(rows: packed, bpp: 1))
+        let paletted = HandPNG.file(
+            width: w, height: h, depth: 2, colorType: 3,
+            extra: [("PLTE", palette), ("tRNS", [0, 128])],
+            idat: try HandPNG.idat(rows: packed, bpp: 1))
         let imageP = try PNGDecoder().decode(paletted)
         let alpha: [UInt8] = [0, 128, 255, 255]
         for p in 0..<(w * h) {
             let i = indices[p]
-            #expect(Array(imageP.pixels[(4 * p)..<(4 * p + 4)]) == [palette[3 * i], palette[3 * i + 1], palette[3 * i + 2], alpha[i]])
+            #expect(
+                Array(imageP.pixels[(4 * p)..<(4 * p + 4)]) == [
+                    palette[3 * i], palette[3 * i + 1], palette[3 * i + 2], alpha[i],
+                ])
         }
         // Gray, 1 bit, with a tRNS key of 1 (white is transparent).
         let bits: [[UInt8]] = (0..<h).map { _ in random.bytes((w + 7) / 8) }
-        let gray1 = HandPNG.file(width: w, height: h, depth: 1, colorType: 0, extra: [("tRNS", [0, 1])],
-                                 idat: try HandPNG.idat(rows: bits, bpp: 1))
+        let gray1 = HandPNG.file(
+            width: w, height: h, depth: 1, colorType: 0, extra: [("tRNS", [0, 1])],
+            idat: try HandPNG.idat(rows: bits, bpp: 1))
         let imageG = try PNGDecoder().decode(gray1)
         for y in 0..<h {
             for x in 0..<w {
@@ -155,22 +166,34 @@ enum HandPNG {
         // IDAT whose zlib stream is cut short, with a valid CRC.
         let rows = (0..<32).map { _ in random.bytes(32 * 4) }
         let stream = try HandPNG.idat(rows: rows, bpp: 4)
-        #expect(problem(HandPNG.file(width: 32, height: 32, depth: 8, colorType: 6, idat: Array(stream.prefix(stream.count / 2)))) == .truncated)
+        #expect(
+            problem(
+                HandPNG.file(
+                    width: 32, height: 32, depth: 8, colorType: 6, idat: Array(stream.prefix(stream.count / 2))))
+                == .truncated)
         // A complete stream with too few rows.
         #expect(problem(HandPNG.file(width: 32, height: 33, depth: 8, colorType: 6, idat: stream)) == .truncated)
 
         // Absurd dimensions are refused before any allocation.
-        #expect(problem(HandPNG.file(width: 1 << 30, height: 1 << 30, depth: 8, colorType: 6, idat: stream)) == .tooLarge)
-        #expect(problem(HandPNG.file(width: 64, height: 64, depth: 8, colorType: 6, idat: stream),
-                        PNGDecoder(maxPixels: 1000)) == .tooLarge)
+        #expect(
+            problem(HandPNG.file(width: 1 << 30, height: 1 << 30, depth: 8, colorType: 6, idat: stream)) == .tooLarge)
+        #expect(
+            problem(
+                HandPNG.file(width: 64, height: 64, depth: 8, colorType: 6, idat: stream),
+                PNGDecoder(maxPixels: 1000)) == .tooLarge)
         #expect(problem(HandPNG.file(width: 0, height: 32, depth: 8, colorType: 6, idat: stream)) == .badHeader)
         #expect(problem(HandPNG.file(width: 32, height: 32, depth: 4, colorType: 6, idat: stream)) == .badHeader)
-        #expect(problem(HandPNG.file(width: 32, height: 32, depth: 8, colorType: 6, interlace: 1, idat: stream)) == .unsupported)
-        #expect(problem(HandPNG.file(width: 32, height: 32, depth: 8, colorType: 3, idat: stream)) == .malformed)  // no PLTE
+        #expect(
+            problem(HandPNG.file(width: 32, height: 32, depth: 8, colorType: 6, interlace: 1, idat: stream))
+                == .unsupported)
+        // no PLTE
+        #expect(problem(HandPNG.file(width: 32, height: 32, depth: 8, colorType: 3, idat: stream)) == .malformed)
 
         var badFilter = [UInt8](repeating: 0, count: 4 * (1 + 4 * 4))
         badFilter[(1 + 16) * 2] = 9
-        #expect(problem(HandPNG.file(width: 4, height: 4, depth: 8, colorType: 6, idat: try Zlib.deflate(badFilter))) == .corruptData)
+        #expect(
+            problem(HandPNG.file(width: 4, height: 4, depth: 8, colorType: 6, idat: try Zlib.deflate(badFilter)))
+                == .corruptData)
 
         #expect(problem(random.bytes(100)) == .notPNG)
         #expect(problem([]) == .notPNG)

@@ -28,8 +28,11 @@ import Darwin
         return out
     }
 
-    func roundTrip(_ rgba: [UInt8], _ width: Int, _ height: Int, _ format: PVRTCFormat, _ level: PVRTCEncoder.Level)
-        throws -> (decoded: [UInt8], quality: ImageQuality) {
+    func roundTrip(
+        _ rgba: [UInt8], _ width: Int, _ height: Int, _ format: PVRTCFormat, _ level: PVRTCEncoder.Level
+    )
+        throws -> (decoded: [UInt8], quality: ImageQuality)
+    {
         let words = try PVRTCEncoder().encode(rgba: rgba, width: width, height: height, format: format, level: level)
         #expect(words.count == format.byteCount(width: width, height: height))
         let decoded = try PVRTCDecoder().decode(words, format: format, width: width, height: height)
@@ -120,7 +123,9 @@ import Darwin
             let opaque = !transparentCorner || x + y >= 20
             return opaque ? (20 + x * 2 + noise, 200 - y * 2 + noise / 2, 60 + (x * y) % 23 * 7, 255) : (0, 0, 0, 0)
         }
-        func encode(seamRounds: Int, wrapRefit: Bool = true) throws -> (error: Int, edge: Double, interior: Double, alpha: Double) {
+        func encode(
+            seamRounds: Int, wrapRefit: Bool = true
+        ) throws -> (error: Int, edge: Double, interior: Double, alpha: Double) {
             let encoder = PVRTCEncoder()
             encoder.maximumSeamRounds = seamRounds
             if !wrapRefit { encoder.seamWrapIterations = 0 }
@@ -144,11 +149,16 @@ import Darwin
                     if visible && !inBand { interior += colour; interiorCount += 3 }
                 }
             }
-            func psnr(_ sum: Int, _ count: Int) -> Double { 10 * log10(255.0 * 255.0 * Double(count) / Double(max(sum, 1))) }
+            func psnr(_ sum: Int, _ count: Int) -> Double {
+                10 * log10(255.0 * 255.0 * Double(count) / Double(max(sum, 1)))
+            }
             return (error, psnr(edge, edgeCount), psnr(interior, interiorCount), psnr(alpha, n * n))
         }
-        let off = try encode(seamRounds: 0), on = try encode(seamRounds: 2), noRefit = try encode(seamRounds: 2, wrapRefit: false)
-        print("seam search (transparent corner \(transparentCorner)): off \(off)\n  on \(on)\n  without the wrap refit \(noRefit)")
+        let off = try encode(seamRounds: 0), on = try encode(seamRounds: 2),
+            noRefit = try encode(seamRounds: 2, wrapRefit: false)
+        print(
+            "seam search (transparent corner \(transparentCorner)): off \(off)\n  on \(on)\n  without the wrap refit \(noRefit)"
+        )
         if !transparentCorner {
             // Exact only without alpha: with alpha the final modulation choice may still flip a
             // word's punch-through mode by its unweighted error.
@@ -194,7 +204,8 @@ import Darwin
                 try encoder.encode(rgba: src, width: width, height: height, format: .pvrtc4, level: .fast, into: dst)
             }
             let blockError = encoder.chooseModulationOpaque4(src.baseAddress!, layout: layout, keepResidual: false)
-            let pixelError = encoder.chooseModulation(src.baseAddress!, layout: layout, hasAlpha: false, keepResidual: false)
+            let pixelError = encoder.chooseModulation(
+                src.baseAddress!, layout: layout, hasAlpha: false, keepResidual: false)
             #expect(blockError == pixelError)
             #expect(blockError > 0)
         }
@@ -204,7 +215,9 @@ import Darwin
             let d = Int(rgba[i]) - Int(decoded[i])
             decodedError += d * d
         }
-        let layoutError = rgba.withUnsafeBytes { encoder.chooseModulationOpaque4($0.baseAddress!, layout: layout, keepResidual: false) }
+        let layoutError = rgba.withUnsafeBytes {
+            encoder.chooseModulationOpaque4($0.baseAddress!, layout: layout, keepResidual: false)
+        }
         #expect(decodedError == layoutError)
     }
 
@@ -247,7 +260,9 @@ import Darwin
         let solved = PVRTCEncoder.solveSymmetric4(rows[0], rows[1], rows[2], rows[3], rhs[0], rhs[1], rhs[2])
         let got = [solved.0, solved.1, solved.2, solved.3]
         for k in 0..<4 {
-            for c in 0..<3 { #expect(abs(got[k][c] - x[k][c]) < 1e-4, "unknown \(k) channel \(c): \(got[k][c]) vs \(x[k][c])") }
+            for c in 0..<3 {
+                #expect(abs(got[k][c] - x[k][c]) < 1e-4, "unknown \(k) channel \(c): \(got[k][c]) vs \(x[k][c])")
+            }
         }
         let zero = PVRTCEncoder.solveSymmetric4(.zero, .zero, .zero, .zero, .zero, .zero, .zero)
         for v in [zero.0, zero.1, zero.2, zero.3] { #expect(v == .zero) }

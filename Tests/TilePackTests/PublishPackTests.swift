@@ -27,8 +27,11 @@ struct PublishPackTests {
         let out = processTemporaryDirectory("publish-out")
         do {
             let key = try RegionsFixture.publisher.privateKey(source: "publisher")
-            let publications = try PackPublisher(.init(libraryDirectory: library, outputDirectory: out, key: key,
-                                                       license: "CC0-1.0", now: RegionsFixture.ms(RegionsFixture.t0))).run()
+            let publications = try PackPublisher(
+                .init(
+                    libraryDirectory: library, outputDirectory: out, key: key,
+                    license: "CC0-1.0", now: RegionsFixture.ms(RegionsFixture.t0))
+            ).run()
             return (out, publications)
         } catch {
             preconditionFailure("packing the sample library failed: \(error)")
@@ -41,10 +44,13 @@ struct PublishPackTests {
 
     @Test func writesFreeRegionAndBundlePacksWithVerifiableManifests() throws {
         let ids = Self.packs.publications.map(\.manifest.packID)
-        #expect(ids == ["free", Self.chamonix, Self.courmayeur, Self.bundle], "no pack for the subscription: it includes the bundle")
+        #expect(
+            ids == ["free", Self.chamonix, Self.courmayeur, Self.bundle],
+            "no pack for the subscription: it includes the bundle")
         for p in Self.packs.publications {
-            let (manifest, _) = try SignedPackManifest.load(path: Self.packs.dir + "/" + PackManifest.manifestFileName(p.manifest.packID),
-                                                            publisherKeys: [RegionsFixture.publisher.publicJWK])
+            let (manifest, _) = try SignedPackManifest.load(
+                path: Self.packs.dir + "/" + PackManifest.manifestFileName(p.manifest.packID),
+                publisherKeys: [RegionsFixture.publisher.publicJWK])
             #expect(manifest == p.manifest)
             #expect(manifest.version == 1 && manifest.license == "CC0-1.0")
             let path = Self.packs.dir + "/" + PackManifest.packFileName(manifest.packID)
@@ -63,7 +69,9 @@ struct PublishPackTests {
     /// master inside and transparent outside, nothing the areas leave out.
     @Test(arguments: [chamonix, courmayeur, bundle])
     func packTilesAreTheMastersInsideAndTransparentOutside(packID: String) throws {
-        let catalog = try SignedCatalog.load(libraryDirectory: Self.library, publisherKeys: [RegionsFixture.publisher.publicJWK]).catalog
+        let catalog = try SignedCatalog.load(
+            libraryDirectory: Self.library, publisherKeys: [RegionsFixture.publisher.publicJWK]
+        ).catalog
         let plan = try #require(try PackPlan.plans(for: catalog, catalogPath: "catalog").first { $0.packID == packID })
         let pack = try PackReader(path: Self.packs.dir + "/" + PackManifest.packFileName(packID))
         var whole = 0, masked = 0, outsidePixels = 0, omitted = 0
@@ -84,7 +92,8 @@ struct PublishPackTests {
                     case .masked(let mask):
                         let bytes = try #require(stored, "\(info.archive) \(tile) is on the edge and missing")
                         let got = try PNGTileDecoder().decode(bytes, width: side, height: side)
-                        let want = try PNGTileDecoder().decode(try #require(try master.tile(tile)), width: side, height: side)
+                        let want = try PNGTileDecoder().decode(
+                            try #require(try master.tile(tile)), width: side, height: side)
                         for y in 0..<side {
                             for x in 0..<side {
                                 let p = (y * side + x) * 4
@@ -93,7 +102,9 @@ struct PublishPackTests {
                                 } else {
                                     outsidePixels += 1
                                     if got[p..<p + 4] != [0, 0, 0, 0] {
-                                        Issue.record("\(info.archive) \(tile) pixel \(x),\(y) outside the area is not transparent")
+                                        Issue.record(
+                                            "\(info.archive) \(tile) pixel \(x),\(y) outside the area is not transparent"
+                                        )
                                         return
                                     }
                                 }
@@ -115,13 +126,17 @@ struct PublishPackTests {
         #expect(whole > 0 && masked > 0 && outsidePixels > 0)
         // A region leaves out the master tiles beyond its polygon; the bundle covers both sides.
         #expect(packID == Self.bundle || omitted > 0)
-        print("\(packID): \(whole) whole tiles, \(masked) edge tiles with \(outsidePixels) pixels outside (all transparent), \(omitted) master tiles left out")
+        print(
+            "\(packID): \(whole) whole tiles, \(masked) edge tiles with \(outsidePixels) pixels outside (all transparent), \(omitted) master tiles left out"
+        )
     }
 
     /// Where the two regions meet, the bundle's tile shows both sides: no pixel either region
     /// owns is transparent in it.
     @Test func theBundleHasNoHalfMaskedTileWhereItsRegionsMeet() throws {
-        let catalog = try SignedCatalog.load(libraryDirectory: Self.library, publisherKeys: [RegionsFixture.publisher.publicJWK]).catalog
+        let catalog = try SignedCatalog.load(
+            libraryDirectory: Self.library, publisherKeys: [RegionsFixture.publisher.publicJWK]
+        ).catalog
         let plans = try PackPlan.plans(for: catalog, catalogPath: "catalog")
         let bundle = try #require(plans.first { $0.packID == Self.bundle })
         let regions = plans.filter { $0.packID == Self.chamonix || $0.packID == Self.courmayeur }
@@ -136,7 +151,9 @@ struct PublishPackTests {
             case .omit: Issue.record("\(tile) is on both regions' edges and missing from the bundle")
             case .masked(let union):
                 for case .masked(let m) in cuts {
-                    for y in 0..<256 { for x in 0..<256 where m.isOwned(x: x, y: y) { #expect(union.isOwned(x: x, y: y)) } }
+                    for y in 0..<256 {
+                        for x in 0..<256 where m.isOwned(x: x, y: y) { #expect(union.isOwned(x: x, y: y)) }
+                    }
                 }
             }
         }
@@ -154,9 +171,12 @@ struct PublishPackTests {
         writeFile(dir + "/catalog.json", Array(json.utf8))
         try RegionsFixture.signCatalog(libraryDirectory: dir)
         let key = try RegionsFixture.publisher.privateKey(source: "publisher")
-        let error = try #require(thrown(CatalogError.self) {
-            _ = try PackPublisher(.init(libraryDirectory: dir, outputDirectory: dir + "/packs", key: key, license: "CC0-1.0", now: 0)).run()
-        })
+        let error = try #require(
+            thrown(CatalogError.self) {
+                _ = try PackPublisher(
+                    .init(libraryDirectory: dir, outputDirectory: dir + "/packs", key: key, license: "CC0-1.0", now: 0)
+                ).run()
+            })
         #expect(error.description.contains(Self.chamonix) && error.description.contains("13–15"), "\(error)")
         #expect(error.description.contains("montblanc-color.mbtiles holds z"), "\(error)")
         #expect(!FileManager.default.fileExists(atPath: dir + "/packs/free.mbtiles"), "nothing is written")
@@ -185,10 +205,12 @@ struct RegionsInstalledPackTests {
     static func device(_ dir: TemporaryDirectory, packs: [String]) throws -> String {
         let lib = dir.file("device")
         try FileManager.default.createDirectory(atPath: lib + "/packs", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: PublishPackTests.library + "/catalog.jws", toPath: lib + "/catalog.jws")
+        try FileManager.default.copyItem(
+            atPath: PublishPackTests.library + "/catalog.jws", toPath: lib + "/catalog.jws")
         for id in packs {
             for name in [PackManifest.packFileName(id), PackManifest.manifestFileName(id)] {
-                try FileManager.default.copyItem(atPath: PublishPackTests.packs.dir + "/" + name, toPath: lib + "/packs/" + name)
+                try FileManager.default.copyItem(
+                    atPath: PublishPackTests.packs.dir + "/" + name, toPath: lib + "/packs/" + name)
             }
         }
         return lib
@@ -203,8 +225,9 @@ struct RegionsInstalledPackTests {
     @Test func anOwnedPackShowsWholeAndLocksAgainOnARefund() throws {
         let fixture = try TestStoreFixture()
         let lib = try Self.device(fixture.dir, packs: ["free", Self.chamonix])
-        let library = try RegionLibrary(directory: lib, trust: fixture.trust, ledgerPath: fixture.dir.file("ledger.sqlite"),
-                                        account: RegionsFixture.account, storefront: fixture.store, clock: fixture.clock)
+        let library = try RegionLibrary(
+            directory: lib, trust: fixture.trust, ledgerPath: fixture.dir.file("ledger.sqlite"),
+            account: RegionsFixture.account, storefront: fixture.store, clock: fixture.clock)
         #expect(library.installedPacks.map(\.manifest.packID) == ["com.tilepack.samples.montblanc.chamonix", "free"])
         #expect(library.packProblems.isEmpty, "\(library.packProblems)")
         let policy = library.accessPolicy()
@@ -213,15 +236,21 @@ struct RegionsInstalledPackTests {
             Issue.record("an unbought pack's tile is shown"); return
         }
         #expect(offers.map(\.id).contains(Self.chamonix))
-        #expect(policy.access(try #require(TileID(z: 10, x: tile.x >> 2, y: tile.y >> 2)), archive: Self.colourLayer, tileSize: 256) == .allowed, "free zooms show")
+        #expect(
+            policy.access(
+                try #require(TileID(z: 10, x: tile.x >> 2, y: tile.y >> 2)), archive: Self.colourLayer, tileSize: 256)
+                == .allowed, "free zooms show")
         #expect(policy.access(tile, archive: "free.mbtiles/montblanc-color.mbtiles", tileSize: 256) == .allowed)
         #expect(!library.isPackOpen(Self.chamonix) && library.isPackOpen("free"))
 
         guard case .bought(let entitlement) = try library.buy(Self.chamonix) else { Issue.record("not bought"); return }
-        #expect(policy.access(tile, archive: Self.colourLayer, tileSize: 256) == .allowed, "whole: the pack's edges are cut already")
+        #expect(
+            policy.access(tile, archive: Self.colourLayer, tileSize: 256) == .allowed,
+            "whole: the pack's edges are cut already")
         #expect(library.isPackOpen(Self.chamonix))
         // A master archive named like the pack's layer (the owner can name a file anything) is not the pack.
-        #expect(!policy.access(tile, archive: Self.chamonix + ".mbtiles#montblanc-color.mbtiles", tileSize: 256).isAllowed)
+        #expect(
+            !policy.access(tile, archive: Self.chamonix + ".mbtiles#montblanc-color.mbtiles", tileSize: 256).isAllowed)
         _ = try library.refund(entitlement.transactionID)
         #expect(!policy.access(tile, archive: Self.colourLayer, tileSize: 256).isAllowed)
     }
@@ -230,12 +259,16 @@ struct RegionsInstalledPackTests {
         let fixture = try TestStoreFixture()
         let lib = try Self.device(fixture.dir, packs: [Self.chamonix])
         // The owner of the device drops the index rows of zoom 12 (to put other tiles there).
-        let db = try SQLiteConnection(path: lib + "/packs/" + PackManifest.packFileName(Self.chamonix), mode: .readWriteExisting)
+        let db = try SQLiteConnection(
+            path: lib + "/packs/" + PackManifest.packFileName(Self.chamonix), mode: .readWriteExisting)
         try db.prepare("DELETE FROM tilepack_tile_index WHERE zoom_level = 12").run()
-        let library = try RegionLibrary(directory: lib, trust: fixture.trust, ledgerPath: fixture.dir.file("ledger.sqlite"),
-                                        account: RegionsFixture.account, storefront: fixture.store, clock: fixture.clock)
+        let library = try RegionLibrary(
+            directory: lib, trust: fixture.trust, ledgerPath: fixture.dir.file("ledger.sqlite"),
+            account: RegionsFixture.account, storefront: fixture.store, clock: fixture.clock)
         #expect(library.installedPacks.isEmpty)
-        #expect(library.problems().contains { $0.contains("tile index is not the one its signed manifest names") }, "\(library.problems())")
+        #expect(
+            library.problems().contains { $0.contains("tile index is not the one its signed manifest names") },
+            "\(library.problems())")
     }
 
     /// A subscription that ended keeps the versions released before its signed expiresDate.
@@ -246,13 +279,17 @@ struct RegionsInstalledPackTests {
             var generation: UInt64 { 1 }
             func lapsedSubscriptions() -> [String: Int64] { ["com.tilepack.samples.montblanc.updates": ends] }
         }
-        let catalog = try SignedCatalog.load(libraryDirectory: PublishPackTests.library,
-                                             publisherKeys: [RegionsFixture.publisher.publicJWK]).catalog
+        let catalog = try SignedCatalog.load(
+            libraryDirectory: PublishPackTests.library,
+            publisherKeys: [RegionsFixture.publisher.publicJWK]
+        ).catalog
         let ends: Int64 = 1_750_000_000_000
-        let policy = PackAccessPolicy(base: FreeZoomAccess(maxZoom: 0), catalog: catalog, entitlements: Lapsed(ends: ends), layers: [
-            "old": .init(packID: "old", productID: Self.chamonix, releasedAt: ends - 1),
-            "new": .init(packID: "new", productID: Self.chamonix, releasedAt: ends + 1),
-        ])
+        let policy = PackAccessPolicy(
+            base: FreeZoomAccess(maxZoom: 0), catalog: catalog, entitlements: Lapsed(ends: ends),
+            layers: [
+                "old": .init(packID: "old", productID: Self.chamonix, releasedAt: ends - 1),
+                "new": .init(packID: "new", productID: Self.chamonix, releasedAt: ends + 1),
+            ])
         let tile = TileID(z: 12, x: 2126, y: 1459)!
         #expect(policy.access(tile, archive: "old", tileSize: 256) == .allowed)
         #expect(!policy.access(tile, archive: "new", tileSize: 256).isAllowed)

@@ -13,7 +13,9 @@ import Testing
     static let codec = ElevationEncoding.quantizedPlanarDeflate
 
     /// Encodes and decodes `values` at `step`; nil when the quantiser declines the tile.
-    static func roundTrip(_ values: [Float], width: Int, height: Int, step: Double) throws -> (blob: [UInt8], back: ElevationTile)? {
+    static func roundTrip(
+        _ values: [Float], width: Int, height: Int, step: Double
+    ) throws -> (blob: [UInt8], back: ElevationTile)? {
         let tile = ElevationTile(width: width, height: height, values: values)
         guard let blob = try QuantizedElevation.encode(tile, step: step) else { return nil }
         return (blob, try codec.decode(blob, width: width, height: height, path: "t"))
@@ -65,8 +67,10 @@ import Testing
         #expect(blob.count == QuantizedElevation.headerSize)
         #expect(allBack.values.allSatisfy { $0.bitPattern == 0x7fc0_1234 })
         // Several NaN payloads, infinities and values beyond ±2³⁰ steps are declined, not mangled.
-        #expect(try QuantizedElevation.encode(ElevationTile(width: 2, height: 1, values: [.nan, payload]), step: 1) == nil)
-        #expect(try QuantizedElevation.encode(ElevationTile(width: 2, height: 1, values: [1, .infinity]), step: 1) == nil)
+        #expect(
+            try QuantizedElevation.encode(ElevationTile(width: 2, height: 1, values: [.nan, payload]), step: 1) == nil)
+        #expect(
+            try QuantizedElevation.encode(ElevationTile(width: 2, height: 1, values: [1, .infinity]), step: 1) == nil)
         #expect(try QuantizedElevation.encode(ElevationTile(width: 1, height: 1, values: [1e8]), step: 0.01) == nil)
     }
 
@@ -92,7 +96,9 @@ import Testing
         let values: [Float] = (0..<(32 * 32)).map { (i: Int) -> Float in Float(i) * 0.37 }
         let (blob, _) = try #require(try Self.roundTrip(values, width: 32, height: 32, step: 0.01))
         func rejects(_ bytes: [UInt8], width: Int = 32, height: Int = 32, _ note: Comment) {
-            #expect(throws: ArchiveError.self, note) { try Self.codec.decode(bytes, width: width, height: height, path: "d.mbtiles") }
+            #expect(throws: ArchiveError.self, note) {
+                try Self.codec.decode(bytes, width: width, height: height, path: "d.mbtiles")
+            }
         }
         rejects([], "empty")
         rejects(Array(blob.prefix(10)), "short header")
@@ -128,7 +134,9 @@ import Testing
                 let x = Float(i % 48), y = Float(i / 48)
                 return x * 1.7 + y * 0.3
             }
-            corpus.append(try #require(try QuantizedElevation.encode(ElevationTile(width: 48, height: 40, values: values), step: step)))
+            corpus.append(
+                try #require(
+                    try QuantizedElevation.encode(ElevationTile(width: 48, height: 40, values: values), step: step)))
         }
         var decoded = 0, refused = 0
         for _ in 0..<1_500 {
@@ -241,7 +249,9 @@ import Testing
         #expect(ElevationPrecision.detectedStep(sortedValues: noisy) == nil)
         let few = [Float](repeating: 5, count: 500)  // too few distinct values to prove a step
         #expect(ElevationPrecision.detectedStep(sortedValues: few) == nil)
-        #expect(ElevationLevels.maxZoom.stores(zoom: 12, maxZoom: 12) && !ElevationLevels.maxZoom.stores(zoom: 11, maxZoom: 12))
+        #expect(
+            ElevationLevels.maxZoom.stores(zoom: 12, maxZoom: 12)
+                && !ElevationLevels.maxZoom.stores(zoom: 11, maxZoom: 12))
         #expect(!ElevationLevels.none.stores(zoom: 12, maxZoom: 12) && ElevationLevels.all.stores(zoom: 3, maxZoom: 12))
     }
 

@@ -30,7 +30,8 @@ struct RegionsAccessMaskTests {
     static func bruteForce(_ p: RegionPolygon, _ tile: TileID, side: Int) -> TileMask {
         let scale = Double(side) * Double(1 << tile.z)
         return TileMask(side: side) { i, j in
-            p.contains(unitX: (Double(tile.x * side + i) + 0.5) / scale, unitY: (Double(tile.y * side + j) + 0.5) / scale)
+            p.contains(
+                unitX: (Double(tile.x * side + i) + 0.5) / scale, unitY: (Double(tile.y * side + j) + 0.5) / scale)
         }
     }
 
@@ -65,10 +66,10 @@ struct RegionsAccessMaskTests {
     // MARK: - TileMask
 
     @Test func maskBitsRunsAndFingerprints() {
-        var b = TileMask.Builder(side: 130)           // rows of three words, the last partly used
-        b.own(row: 0, columns: 60..<70)               // across a word boundary
-        b.own(row: 0, columns: 65..<130)              // overlapping: owned once
-        b.own(row: 129, columns: -5..<3)              // clamped
+        var b = TileMask.Builder(side: 130)  // rows of three words, the last partly used
+        b.own(row: 0, columns: 60..<70)  // across a word boundary
+        b.own(row: 0, columns: 65..<130)  // overlapping: owned once
+        b.own(row: 129, columns: -5..<3)  // clamped
         let m = b.build()
         #expect(m.ownedCount == 70 + 3)
         #expect(m.isOwned(x: 60, y: 0) && m.isOwned(x: 129, y: 0) && !m.isOwned(x: 59, y: 0))
@@ -145,7 +146,9 @@ struct RegionsAccessMaskTests {
         // About 90 × 90 pixels: the rows and columns on the edges fall either way.
         #expect(abs(mask.ownedCount - 90 * 90) <= 2 * 91)
         // A diamond through pixel centres exercises vertices on the scanlines.
-        let diamond = try Self.polygon([[degrees(128, 20), degrees(20, 128), degrees(128, 236), degrees(236, 128), degrees(128, 20)]])
+        let diamond = try Self.polygon([
+            [degrees(128, 20), degrees(20, 128), degrees(128, 236), degrees(236, 128), degrees(128, 20)]
+        ])
         #expect(Self.fill(diamond, t, side: side) == Self.bruteForce(diamond, t, side: side))
     }
 
@@ -173,7 +176,10 @@ struct RegionsAccessMaskTests {
         }
         #expect(seen.inside > 0 && seen.outside > 0 && seen.partial > 0, "\(seen)")
         // Cached: the same mask object again; the free tier is allowed without a mask.
-        let edge = try #require(Self.tiles(6.78, 45.78, 6.97, 45.97, z: 13).first { p.cover($0) == .edge && !Self.bruteForce(p, $0, side: 256).isEmpty })
+        let edge = try #require(
+            Self.tiles(6.78, 45.78, 6.97, 45.97, z: 13).first {
+                p.cover($0) == .edge && !Self.bruteForce(p, $0, side: 256).isEmpty
+            })
         #expect(policy.access(edge, archive: "a.mbtiles", tileSize: 256) == policy.access(edge, archive: "a.mbtiles"))
         #expect(policy.access(TileID(z: 10, x: 0, y: 0)!, archive: "zzz.mbtiles") == .allowed)
         // A mask at another tile size decides the finer pixel centres.
@@ -191,7 +197,7 @@ struct RegionsAccessMaskTests {
         let dear = RegionsCatalogTests.product("imagery", ["price": "\"49.99\"", "archives": "[\"b.mbtiles\"]"])
         let catalog = try Self.catalog([cheap, dear])
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(["terrain"]))
-        let t = RegionsCatalogTests.tile(5, 5, 12)            // deep inside both (identical) areas
+        let t = RegionsCatalogTests.tile(5, 5, 12)  // deep inside both (identical) areas
         #expect(policy.access(t, archive: "a.mbtiles") == .allowed)
         #expect(policy.access(t, archive: "b.mbtiles") == .denied(unlockedBy: [catalog.product(id: "imagery")!.offer]))
         // An archive no product names is never opened above the free zooms.
@@ -223,9 +229,14 @@ struct RegionsAccessMaskTests {
         entitlements.set(["com.tilepack.samples.montblanc.bundle"])
         let both = try #require(policy.access(crest, archive: Self.colour).mask)
         #expect(both.ownedCount > mask.ownedCount)
-        #expect((0..<256).allSatisfy { y in (0..<256).allSatisfy { x in !mask.isOwned(x: x, y: y) || both.isOwned(x: x, y: y) } })
+        #expect(
+            (0..<256).allSatisfy { y in
+                (0..<256).allSatisfy { x in !mask.isOwned(x: x, y: y) || both.isOwned(x: x, y: y) }
+            })
         entitlements.set([])
-        #expect(policy.access(crest, archive: Self.colour).mask == nil && !policy.access(crest, archive: Self.colour).isAllowed)
+        #expect(
+            policy.access(crest, archive: Self.colour).mask == nil
+                && !policy.access(crest, archive: Self.colour).isAllowed)
     }
 
     // MARK: - Store, query, render, server over the sample library
@@ -237,7 +248,8 @@ struct RegionsAccessMaskTests {
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([Self.chamonixID]))
         for t in Self.tiles(6.75, 45.80, 7.02, 45.96, z: 12) {
             if case .partial(let mask, _) = policy.access(t, archive: Self.colour),
-               mask.ownedCount > 4000, mask.ownedCount < 60000 {
+                mask.ownedCount > 4000, mask.ownedCount < 60000
+            {
                 return (policy, t, mask)
             }
         }
@@ -245,7 +257,8 @@ struct RegionsAccessMaskTests {
     }
 
     static func store(_ policy: any AccessPolicy) throws -> TileStore {
-        try PointQuery.openStore(SampleLibrary.archives, budget: try MemoryBudget(bytes: 64 << 20), accessPolicy: policy)
+        try PointQuery.openStore(
+            SampleLibrary.archives, budget: try MemoryBudget(bytes: 64 << 20), accessPolicy: policy)
     }
 
     @Test func decodedReadsOfAPartialTileAreTransparentExactlyOutside() throws {
@@ -253,7 +266,8 @@ struct RegionsAccessMaskTests {
         let store = try Self.store(policy)
         let open = try Self.store(OpenAccess())
         let a = try #require(store.archivePaths.firstIndex { $0.hasSuffix(Self.colour) })
-        #expect(store.access(t, archive: a) == .partial(mask, unlockedBy: policy.access(t, archive: Self.colour).offers))
+        #expect(
+            store.access(t, archive: a) == .partial(mask, unlockedBy: policy.access(t, archive: Self.colour).offers))
         let masked = try #require(try store.pixels(t, archive: a)?.array)
         let plain = try #require(try open.pixels(t, archive: a)?.array)
         var outside = 0
@@ -285,7 +299,9 @@ struct RegionsAccessMaskTests {
         let store = try Self.store(policy)
         let open = try Self.store(OpenAccess())
         let a = try #require(store.archivePaths.firstIndex { $0.hasSuffix(Self.dem) })
-        guard case .partial(let mask, _) = store.access(t, archive: a) else { Issue.record("not partial in the DEM"); return }
+        guard case .partial(let mask, _) = store.access(t, archive: a) else {
+            Issue.record("not partial in the DEM"); return
+        }
         let grid = try #require(try store.elevation(t, archive: a))
         let plain = try #require(try open.elevation(t, archive: a))
         #expect(grid.width == mask.side && grid.height == mask.side)
@@ -315,7 +331,11 @@ struct RegionsAccessMaskTests {
         var ownedPixel: (Int, Int)?, lockedPixel: (Int, Int)?
         for y in stride(from: 8, to: 256, by: 16) {
             for x in stride(from: 8, to: 256, by: 16) {
-                if mask.isOwned(x: x, y: y) { ownedPixel = ownedPixel ?? (x, y) } else { lockedPixel = lockedPixel ?? (x, y) }
+                if mask.isOwned(x: x, y: y) {
+                    ownedPixel = ownedPixel ?? (x, y)
+                } else {
+                    lockedPixel = lockedPixel ?? (x, y)
+                }
             }
         }
         let (ox, oy) = try #require(ownedPixel), (lx, ly) = try #require(lockedPixel)
@@ -341,7 +361,8 @@ struct RegionsAccessMaskTests {
         for y in 0..<256 {
             for x in 0..<256 {
                 let i = (y * 256 + x) * 4
-                let want = mask.isOwned(x: x, y: y) ? everything.image.pixels[i..<i + 4] : nothing.image.pixels[i..<i + 4]
+                let want =
+                    mask.isOwned(x: x, y: y) ? everything.image.pixels[i..<i + 4] : nothing.image.pixels[i..<i + 4]
                 if Array(partial.image.pixels[i..<i + 4]) != Array(want) { mismatches += 1 }
             }
         }
@@ -380,7 +401,9 @@ struct RegionsAccessMaskTests {
         // Its ETag is its own: not the whole tile's, and If-None-Match with it is a 304.
         let etag = try #require(png.header("ETag"))
         #expect(etag.hasPrefix("\"m") && whole.header("ETag") != etag)
-        #expect(service.tile(region: "montblanc-color", z: z, x: x, y: y + ".png", ifNoneMatch: whole.header("ETag")).status == 200)
+        #expect(
+            service.tile(region: "montblanc-color", z: z, x: x, y: y + ".png", ifNoneMatch: whole.header("ETag")).status
+                == 200)
         #expect(service.tile(region: "montblanc-color", z: z, x: x, y: y + ".png", ifNoneMatch: etag).status == 304)
         // The open server's cached PNG is not the masked one, and the other way round.
         #expect(ServerTests.openService.tile(region: "montblanc-color", z: z, x: x, y: y + ".png").body == whole.body)
@@ -391,7 +414,9 @@ struct RegionsAccessMaskTests {
         #expect(terrain.status == 200)
         let dem = try PNGDecoder().decode(terrain.body).pixels
         var leaked = 0
-        for py in 0..<256 { for px in 0..<256 where !mask.isOwned(x: px, y: py) && dem[(py * 256 + px) * 4 + 3] != 0 { leaked += 1 } }
+        for py in 0..<256 {
+            for px in 0..<256 where !mask.isOwned(x: px, y: py) && dem[(py * 256 + px) * 4 + 3] != 0 { leaked += 1 }
+        }
         #expect(leaked == 0)
         // The view draws as render does.
         let view = service.view(z: z, x: x, y: y + ".png")
@@ -412,10 +437,12 @@ struct RegionsAccessMaskTests {
         // Bought through a writable library (as `store buy` does), served read-only (as `serve`),
         // by an account of its own (the test App Store is shared by the server tests).
         let account = AccountToken.random()
-        _ = try ServerTests.storeLibrary(directory: dir.path, ledger: ledger, readOnly: false, account: account).buy(Self.chamonixID)
+        _ = try ServerTests.storeLibrary(directory: dir.path, ledger: ledger, readOnly: false, account: account).buy(
+            Self.chamonixID)
         var options = TileService.Options()
         options.libraryDirectory = dir.path
-        options.library = try ServerTests.storeLibrary(directory: dir.path, ledger: ledger, readOnly: true, account: account)
+        options.library = try ServerTests.storeLibrary(
+            directory: dir.path, ledger: ledger, readOnly: true, account: account)
         return (try TileService(options), dir)
     }
 }

@@ -55,12 +55,17 @@ import Testing
             "minzoom": "9", "maxzoom": "15", "archives": "[\"a.mbtiles\"]",
         ]
         for (key, value) in overrides { fields[key] = value }
-        return "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}"
+        return "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")
+            + "}"
     }
 
     static func bundle(_ id: String, includes: [String], price: String = "\"2.99\"") -> String {
-        product(id, ["kind": "\"bundle\"", "price": price, "area": nil, "minzoom": nil, "maxzoom": nil, "archives": nil,
-                     "includes": "[" + includes.map { "\"\($0)\"" }.joined(separator: ",") + "]"])
+        product(
+            id,
+            [
+                "kind": "\"bundle\"", "price": price, "area": nil, "minzoom": nil, "maxzoom": nil, "archives": nil,
+                "includes": "[" + includes.map { "\"\($0)\"" }.joined(separator: ",") + "]",
+            ])
     }
 
     static func catalogJSON(_ products: [String], top: String = "\"version\": 1, \"free_max_zoom\": 10") -> [UInt8] {
@@ -84,7 +89,8 @@ import Testing
         #expect(chamonix.area?.contains(lon: Self.chamonix.lon, lat: Self.chamonix.lat) == true)
         #expect(chamonix.area?.contains(lon: Self.courmayeur.lon, lat: Self.courmayeur.lat) == false)
         #expect(catalog.product(id: Self.updatesID)?.period == SubscriptionPeriod(iso8601: "P1Y"))
-        #expect(catalog.entitlementClosure(of: [Self.updatesID])
+        #expect(
+            catalog.entitlementClosure(of: [Self.updatesID])
                 == [Self.updatesID, Self.bundleID, Self.chamonixID, Self.courmayeurID])
         #expect(catalog.bounds(of: Self.bundleID) == GeoBounds(west: 6.72, south: 45.74, east: 7.04, north: 45.98))
         #expect(catalog.zoomRange(of: Self.updatesID) == 9...13)
@@ -118,15 +124,19 @@ import Testing
 
     @Test func missingArchiveMakesTheProductUnavailable() throws {
         let dir = TemporaryDirectory()
-        _ = try dir.write("catalog.json", Self.catalogJSON([
-            Self.product("a", ["archives": "[\"a.mbtiles\"]"]),
-            Self.product("b", ["archives": "[\"a.mbtiles\", \"b.mbtiles\"]", "price": "\"0.99\""]),
-            Self.bundle("ab", includes: ["a", "b"]),
-        ]))
+        _ = try dir.write(
+            "catalog.json",
+            Self.catalogJSON([
+                Self.product("a", ["archives": "[\"a.mbtiles\"]"]),
+                Self.product("b", ["archives": "[\"a.mbtiles\", \"b.mbtiles\"]", "price": "\"0.99\""]),
+                Self.bundle("ab", includes: ["a", "b"]),
+            ]))
         _ = try dir.write("a.mbtiles", [])
         let catalog = try Catalog(contentsOf: dir.file("catalog.json"))
         #expect(catalog.product(id: "a")?.isAvailable == true)
-        #expect(catalog.product(id: "b")?.availability == .unavailable(reason: "archive \"b.mbtiles\" is not in the library"))
+        #expect(
+            catalog.product(id: "b")?.availability
+                == .unavailable(reason: "archive \"b.mbtiles\" is not in the library"))
         #expect(catalog.product(id: "ab")?.availability == .unavailable(reason: "includes \"b\", which is unavailable"))
         // Unavailable products are never offered, however cheap.
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements())
@@ -153,97 +163,167 @@ import Testing
     static let badCatalogs: [BadCatalog] = {
         let p = product, c = { (products: [String]) in catalogJSON(products) }
         return [
-            BadCatalog(label: "negative price", json: c([p("a", [:]), p("b", [:]), p("c", ["price": "\"-1.00\""])]),
-                       kind: .negativePrice, field: "products[2].price", detail: "\"-1.00\" is negative"),
-            BadCatalog(label: "price as a number", json: c([p("a", ["price": "4.99"])]),
-                       kind: .badPrice, field: "products[0].price", detail: "must be a decimal string such as \"4.99\", not a number"),
-            BadCatalog(label: "too many decimals", json: c([p("a", ["price": "\"4.999\""])]),
-                       kind: .badPrice, field: "products[0].price", detail: "\"4.999\" has more than 2 decimals (EUR's minor units)"),
-            BadCatalog(label: "malformed price", json: c([p("a", ["price": "\"4,99\""])]),
-                       kind: .badPrice, field: "products[0].price", detail: "\"4,99\" is not a decimal"),
-            BadCatalog(label: "bad currency", json: c([p("a", ["currency": "\"eur\""])]),
-                       kind: .badCurrency, field: "products[0].currency", detail: "\"eur\" is not an ISO 4217 code"),
-            BadCatalog(label: "two currencies", json: c([p("a", [:]), p("b", ["currency": "\"USD\""])]),
-                       kind: .badCurrency, field: "products[1].currency", detail: "\"USD\" differs from products[0]'s \"EUR\""),
-            BadCatalog(label: "duplicate id", json: c([p("a", [:]), p("b", [:]), p("a", [:])]),
-                       kind: .duplicateID, field: "products[2].id", detail: "\"a\" is already the id of products[0]"),
-            BadCatalog(label: "bad id", json: c([p("has space", [:])]),
-                       kind: .invalidValue, field: "products[0].id", detail: "\"has space\" must be 1…100 characters"),
-            BadCatalog(label: "unknown product field", json: c([p("a", ["minZoom": "3"])]),
-                       kind: .unknownField, field: "products[0].minZoom", detail: "is not a field of the catalog schema"),
-            BadCatalog(label: "unknown top-level field", json: catalogJSON([], top: "\"version\": 1, \"free_max_zoom\": 3, \"extra\": 1"),
-                       kind: .unknownField, field: "extra", detail: "is not a field"),
-            BadCatalog(label: "version 3", json: catalogJSON([], top: "\"version\": 3, \"free_max_zoom\": 3"),
-                       kind: .unsupportedVersion, field: "version", detail: "3 is not supported (this tilepack reads versions 1 and 2)"),
-            BadCatalog(label: "version 2 without serial", json: catalogJSON([], top: "\"version\": 2, \"free_max_zoom\": 3"),
-                       kind: .malformed, field: "serial", detail: "is missing"),
-            BadCatalog(label: "version 2 serial zero", json: catalogJSON([], top: "\"version\": 2, \"serial\": 0, \"free_max_zoom\": 3"),
-                       kind: .invalidValue, field: "serial", detail: "0 is outside 1…2^53"),
-            BadCatalog(label: "serial in version 1", json: catalogJSON([], top: "\"version\": 1, \"serial\": 4, \"free_max_zoom\": 3"),
-                       kind: .unknownField, field: "serial", detail: "is not a field"),
-            BadCatalog(label: "archive hash not hex", json: catalogJSON([], top: "\"version\": 2, \"serial\": 1, \"archive_sha256\": {\"a.mbtiles\": \"XYZ\"}, \"free_max_zoom\": 3"),
-                       kind: .invalidValue, field: "archive_sha256[\"a.mbtiles\"]", detail: "\"XYZ\" is not 64 lowercase hex digits"),
-            BadCatalog(label: "free zoom out of range", json: catalogJSON([], top: "\"version\": 1, \"free_max_zoom\": 30"),
-                       kind: .badZoomRange, field: "free_max_zoom", detail: "30 is outside 0…24"),
-            BadCatalog(label: "zoom range inverted", json: c([p("a", ["minzoom": "12", "maxzoom": "10"])]),
-                       kind: .badZoomRange, field: "products[0].maxzoom", detail: "10 is below minzoom 12"),
-            BadCatalog(label: "zoom too high", json: c([p("a", ["maxzoom": "25"])]),
-                       kind: .badZoomRange, field: "products[0].maxzoom", detail: "25 is outside 0…24"),
-            BadCatalog(label: "polygon not closed", json: c([p("a", ["area": "[[[0,0],[1,0],[1,1],[0,1]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0]", detail: "is not closed"),
-            BadCatalog(label: "too few points", json: c([p("a", ["area": "[[[0,0],[1,0],[0,0]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0]", detail: "has 3 points (a closed ring needs at least 4)"),
-            BadCatalog(label: "self-intersecting", json: c([p("a", ["area": "[[[0,0],[1,1],[1,0],[0,1],[0,0]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0]", detail: "intersects itself (edge 0 meets edge 2)"),
-            BadCatalog(label: "edge folding back", json: c([p("a", ["area": "[[[0,0],[2,0],[1,0],[1,1],[0,0]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0]", detail: "intersects itself"),
-            BadCatalog(label: "longitude out of range", json: c([p("a", ["area": "[[[0,0],[200,0],[1,1],[0,0]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0][1]", detail: "[200.0, 0.0] is outside lon −180…180"),
-            BadCatalog(label: "latitude beyond web mercator", json: c([p("a", ["area": "[[[0,0],[1,0],[1,89],[0,0]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0][2]", detail: "[1.0, 89.0] is outside"),
-            BadCatalog(label: "point not a pair", json: c([p("a", ["area": "[[[0,0],[1,0,5],[1,1],[0,0]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[0][1]", detail: "must be [lon, lat] (3 numbers)"),
-            BadCatalog(label: "hole outside", json: c([p("a", ["area": "[[[0,0],[1,0],[1,1],[0,1],[0,0]], [[5,5],[6,5],[6,6],[5,5]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[1]", detail: "is a hole outside the outer ring"),
-            BadCatalog(label: "rings crossing", json: c([p("a", ["area": "[[[0,0],[4,0],[4,4],[0,4],[0,0]], [[1,1],[5,1],[5,2],[1,1]]]"])]),
-                       kind: .badPolygon, field: "products[0].area[1]", detail: "crosses or touches ring 0"),
-            BadCatalog(label: "area not an array of rings", json: c([p("a", ["area": "[0, 0]"])]),
-                       kind: .badPolygon, field: "products[0].area", detail: "must be an array of rings"),
-            BadCatalog(label: "empty archives", json: c([p("a", ["archives": "[]"])]),
-                       kind: .badArchives, field: "products[0].archives", detail: "is empty"),
-            BadCatalog(label: "archive outside the library", json: c([p("a", ["archives": "[\"../x.mbtiles\"]"])]),
-                       kind: .badArchives, field: "products[0].archives[0]", detail: "\"../x.mbtiles\" is not a file name in the library"),
-            BadCatalog(label: "missing title", json: c([p("a", ["title": nil])]),
-                       kind: .malformed, field: "products[0].title", detail: "is missing"),
-            BadCatalog(label: "zoom as a string", json: c([p("a", ["minzoom": "\"9\""])]),
-                       kind: .malformed, field: "products[0].minzoom", detail: "must be an integer"),
-            BadCatalog(label: "unknown kind", json: c([p("a", ["kind": "\"pack\""])]),
-                       kind: .invalidValue, field: "products[0].kind", detail: "\"pack\" is not region, bundle or subscription"),
-            BadCatalog(label: "bundle naming an unknown product", json: c([p("a", [:]), bundle("b", includes: ["a", "nope"])]),
-                       kind: .unknownProduct, field: "products[1].includes[1]", detail: "\"nope\" is not a product in the catalog"),
-            BadCatalog(label: "bundle naming itself", json: c([p("a", [:]), bundle("b", includes: ["b"])]),
-                       kind: .cycle, field: "products[1].includes[0]", detail: "\"b\" is the bundle itself"),
-            BadCatalog(label: "bundle cycle", json: c([p("a", [:]), bundle("b", includes: ["a", "c"]), bundle("c", includes: ["b"])]),
-                       kind: .cycle, field: "products[1].includes", detail: "\"b\" → \"c\" → \"b\" form a cycle"),
-            BadCatalog(label: "bundle listing a product twice", json: c([p("a", [:]), bundle("b", includes: ["a", "a"])]),
-                       kind: .duplicateID, field: "products[1].includes[1]", detail: "\"a\" is listed twice"),
-            BadCatalog(label: "empty bundle", json: c([bundle("b", includes: [])]),
-                       kind: .malformed, field: "products[0].includes", detail: "is missing or empty"),
-            BadCatalog(label: "bundle with an area", json: c([p("a", [:]), p("b", ["kind": "\"bundle\"", "includes": "[\"a\"]"])]),
-                       kind: .unknownField, field: "products[1].area", detail: "is not allowed for a bundle"),
-            BadCatalog(label: "region with includes", json: c([p("a", [:]), p("b", ["includes": "[\"a\"]"])]),
-                       kind: .unknownField, field: "products[1].includes", detail: "is not allowed for a region"),
-            BadCatalog(label: "bundle including a subscription",
-                       json: c([p("a", [:]), p("s", ["kind": "\"subscription\"", "period": "\"P1M\""]), bundle("b", includes: ["s"])]),
-                       kind: .invalidValue, field: "products[2].includes[0]", detail: "\"s\" is a subscription"),
-            BadCatalog(label: "subscription without a period", json: c([p("s", ["kind": "\"subscription\""])]),
-                       kind: .malformed, field: "products[0].period", detail: "is missing (a subscription needs one)"),
-            BadCatalog(label: "subscription with an hourly period", json: c([p("s", ["kind": "\"subscription\"", "period": "\"PT1H\""])]),
-                       kind: .invalidValue, field: "products[0].period", detail: "\"PT1H\" is not an ISO 8601 duration"),
-            BadCatalog(label: "period on a region", json: c([p("a", ["period": "\"P1M\""])]),
-                       kind: .unknownField, field: "products[0].period", detail: "is only for subscriptions"),
-            BadCatalog(label: "not JSON", json: Array("{\"version\": 1,".utf8),
-                       kind: .malformed, field: nil, detail: "is not valid JSON"),
+            BadCatalog(
+                label: "negative price", json: c([p("a", [:]), p("b", [:]), p("c", ["price": "\"-1.00\""])]),
+                kind: .negativePrice, field: "products[2].price", detail: "\"-1.00\" is negative"),
+            BadCatalog(
+                label: "price as a number", json: c([p("a", ["price": "4.99"])]),
+                kind: .badPrice, field: "products[0].price",
+                detail: "must be a decimal string such as \"4.99\", not a number"),
+            BadCatalog(
+                label: "too many decimals", json: c([p("a", ["price": "\"4.999\""])]),
+                kind: .badPrice, field: "products[0].price",
+                detail: "\"4.999\" has more than 2 decimals (EUR's minor units)"),
+            BadCatalog(
+                label: "malformed price", json: c([p("a", ["price": "\"4,99\""])]),
+                kind: .badPrice, field: "products[0].price", detail: "\"4,99\" is not a decimal"),
+            BadCatalog(
+                label: "bad currency", json: c([p("a", ["currency": "\"eur\""])]),
+                kind: .badCurrency, field: "products[0].currency", detail: "\"eur\" is not an ISO 4217 code"),
+            BadCatalog(
+                label: "two currencies", json: c([p("a", [:]), p("b", ["currency": "\"USD\""])]),
+                kind: .badCurrency, field: "products[1].currency", detail: "\"USD\" differs from products[0]'s \"EUR\""),
+            BadCatalog(
+                label: "duplicate id", json: c([p("a", [:]), p("b", [:]), p("a", [:])]),
+                kind: .duplicateID, field: "products[2].id", detail: "\"a\" is already the id of products[0]"),
+            BadCatalog(
+                label: "bad id", json: c([p("has space", [:])]),
+                kind: .invalidValue, field: "products[0].id", detail: "\"has space\" must be 1…100 characters"),
+            BadCatalog(
+                label: "unknown product field", json: c([p("a", ["minZoom": "3"])]),
+                kind: .unknownField, field: "products[0].minZoom", detail: "is not a field of the catalog schema"),
+            BadCatalog(
+                label: "unknown top-level field",
+                json: catalogJSON([], top: "\"version\": 1, \"free_max_zoom\": 3, \"extra\": 1"),
+                kind: .unknownField, field: "extra", detail: "is not a field"),
+            BadCatalog(
+                label: "version 3", json: catalogJSON([], top: "\"version\": 3, \"free_max_zoom\": 3"),
+                kind: .unsupportedVersion, field: "version",
+                detail: "3 is not supported (this tilepack reads versions 1 and 2)"),
+            BadCatalog(
+                label: "version 2 without serial", json: catalogJSON([], top: "\"version\": 2, \"free_max_zoom\": 3"),
+                kind: .malformed, field: "serial", detail: "is missing"),
+            BadCatalog(
+                label: "version 2 serial zero",
+                json: catalogJSON([], top: "\"version\": 2, \"serial\": 0, \"free_max_zoom\": 3"),
+                kind: .invalidValue, field: "serial", detail: "0 is outside 1…2^53"),
+            BadCatalog(
+                label: "serial in version 1",
+                json: catalogJSON([], top: "\"version\": 1, \"serial\": 4, \"free_max_zoom\": 3"),
+                kind: .unknownField, field: "serial", detail: "is not a field"),
+            BadCatalog(
+                label: "archive hash not hex",
+                json: catalogJSON(
+                    [],
+                    top:
+                        "\"version\": 2, \"serial\": 1, \"archive_sha256\": {\"a.mbtiles\": \"XYZ\"}, \"free_max_zoom\": 3"
+                ),
+                kind: .invalidValue, field: "archive_sha256[\"a.mbtiles\"]",
+                detail: "\"XYZ\" is not 64 lowercase hex digits"),
+            BadCatalog(
+                label: "free zoom out of range", json: catalogJSON([], top: "\"version\": 1, \"free_max_zoom\": 30"),
+                kind: .badZoomRange, field: "free_max_zoom", detail: "30 is outside 0…24"),
+            BadCatalog(
+                label: "zoom range inverted", json: c([p("a", ["minzoom": "12", "maxzoom": "10"])]),
+                kind: .badZoomRange, field: "products[0].maxzoom", detail: "10 is below minzoom 12"),
+            BadCatalog(
+                label: "zoom too high", json: c([p("a", ["maxzoom": "25"])]),
+                kind: .badZoomRange, field: "products[0].maxzoom", detail: "25 is outside 0…24"),
+            BadCatalog(
+                label: "polygon not closed", json: c([p("a", ["area": "[[[0,0],[1,0],[1,1],[0,1]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0]", detail: "is not closed"),
+            BadCatalog(
+                label: "too few points", json: c([p("a", ["area": "[[[0,0],[1,0],[0,0]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0]", detail: "has 3 points (a closed ring needs at least 4)"
+            ),
+            BadCatalog(
+                label: "self-intersecting", json: c([p("a", ["area": "[[[0,0],[1,1],[1,0],[0,1],[0,0]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0]", detail: "intersects itself (edge 0 meets edge 2)"),
+            BadCatalog(
+                label: "edge folding back", json: c([p("a", ["area": "[[[0,0],[2,0],[1,0],[1,1],[0,0]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0]", detail: "intersects itself"),
+            BadCatalog(
+                label: "longitude out of range", json: c([p("a", ["area": "[[[0,0],[200,0],[1,1],[0,0]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0][1]", detail: "[200.0, 0.0] is outside lon −180…180"),
+            BadCatalog(
+                label: "latitude beyond web mercator", json: c([p("a", ["area": "[[[0,0],[1,0],[1,89],[0,0]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0][2]", detail: "[1.0, 89.0] is outside"),
+            BadCatalog(
+                label: "point not a pair", json: c([p("a", ["area": "[[[0,0],[1,0,5],[1,1],[0,0]]]"])]),
+                kind: .badPolygon, field: "products[0].area[0][1]", detail: "must be [lon, lat] (3 numbers)"),
+            BadCatalog(
+                label: "hole outside",
+                json: c([p("a", ["area": "[[[0,0],[1,0],[1,1],[0,1],[0,0]], [[5,5],[6,5],[6,6],[5,5]]]"])]),
+                kind: .badPolygon, field: "products[0].area[1]", detail: "is a hole outside the outer ring"),
+            BadCatalog(
+                label: "rings crossing",
+                json: c([p("a", ["area": "[[[0,0],[4,0],[4,4],[0,4],[0,0]], [[1,1],[5,1],[5,2],[1,1]]]"])]),
+                kind: .badPolygon, field: "products[0].area[1]", detail: "crosses or touches ring 0"),
+            BadCatalog(
+                label: "area not an array of rings", json: c([p("a", ["area": "[0, 0]"])]),
+                kind: .badPolygon, field: "products[0].area", detail: "must be an array of rings"),
+            BadCatalog(
+                label: "empty archives", json: c([p("a", ["archives": "[]"])]),
+                kind: .badArchives, field: "products[0].archives", detail: "is empty"),
+            BadCatalog(
+                label: "archive outside the library", json: c([p("a", ["archives": "[\"../x.mbtiles\"]"])]),
+                kind: .badArchives, field: "products[0].archives[0]",
+                detail: "\"../x.mbtiles\" is not a file name in the library"),
+            BadCatalog(
+                label: "missing title", json: c([p("a", ["title": nil])]),
+                kind: .malformed, field: "products[0].title", detail: "is missing"),
+            BadCatalog(
+                label: "zoom as a string", json: c([p("a", ["minzoom": "\"9\""])]),
+                kind: .malformed, field: "products[0].minzoom", detail: "must be an integer"),
+            BadCatalog(
+                label: "unknown kind", json: c([p("a", ["kind": "\"pack\""])]),
+                kind: .invalidValue, field: "products[0].kind", detail: "\"pack\" is not region, bundle or subscription"
+            ),
+            BadCatalog(
+                label: "bundle naming an unknown product",
+                json: c([p("a", [:]), bundle("b", includes: ["a", "nope"])]),
+                kind: .unknownProduct, field: "products[1].includes[1]",
+                detail: "\"nope\" is not a product in the catalog"),
+            BadCatalog(
+                label: "bundle naming itself", json: c([p("a", [:]), bundle("b", includes: ["b"])]),
+                kind: .cycle, field: "products[1].includes[0]", detail: "\"b\" is the bundle itself"),
+            BadCatalog(
+                label: "bundle cycle",
+                json: c([p("a", [:]), bundle("b", includes: ["a", "c"]), bundle("c", includes: ["b"])]),
+                kind: .cycle, field: "products[1].includes", detail: "\"b\" → \"c\" → \"b\" form a cycle"),
+            BadCatalog(
+                label: "bundle listing a product twice", json: c([p("a", [:]), bundle("b", includes: ["a", "a"])]),
+                kind: .duplicateID, field: "products[1].includes[1]", detail: "\"a\" is listed twice"),
+            BadCatalog(
+                label: "empty bundle", json: c([bundle("b", includes: [])]),
+                kind: .malformed, field: "products[0].includes", detail: "is missing or empty"),
+            BadCatalog(
+                label: "bundle with an area",
+                json: c([p("a", [:]), p("b", ["kind": "\"bundle\"", "includes": "[\"a\"]"])]),
+                kind: .unknownField, field: "products[1].area", detail: "is not allowed for a bundle"),
+            BadCatalog(
+                label: "region with includes", json: c([p("a", [:]), p("b", ["includes": "[\"a\"]"])]),
+                kind: .unknownField, field: "products[1].includes", detail: "is not allowed for a region"),
+            BadCatalog(
+                label: "bundle including a subscription",
+                json: c([
+                    p("a", [:]), p("s", ["kind": "\"subscription\"", "period": "\"P1M\""]),
+                    bundle("b", includes: ["s"]),
+                ]),
+                kind: .invalidValue, field: "products[2].includes[0]", detail: "\"s\" is a subscription"),
+            BadCatalog(
+                label: "subscription without a period", json: c([p("s", ["kind": "\"subscription\""])]),
+                kind: .malformed, field: "products[0].period", detail: "is missing (a subscription needs one)"),
+            BadCatalog(
+                label: "subscription with an hourly period",
+                json: c([p("s", ["kind": "\"subscription\"", "period": "\"PT1H\""])]),
+                kind: .invalidValue, field: "products[0].period", detail: "\"PT1H\" is not an ISO 8601 duration"),
+            BadCatalog(
+                label: "period on a region", json: c([p("a", ["period": "\"P1M\""])]),
+                kind: .unknownField, field: "products[0].period", detail: "is only for subscriptions"),
+            BadCatalog(
+                label: "not JSON", json: Array("{\"version\": 1,".utf8),
+                kind: .malformed, field: nil, detail: "is not valid JSON"),
         ]
     }()
 
@@ -270,7 +350,8 @@ import Testing
             _ = try Self.decode(json)
             Issue.record("accepted")
         } catch {
-            #expect(error.description == "lib/catalog.json: products[0].price \"4\\n99\" is not a decimal such as \"4.99\"")
+            #expect(
+                error.description == "lib/catalog.json: products[0].price \"4\\n99\" is not a decimal such as \"4.99\"")
         }
         let key = Array("{\"version\": 1, \"free_max_zoom\": 3, \"products\": [], \"a\\nb\": 1}".utf8)
         do throws(CatalogError) {
@@ -352,11 +433,13 @@ import Testing
         #expect(square.intersects(TileID(z: 0, x: 0, y: 0)!))
 
         // A concave U: the notch between the arms is outside, the base and arms inside.
-        let u = try Self.polygon([[0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10], [0, 0]])
+        let u = try Self.polygon([
+            [0, 0], [10, 0], [10, 10], [7, 10], [7, 3], [3, 3], [3, 10], [0, 10], [0, 0],
+        ])
         #expect(!u.intersects(Self.tile(5, 7, 8)))
         #expect(u.intersects(Self.tile(5, 1.5, 8)))
         #expect(u.intersects(Self.tile(8.5, 8, 8)))
-        #expect(u.intersects(Self.tile(5, 7, 4)))   // a big tile over the notch reaches the arms
+        #expect(u.intersects(Self.tile(5, 7, 4)))  // a big tile over the notch reaches the arms
 
         // A tiny triangle wholly inside one tile: no tile corner is in it, only its vertices are in the tile.
         let tiny = try Self.polygon([[5.1, 5.1], [5.3, 5.1], [5.2, 5.3], [5.1, 5.1]])
@@ -380,25 +463,29 @@ import Testing
         #expect(!outline.intersects(TileID(z: 10, x: 529, y: 360)!))
         #expect(!outline.intersects(TileID(z: 10, x: 527, y: 360)!))
         // A triangle whose vertex is the tile's corner only touches the diagonal neighbour.
-        let corner = try Self.polygon([[b.east, b.north], [b.east + 1, b.north], [b.east + 1, b.north + 1], [b.east, b.north]])
+        let corner = try Self.polygon([
+            [b.east, b.north], [b.east + 1, b.north], [b.east + 1, b.north + 1], [b.east, b.north],
+        ])
         #expect(!corner.intersects(t))
     }
 
     @Test func polygonValidation() {
         func problem(_ rings: [[[Double]]]) -> RegionPolygon.Problem.Kind? {
-            do throws(RegionPolygon.Problem) { _ = try RegionPolygon(rings: rings); return nil } catch { return error.kind }
+            do throws(RegionPolygon.Problem) { _ = try RegionPolygon(rings: rings); return nil } catch {
+                return error.kind
+            }
         }
         #expect(problem([]) == .noRings)
         #expect(problem([[[0, 0], [1, 0], [0, 0]]]) == .tooFewPoints)
         #expect(problem([[[0, 0], [1, 0], [1, 1], [0, 1]]]) == .notClosed)
         #expect(problem([[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]) == .selfIntersecting)
         #expect(problem([[[0, 0], [1, 0], [1, 0], [1, 1], [0, 0]]]) == .repeatedPoint)
-        #expect(problem([[[0, 0], [1, 0], [2, 0], [0, 0]]]) == .selfIntersecting)   // folds back onto itself
+        #expect(problem([[[0, 0], [1, 0], [2, 0], [0, 0]]]) == .selfIntersecting)  // folds back onto itself
         #expect(problem([[[0, 0], [.nan, 0], [1, 1], [0, 0]]]) == .outOfRange)
         // A figure eight through one vertex touches itself.
         #expect(problem([[[0, 0], [2, 2], [2, 0], [0, 2], [-1, 1], [0, 0]]]) == .selfIntersecting)
         #expect(problem([Self.square(0, 0, 4, 4), Self.square(1, 1, 2, 2)]) == nil)
-        #expect(problem([Self.square(0, 0, 4, 4), Self.square(0, 1, 2, 2)]) == .ringsCross)   // hole touches the outline
+        #expect(problem([Self.square(0, 0, 4, 4), Self.square(0, 1, 2, 2)]) == .ringsCross)  // hole touches the outline
         let many = (0..<RegionPolygon.maxPoints).map { i in [Double(i % 100) / 100, 0] }
         #expect(problem([many + [[0, 0]]]) == .tooManyPoints)
         // A big valid ring (a circle of 5,000 points) validates quickly.
@@ -416,7 +503,7 @@ import Testing
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements())
         for z in 0...10 {
             #expect(policy.access(Self.tile(Self.chamonix.lon, Self.chamonix.lat, z)) == .allowed)
-            #expect(policy.access(Self.tile(2.35, 48.85, z)) == .allowed)   // Paris: free tier is everywhere
+            #expect(policy.access(Self.tile(2.35, 48.85, z)) == .allowed)  // Paris: free tier is everywhere
         }
         // The DEM's z11–12 (and the colour's deeper zooms) are locked without a purchase.
         for z in 11...15 {
@@ -439,7 +526,9 @@ import Testing
         #expect(south.map(\.price) == ["3.99", "6.99", "9.99"])
         #expect(south.allSatisfy { $0.currency == "EUR" })
         // On the crest both regions unlock the tile: the cheaper one first.
-        guard case .denied(let crest) = policy.access(Self.tile(6.865, 45.833, 12)) else { Issue.record("allowed"); return }
+        guard case .denied(let crest) = policy.access(Self.tile(6.865, 45.833, 12)) else {
+            Issue.record("allowed"); return
+        }
         #expect(crest.map(\.id) == [Self.courmayeurID, Self.chamonixID, Self.bundleID, Self.updatesID])
 
         // Exact comparison, ties by id: "10.50" is dearer than "9.99"; "2.0" and "2.00" tie.
@@ -496,9 +585,9 @@ import Testing
         let t = Self.tile(Self.chamonix.lon, Self.chamonix.lat, 12)
         #expect(!policy.access(t).isAllowed)
         #expect(policy.cachedTileCount == 1)
-        entitlements.grant(Self.chamonixID)            // a purchase
+        entitlements.grant(Self.chamonixID)  // a purchase
         #expect(policy.access(t) == .allowed)
-        entitlements.revoke(Self.chamonixID)           // a refund
+        entitlements.revoke(Self.chamonixID)  // a refund
         #expect(!policy.access(t).isAllowed)
         entitlements.set([Self.bundleID])
         #expect(policy.access(t) == .allowed)
@@ -514,7 +603,7 @@ import Testing
         let stale = RegionAccessPolicy(catalog: catalog, entitlements: silent)
         #expect(!stale.access(t).isAllowed)
         silent.ids = [Self.chamonixID]
-        #expect(!stale.access(t).isAllowed)   // cached
+        #expect(!stale.access(t).isAllowed)  // cached
         stale.invalidate()
         #expect(stale.cachedTileCount == 0)
         #expect(stale.access(t) == .allowed)
@@ -538,7 +627,9 @@ import Testing
         let entitlements = FixedEntitlements([Self.courmayeurID])
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: entitlements, cacheCapacity: 64)
         let base = Self.tile(Self.chamonix.lon, Self.chamonix.lat, 13)
-        let tiles = (0..<16).flatMap { dx in (0..<16).map { dy in TileID(z: 13, x: base.x + dx - 8, y: base.y + dy - 8)! } }
+        let tiles = (0..<16).flatMap { dx in
+            (0..<16).map { dy in TileID(z: 13, x: base.x + dx - 8, y: base.y + dy - 8)! }
+        }
         let expected = tiles.map { RegionAccessPolicy(catalog: catalog, entitlements: entitlements).access($0) }
         let mismatches = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in

@@ -65,26 +65,41 @@ final class FakePackServer: PackTransport {
         let request = PackResponse(status: 0, headers: headers)
         return try state.withLock { s throws -> PackResponse in
             s.requests.append((path, headers))
-            if path == "/packs" { return PackResponse(status: 200, headers: [], body: self.body(s.listing, breakAfter: nil)) }
+            if path == "/packs" {
+                return PackResponse(status: 200, headers: [], body: self.body(s.listing, breakAfter: nil))
+            }
             if let refusal = s.faults.refusal {
-                let json = refusal.code.map { #"{"error":"\#($0)","message":"refused by the test","status":\#(refusal.status)}"# } ?? ""
-                return PackResponse(status: refusal.status, headers: [("Content-Type", "application/json")], body: self.body(Array(json.utf8), breakAfter: nil))
+                let json =
+                    refusal.code.map {
+                        #"{"error":"\#($0)","message":"refused by the test","status":\#(refusal.status)}"#
+                    } ?? ""
+                return PackResponse(
+                    status: refusal.status, headers: [("Content-Type", "application/json")],
+                    body: self.body(Array(json.utf8), breakAfter: nil))
             }
             guard let file = s.files[path], let etag = s.etags[path] else {
-                return PackResponse(status: 404, headers: [], body: self.body(Array(#"{"error":"notFound","message":"no pack"}"#.utf8), breakAfter: nil))
+                return PackResponse(
+                    status: 404, headers: [],
+                    body: self.body(Array(#"{"error":"notFound","message":"no pack"}"#.utf8), breakAfter: nil))
             }
             var start: Int64 = 0
             var status = 200
-            if !s.faults.ignoreRange, let range = request.header("Range"), range.hasPrefix("bytes="), range.hasSuffix("-"),
-               let first = Int64(range.dropFirst(6).dropLast()), request.header("If-Range").map({ $0 == etag }) ?? true {
-                guard first < Int64(file.count) else { return PackResponse(status: 416, headers: [("Content-Range", "bytes */\(file.count)")]) }
+            if !s.faults.ignoreRange, let range = request.header("Range"), range.hasPrefix("bytes="),
+                range.hasSuffix("-"),
+                let first = Int64(range.dropFirst(6).dropLast()), request.header("If-Range").map({ $0 == etag }) ?? true
+            {
+                guard first < Int64(file.count) else {
+                    return PackResponse(status: 416, headers: [("Content-Range", "bytes */\(file.count)")])
+                }
                 start = first
                 status = 206
             }
             var bytes = Array(file[Int(start)...])
             if let at = s.faults.corruptAt, at >= start, at < Int64(file.count) { bytes[Int(at - start)] ^= 0xff }
             bytes += [UInt8](repeating: 0x41, count: s.faults.extraBytes)
-            var out: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Length", String(file.count - Int(start)))]
+            var out: [(String, String)] = [
+                ("ETag", etag), ("Accept-Ranges", "bytes"), ("Content-Length", String(file.count - Int(start))),
+            ]
             if status == 206 { out.append(("Content-Range", "bytes \(start)-\(file.count - 1)/\(file.count)")) }
             let breakAfter = s.faults.breakAfter
             s.faults.breakAfter = nil
@@ -112,8 +127,9 @@ final class FakePackServer: PackTransport {
 
 @Suite(.tags(.concurrent)) struct RegionsInstallerTests {
     static let publisher = RegionsFixture.publisher
-    static let trust = TrustAnchors(appStoreRoots: [], bundleID: RegionsFixture.bundleID, environments: [.sandbox],
-                                    publisherKeys: [publisher.publicJWK])
+    static let trust = TrustAnchors(
+        appStoreRoots: [], bundleID: RegionsFixture.bundleID, environments: [.sandbox],
+        publisherKeys: [publisher.publicJWK])
     static let productID = "com.tilepack.tests.chamonix"
 
     /// A real pack file (``PackFixture``'s, tiles varied by `variant`) and its tile-index digest.
@@ -128,20 +144,28 @@ final class FakePackServer: PackTransport {
     static func pack(_ variant: Int) throws -> Pack {
         if let cached = packs.withLock({ $0[variant] }) { return cached }
         let dir = TemporaryDirectory()
-        let stats = try PackFixture.write(dir.file("p.mbtiles"), seed: { $0.z * 1000 + $0.x * 31 + $0.y + variant * 100_000 })
+        let stats = try PackFixture.write(
+            dir.file("p.mbtiles"), seed: { $0.z * 1000 + $0.x * 31 + $0.y + variant * 100_000 })
         let pack = Pack(bytes: readFile(dir.file("p.mbtiles")), digest: stats.indexDigest)
         packs.withLock { $0[variant] = pack }
         return pack
     }
 
-    static func manifest(_ id: String = "chamonix", product: String? = productID, version: Int, pack: Pack,
-                         minReader: Int = 1, codec: String = "png") -> PackManifest {
-        PackManifest(packID: id, productID: id == PackManifest.freePackID ? nil : product, version: version,
-                     releasedAt: 1_704_067_200_000 + Int64(version), minReaderVersion: minReader,
-                     archives: [.init(name: "montblanc-color.mbtiles", sha256: String(repeating: "a", count: 64), minzoom: 9, maxzoom: 13, codec: codec)],
-                     bounds: [6.8, 45.8, 7.0, 46.0], perZoom: [.init(z: 9, tiles: 1, bytes: pack.bytes.count)],
-                     totalBytes: pack.size, sha256: SHA256.hash(data: pack.bytes).hexString, tileIndexSHA256: pack.digest,
-                     attribution: "test", license: "CC0")
+    static func manifest(
+        _ id: String = "chamonix", product: String? = productID, version: Int, pack: Pack,
+        minReader: Int = 1, codec: String = "png"
+    ) -> PackManifest {
+        PackManifest(
+            packID: id, productID: id == PackManifest.freePackID ? nil : product, version: version,
+            releasedAt: 1_704_067_200_000 + Int64(version), minReaderVersion: minReader,
+            archives: [
+                .init(
+                    name: "montblanc-color.mbtiles", sha256: String(repeating: "a", count: 64), minzoom: 9, maxzoom: 13,
+                    codec: codec)
+            ],
+            bounds: [6.8, 45.8, 7.0, 46.0], perZoom: [.init(z: 9, tiles: 1, bytes: pack.bytes.count)],
+            totalBytes: pack.size, sha256: SHA256.hash(data: pack.bytes).hexString, tileIndexSHA256: pack.digest,
+            attribution: "test", license: "CC0")
     }
 
     static func sign(_ m: PackManifest, key: JWK = publisher) throws -> String {
@@ -149,7 +173,9 @@ final class FakePackServer: PackTransport {
     }
 
     /// One `/packs` entry: the manifest's fields, its JWS, its url and deltas.
-    static func entry(_ m: PackManifest, jws: String, fields: PackManifest? = nil, deltas: String = "[]") throws -> String {
+    static func entry(
+        _ m: PackManifest, jws: String, fields: PackManifest? = nil, deltas: String = "[]"
+    ) throws -> String {
         let object = try JSONOutput.string(fields ?? m)
         return String(object.dropLast()) + #","manifest":"\#(jws)","url":"/packs/\#(m.packID)","deltas":\#(deltas)}"#
     }
@@ -167,16 +193,20 @@ final class FakePackServer: PackTransport {
                 server.set(path: "/packs/\(m.packID)", bytes: bytes.bytes)
                 lines.append(try RegionsInstallerTests.entry(m, jws: try RegionsInstallerTests.sign(m)))
             }
-            server.state.withLock { $0.listing = Array(#"{"packs":[\#((entries ?? lines).joined(separator: ","))]}"#.utf8) }
+            server.state.withLock {
+                $0.listing = Array(#"{"packs":[\#((entries ?? lines).joined(separator: ","))]}"#.utf8)
+            }
         }
 
         func installer(quota: Int64? = nil, transaction: String? = "eyJ.test.jws") -> RegionInstaller {
-            RegionInstaller(library: library, trust: RegionsInstallerTests.trust, server: FakePackServer.base + "/",
-                            transport: server, quotaBytes: quota, transaction: { _ in transaction })
+            RegionInstaller(
+                library: library, trust: RegionsInstallerTests.trust, server: FakePackServer.base + "/",
+                transport: server, quotaBytes: quota, transaction: { _ in transaction })
         }
 
         func packFiles() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: packs)) ?? []).filter { !$0.hasSuffix(".lock") }.sorted()
+            ((try? FileManager.default.contentsOfDirectory(atPath: packs)) ?? []).filter { !$0.hasSuffix(".lock") }
+                .sorted()
         }
     }
 
@@ -200,7 +230,9 @@ final class FakePackServer: PackTransport {
         let installer = setup.installer()
         let events = Locked<[PackProgress]>([])
         let result = try await installer.install("chamonix") { p in events.withLock { $0.append(p) } }
-        #expect(result.mode == .full && result.version == 1 && result.bytesReceived == bytes.size && result.resumedFrom == 0)
+        #expect(
+            result.mode == .full && result.version == 1 && result.bytesReceived == bytes.size && result.resumedFrom == 0
+        )
         #expect(result.sha256 == m.sha256 && result.reason == "full: not installed")
         #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
         #expect(String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m)))
@@ -210,12 +242,18 @@ final class FakePackServer: PackTransport {
         #expect(events.withLock { $0 }.last?.phase == .done)
         // The transaction went with the pack request, not with the listing.
         let sent = setup.server.requests
-        #expect(sent.first { $0.path == "/packs/chamonix" }?.headers.contains { $0 == ("Authorization", "Bearer eyJ.test.jws") } == true)
+        #expect(
+            sent.first { $0.path == "/packs/chamonix" }?.headers.contains {
+                $0 == ("Authorization", "Bearer eyJ.test.jws")
+            } == true)
         #expect(sent.first { $0.path == "/packs" }?.headers.contains { $0.0 == "Authorization" } == false)
 
         let again = try await installer.install("chamonix")
         #expect(again.mode == .upToDate && again.bytesReceived == 0)
-        #expect(try installer.installed().map { [$0.packID, "\($0.version ?? 0)", "\($0.bytes)", $0.problem ?? "ok"] } == [["chamonix", "1", "\(bytes.size)", "ok"]])
+        #expect(
+            try installer.installed().map { [$0.packID, "\($0.version ?? 0)", "\($0.bytes)", $0.problem ?? "ok"] } == [
+                ["chamonix", "1", "\(bytes.size)", "ok"]
+            ])
         #expect(try await installer.check("chamonix") == .upToDate(version: 1))
     }
 
@@ -232,7 +270,8 @@ final class FakePackServer: PackTransport {
             #expect(error?.code == .network)
             held += cut
             #expect(PackDirectory.regularFileSize(setup.packs + "/chamonix.mbtiles.part") == held)
-            #expect(!fileExists(setup.packs + "/chamonix.mbtiles") && !fileExists(setup.packs + "/chamonix.manifest.jws"))
+            #expect(
+                !fileExists(setup.packs + "/chamonix.mbtiles") && !fileExists(setup.packs + "/chamonix.manifest.jws"))
         }
         let result = try await installer.install("chamonix")
         #expect(result.resumedFrom == held && result.bytesReceived == bytes.size - held)
@@ -241,7 +280,11 @@ final class FakePackServer: PackTransport {
         #expect(Double(setup.server.bytesServed) < 1.1 * Double(bytes.size))
         // Each resumed request carried the range and the ETag it continues.
         let ranged = setup.server.requests.filter { $0.path == "/packs/chamonix" }.dropFirst()
-        #expect(ranged.count == 3 && ranged.allSatisfy { r in r.headers.contains { $0.0 == "If-Range" } && r.headers.contains { $0.0 == "Range" } })
+        #expect(
+            ranged.count == 3
+                && ranged.allSatisfy { r in
+                    r.headers.contains { $0.0 == "If-Range" } && r.headers.contains { $0.0 == "Range" }
+                })
     }
 
     @Test func aServerThatIgnoresRangesRestartsThePartFromZero() async throws {
@@ -263,7 +306,9 @@ final class FakePackServer: PackTransport {
         try setup.offer([(Self.manifest(version: 2, pack: bytes), bytes)])
         #expect(mkdir(setup.packs, 0o700) == 0)
         writeFile(setup.packs + "/chamonix.mbtiles.part", try Self.pack(9).bytes)
-        writeFile(setup.packs + "/chamonix.mbtiles.part.json", Array(#"{"identity":"pack sha256 \#(String(repeating: "0", count: 64))","etag":"\"x\""}"#.utf8))
+        writeFile(
+            setup.packs + "/chamonix.mbtiles.part.json",
+            Array(#"{"identity":"pack sha256 \#(String(repeating: "0", count: 64))","etag":"\"x\""}"#.utf8))
         let result = try await setup.installer().install("chamonix")
         #expect(result.resumedFrom == 0 && result.bytesReceived == bytes.size)
         #expect(readFile(setup.packs + "/chamonix.mbtiles") == bytes.bytes)
@@ -320,12 +365,18 @@ final class FakePackServer: PackTransport {
     @Test func theQuotaRefusesWithTheFigures() async throws {
         let setup = Setup()
         let a = try Self.pack(10), b = try Self.pack(11)
-        try setup.offer([(Self.manifest("chamonix", version: 1, pack: a), a),
-                         (Self.manifest("courmayeur", product: "com.tilepack.tests.courmayeur", version: 1, pack: b), b)])
+        try setup.offer([
+            (Self.manifest("chamonix", version: 1, pack: a), a),
+            (Self.manifest("courmayeur", product: "com.tilepack.tests.courmayeur", version: 1, pack: b), b),
+        ])
         _ = try await setup.installer(quota: a.size + b.size - 1).install("chamonix")
-        let error = await Self.failure { _ = try await setup.installer(quota: a.size + b.size - 1).install("courmayeur") }
+        let error = await Self.failure {
+            _ = try await setup.installer(quota: a.size + b.size - 1).install("courmayeur")
+        }
         #expect(error?.code == .noSpace)
-        #expect(error?.detail.contains("\(a.size)") == true && error?.detail.contains("\(b.size)") == true && error?.detail.contains("\(a.size + b.size - 1)") == true)
+        #expect(
+            error?.detail.contains("\(a.size)") == true && error?.detail.contains("\(b.size)") == true
+                && error?.detail.contains("\(a.size + b.size - 1)") == true)
         #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
         _ = try await setup.installer(quota: a.size + b.size).install("courmayeur")
     }
@@ -380,11 +431,16 @@ final class FakePackServer: PackTransport {
         let installer = setup.installer()
         _ = try await installer.install("chamonix")
         try setup.offer([(Self.manifest(version: 2, pack: v2), v2)])
-        #expect(try await installer.check("chamonix") == .updateAvailable(installed: 1, latest: 2, plan: .full(reason: "full: the server keeps no delta from version 1", bytes: v2.size)))
+        #expect(
+            try await installer.check("chamonix")
+                == .updateAvailable(
+                    installed: 1, latest: 2,
+                    plan: .full(reason: "full: the server keeps no delta from version 1", bytes: v2.size)))
         setup.server.faults { $0.corruptAt = 5 }
         #expect(await Self.code { _ = try await installer.update("chamonix") } == .hashMismatch)
         #expect(readFile(setup.packs + "/chamonix.mbtiles") == v1.bytes)
-        #expect(String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m1)))
+        #expect(
+            String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m1)))
         setup.server.faults { $0.corruptAt = nil }
         let result = try await installer.update("chamonix")
         #expect(result.mode == .full && result.version == 2 && readFile(setup.packs + "/chamonix.mbtiles") == v2.bytes)
@@ -394,14 +450,18 @@ final class FakePackServer: PackTransport {
         let setup = Setup()
         let bytes = try Self.pack(17)
         try setup.offer([(Self.manifest(version: 1, pack: bytes), bytes)])
-        for (status, code, expected) in [(401, "missingTransaction", PackError.Code.missingTransaction),
-                                         (401, "invalidTransaction", .invalidTransaction), (403, "notEntitled", .notEntitled),
-                                         (403, "revoked", .revoked), (403, "expired", .expired)] {
+        for (status, code, expected) in [
+            (401, "missingTransaction", PackError.Code.missingTransaction),
+            (401, "invalidTransaction", .invalidTransaction), (403, "notEntitled", .notEntitled),
+            (403, "revoked", .revoked), (403, "expired", .expired),
+        ] {
             setup.server.faults { $0.refusal = (status, code) }
             #expect(await Self.code { _ = try await setup.installer().install("chamonix") } == expected)
         }
         setup.server.faults { $0.refusal = (401, nil) }
-        #expect(await Self.code { _ = try await setup.installer(transaction: nil).install("chamonix") } == .missingTransaction)
+        #expect(
+            await Self.code { _ = try await setup.installer(transaction: nil).install("chamonix") }
+                == .missingTransaction)
         #expect(setup.server.requests.last?.headers.contains { $0.0 == "Authorization" } == false)
         setup.server.faults { $0.refusal = (500, nil) }
         #expect(await Self.code { _ = try await setup.installer().install("chamonix") } == .network)
@@ -417,12 +477,14 @@ final class FakePackServer: PackTransport {
         var edited = other
         edited.totalBytes = 1
         let foreign = JWK.newPrivateKey()
-        try setup.offer([(good, bytes), (other, bytes)], entries: [
-            try Self.entry(good, jws: try Self.sign(good)),
-            try Self.entry(other, jws: try Self.sign(other), fields: edited),
-            try Self.entry(third, jws: try Self.sign(third, key: foreign)),
-            #"{"pack_id":"broken"}"#,
-        ])
+        try setup.offer(
+            [(good, bytes), (other, bytes)],
+            entries: [
+                try Self.entry(good, jws: try Self.sign(good)),
+                try Self.entry(other, jws: try Self.sign(other), fields: edited),
+                try Self.entry(third, jws: try Self.sign(third, key: foreign)),
+                #"{"pack_id":"broken"}"#,
+            ])
         let listing = try await setup.installer().packs()
         #expect(listing.packs.map(\.packID) == ["chamonix"])
         #expect(listing.refused.map(\.error.code) == [.badSignature, .badSignature, .invalidManifest])
@@ -431,7 +493,8 @@ final class FakePackServer: PackTransport {
         #expect(await Self.code { _ = try await setup.installer().install("bundle") } == .badSignature)
         #expect(await Self.code { _ = try await setup.installer().install("nowhere") } == .notFound)
         // A pack url off the server is refused (the transaction would go there).
-        let offsite = try Self.entry(good, jws: try Self.sign(good)).replacingOccurrences(of: #""url":"/packs/chamonix""#, with: #""url":"//evil.test/x""#)
+        let offsite = try Self.entry(good, jws: try Self.sign(good)).replacingOccurrences(
+            of: #""url":"/packs/chamonix""#, with: #""url":"//evil.test/x""#)
         setup.server.state.withLock { $0.listing = Array(#"{"packs":[\#(offsite)]}"#.utf8) }
         #expect(try await setup.installer().packs().refused.first?.error.code == .invalidManifest)
     }
@@ -451,8 +514,9 @@ final class FakePackServer: PackTransport {
             let m2 = RegionsInstallerTests.manifest(version: 2, pack: v2, codec: codec)
             setup.server.set(path: "/packs/chamonix", bytes: v2.bytes)
             setup.server.set(path: "/packs/chamonix/deltas/1", bytes: served ?? delta)
-            let entry = try RegionsInstallerTests.entry(m2, jws: try RegionsInstallerTests.sign(m2),
-                                                        deltas: #"[{"from":1,"url":"/packs/chamonix/deltas/1","bytes":\#((served ?? delta).count)}]"#)
+            let entry = try RegionsInstallerTests.entry(
+                m2, jws: try RegionsInstallerTests.sign(m2),
+                deltas: #"[{"from":1,"url":"/packs/chamonix/deltas/1","bytes":\#((served ?? delta).count)}]"#)
             setup.server.state.withLock { $0.listing = Array(#"{"packs":[\#(entry)]}"#.utf8) }
             return m2
         }
@@ -476,7 +540,8 @@ final class FakePackServer: PackTransport {
         let listingBytes = setup.server.state.withLock { Int64($0.listing.count) }
         #expect(setup.server.bytesServed - served == Int64(versions.delta.count) + listingBytes)
         #expect(try PackReader(path: setup.packs + "/chamonix.mbtiles").indexDigest() == versions.v2.digest)
-        #expect(String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m2)))
+        #expect(
+            String(decoding: readFile(setup.packs + "/chamonix.manifest.jws"), as: UTF8.self) == (try Self.sign(m2)))
         #expect(setup.packFiles() == ["chamonix.manifest.jws", "chamonix.mbtiles"])
         // The delta-updated pack (other bytes, same tiles) counts as version 2, verified.
         #expect(try await installer.install("chamonix").mode == .upToDate)
@@ -507,17 +572,31 @@ final class FakePackServer: PackTransport {
         let bytes = try Self.pack(19)
         let v1 = Self.manifest(version: 1, pack: bytes), v3 = Self.manifest(version: 3, pack: bytes)
         func listed(_ m: PackManifest, _ deltas: [(Int, Int64)]) -> ListedPack {
-            ListedPack(manifest: m, jws: "", path: "/packs/chamonix",
-                       deltas: deltas.map { .init(from: $0.0, url: "/packs/chamonix/deltas/\($0.0)", bytes: $0.1) })
+            ListedPack(
+                manifest: m, jws: "", path: "/packs/chamonix",
+                deltas: deltas.map { .init(from: $0.0, url: "/packs/chamonix/deltas/\($0.0)", bytes: $0.1) })
         }
         let chain = PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(2, 200), (1, 100)]))
-        #expect(chain == .deltas([.init(from: 1, url: "/packs/chamonix/deltas/1", bytes: 100), .init(from: 2, url: "/packs/chamonix/deltas/2", bytes: 200)], bytes: 300))
+        #expect(
+            chain
+                == .deltas(
+                    [
+                        .init(from: 1, url: "/packs/chamonix/deltas/1", bytes: 100),
+                        .init(from: 2, url: "/packs/chamonix/deltas/2", bytes: 200),
+                    ], bytes: 300))
         #expect(chain.reason == "delta: 2 steps, 300 bytes")
-        #expect(PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(2, 200)])).reason == "full: the server keeps no delta from version 1")
-        #expect(PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(1, bytes.size - 400), (2, 400)])).reason.hasPrefix("full: the deltas (\(bytes.size) bytes)"))
-        #expect(PackUpdatePlan.choose(installed: nil, listed: listed(v3, [(1, 1), (2, 1)])).reason == "full: not installed")
+        #expect(
+            PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(2, 200)])).reason
+                == "full: the server keeps no delta from version 1")
+        #expect(
+            PackUpdatePlan.choose(installed: v1, listed: listed(v3, [(1, bytes.size - 400), (2, 400)])).reason
+                .hasPrefix("full: the deltas (\(bytes.size) bytes)"))
+        #expect(
+            PackUpdatePlan.choose(installed: nil, listed: listed(v3, [(1, 1), (2, 1)])).reason == "full: not installed")
         var astc = v3
         astc.archives[0].codec = "astc6x6"
-        #expect(PackUpdatePlan.choose(installed: v1, listed: listed(astc, [(1, 1), (2, 1)])).reason == "full: format changed")
+        #expect(
+            PackUpdatePlan.choose(installed: v1, listed: listed(astc, [(1, 1), (2, 1)])).reason
+                == "full: format changed")
     }
 }

@@ -36,8 +36,9 @@ import Darwin
 
         init() throws {
             shop = try TestStoreFixture()
-            ledger = try EntitlementLedger(path: shop.dir.file("ledger.sqlite"), verifier: shop.verifier,
-                                           account: RegionsFixture.account, clock: shop.clock)
+            ledger = try EntitlementLedger(
+                path: shop.dir.file("ledger.sqlite"), verifier: shop.verifier,
+                account: RegionsFixture.account, clock: shop.clock)
         }
 
         /// A purchase: the store's signed transaction, its payload and id.
@@ -49,7 +50,8 @@ import Darwin
 
         /// Buys at the store and records it in the ledger.
         @discardableResult
-        func buy(_ product: String, type: AppStoreProductType = .nonConsumable, period: String? = nil) throws -> Bought {
+        func buy(_ product: String, type: AppStoreProductType = .nonConsumable, period: String? = nil) throws -> Bought
+        {
             let jws = try shop.sell(product, type: type, period: period)
             try ledger.import(signed: [jws])
             let payload = try verifier.verifyTransaction(jws, source: "test")
@@ -82,7 +84,9 @@ import Darwin
 
     /// "reason" or "unverified(verification)" for each rejected row of `report`.
     static func reasons(_ report: LedgerReport) -> [String] {
-        report.rejected.map { row in row.verification.map { "\(row.reason.rawValue)(\($0.rawValue))" } ?? row.reason.rawValue }
+        report.rejected.map { row in
+            row.verification.map { "\(row.reason.rawValue)(\($0.rawValue))" } ?? row.reason.rawValue
+        }
     }
 
     // MARK: base64url and JWS (the publisher's catalog signature)
@@ -138,7 +142,10 @@ import Darwin
         #expect(kind(token) == nil)
         // alg none (with and without a signature), and another algorithm.
         #expect(kind(Self.withHeader(token, #"{"alg":"none","kid":"\#(kid)"}"#)) == .badAlgorithm)
-        #expect(kind(Self.withHeader(token, #"{"alg":"none"}"#).split(separator: ".").dropLast().joined(separator: ".") + ".") == .malformed)
+        #expect(
+            kind(
+                Self.withHeader(token, #"{"alg":"none"}"#).split(separator: ".").dropLast().joined(separator: ".") + "."
+            ) == .malformed)
         #expect(kind(Self.withHeader(token, #"{"alg":"HS256","kid":"\#(kid)"}"#)) == .badAlgorithm)
         #expect(kind(Self.withHeader(token, #"{"alg":"EdDSA","kid":"\#(kid)","crit":["exp"]}"#)) == .badAlgorithm)
         // Wrong / missing kid.
@@ -165,7 +172,9 @@ import Darwin
         let other = try JWS.sign(Claim(sub: "x", n: 7), key: Curve25519.Signing.PrivateKey(), kid: kid)
         #expect(kind(other) == .badSignature)
         // Errors are one line naming the source.
-        do { _ = try JWS.verify(Self.withHeader(token, #"{"alg":"none"}"#), publicKeys: keys, source: "ledger row 3") } catch {
+        do {
+            _ = try JWS.verify(Self.withHeader(token, #"{"alg":"none"}"#), publicKeys: keys, source: "ledger row 3")
+        } catch {
             #expect(error.description.hasPrefix("ledger row 3: "))
             #expect(!error.description.contains("\n"))
         }
@@ -176,7 +185,8 @@ import Darwin
         let privateJWK = JWK.newPrivateKey()
         let privatePath = dir.file("publisher.jwk"), publicPath = dir.file("publisher.public.jwk")
         try RegionFiles.writeAtomically(path: privatePath, bytes: Array(try privateJWK.jsonString().utf8), mode: 0o600)
-        try RegionFiles.writeAtomically(path: publicPath, bytes: Array(try privateJWK.publicJWK.jsonString().utf8), mode: 0o644)
+        try RegionFiles.writeAtomically(
+            path: publicPath, bytes: Array(try privateJWK.publicJWK.jsonString().utf8), mode: 0o644)
         let publicJWK = try JWK.read(path: publicPath)
         #expect(publicJWK.d == nil && publicJWK.kty == "OKP" && publicJWK.crv == "Ed25519")
         #expect(publicJWK.kid == JWK.thumbprint(x: publicJWK.x) && publicJWK == privateJWK.publicJWK)
@@ -212,16 +222,24 @@ import Darwin
         #expect(t.purchaseDate == Self.ms(Self.t0) && t.signedDate == Self.ms(Self.t0) && t.expiresDate == nil)
         #expect(t.originalTransactionId == bought.id && bought.id.count == 16)
         // App Store format: ES256 with the test CA's three certificates.
-        let header = try JSONDecoder().decode(AppStoreJWSHeader.self, from: Data(try Base64URL.decode(bought.jws.split(separator: ".")[0])))
+        let header = try JSONDecoder().decode(
+            AppStoreJWSHeader.self, from: Data(try Base64URL.decode(bought.jws.split(separator: ".")[0])))
         #expect(header.alg == "ES256" && header.x5c?.count == 3)
         #expect(header.x5c?.last.flatMap { Data(base64Encoded: $0) }.map(Array.init) == f.store.ca.rootCertificateDER)
 
         #expect(try f.owned() == ["chamonix"])
         let entitlements = try f.ledger.entitlements(now: Self.t0 + 1000 * Self.day)
-        #expect(entitlements == [Entitlement(productID: "chamonix", type: .nonConsumable, transactionID: bought.id,
-                                             originalTransactionID: bought.id, purchaseDate: Self.ms(Self.t0), expiresDate: nil)])
+        #expect(
+            entitlements == [
+                Entitlement(
+                    productID: "chamonix", type: .nonConsumable, transactionID: bought.id,
+                    originalTransactionID: bought.id, purchaseDate: Self.ms(Self.t0), expiresDate: nil)
+            ])
         let json = try JSONOutput.string(entitlements[0])
-        #expect(json == #"{"expires_date":null,"original_transaction_id":"\#(bought.id)","product_id":"chamonix","purchase_date":1704067200000,"transaction_id":"\#(bought.id)","type":"Non-Consumable"}"#)
+        #expect(
+            json
+                == #"{"expires_date":null,"original_transaction_id":"\#(bought.id)","product_id":"chamonix","purchase_date":1704067200000,"transaction_id":"\#(bought.id)","type":"Non-Consumable"}"#
+        )
         // Another account owns nothing; the rows of ours are reported for it, not counted.
         let other = try f.ledger.report(account: Self.otherAccount, now: Self.t0)
         #expect(other.entitlements.isEmpty && other.rejected.map(\.reason) == [.otherAccount])
@@ -237,12 +255,18 @@ import Darwin
         let newline = #expect(throws: LedgerError.self) { try f.store.purchase(f.shop.request("a\nb")) }
         #expect(newline?.description.contains("\n") == false)
         // A subscription needs a term; consumables are not sold.
-        #expect(thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .autoRenewable)) }?.kind == .invalidArgument)
-        #expect(thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .consumable)) }?.kind == .invalidArgument)
+        #expect(
+            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .autoRenewable)) }?.kind
+                == .invalidArgument)
+        #expect(
+            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .consumable)) }?.kind
+                == .invalidArgument)
         let unknown = #expect(throws: LedgerError.self) { try f.store.refund(transactionID: "123", reason: 0) }
         #expect(unknown?.kind == .notFound && unknown?.category == .notFound)
         let bought = try f.buy("chamonix")
-        #expect(thrown(LedgerError.self) { try f.store.refund(transactionID: bought.id, reason: 7) }?.kind == .invalidArgument)
+        #expect(
+            thrown(LedgerError.self) { try f.store.refund(transactionID: bought.id, reason: 7) }?.kind
+                == .invalidArgument)
         // A token that is not App Store signed data.
         let junk = #expect(throws: LedgerError.self) { try f.ledger.import(signed: ["a.b.c"]) }
         #expect(junk?.kind == .rejected && junk?.verification == .malformed && junk?.category == .invalidInput)
@@ -266,7 +290,9 @@ import Darwin
         #expect(try f.owned(Self.t0 + 31 * Self.day).isEmpty)
         // The memoized answer must not outlive an expiry boundary in either direction.
         let expiry = Double(bought.payload.expiresDate ?? 0) / 1000
-        for (now, entitled) in [(expiry - 0.001, true), (expiry, false), (expiry - 1, true), (Self.t0, true), (expiry + 1, false)] {
+        for (now, entitled) in [
+            (expiry - 0.001, true), (expiry, false), (expiry - 1, true), (Self.t0, true), (expiry + 1, false),
+        ] {
             let report = try f.ledger.report(now: now)
             #expect(report.entitlements.isEmpty != entitled, "at \(now)")
             #expect(report.now == Int64(now * 1000))
@@ -276,7 +302,9 @@ import Darwin
         #expect(report.rejected.isEmpty && report.verifiedTransactions == 1 && !report.clockRolledBack)
         // While it runs the store does not sell it again; once expired it does (a renewal).
         f.clock.set(Self.t0 + 20 * Self.day)
-        #expect(try f.store.purchase(f.shop.request("updates", type: .autoRenewable, period: "P1M")) == .alreadyOwned(bought.jws))
+        #expect(
+            try f.store.purchase(f.shop.request("updates", type: .autoRenewable, period: "P1M"))
+                == .alreadyOwned(bought.jws))
         f.clock.set(Self.t0 + 31 * Self.day)
         let renewal = try f.buy("updates", type: .autoRenewable, period: "P1M")
         #expect(renewal.id != bought.id)
@@ -301,7 +329,9 @@ import Darwin
         #expect(try f.shop.storeCount() == 2)
         #expect(try f.ledger.import(signed: [revocation]) == LedgerImportSummary(unchanged: 1))
         // The refund is an update the device has not finished yet.
-        #expect(try f.store.unfinishedTransactions(account: f.account, bundleID: RegionsFixture.bundleID).contains(revocation))
+        #expect(
+            try f.store.unfinishedTransactions(account: f.account, bundleID: RegionsFixture.bundleID).contains(
+                revocation))
         #expect(try f.owned() == ["chamonix"])
     }
 
@@ -368,19 +398,33 @@ import Darwin
         var edited = bought.payload
         edited.productId = "zermatt"
         let editedPayload = Base64URL.encode(Array(try JSONOutput.string(edited).utf8))
-        #expect(try rejection(after: "UPDATE transactions SET product_id = 'zermatt', jws = '\(parts[0]).\(editedPayload).\(parts[2])'")
+        #expect(
+            try rejection(
+                after:
+                    "UPDATE transactions SET product_id = 'zermatt', jws = '\(parts[0]).\(editedPayload).\(parts[2])'")
                 == ["unverified(signature)"])
         // A signature bit flipped.
         var signature = try Base64URL.decode(parts[2])
         signature[5] ^= 0x10
-        #expect(try rejection(after: setJWS("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))")) == ["unverified(signature)"])
+        #expect(
+            try rejection(after: setJWS("\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))")) == [
+                "unverified(signature)"
+            ])
         // Values far larger than any token (64 MiB of jws, a 1 MiB product id): cut when read,
         // never allocated whole, and rejected.
-        #expect(try rejection(after: "UPDATE transactions SET jws = jws || hex(zeroblob(32 * 1024 * 1024))") == ["unverified(malformed)"])
-        #expect(try rejection(after: "UPDATE transactions SET product_id = product_id || hex(zeroblob(512 * 1024))") == ["columnMismatch"])
+        #expect(
+            try rejection(after: "UPDATE transactions SET jws = jws || hex(zeroblob(32 * 1024 * 1024))") == [
+                "unverified(malformed)"
+            ])
+        #expect(
+            try rejection(after: "UPDATE transactions SET product_id = product_id || hex(zeroblob(512 * 1024))") == [
+                "columnMismatch"
+            ])
         // A column edited, the signed blob intact: the column disagrees with what was signed.
         #expect(try rejection(after: "UPDATE transactions SET account = '\(Self.otherAccount)'") == ["columnMismatch"])
-        #expect(try rejection(after: "UPDATE transactions SET type = 'Auto-Renewable Subscription', expires_date = 253402300799999")
+        #expect(
+            try rejection(
+                after: "UPDATE transactions SET type = 'Auto-Renewable Subscription', expires_date = 253402300799999")
                 == ["columnMismatch"])
         #expect(try rejection(after: "UPDATE transactions SET product_id = 'zermatt'") == ["columnMismatch"])
         // Signed by another test App Store (its own CA, not pinned).
@@ -389,12 +433,16 @@ import Darwin
         #expect(try rejection(after: setJWS(rogueJWS)) == ["unverified(chain)"])
         #expect(thrown(LedgerError.self) { try f.ledger.import(signed: [rogueJWS]) }?.verification == .chain)
         // ... naming our root as its x5c root changes nothing: the token's own root is ignored.
-        let ourRoot = rogue.ca.signer.withCertificateChain([rogue.ca.leafCertificateDER, rogue.ca.intermediateCertificateDER,
-                                                            f.store.ca.rootCertificateDER])
+        let ourRoot = rogue.ca.signer.withCertificateChain([
+            rogue.ca.leafCertificateDER, rogue.ca.intermediateCertificateDER,
+            f.store.ca.rootCertificateDER,
+        ])
         #expect(try rejection(after: setJWS(try ourRoot.sign(bought.payload))) == ["unverified(chain)"])
         // ... and our certificates with its key fail the signature.
-        let ourChain = rogue.ca.signer.withCertificateChain([f.store.ca.leafCertificateDER, f.store.ca.intermediateCertificateDER,
-                                                             f.store.ca.rootCertificateDER])
+        let ourChain = rogue.ca.signer.withCertificateChain([
+            f.store.ca.leafCertificateDER, f.store.ca.intermediateCertificateDER,
+            f.store.ca.rootCertificateDER,
+        ])
         #expect(try rejection(after: setJWS(try ourChain.sign(bought.payload))) == ["unverified(signature)"])
         // Our store, another app.
         let otherApp = try f.shop.sell("chamonix", bundleID: "com.example.other")
@@ -414,7 +462,10 @@ import Darwin
         let theirs = try f.shop.sell("zermatt", account: Self.otherAccount)
         #expect(try rejection(after: setJWS(theirs)) == ["columnMismatch"])
         // ... and a row that is wholly theirs is theirs.
-        #expect(try rejection { try f.sql("DELETE FROM transactions"); try f.ledger.import(signed: [theirs]) } == ["otherAccount"])
+        #expect(
+            try rejection {
+                try f.sql("DELETE FROM transactions"); try f.ledger.import(signed: [theirs])
+            } == ["otherAccount"])
     }
 
     /// Seeded by construction: every column of every row set to each of a fixed list of
@@ -429,11 +480,16 @@ import Darwin
         let now = Self.t0 + 2 * Self.day
         #expect(try f.owned(now).isEmpty)
         #expect(try Self.dump(f.ledger.path, tables: ["transactions"]).count == 3)
-        let values = ["NULL", "0", "-1", "9223372036854775807", "253402300799999", "''", "'chamonix'", "'zermatt'", "'updates'",
-                      "'\(f.account)'", "'\(Self.otherAccount)'", "'Sandbox'", "'Non-Consumable'", "'Auto-Renewable Subscription'",
-                      "x'00'", "1.5"]
-        let columns = ["transaction_id", "original_transaction_id", "product_id", "account", "type", "purchase_date",
-                       "expires_date", "revocation_date", "signed_date", "jws"]
+        let values = [
+            "NULL", "0", "-1", "9223372036854775807", "253402300799999", "''", "'chamonix'", "'zermatt'", "'updates'",
+            "'\(f.account)'", "'\(Self.otherAccount)'", "'Sandbox'", "'Non-Consumable'",
+            "'Auto-Renewable Subscription'",
+            "x'00'", "1.5",
+        ]
+        let columns = [
+            "transaction_id", "original_transaction_id", "product_id", "account", "type", "purchase_date",
+            "expires_date", "revocation_date", "signed_date", "jws",
+        ]
         var tried = 0
         for column in columns {
             for value in values {
@@ -447,7 +503,8 @@ import Darwin
                 try? copy.execute("UPDATE meta SET value = \(value) WHERE key = 'observed_ms'")
                 try? copy.execute("UPDATE meta SET value = \(value) WHERE key = 'account'")
                 // A ledger that refuses to open (a garbled account) grants nothing either.
-                let edited = try? EntitlementLedger(path: ledgerCopy, verifier: f.verifier, account: f.account, clock: FixedRegionClock(now))
+                let edited = try? EntitlementLedger(
+                    path: ledgerCopy, verifier: f.verifier, account: f.account, clock: FixedRegionClock(now))
                 let granted = (try? edited?.entitlements(now: now)) ?? []
                 #expect(granted.isEmpty, "UPDATE \(column) = \(value) granted \(granted)")
                 tried += 1
@@ -459,7 +516,9 @@ import Darwin
             for source in 1...3 {
                 for target in 1...3 where target != source {
                     let nth = { (n: Int) in "(SELECT rowid FROM transactions ORDER BY rowid LIMIT 1 OFFSET \(n - 1))" }
-                    try? db.execute("UPDATE transactions SET \(column) = (SELECT \(column) FROM transactions WHERE rowid = \(nth(source))) WHERE rowid = \(nth(target))")
+                    try? db.execute(
+                        "UPDATE transactions SET \(column) = (SELECT \(column) FROM transactions WHERE rowid = \(nth(source))) WHERE rowid = \(nth(target))"
+                    )
                     #expect(try f.owned(now).isEmpty, "copying \(column) from row \(source) to \(target)")
                     tried += 1
                 }
@@ -486,7 +545,8 @@ import Darwin
         #expect(rolled.entitlements.map(\.productID) == ["chamonix"])
         #expect(rolled.problems.first?.hasPrefix("clock rolled back") == true)
         // Another process on the same file sees the same observed time.
-        let other = try EntitlementLedger(path: f.ledger.path, verifier: f.verifier, clock: FixedRegionClock(Self.t0), mode: .readOnly)
+        let other = try EntitlementLedger(
+            path: f.ledger.path, verifier: f.verifier, clock: FixedRegionClock(Self.t0), mode: .readOnly)
         #expect(try other.report(now: Self.t0).clockRolledBack)
         // Within the tolerance (clocks of two machines) is not a rollback.
         #expect(try !f.ledger.report(now: seen - 60).clockRolledBack)
@@ -514,7 +574,8 @@ import Darwin
         // process falls back to the newest signed date still in the file (the purchases', t0).
         try f.sql("DELETE FROM transactions WHERE product_id = 'zermatt'")
         #expect(try f.ledger.report(now: Self.t0 + 5 * Self.day).watermark == newestSigned)
-        let fresh = try EntitlementLedger(path: f.ledger.path, verifier: f.verifier, account: f.account, clock: FixedRegionClock(Self.t0))
+        let fresh = try EntitlementLedger(
+            path: f.ledger.path, verifier: f.verifier, account: f.account, clock: FixedRegionClock(Self.t0))
         #expect(try fresh.report(now: Self.t0).watermark == Self.ms(Self.t0))
     }
 
@@ -525,12 +586,14 @@ import Darwin
         let path = shop.dir.file("ledger.sqlite")
         let bought = try shop.sell("chamonix")
         do {
-            let writer = try EntitlementLedger(path: path, verifier: shop.verifier, account: Self.account, clock: shop.clock)
+            let writer = try EntitlementLedger(
+                path: path, verifier: shop.verifier, account: Self.account, clock: shop.clock)
             try writer.import(signed: [bought])
         }
         // A missing ledger is an empty one, and no file appears.
         let missing = shop.dir.file("missing.sqlite")
-        let empty = try EntitlementLedger(path: missing, verifier: shop.verifier, account: Self.account, clock: shop.clock, mode: .readOnly)
+        let empty = try EntitlementLedger(
+            path: missing, verifier: shop.verifier, account: Self.account, clock: shop.clock, mode: .readOnly)
         #expect(try empty.report(now: Self.t0).entitlements.isEmpty && !empty.accountWasDrawn)
         try empty.observe()
         try empty.recordAcceptedCatalog(serial: 1, jws: "x")
@@ -556,7 +619,9 @@ import Darwin
         #expect(readFile(path) == before)
         // SQLite's read-only WAL reader may leave an empty -wal and the -shm index beside the
         // file (it needs them to see other processes' commits); no frame is ever written.
-        #expect(shop.dir.listing().filter { !$0.hasPrefix("ledger.sqlite-") } == listing.filter { !$0.hasPrefix("ledger.sqlite-") })
+        #expect(
+            shop.dir.listing().filter { !$0.hasPrefix("ledger.sqlite-") }
+                == listing.filter { !$0.hasPrefix("ledger.sqlite-") })
         #expect(!fileExists(path + "-wal") || readFile(path + "-wal").isEmpty)
         // A read-write open of the same file still sees only the purchase (nothing was written).
         let writer = try EntitlementLedger(path: path, verifier: shop.verifier, clock: shop.clock)
@@ -569,13 +634,18 @@ import Darwin
         try LegacyRecords.writeLedger(path: path, account: "acct-legacy")
         let before = readFile(path)
         for mode in [EntitlementLedger.OpenMode.readWrite, .readOnly] {
-            let refused = #expect(throws: LedgerError.self) { try EntitlementLedger(path: path, verifier: shop.verifier, mode: mode) }
+            let refused = #expect(throws: LedgerError.self) {
+                try EntitlementLedger(path: path, verifier: shop.verifier, mode: mode)
+            }
             #expect(refused?.kind == .legacyLedger && refused?.category == .invalidInput, "\(mode)")
-            #expect(refused?.description.contains("run tilepack store restore") == true && refused?.description.hasPrefix(path) == true)
+            #expect(
+                refused?.description.contains("run tilepack store restore") == true
+                    && refused?.description.hasPrefix(path) == true)
         }
         #expect(readFile(path) == before)
         // Upgrading keeps the account and empties what cannot be verified any more.
-        let upgraded = try EntitlementLedger(path: path, verifier: shop.verifier, clock: shop.clock, mode: .upgradingLegacy)
+        let upgraded = try EntitlementLedger(
+            path: path, verifier: shop.verifier, clock: shop.clock, mode: .upgradingLegacy)
         #expect(upgraded.account == "acct-legacy" && !upgraded.accountWasDrawn)
         let report = try upgraded.report(now: Self.t0)
         #expect(report.verifiedTransactions == 0 && report.rejected.isEmpty)
@@ -584,10 +654,13 @@ import Darwin
         #expect(reopened.account == "acct-legacy")
         // Another schema version is a storage error, not a legacy one.
         let future = shop.dir.file("future.sqlite")
-        try SQLiteConnection(path: future, mode: .readWriteCreate).execute("""
+        try SQLiteConnection(path: future, mode: .readWriteCreate).execute(
+            """
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema_version', '3');
             """)
-        let newer = #expect(throws: LedgerError.self) { try EntitlementLedger(path: future, verifier: shop.verifier, mode: .upgradingLegacy) }
+        let newer = #expect(throws: LedgerError.self) {
+            try EntitlementLedger(path: future, verifier: shop.verifier, mode: .upgradingLegacy)
+        }
         #expect(newer?.kind == .storage && newer?.category == .unsupported)
     }
 
@@ -617,15 +690,17 @@ import Darwin
                 defer { done.leave() }
                 do {
                     let store = try TestAppStore(directory: storeDir, clock: FixedRegionClock(Self.t0))
-                    let ledger = try EntitlementLedger(path: ledgerPath, verifier: verifier, account: Self.account,
-                                                       clock: FixedRegionClock(Self.t0))
+                    let ledger = try EntitlementLedger(
+                        path: ledgerPath, verifier: verifier, account: Self.account,
+                        clock: FixedRegionClock(Self.t0))
                     for i in 0..<perThread {
                         let signed = try store.purchase(RegionsFixture.request("region-\(t)-\(i)")).jws
                         try ledger.import(signed: [signed])
                         // A second import (a retry) must not count twice.
                         try ledger.import(signed: [signed])
                     }
-                    _ = try ledger.import(signed: try store.transactions(account: Self.account, bundleID: RegionsFixture.bundleID))
+                    _ = try ledger.import(
+                        signed: try store.transactions(account: Self.account, bundleID: RegionsFixture.bundleID))
                 } catch {
                     failures.add("\(error)")
                 }
@@ -636,7 +711,8 @@ import Darwin
         #expect(failures.all == [])
         let entitled = try f.ledger.entitlements(now: Self.t0)
         #expect(entitled.count == 8 * perThread)
-        #expect(Set(entitled.map(\.productID)) == Set((0..<8).flatMap { t in (0..<perThread).map { "region-\(t)-\($0)" } }))
+        #expect(
+            Set(entitled.map(\.productID)) == Set((0..<8).flatMap { t in (0..<perThread).map { "region-\(t)-\($0)" } }))
         #expect(Set(entitled.map(\.transactionID)).count == 8 * perThread)
         #expect(try f.shop.storeCount() == 8 * perThread)
         #expect(try Self.dump(f.ledger.path, tables: ["transactions"]).count == 8 * perThread)
@@ -677,7 +753,8 @@ import Darwin
         do {
             let writer = try SQLiteConnection(path: f.ledger.path, mode: .readWriteCreate)
             try writer.execute("BEGIN IMMEDIATE")
-            try writer.execute("""
+            try writer.execute(
+                """
                 INSERT INTO transactions VALUES ('\(id)', '\(id)', 'zermatt', '\(f.account)', 'Non-Consumable',
                     \(t.purchaseDate ?? 0), NULL, NULL, \(t.signedDate ?? 0), '\(signed)')
                 """)
@@ -685,7 +762,8 @@ import Darwin
             #expect(writer.isInTransaction)
         }
         // Another process (here: another connection) sees the state before the purchase, and can write.
-        let reopened = try EntitlementLedger(path: f.ledger.path, verifier: f.verifier, clock: FixedRegionClock(Self.t0))
+        let reopened = try EntitlementLedger(
+            path: f.ledger.path, verifier: f.verifier, clock: FixedRegionClock(Self.t0))
         #expect(try Self.dump(f.ledger.path) == before)
         let report = try reopened.report(now: Self.t0)
         #expect(report.entitlements.map(\.productID) == ["chamonix"] && report.rejected.isEmpty)

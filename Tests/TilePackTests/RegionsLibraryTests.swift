@@ -36,7 +36,10 @@ import Testing
 
     /// A closed lon/lat ring (a pentagon-ish shape, not a box) around `(lon, lat)`.
     static func ring(_ lon: Double, _ lat: Double, _ r: Double = 0.02) -> String {
-        let points = [(lon - r, lat - r), (lon + r, lat - r), (lon + r * 1.5, lat), (lon + r, lat + r), (lon - r, lat + r), (lon - r, lat - r)]
+        let points = [
+            (lon - r, lat - r), (lon + r, lat - r), (lon + r * 1.5, lat), (lon + r, lat + r), (lon - r, lat + r),
+            (lon - r, lat - r),
+        ]
         return "[[" + points.map { "[\($0.0), \($0.1)]" }.joined(separator: ", ") + "]]"
     }
 
@@ -71,22 +74,26 @@ import Testing
     /// The catalog's JSON: regions A (2.99) and B (1.99) each in its own archive, a bundle of
     /// both (3.99), a monthly subscription including the bundle (0.99), and a region whose
     /// archive is missing (unavailable; its hash given, as the publisher had the file).
-    static func catalogJSON(serial: Int, freeMaxZoom: Int = RegionsLibraryTests.freeMaxZoom, extraProducts: [String] = []) -> [UInt8] {
-        let products = [
-            region(regionA, price: "2.99", lon: pointA.lon, lat: pointA.lat, archive: "a.mbtiles"),
-            region(regionB, price: "1.99", lon: pointB.lon, lat: pointB.lat, archive: "b.mbtiles"),
-            """
-            {"id": "\(bundleID)", "title": "Both", "price": "3.99", "currency": "EUR", "kind": "bundle",
-             "includes": ["\(regionA)", "\(regionB)"]}
-            """,
-            """
-            {"id": "\(subscriptionID)", "title": "Updates", "price": "0.99", "currency": "EUR", "kind": "subscription",
-             "period": "P1M", "includes": ["\(bundleID)"]}
-            """,
-            region(missingID, price: "0.49", lon: 7.5, lat: 46.5, archive: "missing.mbtiles"),
-        ] + extraProducts
+    static func catalogJSON(
+        serial: Int, freeMaxZoom: Int = RegionsLibraryTests.freeMaxZoom, extraProducts: [String] = []
+    ) -> [UInt8] {
+        let products =
+            [
+                region(regionA, price: "2.99", lon: pointA.lon, lat: pointA.lat, archive: "a.mbtiles"),
+                region(regionB, price: "1.99", lon: pointB.lon, lat: pointB.lat, archive: "b.mbtiles"),
+                """
+                {"id": "\(bundleID)", "title": "Both", "price": "3.99", "currency": "EUR", "kind": "bundle",
+                 "includes": ["\(regionA)", "\(regionB)"]}
+                """,
+                """
+                {"id": "\(subscriptionID)", "title": "Updates", "price": "0.99", "currency": "EUR", "kind": "subscription",
+                 "period": "P1M", "includes": ["\(bundleID)"]}
+                """,
+                region(missingID, price: "0.49", lon: 7.5, lat: 46.5, archive: "missing.mbtiles"),
+            ] + extraProducts
         let hashes = "{\"missing.mbtiles\": \"\(String(repeating: "0", count: 64))\"}"
-        return Array("""
+        return Array(
+            """
             {"version": 2, "serial": \(serial), "free_max_zoom": \(freeMaxZoom), "archive_sha256": \(hashes),
              "products": [\(products.joined(separator: ",\n"))]}
             """.utf8)
@@ -117,17 +124,23 @@ import Testing
 
         /// Signs the catalog again with `serial` (and `key`), as the publisher ships an edition.
         @discardableResult
-        func sign(serial: Int, freeMaxZoom: Int = RegionsLibraryTests.freeMaxZoom, key: JWK = RegionsFixture.publisher) throws -> String {
-            try RegionsFixture.signCatalog(libraryDirectory: libraryPath,
-                                           json: catalogJSON(serial: serial, freeMaxZoom: freeMaxZoom, extraProducts: extraProducts), key: key)
+        func sign(
+            serial: Int, freeMaxZoom: Int = RegionsLibraryTests.freeMaxZoom, key: JWK = RegionsFixture.publisher
+        ) throws -> String {
+            try RegionsFixture.signCatalog(
+                libraryDirectory: libraryPath,
+                json: catalogJSON(serial: serial, freeMaxZoom: freeMaxZoom, extraProducts: extraProducts), key: key)
         }
 
         /// Opens the library as a device does. `online` false: no store to sync with.
-        func open(ledger: String? = nil, account: String? = RegionsFixture.account, online: Bool = true,
-                  readOnly: Bool = false, upgrading: Bool = false, trust: TrustAnchors?? = nil) throws -> RegionLibrary {
-            try RegionLibrary(directory: libraryPath, trust: trust ?? shop.trust, ledgerPath: ledger ?? ledgerPath, account: account,
-                              storefront: online ? shop.store : nil, clock: shop.clock, readOnly: readOnly,
-                              upgradingLegacyLedger: upgrading)
+        func open(
+            ledger: String? = nil, account: String? = RegionsFixture.account, online: Bool = true,
+            readOnly: Bool = false, upgrading: Bool = false, trust: TrustAnchors?? = nil
+        ) throws -> RegionLibrary {
+            try RegionLibrary(
+                directory: libraryPath, trust: trust ?? shop.trust, ledgerPath: ledger ?? ledgerPath, account: account,
+                storefront: online ? shop.store : nil, clock: shop.clock, readOnly: readOnly,
+                upgradingLegacyLedger: upgrading)
         }
 
         var archives: [String] { [libraryPath + "/a.mbtiles", libraryPath + "/b.mbtiles"] }
@@ -183,8 +196,9 @@ import Testing
     static func setRow(_ path: String, _ transactionID: String, _ values: [String?]) throws {
         let db = try SQLiteConnection(path: path, mode: .readWriteExisting)
         let names = EntitlementLedger.columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let update = try db.prepare("UPDATE transactions SET " + names.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
-                                    + " WHERE transaction_id = ?\(names.count + 1)")
+        let update = try db.prepare(
+            "UPDATE transactions SET " + names.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
+                + " WHERE transaction_id = ?\(names.count + 1)")
         for (i, value) in values.enumerated() { try update.bind(value, at: Int32(i + 1)) }
         try update.bind(transactionID, at: Int32(names.count + 1))
         try update.run()
@@ -210,13 +224,17 @@ import Testing
         #expect(policy.access(Self.tile(-70, -30, 12)) == .denied(unlockedBy: []))
         // Zoom 13 is past the top zoom sold (12): the map draws zoom 12 scaled up there, so
         // the products selling zoom 12 of A's archive unlock it.
-        #expect(Self.offerIDs(policy.access(Self.tile(Self.pointA.lon, Self.pointA.lat, 13))) == [Self.subscriptionID, Self.regionA, Self.bundleID])
+        #expect(
+            Self.offerIDs(policy.access(Self.tile(Self.pointA.lon, Self.pointA.lat, 13))) == [
+                Self.subscriptionID, Self.regionA, Self.bundleID,
+            ])
         // The unavailable product is never offered.
         #expect(Self.offerIDs(policy.access(Self.tile(7.5, 46.5, 12))) == [])
         #expect(try library.listings().allSatisfy { !$0.owned })
         #expect(try library.listings().first { $0.id == Self.missingID }?.available == false)
         // A read-only open of a ledger that does not exist created none.
-        #expect(!fileExists(lib.ledgerPath) && !fileExists(lib.ledgerPath + "-wal") && lib.dir.listing().contains("device"))
+        #expect(
+            !fileExists(lib.ledgerPath) && !fileExists(lib.ledgerPath + "-wal") && lib.dir.listing().contains("device"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: lib.dir.file("device")).isEmpty)
     }
 
@@ -285,7 +303,8 @@ import Testing
         lib.clock.set(Self.t0 + 40 * Self.day)
         let later = try lib.open()
         #expect(try later.report().entitlements.isEmpty)
-        #expect(Self.offerIDs(later.accessPolicy().access(Self.zA)) == [Self.subscriptionID, Self.regionA, Self.bundleID])
+        #expect(
+            Self.offerIDs(later.accessPolicy().access(Self.zA)) == [Self.subscriptionID, Self.regionA, Self.bundleID])
         // Expired, it can be bought again (a renewal).
         let renewal = try Self.bought(later.buy(Self.subscriptionID))
         #expect(renewal.transactionID != bought.transactionID && Self.opens(later.accessPolicy().access(Self.zA)))
@@ -573,21 +592,28 @@ import Testing
         let (a, b, s) = ("1000000000000011", "1000000000000012", "1000000000000013")
         let bought = Self.ms(Self.t0 - 10 * Self.day)
         let lib = try Library(prepareStore: { dir in
-            try LegacyRecords.writeSimulatorStore(directory: dir, [
-                .init(transactionId: a, originalTransactionId: a, productId: Self.regionA, purchaseDate: bought,
-                      appAccountToken: legacyAccount, type: "Non-Consumable", signedDate: bought),
-                .init(transactionId: b, originalTransactionId: b, productId: Self.regionB, purchaseDate: bought,
-                      appAccountToken: legacyAccount, type: "Non-Consumable", signedDate: bought + 5,
-                      revocationDate: bought + 5, revocationReason: 0),
-                .init(transactionId: s, originalTransactionId: s, productId: Self.subscriptionID, purchaseDate: bought,
-                      expiresDate: Self.ms(Self.t0 + 21 * Self.day), appAccountToken: legacyAccount,
-                      type: "Auto-Renewable Subscription", signedDate: bought),
-            ])
+            try LegacyRecords.writeSimulatorStore(
+                directory: dir,
+                [
+                    .init(
+                        transactionId: a, originalTransactionId: a, productId: Self.regionA, purchaseDate: bought,
+                        appAccountToken: legacyAccount, type: "Non-Consumable", signedDate: bought),
+                    .init(
+                        transactionId: b, originalTransactionId: b, productId: Self.regionB, purchaseDate: bought,
+                        appAccountToken: legacyAccount, type: "Non-Consumable", signedDate: bought + 5,
+                        revocationDate: bought + 5, revocationReason: 0),
+                    .init(
+                        transactionId: s, originalTransactionId: s, productId: Self.subscriptionID,
+                        purchaseDate: bought,
+                        expiresDate: Self.ms(Self.t0 + 21 * Self.day), appAccountToken: legacyAccount,
+                        type: "Auto-Renewable Subscription", signedDate: bought),
+                ])
         })
         try LegacyRecords.writeLedger(path: lib.ledgerPath, account: legacyAccount)
         for readOnly in [false, true] {
             let refused = thrown(LedgerError.self) { try lib.open(account: nil, readOnly: readOnly) }
-            #expect(refused?.kind == .legacyLedger && refused?.description.contains("run tilepack store restore") == true)
+            #expect(
+                refused?.kind == .legacyLedger && refused?.description.contains("run tilepack store restore") == true)
         }
         // `store restore`: the ledger is emptied (keeping its account), the store re-issues its
         // earlier records in the App Store format, and they are imported.
@@ -596,7 +622,8 @@ import Testing
         let summary = try upgraded.restore()
         #expect(summary.inserted + summary.unchanged == 3 && summary.replaced == 0)
         let entitled = try upgraded.report().entitlements
-        #expect(entitled.map(\.transactionID) == [a, s] && entitled.map(\.productID) == [Self.regionA, Self.subscriptionID])
+        #expect(
+            entitled.map(\.transactionID) == [a, s] && entitled.map(\.productID) == [Self.regionA, Self.subscriptionID])
         #expect(entitled.allSatisfy { $0.purchaseDate == bought })
         #expect(entitled.last?.expiresDate == Self.ms(Self.t0 + 21 * Self.day))
         #expect(try upgraded.report().rejected.isEmpty && Self.opens(upgraded.accessPolicy().access(Self.zB)))
@@ -615,8 +642,10 @@ import Testing
     @Test func buyingAnUnknownOrUnavailableProductNamesIt() throws {
         let lib = try Library()
         let library = try lib.open()
-        for (id, kind, words) in [("t.nope", CatalogError.Kind.unknownProduct, "no product"),
-                                  (Self.missingID, .unknownProduct, "not available")] {
+        for (id, kind, words) in [
+            ("t.nope", CatalogError.Kind.unknownProduct, "no product"),
+            (Self.missingID, .unknownProduct, "not available"),
+        ] {
             do {
                 _ = try library.buy(id)
                 Issue.record("bought \(id)")
@@ -662,31 +691,49 @@ import Testing
         let other = JWK.newPrivateKey()
         let cases: [(String, CatalogError.Kind?, () throws -> Void)] = [
             ("missing", .notFound, { unlink(jwsPath) }),
-            ("edited", .badSignature, {
-                var parts = String(decoding: signed, as: UTF8.self).split(separator: ".").map(String.init)
-                var payload = try Base64URL.decode(parts[1])
-                let text = String(decoding: payload, as: UTF8.self)
-                    .replacingOccurrences(of: "\"free_max_zoom\":8", with: "\"free_max_zoom\":24")
-                    .replacingOccurrences(of: "\"free_max_zoom\": 8", with: "\"free_max_zoom\": 24")
-                #expect(text != String(decoding: payload, as: UTF8.self))
-                payload = Array(text.utf8)
-                parts[1] = Base64URL.encode(payload)
-                writeFile(jwsPath, Array(parts.joined(separator: ".").utf8))
-            }),
-            ("unsigned only, free_max_zoom 24", .notFound, {
-                unlink(jwsPath)
-                writeFile(lib.libraryPath + "/catalog.json", Self.catalogJSON(serial: 9, freeMaxZoom: 24))
-            }),
+            (
+                "edited", .badSignature,
+                {
+                    var parts = String(decoding: signed, as: UTF8.self).split(separator: ".").map(String.init)
+                    var payload = try Base64URL.decode(parts[1])
+                    let text = String(decoding: payload, as: UTF8.self)
+                        .replacingOccurrences(of: "\"free_max_zoom\":8", with: "\"free_max_zoom\":24")
+                        .replacingOccurrences(of: "\"free_max_zoom\": 8", with: "\"free_max_zoom\": 24")
+                    #expect(text != String(decoding: payload, as: UTF8.self))
+                    payload = Array(text.utf8)
+                    parts[1] = Base64URL.encode(payload)
+                    writeFile(jwsPath, Array(parts.joined(separator: ".").utf8))
+                }
+            ),
+            (
+                "unsigned only, free_max_zoom 24", .notFound,
+                {
+                    unlink(jwsPath)
+                    writeFile(lib.libraryPath + "/catalog.json", Self.catalogJSON(serial: 9, freeMaxZoom: 24))
+                }
+            ),
             ("signed by another key", .badSignature, { try lib.sign(serial: 9, freeMaxZoom: 24, key: other) }),
             ("an older serial", .staleSerial, { try lib.sign(serial: 1, freeMaxZoom: 24) }),
-            ("a symlink loop", .cannotRead, { unlink(jwsPath); symlink(jwsPath, jwsPath) }),
-            ("a directory", .notRegularFile, { unlink(jwsPath); mkdir(jwsPath, 0o755) }),
+            (
+                "a symlink loop", .cannotRead,
+                {
+                    unlink(jwsPath); symlink(jwsPath, jwsPath)
+                }
+            ),
+            (
+                "a directory", .notRegularFile,
+                {
+                    unlink(jwsPath); mkdir(jwsPath, 0o755)
+                }
+            ),
         ]
         for (name, kind, damage) in cases {
             try damage()
             let library = try lib.open()
             #expect(library.catalogProblem != nil, "\(name)")
-            if let kind { #expect(library.catalogProblem?.kind == kind, "\(name): \(String(describing: library.catalogProblem))") }
+            if let kind {
+                #expect(library.catalogProblem?.kind == kind, "\(name): \(String(describing: library.catalogProblem))")
+            }
             #expect(library.catalog?.freeMaxZoom == Self.freeMaxZoom && library.entitlements == nil, "\(name)")
             let policy = library.accessPolicy()
             #expect(policy.access(Self.tile(Self.pointA.lon, Self.pointA.lat, Self.freeMaxZoom)) == .allowed, "\(name)")
@@ -745,12 +792,15 @@ import Testing
 
     @Test func eightThreadsBuyingThroughSeparateLibrariesLoseAndDuplicateNothing() throws {
         let ids = (0..<8).map { "t.r\($0)" }
-        let lib = try Library(extraProducts: ids.enumerated().map { i, id in
-            Self.region(id, price: "1.\(i)0", lon: 6.0 + Double(i) * 0.1, lat: 45.0, archive: "a.mbtiles")
-        })
+        let lib = try Library(
+            extraProducts: ids.enumerated().map { i, id in
+                Self.region(id, price: "1.\(i)0", lon: 6.0 + Double(i) * 0.1, lat: 45.0, archive: "a.mbtiles")
+            })
         let failures = ThreadFailures()
         let done = DispatchGroup()
-        let (libraryPath, ledgerPath, storePath, trust, clock) = (lib.libraryPath, lib.ledgerPath, lib.shop.storeDirectory, lib.trust, lib.clock)
+        let (libraryPath, ledgerPath, storePath, trust, clock) = (
+            lib.libraryPath, lib.ledgerPath, lib.shop.storeDirectory, lib.trust, lib.clock
+        )
         // No ledger exists yet: the threads race to create it; each has its own store connection.
         for id in ids {
             done.enter()
@@ -758,8 +808,9 @@ import Testing
                 defer { done.leave() }
                 do {
                     let store = try TestAppStore(directory: storePath, clock: clock)
-                    let library = try RegionLibrary(directory: libraryPath, trust: trust, ledgerPath: ledgerPath,
-                                                    account: RegionsFixture.account, storefront: store, clock: clock)
+                    let library = try RegionLibrary(
+                        directory: libraryPath, trust: trust, ledgerPath: ledgerPath,
+                        account: RegionsFixture.account, storefront: store, clock: clock)
                     _ = try Self.bought(library.buy(id))
                 } catch {
                     failures.add("\(id): \(error)")

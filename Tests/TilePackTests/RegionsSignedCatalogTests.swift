@@ -10,7 +10,8 @@ import Testing
 
     /// A version-2 catalog selling one region from `a.mbtiles`, with the given hash line.
     static func catalogV2(serial: Int = 3, hashes: String? = nil) -> [UInt8] {
-        let top = "\"version\": 2, \"serial\": \(serial), \"free_max_zoom\": 10"
+        let top =
+            "\"version\": 2, \"serial\": \(serial), \"free_max_zoom\": 10"
             + (hashes.map { ", \"archive_sha256\": \($0)" } ?? "")
         return RegionsCatalogTests.catalogJSON([RegionsCatalogTests.product("r1")], top: top)
     }
@@ -20,9 +21,12 @@ import Testing
         let dir = TemporaryDirectory()
         _ = try dir.write("a.mbtiles", content)
         _ = try dir.write("catalog.json", catalogV2())
-        let payload = try CatalogPayload(filling: catalogV2(), path: dir.file("catalog.json"), libraryDirectory: dir.path)
+        let payload = try CatalogPayload(
+            filling: catalogV2(), path: dir.file("catalog.json"), libraryDirectory: dir.path)
         #expect(payload.hashed == ["a.mbtiles"])
-        #expect(CatalogPayload.decodes(payload.bytes, to: payload.catalog), "the signed bytes decode to the catalog checked")
+        #expect(
+            CatalogPayload.decodes(payload.bytes, to: payload.catalog), "the signed bytes decode to the catalog checked"
+        )
         let key = try publisher.privateKey(source: "test")
         let jws = try SignedCatalog.sign(payload, key: key, path: "catalog.json")
         _ = try dir.write(SignedCatalog.fileName, Array(jws.utf8))
@@ -31,7 +35,8 @@ import Testing
 
     @Test func signedCatalogLoadsWithThePublisherKey() throws {
         let (dir, jws) = try Self.signedLibrary()
-        let (catalog, text) = try SignedCatalog.load(libraryDirectory: dir.path, publisherKeys: [Self.publisher.publicJWK])
+        let (catalog, text) = try SignedCatalog.load(
+            libraryDirectory: dir.path, publisherKeys: [Self.publisher.publicJWK])
         #expect(text == jws)
         #expect(catalog.serial == 3)
         #expect(catalog.archiveSHA256["a.mbtiles"] == SHA256Hex.of(Array("archive bytes".utf8)))
@@ -44,33 +49,43 @@ import Testing
         let (dir, jws) = try Self.signedLibrary()
         let keys = [Self.publisher.publicJWK]
         func refusal(_ text: String) -> CatalogError.Kind? {
-            do { _ = try SignedCatalog.verify(text, publisherKeys: keys, path: "c", libraryDirectory: nil); return nil } catch {
+            do {
+                _ = try SignedCatalog.verify(text, publisherKeys: keys, path: "c", libraryDirectory: nil); return nil
+            } catch {
                 #expect(!error.description.contains("\n"))
                 return error.kind
             }
         }
         // One character changed in each part (payload, signature).
         let parts = jws.split(separator: ".").map(String.init)
-        var payload = Array(parts[1].utf8); payload[10] = payload[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        var payload = Array(parts[1].utf8);
+        payload[10] = payload[10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(refusal(parts[0] + "." + String(decoding: payload, as: UTF8.self) + "." + parts[2]) == .badSignature)
-        var signature = Array(parts[2].utf8); signature[5] = signature[5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        var signature = Array(parts[2].utf8);
+        signature[5] = signature[5] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(refusal(parts[0] + "." + parts[1] + "." + String(decoding: signature, as: UTF8.self)) == .badSignature)
         // Signed by another key (the device owner's own).
         let mine = JWK.newPrivateKey()
-        let forged = try SignedCatalog.sign(Self.catalogV2(hashes: "{\"a.mbtiles\": \"\(String(repeating: "0", count: 64))\"}"),
-                                            key: try mine.privateKey(source: "t"), path: "c")
+        let forged = try SignedCatalog.sign(
+            Self.catalogV2(hashes: "{\"a.mbtiles\": \"\(String(repeating: "0", count: 64))\"}"),
+            key: try mine.privateKey(source: "t"), path: "c")
         #expect(refusal(forged) == .badSignature)
         // The publisher's key, but a token of another type (a transaction-style JWT).
-        let jwt = try JWS.sign(bytes: Array(parts[1].utf8), key: try Self.publisher.privateKey(source: "t"), kid: Self.publisher.keyID)
+        let jwt = try JWS.sign(
+            bytes: Array(parts[1].utf8), key: try Self.publisher.privateKey(source: "t"), kid: Self.publisher.keyID)
         #expect(refusal(jwt) == .badSignature)
         // No trusted keys at all: nothing verifies.
-        #expect(throws: CatalogError.self) { try SignedCatalog.verify(jws, publisherKeys: [], path: "c", libraryDirectory: nil) }
+        #expect(throws: CatalogError.self) {
+            try SignedCatalog.verify(jws, publisherKeys: [], path: "c", libraryDirectory: nil)
+        }
         _ = dir
     }
 
     @Test func aSignedCatalogIsVersionTwoWithEveryArchiveHashed() throws {
         let key = try Self.publisher.privateKey(source: "t")
-        #expect(throws: CatalogError.self) { try SignedCatalog.sign(RegionsCatalogTests.catalogJSON([]), key: key, path: "v1") }
+        #expect(throws: CatalogError.self) {
+            try SignedCatalog.sign(RegionsCatalogTests.catalogJSON([]), key: key, path: "v1")
+        }
         do {
             _ = try SignedCatalog.sign(Self.catalogV2(), key: key, path: "c")
             Issue.record("a catalog without the archive's hash was signed")

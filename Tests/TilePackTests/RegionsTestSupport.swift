@@ -40,10 +40,13 @@ enum RegionsFixture {
     }
 
     /// The anchors of an app that trusts `store`'s root for Sandbox and the publisher's key.
-    static func trust(_ store: TestAppStore, bundleID: String = bundleID,
-                      publisherKeys: [JWK] = [publisher.publicJWK]) -> TrustAnchors {
-        TrustAnchors(appStoreRoots: [store.ca.rootCertificateDER], bundleID: bundleID, environments: [.sandbox],
-                     publisherKeys: publisherKeys)
+    static func trust(
+        _ store: TestAppStore, bundleID: String = bundleID,
+        publisherKeys: [JWK] = [publisher.publicJWK]
+    ) -> TrustAnchors {
+        TrustAnchors(
+            appStoreRoots: [store.ca.rootCertificateDER], bundleID: bundleID, environments: [.sandbox],
+            publisherKeys: publisherKeys)
     }
 
     /// A subscription term.
@@ -53,9 +56,12 @@ enum RegionsFixture {
     }
 
     /// What a device of `account` asks the store for.
-    static func request(_ productID: String, type: AppStoreProductType = .nonConsumable, account: String = account,
-                        period: String? = nil, bundleID: String = bundleID) -> PurchaseRequest {
-        PurchaseRequest(productID: productID, type: type, bundleID: bundleID, account: account, period: period.map(Self.period))
+    static func request(
+        _ productID: String, type: AppStoreProductType = .nonConsumable, account: String = account,
+        period: String? = nil, bundleID: String = bundleID
+    ) -> PurchaseRequest {
+        PurchaseRequest(
+            productID: productID, type: type, bundleID: bundleID, account: account, period: period.map(Self.period))
     }
 
     /// Milliseconds since 1970 of `seconds`, as the store signs dates.
@@ -99,14 +105,18 @@ struct TestStoreFixture {
     }
 
     /// What a device of `account` asks the store for.
-    func request(_ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
-                 period: String? = nil, bundleID: String = RegionsFixture.bundleID) -> PurchaseRequest {
+    func request(
+        _ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
+        period: String? = nil, bundleID: String = RegionsFixture.bundleID
+    ) -> PurchaseRequest {
         RegionsFixture.request(productID, type: type, account: account, period: period, bundleID: bundleID)
     }
 
     /// Buys at the store (nothing recorded on any device): the signed transaction.
-    func sell(_ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
-              period: String? = nil, bundleID: String = RegionsFixture.bundleID) throws -> String {
+    func sell(
+        _ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
+        period: String? = nil, bundleID: String = RegionsFixture.bundleID
+    ) throws -> String {
         try store.purchase(request(productID, type: type, account: account, period: period, bundleID: bundleID)).jws
     }
 
@@ -145,7 +155,8 @@ enum LegacyRecords {
         let key = Curve25519.Signing.PrivateKey()
         let kid = JWK(publicKey: key.publicKey).keyID
         let db = try SQLiteConnection(path: directory + "/store.sqlite", mode: .readWriteCreate)
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE transactions (
                 seq INTEGER PRIMARY KEY,
                 transaction_id TEXT NOT NULL UNIQUE,
@@ -155,7 +166,8 @@ enum LegacyRecords {
             CREATE INDEX transactions_account ON transactions(account, seq);
             """)
         for payload in payloads {
-            let insert = try db.prepare("INSERT INTO transactions (transaction_id, account, product_id, jws) VALUES (?, ?, ?, ?)")
+            let insert = try db.prepare(
+                "INSERT INTO transactions (transaction_id, account, product_id, jws) VALUES (?, ?, ?, ?)")
             try insert.bind(payload.transactionId, at: 1)
             try insert.bind(payload.appAccountToken, at: 2)
             try insert.bind(payload.productId, at: 3)
@@ -168,7 +180,8 @@ enum LegacyRecords {
     /// them), with one row holding an Ed25519 JWS the new code cannot verify.
     static func writeLedger(path: String, account: String) throws {
         let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE transactions (
                 transaction_id TEXT PRIMARY KEY,
@@ -189,7 +202,9 @@ enum LegacyRecords {
 
 /// The error of type `E` that `body` throws, recording an issue (at the caller) when it throws
 /// none or another: `#expect(thrown(LedgerError.self) { … }?.kind == .storage)`.
-func thrown<E: Error, R>(_ type: E.Type, sourceLocation: SourceLocation = #_sourceLocation,
-                         _ body: () throws -> R) -> E? {
+func thrown<E: Error, R>(
+    _ type: E.Type, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> R
+) -> E? {
     #expect(throws: type, sourceLocation: sourceLocation, performing: body)
 }

@@ -24,7 +24,8 @@ enum SampleLibrary {
         do {
             _ = try EndToEndTests.build("montblanc-dem.tif", in: dir, maxZoom: 12)
             _ = try EndToEndTests.build("montblanc-color.tif", in: dir, maxZoom: 12)
-            let catalog = try [UInt8](Data(contentsOf: URL(fileURLWithPath: EndToEndTests.sampleRegions + "/catalog.json")))
+            let catalog = try [UInt8](
+                Data(contentsOf: URL(fileURLWithPath: EndToEndTests.sampleRegions + "/catalog.json")))
             try Data(catalog).write(to: URL(fileURLWithPath: dir + "/catalog.json"))
             // What a store library reads: the catalog with the archives' hashes, signed by the publisher.
             try RegionsFixture.signCatalog(libraryDirectory: dir)

@@ -22,15 +22,18 @@ struct ServerLimitsTests {
     /// Runs the server with `limits` on a free loopback port while `body` runs on a thread of
     /// its own (its socket calls block: on the cooperative pool they would starve the server's
     /// request tasks), then shuts it down gracefully.
-    static func withServer(_ limits: ConnectionLimits, allowedHosts: [String] = [],
-                           _ body: @escaping @Sendable (Int) throws -> Void) async throws {
+    static func withServer(
+        _ limits: ConnectionLimits, allowedHosts: [String] = [],
+        _ body: @escaping @Sendable (Int) throws -> Void
+    ) async throws {
         var configuration = TileServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.limits = limits
         configuration.allowedHosts = allowedHosts
         var logger = Logger(label: "test.serve")
         logger.logLevel = .error
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = TileServer.application(ServerTests.openService, configuration: configuration, logger: logger) { port in
+        let app = TileServer.application(ServerTests.openService, configuration: configuration, logger: logger) {
+            port in
             continuation.yield(port)
         }
         let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
@@ -60,7 +63,9 @@ struct ServerLimitsTests {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard rc == 0 else { close(fd); throw POSIXFailure(call: "connect") }
         }
@@ -79,7 +84,11 @@ struct ServerLimitsTests {
             while true {
                 let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 // EOF, or a reset (a socket closed with unread input): closed by the peer.
-                if n > 0 { data += chunk[0..<n] } else { return (String(decoding: data, as: UTF8.self), n == 0 || errno == ECONNRESET) }
+                if n > 0 {
+                    data += chunk[0..<n]
+                } else {
+                    return (String(decoding: data, as: UTF8.self), n == 0 || errno == ECONNRESET)
+                }
             }
         }
 
@@ -92,7 +101,8 @@ struct ServerLimitsTests {
                 data.append(byte)
             }
             let head = String(decoding: data, as: UTF8.self)
-            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            let length =
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 .flatMap { Int($0.dropFirst("content-length:".count).filter { $0 != " " }) } ?? 0
             var body = [UInt8](repeating: 0, count: length)
             var got = 0
@@ -107,21 +117,26 @@ struct ServerLimitsTests {
 
     struct POSIXFailure: Error { let call: String }
 
-    static func limits(connections: Int = 64, headerTimeout: Double = 10, idleTimeout: Double = 60) -> ConnectionLimits {
+    static func limits(connections: Int = 64, headerTimeout: Double = 10, idleTimeout: Double = 60) -> ConnectionLimits
+    {
         ConnectionLimits(maxConnections: connections, headerTimeout: headerTimeout, idleTimeout: idleTimeout)
     }
 
     @Test func headersOverTheLimitGet431AndTheConnectionCloses() async throws {
         try await Self.withServer(Self.limits()) { port in
             let client = try RawClient(port: port)
-            client.send("GET /regions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + String(repeating: "a", count: 20_000) + "\r\n\r\n")
+            client.send(
+                "GET /regions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + String(repeating: "a", count: 20_000)
+                    + "\r\n\r\n")
             let (text, closed) = client.readToEnd()
             #expect(text.hasPrefix("HTTP/1.1 431 "), "\(text.prefix(80))")
             #expect(text.contains("\"error\":\"headersTooLarge\""))
             #expect(closed)
             // Just under the limit is served.
             let ok = try RawClient(port: port)
-            ok.send("GET /regions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + String(repeating: "a", count: 12_000) + "\r\n\r\n")
+            ok.send(
+                "GET /regions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + String(repeating: "a", count: 12_000)
+                    + "\r\n\r\n")
             #expect(ok.readResponse().hasPrefix("HTTP/1.1 200 "))
         }
     }
@@ -209,9 +224,13 @@ struct ServerLimitsTests {
 
     // MARK: Host check and CORS, through the router
 
-    static func app(cors: CORSPolicy = CORSPolicy(), bind: String = "127.0.0.1", allowed: [String] = []) -> some ApplicationProtocol {
-        Application(router: TileServer.router(ServerTests.openService, logRequests: false, cors: cors,
-                                              hostCheck: HostCheck(bindHost: bind, allowed: allowed)))
+    static func app(
+        cors: CORSPolicy = CORSPolicy(), bind: String = "127.0.0.1", allowed: [String] = []
+    ) -> some ApplicationProtocol {
+        Application(
+            router: TileServer.router(
+                ServerTests.openService, logRequests: false, cors: cors,
+                hostCheck: HostCheck(bindHost: bind, allowed: allowed)))
     }
 
     static func fields(_ pairs: [(HTTPField.Name, String)]) -> HTTPFields {
@@ -222,14 +241,19 @@ struct ServerLimitsTests {
 
     @Test func aForeignHostGets421OnALoopbackServer() async throws {
         try await Self.withServer(Self.limits(), allowedHosts: ["tiles.example"]) { port in
-            for host in ["evil.example", "evil.example:8080", "127.0.0.1.evil.example", "localhost.evil.example:80", "[::2]:80"] {
+            for host in [
+                "evil.example", "evil.example:8080", "127.0.0.1.evil.example", "localhost.evil.example:80", "[::2]:80",
+            ] {
                 let c = try RawClient(port: port)
                 c.send("GET /regions HTTP/1.1\r\nHost: \(host)\r\n\r\n")
                 let r = c.readResponse()
                 #expect(r.hasPrefix("HTTP/1.1 421 "), "\(host)")
                 #expect(r.contains("\"error\":\"misdirectedRequest\""), "\(host)")
             }
-            for host in ["127.0.0.1", "127.0.0.1:8080", "localhost:9", "LOCALHOST", "localhost.", "[::1]:8080", "tiles.example", "Tiles.Example:443"] {
+            for host in [
+                "127.0.0.1", "127.0.0.1:8080", "localhost:9", "LOCALHOST", "localhost.", "[::1]:8080", "tiles.example",
+                "Tiles.Example:443",
+            ] {
                 let c = try RawClient(port: port)
                 c.send("GET /regions HTTP/1.1\r\nHost: \(host)\r\n\r\n")
                 #expect(c.readResponse().hasPrefix("HTTP/1.1 200 "), "\(host)")
@@ -240,7 +264,8 @@ struct ServerLimitsTests {
     @Test func hostCheckAppliesToLoopbackBindsOrWhenNamesAreAllowed() {
         #expect(HostCheck(bindHost: "0.0.0.0", allowed: []).refusal(host: "evil.example") == nil)
         #expect(HostCheck(bindHost: "192.0.2.7", allowed: []).refusal(host: "evil.example") == nil)
-        #expect(HostCheck(bindHost: "192.0.2.7", allowed: ["maps.example"]).refusal(host: "evil.example")?.status == 421)
+        #expect(
+            HostCheck(bindHost: "192.0.2.7", allowed: ["maps.example"]).refusal(host: "evil.example")?.status == 421)
         #expect(HostCheck(bindHost: "192.0.2.7", allowed: ["maps.example"]).refusal(host: "192.0.2.7:8080") == nil)
         #expect(HostCheck(bindHost: "::1", allowed: []).refusal(host: "[::1]:8080") == nil)
         #expect(HostCheck(bindHost: "127.0.0.2", allowed: []).refusal(host: "127.0.0.2") == nil)
@@ -250,12 +275,16 @@ struct ServerLimitsTests {
 
     @Test func noCORSGrantByDefault() async throws {
         try await Self.app().test(.router) { client in
-            try await client.execute(uri: "/regions", method: .get, headers: Self.fields([(.origin, "http://evil.example")])) { r in
+            try await client.execute(
+                uri: "/regions", method: .get, headers: Self.fields([(.origin, "http://evil.example")])
+            ) { r in
                 #expect(r.status == .ok)
                 #expect(r.headers[.accessControlAllowOrigin] == nil)
                 #expect(r.headers[.accessControlExposeHeaders] == nil)
             }
-            try await client.execute(uri: "/regions", method: .options, headers: Self.fields([(.origin, "http://evil.example")])) { r in
+            try await client.execute(
+                uri: "/regions", method: .options, headers: Self.fields([(.origin, "http://evil.example")])
+            ) { r in
                 #expect(r.headers[.accessControlAllowOrigin] == nil)
             }
         }
@@ -263,24 +292,31 @@ struct ServerLimitsTests {
 
     @Test func corsGrantsOnlyTheListedOrigins() async throws {
         try await Self.app(cors: CORSPolicy(origins: ["http://maps.example:8000"])).test(.router) { client in
-            try await client.execute(uri: "/regions", method: .get, headers: Self.fields([(.origin, "http://maps.example:8000")])) { r in
+            try await client.execute(
+                uri: "/regions", method: .get, headers: Self.fields([(.origin, "http://maps.example:8000")])
+            ) { r in
                 #expect(r.headers[.accessControlAllowOrigin] == "http://maps.example:8000")
                 #expect(r.headers[.vary] == "Origin")
                 #expect(r.headers[.accessControlExposeHeaders]?.contains("X-Tile-Format") == true)
             }
-            try await client.execute(uri: "/regions", method: .options, headers: Self.fields([(.origin, "http://maps.example:8000")])) { r in
+            try await client.execute(
+                uri: "/regions", method: .options, headers: Self.fields([(.origin, "http://maps.example:8000")])
+            ) { r in
                 #expect(r.status == .noContent)
                 #expect(r.headers[.accessControlAllowOrigin] == "http://maps.example:8000")
                 #expect(r.headers[.accessControlAllowMethods] == "GET, HEAD, OPTIONS")
             }
             for origin in ["http://evil.example", "null", "http://maps.example:8001", "https://maps.example:8000"] {
-                try await client.execute(uri: "/regions", method: .get, headers: Self.fields([(.origin, origin)])) { r in
+                try await client.execute(uri: "/regions", method: .get, headers: Self.fields([(.origin, origin)])) {
+                    r in
                     #expect(r.headers[.accessControlAllowOrigin] == nil, "\(origin)")
                 }
             }
         }
         try await Self.app(cors: CORSPolicy(origins: ["*"])).test(.router) { client in
-            try await client.execute(uri: "/regions", method: .get, headers: Self.fields([(.origin, "http://any.example")])) { r in
+            try await client.execute(
+                uri: "/regions", method: .get, headers: Self.fields([(.origin, "http://any.example")])
+            ) { r in
                 #expect(r.headers[.accessControlAllowOrigin] == "*")
             }
         }

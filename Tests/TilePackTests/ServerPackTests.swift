@@ -31,12 +31,18 @@ struct ServerPackTests {
         }
     }
 
-    static func manifest(_ id: String, product: String?, version: Int = 2, releasedAt: Int64, bytes: [UInt8]) -> PackManifest {
-        PackManifest(packID: id, productID: product, version: version, releasedAt: releasedAt, minReaderVersion: 1,
-                     archives: [.init(name: "a.mbtiles", sha256: String(repeating: "a", count: 64), minzoom: 9, maxzoom: 12, codec: "png")],
-                     bounds: [6.8, 45.9, 6.86, 45.95], perZoom: [.init(z: 9, tiles: 1, bytes: bytes.count)],
-                     totalBytes: Int64(bytes.count), sha256: SHA256.hash(data: bytes).hexString,
-                     tileIndexSHA256: String(repeating: "b", count: 64), attribution: "test", license: "CC0")
+    static func manifest(
+        _ id: String, product: String?, version: Int = 2, releasedAt: Int64, bytes: [UInt8]
+    ) -> PackManifest {
+        PackManifest(
+            packID: id, productID: product, version: version, releasedAt: releasedAt, minReaderVersion: 1,
+            archives: [
+                .init(
+                    name: "a.mbtiles", sha256: String(repeating: "a", count: 64), minzoom: 9, maxzoom: 12, codec: "png")
+            ],
+            bounds: [6.8, 45.9, 6.86, 45.95], perZoom: [.init(z: 9, tiles: 1, bytes: bytes.count)],
+            totalBytes: Int64(bytes.count), sha256: SHA256.hash(data: bytes).hexString,
+            tileIndexSHA256: String(repeating: "b", count: 64), attribution: "test", license: "CC0")
     }
 
     /// A store library (RegionsLibraryTests' catalog: regions A and B, a bundle of both, a
@@ -60,18 +66,31 @@ struct ServerPackTests {
             let key = try RegionsFixture.publisher.privateKey(source: "publisher")
             func put(_ m: PackManifest, _ bytes: [UInt8], key: Curve25519.Signing.PrivateKey) throws {
                 writeFile(dir + "/" + PackManifest.packFileName(m.packID), bytes)
-                writeFile(dir + "/" + PackManifest.manifestFileName(m.packID), Array(try SignedPackManifest.sign(m, key: key).utf8))
+                writeFile(
+                    dir + "/" + PackManifest.manifestFileName(m.packID),
+                    Array(try SignedPackManifest.sign(m, key: key).utf8))
             }
             let t0 = ServerPackTests.t0ms, day = ServerPackTests.dayMs
-            try put(ServerPackTests.manifest(ServerPackTests.regionA, product: ServerPackTests.regionA, releasedAt: t0 - day, bytes: packA), packA, key: key)
-            try put(ServerPackTests.manifest(ServerPackTests.regionB, product: ServerPackTests.regionB, releasedAt: t0 + 35 * day, bytes: packB), packB, key: key)
-            try put(ServerPackTests.manifest("free", product: nil, version: 1, releasedAt: t0 - day, bytes: free), free, key: key)
+            try put(
+                ServerPackTests.manifest(
+                    ServerPackTests.regionA, product: ServerPackTests.regionA, releasedAt: t0 - day, bytes: packA),
+                packA, key: key)
+            try put(
+                ServerPackTests.manifest(
+                    ServerPackTests.regionB, product: ServerPackTests.regionB, releasedAt: t0 + 35 * day, bytes: packB),
+                packB, key: key)
+            try put(
+                ServerPackTests.manifest("free", product: nil, version: 1, releasedAt: t0 - day, bytes: free), free,
+                key: key)
             writeFile(dir + "/" + PackManifest.deltaFileName(ServerPackTests.regionA, from: 1, to: 2), delta)
             // Skipped: signed by a key the trust anchors do not name; a file shorter than its manifest.
-            try put(ServerPackTests.manifest("t.foreign", product: ServerPackTests.regionA, releasedAt: t0, bytes: free), free,
-                    key: Curve25519.Signing.PrivateKey())
-            try put(ServerPackTests.manifest("t.short", product: ServerPackTests.regionA, releasedAt: t0, bytes: packB),
-                    Array(packB.prefix(100)), key: key)
+            try put(
+                ServerPackTests.manifest("t.foreign", product: ServerPackTests.regionA, releasedAt: t0, bytes: free),
+                free,
+                key: Curve25519.Signing.PrivateKey())
+            try put(
+                ServerPackTests.manifest("t.short", product: ServerPackTests.regionA, releasedAt: t0, bytes: packB),
+                Array(packB.prefix(100)), key: key)
             // A delta leading past the pack's version is not offered either.
             writeFile(dir + "/" + PackManifest.deltaFileName(ServerPackTests.regionA, from: 2, to: 3), delta)
         }
@@ -81,7 +100,8 @@ struct ServerPackTests {
         func service(online: Bool = true, trusted: Bool = true) throws -> TileService {
             var options = TileService.Options()
             options.libraryDirectory = lib.libraryPath
-            options.library = trusted
+            options.library =
+                trusted
                 ? try lib.open(online: online, readOnly: true)
                 : try RegionLibrary(directory: lib.libraryPath, trust: nil)
             options.packsDirectory = packsPath
@@ -94,7 +114,8 @@ struct ServerPackTests {
             Application(router: TileServer.router(service, logRequests: false))
         }
 
-        func sell(_ product: String, type: AppStoreProductType = .nonConsumable, period: String? = nil) throws -> String {
+        func sell(_ product: String, type: AppStoreProductType = .nonConsumable, period: String? = nil) throws -> String
+        {
             try lib.shop.sell(product, type: type, period: period)
         }
     }
@@ -130,7 +151,8 @@ struct ServerPackTests {
                 #expect(a["url"] as? String == "/packs/\(Self.regionA)")
                 #expect(a["released_at"] as? Int == Int(Self.t0ms - Self.dayMs))
                 let jws = try #require(a["manifest"] as? String)
-                let manifest = try SignedPackManifest.verify(jws, publisherKeys: [RegionsFixture.publisher.publicJWK], source: "listing")
+                let manifest = try SignedPackManifest.verify(
+                    jws, publisherKeys: [RegionsFixture.publisher.publicJWK], source: "listing")
                 #expect(manifest.packID == Self.regionA && manifest.totalBytes == 300_000)
                 let deltas = try #require(a["deltas"] as? [[String: Any]])
                 #expect(deltas.count == 1)
@@ -149,7 +171,10 @@ struct ServerPackTests {
             }
         }
         let lines = shop.skipped.all
-        #expect(lines.contains { $0.contains("t.foreign.manifest.jws") && $0.contains("not signed by a trusted publisher key") })
+        #expect(
+            lines.contains {
+                $0.contains("t.foreign.manifest.jws") && $0.contains("not signed by a trusted publisher key")
+            })
         #expect(lines.contains { $0.contains("t.short.mbtiles") && $0.contains("total_bytes") })
         #expect(lines.contains { $0.contains("v2-v3.delta.mbtiles") && $0.contains("past version 2") })
         #expect(lines.count == 3)
@@ -183,8 +208,10 @@ struct ServerPackTests {
         let uri = "/packs/\(Self.regionA)"
         let packA = shop.packA, free = shop.free
         try await shop.app(try shop.service()).test(.router) { client in
-            for headers: HTTPFields in [[:], [.authorization: "Bearer"], [.authorization: "Basic dXNlcjpwYXNz"],
-                                        [.authorization: "Bearer not-a-jws"]] {
+            for headers: HTTPFields in [
+                [:], [.authorization: "Bearer"], [.authorization: "Basic dXNlcjpwYXNz"],
+                [.authorization: "Bearer not-a-jws"],
+            ] {
                 try await client.execute(uri: uri, method: .get, headers: headers) { r in
                     #expect(r.status == .unauthorized)
                     #expect(Self.errorKind(r) == "missingTransaction")
@@ -252,16 +279,19 @@ struct ServerPackTests {
         try await shop.app(service).test(.router) { client in
             movable.set(RegionsFixture.t0 + 36 * RegionsFixture.day)
             // P1M from 2024-01-01 ends 2024-02-01 (31 days): lapsed 36 days on.
-            try await client.execute(uri: "/packs/\(Self.regionA)", method: .get, headers: Self.bearer(subscription)) { r in
+            try await client.execute(uri: "/packs/\(Self.regionA)", method: .get, headers: Self.bearer(subscription)) {
+                r in
                 #expect(r.status == .ok)
                 #expect(Self.body(r) == packA)
             }
-            try await client.execute(uri: "/packs/\(Self.regionB)", method: .get, headers: Self.bearer(subscription)) { r in
+            try await client.execute(uri: "/packs/\(Self.regionB)", method: .get, headers: Self.bearer(subscription)) {
+                r in
                 #expect(r.status == .forbidden)
                 #expect(Self.errorKind(r) == "expired")
             }
             movable.set(RegionsFixture.t0 + 10 * RegionsFixture.day)
-            try await client.execute(uri: "/packs/\(Self.regionB)", method: .get, headers: Self.bearer(subscription)) { r in
+            try await client.execute(uri: "/packs/\(Self.regionB)", method: .get, headers: Self.bearer(subscription)) {
+                r in
                 #expect(r.status == .ok)
                 #expect(Self.body(r) == packB)
             }
@@ -304,34 +334,44 @@ struct ServerPackTests {
         let etag = "\"\(SHA256.hash(data: shop.packA).hexString)\""
         let a = shop.packA, delta = shop.delta
         try await shop.app(try shop.service()).test(.router) { client in
-            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=1000-1999"])) { r in
+            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=1000-1999"]))
+            { r in
                 #expect(r.status == .partialContent)
                 #expect(Self.body(r) == Array(a[1000...1999]))
                 #expect(r.headers[.contentRange] == "bytes 1000-1999/300000")
                 #expect(r.headers[.contentLength] == "1000")
             }
-            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=-700"])) { r in
+            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=-700"])) {
+                r in
                 #expect(r.status == .partialContent)
                 #expect(Self.body(r) == Array(a.suffix(700)))
                 #expect(r.headers[.contentRange] == "bytes 299300-299999/300000")
             }
             // Resuming from the last byte received, past the first read piece (PackService.chunkBytes).
-            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=\(PackService.chunkBytes + 1000)-", .ifRange: etag])) { r in
+            try await client.execute(
+                uri: uri, method: .get,
+                headers: Self.bearer(bought, [.range: "bytes=\(PackService.chunkBytes + 1000)-", .ifRange: etag])
+            ) { r in
                 #expect(r.status == .partialContent)
                 #expect(Self.body(r) == Array(a[(PackService.chunkBytes + 1000)...]))
             }
             // The file changed (another ETag): the whole file, not a splice.
-            try await client.execute(uri: uri, method: .get,
-                                     headers: Self.bearer(bought, [.range: "bytes=1000-", .ifRange: "\"\(String(repeating: "0", count: 64))\""])) { r in
+            try await client.execute(
+                uri: uri, method: .get,
+                headers: Self.bearer(
+                    bought, [.range: "bytes=1000-", .ifRange: "\"\(String(repeating: "0", count: 64))\""])
+            ) { r in
                 #expect(r.status == .ok)
                 #expect(Self.body(r) == a)
             }
-            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=300000-"])) { r in
+            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=300000-"])) {
+                r in
                 #expect(r.status == .rangeNotSatisfiable)
                 #expect(r.headers[.contentRange] == "bytes */300000")
                 #expect(Self.errorKind(r) == "rangeNotSatisfiable")
             }
-            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=0-9,20-29"])) { r in
+            try await client.execute(uri: uri, method: .get, headers: Self.bearer(bought, [.range: "bytes=0-9,20-29"]))
+            { r in
                 #expect(r.status == .ok)
                 #expect(Self.body(r).count == 300_000)
             }
@@ -353,7 +393,9 @@ struct ServerPackTests {
                 #expect(Self.body(r) == delta)
                 #expect(r.headers[.eTag] == "\"\(SHA256.hash(data: delta).hexString)\"")
             }
-            try await client.execute(uri: uri + "/deltas/1", method: .get, headers: Self.bearer(bought, [.range: "bytes=10-19"])) { r in
+            try await client.execute(
+                uri: uri + "/deltas/1", method: .get, headers: Self.bearer(bought, [.range: "bytes=10-19"])
+            ) { r in
                 #expect(r.status == .partialContent)
                 #expect(Self.body(r) == Array(delta[10...19]))
             }
@@ -361,7 +403,8 @@ struct ServerPackTests {
                 #expect(r.status == .unauthorized)
             }
             for from in ["2", "0", "x", "99999999999"] {
-                try await client.execute(uri: uri + "/deltas/\(from)", method: .get, headers: Self.bearer(bought)) { r in
+                try await client.execute(uri: uri + "/deltas/\(from)", method: .get, headers: Self.bearer(bought)) {
+                    r in
                     #expect(r.status == .notFound)
                 }
             }
@@ -374,9 +417,11 @@ struct ServerPackTests {
         writeFile(shop.lib.dir.file("secret.mbtiles"), Array("secret".utf8))
         writeFile(shop.lib.dir.file("secret.manifest.jws"), Array("secret".utf8))
         try await shop.app(try shop.service()).test(.router) { client in
-            for uri in ["/packs/..", "/packs/..%2Fsecret", "/packs/%2e%2e%2fsecret", "/packs/../secret", "/packs/free.mbtiles",
-                        "/packs/free.manifest.jws", "/packs/.hidden", "/packs/a%2Fb", "/packs/free/deltas/..%2F..%2Fsecret",
-                        "/packs/" + String(repeating: "x", count: 300), "/packs/t.foreign", "/packs/t.short"] {
+            for uri in [
+                "/packs/..", "/packs/..%2Fsecret", "/packs/%2e%2e%2fsecret", "/packs/../secret", "/packs/free.mbtiles",
+                "/packs/free.manifest.jws", "/packs/.hidden", "/packs/a%2Fb", "/packs/free/deltas/..%2F..%2Fsecret",
+                "/packs/" + String(repeating: "x", count: 300), "/packs/t.foreign", "/packs/t.short",
+            ] {
                 try await client.execute(uri: uri, method: .get) { r in
                     #expect(r.status == .notFound || r.status == .badRequest, "\(uri)")
                     #expect(Self.body(r) != Array("secret".utf8), "\(uri)")

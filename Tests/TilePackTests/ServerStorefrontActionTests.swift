@@ -34,14 +34,22 @@ struct ServerStorefrontActionTests {
             shop = try ServerPackTests.Shop()
             // serve creates a missing ledger before opening the library read-only (a read-only
             // open of a missing file stays empty).
-            _ = try EntitlementLedger(path: shop.lib.ledgerPath, verifier: AppStoreVerifier(anchors: shop.lib.trust),
-                                      account: RegionsFixture.account)
+            _ = try EntitlementLedger(
+                path: shop.lib.ledgerPath, verifier: AppStoreVerifier(anchors: shop.lib.trust),
+                account: RegionsFixture.account)
             service = try shop.service(online: online)
-            let (path, trust, ledger, store, clock) = (shop.lib.libraryPath, shop.lib.trust, shop.lib.ledgerPath, shop.lib.store, shop.lib.clock)
-            actions = StorefrontActions(service: service, options: .init(host: "127.0.0.1", openForWriting: {
-                try RegionLibrary(directory: path, trust: trust, ledgerPath: ledger, account: RegionsFixture.account,
-                                  storefront: online ? store : nil, clock: clock)
-            }))
+            let (path, trust, ledger, store, clock) = (
+                shop.lib.libraryPath, shop.lib.trust, shop.lib.ledgerPath, shop.lib.store, shop.lib.clock
+            )
+            actions = StorefrontActions(
+                service: service,
+                options: .init(
+                    host: "127.0.0.1",
+                    openForWriting: {
+                        try RegionLibrary(
+                            directory: path, trust: trust, ledgerPath: ledger, account: RegionsFixture.account,
+                            storefront: online ? store : nil, clock: clock)
+                    }))
             if running { actions.serverRunning(port: ServerStorefrontActionTests.port) }
         }
 
@@ -74,8 +82,10 @@ struct ServerStorefrontActionTests {
         let served = setup.service.library
         try await setup.app().test(.router) { client in
             #expect(try await Self.owned(Self.regionA, client) == false)
-            let transaction = try await client.execute(uri: "/store/buy/\(Self.regionA)", method: .post,
-                                                       headers: Self.origin("http://localhost")) { r in
+            let transaction = try await client.execute(
+                uri: "/store/buy/\(Self.regionA)", method: .post,
+                headers: Self.origin("http://localhost")
+            ) { r in
                 #expect(r.status == .ok)
                 let object = Self.json(r)
                 #expect(object["product_id"] as? String == Self.regionA)
@@ -126,7 +136,8 @@ struct ServerStorefrontActionTests {
         _ = try setup.shop.lib.shop.sell(Self.regionB)
         try await setup.app().test(.router) { client in
             #expect(try await Self.owned(Self.regionB, client) == false)
-            try await client.execute(uri: "/store/restore", method: .post, headers: Self.origin("http://localhost:80")) { r in
+            try await client.execute(uri: "/store/restore", method: .post, headers: Self.origin("http://localhost:80"))
+            { r in
                 #expect(r.status == .ok)
                 let object = Self.json(r)
                 let counted = ["inserted", "replaced", "unchanged"].compactMap { object[$0] as? Int }
@@ -139,7 +150,10 @@ struct ServerStorefrontActionTests {
     @Test func aPostFromAnotherOriginActsOnNothing() async throws {
         let setup = try Setup()
         try await setup.app().test(.router) { client in
-            for origin in ["http://evil.example", "null", "http://localhost:8080", "https://localhost", "http://localhost.evil.example"] {
+            for origin in [
+                "http://evil.example", "null", "http://localhost:8080", "https://localhost",
+                "http://localhost.evil.example",
+            ] {
                 for uri in ["/store/buy/\(Self.regionA)", "/store/restore", "/packs/free/install"] {
                     try await client.execute(uri: uri, method: .post, headers: Self.origin(origin)) { r in
                         #expect(r.status == .forbidden, "\(origin) \(uri)")
@@ -175,7 +189,7 @@ struct ServerStorefrontActionTests {
         #expect(actions.refusal(origin: "http://evil.example:8080", host: "evil.example:8080")?.status == 403)
         #expect(actions.refusal(origin: nil, host: nil)?.status == 403)
         #expect(actions.refusal(origin: nil, host: "127.0.0.1:8081")?.status == 403)
-        #expect(actions.refusal(origin: nil, host: "127.0.0.1")?.status == 403)   // port 80
+        #expect(actions.refusal(origin: nil, host: "127.0.0.1")?.status == 403)  // port 80
         #expect(actions.refusal(origin: "http://127.0.0.1:8080", host: "localhost:8080")?.status == 403)
         #expect(actions.refusal(origin: "http://127.0.0.1:8080/x", host: "127.0.0.1:8080")?.status == 403)
         #expect(actions.refusal(origin: "http://u@127.0.0.1:8080", host: "127.0.0.1:8080")?.status == 403)

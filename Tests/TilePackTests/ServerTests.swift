@@ -41,10 +41,13 @@ struct ServerTests {
 
     /// `account`: the store account; give a test that buys an account of its own, as the
     /// store is shared and a library syncs its account's purchases at open.
-    static func storeLibrary(directory: String = SampleLibrary.directory, ledger: String, readOnly: Bool,
-                             account: String = RegionsFixture.account) throws -> RegionLibrary {
-        try RegionLibrary(directory: directory, trust: RegionsFixture.trust(store), ledgerPath: ledger,
-                          account: account, storefront: store, readOnly: readOnly)
+    static func storeLibrary(
+        directory: String = SampleLibrary.directory, ledger: String, readOnly: Bool,
+        account: String = RegionsFixture.account
+    ) throws -> RegionLibrary {
+        try RegionLibrary(
+            directory: directory, trust: RegionsFixture.trust(store), ledgerPath: ledger,
+            account: account, storefront: store, readOnly: readOnly)
     }
 
     /// The same archives without a catalog: everything open.
@@ -82,8 +85,10 @@ struct ServerTests {
                 etag = r.headers[.eTag] ?? ""
             }
             #expect(etag.hasPrefix("\""))
-            try await client.execute(uri: "/tiles/montblanc-dem/\(Self.saleTile).png", method: .get,
-                                     headers: [.ifNoneMatch: etag]) { r in
+            try await client.execute(
+                uri: "/tiles/montblanc-dem/\(Self.saleTile).png", method: .get,
+                headers: [.ifNoneMatch: etag]
+            ) { r in
                 #expect(r.status == .notModified)
                 #expect(r.body.readableBytes == 0)
             }
@@ -142,21 +147,27 @@ struct ServerTests {
     @Test func storeSaysWhetherTheLibraryIsAStoreOrOpen() throws {
         let store = String(decoding: Self.service.storeListing().body, as: UTF8.self)
         #expect(Self.service.library.kind == .store)
-        #expect(store.hasPrefix(#"{"library":"store","catalog":true,"catalog_problem":null,"free_max_zoom":10,"products":[{"#))
+        #expect(
+            store.hasPrefix(
+                #"{"library":"store","catalog":true,"catalog_problem":null,"free_max_zoom":10,"products":[{"#))
         let open = String(decoding: Self.openService.storeListing().body, as: UTF8.self)
-        #expect(open == #"{"library":"open","catalog":false,"catalog_problem":null,"free_max_zoom":null,"products":[]}"#)
+        #expect(
+            open == #"{"library":"open","catalog":false,"catalog_problem":null,"free_max_zoom":null,"products":[]}"#)
 
         // The open library's archives (no catalog.jws there) with trust anchors: failing closed.
         _ = Self.openService
         let scratch = TemporaryDirectory()
-        let closed = try Self.storeService(directory: SampleLibrary.directory + "-open", ledger: scratch.file("ledger.sqlite"))
+        let closed = try Self.storeService(
+            directory: SampleLibrary.directory + "-open", ledger: scratch.file("ledger.sqlite"))
         let listing = String(decoding: closed.storeListing().body, as: UTF8.self)
         #expect(listing.hasPrefix(#"{"library":"store","catalog":false,"catalog_problem":""#))
         #expect(listing.hasSuffix(#","free_max_zoom":0,"products":[]}"#))
         let parts = Self.freeTile.split(separator: "/").map(String.init)
         #expect(closed.tile(region: "montblanc-dem", z: parts[0], x: parts[1], y: parts[2] + ".png").status == 403)
         #expect(closed.tile(region: "montblanc-dem", z: "0", x: "0", y: "0.png").status != 403)
-        #expect(Self.openService.tile(region: "montblanc-dem", z: parts[0], x: parts[1], y: parts[2] + ".png").status == 200)
+        #expect(
+            Self.openService.tile(region: "montblanc-dem", z: parts[0], x: parts[1], y: parts[2] + ".png").status == 200
+        )
         #expect(!fileExists(scratch.file("ledger.sqlite")))
     }
 
@@ -173,7 +184,9 @@ struct ServerTests {
         options.library = try Self.storeLibrary(ledger: ledger, readOnly: true, account: account)
         let server = try TileService(options)
         let sale = Self.saleTile.split(separator: "/").map(String.init)
-        func status() -> Int { server.tile(region: "montblanc-dem", z: sale[0], x: sale[1], y: sale[2] + ".png").status }
+        func status() -> Int {
+            server.tile(region: "montblanc-dem", z: sale[0], x: sale[1], y: sale[2] + ".png").status
+        }
         func owned() -> Bool { String(decoding: server.storeListing().body, as: UTF8.self).contains(#""owned":true"#) }
         #expect(status() == 403 && !owned())
 
@@ -192,11 +205,15 @@ struct ServerTests {
         try await Self.app(Self.openService).test(.router) { client in
             try await client.execute(uri: "/tiles/montblanc-dem.json", method: .get) { r in
                 let body = String(buffer: r.body)
-                #expect(r.status == .ok && body.contains("\"tilejson\":\"3.0.0\"") && body.contains("/tiles/montblanc-dem/{z}/{x}/{y}.png"))
+                #expect(
+                    r.status == .ok && body.contains("\"tilejson\":\"3.0.0\"")
+                        && body.contains("/tiles/montblanc-dem/{z}/{x}/{y}.png"))
                 #expect(body.contains("\"bounds\":[") && body.contains("\"minzoom\":"))
             }
-            try await client.execute(uri: "/query?lat=45.85&lon=6.88&zoom=12", method: .get,
-                                     headers: [.origin: "http://example.test"]) { r in
+            try await client.execute(
+                uri: "/query?lat=45.85&lon=6.88&zoom=12", method: .get,
+                headers: [.origin: "http://example.test"]
+            ) { r in
                 let body = String(buffer: r.body)
                 #expect(r.status == .ok && body.hasPrefix("[{") && body.contains("\"elevation_m\":"))
                 // No CORS grant by default (issue 27): only `serve --cors ORIGIN` adds one.
@@ -258,18 +275,23 @@ struct ServerTests {
     /// A seeded fuzz loop over the plain route functions: random and extreme segments.
     @Test func fuzzedRouteValuesNeverFailTheServer() {
         var rng = SplitMix64(seed: 13)
-        let pieces = ["", "0", "1", "12", "-1", "24", "25", "4294967296", "99999999999", "1.5", "1e3", "0x10", "..", "../..",
-                      "%00", "montblanc-dem", "montblanc-color", "montblanc-dem.json", "2126", "1459", "1459.png", ".png",
-                      String(repeating: "7", count: 300), "é", "\u{0}", " 1", "+1", "nan", "inf", "-0", "00000000012"]
+        let pieces = [
+            "", "0", "1", "12", "-1", "24", "25", "4294967296", "99999999999", "1.5", "1e3", "0x10", "..", "../..",
+            "%00", "montblanc-dem", "montblanc-color", "montblanc-dem.json", "2126", "1459", "1459.png", ".png",
+            String(repeating: "7", count: 300), "é", "\u{0}", " 1", "+1", "nan", "inf", "-0", "00000000012",
+        ]
         func pick() -> String { pieces[Int(rng.next() % UInt64(pieces.count))] }
         let s = Self.openService
         for _ in 0..<3000 {
-            for r in [s.tile(region: pick(), z: pick(), x: pick(), y: pick(), ifNoneMatch: rng.next() % 4 == 0 ? pick() : nil),
-                      s.terrain(region: pick(), z: pick(), x: pick(), y: pick()),
-                      s.view(z: pick(), x: pick(), y: pick()),
-                      s.tileJSON(file: pick(), base: ""),
-                      s.query(lat: pick(), lon: pick(), zoom: pick()),
-                      s.asset(pick())] {
+            for r in [
+                s.tile(
+                    region: pick(), z: pick(), x: pick(), y: pick(), ifNoneMatch: rng.next() % 4 == 0 ? pick() : nil),
+                s.terrain(region: pick(), z: pick(), x: pick(), y: pick()),
+                s.view(z: pick(), x: pick(), y: pick()),
+                s.tileJSON(file: pick(), base: ""),
+                s.query(lat: pick(), lon: pick(), zoom: pick()),
+                s.asset(pick()),
+            ] {
                 #expect(r.status == 200 || r.status == 304 || (400..<500).contains(r.status), "status \(r.status)")
             }
         }

@@ -13,20 +13,26 @@ private final class DeclaringArchive: TileArchive {
     private let decodes = Locked(0)
 
     init(tileSize: Int, declares: (Int, Int)) {
-        summary = TileArchiveSummary(name: "forged", bounds: nil, zoomRange: 3...3, codec: .png, codecName: "png",
-                                     tileSize: tileSize, hasElevation: true)
+        summary = TileArchiveSummary(
+            name: "forged", bounds: nil, zoomRange: 3...3, codec: .png, codecName: "png",
+            tileSize: tileSize, hasElevation: true)
         declared = declares
     }
 
     func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? { nil }
 
-    func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? { try elevation(id) { _, _ throws(ArchiveError) in } }
+    func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+        try elevation(id) { _, _ throws(ArchiveError) in }
+    }
 
-    func elevation(_ id: TileID, admitting admit: (Int, Int) throws(ArchiveError) -> Void) throws(ArchiveError) -> ElevationTile? {
+    func elevation(
+        _ id: TileID, admitting admit: (Int, Int) throws(ArchiveError) -> Void
+    ) throws(ArchiveError) -> ElevationTile? {
         try admit(declared.width, declared.height)
         decodes.withLock { $0 += 1 }
-        return ElevationTile(width: declared.width, height: declared.height,
-                             values: [Float](repeating: 1, count: declared.width * declared.height))
+        return ElevationTile(
+            width: declared.width, height: declared.height,
+            values: [Float](repeating: 1, count: declared.width * declared.height))
     }
 
     var decodeCount: Int { decodes.withLock { $0 } }
@@ -44,7 +50,8 @@ private final class DeclaringArchive: TileArchive {
         options.elevationStep = 1
         let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
         try writer.write([1], for: Self.id)
-        try writer.writeElevation(ElevationTile(width: 8, height: 8, values: [Float](repeating: 1234, count: 64)), for: Self.id)
+        try writer.writeElevation(
+            ElevationTile(width: 8, height: 8, values: [Float](repeating: 1234, count: 64)), for: Self.id)
         try writer.finish()
         let db = try SQLiteConnection(path: path, mode: .readWriteExisting)
         try db.execute("UPDATE elevation SET width = 4096, height = 4096")
@@ -56,7 +63,8 @@ private final class DeclaringArchive: TileArchive {
             Issue.record("a 4096 × 4096 grid was decoded for a 256-pixel archive")
         } catch {
             #expect(error.problem == .damagedTile)
-            #expect(error.description.contains("forged.mbtiles") && error.description.contains("\(Self.id)")
+            #expect(
+                error.description.contains("forged.mbtiles") && error.description.contains("\(Self.id)")
                     && error.description.contains("4096×4096") && !error.description.contains("\n"), "\(error)")
         }
         #expect(store.statistics.peakResidentBytes < 1 << 20 && store.accountingProblem() == nil)
@@ -81,7 +89,9 @@ private final class DeclaringArchive: TileArchive {
             _ = try wideStore.elevation(Self.id)
             Issue.record("a 513-wide grid for 256-pixel tiles")
         } catch {
-            #expect(error.problem == .damagedTile && error.description.contains("forged.mbtiles") && error.description.contains("513×16"))
+            #expect(
+                error.problem == .damagedTile && error.description.contains("forged.mbtiles")
+                    && error.description.contains("513×16"))
         }
         #expect(wide.decodeCount == 0)
         // A grid of the tile's size is served and counted.

@@ -21,11 +21,14 @@ final class ZoomFakeArchive: TileArchive {
     private let reads = Locked(0)
 
     /// `pixels[id]`: side² RGBA8 (rows top first), stored PNG-encoded.
-    init(path: String = "zoom.mbtiles", zooms: ClosedRange<Int>, side: Int, pixels: [TileID: [UInt8]],
-         grids: [TileID: ElevationTile] = [:], bounds: GeoBounds? = nil, valueKind: ValueKind? = nil) throws {
+    init(
+        path: String = "zoom.mbtiles", zooms: ClosedRange<Int>, side: Int, pixels: [TileID: [UInt8]],
+        grids: [TileID: ElevationTile] = [:], bounds: GeoBounds? = nil, valueKind: ValueKind? = nil
+    ) throws {
         self.path = path
-        summary = TileArchiveSummary(name: "zoom", bounds: bounds, zoomRange: zooms, codec: .png, codecName: "png",
-                                     tileSize: side, hasElevation: !grids.isEmpty, valueKind: valueKind.map { .some($0) })
+        summary = TileArchiveSummary(
+            name: "zoom", bounds: bounds, zoomRange: zooms, codec: .png, codecName: "png",
+            tileSize: side, hasElevation: !grids.isEmpty, valueKind: valueKind.map { .some($0) })
         var stored: [TileID: [UInt8]] = [:]
         for (id, rgba) in pixels { stored[id] = try PNGEncoder().encode(rgba: rgba, width: side, height: side) }
         self.stored = stored
@@ -94,7 +97,9 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
     /// the bilinear value at a point is the same linear function of its coordinates.
     static let ramp = tile(side: 4) { x, y in [UInt8(20 * x + 40 * y), 100, 7, 255] }
 
-    static func store(_ archive: ZoomFakeArchive, budget: String = "4MiB", policy: any AccessPolicy = OpenAccess()) throws -> TileStore {
+    static func store(
+        _ archive: ZoomFakeArchive, budget: String = "4MiB", policy: any AccessPolicy = OpenAccess()
+    ) throws -> TileStore {
         var options = TileStoreOptions()
         options.accessPolicy = policy
         return try TileStore(archives: [archive], budget: MemoryBudget(parsing: budget), options: options)
@@ -113,7 +118,8 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let c: [Double] = [1.75, 2.25, 2.75, 3]
         for y in 0..<4 {
             for x in 0..<4 {
-                #expect(px(made.rgba, side: 4, x, y) == [rounded(20 * c[x] + 40 * c[y]), 100, 7, 255], "pixel \(x),\(y)")
+                #expect(
+                    px(made.rgba, side: 4, x, y) == [rounded(20 * c[x] + 40 * c[y]), 100, 7, 255], "pixel \(x),\(y)")
             }
         }
         // Two zooms down, top-left grandchild: centres at (i + ½)/4 − ½ = −0.375 (held at 0), −0.125 (0), 0.125, 0.375.
@@ -122,7 +128,9 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let d: [Double] = [0, 0, 0.125, 0.375]
         for y in 0..<4 { for x in 0..<4 { #expect(px(deep.rgba, side: 4, x, y)[0] == rounded(20 * d[x] + 40 * d[y])) } }
         // The lease says where it came from; a stored tile says its own zoom.
-        guard let lease = try store.pixels(child), let own = try store.pixels(Self.parent) else { Issue.record("no lease"); return }
+        guard let lease = try store.pixels(child), let own = try store.pixels(Self.parent) else {
+            Issue.record("no lease"); return
+        }
         #expect(lease.zoom == 6 && lease.sourceZoom == 5 && lease.isOverzoomed && !lease.isUnderzoomed)
         #expect(own.sourceZoom == 5 && own.zoom == 5 && !own.isOverzoomed)
         // The GPU payload stays exact-zoom only.
@@ -136,10 +144,10 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let half = tile(side: 4) { x, _ in x < 2 ? [0, 0, 0, 0] : [200, 100, 50, 255] }
         let archive = try ZoomFakeArchive(zooms: 5...5, side: 4, pixels: [Self.parent: half])
         let store = try Self.store(archive)
-        let made = try #require(try read(store, TileID(z: 6, x: 21, y: 24)!))   // columns 1.75, 2.25, …
+        let made = try #require(try read(store, TileID(z: 6, x: 21, y: 24)!))  // columns 1.75, 2.25, …
         #expect(px(made.rgba, side: 4, 0, 0) == [200, 100, 50, rounded(0.75 * 255)])
         #expect(px(made.rgba, side: 4, 1, 0) == [200, 100, 50, 255])
-        let left = try #require(try read(store, TileID(z: 6, x: 20, y: 24)!))     // columns 0, 0.25, 0.75, 1.25
+        let left = try #require(try read(store, TileID(z: 6, x: 20, y: 24)!))  // columns 0, 0.25, 0.75, 1.25
         #expect(px(left.rgba, side: 4, 2, 0) == [0, 0, 0, 0])
         #expect(px(left.rgba, side: 4, 3, 0) == [200, 100, 50, rounded(0.25 * 255)])
     }
@@ -157,8 +165,12 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         // Underzoom reaches 3 zooms below the min zoom, not 4.
         #expect(try read(store, TileID(z: 1, x: 0, y: 0)!)?.source == 4)
         #expect(try read(store, TileID(z: 0, x: 0, y: 0)!) == nil)
-        #expect(store.reaches(TileID(z: 1, x: 0, y: 0)!, archive: 0) && !store.reaches(TileID(z: 0, x: 0, y: 0)!, archive: 0))
-        #expect(store.reaches(TileID(z: 22, x: 0, y: 0)!, archive: 0) && !store.reaches(TileID(z: 23, x: 0, y: 0)!, archive: 0))
+        #expect(
+            store.reaches(TileID(z: 1, x: 0, y: 0)!, archive: 0)
+                && !store.reaches(TileID(z: 0, x: 0, y: 0)!, archive: 0))
+        #expect(
+            store.reaches(TileID(z: 22, x: 0, y: 0)!, archive: 0)
+                && !store.reaches(TileID(z: 23, x: 0, y: 0)!, archive: 0))
         #expect(store.accountingProblem() == nil)
     }
 
@@ -180,7 +192,8 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let store = try Self.store(archive)
         let made = try #require(try read(store, Self.parent))
         #expect(made.source == 6)
-        #expect(px(made.rgba, side: 4, 0, 0) == [10, 20, 30, 255] && px(made.rgba, side: 4, 1, 1) == [10, 20, 30, 255])
+        #expect(
+            px(made.rgba, side: 4, 0, 0) == [10, 20, 30, 255] && px(made.rgba, side: 4, 1, 1) == [10, 20, 30, 255])
         #expect(px(made.rgba, side: 4, 2, 0) == [75, 0, 0, 128])
         #expect(px(made.rgba, side: 4, 3, 0) == [9, 9, 9, 255])
         #expect(px(made.rgba, side: 4, 0, 2) == [0, 0, 0, 0], "child 2 is missing: its quadrant is transparent")
@@ -205,12 +218,13 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
 
     @Test func overzoomedElevationIsBilinearWithNoDataDropped() throws {
         var values: [Float] = (0..<16).map { (i: Int) -> Float in Float(100 + 10 * (i % 4) + 20 * (i / 4)) }
-        values[1 * 4 + 2] = .nan                                     // sample (2, 1)
+        values[1 * 4 + 2] = .nan  // sample (2, 1)
         let grid = ElevationTile(width: 4, height: 4, values: values)
         let blank = ElevationTile(width: 4, height: 4, values: [Float](repeating: .nan, count: 16))
         let other = TileID(z: 5, x: 11, y: 12)!
-        let archive = try ZoomFakeArchive(zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp],
-                                          grids: [Self.parent: grid, other: blank])
+        let archive = try ZoomFakeArchive(
+            zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp],
+            grids: [Self.parent: grid, other: blank])
         let store = try Self.store(archive)
         // The top-right child: columns 1.75, 2.25, 2.75, 3; rows 0, 0.25, 0.75, 1.25.
         let child = TileID(z: 6, x: 21, y: 24)!
@@ -232,14 +246,17 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
 
     @Test func underzoomedElevationIsTheMeanOfValidSamples() throws {
         let kids = Self.parent.children
-        var c0 = [Float](repeating: 100, count: 16); c0[0] = .nan           // block (0,0): 3 valid of 100
+        var c0 = [Float](repeating: 100, count: 16); c0[0] = .nan  // block (0,0): 3 valid of 100
         var c1 = [Float](repeating: 50, count: 16)
-        c1[0] = 1; c1[1] = 2; c1[4] = 3; c1[5] = .nan                         // block (0,0): (1 + 2 + 3)/3
+        c1[0] = 1; c1[1] = 2; c1[4] = 3; c1[5] = .nan  // block (0,0): (1 + 2 + 3)/3
         let c3 = [Float](repeating: .nan, count: 16)
-        let archive = try ZoomFakeArchive(zooms: 6...6, side: 4, pixels: [kids[0]: Self.ramp],
-                                          grids: [kids[0]: ElevationTile(width: 4, height: 4, values: c0),
-                                                  kids[1]: ElevationTile(width: 4, height: 4, values: c1),
-                                                  kids[3]: ElevationTile(width: 4, height: 4, values: c3)])
+        let archive = try ZoomFakeArchive(
+            zooms: 6...6, side: 4, pixels: [kids[0]: Self.ramp],
+            grids: [
+                kids[0]: ElevationTile(width: 4, height: 4, values: c0),
+                kids[1]: ElevationTile(width: 4, height: 4, values: c1),
+                kids[3]: ElevationTile(width: 4, height: 4, values: c3),
+            ])
         let store = try Self.store(archive)
         let zoomed = try #require(try store.zoomedElevation(Self.parent))
         #expect(zoomed.sourceZoom == 6 && zoomed.isUnderzoomed)
@@ -249,9 +266,12 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         #expect(g[0, 2].isNaN, "child 2 is missing")
         #expect(g[3, 3].isNaN, "child 3 holds no data")
         // Grids of different sizes among the children: a typed error, not a crash.
-        let odd = try ZoomFakeArchive(zooms: 6...6, side: 4, pixels: [:],
-                                      grids: [kids[0]: ElevationTile(width: 4, height: 4, values: c0),
-                                              kids[1]: ElevationTile(width: 2, height: 2, values: [1, 2, 3, 4])])
+        let odd = try ZoomFakeArchive(
+            zooms: 6...6, side: 4, pixels: [:],
+            grids: [
+                kids[0]: ElevationTile(width: 4, height: 4, values: c0),
+                kids[1]: ElevationTile(width: 2, height: 2, values: [1, 2, 3, 4]),
+            ])
         let bad = try Self.store(odd)
         do { _ = try bad.elevation(Self.parent); Issue.record("no error") } catch {
             #expect(error.problem == .damagedTile && !error.description.contains("\n"))
@@ -271,8 +291,11 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             for y in 0..<n {
                 for x in 0..<n {
                     let id = TileID(z: z, x: 100 * (1 << (z - 8)) + x, y: 60 * (1 << (z - 8)) + y)!
-                    pixels[id] = tile(side: side) { px, py in [UInt8((px + x * 7) & 255), UInt8((py + y * 5) & 255), UInt8(z), 255] }
-                    grids[id] = ElevationTile(width: side, height: side, values: (0..<(side * side)).map { Float($0 % 97) })
+                    pixels[id] = tile(side: side) { px, py in
+                        [UInt8((px + x * 7) & 255), UInt8((py + y * 5) & 255), UInt8(z), 255]
+                    }
+                    grids[id] = ElevationTile(
+                        width: side, height: side, values: (0..<(side * side)).map { Float($0 % 97) })
                 }
             }
         }
@@ -318,13 +341,17 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
 
     @Test func aLockedRequestedTileIsNeverItsFreeAncestor() throws {
         // Free up to z5 (where the data stops), sold above.
-        let archive = try ZoomFakeArchive(zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp],
-                                          grids: [Self.parent: ElevationTile(width: 4, height: 4, values: [Float](repeating: 7, count: 16))])
+        let archive = try ZoomFakeArchive(
+            zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp],
+            grids: [Self.parent: ElevationTile(width: 4, height: 4, values: [Float](repeating: 7, count: 16))])
         let policy = ClosurePolicy { id, _ in id.z <= 5 ? .allowed : .denied(unlockedBy: [offer]) }
         let store = try Self.store(archive, policy: policy)
         #expect(try read(store, Self.parent) != nil)
         let child = TileID(z: 7, x: 41, y: 49)!
-        for body in [{ _ = try store.pixels(child) }, { _ = try store.elevation(child) }, { _ = try store.zoomedElevation(child) }] as [() throws -> Void] {
+        for body in [
+            { _ = try store.pixels(child) }, { _ = try store.elevation(child) },
+            { _ = try store.zoomedElevation(child) },
+        ] as [() throws -> Void] {
             do { try body(); Issue.record("served a locked tile") } catch let error as TileStoreError {
                 #expect(error.problem == .locked && error.offers == [offer])
             }
@@ -332,7 +359,8 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         // Below the min zoom the same: the requested tile decides (here z3 is free).
         #expect(try read(store, Self.parent.parent!.parent!)?.source == 5)
         // The other way round: a requested tile the policy allows is made from a locked ancestor.
-        let inverse = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .denied(unlockedBy: [offer]) : .allowed })
+        let inverse = try Self.store(
+            archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .denied(unlockedBy: [offer]) : .allowed })
         #expect(try read(inverse, child)?.source == 5)
         // Drawn: locked, with the price, nothing of the ancestor.
         let picture = try MapRenderer.render(MapFrame(tile: child), store: store)
@@ -343,8 +371,9 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
     }
 
     @Test func aPartlyOwnedOverzoomedTileIsMaskedAtItsOwnPixels() throws {
-        let archive = try ZoomFakeArchive(zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp],
-                                          grids: [Self.parent: ElevationTile(width: 4, height: 4, values: [Float](repeating: 7, count: 16))])
+        let archive = try ZoomFakeArchive(
+            zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp],
+            grids: [Self.parent: ElevationTile(width: 4, height: 4, values: [Float](repeating: 7, count: 16))])
         let child = TileID(z: 6, x: 21, y: 25)!
         // The requested tile's left half is owned; its ancestor is wholly free.
         let policy = ClosurePolicy { id, side in
@@ -371,9 +400,13 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
     @Test func theRegionPolicyDecidesTheRequestedZoom() throws {
         let catalog = try SampleLibrary.catalog()
         var pixels: [TileID: [UInt8]] = [:]
-        for t in RegionsAccessMaskTests.tiles(6.73, 45.75, 7.03, 45.97, z: 10) { pixels[t] = tile(side: 16) { _, _ in [30, 140, 60, 255] } }
-        let archive = try ZoomFakeArchive(path: "/lib/montblanc-color.mbtiles", zooms: 10...10, side: 16, pixels: pixels)
-        let nothing = try Self.store(archive, policy: RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements()))
+        for t in RegionsAccessMaskTests.tiles(6.73, 45.75, 7.03, 45.97, z: 10) {
+            pixels[t] = tile(side: 16) { _, _ in [30, 140, 60, 255] }
+        }
+        let archive = try ZoomFakeArchive(
+            path: "/lib/montblanc-color.mbtiles", zooms: 10...10, side: 16, pixels: pixels)
+        let nothing = try Self.store(
+            archive, policy: RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements()))
         let free = try #require(pixels.keys.sorted().first)
         #expect(try read(nothing, free) != nil)
         // One zoom past the free tier: locked and priced, though its z10 ancestor is free.
@@ -384,11 +417,14 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             #expect(error.problem == .locked && !error.offers.isEmpty)
         }
         // Chamonix owned: a z12 tile across its edge is masked per requested pixel.
-        let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]))
+        let policy = RegionAccessPolicy(
+            catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]))
         let owner = try Self.store(archive, policy: policy)
         var found: (TileID, TileMask)?
         for t in RegionsAccessMaskTests.tiles(6.75, 45.80, 7.02, 45.96, z: 12) where found == nil {
-            if let m = policy.access(t, archive: "montblanc-color.mbtiles", tileSize: 16).mask, m.ownedCount > 20, m.ownedCount < 236 {
+            if let m = policy.access(t, archive: "montblanc-color.mbtiles", tileSize: 16).mask, m.ownedCount > 20,
+                m.ownedCount < 236
+            {
                 found = (t, m)
             }
         }
@@ -396,23 +432,33 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let made = try #require(try read(owner, edge))
         #expect(made.source == 10)
         for y in 0..<16 {
-            for x in 0..<16 { #expect(px(made.rgba, side: 16, x, y) == (mask.isOwned(x: x, y: y) ? [30, 140, 60, 255] : [0, 0, 0, 0])) }
+            for x in 0..<16 {
+                #expect(
+                    px(made.rgba, side: 16, x, y) == (mask.isOwned(x: x, y: y) ? [30, 140, 60, 255] : [0, 0, 0, 0]))
+            }
         }
         // Past the catalog's top zoom (13) and the archive's (here 13 too) the owner zooms on
         // into Chamonix; a non-owner is offered Chamonix there, never shown the scaled-up
         // picture. Where the archive itself stores zooms nobody sells, they stay unsold.
         let stored = ["montblanc-color.mbtiles": 13]
-        let reaching = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
-                                          storedMaxZooms: stored)
-        let deep = try #require(RegionsAccessMaskTests.tiles(6.75, 45.80, 7.02, 45.96, z: 15).first {
-            reaching.access($0, archive: "montblanc-color.mbtiles", tileSize: 16) == .allowed
-        })
-        #expect(policy.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) != .allowed)  // stored zooms unknown: no reach
-        let deeper = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
-                                        storedMaxZooms: ["montblanc-color.mbtiles": 16])
-        #expect(deeper.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) == .denied(unlockedBy: []))  // stored z15, unsold
+        let reaching = RegionAccessPolicy(
+            catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
+            storedMaxZooms: stored)
+        let deep = try #require(
+            RegionsAccessMaskTests.tiles(6.75, 45.80, 7.02, 45.96, z: 15).first {
+                reaching.access($0, archive: "montblanc-color.mbtiles", tileSize: 16) == .allowed
+            })
+        // stored zooms unknown: no reach
+        #expect(policy.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) != .allowed)
+        let deeper = RegionAccessPolicy(
+            catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
+            storedMaxZooms: ["montblanc-color.mbtiles": 16])
+        // stored z15, unsold
+        #expect(deeper.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) == .denied(unlockedBy: []))
         #expect(try read(try Self.store(archive, policy: reaching), deep)?.source == 10)
-        let nobody = try Self.store(archive, policy: RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: stored))
+        let nobody = try Self.store(
+            archive,
+            policy: RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: stored))
         do throws(TileStoreError) {
             if exists(try nobody.pixels(deep)) { Issue.record("a z15 tile nobody owns was served") }
         } catch {
@@ -438,7 +484,9 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             if id.z <= 8 { return .allowed }
             if owned.withLock({ $0 }) { return .allowed }
             // The first child partly owned (left half), the rest sold.
-            if id == z8.children[0] { return .partial(TileMask(side: side) { x, _ in x < side / 2 }, unlockedBy: [offer]) }
+            if id == z8.children[0] {
+                return .partial(TileMask(side: side) { x, _ in x < side / 2 }, unlockedBy: [offer])
+            }
             return .denied(unlockedBy: [offer])
         }
         let store = try Self.store(archive, policy: policy)
@@ -451,15 +499,20 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             }
         }
         let grid = try #require(try store.elevation(z8))
-        for y in 0..<4 { for x in 0..<4 { #expect((x == 0 && y < 2) ? grid[x, y] == 900 : grid[x, y].isNaN, "sample \(x),\(y)") } }
+        for y in 0..<4 {
+            for x in 0..<4 { #expect((x == 0 && y < 2) ? grid[x, y] == 900 : grid[x, y].isNaN, "sample \(x),\(y)") }
+        }
         // Nothing owned at all: nothing shown (no tile, or a transparent one).
-        let none = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 8 ? .allowed : .denied(unlockedBy: [offer]) })
+        let none = try Self.store(
+            archive, policy: ClosurePolicy { id, _ in id.z <= 8 ? .allowed : .denied(unlockedBy: [offer]) })
         if let shown = try read(none, z8) { #expect(shown.rgba.allSatisfy { $0 == 0 }) }
         #expect(try none.elevation(z8)?.values.allSatisfy { $0.isNaN } ?? true)
         // Bought: the same store draws the whole tile, from z9, at once.
         owned.withLock { $0 = true }
         let bought = try #require(try read(store, z8))
-        #expect(bought.source == 9 && bought.rgba == Array(repeating: [UInt8]([200, 30, 40, 255]), count: 16).flatMap { $0 })
+        #expect(
+            bought.source == 9
+                && bought.rgba == Array(repeating: [UInt8]([200, 30, 40, 255]), count: 16).flatMap { $0 })
         #expect(try store.elevation(z8)?.values == [Float](repeating: 900, count: 16))
         // Refunded: gone again.
         owned.withLock { $0 = false }
@@ -471,27 +524,33 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
     /// The GPU path asks the policy about the requested tile, not the ancestor it draws.
     @Test func overzoomedTileDecidesTheRequestedTile() throws {
         let archive = try ZoomFakeArchive(zooms: 5...5, side: 4, pixels: [Self.parent: Self.ramp])
-        let child = TileID(z: 7, x: 41, y: 50)!   // 1, 2 of the parent's 4 × 4 grandchildren
-        let locked = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .allowed : .denied(unlockedBy: [offer]) })
+        let child = TileID(z: 7, x: 41, y: 50)!  // 1, 2 of the parent's 4 × 4 grandchildren
+        let locked = try Self.store(
+            archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .allowed : .denied(unlockedBy: [offer]) })
         do throws(TileStoreError) {
             _ = try locked.overzoomedTile(child)
             Issue.record("a locked tile's ancestor payload was handed out")
         } catch {
             #expect(error.problem == .locked && error.offers == [offer])
         }
-        let partial = try Self.store(archive, policy: ClosurePolicy { id, side in
-            id.z <= 5 ? .allowed : .partial(TileMask(side: side) { x, _ in x == 0 }, unlockedBy: [offer])
-        })
+        let partial = try Self.store(
+            archive,
+            policy: ClosurePolicy { id, side in
+                id.z <= 5 ? .allowed : .partial(TileMask(side: side) { x, _ in x == 0 }, unlockedBy: [offer])
+            })
         #expect(throws: TileStoreError.self) { _ = try partial.overzoomedTile(child) }
         // Allowed at z7, though the z5 ancestor itself is sold: its payload and the crop.
-        let open = try Self.store(archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .denied(unlockedBy: [offer]) : .allowed })
+        let open = try Self.store(
+            archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .denied(unlockedBy: [offer]) : .allowed })
         guard let payload = try open.overzoomedTile(child) else { Issue.record("no payload"); return }
         #expect(payload.sourceZoom == 5 && payload.lease.zoom == 7 && payload.isOverzoomed)
         #expect(payload.crop == TileCrop(x: 0.25, y: 0.5, size: 0.25))
         #expect(payload.crop.pixels(side: 4) == (1, 2, 1) as (Double, Double, Double))
         let stored = try #require(try archive.tileBytes(Self.parent))
         #expect(payload.lease.array == stored)
-        guard let own = try Self.store(archive).overzoomedTile(Self.parent) else { Issue.record("no stored payload"); return }
+        guard let own = try Self.store(archive).overzoomedTile(Self.parent) else {
+            Issue.record("no stored payload"); return
+        }
         #expect(own.crop == TileCrop.full && own.sourceZoom == 5 && !own.isOverzoomed)
         #expect(!present(try Self.store(archive).overzoomedTile(Self.parent.parent!)), "below the min zoom: no payload")
     }
@@ -512,11 +571,13 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         }
         let archive = try ZoomFakeArchive(zooms: 6...6, side: 4, pixels: pixels, grids: grids, valueKind: .class)
         let store = try Self.store(archive)
-        let allowed = Set(colours.values) .union([[0, 0, 0, 0]])
+        let allowed = Set(colours.values).union([[0, 0, 0, 0]])
         for id in [Self.parent, Self.parent.parent!, kids[1].children[2], kids[2].children[0].children[3]] {
             let made = try #require(try read(store, id))
             #expect(made.source == 6)
-            for y in 0..<4 { for x in 0..<4 { #expect(allowed.contains(px(made.rgba, side: 4, x, y)), "\(id) pixel \(x),\(y)") } }
+            for y in 0..<4 {
+                for x in 0..<4 { #expect(allowed.contains(px(made.rgba, side: 4, x, y)), "\(id) pixel \(x),\(y)") }
+            }
             let grid = try #require(try store.elevation(id))
             #expect(grid.values.allSatisfy { $0.isNaN || colours[$0] != nil }, "\(id): \(grid.values)")
         }

@@ -111,7 +111,8 @@ import Darwin
     }
 
     @Test func panSweepsTheWholeRegion() throws {
-        let extent = try #require(TileExtent(zooms: 3...3, ranges: [TileRange(z: 3, minX: 1, maxX: 6, minY: 1, maxY: 5)]))
+        let extent = try #require(
+            TileExtent(zooms: 3...3, ranges: [TileRange(z: 3, minX: 1, maxX: 6, minY: 1, maxY: 5)]))
         let pan = AccessTrace.pan(over: extent, frames: 400, step: 0.5)
         #expect(Set(pan.requests).count == 6 * 5)
         // A region smaller than the viewport is shown whole every frame.
@@ -121,7 +122,8 @@ import Darwin
     }
 
     @Test func extentsFromBoundsTilesAndSummaries() throws {
-        let e = try #require(TileExtent(bounds: GeoBounds(west: 0, south: -0.0001, east: 0.0001, north: 0), zooms: 1...2))
+        let e = try #require(
+            TileExtent(bounds: GeoBounds(west: 0, south: -0.0001, east: 0.0001, north: 0), zooms: 1...2))
         #expect(e.range(atZoom: 1) == TileRange(z: 1, minX: 1, maxX: 1, minY: 1, maxY: 1))
         // A bound on a tile edge does not take in the next tile.
         let edge = try #require(TileExtent(bounds: GeoBounds(west: -180, south: 0, east: 0, north: 85), zooms: 1...1))
@@ -133,18 +135,22 @@ import Darwin
         #expect(fromTiles.range(atZoom: 5) == TileRange(z: 5, minX: 6, maxX: 13, minY: 4, maxY: 11))
         #expect(tiles.allSatisfy(fromTiles.contains))
         #expect(TileExtent(tiles: [TileID]()) == nil)
-        let summary = TileArchiveSummary(name: "r", bounds: Self.region, zoomRange: 10...15, codec: nil, codecName: "x",
-                                         tileSize: 256, hasElevation: false)
+        let summary = TileArchiveSummary(
+            name: "r", bounds: Self.region, zoomRange: 10...15, codec: nil, codecName: "x",
+            tileSize: 256, hasElevation: false)
         #expect(TileExtent(summary: summary) == Self.extent)
-        #expect(AccessTrace.make(.pan, over: fromTiles, frames: 10).restricted(to: Set(tiles)).requests.allSatisfy(tiles.contains))
+        #expect(
+            AccessTrace.make(.pan, over: fromTiles, frames: 10).restricted(to: Set(tiles)).requests.allSatisfy(
+                tiles.contains))
     }
 
     // MARK: - Against Belady
 
     @Test func beladyIsOptimalOnEveryTraceAndBudget() throws {
         let extent = try #require(Self.extent)
-        let rows = CacheSimulation.compare(traces: Self.traces(extent, frames: 600), budgets: [16, 64, 256],
-                                           contenders: Self.allContenders)
+        let rows = CacheSimulation.compare(
+            traces: Self.traces(extent, frames: 600), budgets: [16, 64, 256],
+            contenders: Self.allContenders)
         #expect(rows.count == 3 * 3 * Self.allContenders.count)
         for r in rows {
             #expect(r.hits + r.misses > 0)
@@ -157,8 +163,9 @@ import Darwin
     @Test(.enabled(if: getenv("TILEPACK_POLICY_TABLE") != nil))
     func printTheComparisonTable() throws {
         let extent = try #require(Self.extent)
-        let rows = CacheSimulation.compare(traces: Self.traces(extent), budgets: [16, 64, 256],
-                                           contenders: Self.allContenders)
+        let rows = CacheSimulation.compare(
+            traces: Self.traces(extent), budgets: [16, 64, 256],
+            contenders: Self.allContenders)
         print(CacheSimulation.table(rows))
         #expect(rows.allSatisfy { $0.ofBelady <= 1 })
     }
@@ -182,8 +189,9 @@ import Darwin
     @Test func theDefaultPolicyIsWithinFivePercentOfBeladyOnPanAt64Tiles() throws {
         let extent = try #require(Self.extent)
         let pan = AccessTrace.make(.pan, over: extent, frames: 2000, seed: 7)
-        let rows = CacheSimulation.compare(traces: [pan], budgets: [64],
-                                           contenders: [.policy(.default), .policy(.lru), .belady])
+        let rows = CacheSimulation.compare(
+            traces: [pan], budgets: [64],
+            contenders: [.policy(.default), .policy(.lru), .belady])
         let chosen = try #require(rows.first)
         #expect(chosen.ofBelady >= 0.95, "\(chosen.policy): \(chosen.hitRate) against Belady's \(rows[2].hitRate)")
     }

@@ -28,13 +28,16 @@ final class StoreFakeArchive: TileArchive {
     /// Called inside `withTile`, after counting the read and before serving the bytes.
     private let duringRead: (@Sendable (TileID) -> Void)?
 
-    init(path: String, tiles: [TileID], tileSize: Int = 256, deflate: Bool = false,
-         damaged: [TileID: [UInt8]] = [:], delayMicros: UInt32 = 0, salt: UInt64 = 0,
-         failAfterBody: Set<TileID> = [], duringRead: (@Sendable (TileID) -> Void)? = nil) {
+    init(
+        path: String, tiles: [TileID], tileSize: Int = 256, deflate: Bool = false,
+        damaged: [TileID: [UInt8]] = [:], delayMicros: UInt32 = 0, salt: UInt64 = 0,
+        failAfterBody: Set<TileID> = [], duringRead: (@Sendable (TileID) -> Void)? = nil
+    ) {
         self.path = path
         let zooms = tiles.map(\.z) + damaged.keys.map(\.z)
-        summary = TileArchiveSummary(name: path, bounds: nil, zoomRange: zooms.min().map { $0...zooms.max()! },
-                                     codec: .pvrtc4, codecName: "pvrtc4", tileSize: tileSize, hasElevation: false)
+        summary = TileArchiveSummary(
+            name: path, bounds: nil, zoomRange: zooms.min().map { $0...zooms.max()! },
+            codec: .pvrtc4, codecName: "pvrtc4", tileSize: tileSize, hasElevation: false)
         var payloads: [TileID: [UInt8]] = [:], stored: [TileID: [UInt8]] = [:]
         for id in tiles {
             let words = Self.words(for: id, count: tileSize * tileSize / 2, salt: salt)
@@ -339,11 +342,12 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         holder.store.withLock { $0 = store }
         let results = Locked<[[UInt8]?]>(Array(repeating: nil, count: 8))
         let failures = Failures()
-        #expect(onThreads(8) { i in
-            do { let bytes = try contents(store.tile(id)); results.withLock { $0[i] = bytes } } catch {
-                failures.add("thread \(i): \(error)")
-            }
-        })
+        #expect(
+            onThreads(8) { i in
+                do { let bytes = try contents(store.tile(id)); results.withLock { $0[i] = bytes } } catch {
+                    failures.add("thread \(i): \(error)")
+                }
+            })
         #expect(failures.all.isEmpty, "\(failures.all)")
         #expect(fake.reads(id) == 1)
         let s = store.statistics
@@ -372,11 +376,14 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let store = try TileStore(archives: [fake], budget: MemoryBudget(parsing: "1MiB"))
         holder.store.withLock { $0 = store }
         let failures = Failures()
-        #expect(onThreads(8) { i in
-            do {
-                if try contents(store.tile(slow)) != fake.payloads[slow] { failures.add("thread \(i): wrong bytes") }
-            } catch { failures.add("thread \(i): \(error)") }
-        })
+        #expect(
+            onThreads(8) { i in
+                do {
+                    if try contents(store.tile(slow)) != fake.payloads[slow] {
+                        failures.add("thread \(i): wrong bytes")
+                    }
+                } catch { failures.add("thread \(i): \(error)") }
+            })
         #expect(failures.all.isEmpty, "\(failures.all)")
         let s = store.statistics
         #expect(s.loads == 6 && s.misses == 6 && s.hits == 7 && fake.reads(slow) == 1)
@@ -389,17 +396,18 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let fake = StoreFakeArchive(path: "keys.mbtiles", tiles: ids, delayMicros: 200)
         let store = try TileStore(archives: [fake], budget: MemoryBudget(parsing: "4MiB"))
         let failures = Failures()
-        #expect(onThreads(8) { t in
-            // Each thread walks all tiles from its own starting point and stride.
-            let step = [1, 3, 5, 7, 9, 11, 13, 15][t]
-            for k in 0..<ids.count {
-                let id = ids[(t * 8 + k * step) % ids.count]
-                do {
-                    let ok = try lease(store, id).withUnsafeBytes { fake.matches(id, $0) }
-                    if !ok { failures.add("thread \(t): wrong bytes for \(id)") }
-                } catch { failures.add("thread \(t): \(error)") }
-            }
-        })
+        #expect(
+            onThreads(8) { t in
+                // Each thread walks all tiles from its own starting point and stride.
+                let step = [1, 3, 5, 7, 9, 11, 13, 15][t]
+                for k in 0..<ids.count {
+                    let id = ids[(t * 8 + k * step) % ids.count]
+                    do {
+                        let ok = try lease(store, id).withUnsafeBytes { fake.matches(id, $0) }
+                        if !ok { failures.add("thread \(t): wrong bytes for \(id)") }
+                    } catch { failures.add("thread \(t): \(error)") }
+                }
+            })
         #expect(failures.all.isEmpty, "\(failures.all)")
         let duplicated = ids.filter { fake.reads($0) != 1 }
         #expect(duplicated.isEmpty, "read more or less than once: \(duplicated)")
@@ -414,11 +422,13 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
     // MARK: 5. Stress
 
     /// The region the stress traces move over: zooms 10–12, 9 + 36 + 144 tiles.
-    static let stressExtent = TileExtent(zooms: 10...12, ranges: [
-        TileRange(z: 10, minX: 540, maxX: 542, minY: 360, maxY: 362),
-        TileRange(z: 11, minX: 1080, maxX: 1085, minY: 720, maxY: 725),
-        TileRange(z: 12, minX: 2160, maxX: 2171, minY: 1440, maxY: 1451),
-    ])!
+    static let stressExtent = TileExtent(
+        zooms: 10...12,
+        ranges: [
+            TileRange(z: 10, minX: 540, maxX: 542, minY: 360, maxY: 362),
+            TileRange(z: 11, minX: 1080, maxX: 1085, minY: 720, maxY: 725),
+            TileRange(z: 12, minX: 2160, maxX: 2171, minY: 1440, maxY: 1451),
+        ])!
 
     /// A lease a stress thread keeps for a while, and when to let it go.
     final class Held {
@@ -445,7 +455,9 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         options.simulatedWarnings = .random(seed: 7)
         let store = try TileStore(archives: [fake], budget: budget, options: options)
         let kinds: [AccessTrace.Kind] = [.random, .pan, .zoom]
-        let traces = (0..<8).map { AccessTrace.make(kinds[$0 % 3], over: extent, frames: 30, seed: UInt64($0 + 1)).requests }
+        let traces = (0..<8).map {
+            AccessTrace.make(kinds[$0 % 3], over: extent, frames: 30, seed: UInt64($0 + 1)).requests
+        }
         #expect(traces.allSatisfy { $0.count > 100 && $0.allSatisfy { fake.payloads[$0] != nil } })
         let failures = Failures()
         let served = Locked(0), exhausted = Locked(0), keptLeases = Locked(0)
@@ -582,7 +594,8 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
     @Test func aBudgetSmallerThanOneTileNamesTheArchive() throws {
         let small = StoreFakeArchive(path: "small-tiles.mbtiles", tiles: tiles(2), tileSize: 32)
         let big = StoreFakeArchive(path: "big-tiles.mbtiles", tiles: tiles(2), tileSize: 256)
-        let error = try #require(storeError { _ = try TileStore(archives: [small, big], budget: MemoryBudget(bytes: 20_000)) })
+        let error = try #require(
+            storeError { _ = try TileStore(archives: [small, big], budget: MemoryBudget(bytes: 20_000)) })
         #expect(error.problem == .invalidOptions && error.category == .invalidArgument)
         #expect(error.subject == big.path)
         #expect(error.description.hasPrefix(big.path) && !error.description.contains("\n"))
@@ -590,25 +603,32 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         #expect(throws: Never.self) { _ = try TileStore(archives: [small], budget: MemoryBudget(bytes: 20_000)) }
         var options = TileStoreOptions()
         options.simulatedWarnings = .every(0)
-        #expect(storeError { _ = try TileStore(archives: [small], budget: MemoryBudget(parsing: "1MiB"), options: options) }?
+        #expect(
+            storeError {
+                _ = try TileStore(archives: [small], budget: MemoryBudget(parsing: "1MiB"), options: options)
+            }?
             .problem == .invalidOptions)
     }
 
     @Test func aDamagedTileIsTypedAndTheStoreKeepsServing() throws {
         let good = tiles(3, z: 7, x0: 10, y0: 10)
-        let garbage = TileID(z: 7, x: 1, y: 1)!, wrongSize = TileID(z: 7, x: 1, y: 2)!, short = TileID(z: 7, x: 1, y: 3)!
+        let garbage = TileID(z: 7, x: 1, y: 1)!, wrongSize = TileID(z: 7, x: 1, y: 2)!,
+            short = TileID(z: 7, x: 1, y: 3)!
         var random = TestRandom(seed: 99)
-        let a = StoreFakeArchive(path: "damaged.mbtiles", tiles: good, damaged: [
-            garbage: random.bytes(500),                                    // not zlib at all
-            wrongSize: try Zlib.deflate([UInt8](repeating: 7, count: 1000)), // zlib, wrong length
-            short: Array(StoreFakeArchive.words(for: short, count: Self.words256, salt: 0).dropLast(8)),
-        ])
+        let a = StoreFakeArchive(
+            path: "damaged.mbtiles", tiles: good,
+            damaged: [
+                garbage: random.bytes(500),  // not zlib at all
+                wrongSize: try Zlib.deflate([UInt8](repeating: 7, count: 1000)),  // zlib, wrong length
+                short: Array(StoreFakeArchive.words(for: short, count: Self.words256, salt: 0).dropLast(8)),
+            ])
         let otherTiles = tiles(3, z: 8, x0: 10, y0: 10)
         let b = StoreFakeArchive(path: "other.mbtiles", tiles: otherTiles + good, salt: 5)
         let store = try TileStore(archives: [a, b], budget: MemoryBudget(parsing: "2MiB"))
         for id in [garbage, wrongSize, short] {
             for attempt in 0..<2 {
-                let error = try #require(storeError { _ = try contents(store.tile(id)) }, "tile \(id) attempt \(attempt)")
+                let error = try #require(
+                    storeError { _ = try contents(store.tile(id)) }, "tile \(id) attempt \(attempt)")
                 #expect(error.problem == .damagedTile && error.category == .invalidInput)
                 #expect(error.subject == a.path)
                 #expect(error.description.contains(a.path) && error.description.contains("\(id)"))
@@ -649,7 +669,9 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
     // MARK: 8. Prefetch
 
     @Test func neighboursAheadAreTheNextColumnOrRow() {
-        func ids(_ pairs: [(Int, Int)], z: Int = 10) -> Set<TileID> { Set(pairs.map { TileID(z: z, x: $0.0, y: $0.1)! }) }
+        func ids(_ pairs: [(Int, Int)], z: Int = 10) -> Set<TileID> {
+            Set(pairs.map { TileID(z: z, x: $0.0, y: $0.1)! })
+        }
         let id = TileID(z: 10, x: 5, y: 5)!
         #expect(Set(TileStore.neighbours(ahead: id, dx: 1, dy: 0)) == ids([(6, 4), (6, 5), (6, 6)]))
         #expect(Set(TileStore.neighbours(ahead: id, dx: -1, dy: 0)) == ids([(4, 4), (4, 5), (4, 6)]))
@@ -660,7 +682,8 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         #expect(TileStore.neighbours(ahead: id, dx: 0, dy: 0).isEmpty)
         // At the world's edge there is nothing ahead; along it, only what exists.
         #expect(TileStore.neighbours(ahead: TileID(z: 1, x: 1, y: 0)!, dx: 1, dy: 0).isEmpty)
-        #expect(Set(TileStore.neighbours(ahead: TileID(z: 1, x: 0, y: 0)!, dx: 1, dy: 0)) == ids([(1, 0), (1, 1)], z: 1))
+        #expect(
+            Set(TileStore.neighbours(ahead: TileID(z: 1, x: 0, y: 0)!, dx: 1, dy: 0)) == ids([(1, 0), (1, 1)], z: 1))
     }
 
     @Test func prefetchLoadsOnlyIntoFreeBudgetAndNeverEvicts() async throws {

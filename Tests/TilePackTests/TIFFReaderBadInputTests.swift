@@ -80,19 +80,27 @@ import Testing
         // Width 0.
         #expect(try failure(try valid { $0.extraTags[256] = .longs([0]) }, in: dir)?.kind == .absurdDimensions)
         // A tile of 2^20 × 2^20 pixels.
-        let huge = try valid { $0.tile = (16, 16); $0.extraTags[322] = .longs([1 << 20]); $0.extraTags[323] = .longs([1 << 20]) }
+        let huge = try valid {
+            $0.tile = (16, 16); $0.extraTags[322] = .longs([1 << 20]); $0.extraTags[323] = .longs([1 << 20])
+        }
         #expect(try failure(huge, in: dir)?.kind == .absurdDimensions)
         // A billion-pixel-high image in one-row strips: a billion blocks, over TIFFLimits.maxBlocks
         // (refused before its offsets are read; nothing is allocated).
-        let tall = try valid { $0.extraTags[257] = .longs([1_000_000_000]); $0.extraTags[278] = .longs([1]) }
+        let tall = try valid {
+            $0.extraTags[257] = .longs([1_000_000_000]); $0.extraTags[278] = .longs([1])
+        }
         let tallError = try failure(tall, in: dir)
         #expect(tallError?.kind == .absurdDimensions)
         #expect(tallError?.description.contains("\(TIFFLimits.maxBlocks)") == true)
         // Under the block cap the offsets and counts still have to agree.
-        let short = try valid { $0.extraTags[257] = .longs([1_000_000]); $0.extraTags[278] = .longs([1]) }
+        let short = try valid {
+            $0.extraTags[257] = .longs([1_000_000]); $0.extraTags[278] = .longs([1])
+        }
         #expect(try failure(short, in: dir)?.kind == .badTag)
         // A tag claiming 2^31 doubles.
-        let fat = try valid { $0.extraTags[TIFFTag.modelTiepoint] = .raw(type: 12, count: 1 << 31, bytes: [0, 0, 0, 0, 0, 0, 0, 0]) }
+        let fat = try valid {
+            $0.extraTags[TIFFTag.modelTiepoint] = .raw(type: 12, count: 1 << 31, bytes: [0, 0, 0, 0, 0, 0, 0, 0])
+        }
         #expect(try failure(fat, in: dir)?.kind == .absurdDimensions)
         // SamplesPerPixel 0.
         #expect(try failure(try valid { $0.extraTags[277] = .shorts([0]) }, in: dir)?.kind == .absurdDimensions)
@@ -101,8 +109,10 @@ import Testing
     /// The 180-byte BigTIFF of issue 8 that killed `tilepack info`: a valid 8 × 1 image whose
     /// ModelPixelScale (DOUBLE) claims 2^63 values. The count was turned into an `Int` before
     /// any check, which traps; now it is refused as larger than the file.
-    static func pixelScaleCountBomb(count: UInt64 = 1 << 63, tag: UInt16 = TIFFTag.modelPixelScale,
-                                    type: UInt16 = 12) -> [UInt8] {
+    static func pixelScaleCountBomb(
+        count: UInt64 = 1 << 63, tag: UInt16 = TIFFTag.modelPixelScale,
+        type: UInt16 = 12
+    ) -> [UInt8] {
         var file: [UInt8] = []
         func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { file += $0 } }
         // (tag, type, count, value): SHORT 3, LONG8 16; small values inline.
@@ -126,9 +136,11 @@ import Testing
         #expect(error?.kind == .absurdDimensions)
         #expect(error?.description.contains("tag 33550") == true)
         // The same count on the other typed readers: integers (unsigned), rationals, floats.
-        for (tag, type): (UInt16, UInt16) in [(TIFFTag.modelPixelScale, 5), (TIFFTag.modelPixelScale, 11),
-                                              (TIFFTag.extraSamples, 3), (TIFFTag.extraSamples, 16),
-                                              (TIFFTag.geoKeyDirectory, 3)] {
+        for (tag, type): (UInt16, UInt16) in [
+            (TIFFTag.modelPixelScale, 5), (TIFFTag.modelPixelScale, 11),
+            (TIFFTag.extraSamples, 3), (TIFFTag.extraSamples, 16),
+            (TIFFTag.geoKeyDirectory, 3),
+        ] {
             for count: UInt64 in [1 << 63, UInt64.max, 1 << 62, 1 << 32] {
                 let error = try failure(Self.pixelScaleCountBomb(count: count, tag: tag, type: type), in: dir)
                 #expect(error?.kind == .absurdDimensions, "tag \(tag) type \(type) count \(count)")
@@ -163,13 +175,19 @@ import Testing
         #expect(error?.kind == .corruptBlock)
         #expect(error?.description.contains("expected 48") == true)
         // Garbage instead of a zlib stream.
-        let garbage = try valid { t in t.compression = 8; t.blockOverride = [0: [UInt8](repeating: 0x55, count: 40)] }
+        let garbage = try valid { t in
+            t.compression = 8; t.blockOverride = [0: [UInt8](repeating: 0x55, count: 40)]
+        }
         #expect(try failure(garbage, in: dir)?.kind == .corruptBlock)
         // An LZW code beyond the table.
-        let lzw = try valid { t in t.compression = 5; t.blockOverride = [0: [0x80, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF]] }
+        let lzw = try valid { t in
+            t.compression = 5; t.blockOverride = [0: [0x80, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF]]
+        }
         #expect(try failure(lzw, in: dir)?.kind == .corruptBlock)
         // PackBits that runs out early.
-        let pb = try valid { t in t.compression = 32773; t.blockOverride = [0: [0x02, 1, 2, 3]] }
+        let pb = try valid { t in
+            t.compression = 32773; t.blockOverride = [0: [0x02, 1, 2, 3]]
+        }
         #expect(try failure(pb, in: dir)?.kind == .corruptBlock)
         // Uncompressed strip shorter than the image needs.
         let un = try valid { t in t.blockOverride = [0: [1, 2, 3, 4]] }
@@ -180,7 +198,9 @@ import Testing
         let dir = TemporaryDirectory()
         let file = try valid { $0.extraTags[273] = .longs([0x7FFF_0000]) }
         #expect(try failure(file, in: dir)?.kind == .offsetPastEnd)
-        let long = try valid { $0.extraTags[279] = .longs([0x7FFF_0000]); $0.compression = 8 }
+        let long = try valid {
+            $0.extraTags[279] = .longs([0x7FFF_0000]); $0.compression = 8
+        }
         #expect(try failure(long, in: dir) != nil)
     }
 
@@ -190,24 +210,43 @@ import Testing
         #expect(jpeg?.kind == .unsupported(feature: "JPEG compression", code: 7))
         #expect(jpeg?.description.contains("photo.tif") == true)
         #expect(jpeg?.description.contains("JPEG") == true)
-        #expect(try failure(try valid { $0.compression = 50000 }, in: dir)?.kind == .unsupported(feature: "ZSTD compression", code: 50000))
-        #expect(try failure(try valid { $0.compression = 50001 }, in: dir)?.kind == .unsupported(feature: "WebP compression", code: 50001))
-        #expect(try failure(try valid { $0.extraTags[258] = .shorts([1]) }, in: dir)?.kind == .unsupported(feature: "1-bit (bilevel) samples", code: 1))
-        #expect(try failure(try valid { $0.bits = 16; $0.sampleFormat = 3 }, in: dir)?.kind == .unsupported(feature: "16-bit floating point samples", code: 16))
-        #expect(try failure(try valid { $0.photometric = 6 }, in: dir)?.kind
-                    == .unsupported(feature: "YCbCr photometric interpretation (subsampled colour)", code: 6))
-        #expect(try failure(try valid { $0.extraTags[TIFFTag.predictor] = .shorts([9]) }, in: dir)?.kind == .unsupported(feature: "predictor", code: 9))
+        #expect(
+            try failure(try valid { $0.compression = 50000 }, in: dir)?.kind
+                == .unsupported(feature: "ZSTD compression", code: 50000))
+        #expect(
+            try failure(try valid { $0.compression = 50001 }, in: dir)?.kind
+                == .unsupported(feature: "WebP compression", code: 50001))
+        #expect(
+            try failure(try valid { $0.extraTags[258] = .shorts([1]) }, in: dir)?.kind
+                == .unsupported(feature: "1-bit (bilevel) samples", code: 1))
+        #expect(
+            try failure(
+                try valid {
+                    $0.bits = 16; $0.sampleFormat = 3
+                }, in: dir)?.kind == .unsupported(feature: "16-bit floating point samples", code: 16))
+        #expect(
+            try failure(try valid { $0.photometric = 6 }, in: dir)?.kind
+                == .unsupported(feature: "YCbCr photometric interpretation (subsampled colour)", code: 6))
+        #expect(
+            try failure(try valid { $0.extraTags[TIFFTag.predictor] = .shorts([9]) }, in: dir)?.kind
+                == .unsupported(feature: "predictor", code: 9))
     }
 
     @Test func missingFileAndWindowOutside() throws {
         let dir = TemporaryDirectory()
         let missing = dir.path + "/nope.tif"
         #expect(throws: TIFFError.self) { try TIFFFile(path: missing) }
-        do { _ = try TIFFFile(path: missing) } catch { #expect(error.kind == .io && error.description.hasPrefix(missing)) }
+        do { _ = try TIFFFile(path: missing) } catch {
+            #expect(error.kind == .io && error.description.hasPrefix(missing))
+        }
         let file = try TIFFFile(path: try dir.write("ok.tif", try valid()))
-        for w in [PixelWindow(x: -1, y: 0, width: 2, height: 2), PixelWindow(x: 0, y: 0, width: 9, height: 1),
-                  PixelWindow(x: 0, y: 0, width: 0, height: 1), PixelWindow(x: Int.max, y: 0, width: 2, height: 1)] {
-            do { _ = try file.read(window: w); Issue.record("window \(w) accepted") } catch { #expect(error.kind == .badWindow) }
+        for w in [
+            PixelWindow(x: -1, y: 0, width: 2, height: 2), PixelWindow(x: 0, y: 0, width: 9, height: 1),
+            PixelWindow(x: 0, y: 0, width: 0, height: 1), PixelWindow(x: Int.max, y: 0, width: 2, height: 1),
+        ] {
+            do { _ = try file.read(window: w); Issue.record("window \(w) accepted") } catch {
+                #expect(error.kind == .badWindow)
+            }
         }
     }
 
@@ -215,11 +254,19 @@ import Testing
     @Test func mutatedFilesNeverCrash() throws {
         let dir = TemporaryDirectory()
         var seeds: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next() -> Int { seeds ^= seeds << 13; seeds ^= seeds >> 7; seeds ^= seeds << 17; return Int(seeds % 1_000_000) }
+        func next() -> Int {
+            seeds ^= seeds << 13; seeds ^= seeds >> 7; seeds ^= seeds << 17; return Int(seeds % 1_000_000)
+        }
         let bases = try [
-            valid { $0.compression = 5; $0.predictor = 2; $0.bands = 3; $0.photometric = 2 },
-            valid { $0.compression = 8; $0.tile = (16, 16); $0.bits = 32; $0.sampleFormat = 3; $0.predictor = 3 },
-            valid { $0.compression = 32773; $0.bigTIFF = true; $0.order = .big; $0.planar = 2; $0.bands = 2 },
+            valid {
+                $0.compression = 5; $0.predictor = 2; $0.bands = 3; $0.photometric = 2
+            },
+            valid {
+                $0.compression = 8; $0.tile = (16, 16); $0.bits = 32; $0.sampleFormat = 3; $0.predictor = 3
+            },
+            valid {
+                $0.compression = 32773; $0.bigTIFF = true; $0.order = .big; $0.planar = 2; $0.bands = 2
+            },
         ]
         var declined = 0, decoded = 0
         for (b, base) in bases.enumerated() {
@@ -229,7 +276,8 @@ import Testing
                 let path = try dir.write("fuzz\(b)-\(i).tif", bytes)
                 do {
                     let file = try TIFFFile(path: path)
-                    _ = try file.read(window: PixelWindow(x: 0, y: 0, width: file.image.width, height: file.image.height))
+                    _ = try file.read(
+                        window: PixelWindow(x: 0, y: 0, width: file.image.width, height: file.image.height))
                     decoded += 1
                 } catch {
                     #expect(error.description.hasPrefix(path))

@@ -59,7 +59,9 @@ struct CraftedTIFF {
             for s in 0..<(n / bw) {
                 let v = Double(s % 97) * 0.25 - 7.5
                 if bw == 4 {
-                    withUnsafeBytes(of: Float(v).bitPattern.littleEndian) { out.replaceSubrange(s * 4..<s * 4 + 4, with: $0) }
+                    withUnsafeBytes(of: Float(v).bitPattern.littleEndian) {
+                        out.replaceSubrange(s * 4..<s * 4 + 4, with: $0)
+                    }
                 } else {
                     withUnsafeBytes(of: v.bitPattern.littleEndian) { out.replaceSubrange(s * 8..<s * 8 + 8, with: $0) }
                 }
@@ -146,14 +148,15 @@ struct CraftedTIFF {
         var ifd = [UInt8]()
         ifd += bigTIFF ? bytes(UInt64(sorted.count)) : bytes(UInt16(sorted.count))
         for tag in sorted {
-            let (type, count, data): (UInt16, UInt64, [UInt8]) = switch tags[tag]! {
-            case .shorts(let v): (3, UInt64(v.count), v.flatMap { bytes($0) })
-            case .longs(let v): (4, UInt64(v.count), v.flatMap { bytes($0) })
-            case .long8s(let v): (16, UInt64(v.count), v.flatMap { bytes($0) })
-            case .doubles(let v): (12, UInt64(v.count), v.flatMap { bytes($0.bitPattern) })
-            case .ascii(let s): (2, UInt64(s.utf8.count + 1), Array(s.utf8) + [0])
-            case .raw(let t, let c, let b): (t, c, b)
-            }
+            let (type, count, data): (UInt16, UInt64, [UInt8]) =
+                switch tags[tag]! {
+                case .shorts(let v): (3, UInt64(v.count), v.flatMap { bytes($0) })
+                case .longs(let v): (4, UInt64(v.count), v.flatMap { bytes($0) })
+                case .long8s(let v): (16, UInt64(v.count), v.flatMap { bytes($0) })
+                case .doubles(let v): (12, UInt64(v.count), v.flatMap { bytes($0.bitPattern) })
+                case .ascii(let s): (2, UInt64(s.utf8.count + 1), Array(s.utf8) + [0])
+                case .raw(let t, let c, let b): (t, c, b)
+                }
             ifd += bytes(tag) + bytes(type)
             ifd += bigTIFF ? bytes(count) : bytes(UInt32(truncatingIfNeeded: count))
             if data.count <= inlineSize {
@@ -215,7 +218,9 @@ struct CraftedTIFF {
             return b  // floating-point predictor output has no byte order
         }
         if predictor == 2 {
-            func value(_ i: Int) -> UInt64 { (0..<bw).reduce(UInt64(0)) { $0 | UInt64(block[i * bw + $1]) << (8 * UInt64($1)) } }
+            func value(_ i: Int) -> UInt64 {
+                (0..<bw).reduce(UInt64(0)) { $0 | UInt64(block[i * bw + $1]) << (8 * UInt64($1)) }
+            }
             for r in 0..<rows {
                 for s in stride..<rowSamples {
                     let i = r * rowSamples + s

@@ -41,7 +41,10 @@ import Testing
                                     #expect(file.byteOrder == order && file.isBigTIFF == bigTIFF)
                                     #expect(file.image.isTiled == (tile != nil))
                                     let full = try file.read(window: PixelWindow(x: 0, y: 0, width: 21, height: 13))
-                                    #expect(full.bytes == samples, "order \(order) big \(bigTIFF) tile \(String(describing: tile)) comp \(compression) \(kind) pred \(predictor) planar \(planar)")
+                                    #expect(
+                                        full.bytes == samples,
+                                        "order \(order) big \(bigTIFF) tile \(String(describing: tile)) comp \(compression) \(kind) pred \(predictor) planar \(planar)"
+                                    )
                                     checked += 1
                                 }
                             }
@@ -62,8 +65,10 @@ import Testing
             let samples = t.makeSamples()
             let file = try TIFFFile(path: try dir.write("w\(planar).tif", try t.build(samples)), cacheBytes: 4096)
             let full = try file.read(window: PixelWindow(x: 0, y: 0, width: 50, height: 37))
-            for w in [PixelWindow(x: 3, y: 5, width: 20, height: 17), PixelWindow(x: 49, y: 36, width: 1, height: 1),
-                      PixelWindow(x: 15, y: 0, width: 2, height: 37), PixelWindow(x: 0, y: 14, width: 50, height: 1)] {
+            for w in [
+                PixelWindow(x: 3, y: 5, width: 20, height: 17), PixelWindow(x: 49, y: 36, width: 1, height: 1),
+                PixelWindow(x: 15, y: 0, width: 2, height: 37), PixelWindow(x: 0, y: 14, width: 50, height: 1),
+            ] {
                 let part = try file.read(window: w)
                 var expected = [UInt8]()
                 for y in w.y..<(w.y + w.height) {
@@ -121,12 +126,14 @@ import Testing
             TIFFTag.modelPixelScale: .doubles([30, 30, 0]),
             TIFFTag.modelTiepoint: .doubles([0, 0, 0, 500_000, 4_000_000, 0]),
             // Version 1.1.0, 5 keys: model projected, raster PixelIsPoint, PCS 32633, citation (ASCII), a double.
-            TIFFTag.geoKeyDirectory: .shorts([1, 1, 0, 5,
-                                              1024, 0, 1, 1,
-                                              1025, 0, 1, 2,
-                                              1026, 34737, 14, 0,
-                                              3072, 0, 1, 32633,
-                                              3092, 34736, 1, 0]),
+            TIFFTag.geoKeyDirectory: .shorts([
+                1, 1, 0, 5,
+                1024, 0, 1, 1,
+                1025, 0, 1, 2,
+                1026, 34737, 14, 0,
+                3072, 0, 1, 32633,
+                3092, 34736, 1, 0,
+            ]),
             TIFFTag.geoDoubleParams: .doubles([0.9996]),
             TIFFTag.geoAsciiParams: .ascii("WGS 84 / UTM33|"),
             TIFFTag.gdalNoData: .ascii("-9999"),
@@ -247,4 +254,3 @@ import Testing
         }
     }
 }
-

@@ -11,12 +11,16 @@ import Testing
 @Suite struct TerrainTintTests {
     /// The colour of a flat pixel of `metres` (flat: the shade factor is exactly 1) drawn by
     /// a colorizer made for `source` with `terrain`.
-    static func flatColour(_ metres: Float, source: FunctionSource, terrain: TerrainStyle = TerrainStyle(),
-                           mode: ColorMode = .elevation) throws -> [UInt8] {
+    static func flatColour(
+        _ metres: Float, source: FunctionSource, terrain: TerrainStyle = TerrainStyle(),
+        mode: ColorMode = .elevation
+    ) throws -> [UInt8] {
         let c = try Colorizer(source: source, mode: mode, terrain: terrain)
         let grid = MapFrame(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
         var rgba = [UInt8](repeating: 0, count: 4)
-        _ = c.colorize(values: [Float](repeating: metres, count: 9), valid: [UInt8](repeating: 1, count: 9), grid: grid, into: &rgba)
+        _ = c.colorize(
+            values: [Float](repeating: metres, count: 9), valid: [UInt8](repeating: 1, count: 9), grid: grid,
+            into: &rgba)
         return rgba
     }
 
@@ -29,9 +33,9 @@ import Testing
     /// colour for the same metres, and that colour is the ramp's; with the old per-build
     /// percentile stretch they would not (checked, so the test can fail).
     @Test func tintIsAFunctionOfMetresOnly() throws {
-        let low = FunctionSource(width: 64, height: 64) { c, r, _ in Float(c * 8 + r) }          // 0…567 m
+        let low = FunctionSource(width: 64, height: 64) { c, r, _ in Float(c * 8 + r) }  // 0…567 m
         let alps = FunctionSource(width: 64, height: 64) { c, r, _ in Float(300 + c * 60 + r * 3) }  // 300…4269 m
-        let sea = FunctionSource(width: 64, height: 64) { c, r, _ in Float(-5000 + c * 90) }       // −5000…670 m
+        let sea = FunctionSource(width: 64, height: 64) { c, r, _ in Float(-5000 + c * 90) }  // −5000…670 m
         for m: Float in [-3000, -1, 0, 120, 350, 500] {
             let a = try Self.flatColour(m, source: low), b = try Self.flatColour(m, source: alps)
             let s = try Self.flatColour(m, source: sea)
@@ -43,7 +47,8 @@ import Testing
         #expect(try Self.flatColour(400, source: low, terrain: pct) != Self.flatColour(400, source: alps, terrain: pct))
         // The same fixed --tint-range gives the same colours whatever the source.
         let fixed = TerrainStyle(range: .metres(0...1000))
-        #expect(try Self.flatColour(400, source: low, terrain: fixed) == Self.flatColour(400, source: alps, terrain: fixed))
+        #expect(
+            try Self.flatColour(400, source: low, terrain: fixed) == Self.flatColour(400, source: alps, terrain: fixed))
         // --color bathymetry uses the sea ramp; land metres stay the shallows' blue.
         #expect(try Self.flatColour(-2000, source: sea, mode: .bathymetry) == [60, 122, 188, 255])
         #expect(try Self.flatColour(300, source: sea, mode: .bathymetry) == [190, 224, 246, 255])
@@ -51,12 +56,15 @@ import Testing
 
     /// A DEM with an alpha band: the metres are every other sample.
     @Test func terrainWithAnAlphaBandReadsTheMetresBand() throws {
-        let source = FunctionSource(width: 16, height: 16, bands: 2, alphaBand: 1) { c, _, b in b == 0 ? Float(c * 100) : 255 }
+        let source = FunctionSource(width: 16, height: 16, bands: 2, alphaBand: 1) { c, _, b in
+            b == 0 ? Float(c * 100) : 255
+        }
         let c = try Colorizer(source: source, mode: .elevation, terrain: TerrainStyle())
         let grid = MapFrame(zoom: 14, originX: 8000, originY: 5000, width: 3, height: 3)
         var rgba = [UInt8](repeating: 0, count: 4)
-        let metres = c.colorize(values: [Float](repeating: 0, count: 18).enumerated().map { $0.offset % 2 == 0 ? 1500 : 255 },
-                                valid: [UInt8](repeating: 1, count: 9), grid: grid, into: &rgba)
+        let metres = c.colorize(
+            values: [Float](repeating: 0, count: 18).enumerated().map { $0.offset % 2 == 0 ? 1500 : 255 },
+            valid: [UInt8](repeating: 1, count: 9), grid: grid, into: &rgba)
         #expect(rgba == Self.expected(.absolute, 1500) && metres == [1500])
     }
 
@@ -100,14 +108,18 @@ import Testing
         #expect(try TintRange(argument: "1200.5..2900") == .metres(1200.5...2900))
         #expect(try TintRange(argument: "-11000..-10") == .metres(-11000 ... -10))
         #expect(try TintRange(argument: "percentile") == .percentiles)
-        for (bad, problem) in [("5..5", "MIN 5 must be below MAX 5"), ("3000..100", "MIN 3000 must be below MAX 100"),
-                               ("abc", "expected MIN..MAX"), ("..5", "expected MIN..MAX"), ("1..inf", "finite numbers"),
-                               ("nan..3", "finite numbers"), ("1..2..3", "finite numbers"), ("-1e7..0", "within ±1000000"), ("", "expected MIN..MAX")] {
+        for (bad, problem) in [
+            ("5..5", "MIN 5 must be below MAX 5"), ("3000..100", "MIN 3000 must be below MAX 100"),
+            ("abc", "expected MIN..MAX"), ("..5", "expected MIN..MAX"), ("1..inf", "finite numbers"),
+            ("nan..3", "finite numbers"), ("1..2..3", "finite numbers"), ("-1e7..0", "within ±1000000"),
+            ("", "expected MIN..MAX"),
+        ] {
             #expect {
                 try TintRange(argument: bad)
             } throws: { error in
                 guard let e = error as? BuildError, case let .invalidOption(text) = e else { return false }
-                return text.hasPrefix("--tint-range \(ErrorText.quoted(bad)): ") && text.contains(problem) && !text.contains("\n")
+                return text.hasPrefix("--tint-range \(ErrorText.quoted(bad)): ") && text.contains(problem)
+                    && !text.contains("\n")
             }
         }
     }
@@ -132,7 +144,8 @@ import Testing
         #expect(Self.expected(ramp, 0) == [70, 140, 60, 255] && Self.expected(ramp, 500)[3] == 192)
         // Drawn as it says: a flat pixel at 2000 m (50 % of 0…4000) is white.
         let source = FunctionSource(width: 16, height: 16) { c, r, _ in Float(c * 250 + r) }  // 0…3765 m
-        #expect(try Self.flatColour(1000, source: source, terrain: TerrainStyle(tint: .file(file))) == [200, 180, 120, 128])
+        #expect(
+            try Self.flatColour(1000, source: source, terrain: TerrainStyle(tint: .file(file))) == [200, 180, 120, 128])
     }
 
     @Test(arguments: [
@@ -151,19 +164,24 @@ import Testing
             try ColorReliefFile(bytes: Array(text.utf8), path: "bad.txt")
         } throws: { error in
             guard let e = error as? ColorReliefFileError else { return false }
-            return e.line == line && e.description.hasPrefix("--tint bad.txt:\(line): ") && e.description.contains(problem)
+            return e.line == line && e.description.hasPrefix("--tint bad.txt:\(line): ")
+                && e.description.contains(problem)
                 && !e.description.contains("\n") && e.category == .invalidArgument
         }
         #expect(throws: ColorReliefFileError(path: "e.txt", line: nil, problem: "has no colour entries")) {
             try ColorReliefFile(bytes: Array("# nothing\nnv 0 0 0\n".utf8), path: "e.txt")
         }
-        #expect(throws: ColorReliefFileError.self) { try ColorReliefFile(bytes: [0x30, 0x20, 0xff, 0xfe], path: "bin") }
+        #expect(throws: ColorReliefFileError.self) {
+            try ColorReliefFile(bytes: [0x30, 0x20, 0xff, 0xfe], path: "bin")
+        }
     }
 
     /// Renders a plane v(i, j) = α·i + β·j (metres per pixel step) with `hillshade` in
     /// `--color hillshade` and returns the grey bytes with the ground resolution per row.
-    static func shadePlane(alpha: Double, beta: Double, hillshade: Hillshade = Hillshade(), zoom: Int = 12,
-                           originY: Int = 1400 * 1) throws -> [(grey: UInt8, res: Double)] {
+    static func shadePlane(
+        alpha: Double, beta: Double, hillshade: Hillshade = Hillshade(), zoom: Int = 12,
+        originY: Int = 1400 * 1
+    ) throws -> [(grey: UInt8, res: Double)] {
         let n = 6, grid = MapFrame(zoom: zoom, originX: 2100, originY: originY, width: n, height: n)
         var values = [Float](repeating: 0, count: n * n)
         for j in 0..<n { for i in 0..<n { values[j * n + i] = Float(alpha * Double(i) + beta * Double(j)) } }
@@ -186,7 +204,8 @@ import Testing
             for (grey, res) in try Self.shadePlane(alpha: alpha, beta: beta) {
                 let p = alpha / res, q = -beta / res  // rows grow southwards
                 let shade = max(0, sin(alt) - cos(alt) * (q * cos(az) + p * sin(az))) / (1 + p * p + q * q).squareRoot()
-                #expect(grey == UInt8((1 + 254 * shade).rounded()), "α \(alpha) β \(beta): \(grey) vs \(1 + 254 * shade)")
+                #expect(
+                    grey == UInt8((1 + 254 * shade).rounded()), "α \(alpha) β \(beta): \(grey) vs \(1 + 254 * shade)")
             }
         }
         // Facing the sun (normal along the light): full light, 255. Facing away: 1. Flat: 181.
@@ -196,9 +215,11 @@ import Testing
         #expect(try Self.shadePlane(alpha: -5 * res, beta: -5 * res).allSatisfy { $0.grey == 1 })
         #expect(try Self.shadePlane(alpha: 0, beta: 0).allSatisfy { $0.grey == 181 })
         // z-factor 2 equals a plane twice as steep; another azimuth lights it differently.
-        #expect(try Self.shadePlane(alpha: 6, beta: 2, hillshade: Hillshade(zFactor: 2)).map(\.grey)
+        #expect(
+            try Self.shadePlane(alpha: 6, beta: 2, hillshade: Hillshade(zFactor: 2)).map(\.grey)
                 == Self.shadePlane(alpha: 12, beta: 4).map(\.grey))
-        #expect(try Self.shadePlane(alpha: 6, beta: 2, hillshade: Hillshade(azimuth: 90)).map(\.grey)
+        #expect(
+            try Self.shadePlane(alpha: 6, beta: 2, hillshade: Hillshade(azimuth: 90)).map(\.grey)
                 != Self.shadePlane(alpha: 6, beta: 2).map(\.grey))
     }
 
@@ -242,7 +263,8 @@ import Testing
         let entries = try #require(try JSONSerialization.jsonObject(with: Data(legend.utf8)) as? [[String: Any]])
         #expect(entries.count == HypsometricTint.land.stops.count)
         #expect(entries.first?["value"] as? Double == 500 && entries.last?["value"] as? Double == 3000)
-        #expect((entries.last?["rgba"] as? [Int]) == [255, 255, 255, 255] && entries.first?["label"] as? String == "500 m")
+        #expect(
+            (entries.last?["rgba"] as? [Int]) == [255, 255, 255, 255] && entries.first?["label"] as? String == "500 m")
     }
 }
 
@@ -252,11 +274,16 @@ import Testing
     @Test func negativeTintRangeParsesUnquoted() throws {
         let run = try CLIBuildProgressTests.build(["--quiet", "--tint-range", "-2340..0"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("; tint: absolute ramp stretched over -2340…0 m (--tint-range); hillshade azimuth 315°, altitude 45°, z 1\n"),
-                "\(run.stdout)")
+        #expect(
+            run.stdout.contains(
+                "; tint: absolute ramp stretched over -2340…0 m (--tint-range); hillshade azimuth 315°, altitude 45°, z 1\n"
+            ),
+            "\(run.stdout)")
         let defaults = try CLIBuildProgressTests.build(["--quiet", "--multidirectional", "--z-factor", "2"])
-        #expect(defaults.stdout.contains("; tint: absolute ramp -11000…8849 m; hillshade multidirectional, altitude 45°, z 2\n"),
-                "\(defaults.stdout)")
+        #expect(
+            defaults.stdout.contains(
+                "; tint: absolute ramp -11000…8849 m; hillshade multidirectional, altitude 45°, z 2\n"),
+            "\(defaults.stdout)")
     }
 
     @Test func badTintRangeIsOneUsageLine() throws {
@@ -264,18 +291,28 @@ import Testing
         #expect(run.status == 64)
         #expect(run.stderr == "error: --tint-range \"3000..-5\": MIN 3000 must be below MAX -5\n", "\(run.stderr)")
         let contradiction = try CLIBuildProgressTests.build(["--quiet", "--color", "hillshade", "--no-hillshade"])
-        #expect(contradiction.status == 64 && contradiction.stderr == "error: --no-hillshade contradicts --color hillshade\n")
+        #expect(
+            contradiction.status == 64
+                && contradiction.stderr == "error: --no-hillshade contradicts --color hillshade\n")
         // A tint for a mode that draws none is nonsense, not a silent no-op.
         let untinted = try CLIBuildProgressTests.build(["--quiet", "--color", "stretch", "--tint", "land"])
-        #expect(untinted.status == 64 && untinted.stderr == "error: --tint and --tint-range colour terrain; --color stretch draws no tint\n",
-                "\(untinted.stderr)")
+        #expect(
+            untinted.status == 64
+                && untinted.stderr == "error: --tint and --tint-range colour terrain; --color stretch draws no tint\n",
+            "\(untinted.stderr)")
         // The summary says what step elevation was kept to, and why it is coarser than asked.
         let fine = try CLIBuildProgressTests.build(["--quiet", "--elevation-precision", "0.1"])
-        #expect(fine.status == 0 && fine.stdout.contains("(quantised to steps of 1, the source's own step: --elevation-precision 0.1 is finer than the source holds)"),
-                "\(fine.stdout)")
+        #expect(
+            fine.status == 0
+                && fine.stdout.contains(
+                    "(quantised to steps of 1, the source's own step: --elevation-precision 0.1 is finer than the source holds)"
+                ),
+            "\(fine.stdout)")
         let altitude = try CLIBuildProgressTests.build(["--quiet", "--hillshade-altitude", "0"])
-        #expect(altitude.status == 64 && altitude.stderr.hasPrefix("error: --hillshade-altitude 0") && altitude.stderr.filter { $0 == "\n" }.count == 1,
-                "\(altitude.stderr)")
+        #expect(
+            altitude.status == 64 && altitude.stderr.hasPrefix("error: --hillshade-altitude 0")
+                && altitude.stderr.filter { $0 == "\n" }.count == 1,
+            "\(altitude.stderr)")
     }
 
     @Test func colourFilesThroughTheCLI() throws {
@@ -285,12 +322,15 @@ import Testing
         try "0 20 60 20\n2000 250 250 250\nnv 0 0 0 0\n".write(toFile: good, atomically: true, encoding: .utf8)
         try "0 20 60 20\n\n2000 250 two 250\n".write(toFile: bad, atomically: true, encoding: .utf8)
         let ok = try CLIBuildProgressTests.build(["--quiet", "--tint", good])
-        #expect(ok.status == 0 && ok.stdout.contains("; tint: colour file \(good) 0…2000 m;"), "\(ok.stdout)\(ok.stderr)")
+        #expect(
+            ok.status == 0 && ok.stdout.contains("; tint: colour file \(good) 0…2000 m;"), "\(ok.stdout)\(ok.stderr)")
         let refused = try CLIBuildProgressTests.build(["--quiet", "--tint", bad])
         #expect(refused.status == 64)
-        #expect(refused.stderr == "error: --tint \(bad):3: green \"two\" is not an integer 0…255\n", "\(refused.stderr)")
+        #expect(
+            refused.stderr == "error: --tint \(bad):3: green \"two\" is not an integer 0…255\n", "\(refused.stderr)")
         let missing = try CLIBuildProgressTests.build(["--quiet", "--tint", "relief"])
-        #expect(missing.status == 64 && missing.stderr.hasPrefix("error: --tint relief: ")
+        #expect(
+            missing.status == 64 && missing.stderr.hasPrefix("error: --tint relief: ")
                 && missing.stderr.contains("(presets: absolute, land, bathymetry)"), "\(missing.stderr)")
     }
 }

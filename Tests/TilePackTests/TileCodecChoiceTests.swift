@@ -19,7 +19,10 @@ import Testing
         // Flat colour: every word repeats, so the payload is a (much) shorter zlib stream.
         let flat = try codec.encode(rgba: Self.flatTile, width: 256, height: 256)
         #expect(flat.count < 1_000 && flat.prefix(1) == [0x78])
-        #expect(try codec.decode(flat, width: 256, height: 256) == plain.decode(try plain.encode(rgba: Self.flatTile, width: 256, height: 256), width: 256, height: 256))
+        #expect(
+            try codec.decode(flat, width: 256, height: 256)
+                == plain.decode(try plain.encode(rgba: Self.flatTile, width: 256, height: 256), width: 256, height: 256)
+        )
         // Random words do not compress: a payload of exactly 32 KiB is raw words.
         var random = TestRandom(seed: 9)
         let words = random.bytes(32_768)
@@ -31,7 +34,9 @@ import Testing
     @Test func damagedPayloadsAreTypedErrors() throws {
         let codec = TileCodecChoice.pvrtc4.codec(level: .fast)
         let flat = try codec.encode(rgba: Self.flatTile, width: 256, height: 256)
-        #expect(throws: CodecError.self) { try codec.decode(Array(flat.prefix(flat.count / 2)), width: 256, height: 256) }
+        #expect(throws: CodecError.self) {
+            try codec.decode(Array(flat.prefix(flat.count / 2)), width: 256, height: 256)
+        }
         #expect(throws: CodecError.self) { try codec.decode([1, 2, 3], width: 256, height: 256) }
         let oversized = try Zlib.deflate([UInt8](repeating: 0, count: 40_000))
         #expect(throws: CodecError.self) { try codec.decode(oversized, width: 256, height: 256) }
@@ -54,21 +59,28 @@ import Testing
         #expect(TileCodecChoice.astc6x6.payloadCompression == "zlib-when-smaller")
         var random = TestRandom(seed: 3)
         var tile = Self.flatTile
-        for i in stride(from: 0, to: 256 * 64 * 4, by: 4) { tile[i] = random.bytes(1)[0] } // a noisy top quarter
+        for i in stride(from: 0, to: 256 * 64 * 4, by: 4) { tile[i] = random.bytes(1)[0] }  // a noisy top quarter
         for choice in [TileCodecChoice.astc4x4, .astc6x6, .astc8x8] {
             let codec = choice.codec(level: .fast)
             let stored = try codec.encode(rgba: tile, width: 256, height: 256)
             let payloadCodec = try TilePayloadCodec(codec: choice, tileSize: 256)
             let raw = try #require(payloadCodec.fixedPayloadByteCount)
             #expect(raw == choice.astcFormat!.byteCount(width: 256, height: 256))
-            #expect(stored.count < raw) // the flat three quarters deflate
-            var payload = [UInt8](repeating: 0, count: raw), pixels = [UInt8](repeating: 0, count: payloadCodec.pixelByteCount)
-            try stored.withUnsafeBytes { s in try payload.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) } }
-            try payload.withUnsafeBytes { p in try pixels.withUnsafeMutableBytes { try payloadCodec.decode(p, into: $0) } }
+            #expect(stored.count < raw)  // the flat three quarters deflate
+            var payload = [UInt8](repeating: 0, count: raw),
+                pixels = [UInt8](repeating: 0, count: payloadCodec.pixelByteCount)
+            try stored.withUnsafeBytes { s in
+                try payload.withUnsafeMutableBytes { try payloadCodec.unwrap(s, into: $0) }
+            }
+            try payload.withUnsafeBytes { p in
+                try pixels.withUnsafeMutableBytes { try payloadCodec.decode(p, into: $0) }
+            }
             #expect(pixels == (try choice.decoder().decode(stored, width: 256, height: 256)))
             let q = ImageQuality.measure(reference: tile, decoded: pixels, width: 256, height: 256)
             #expect(q.rgb > 20)
-            #expect(throws: CodecError.self) { try choice.decoder().decode(Array(stored.prefix(10)), width: 256, height: 256) }
+            #expect(throws: CodecError.self) {
+                try choice.decoder().decode(Array(stored.prefix(10)), width: 256, height: 256)
+            }
         }
         #expect(TileCodecChoice.astc6x6.astcFormat!.byteCount(width: 256, height: 256) == 29_584)
     }

@@ -40,7 +40,9 @@ struct FunctionSource: RasterSource {
         if failReads { throw TestSourceError() }
         log.add(x, y, w, h)
         var out = [Float](repeating: 0, count: w * h * bands)
-        for r in 0..<h { for c in 0..<w { for b in 0..<bands { out[(r * w + c) * bands + b] = value(x + c, y + r, b) } } }
+        for r in 0..<h {
+            for c in 0..<w { for b in 0..<bands { out[(r * w + c) * bands + b] = value(x + c, y + r, b) } }
+        }
         return out
     }
 }
@@ -121,7 +123,8 @@ func zoom10BlockSource(_ pixel: @escaping @Sendable (Int, Int, Int) -> Float) ->
     let nw = WebMercator.bounds(of: TileID(z: 10, x: 512, y: 360)!)
     let se = WebMercator.bounds(of: TileID(z: 10, x: 519, y: 367)!)
     let w = 640, h = 500
-    let geo = PlateCarree(west: nw.west + 1e-6, north: nw.north - 1e-6, dx: (se.east - nw.west - 2e-6) / Double(w),
-                          dy: (nw.north - se.south - 2e-6) / Double(h), width: w, height: h)
+    let geo = PlateCarree(
+        west: nw.west + 1e-6, north: nw.north - 1e-6, dx: (se.east - nw.west - 2e-6) / Double(w),
+        dy: (nw.north - se.south - 2e-6) / Double(h), width: w, height: h)
     return (FunctionSource(width: w, height: h, bands: 3, sampleType: .uint8, value: pixel), geo)
 }

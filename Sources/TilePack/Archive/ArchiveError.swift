@@ -74,7 +74,8 @@ public struct ArchiveError: TilePackError, Equatable {
         // SQL and SQLite's messages may span lines (multi-line statements, names from the file).
         let sqlPart = error.sql.map { " in `\(ErrorText.oneLine($0))`" } ?? ""
         let what = problem == .notSQLite ? "not an SQLite database" : "\(what) failed"
-        return ArchiveError(path: path, problem: problem,
-                            detail: "\(what): SQLite error \(error.code.rawValue) (\(ErrorText.oneLine(error.message)))\(sqlPart)")
+        return ArchiveError(
+            path: path, problem: problem,
+            detail: "\(what): SQLite error \(error.code.rawValue) (\(ErrorText.oneLine(error.message)))\(sqlPart)")
     }
 }

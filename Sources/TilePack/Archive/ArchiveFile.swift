@@ -13,8 +13,9 @@ package enum ArchiveFile {
         // O_NONBLOCK: a FIFO (or device) under an archive's name must not hang the open.
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
-            throw ArchiveError(path: path, problem: errno == ENOENT ? .notFound : .cannotOpen,
-                               detail: "cannot open archive: \(String(cString: strerror(errno)))")
+            throw ArchiveError(
+                path: path, problem: errno == ENOENT ? .notFound : .cannotOpen,
+                detail: "cannot open archive: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         var info = stat()
@@ -25,23 +26,28 @@ package enum ArchiveFile {
         let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
         let magic = Array("SQLite format 3\u{0}".utf8)
         guard got == 100, header.prefix(16).elementsEqual(magic) else {
-            throw ArchiveError(path: path, problem: .notSQLite,
-                               detail: "not an SQLite database (\(info.st_size) bytes, no SQLite header)")
+            throw ArchiveError(
+                path: path, problem: .notSQLite,
+                detail: "not an SQLite database (\(info.st_size) bytes, no SQLite header)")
         }
         // Page size: bytes 16–17 big-endian, 1 meaning 65536. Page count: bytes 28–31, valid
         // when the "version-valid-for" number (92–95) equals the change counter (24–27).
         let rawPageSize = Int(header[16]) << 8 | Int(header[17])
         let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
         func be32(_ at: Int) -> UInt32 {
-            UInt32(header[at]) << 24 | UInt32(header[at + 1]) << 16 | UInt32(header[at + 2]) << 8 | UInt32(header[at + 3])
+            UInt32(header[at]) << 24 | UInt32(header[at + 1]) << 16 | UInt32(header[at + 2]) << 8
+                | UInt32(header[at + 3])
         }
         // Both factors come from the file: multiply in Int64 with an overflow check rather than
         // trust that 32 × 17 bits fit (they do in Int64, but not in a 32-bit Int).
         if be32(92) == be32(24), pageSize >= 512 {
             let (expected, overflow) = Int64(be32(28)).multipliedReportingOverflow(by: Int64(pageSize))
             if overflow || Int64(info.st_size) < expected {
-                throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \(pageSize) bytes")
+                throw ArchiveError(
+                    path: path, problem: .damaged,
+                    detail:
+                        "archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \(pageSize) bytes"
+                )
             }
         }
     }
@@ -53,8 +59,9 @@ package enum ArchiveFile {
     package static func copy(_ from: String, to: String) throws(ArchiveError) {
         let input = open(from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard input >= 0 else {
-            throw ArchiveError(path: from, problem: errno == ENOENT ? .notFound : .cannotOpen,
-                               detail: "cannot open for copying: \(AtomicReplacement.message(errno))")
+            throw ArchiveError(
+                path: from, problem: errno == ENOENT ? .notFound : .cannotOpen,
+                detail: "cannot open for copying: \(AtomicReplacement.message(errno))")
         }
         defer { close(input) }
         var info = stat()
@@ -63,7 +70,8 @@ package enum ArchiveFile {
         }
         let output = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else {
-            throw ArchiveError(path: to, problem: .writeFailed, detail: "cannot create the copy: \(AtomicReplacement.message(errno))")
+            throw ArchiveError(
+                path: to, problem: .writeFailed, detail: "cannot create the copy: \(AtomicReplacement.message(errno))")
         }
         defer { close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -71,7 +79,8 @@ package enum ArchiveFile {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw ArchiveError(path: from, problem: .cannotOpen, detail: "reading failed: \(AtomicReplacement.message(errno))")
+                throw ArchiveError(
+                    path: from, problem: .cannotOpen, detail: "reading failed: \(AtomicReplacement.message(errno))")
             }
             if n == 0 { break }
             var done = 0
@@ -79,13 +88,16 @@ package enum ArchiveFile {
                 let w = buffer.withUnsafeBytes { b in b.baseAddress.map { write(output, $0 + done, n - done) } ?? -1 }
                 if w < 0 {
                     if errno == EINTR { continue }
-                    throw ArchiveError(path: to, problem: .writeFailed, detail: "writing the copy failed: \(AtomicReplacement.message(errno))")
+                    throw ArchiveError(
+                        path: to, problem: .writeFailed,
+                        detail: "writing the copy failed: \(AtomicReplacement.message(errno))")
                 }
                 done += w
             }
         }
         guard fsync(output) == 0 else {
-            throw ArchiveError(path: to, problem: .writeFailed, detail: "cannot sync the copy: \(AtomicReplacement.message(errno))")
+            throw ArchiveError(
+                path: to, problem: .writeFailed, detail: "cannot sync the copy: \(AtomicReplacement.message(errno))")
         }
     }
 }

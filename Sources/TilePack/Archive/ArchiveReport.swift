@@ -53,7 +53,7 @@ package struct ArchiveReport: Sendable, Encodable {
     public init(path: String) throws(ArchiveError) {
         do {
             try self.init(pack: try PackReader(path: path))
-        } catch where error.problem == .notPack {
+        } catch  where error.problem == .notPack {
             try self.init(mbtiles: try MBTilesReader(path: path))
         }
     }
@@ -66,12 +66,17 @@ package struct ArchiveReport: Sendable, Encodable {
         codec = pack.layers.first.flatMap { TileCodecChoice(metadata: $0.metadata)?.rawValue }
         minzoom = stats.perZoom.map(\.z).min()
         maxzoom = stats.perZoom.map(\.z).max()
-        bounds = meta[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:)).map { [$0.west, $0.south, $0.east, $0.north] }
+        bounds = meta[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:)).map {
+            [$0.west, $0.south, $0.east, $0.north]
+        }
         tiles = Tiles(count: stats.tiles, bytes: stats.perZoom.reduce(0) { $0 + $1.bytes }, perZoom: stats.perZoom)
         let encodings = Set(pack.layers.compactMap { $0.metadata[MBTilesMetadata.Key.elevationEncoding] })
-        elevation = stats.elevationRows > 0 ? Elevation(rows: stats.elevationRows, encoding: encodings.sorted().first) : nil
+        elevation =
+            stats.elevationRows > 0 ? Elevation(rows: stats.elevationRows, encoding: encodings.sorted().first) : nil
         layers = pack.layers.indices.compactMap { i in
-            pack.layer(i).map { Layer(archive: $0.info.archive, codec: $0.summary.codec?.rawValue, tileSize: $0.summary.tileSize) }
+            pack.layer(i).map {
+                Layer(archive: $0.info.archive, codec: $0.summary.codec?.rawValue, tileSize: $0.summary.tileSize)
+            }
         }
         attribution = meta[MBTilesMetadata.Key.attribution]
         license = meta["license"]
@@ -86,9 +91,12 @@ package struct ArchiveReport: Sendable, Encodable {
         minzoom = reader.zoomRange?.lowerBound
         maxzoom = reader.zoomRange?.upperBound
         bounds = reader.bounds.map { [$0.west, $0.south, $0.east, $0.north] }
-        tiles = Tiles(count: counts.reduce(0) { $0 + $1.tiles }, bytes: counts.reduce(0) { $0 + $1.bytes }, perZoom: counts)
-        elevation = reader.hasElevation
-            ? Elevation(rows: try reader.elevationRowCount(), encoding: meta[MBTilesMetadata.Key.elevationEncoding]) : nil
+        tiles = Tiles(
+            count: counts.reduce(0) { $0 + $1.tiles }, bytes: counts.reduce(0) { $0 + $1.bytes }, perZoom: counts)
+        elevation =
+            reader.hasElevation
+            ? Elevation(rows: try reader.elevationRowCount(), encoding: meta[MBTilesMetadata.Key.elevationEncoding])
+            : nil
         layers = nil
         attribution = meta[MBTilesMetadata.Key.attribution]
         license = meta["license"]

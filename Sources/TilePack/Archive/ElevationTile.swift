@@ -17,8 +17,9 @@ public struct ElevationTile: Sendable, Equatable {
 
     /// - Precondition: `values.count == width * height`, sides in 1...``maxSide``.
     public init(width: Int, height: Int, values: [Float]) {
-        precondition(width > 0 && height > 0 && width <= Self.maxSide && height <= Self.maxSide,
-                     "elevation tile side out of range")
+        precondition(
+            width > 0 && height > 0 && width <= Self.maxSide && height <= Self.maxSide,
+            "elevation tile side out of range")
         precondition(values.count == width * height, "elevation values do not fill width × height")
         self.width = width
         self.height = height
@@ -59,7 +60,9 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// allowed encodings: quantised at `step` when given and the tile allows it (finite samples
     /// within ±2³⁰ steps, one NaN bit pattern), else the smaller of the two Float32 encodings.
     /// - Cost: one quantised encode (level 9) or two Float32 encodes.
-    public static func pack(_ tile: ElevationTile, step: Double?, level: Int32 = 6) throws(Zlib.Failure) -> (ElevationEncoding, [UInt8]) {
+    public static func pack(
+        _ tile: ElevationTile, step: Double?, level: Int32 = 6
+    ) throws(Zlib.Failure) -> (ElevationEncoding, [UInt8]) {
         if let step, let blob = try QuantizedElevation.encode(tile, step: step) {
             return (.quantizedPlanarDeflate, blob)
         }
@@ -109,13 +112,16 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// `width × height × 4` bytes; never allocates more than that.
     public func decode(_ blob: [UInt8], width: Int, height: Int, path: String) throws(ArchiveError) -> ElevationTile {
         guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
+            throw ArchiveError(
+                path: path, problem: .badElevation,
+                detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         let count = width * height
         if self == .quantizedPlanarDeflate {
             let result: Result<ElevationTile, ArchiveError> = blob.withUnsafeBytes { raw in
-                Result { () throws(ArchiveError) in try Self.decodeQuantized(raw, width: width, height: height, path: path) }
+                Result { () throws(ArchiveError) in
+                    try Self.decodeQuantized(raw, width: width, height: height, path: path)
+                }
             }
             return try result.get()
         }
@@ -132,8 +138,9 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
             throw ArchiveError(path: path, problem: .badElevation, detail: "elevation data does not inflate: \(error)")
         }
         guard produced == count * 4 else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation data holds \(produced) bytes, expected \(count * 4) for \(width)×\(height)")
+            throw ArchiveError(
+                path: path, problem: .badElevation,
+                detail: "elevation data holds \(produced) bytes, expected \(count * 4) for \(width)×\(height)")
         }
         if self == .float32PredictorDeflate {
             // Undo TIFF's floating-point predictor with the reader's own code; it writes
@@ -141,7 +148,8 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
             var planes = bytes
             bytes.withUnsafeMutableBufferPointer { out in
                 planes.withUnsafeMutableBufferPointer { block in
-                    TIFFPredictor.undoFloatingPoint(block, into: out, rows: height, rowSamples: width, stride: 1, sampleBytes: 4)
+                    TIFFPredictor.undoFloatingPoint(
+                        block, into: out, rows: height, rowSamples: width, stride: 1, sampleBytes: 4)
                 }
             }
         }
@@ -149,7 +157,8 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
         bytes.withUnsafeBufferPointer { src in
             values.withUnsafeMutableBufferPointer { dst in
                 for i in 0..<count {
-                    let bits = UInt32(src[4 * i]) | UInt32(src[4 * i + 1]) << 8
+                    let bits =
+                        UInt32(src[4 * i]) | UInt32(src[4 * i + 1]) << 8
                         | UInt32(src[4 * i + 2]) << 16 | UInt32(src[4 * i + 3]) << 24
                     dst[i] = Float(bitPattern: bits)
                 }
@@ -160,16 +169,23 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
 
     /// Decodes a blob in place (e.g. SQLite's own buffer); see ``decode(_:width:height:path:)``.
     /// For ``quantizedPlanarDeflate`` the returned grid is the only allocation (scratch is pooled).
-    public func decode(_ blob: UnsafeRawBufferPointer, width: Int, height: Int, path: String) throws(ArchiveError) -> ElevationTile {
-        guard self == .quantizedPlanarDeflate else { return try decode(Array(blob), width: width, height: height, path: path) }
+    public func decode(
+        _ blob: UnsafeRawBufferPointer, width: Int, height: Int, path: String
+    ) throws(ArchiveError) -> ElevationTile {
+        guard self == .quantizedPlanarDeflate else {
+            return try decode(Array(blob), width: width, height: height, path: path)
+        }
         return try Self.decodeQuantized(blob, width: width, height: height, path: path)
     }
 
-    private static func decodeQuantized(_ blob: UnsafeRawBufferPointer, width: Int, height: Int,
-                                        path: String) throws(ArchiveError) -> ElevationTile {
+    private static func decodeQuantized(
+        _ blob: UnsafeRawBufferPointer, width: Int, height: Int,
+        path: String
+    ) throws(ArchiveError) -> ElevationTile {
         guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
+            throw ArchiveError(
+                path: path, problem: .badElevation,
+                detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         var failure: ArchiveError?
         let values = [Float](unsafeUninitializedCapacity: width * height) { buffer, initialized in

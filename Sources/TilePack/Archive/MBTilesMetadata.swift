@@ -24,9 +24,11 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public init?(metadataValue: String) {
             let parts = metadataValue.split(separator: ",").map { String($0.trimmingWhitespace()) }
             guard parts.count == 3, let lon = Double(parts[0]), let lat = Double(parts[1]),
-                  lon.isFinite, lat.isFinite else { return nil }
+                lon.isFinite, lat.isFinite
+            else { return nil }
             // Some writers store the zoom as "3.0".
-            guard let zoom = Int(parts[2]) ?? Double(parts[2]).flatMap({ $0.isFinite ? Int(exactly: $0.rounded()) : nil })
+            guard
+                let zoom = Int(parts[2]) ?? Double(parts[2]).flatMap({ $0.isFinite ? Int(exactly: $0.rounded()) : nil })
             else { return nil }
             self.init(lon: lon, lat: lat, zoom: zoom)
         }
@@ -110,11 +112,13 @@ public struct MBTilesMetadata: Sendable, Equatable {
     /// Further keys; a key without the `tilepack:` prefix gets it.
     public var extra: [String: String]
 
-    public init(name: String, format: String, codec: String? = nil, bounds: GeoBounds? = nil, center: Center? = nil,
-                minZoom: Int? = nil, maxZoom: Int? = nil, type: LayerType = .baselayer, version: String = "1",
-                description: String = "", attribution: String = "", codecLevel: String? = nil,
-                payloadCompression: String = "none", tileSize: Int = 256, sourceFile: String? = nil,
-                sourceSHA256: String? = nil, sources: String? = nil, buildOptions: String? = nil, extra: [String: String] = [:]) {
+    public init(
+        name: String, format: String, codec: String? = nil, bounds: GeoBounds? = nil, center: Center? = nil,
+        minZoom: Int? = nil, maxZoom: Int? = nil, type: LayerType = .baselayer, version: String = "1",
+        description: String = "", attribution: String = "", codecLevel: String? = nil,
+        payloadCompression: String = "none", tileSize: Int = 256, sourceFile: String? = nil,
+        sourceSHA256: String? = nil, sources: String? = nil, buildOptions: String? = nil, extra: [String: String] = [:]
+    ) {
         self.name = name
         self.format = format
         self.codec = codec ?? format
@@ -143,29 +147,34 @@ public struct MBTilesMetadata: Sendable, Equatable {
     /// `tilepack:` keys go to ``extra``. Nil without `name` and `format`.
     public init?(rows: [String: String], dropping: Set<String> = []) {
         guard let name = rows[Key.name], let format = rows[Key.format] else { return nil }
-        self.init(name: name, format: format, codec: rows[Key.codec],
-                  bounds: rows[Key.bounds].flatMap(GeoBounds.init(metadataValue:)),
-                  center: rows[Key.center].flatMap(Center.init(metadataValue:)),
-                  minZoom: rows[Key.minZoom].flatMap { Int($0) }, maxZoom: rows[Key.maxZoom].flatMap { Int($0) },
-                  type: rows[Key.type].flatMap(LayerType.init(rawValue:)) ?? .baselayer,
-                  version: rows[Key.version] ?? "1", description: rows[Key.description] ?? "",
-                  attribution: rows[Key.attribution] ?? "", codecLevel: rows[Key.codecLevel],
-                  payloadCompression: rows[Key.payloadCompression] ?? "none",
-                  tileSize: rows[Key.tileSize].flatMap { Int($0) } ?? 256,
-                  sourceFile: rows[Key.sourceFile], sourceSHA256: rows[Key.sourceSHA256], sources: rows[Key.sources],
-                  buildOptions: rows[Key.buildOptions])
-        let known: Set<String> = [Key.codec, Key.codecLevel, Key.payloadCompression, Key.tileSize, Key.sourceFile,
-                                  Key.sourceSHA256, Key.sources, Key.buildOptions, Key.elevation, Key.elevationEncoding,
-                                  Key.formatVersion, Key.elevationPrecision]
+        self.init(
+            name: name, format: format, codec: rows[Key.codec],
+            bounds: rows[Key.bounds].flatMap(GeoBounds.init(metadataValue:)),
+            center: rows[Key.center].flatMap(Center.init(metadataValue:)),
+            minZoom: rows[Key.minZoom].flatMap { Int($0) }, maxZoom: rows[Key.maxZoom].flatMap { Int($0) },
+            type: rows[Key.type].flatMap(LayerType.init(rawValue:)) ?? .baselayer,
+            version: rows[Key.version] ?? "1", description: rows[Key.description] ?? "",
+            attribution: rows[Key.attribution] ?? "", codecLevel: rows[Key.codecLevel],
+            payloadCompression: rows[Key.payloadCompression] ?? "none",
+            tileSize: rows[Key.tileSize].flatMap { Int($0) } ?? 256,
+            sourceFile: rows[Key.sourceFile], sourceSHA256: rows[Key.sourceSHA256], sources: rows[Key.sources],
+            buildOptions: rows[Key.buildOptions])
+        let known: Set<String> = [
+            Key.codec, Key.codecLevel, Key.payloadCompression, Key.tileSize, Key.sourceFile,
+            Key.sourceSHA256, Key.sources, Key.buildOptions, Key.elevation, Key.elevationEncoding,
+            Key.formatVersion, Key.elevationPrecision,
+        ]
         for (key, value) in rows where key.hasPrefix(Key.prefix) && !known.contains(key) && !dropping.contains(key) {
             extra[key] = value
         }
     }
 
     /// The rows to store, with nil fields already resolved by the writer.
-    func rows(bounds: GeoBounds, center: Center, minZoom: Int, maxZoom: Int,
-              elevationTiles: Bool, elevationEncoding: String, formatVersion: Int = 1,
-              elevationPrecision: String? = nil) -> [(String, String)] {
+    func rows(
+        bounds: GeoBounds, center: Center, minZoom: Int, maxZoom: Int,
+        elevationTiles: Bool, elevationEncoding: String, formatVersion: Int = 1,
+        elevationPrecision: String? = nil
+    ) -> [(String, String)] {
         var rows: [(String, String)] = [
             (Key.name, name), (Key.format, format), (Key.bounds, bounds.metadataValue),
             (Key.center, center.metadataValue), (Key.minZoom, String(minZoom)), (Key.maxZoom, String(maxZoom)),
@@ -190,7 +199,6 @@ public struct MBTilesMetadata: Sendable, Equatable {
         return rows
     }
 }
-
 
 /// The SQL of the archive layout, in one place for the writer, the reader and the docs.
 enum MBTilesSchema {

@@ -56,22 +56,28 @@ public final class MBTilesReader: TileArchive {
             let appID = try db.prepare("PRAGMA application_id")
             let id = try appID.step() ? Int32(truncatingIfNeeded: appID.int(at: 0)) : 0
             guard id == 0 || id == MBTilesSchema.applicationID else {
-                throw ArchiveError(path: path, problem: .notMBTiles,
-                                   detail: "not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258 or none)")
+                throw ArchiveError(
+                    path: path, problem: .notMBTiles,
+                    detail:
+                        "not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258 or none)"
+                )
             }
             let names = try db.prepare(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata', 'elevation')")
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata', 'elevation')"
+            )
             var found = Set<String>()
             while try names.step() { if let n = names.string(at: 0) { found.insert(n) } }
             for required in ["tiles", "metadata"] where !found.contains(required) {
-                throw ArchiveError(path: path, problem: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
+                throw ArchiveError(
+                    path: path, problem: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
             }
             hasElevation = found.contains("elevation")
             do {
                 try first.prepareStatements(elevation: hasElevation)
             } catch {
-                throw ArchiveError(path: path, problem: .notMBTiles,
-                                   detail: "not an MBTiles archive (tiles or elevation lacks the expected columns: \(error.message))")
+                throw ArchiveError(
+                    path: path, problem: .notMBTiles,
+                    detail: "not an MBTiles archive (tiles or elevation lacks the expected columns: \(error.message))")
             }
             var rows: [String: String] = [:]
             let meta = try db.prepare("SELECT name, value FROM metadata")
@@ -82,13 +88,18 @@ public final class MBTilesReader: TileArchive {
             // Versions 1 and 2 differ only in the elevation encodings they may hold; a newer
             // archive may store what this code would misread, so it is refused whole.
             if let version = rows[MBTilesMetadata.Key.formatVersion],
-               !(Int(version).map(MBTilesMetadata.readableFormatVersions.contains) ?? false) {
-                throw ArchiveError(path: path, problem: .unsupportedVersion,
-                                   detail: "tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))")
+                !(Int(version).map(MBTilesMetadata.readableFormatVersions.contains) ?? false)
+            {
+                throw ArchiveError(
+                    path: path, problem: .unsupportedVersion,
+                    detail:
+                        "tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))"
+                )
             }
             bounds = rows[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:))
             if let lo = rows[MBTilesMetadata.Key.minZoom].flatMap({ Int($0) }),
-               let hi = rows[MBTilesMetadata.Key.maxZoom].flatMap({ Int($0) }), 0 <= lo, lo <= hi, hi <= TileID.maxZoom {
+                let hi = rows[MBTilesMetadata.Key.maxZoom].flatMap({ Int($0) }), 0 <= lo, lo <= hi, hi <= TileID.maxZoom
+            {
                 zoomRange = lo...hi
             } else {
                 let range = try db.prepare("SELECT min(zoom_level), max(zoom_level) FROM tiles")
@@ -164,7 +175,10 @@ public final class MBTilesReader: TileArchive {
                 return nil
             }
         }
-        if let refused, let detail = StoredBlobLimit.refusal(type: refused.type, length: refused.length, limit: limit, what: "tile \(id)") {
+        if let refused,
+            let detail = StoredBlobLimit.refusal(
+                type: refused.type, length: refused.length, limit: limit, what: "tile \(id)")
+        {
             throw ArchiveError(path: path, problem: .damaged, detail: detail)
         }
         if let bodyError { throw bodyError }
@@ -173,11 +187,12 @@ public final class MBTilesReader: TileArchive {
 
     /// Name, bounds, zooms, codec and tile size from the metadata (computed at open).
     public var summary: TileArchiveSummary {
-        TileArchiveSummary(name: metadata[MBTilesMetadata.Key.name] ?? "", bounds: bounds, zoomRange: zoomRange,
-                           codec: TileCodecChoice(metadata: metadata),
-                           codecName: metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? "",
-                           tileSize: tileSize, hasElevation: hasElevation,
-                           valueKind: .some(ValueKind(metadata: metadata, hasElevationTable: hasElevation)))
+        TileArchiveSummary(
+            name: metadata[MBTilesMetadata.Key.name] ?? "", bounds: bounds, zoomRange: zoomRange,
+            codec: TileCodecChoice(metadata: metadata),
+            codecName: metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? "",
+            tileSize: tileSize, hasElevation: hasElevation,
+            valueKind: .some(ValueKind(metadata: metadata, hasElevationTable: hasElevation)))
     }
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
@@ -187,12 +202,16 @@ public final class MBTilesReader: TileArchive {
 
     /// ``elevation(_:)``, `admit` called with the row's declared size before the grid is
     /// allocated (see ``TileArchive/elevation(_:admitting:)``).
-    public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
-        throws(ArchiveError) -> ElevationTile? {
+    public func elevation(
+        _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
+    )
+        throws(ArchiveError) -> ElevationTile?
+    {
         guard hasElevation else { return nil }
         // Quantised rows decode straight from SQLite's buffer: the grid is the only allocation.
         var failure: ArchiveError?
-        let quick = try withConnection(doing: "reading elevation \(id)") { conn throws(SQLiteError) -> (handled: Bool, tile: ElevationTile?) in
+        let quick = try withConnection(doing: "reading elevation \(id)") {
+            conn throws(SQLiteError) -> (handled: Bool, tile: ElevationTile?) in
             let stmt = try conn.statement(\.selectElevation)
             defer { stmt.reset() }
             try stmt.bind(id.z, at: 1)
@@ -214,12 +233,18 @@ public final class MBTilesReader: TileArchive {
                 try data.bind(length, at: 4)
                 guard try data.step() else { return (true, nil) }  // deleted between the two reads
                 let found: Bool? = try data.withBytes(at: 0) { blob in
-                    tile = try ElevationEncoding.quantizedPlanarDeflate.decode(blob, width: width, height: height, path: path)
+                    tile = try ElevationEncoding.quantizedPlanarDeflate.decode(
+                        blob, width: width, height: height, path: path)
                     return true
                 }
-                if found == nil { failure = ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id) has no data") }
+                if found == nil {
+                    failure = ArchiveError(
+                        path: path, problem: .badElevation, detail: "elevation tile \(id) has no data")
+                }
             } catch {
-                failure = error as? ArchiveError ?? ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id): \(error)")
+                failure =
+                    error as? ArchiveError
+                    ?? ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id): \(error)")
             }
             return (true, tile)
         }
@@ -227,8 +252,9 @@ public final class MBTilesReader: TileArchive {
         if quick.handled { return quick.tile }
         guard let row = try storedElevation(id, admitting: admit) else { return nil }
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
+            throw ArchiveError(
+                path: path, problem: .badElevation,
+                detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
         }
         return try encoding.decode(row.data, width: row.width, height: row.height, path: path)
     }
@@ -237,11 +263,15 @@ public final class MBTilesReader: TileArchive {
     /// unless it is a blob no larger than any encoding of a `width × height` grid can need
     /// (``StoredBlobLimit/elevation(width:height:)``).
     /// Read from the record header: the data is not loaded.
-    private static func checkElevationBlob(_ stmt: SQLiteStatement, id: TileID, width: Int, height: Int,
-                                           path: String) throws(ArchiveError) -> Int {
+    private static func checkElevationBlob(
+        _ stmt: SQLiteStatement, id: TileID, width: Int, height: Int,
+        path: String
+    ) throws(ArchiveError) -> Int {
         let type = stmt.string(at: 3) ?? "null", length = stmt.int(at: 4)
         let limit = StoredBlobLimit.elevation(width: width, height: height)
-        if let detail = StoredBlobLimit.refusal(type: type, length: length, limit: limit, what: "elevation tile \(id) (\(width)×\(height))") {
+        if let detail = StoredBlobLimit.refusal(
+            type: type, length: length, limit: limit, what: "elevation tile \(id) (\(width)×\(height))")
+        {
             throw ArchiveError(path: path, problem: .badElevation, detail: detail)
         }
         return max(0, length)
@@ -256,8 +286,11 @@ public final class MBTilesReader: TileArchive {
 
     /// ``storedElevation(_:)`` with `admit` called on the declared size, and the blob's
     /// length checked (``checkElevationBlob``), before the blob is loaded.
-    private func storedElevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
-        throws(ArchiveError) -> StoredElevation? {
+    private func storedElevation(
+        _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
+    )
+        throws(ArchiveError) -> StoredElevation?
+    {
         guard hasElevation else { return nil }
         var failure: ArchiveError?
         let row = try withConnection(doing: "reading elevation \(id)") { conn throws(SQLiteError) -> StoredElevation? in
@@ -296,7 +329,8 @@ public final class MBTilesReader: TileArchive {
     /// - Cost: one indexed lookup (a statement prepared per call: the merge asks once per tile).
     public func buildRoot(_ id: TileID) throws(ArchiveError) -> [UInt8]?? {
         try withConnection(doing: "reading the shard pixels of \(id)") { conn throws(SQLiteError) -> [UInt8]?? in
-            let table = try conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
+            let table = try conn.db.prepare(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
             guard try table.step() else { return nil }
             let stmt = try conn.db.prepare(
                 "SELECT pixels FROM tilepack_roots WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
@@ -314,7 +348,8 @@ public final class MBTilesReader: TileArchive {
     /// - Cost: one scan of the roots' primary key (a shard keeps a few dozen rows).
     public func buildRootTiles(upToZoom z: Int) throws(ArchiveError) -> [TileID] {
         try withConnection(doing: "listing the shard tiles") { conn throws(SQLiteError) -> [TileID] in
-            let table = try conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
+            let table = try conn.db.prepare(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
             guard try table.step() else { return [] }
             let stmt = try conn.db.prepare(
                 "SELECT zoom_level, tile_column, tile_row FROM tilepack_roots WHERE zoom_level BETWEEN 0 AND ?")
@@ -352,8 +387,9 @@ public final class MBTilesReader: TileArchive {
         ids.reserveCapacity(rows.count)
         for (column, row) in rows {
             guard let id = TileID(z: zoom, x: column, tmsY: row) else {
-                throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "tile row (zoom \(zoom), column \(column), row \(row)) lies outside the zoom's grid")
+                throw ArchiveError(
+                    path: path, problem: .damaged,
+                    detail: "tile row (zoom \(zoom), column \(column), row \(row)) lies outside the zoom's grid")
             }
             ids.append(id)
         }
@@ -365,9 +401,12 @@ public final class MBTilesReader: TileArchive {
     package func zoomStatistics() throws(ArchiveError) -> [PackZoomCount] {
         try withConnection(doing: "counting tiles per zoom") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare(
-                "SELECT zoom_level, count(*), sum(length(tile_data)) FROM tiles GROUP BY zoom_level ORDER BY zoom_level")
+                "SELECT zoom_level, count(*), sum(length(tile_data)) FROM tiles GROUP BY zoom_level ORDER BY zoom_level"
+            )
             var out: [PackZoomCount] = []
-            while try stmt.step() { out.append(PackZoomCount(z: stmt.int(at: 0), tiles: stmt.int(at: 1), bytes: stmt.int(at: 2))) }
+            while try stmt.step() {
+                out.append(PackZoomCount(z: stmt.int(at: 0), tiles: stmt.int(at: 1), bytes: stmt.int(at: 2)))
+            }
             return out
         }
     }
@@ -387,8 +426,9 @@ public final class MBTilesReader: TileArchive {
     public func decodeAllTiles() throws(ArchiveError) -> (tiles: Int, elevationRows: Int) {
         let summary = self.summary
         guard let codec = summary.codec else {
-            throw ArchiveError(path: path, problem: .damaged,
-                               detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
+            throw ArchiveError(
+                path: path, problem: .damaged,
+                detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
         }
         let decoder = codec.decoder()
         var tiles = 0, rows = 0
@@ -396,7 +436,9 @@ public final class MBTilesReader: TileArchive {
             for id in try tileIDs(zoom: z) {
                 guard let bytes = try tile(id) else { continue }
                 do { _ = try decoder.decode(bytes, width: summary.tileSize, height: summary.tileSize) } catch {
-                    throw ArchiveError(path: path, problem: .damaged, detail: "tile \(id) does not decode as \(codec.rawValue): \(error)")
+                    throw ArchiveError(
+                        path: path, problem: .damaged,
+                        detail: "tile \(id) does not decode as \(codec.rawValue): \(error)")
                 }
                 tiles += 1
                 if hasElevation, try elevation(id) != nil { rows += 1 }
@@ -414,7 +456,8 @@ public final class MBTilesReader: TileArchive {
         }
         guard answer == "ok" else {
             // SQLite's report spans lines ("*** in database main ***\nPage 5: ..."); keep one.
-            throw ArchiveError(path: path, problem: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
+            throw ArchiveError(
+                path: path, problem: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
         }
     }
 
@@ -423,8 +466,10 @@ public final class MBTilesReader: TileArchive {
     /// `what` is an autoclosure, built only for an error: callers interpolate the tile id
     /// ("reading tile 15/17000/11000"), and building that string was one malloc on every
     /// tile read (found with ordo-one's `--allocation-stacks`).
-    private func withConnection<T>(doing what: @autoclosure () -> String,
-                                   _ body: (PooledConnection) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
+    private func withConnection<T>(
+        doing what: @autoclosure () -> String,
+        _ body: (PooledConnection) throws(SQLiteError) -> T
+    ) throws(ArchiveError) -> T {
         let conn: PooledConnection
         if let idle = pool.withLock({ $0.popLast() }) {
             conn = idle
@@ -488,19 +533,22 @@ final class PooledConnection: @unchecked Sendable {
     func prepareStatements(elevation: Bool) throws(SQLiteError) {
         // typeof() and length() of a blob read the record header, not the data (SQLite's
         // OPFLAG_LENGTHARG): the blob is loaded only when the CASE lets it through (?4 = limit).
-        selectTile = try db.prepare("""
+        selectTile = try db.prepare(
+            """
             SELECT \(StoredBlobLimit.boundedSQL("tile_data", limit: "?4")),
                    typeof(tile_data), CASE typeof(tile_data) WHEN 'blob' THEN length(tile_data) ELSE -1 END
             FROM tiles WHERE zoom_level = ?1 AND tile_column = ?2 AND tile_row = ?3
             """)
         if elevation {
             // The row's head first (sizes, blob type and length, never the data) ...
-            selectElevation = try db.prepare("""
+            selectElevation = try db.prepare(
+                """
                 SELECT encoding, width, height, typeof(data), CASE typeof(data) WHEN 'blob' THEN length(data) ELSE -1 END
                 FROM elevation WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?
                 """)
             // ... then the data, once its size is admitted (?4 = the admitted length).
-            selectElevationData = try db.prepare("""
+            selectElevationData = try db.prepare(
+                """
                 SELECT \(StoredBlobLimit.boundedSQL("data", limit: "?4"))
                 FROM elevation WHERE zoom_level = ?1 AND tile_column = ?2 AND tile_row = ?3
                 """)

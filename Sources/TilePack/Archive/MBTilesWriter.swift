@@ -163,13 +163,16 @@ public final class MBTilesWriter {
     /// accepted) is checkpointed, renamed to this writer's temporary name and continued;
     /// its tiles and ``finishedRoots`` stay, and the other abandoned files are deleted.
     /// - Cost: resuming reads the roots' keys and one checkpoint of the old WAL.
-    public init(path: String, metadata: MBTilesMetadata, options: Options = Options(),
-                journal: Journal? = nil, resuming: Interrupted? = nil) throws {
+    public init(
+        path: String, metadata: MBTilesMetadata, options: Options = Options(),
+        journal: Journal? = nil, resuming: Interrupted? = nil
+    ) throws {
         guard !metadata.name.isEmpty else {
             throw ArchiveError(path: path, problem: .invalidArgument, detail: "archive name must not be empty")
         }
         guard metadata.tileSize > 0 else {
-            throw ArchiveError(path: path, problem: .invalidArgument, detail: "tile size \(metadata.tileSize) must be positive")
+            throw ArchiveError(
+                path: path, problem: .invalidArgument, detail: "tile size \(metadata.tileSize) must be positive")
         }
         precondition(options.batchTiles > 0 && options.batchBytes > 0, "batch limits must be positive")
         precondition(options.commitInterval.map { $0 >= .zero } ?? true, "commit interval must not be negative")
@@ -216,13 +219,15 @@ public final class MBTilesWriter {
             insertImage = try db.prepare("INSERT OR IGNORE INTO images (tile_id, tile_data) VALUES (?, ?)")
             insertMap = try db.prepare(
                 "INSERT OR REPLACE INTO map (zoom_level, tile_column, tile_row, tile_id) VALUES (?, ?, ?, ?)")
-            insertElevation = try db.prepare("""
+            insertElevation = try db.prepare(
+                """
                 INSERT OR REPLACE INTO elevation (zoom_level, tile_column, tile_row, encoding, width, height, data)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             if journal != nil {
                 insertRoot = try db.prepare(
-                    "INSERT OR REPLACE INTO tilepack_roots (zoom_level, tile_column, tile_row, pixels) VALUES (?, ?, ?, ?)")
+                    "INSERT OR REPLACE INTO tilepack_roots (zoom_level, tile_column, tile_row, pixels) VALUES (?, ?, ?, ?)"
+                )
                 selectRoot = try db.prepare(
                     "SELECT pixels FROM tilepack_roots WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
             }
@@ -232,7 +237,8 @@ public final class MBTilesWriter {
             }
         } catch {
             closeAndRemove()
-            throw Self.writeFailure(error, path: temporaryPath, doing: resuming == nil ? "creating the archive" : "resuming the archive")
+            throw Self.writeFailure(
+                error, path: temporaryPath, doing: resuming == nil ? "creating the archive" : "resuming the archive")
         }
     }
 
@@ -246,16 +252,18 @@ public final class MBTilesWriter {
     public static func interrupted(target: String) -> [Interrupted] {
         AtomicReplacement(targetPath: target, companionSuffixes: companions).abandonedTemporaries().map { path in
             guard access(path, F_OK) == 0, let db = try? SQLiteConnection(path: path, mode: .readWriteCreate),
-                  let rows = try? db.prepare("SELECT name, value FROM tilepack_build") else {
+                let rows = try? db.prepare("SELECT name, value FROM tilepack_build")
+            else {
                 return Interrupted(path: path, identity: nil, finishedRoots: 0)
             }
             var identity: [String: String] = [:]
             while (try? rows.step()) == true {
                 if let name = rows.string(at: 0) { identity[name] = rows.string(at: 1) ?? "" }
             }
-            let count = (try? db.prepare("SELECT count(*) FROM tilepack_roots")).flatMap { s in
-                (try? s.step()) == true ? s.int(at: 0) : nil
-            } ?? 0
+            let count =
+                (try? db.prepare("SELECT count(*) FROM tilepack_roots")).flatMap { s in
+                    (try? s.step()) == true ? s.int(at: 0) : nil
+                } ?? 0
             return Interrupted(path: path, identity: identity.isEmpty ? nil : identity, finishedRoots: count)
         }
     }
@@ -272,8 +280,9 @@ public final class MBTilesWriter {
         guard interrupted.path != temporaryPath else { return }
         replacement.removeTemporary()
         guard rename(interrupted.path, temporaryPath) == 0 else {
-            throw ArchiveError(path: interrupted.path, problem: .writeFailed,
-                               detail: "cannot move to \(temporaryPath): \(AtomicReplacement.message(errno))")
+            throw ArchiveError(
+                path: interrupted.path, problem: .writeFailed,
+                detail: "cannot move to \(temporaryPath): \(AtomicReplacement.message(errno))")
         }
         for suffix in Self.companions { unlink(interrupted.path + suffix) }
     }
@@ -346,7 +355,8 @@ public final class MBTilesWriter {
             try attach.run()
             defer { try? db.execute("DETACH DATABASE other") }
             try db.inTransaction {
-                try db.execute("""
+                try db.execute(
+                    """
                     INSERT OR IGNORE INTO images (tile_id, tile_data) SELECT tile_id, tile_data FROM other.images;
                     INSERT OR REPLACE INTO map (zoom_level, tile_column, tile_row, tile_id)
                         SELECT zoom_level, tile_column, tile_row, tile_id FROM other.map;
@@ -356,7 +366,8 @@ public final class MBTilesWriter {
             }
             recountAtFinish = true
         } catch let error as SQLiteError {
-            throw fail(ArchiveError.reading(error, path: path, doing: "copying tiles into \(targetPath)"), doing: "copying")
+            throw fail(
+                ArchiveError.reading(error, path: path, doing: "copying tiles into \(targetPath)"), doing: "copying")
         } catch {
             throw fail(error, doing: "copying tiles from \(path)")
         }
@@ -410,7 +421,8 @@ public final class MBTilesWriter {
                 encoding = fixed
                 blob = try fixed.encode(elevation, level: options.elevationLevel)
             } else {
-                (encoding, blob) = try ElevationEncoding.pack(elevation, step: options.elevationStep, level: options.elevationLevel)
+                (encoding, blob) = try ElevationEncoding.pack(
+                    elevation, step: options.elevationStep, level: options.elevationLevel)
             }
             elevationEncodingsUsed.insert(encoding)
             let stmt = insertElevation!
@@ -476,8 +488,9 @@ public final class MBTilesWriter {
             selectRoot = nil
             connection = nil  // last reference: closes the file before the rename
             if let code = replacement.commit() {
-                throw ArchiveError(path: targetPath, problem: .writeFailed,
-                                   detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
+                throw ArchiveError(
+                    path: targetPath, problem: .writeFailed,
+                    detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
             state = .finished
         } catch {
@@ -515,7 +528,8 @@ public final class MBTilesWriter {
         statistics.elevationTiles = try scalar("SELECT count(*) FROM elevation")
         extent = [:]
         let rows = try db.prepare(
-            "SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY zoom_level")
+            "SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY zoom_level"
+        )
         while try rows.step() {
             let z = rows.int(at: 0)
             guard (0...TileID.maxZoom).contains(z) else { continue }
@@ -528,30 +542,38 @@ public final class MBTilesWriter {
         let zooms = extent.keys.sorted()
         let minZoom = metadata.minZoom ?? zooms.first ?? 0
         let maxZoom = metadata.maxZoom ?? zooms.last ?? 0
-        let bounds = metadata.bounds ?? {
-            guard let z = zooms.last, let e = extent[z] else {
-                return GeoBounds.webMercatorWorld
-            }
-            let nw = WebMercator.bounds(of: TileID(unchecked: z, e.0, e.2))
-            let se = WebMercator.bounds(of: TileID(unchecked: z, e.1, e.3))
-            return GeoBounds(west: nw.west, south: se.south, east: se.east, north: nw.north)
-        }()
-        let center = metadata.center ?? MBTilesMetadata.Center(
-            lon: (bounds.west + bounds.east) / 2, lat: (bounds.south + bounds.north) / 2, zoom: minZoom)
+        let bounds =
+            metadata.bounds
+            ?? {
+                guard let z = zooms.last, let e = extent[z] else {
+                    return GeoBounds.webMercatorWorld
+                }
+                let nw = WebMercator.bounds(of: TileID(unchecked: z, e.0, e.2))
+                let se = WebMercator.bounds(of: TileID(unchecked: z, e.1, e.3))
+                return GeoBounds(west: nw.west, south: se.south, east: se.east, north: nw.north)
+            }()
+        let center =
+            metadata.center
+            ?? MBTilesMetadata.Center(
+                lon: (bounds.west + bounds.east) / 2, lat: (bounds.south + bounds.north) / 2, zoom: minZoom)
         let quantized = ElevationEncoding.quantizedPlanarDeflate.rawValue
         let hasQuantized = storedElevationEncodings.contains(quantized)
         let encodingName: String
-        if let fixed = options.elevationEncoding, fixed != .quantizedPlanarDeflate || storedElevationEncodings == [quantized] {
+        if let fixed = options.elevationEncoding,
+            fixed != .quantizedPlanarDeflate || storedElevationEncodings == [quantized]
+        {
             encodingName = fixed.rawValue
         } else if options.elevationStep != nil, storedElevationEncodings == [quantized] {
             encodingName = quantized
         } else {
             encodingName = "per-tile"
         }
-        return metadata.rows(bounds: bounds, center: center, minZoom: minZoom, maxZoom: maxZoom,
-                             elevationTiles: statistics.elevationTiles > 0, elevationEncoding: encodingName,
-                             formatVersion: storedElevationEncodings.compactMap(ElevationEncoding.init(rawValue:)).map(\.formatVersion).max() ?? 1,
-                             elevationPrecision: hasQuantized ? options.elevationStep.map(MBTilesMetadata.precisionText) : nil)
+        return metadata.rows(
+            bounds: bounds, center: center, minZoom: minZoom, maxZoom: maxZoom,
+            elevationTiles: statistics.elevationTiles > 0, elevationEncoding: encodingName,
+            formatVersion: storedElevationEncodings.compactMap(ElevationEncoding.init(rawValue:)).map(\.formatVersion)
+                .max() ?? 1,
+            elevationPrecision: hasQuantized ? options.elevationStep.map(MBTilesMetadata.precisionText) : nil)
     }
 
     private func checkOpen() throws {

@@ -52,32 +52,41 @@ package enum QuantizedElevation {
         /// that is not positive and finite.
         public init(_ blob: UnsafeRawBufferPointer, path: String) throws(ArchiveError) {
             guard blob.count >= QuantizedElevation.headerSize else {
-                throw ArchiveError(path: path, problem: .badElevation,
-                                   detail: "quantised elevation blob of \(blob.count) bytes is shorter than its \(QuantizedElevation.headerSize)-byte header")
+                throw ArchiveError(
+                    path: path, problem: .badElevation,
+                    detail:
+                        "quantised elevation blob of \(blob.count) bytes is shorter than its \(QuantizedElevation.headerSize)-byte header"
+                )
             }
             guard blob[0] == 1, blob[1] == 1 else {
-                throw ArchiveError(path: path, problem: .badElevation,
-                                   detail: "quantised elevation has layout \(blob[0]) and predictor \(blob[1]), expected 1 and 1")
+                throw ArchiveError(
+                    path: path, problem: .badElevation,
+                    detail: "quantised elevation has layout \(blob[0]) and predictor \(blob[1]), expected 1 and 1")
             }
             let b = Int(blob[2])
             guard b == 0 || b == 1 || b == 2 || b == 4 else {
-                throw ArchiveError(path: path, problem: .badElevation,
-                                   detail: "quantised elevation has \(b) residual bytes a sample, expected 0, 1, 2 or 4")
+                throw ArchiveError(
+                    path: path, problem: .badElevation,
+                    detail: "quantised elevation has \(b) residual bytes a sample, expected 0, 1, 2 or 4")
             }
             guard blob[3] & ~0b11 == 0 else {
-                throw ArchiveError(path: path, problem: .badElevation, detail: "quantised elevation has unknown flags \(blob[3])")
+                throw ArchiveError(
+                    path: path, problem: .badElevation, detail: "quantised elevation has unknown flags \(blob[3])")
             }
             var stepBits: UInt64 = 0
             for k in 0..<8 { stepBits |= UInt64(blob[4 + k]) << (8 * k) }
             let step = Double(bitPattern: stepBits)
             guard step.isFinite, step > 0 else {
-                throw ArchiveError(path: path, problem: .badElevation, detail: "quantised elevation step \(step) is not positive and finite")
+                throw ArchiveError(
+                    path: path, problem: .badElevation,
+                    detail: "quantised elevation step \(step) is not positive and finite")
             }
             residualBytes = b
             hasMask = blob[3] & 1 != 0
             allNaN = blob[3] & 2 != 0
             self.step = step
-            base = Int32(bitPattern: UInt32(blob[12]) | UInt32(blob[13]) << 8 | UInt32(blob[14]) << 16 | UInt32(blob[15]) << 24)
+            base = Int32(
+                bitPattern: UInt32(blob[12]) | UInt32(blob[13]) << 8 | UInt32(blob[14]) << 16 | UInt32(blob[15]) << 24)
             nanBits = UInt32(blob[16]) | UInt32(blob[17]) << 8 | UInt32(blob[18]) << 16 | UInt32(blob[19]) << 24
         }
     }
@@ -128,9 +137,13 @@ package enum QuantizedElevation {
                         for x in 0..<w {
                             let i = y * w + x
                             let p: Int32
-                            if y == 0 { p = x == 0 ? b : q[i - 1] }
-                            else if x == 0 { p = q[i - w] }
-                            else { p = q[i - 1] &+ q[i - w] &- q[i - w - 1] }
+                            if y == 0 {
+                                p = x == 0 ? b : q[i - 1]
+                            } else if x == 0 {
+                                p = q[i - w]
+                            } else {
+                                p = q[i - 1] &+ q[i - w] &- q[i - w - 1]
+                            }
                             if v[i].isNaN {
                                 let bits = v[i].bitPattern
                                 if let seen = nanBits, seen != bits { return false }
@@ -229,15 +242,18 @@ package enum QuantizedElevation {
     /// inflate to exactly the size the header and grid imply, or bytes after it.
     /// - Cost: O(w·h): one inflate into pooled scratch, one predictor pass; no allocation in
     ///   steady state.
-    public static func decode(_ blob: UnsafeRawBufferPointer, width: Int, height: Int,
-                              into out: UnsafeMutableBufferPointer<Float>, path: String) throws(ArchiveError) {
+    public static func decode(
+        _ blob: UnsafeRawBufferPointer, width: Int, height: Int,
+        into out: UnsafeMutableBufferPointer<Float>, path: String
+    ) throws(ArchiveError) {
         precondition(out.count == width * height, "output must hold width × height samples")
         let header = try Header(blob, path: path)
         let n = width * height
         let nanValue = Float(bitPattern: header.nanBits)
         if header.allNaN {
             guard blob.count == headerSize, header.residualBytes == 0, !header.hasMask else {
-                throw ArchiveError(path: path, problem: .badElevation, detail: "an all-NaN quantised elevation tile carries data")
+                throw ArchiveError(
+                    path: path, problem: .badElevation, detail: "an all-NaN quantised elevation tile carries data")
             }
             out.update(repeating: nanValue)
             return
@@ -253,15 +269,20 @@ package enum QuantizedElevation {
         let bytes = scratch.reserve(expected)
         if expected == 0 {
             guard stream.isEmpty else {
-                throw ArchiveError(path: path, problem: .badElevation, detail: "a constant quantised elevation tile carries \(stream.count) bytes of data")
+                throw ArchiveError(
+                    path: path, problem: .badElevation,
+                    detail: "a constant quantised elevation tile carries \(stream.count) bytes of data")
             }
         } else {
             guard let inflater = scratch.inflater else {
                 throw ArchiveError(path: path, problem: .badElevation, detail: "zlib could not start an inflater")
             }
             do { try inflater.inflateExactly(stream, into: bytes) } catch {
-                throw ArchiveError(path: path, problem: .badElevation,
-                                   detail: "quantised elevation data does not inflate to \(expected) bytes for \(width)×\(height): \(error)")
+                throw ArchiveError(
+                    path: path, problem: .badElevation,
+                    detail:
+                        "quantised elevation data does not inflate to \(expected) bytes for \(width)×\(height): \(error)"
+                )
             }
         }
         let step = header.step, base = header.base, b = header.residualBytes
@@ -276,12 +297,18 @@ package enum QuantizedElevation {
                     var z: UInt32 = 0
                     if b >= 1 { z = UInt32(src[maskBytes + i]) }
                     if b >= 2 { z |= UInt32(src[maskBytes + n + i]) << 8 }
-                    if b == 4 { z |= UInt32(src[maskBytes + 2 * n + i]) << 16 | UInt32(src[maskBytes + 3 * n + i]) << 24 }
+                    if b == 4 {
+                        z |= UInt32(src[maskBytes + 2 * n + i]) << 16 | UInt32(src[maskBytes + 3 * n + i]) << 24
+                    }
                     let d = Int32(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
                     let p: Int32
-                    if y == 0 { p = x == 0 ? base : q[i - 1] }
-                    else if x == 0 { p = q[i - width] }
-                    else { p = q[i - 1] &+ q[i - width] &- q[i - width - 1] }
+                    if y == 0 {
+                        p = x == 0 ? base : q[i - 1]
+                    } else if x == 0 {
+                        p = q[i - width]
+                    } else {
+                        p = q[i - 1] &+ q[i - width] &- q[i - width - 1]
+                    }
                     q[i] = p &+ d
                 }
             }

@@ -42,7 +42,9 @@ enum StoredBlobLimit {
     static func refusal(type: String, length: Int, limit: Int, what: String) -> String? {
         if type == "null" { return nil }
         guard type == "blob" else { return "\(what) stores \(type), not a blob; not read" }
-        guard length <= limit else { return "\(what) stores \(length) bytes, more than the \(limit) it may hold; not read" }
+        guard length <= limit else {
+            return "\(what) stores \(length) bytes, more than the \(limit) it may hold; not read"
+        }
         return nil
     }
 }

@@ -37,7 +37,9 @@ public protocol TileArchive: Sendable {
     /// default, for archives that hold grids in memory already, admits the grid it found;
     /// readers of files implement it.
     /// - Throws: what `admit` throws, or ``ArchiveError`` as ``elevation(_:)``.
-    func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
+    func elevation(
+        _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
+    )
         throws(ArchiveError) -> ElevationTile?
 
     /// The name an access policy knows the archive by. Defaults to the path's last component
@@ -51,15 +53,19 @@ extension TileArchive {
     public func withTile<R>(_ id: TileID, maxBytes: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withTile(id) { stored in
             guard stored.count <= maxBytes else {
-                throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) it may hold")
+                throw ArchiveError(
+                    path: path, problem: .damaged,
+                    detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) it may hold")
             }
             return try body(stored)
         }
     }
 
-    public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
-        throws(ArchiveError) -> ElevationTile? {
+    public func elevation(
+        _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
+    )
+        throws(ArchiveError) -> ElevationTile?
+    {
         guard let grid = try elevation(id) else { return nil }
         try admit(grid.width, grid.height)
         return grid
@@ -91,8 +97,10 @@ public struct TileArchiveSummary: Sendable, Equatable {
     /// What the stored grid holds (`tilepack:value_kind`); nil when the archive has none.
     public var valueKind: ValueKind?
 
-    public init(name: String, bounds: GeoBounds?, zoomRange: ClosedRange<Int>?, codec: TileCodecChoice?,
-                codecName: String, tileSize: Int, hasElevation: Bool, valueKind: ValueKind?? = nil) {
+    public init(
+        name: String, bounds: GeoBounds?, zoomRange: ClosedRange<Int>?, codec: TileCodecChoice?,
+        codecName: String, tileSize: Int, hasElevation: Bool, valueKind: ValueKind?? = nil
+    ) {
         self.name = name; self.bounds = bounds; self.zoomRange = zoomRange; self.codec = codec
         self.codecName = codecName; self.tileSize = tileSize; self.hasElevation = hasElevation
         // Not given (archives that know nothing of kinds): elevation grids are metres.

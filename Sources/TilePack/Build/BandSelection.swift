@@ -36,12 +36,15 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
         var out: [Int] = []
         for p in parts {
             guard let n = Int(p), n >= 1, n <= 65_535 else {
-                throw BuildError.invalidOption("--bands \(ErrorText.quoted(text)): \(ErrorText.quoted(String(p))) is not a band number (1, 2, …)")
+                throw BuildError.invalidOption(
+                    "--bands \(ErrorText.quoted(text)): \(ErrorText.quoted(String(p))) is not a band number (1, 2, …)")
             }
             out.append(n)
         }
         guard (1...4).contains(out.count) else {
-            throw BuildError.invalidOption("--bands \(ErrorText.quoted(text)): give 1 band (grey), 3 (R,G,B), or one more as alpha; got \(out.count)")
+            throw BuildError.invalidOption(
+                "--bands \(ErrorText.quoted(text)): give 1 band (grey), 3 (R,G,B), or one more as alpha; got \(out.count)"
+            )
         }
         return out
     }
@@ -57,7 +60,9 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
                 throw BuildError.invalidOption("--bands: give 1 to 4 bands, got \(requested.count)")
             }
             for b in requested where b < 1 || b > count {
-                throw BuildError.invalidOption("--bands \(requested.map(String.init).joined(separator: ",")): the source has no band \(b); it has \(count) band\(count == 1 ? "" : "s") (1…\(count))")
+                throw BuildError.invalidOption(
+                    "--bands \(requested.map(String.init).joined(separator: ",")): the source has no band \(b); it has \(count) band\(count == 1 ? "" : "s") (1…\(count))"
+                )
             }
             return BandSelection(bands: requested.map { $0 - 1 }, reason: "--bands")
         }
@@ -80,7 +85,12 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
                 guard matches.count == 1, let b = matches.first else { break }
                 picks.append(b)
             }
-            if picks.count == 3 { return (picks, "\(label) names bands \(picks.map { String($0 + 1) }.joined(separator: ",")) Red, Green, Blue") }
+            if picks.count == 3 {
+                return (
+                    picks,
+                    "\(label) names bands \(picks.map { String($0 + 1) }.joined(separator: ",")) Red, Green, Blue"
+                )
+            }
         }
         return nil
     }
@@ -91,10 +101,10 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
         guard selection == nil, source.colorMap == nil else { return nil }
         let data = (0..<source.bands).filter { $0 != source.alphaBand }
         guard data.count > 3 else { return nil }
-        return "1,2,3 of \(data.count) drawn as R,G,B (the file names no colours); for a Landsat-order stack (blue, green, red, NIR, …) use --bands 3,2,1"
+        return
+            "1,2,3 of \(data.count) drawn as R,G,B (the file names no colours); for a Landsat-order stack (blue, green, red, NIR, …) use --bands 3,2,1"
     }
 }
-
 
 /// A source seen through a ``BandSelection``: its bands picked and reordered (a band may be
 /// picked twice), everything else (size, type, nodata, georeference) the base's. The
@@ -110,7 +120,8 @@ struct SelectedBandsSource: RasterSource {
 
     /// `extra` (e.g. a VRT's own band descriptions, by output band) wins over the base's hints.
     init(base: any RasterSource, picks: [Int], extra: TerrainHints = TerrainHints()) {
-        precondition(!picks.isEmpty && picks.allSatisfy { $0 >= 0 && $0 < base.bands }, "picks are checked by BandSelection")
+        precondition(
+            !picks.isEmpty && picks.allSatisfy { $0 >= 0 && $0 < base.bands }, "picks are checked by BandSelection")
         self.base = base
         self.picks = picks
         let from = base.terrainHints
@@ -119,8 +130,10 @@ struct SelectedBandsSource: RasterSource {
             for (k, b) in picks.enumerated() { if let v = over[k] ?? d[b] { out[k] = v } }
             return out
         }
-        var hints = TerrainHints(verticalCSType: from.verticalCSType, verticalDatum: from.verticalDatum, verticalUnits: from.verticalUnits,
-                                 unitTypes: remap(from.unitTypes, extra.unitTypes), descriptions: remap(from.descriptions, extra.descriptions))
+        var hints = TerrainHints(
+            verticalCSType: from.verticalCSType, verticalDatum: from.verticalDatum, verticalUnits: from.verticalUnits,
+            unitTypes: remap(from.unitTypes, extra.unitTypes),
+            descriptions: remap(from.descriptions, extra.descriptions))
         hints.colorInterps = remap(from.colorInterps, extra.colorInterps)
         terrainHints = hints
     }

@@ -32,14 +32,16 @@ public enum BuildError: TilePackError, Equatable {
         switch self {
         case .invalidZooms, .planTooLarge, .invalidOption: .invalidArgument
         case .crossesAntimeridian, .colorModeUnsupported: .unsupported
-        case .invalidBounds, .invalidResolution, .windowTooLarge, .sourceReadMismatch, .sourceExceedsBudget: .invalidInput
+        case .invalidBounds, .invalidResolution, .windowTooLarge, .sourceReadMismatch, .sourceExceedsBudget:
+            .invalidInput
         }
     }
 
     public var description: String {
         switch self {
         case let .invalidBounds(b):
-            return "source bounds west \(b.west) south \(b.south) east \(b.east) north \(b.north) are empty, not finite, or outside the web-mercator world"
+            return
+                "source bounds west \(b.west) south \(b.south) east \(b.east) north \(b.north) are empty, not finite, or outside the web-mercator world"
         case let .crossesAntimeridian(w, e):
             return "source crosses the antimeridian (west \(w), east \(e)); split it at ±180° and build each half"
         case let .invalidResolution(r):
@@ -47,9 +49,11 @@ public enum BuildError: TilePackError, Equatable {
         case let .invalidZooms(minZoom, maxZoom, reason):
             return "zooms \(minZoom)–\(maxZoom): \(reason)"
         case let .planTooLarge(tiles, limit, minZoom, maxZoom):
-            return "plan for zooms \(minZoom)–\(maxZoom) has \(tiles) tiles, more than the limit \(limit); lower the max zoom"
+            return
+                "plan for zooms \(minZoom)–\(maxZoom) has \(tiles) tiles, more than the limit \(limit); lower the max zoom"
         case let .windowTooLarge(tile, width, height):
-            return "tile \(tile) needs a \(width)×\(height) source window, over the per-tile read limit; raise the max zoom towards the source resolution"
+            return
+                "tile \(tile) needs a \(width)×\(height) source window, over the per-tile read limit; raise the max zoom towards the source resolution"
         case let .colorModeUnsupported(mode, reason):
             return "colour mode \(mode.rawValue): \(reason)"
         case let .sourceReadMismatch(expected, got):

@@ -49,15 +49,19 @@ public struct TilePixels: Sendable, Equatable {
         guard colourCount <= payload.count - 6 else { return nil }
         let pixels = size * size
         guard let rgba = try? Zlib.inflate(Array(payload[6..<(6 + colourCount)]), limit: pixels * 4),
-              rgba.count == pixels * 4 else { return nil }
+            rgba.count == pixels * 4
+        else { return nil }
         var metres: [Float]? = nil
         if payload[1] == 1 {
             guard let bits = try? Zlib.inflate(Array(payload[(6 + colourCount)...]), limit: pixels * 4),
-                  bits.count == pixels * 4 else { return nil }
+                bits.count == pixels * 4
+            else { return nil }
             metres = bits.withUnsafeBufferPointer { b in
                 (0..<pixels).map { i in
                     let o = i * 4
-                    return Float(bitPattern: UInt32(b[o]) | UInt32(b[o + 1]) << 8 | UInt32(b[o + 2]) << 16 | UInt32(b[o + 3]) << 24)
+                    return Float(
+                        bitPattern: UInt32(b[o]) | UInt32(b[o + 1]) << 8 | UInt32(b[o + 2]) << 16 | UInt32(b[o + 3])
+                            << 24)
                 }
             }
         } else {
@@ -82,11 +86,13 @@ public protocol BuildJournal: AnyObject {
 extension MBTilesWriter: BuildJournal {
     public func finishedPixels(_ root: TileID) throws -> TilePixels? {
         guard let stored = try rootPayload(root) else {
-            throw ArchiveError(path: temporaryPath, problem: .damaged, detail: "journal has no pixels for finished tile \(root)")
+            throw ArchiveError(
+                path: temporaryPath, problem: .damaged, detail: "journal has no pixels for finished tile \(root)")
         }
         guard let payload = stored else { return nil }
         guard let pixels = TilePixels(payload: payload, size: metadata.tileSize) else {
-            throw ArchiveError(path: temporaryPath, problem: .damaged, detail: "journal pixels of tile \(root) do not decode")
+            throw ArchiveError(
+                path: temporaryPath, problem: .damaged, detail: "journal pixels of tile \(root) do not decode")
         }
         return pixels
     }

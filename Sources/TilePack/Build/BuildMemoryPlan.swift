@@ -63,7 +63,8 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     public static func perWorkerBytes(for source: SourceFootprint) -> Int {
         let grid = source.bands.multipliedReportingOverflow(by: gridPixels * 4)
         let window = source.decodedBands.multipliedReportingOverflow(by: windowPixels * (4 + source.sampleBytes))
-        let selected = source.decodedBands == source.bands
+        let selected =
+            source.decodedBands == source.bands
             ? (partialValue: 0, overflow: false) : source.bands.multipliedReportingOverflow(by: windowPixels * 4)
         let blocks = source.blockBytes.multipliedReportingOverflow(by: 2)
         guard !grid.overflow, !window.overflow, !selected.overflow, !blocks.overflow else { return .max }
@@ -100,10 +101,14 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
 
     /// The smallest budget a build with `levelsAboveBlock` zooms above its blocks fits: one
     /// worker, one tile per block, the caches the budget itself allows (they scale with it).
-    public static func minimumBudget(elevation: Bool, levelsAboveBlock: Int = 0, source: SourceFootprint = .assumed) -> Int {
+    public static func minimumBudget(
+        elevation: Bool, levelsAboveBlock: Int = 0, source: SourceFootprint = .assumed
+    ) -> Int {
         let tile = tileBytes(elevation: elevation)
-        let (core, overflow) = (fixedBytes + blockBytes(tileBytes: tile, levels: 0)
-            + pendingBytes(tileBytes: tile, levelsAboveBlock: max(0, levelsAboveBlock))).addingReportingOverflow(perWorkerBytes(for: source))
+        let (core, overflow) =
+            (fixedBytes + blockBytes(tileBytes: tile, levels: 0)
+            + pendingBytes(tileBytes: tile, levelsAboveBlock: max(0, levelsAboveBlock))).addingReportingOverflow(
+                perWorkerBytes(for: source))
         guard !overflow, core < Int.max / 2 else { return .max }
         // The caches grow with the budget (by 1/8 + 1/32 of it at most), so iterate to the
         // fixed point: a few steps.
@@ -131,8 +136,10 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: ``BuildError/sourceExceedsBudget(needed:budget:source:)`` when this source
     ///   needs more than the budget even with one worker, ``BuildError/invalidOption(_:)`` when
     ///   the budget is below ``minimumBudget(elevation:levelsAboveBlock:source:)`` for any source.
-    public init(budget: Int, workers: Int, blockLevels: Int, elevation: Bool, levelsAboveBlock: Int,
-                sourceCacheBytes: Int? = nil, source: SourceFootprint = .assumed) throws {
+    public init(
+        budget: Int, workers: Int, blockLevels: Int, elevation: Bool, levelsAboveBlock: Int,
+        sourceCacheBytes: Int? = nil, source: SourceFootprint = .assumed
+    ) throws {
         try Self.checkFits(budget: budget, elevation: elevation, levelsAboveBlock: levelsAboveBlock, source: source)
         self.budget = budget
         self.source = source
@@ -140,7 +147,8 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
         self.tileBytes = Self.tileBytes(elevation: elevation)
         self.sourceCacheBytes = sourceCacheBytes ?? Self.sourceCacheBytes(budget: budget)
         self.sqliteCacheBytes = Self.sqliteCacheBytes(budget: budget)
-        let fixed = Self.fixedBytes + self.sourceCacheBytes + sqliteCacheBytes
+        let fixed =
+            Self.fixedBytes + self.sourceCacheBytes + sqliteCacheBytes
             + Self.pendingBytes(tileBytes: tileBytes, levelsAboveBlock: max(0, levelsAboveBlock))
         // Shrink the block first (it only costs parallel grain), then the workers.
         var chosen: (workers: Int, levels: Int)? = nil
@@ -171,7 +179,8 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
             throw BuildError.sourceExceedsBudget(needed: minimum, budget: budget, source: source.description)
         }
         throw BuildError.invalidOption(
-            "memory budget \(ByteSize.format(budget)) is below the \(ByteSize.format(minimum)) the smallest build needs")
+            "memory budget \(ByteSize.format(budget)) is below the \(ByteSize.format(minimum)) the smallest build needs"
+        )
     }
 
     /// Peak bytes of one block of `levels` levels: every max-zoom tile finished (buffer and
@@ -224,8 +233,9 @@ public struct SourceFootprint: Sendable, Equatable, CustomStringConvertible {
 
     /// The footprint of `source` as the build reads it.
     public init(source: any RasterSource) {
-        self.init(bands: source.bands, decodedBands: source.decodedBands, sampleBytes: source.sampleType.byteWidth,
-                  blockBytes: source.decodedBlockBytes)
+        self.init(
+            bands: source.bands, decodedBands: source.decodedBands, sampleBytes: source.sampleType.byteWidth,
+            blockBytes: source.decodedBlockBytes)
     }
 
     /// What the plan assumed before it knew the source: 4 bands of 8 bits (RGBA), no blocks.

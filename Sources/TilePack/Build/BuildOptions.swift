@@ -83,14 +83,20 @@ public struct BuildOptions: Sendable {
 
     func validate() throws {
         guard workers >= 1, workers <= 256 else { throw BuildError.invalidOption("workers \(workers) must be 1–256") }
-        guard blockLevels >= 0, blockLevels <= 6 else { throw BuildError.invalidOption("blockLevels \(blockLevels) must be 0–6") }
+        guard blockLevels >= 0, blockLevels <= 6 else {
+            throw BuildError.invalidOption("blockLevels \(blockLevels) must be 0–6")
+        }
         guard memoryBudget > 0 else { throw BuildError.invalidOption("memory budget \(memoryBudget) must be positive") }
         guard maxTiles >= 1 else { throw BuildError.invalidOption("maxTiles \(maxTiles) must be positive") }
         guard approximationError >= 0, approximationError.isFinite else {
             throw BuildError.invalidOption("approximationError \(approximationError) must be a finite number ≥ 0")
         }
-        if let r = elevationRange, !(abs(r.lowerBound) <= TintRange.limit && abs(r.upperBound) <= TintRange.limit && r.lowerBound < r.upperBound) {
-            throw BuildError.invalidOption("--tint-range \(r.lowerBound)..\(r.upperBound): MIN must be below MAX, both within ±1000000 m")
+        if let r = elevationRange,
+            !(abs(r.lowerBound) <= TintRange.limit && abs(r.upperBound) <= TintRange.limit
+                && r.lowerBound < r.upperBound)
+        {
+            throw BuildError.invalidOption(
+                "--tint-range \(r.lowerBound)..\(r.upperBound): MIN must be below MAX, both within ±1000000 m")
         }
         try terrain.hillshade.validate()
         if let p = elevationPrecision, !(p.isFinite && p > 0) {

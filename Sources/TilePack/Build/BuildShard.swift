@@ -178,7 +178,9 @@ public struct ShardWorkEstimate: Sendable {
         var c0 = Double.infinity, c1 = -Double.infinity, r0 = Double.infinity, r1 = -Double.infinity
         for lat in [b.north, (b.north + b.south) / 2, b.south] {
             for lon in [b.west, (b.west + b.east) / 2, b.east] {
-                guard let p = georeference.sourcePixel(lon: lon, lat: lat), p.col.isFinite, p.row.isFinite else { continue }
+                guard let p = georeference.sourcePixel(lon: lon, lat: lat), p.col.isFinite, p.row.isFinite else {
+                    continue
+                }
                 c0 = min(c0, p.col); c1 = max(c1, p.col); r0 = min(r0, p.row); r1 = max(r1, p.row)
             }
         }
@@ -192,7 +194,8 @@ public struct ShardWorkEstimate: Sendable {
             let rows = min(y1, (by + 1) * map.blockHeight) - max(y0, by * map.blockHeight)
             for bx in (x0 / map.blockWidth)...min(map.blocksAcross - 1, (x1 - 1) / map.blockWidth) {
                 let cols = min(x1, (bx + 1) * map.blockWidth) - max(x0, bx * map.blockWidth)
-                let (term, o1) = blockDetail[by * map.blocksAcross + bx].multipliedReportingOverflow(by: UInt64(rows * cols))
+                let (term, o1) = blockDetail[by * map.blocksAcross + bx].multipliedReportingOverflow(
+                    by: UInt64(rows * cols))
                 let (sum, o2) = total.addingReportingOverflow(term)
                 total = o1 || o2 ? .max : sum
             }

@@ -56,7 +56,9 @@ public struct ClassPalette: Sendable {
         for (v, h) in collided {
             // The next entry after the home that no code of this build uses. With more codes
             // than entries none may be free: the code keeps its home (shared, as documented).
-            guard let free = (1..<n).lazy.map({ (h + $0) % n }).first(where: { !claimed.contains($0) }) else { continue }
+            guard let free = (1..<n).lazy.map({ (h + $0) % n }).first(where: { !claimed.contains($0) }) else {
+                continue
+            }
             claimed.insert(free)
             overrides.append((v, free))
         }
@@ -96,7 +98,9 @@ public struct ClassPalette: Sendable {
     /// One legend entry per code of the build ("class 7"), with the colour it is drawn in.
     public var legend: [LegendEntry] {
         codes.compactMap { v in
-            color(v).map { LegendEntry(value: Double(v), label: "class \(ColorDecision.number(v))", rgba: [$0.0, $0.1, $0.2, 255]) }
+            color(v).map {
+                LegendEntry(value: Double(v), label: "class \(ColorDecision.number(v))", rgba: [$0.0, $0.1, $0.2, 255])
+            }
         }
     }
 }

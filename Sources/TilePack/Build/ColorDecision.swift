@@ -69,17 +69,22 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
 
     /// Decides the mode and kind for `requested`. `sample` summarises the single data band's
     /// valid samples (called at most once, only when the decision needs it).
-    static func decide(requested: ColorMode, sampleType type: SampleType, bands: Int, dataBands: [Int], hasColorMap: Bool,
-                       hints: TerrainHints, sample: () throws -> BandSummary) rethrows -> ColorDecision {
+    static func decide(
+        requested: ColorMode, sampleType type: SampleType, bands: Int, dataBands: [Int], hasColorMap: Bool,
+        hints: TerrainHints, sample: () throws -> BandSummary
+    ) rethrows -> ColorDecision {
         guard dataBands.count == 1, let band = dataBands.first else {
             if requested != .auto { return ColorDecision(mode: requested, reason: "as requested") }
             if hasColorMap { return ColorDecision(mode: .palette, reason: "the source has a colour map") }
-            if type == .uint8 { return ColorDecision(mode: .rgb, reason: "\(bands) bands uint8 (\(layoutName(bands)))") }
+            if type == .uint8 {
+                return ColorDecision(mode: .rgb, reason: "\(bands) bands uint8 (\(layoutName(bands)))")
+            }
             return ColorDecision(mode: .stretch, reason: "\(bands) bands \(type.rawValue), not 8-bit")
         }
         if hasColorMap && (requested == .auto || requested == .palette) {
-            return ColorDecision(mode: .palette, reason: requested == .auto ? "the source has a colour map" : "as requested",
-                                 valueKind: .class)
+            return ColorDecision(
+                mode: .palette, reason: requested == .auto ? "the source has a colour map" : "as requested",
+                valueKind: .class)
         }
         let found = try classify(sampleType: type, band: band, hints: hints, sample: sample)
         guard requested == .auto else {
@@ -91,7 +96,8 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
             case .classes, .palette: kind = .class
             default: kind = found.kind
             }
-            return ColorDecision(mode: requested, reason: "as requested", valueKind: kind, negated: kind == .depth && found.negated)
+            return ColorDecision(
+                mode: requested, reason: "as requested", valueKind: kind, negated: kind == .depth && found.negated)
         }
         let mode: ColorMode
         switch found.kind {
@@ -102,12 +108,15 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
         case .value: mode = type == .uint8 ? .rgb : .stretch
         }
         // A grey image's pixels are its values: storing them again would double the archive.
-        return ColorDecision(mode: mode, reason: found.reason, valueKind: mode == .rgb ? nil : found.kind, negated: found.negated)
+        return ColorDecision(
+            mode: mode, reason: found.reason, valueKind: mode == .rgb ? nil : found.kind, negated: found.negated)
     }
 
     /// What one data band holds and why (see the type's table).
-    static func classify(sampleType type: SampleType, band: Int, hints: TerrainHints,
-                         sample: () throws -> BandSummary) rethrows -> (kind: ValueKind, reason: String, negated: Bool) {
+    static func classify(
+        sampleType type: SampleType, band: Int, hints: TerrainHints,
+        sample: () throws -> BandSummary
+    ) rethrows -> (kind: ValueKind, reason: String, negated: Bool) {
         let head = "single-band \(type.rawValue)"
         var cached: BandSummary?
         func summary() throws -> BandSummary {
@@ -122,15 +131,25 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
             let range = try summary().range
             // Depths written as positive numbers: stored and drawn as negative metres.
             let positive = range.map { $0.lowerBound >= 0 && $0.upperBound > 0 } ?? false
-            return (.depth, "\(head) with DESCRIPTION \"\(text)\"" + (positive ? ", positive depths negated" : ""), positive)
+            return (
+                .depth, "\(head) with DESCRIPTION \"\(text)\"" + (positive ? ", positive depths negated" : ""), positive
+            )
         }
         if let unit = hints.unitTypes[band], percentUnits.contains(unit.lowercased()) {
             return (.percent, "\(head) with UNITTYPE \(unit)", false)
         }
-        if let text = description, !type.isFloat, namesClasses(text), let distinct = try summary().distinct, !distinct.isEmpty {
-            return (.class, "\(head) with DESCRIPTION \"\(text)\", \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s")", false)
+        if let text = description, !type.isFloat, namesClasses(text), let distinct = try summary().distinct,
+            !distinct.isEmpty
+        {
+            return (
+                .class,
+                "\(head) with DESCRIPTION \"\(text)\", \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s")",
+                false
+            )
         }
-        if let text = description, describes(text, percentWords), let r = try summary().range, r.lowerBound >= 0, r.upperBound <= 100 {
+        if let text = description, describes(text, percentWords), let r = try summary().range, r.lowerBound >= 0,
+            r.upperBound <= 100
+        {
             return (.percent, "\(head) with DESCRIPTION \"\(text)\", \(values(r)) within 0…100", false)
         }
         let signals = terrainSignals(hints, band: band)
@@ -141,12 +160,18 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
             return (.elevation, "\(head) with \(signals.joined(separator: ", "))", false)
         }
         if !type.isFloat, type != .uint8, let distinct = try summary().distinct, !distinct.isEmpty {
-            return (.class, "\(head), \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s") (at most \(maxClasses)): classes", false)
+            return (
+                .class,
+                "\(head), \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s") (at most \(maxClasses)): classes",
+                false
+            )
         }
         if type == .uint8 { return (.value, "\(head) looks like a grey image", false) }
         let range = try summary().range
-        let plausible = range.map { earthElevations.contains($0.lowerBound) && earthElevations.contains($0.upperBound) } ?? false
-        let beyond = "beyond Earth's elevations (\(number(earthElevations.lowerBound))…\(number(earthElevations.upperBound)) m)"
+        let plausible =
+            range.map { earthElevations.contains($0.lowerBound) && earthElevations.contains($0.upperBound) } ?? false
+        let beyond =
+            "beyond Earth's elevations (\(number(earthElevations.lowerBound))…\(number(earthElevations.upperBound)) m)"
         if type.isFloat || type.isSignedInteger {
             let kind = type.isFloat ? "floating-point samples" : "signed samples"
             guard let range else { return (.elevation, "\(head), \(kind)", false) }
@@ -171,7 +196,9 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
         "percent", "percentage", "pct", "concentration", "fraction", "cover", "coverage",
     ]
     /// Words in a band description that name categories ("land cover" is classes, "tree cover" a percentage).
-    static let classWords: Set<String> = ["class", "classes", "classification", "category", "categories", "landcover", "landuse"]
+    static let classWords: Set<String> = [
+        "class", "classes", "classification", "category", "categories", "landcover", "landuse",
+    ]
 
     /// Whether `text` names categories: a class word, or "land cover" / "land use".
     static func namesClasses(_ text: String) -> Bool {
@@ -186,8 +213,12 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
     /// The terrain signals among `hints` for data band `band`, in words.
     static func terrainSignals(_ hints: TerrainHints, band: Int) -> [String] {
         var out: [String] = []
-        if let cs = hints.verticalCSType { out.append("VerticalCSTypeGeoKey \(cs == 32767 ? "user-defined" : String(cs))") }
-        if let datum = hints.verticalDatum { out.append("VerticalDatumGeoKey \(datum == 32767 ? "user-defined" : String(datum))") }
+        if let cs = hints.verticalCSType {
+            out.append("VerticalCSTypeGeoKey \(cs == 32767 ? "user-defined" : String(cs))")
+        }
+        if let datum = hints.verticalDatum {
+            out.append("VerticalDatumGeoKey \(datum == 32767 ? "user-defined" : String(datum))")
+        }
         if let units = hints.verticalUnits { out.append("VerticalUnitsGeoKey \(unitName(units))") }
         if let unit = hints.unitTypes[band], lengthUnits.contains(unit.lowercased()) { out.append("UNITTYPE \(unit)") }
         if let text = hints.descriptions[band], describesTerrain(text) { out.append("DESCRIPTION \"\(text)\"") }

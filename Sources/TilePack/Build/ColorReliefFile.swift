@@ -75,7 +75,9 @@ public struct ColorReliefFile: Sendable, Equatable {
             switch fields.count {
             case 2:
                 guard let named = Self.namedColors[fields[1].lowercased()] else {
-                    throw bad("colour \(ErrorText.quoted(String(fields[1].prefix(40)))) is not R G B [A] nor a colour name gdaldem knows")
+                    throw bad(
+                        "colour \(ErrorText.quoted(String(fields[1].prefix(40)))) is not R G B [A] nor a colour name gdaldem knows"
+                    )
                 }
                 rgba = named + [255]
             case 4, 5:
@@ -88,7 +90,8 @@ public struct ColorReliefFile: Sendable, Equatable {
                 }
                 rgba = channels.count == 3 ? channels + [255] : channels
             default:
-                throw bad("expected \"elevation R G B [A]\" (or \"elevation colourname\"), found \(fields.count) fields")
+                throw bad(
+                    "expected \"elevation R G B [A]\" (or \"elevation colourname\"), found \(fields.count) fields")
             }
             let level = fields[0]
             if level.lowercased() == "nv" {
@@ -96,18 +99,23 @@ public struct ColorReliefFile: Sendable, Equatable {
             } else if level.hasSuffix("%") {
                 // Bounded so that placing it on any finite value range stays finite.
                 guard let p = Double(level.dropLast()), abs(p) <= 1000 else {
-                    throw bad("percentage \(ErrorText.quoted(String(level.prefix(40)))) is not a number within -1000…1000")
+                    throw bad(
+                        "percentage \(ErrorText.quoted(String(level.prefix(40)))) is not a number within -1000…1000")
                 }
                 entries.append(Entry(level: .percent(p), rgba: rgba))
             } else {
                 // Bounded (far beyond Earth's ±11 km) so stretching the ramp stays finite.
                 guard let m = Double(level), abs(m) <= 1e7 else {
-                    throw bad("elevation \(ErrorText.quoted(String(level.prefix(40)))) is not a number within ±10000000 m, a percentage or nv")
+                    throw bad(
+                        "elevation \(ErrorText.quoted(String(level.prefix(40)))) is not a number within ±10000000 m, a percentage or nv"
+                    )
                 }
                 entries.append(Entry(level: .metres(m), rgba: rgba))
             }
         }
-        guard !entries.isEmpty else { throw ColorReliefFileError(path: path, line: nil, problem: "has no colour entries") }
+        guard !entries.isEmpty else {
+            throw ColorReliefFileError(path: path, line: nil, problem: "has no colour entries")
+        }
         self.path = path
         self.entries = entries
         self.nodata = nodata

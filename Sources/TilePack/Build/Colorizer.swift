@@ -78,7 +78,8 @@ struct Colorizer: Sendable {
         guard bands >= 1 else { throw BuildError.colorModeUnsupported(mode: requested, reason: "source has no bands") }
         var alpha = source.alphaBand
         if let a = alpha, a < 0 || a >= bands {
-            throw BuildError.colorModeUnsupported(mode: requested, reason: "alpha band \(a) is not one of the \(bands) bands")
+            throw BuildError.colorModeUnsupported(
+                mode: requested, reason: "alpha band \(a) is not one of the \(bands) bands")
         }
         if alpha == nil, bands == 2 || bands == 4, source.colorMap == nil { alpha = bands - 1 }
         let data = (0..<bands).filter { $0 != alpha }
@@ -95,9 +96,11 @@ struct Colorizer: Sendable {
         }
         let decision = try ColorDecision.decide(
             requested: requested, sampleType: type, bands: bands, dataBands: data, hasColorMap: source.colorMap != nil,
-            hints: source.terrainHints, sample: {
+            hints: source.terrainHints,
+            sample: {
                 let s = try singleBandSample()
-                return ColorDecision.BandSummary(range: s.range, distinct: s.distinctIntegers(limit: ColorDecision.maxClasses))
+                return ColorDecision.BandSummary(
+                    range: s.range, distinct: s.distinctIntegers(limit: ColorDecision.maxClasses))
             })
         let shown = decision.mode
         let mode: Mode
@@ -113,7 +116,8 @@ struct Colorizer: Sendable {
         case .auto: preconditionFailure("ColorDecision.decide resolves auto")
         }
         if (mode == .percent || mode == .classes), data.count != 1 {
-            throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a single data band, source has \(data.count)")
+            throw BuildError.colorModeUnsupported(
+                mode: shown, reason: "needs a single data band, source has \(data.count)")
         }
         var legend: [LegendEntry] = []
         var colorBands: [Int]
@@ -122,7 +126,8 @@ struct Colorizer: Sendable {
         default: colorBands = Array(data.prefix(3))
         }
         if data.count == 2 && !mode.isTerrain && mode != .palette && mode != .percent && mode != .classes {
-            throw BuildError.colorModeUnsupported(mode: shown, reason: "2 colour bands without alpha cannot be shown as gray or RGB")
+            throw BuildError.colorModeUnsupported(
+                mode: shown, reason: "2 colour bands without alpha cannot be shown as gray or RGB")
         }
         var palette: [UInt8] = []
         var classPalette = ClassPalette(codes: [])
@@ -131,11 +136,13 @@ struct Colorizer: Sendable {
         switch mode {
         case .rgb:
             guard type == .uint8 else {
-                throw BuildError.colorModeUnsupported(mode: shown, reason: "needs 8-bit samples, source is \(type.rawValue); use stretch")
+                throw BuildError.colorModeUnsupported(
+                    mode: shown, reason: "needs 8-bit samples, source is \(type.rawValue); use stretch")
             }
         case .palette:
             guard let map = source.colorMap, !map.isEmpty, map.count % 3 == 0, bands == 1 else {
-                throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a 1-band source with a colour map of 3·n entries")
+                throw BuildError.colorModeUnsupported(
+                    mode: shown, reason: "needs a 1-band source with a colour map of 3·n entries")
             }
             let n = map.count / 3
             palette = [UInt8](repeating: 0, count: n * 3)
@@ -146,7 +153,8 @@ struct Colorizer: Sendable {
             }
             colorBands = [0]
         case .stretch:
-            let p = colorBands.count == 1 && colorBands.first == data.first
+            let p =
+                colorBands.count == 1 && colorBands.first == data.first
                 ? [try singleBandSample()].map { s in s.values.isEmpty ? nil : [2.0, 98].map { s.percentile($0) ?? 0 } }
                 : try SourceStatistics.percentiles(of: source, bands: colorBands, [2, 98])
             stretch = p.map { v in
@@ -155,7 +163,8 @@ struct Colorizer: Sendable {
             }
         case .elevation, .bathymetry, .hillshade:
             guard data.count == 1 else {
-                throw BuildError.colorModeUnsupported(mode: shown, reason: "needs a single elevation band, source has \(data.count)")
+                throw BuildError.colorModeUnsupported(
+                    mode: shown, reason: "needs a single elevation band, source has \(data.count)")
             }
             if mode != .hillshade {
                 // Only a colour file with percentages or `--tint-range percentile` reads the
@@ -172,7 +181,9 @@ struct Colorizer: Sendable {
                     },
                     percentiles: { () throws -> (Double, Double)? in
                         let s = try singleBandSample()
-                        guard let lo = s.percentile(decision.negated ? 99 : 1), let hi = s.percentile(decision.negated ? 1 : 99) else { return nil }
+                        guard let lo = s.percentile(decision.negated ? 99 : 1),
+                            let hi = s.percentile(decision.negated ? 1 : 99)
+                        else { return nil }
                         return (sign * Double(lo), sign * Double(hi))
                     })
                 tint = resolved.tint
@@ -182,15 +193,19 @@ struct Colorizer: Sendable {
         case .percent:
             legend = PercentRamp.legend
         case .classes:
-            classPalette = ClassPalette(codes: try singleBandSample().distinctIntegers(limit: ColorDecision.maxClasses) ?? [])
+            classPalette = ClassPalette(
+                codes: try singleBandSample().distinctIntegers(limit: ColorDecision.maxClasses) ?? [])
             legend = classPalette.legend
         }
-        if mode == .palette, decision.valueKind == .class, let indices = try singleBandSample().distinctIntegers(limit: 256) {
+        if mode == .palette, decision.valueKind == .class,
+            let indices = try singleBandSample().distinctIntegers(limit: 256)
+        {
             legend = indices.compactMap { v in
                 guard v >= 0, v < Float(palette.count / 3) else { return nil }
                 let i = Int(v)
-                return LegendEntry(value: Double(v), label: "class \(ColorDecision.number(v))",
-                                   rgba: [palette[i * 3], palette[i * 3 + 1], palette[i * 3 + 2], 255])
+                return LegendEntry(
+                    value: Double(v), label: "class \(ColorDecision.number(v))",
+                    rgba: [palette[i * 3], palette[i * 3 + 1], palette[i * 3 + 2], 255])
             }
         }
         self.decision = decision
@@ -220,7 +235,8 @@ struct Colorizer: Sendable {
             for k in stride(from: band, to: values.count, by: bands) { values[k] = -values[k] }
         }
         if mode.isTerrain {
-            return hillshade.render(values: values, stride: bands, band: colorBands[0], valid: valid, grid: grid, tint: tint, into: &rgba)
+            return hillshade.render(
+                values: values, stride: bands, band: colorBands[0], valid: valid, grid: grid, tint: tint, into: &rgba)
         }
         if mode == .rgb {
             colorizeRGB(values: values, valid: valid, grid: grid, into: &rgba)
@@ -257,10 +273,15 @@ struct Colorizer: Sendable {
                     if colorBands.count == 3 { g = s(1); bl = s(2) } else { g = r; bl = r }
                 default:
                     r = values[px + colorBands[0]]
-                    if colorBands.count == 3 { g = values[px + colorBands[1]]; bl = values[px + colorBands[2]] } else { g = r; bl = r }
+                    if colorBands.count == 3 {
+                        g = values[px + colorBands[1]]; bl = values[px + colorBands[2]]
+                    } else {
+                        g = r; bl = r
+                    }
                 }
                 if let ab = alphaBand, mode != .palette { a = values[px + ab] }
-                rgba[o] = Self.byte(r); rgba[o + 1] = Self.byte(g); rgba[o + 2] = Self.byte(bl); rgba[o + 3] = Self.byte(a)
+                rgba[o] = Self.byte(r); rgba[o + 1] = Self.byte(g); rgba[o + 2] = Self.byte(bl);
+                rgba[o + 3] = Self.byte(a)
             }
         }
         return storedValues(values, valid: valid, grid: grid)
@@ -285,7 +306,8 @@ struct Colorizer: Sendable {
     /// RGB build's colouring. Same bytes as the general loop.
     private func colorizeRGB(values: [Float], valid: [UInt8], grid: MapFrame, into rgba: inout [UInt8]) {
         let w = grid.width, h = grid.height, bands = bands
-        let r = colorBands[0], g = colorBands.count == 3 ? colorBands[1] : r, bl = colorBands.count == 3 ? colorBands[2] : r
+        let r = colorBands[0], g = colorBands.count == 3 ? colorBands[1] : r,
+            bl = colorBands.count == 3 ? colorBands[2] : r
         let alpha = alphaBand ?? -1
         values.withUnsafeBufferPointer { v in
             valid.withUnsafeBufferPointer { ok in

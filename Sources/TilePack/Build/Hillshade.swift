@@ -32,8 +32,10 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
     /// False: no shading, the tint alone (`--no-hillshade`; every pixel shaded as flat ground).
     public var enabled = true
 
-    public init(azimuth: Double = 315, altitude: Double = 45, zFactor: Double = 1, multidirectional: Bool = false,
-                enabled: Bool = true) {
+    public init(
+        azimuth: Double = 315, altitude: Double = 45, zFactor: Double = 1, multidirectional: Bool = false,
+        enabled: Bool = true
+    ) {
         self.azimuth = azimuth
         self.altitude = altitude
         self.zFactor = zFactor
@@ -53,11 +55,15 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
     /// Throws for values gdaldem would draw nonsense with: azimuth not finite, altitude
     /// outside 0…90° (a sun at or below the horizon lights nothing), z not finite and > 0.
     public func validate() throws(BuildError) {
-        guard azimuth.isFinite else { throw BuildError.invalidOption("--hillshade-azimuth \(azimuth) must be a finite number of degrees") }
+        guard azimuth.isFinite else {
+            throw BuildError.invalidOption("--hillshade-azimuth \(azimuth) must be a finite number of degrees")
+        }
         guard altitude > 0, altitude <= 90 else {
             throw BuildError.invalidOption("--hillshade-altitude \(altitude) must be above 0° and at most 90°")
         }
-        guard zFactor.isFinite, zFactor > 0 else { throw BuildError.invalidOption("--z-factor \(zFactor) must be a finite number above 0") }
+        guard zFactor.isFinite, zFactor > 0 else {
+            throw BuildError.invalidOption("--z-factor \(zFactor) must be a finite number above 0")
+        }
     }
 
     /// The light's constants, computed once per tile.
@@ -111,11 +117,14 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
     /// neighbours take the centre's value (flat there), like gdaldem `-compute_edges`.
     /// - Cost: one pass over the interior, 9 reads per pixel; the ramp lookup is a binary search.
     /// `values` holds `stride` samples a pixel, the metres at `band` (a DEM with an alpha band).
-    func render(values: [Float], stride: Int = 1, band: Int = 0, valid: [UInt8], grid: MapFrame, tint: HypsometricTint?,
-                into rgba: inout [UInt8]) -> [Float] {
+    func render(
+        values: [Float], stride: Int = 1, band: Int = 0, valid: [UInt8], grid: MapFrame, tint: HypsometricTint?,
+        into rgba: inout [UInt8]
+    ) -> [Float] {
         let gw = grid.width, w = gw - 2, h = grid.height - 2
-        precondition(w >= 1 && h >= 1 && band >= 0 && band < stride && values.count >= gw * grid.height * stride
-                     && valid.count >= gw * grid.height && rgba.count == w * h * 4)
+        precondition(
+            w >= 1 && h >= 1 && band >= 0 && band < stride && values.count >= gw * grid.height * stride
+                && valid.count >= gw * grid.height && rgba.count == w * h * 4)
         var metres = [Float](repeating: .nan, count: w * h)
         let light = Light(self)
         let baseRes = WebMercator.resolution(zoom: grid.zoom)
@@ -129,10 +138,14 @@ public struct Hillshade: Sendable, Equatable, CustomStringConvertible {
                             let inv8 = 1 / (8 * res)
                             for i in 0..<w {
                                 let kc = (j + 1) * gw + i + 1, o = (j * w + i) * 4
-                                guard ok[kc] != 0 else { out[o] = 0; out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; continue }
+                                guard ok[kc] != 0 else {
+                                    out[o] = 0; out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 0; continue
+                                }
                                 let centre = v[kc * stride + band], zc = Double(centre)
                                 m[j * w + i] = centre
-                                @inline(__always) func z(_ k: Int) -> Double { ok[k] != 0 ? Double(v[k * stride + band]) : zc }
+                                @inline(__always) func z(_ k: Int) -> Double {
+                                    ok[k] != 0 ? Double(v[k * stride + band]) : zc
+                                }
                                 let up = kc - gw, down = kc + gw
                                 let a = z(up - 1), b = z(up), c = z(up + 1)
                                 let d = z(kc - 1), f = z(kc + 1)

@@ -56,7 +56,8 @@ public struct HypsometricTint: Sendable, Equatable {
     /// `stops` is empty or a metres value is not finite.
     public init?(stops: [Stop]) {
         guard !stops.isEmpty, stops.allSatisfy({ $0.metres.isFinite }) else { return nil }
-        self.stops = stops.enumerated().sorted { ($0.element.metres, $0.offset) < ($1.element.metres, $1.offset) }.map(\.element)
+        self.stops = stops.enumerated().sorted { ($0.element.metres, $0.offset) < ($1.element.metres, $1.offset) }.map(
+            \.element)
     }
 
     /// The default: −11 000 m … 8 849 m, bathymetry and land (table above).
@@ -127,8 +128,9 @@ public struct HypsometricTint: Sendable, Equatable {
         func reach(_ part: [Stop]) -> ClosedRange<Double> { part[0].metres...part[part.count - 1].metres }
         if lo < 0, hi > 0, let first = sea.first, !land.isEmpty {
             let top = land[land.count - 1].metres
-            return HypsometricTint(unchecked: fit(sea, from: first.metres...0, to: lo...0)
-                + fit(land, from: 0...max(top, 0), to: 0...hi))
+            return HypsometricTint(
+                unchecked: fit(sea, from: first.metres...0, to: lo...0)
+                    + fit(land, from: 0...max(top, 0), to: 0...hi))
         }
         if lo >= 0, !land.isEmpty { return HypsometricTint(unchecked: fit(land, from: reach(land), to: range)) }
         if hi <= 0, !sea.isEmpty { return HypsometricTint(unchecked: fit(sea, from: reach(sea), to: range)) }
@@ -138,7 +140,9 @@ public struct HypsometricTint: Sendable, Equatable {
     /// The stops as the archive's `tilepack:legend`: one `{"value", "label", "rgba"}` per stop,
     /// the label "<metres> m".
     public var legend: [LegendEntry] {
-        stops.map { LegendEntry(value: $0.metres, label: "\(Self.metresText($0.metres)) m", rgba: [$0.r, $0.g, $0.b, $0.a]) }
+        stops.map {
+            LegendEntry(value: $0.metres, label: "\(Self.metresText($0.metres)) m", rgba: [$0.r, $0.g, $0.b, $0.a])
+        }
     }
 
     /// Metres as people write them: whole metres without a fraction, else to 0.01 m.

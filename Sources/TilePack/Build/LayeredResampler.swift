@@ -15,13 +15,16 @@ extension Resampler: GridResampling {
     /// The resampler the build uses for `source`: a ``LayeredResampler`` when the source is a
     /// ``LayeredRasterSource`` with two or more layers, else one ``Resampler`` over the source
     /// and `georeference` (a single file, or a mosaic whose files share one grid: unchanged).
-    static func forSource(_ source: any RasterSource, georeference: any SourceGeoreference,
-                          maxError: Double, method: Resampling) -> any GridResampling {
+    static func forSource(
+        _ source: any RasterSource, georeference: any SourceGeoreference,
+        maxError: Double, method: Resampling
+    ) -> any GridResampling {
         if let layered = source as? any LayeredRasterSource, layered.rasterLayers.count > 1 {
             return LayeredResampler(layers: layered.rasterLayers, maxError: maxError, method: method)
         }
-        return Resampler(source: source, mapper: CoordinateMapper(georeference: georeference, maxError: maxError),
-                         method: method)
+        return Resampler(
+            source: source, mapper: CoordinateMapper(georeference: georeference, maxError: maxError),
+            method: method)
     }
 }
 
@@ -90,8 +93,11 @@ struct LayeredResampler: GridResampling {
         self.layers = layers.map { layer in
             let b = layer.layerGeoreference.lonLatBounds
             let mx = (b.east - b.west) / 100, my = (b.north - b.south) / 100
-            return Layer(source: layer, resampler: Resampler(
-                source: layer, mapper: CoordinateMapper(georeference: layer.layerGeoreference, maxError: maxError), method: method),
+            return Layer(
+                source: layer,
+                resampler: Resampler(
+                    source: layer, mapper: CoordinateMapper(georeference: layer.layerGeoreference, maxError: maxError),
+                    method: method),
                 bounds: GeoBounds(west: b.west - mx, south: b.south - my, east: b.east + mx, north: b.north + my))
         }
         bands = layers.first?.bands ?? 1
@@ -103,7 +109,8 @@ struct LayeredResampler: GridResampling {
     func reaches(_ grid: MapFrame, _ layer: Layer) -> Bool {
         let west = grid.lon(column: -1), east = grid.lon(column: grid.width)
         let north = grid.lat(row: -1), south = grid.lat(row: grid.height)
-        return west <= layer.bounds.east && east >= layer.bounds.west && south <= layer.bounds.north && north >= layer.bounds.south
+        return west <= layer.bounds.east && east >= layer.bounds.west && south <= layer.bounds.north
+            && north >= layer.bounds.south
     }
 
     func resample(_ grid: MapFrame, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
@@ -140,7 +147,8 @@ struct LayeredResampler: GridResampling {
                         if ws.valid[k] != 0 {
                             // Two layers have data here (an overlap): the input listed last wins.
                             let mine = layer.source.priority(col: col, row: row) ?? Int.min
-                            let theirs = layers[lw.owner[k]].source.priority(col: lw.ownerCol[k], row: lw.ownerRow[k]) ?? Int.min
+                            let theirs =
+                                layers[lw.owner[k]].source.priority(col: lw.ownerCol[k], row: lw.ownerRow[k]) ?? Int.min
                             if mine <= theirs { continue }
                         }
                         for b in 0..<bands { out[k * bands + b] = from[k * bands + b] }

@@ -17,9 +17,13 @@ public struct MosaicInfo: Sendable, Encodable {
 
     /// Opens what ``RegionInput`` resolved to (a single file becomes a mosaic of one; the
     /// CLI describes that with ``SourceInfo`` instead).
-    public init(input: RegionInput, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles, registry: CRSRegistry = .builtin) throws {
+    public init(
+        input: RegionInput, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles, registry: CRSRegistry = .builtin
+    ) throws {
         if case .vrt(let path) = input {
-            self.init(mosaic: try MosaicSource(vrt: try VRTDocument(path: path), maxOpenFiles: maxOpenFiles, registry: registry), vrtPath: path)
+            self.init(
+                mosaic: try MosaicSource(
+                    vrt: try VRTDocument(path: path), maxOpenFiles: maxOpenFiles, registry: registry), vrtPath: path)
         } else {
             self.init(mosaic: try MosaicSource(files: input.paths, maxOpenFiles: maxOpenFiles, registry: registry))
         }
@@ -35,10 +39,15 @@ public struct MosaicInfo: Sendable, Encodable {
             lines.append(label + String(repeating: " ", count: max(1, 16 - label.count)) + value)
         }
         if let vrtPath { add("vrt:", vrtPath) }
-        add("mosaic:", "\(mosaic.files.count) file\(mosaic.files.count == 1 ? "" : "s"), later files win where they overlap")
+        add(
+            "mosaic:",
+            "\(mosaic.files.count) file\(mosaic.files.count == 1 ? "" : "s"), later files win where they overlap")
         let bands = mosaic.vrtBands?.count ?? mosaic.bands
-        let picked = mosaic.vrtBands.map { ", the files' bands " + $0.map { String($0 + 1) }.joined(separator: ",") } ?? ""
-        add("size:", "\(g.width) x \(g.height) pixels, \(bands) band\(bands == 1 ? "" : "s") (the mosaic grid\(picked))")
+        let picked =
+            mosaic.vrtBands.map { ", the files' bands " + $0.map { String($0 + 1) }.joined(separator: ",") } ?? ""
+        add(
+            "size:", "\(g.width) x \(g.height) pixels, \(bands) band\(bands == 1 ? "" : "s") (the mosaic grid\(picked))"
+        )
         add("sample type:", mosaic.sampleType.rawValue)
         add("nodata:", mosaic.nodata.map { "\($0)" } ?? "none (per file, or none)")
         add("crs:", mosaic.crsNames.joined(separator: ", "))
@@ -50,7 +59,9 @@ public struct MosaicInfo: Sendable, Encodable {
         add("resolution:", "\(g.groundResolution) m on the ground, web-mercator zoom \(g.nativeZoom)")
         lines.append("files:")
         for f in mosaic.files {
-            lines.append("  \(f.path)  \(f.width) x \(f.height)  \(crsLabel(f.georeference.crs))  \(f.georeference.groundResolution) m")
+            lines.append(
+                "  \(f.path)  \(f.width) x \(f.height)  \(crsLabel(f.georeference.crs))  \(f.georeference.groundResolution) m"
+            )
         }
         return lines.joined(separator: "\n")
     }
@@ -75,8 +86,12 @@ public struct MosaicInfo: Sendable, Encodable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeOrNull(vrtPath, forKey: .vrt)
         try c.encode(true, forKey: .mosaic)
-        try c.encode(mosaic.files.map { FileEntry(path: $0.path, width: $0.width, height: $0.height, crs: crsLabel($0.georeference.crs),
-                                                  resolution_m: JSONOutput.number($0.georeference.groundResolution)) }, forKey: .files)
+        try c.encode(
+            mosaic.files.map {
+                FileEntry(
+                    path: $0.path, width: $0.width, height: $0.height, crs: crsLabel($0.georeference.crs),
+                    resolution_m: JSONOutput.number($0.georeference.groundResolution))
+            }, forKey: .files)
         try c.encode(g.width, forKey: .width)
         try c.encode(g.height, forKey: .height)
         try c.encode(mosaic.vrtBands?.count ?? mosaic.bands, forKey: .bands)

@@ -17,8 +17,10 @@ extension MosaicSource {
     ///   georeferenced, or with bands, sample type, palette or alpha unlike the first file's.
     /// - Cost: opens each file once to read its header (then closes it); O(files) projections
     ///   of 33 outline points per edge, twice for a layered mosaic; O(files × grids) to group.
-    public init(files paths: [String], maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
-                registry: CRSRegistry = .builtin) throws {
+    public init(
+        files paths: [String], maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
+        registry: CRSRegistry = .builtin
+    ) throws {
         guard let firstPath = paths.first else {
             throw BuildError.invalidOption("a mosaic needs at least one file")
         }
@@ -28,9 +30,11 @@ extension MosaicSource {
         for path in paths {
             let tiff = path == firstPath && files.isEmpty ? first : try TIFFFile(path: path, cacheBytes: 0)
             try Self.checkCompatible(tiff, with: first)
-            files.append(File(path: path, width: tiff.width, height: tiff.height, bands: tiff.bands,
-                              sampleType: tiff.sampleType, nodata: tiff.nodata,
-                              georeference: try GeoReference(image: tiff.image, path: path, registry: registry)))
+            files.append(
+                File(
+                    path: path, width: tiff.width, height: tiff.height, bands: tiff.bands,
+                    sampleType: tiff.sampleType, nodata: tiff.nodata,
+                    georeference: try GeoReference(image: tiff.image, path: path, registry: registry)))
         }
         let (grid, placements) = try Self.place(files, members: Array(files.indices))
         // The grids the files lie on: files sharing a CRS, pixel size and whole-pixel
@@ -46,10 +50,13 @@ extension MosaicSource {
             }
         }
         let pool = TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles)
-        func source(_ grid: GeoReference, _ placements: [Placement], nodata: Double?, layers: [MosaicSource]) -> MosaicSource {
-            MosaicSource(files: files, grid: grid, placements: placements, pool: pool, layers: layers,
-                         bands: first.bands, sampleType: first.sampleType, nodata: nodata,
-                         colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+        func source(
+            _ grid: GeoReference, _ placements: [Placement], nodata: Double?, layers: [MosaicSource]
+        ) -> MosaicSource {
+            MosaicSource(
+                files: files, grid: grid, placements: placements, pool: pool, layers: layers,
+                bands: first.bands, sampleType: first.sampleType, nodata: nodata,
+                colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
         }
         var layers: [MosaicSource] = []
         if groups.count > 1 {
@@ -89,7 +96,8 @@ extension MosaicSource {
                 }
             }
             guard box.minC.isFinite, box.maxC.isFinite, box.minR.isFinite, box.maxR.isFinite else {
-                throw InputFileError(path: f.path, problem: "cannot be placed in \(ref.crs.name), the CRS of \(head.path)")
+                throw InputFileError(
+                    path: f.path, problem: "cannot be placed in \(ref.crs.name), the CRS of \(head.path)")
             }
             boxes.append(box)
         }
@@ -100,12 +108,15 @@ extension MosaicSource {
         let lo = (c: boxes.map(\.minC).min() ?? 0, r: boxes.map(\.minR).min() ?? 0)
         let hi = (c: boxes.map(\.maxC).max() ?? 0, r: boxes.map(\.maxR).max() ?? 0)
         guard abs(lo.c) < limit, abs(lo.r) < limit, abs(hi.c) < limit, abs(hi.r) < limit else {
-            throw InputFileError(path: head.path, problem: "the mosaic's files span more than 2^31 pixels of this file's grid")
+            throw InputFileError(
+                path: head.path, problem: "the mosaic's files span more than 2^31 pixels of this file's grid")
         }
         let minC = Int(floor(lo.c + eps)), minR = Int(floor(lo.r + eps))
         let gridW = Int(ceil(hi.c - eps)) - minC, gridH = Int(ceil(hi.r - eps)) - minR
         guard gridW > 0, gridH > 0, gridW < (1 << 31), gridH < (1 << 31) else {
-            throw InputFileError(path: head.path, problem: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
+            throw InputFileError(
+                path: head.path,
+                problem: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
         }
         var placements: [Placement] = []
         var exactOrigin: (x: Double?, y: Double?) = (nil, nil)
@@ -118,15 +129,19 @@ extension MosaicSource {
                 // tiles cut from one DEM then has that DEM's geotransform, bit for bit.
                 if gx == 0 { exactOrigin.x = f.georeference.transform.coefficients[0] }
                 if gy == 0 { exactOrigin.y = f.georeference.transform.coefficients[3] }
-                placements.append(Placement(file: i, x0: max(0, gx), y0: max(0, gy), x1: min(gridW, gx + f.width),
-                                            y1: min(gridH, gy + f.height), src: (0, 0, f.width, f.height),
-                                            sampling: .copy(dx: gx, dy: gy), nodata: f.nodata))
+                placements.append(
+                    Placement(
+                        file: i, x0: max(0, gx), y0: max(0, gy), x1: min(gridW, gx + f.width),
+                        y1: min(gridH, gy + f.height), src: (0, 0, f.width, f.height),
+                        sampling: .copy(dx: gx, dy: gy), nodata: f.nodata))
             } else {
                 let b = boxes[k]
-                placements.append(Placement(file: i, x0: max(0, Int(floor(b.minC)) - minC - 1), y0: max(0, Int(floor(b.minR)) - minR - 1),
-                                            x1: min(gridW, Int(ceil(b.maxC)) - minC + 1), y1: min(gridH, Int(ceil(b.maxR)) - minR + 1),
-                                            src: (0, 0, f.width, f.height),
-                                            sampling: .resampled(sameCRS: f.georeference.crs == ref.crs), nodata: f.nodata))
+                placements.append(
+                    Placement(
+                        file: i, x0: max(0, Int(floor(b.minC)) - minC - 1), y0: max(0, Int(floor(b.minR)) - minR - 1),
+                        x1: min(gridW, Int(ceil(b.maxC)) - minC + 1), y1: min(gridH, Int(ceil(b.maxR)) - minR + 1),
+                        src: (0, 0, f.width, f.height),
+                        sampling: .resampled(sameCRS: f.georeference.crs == ref.crs), nodata: f.nodata))
             }
         }
         let c0 = Double(minC), r0 = Double(minR)
@@ -151,18 +166,28 @@ extension MosaicSource {
     /// the VRT's data type.
     /// - Throws: ``InputFileError`` naming the VRT and, for a source, the source file.
     /// - Cost: opens each distinct source once to read its header (then closes it).
-    public init(vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
-                registry: CRSRegistry = .builtin) throws {
+    public init(
+        vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
+        registry: CRSRegistry = .builtin
+    ) throws {
         func fail(_ problem: String) -> InputFileError { InputFileError(path: vrt.path, problem: problem) }
         let sources = vrt.bands[0].sources
         guard !sources.isEmpty else { throw fail("VRTRasterBand 1 has no sources") }
         var picks: [Int] = []  // the file band (1-based) each VRT band shows
         for (k, band) in vrt.bands.enumerated() {
-            guard band.dataType == vrt.bands[0].dataType else { throw fail("bands of different data types are not supported") }
+            guard band.dataType == vrt.bands[0].dataType else {
+                throw fail("bands of different data types are not supported")
+            }
             let fileBand = band.sources.first?.band ?? 0
             guard band.sources.count == sources.count,
-                  zip(band.sources, sources).allSatisfy({ $0.path == $1.path && $0.srcRect == $1.srcRect && $0.dstRect == $1.dstRect && $0.band == fileBand })
-            else { throw fail("VRTRasterBand \(k + 1) does not take one band of the same windows of the same sources as band 1; per-band sources are not supported") }
+                zip(band.sources, sources).allSatisfy({
+                    $0.path == $1.path && $0.srcRect == $1.srcRect && $0.dstRect == $1.dstRect && $0.band == fileBand
+                })
+            else {
+                throw fail(
+                    "VRTRasterBand \(k + 1) does not take one band of the same windows of the same sources as band 1; per-band sources are not supported"
+                )
+            }
             picks.append(fileBand)
         }
         let fileBands = picks.max() ?? 1
@@ -183,22 +208,33 @@ extension MosaicSource {
                 throw fail("source \(e.description)")
             }
             guard tiff.bands >= fileBands else {
-                throw fail("source \(s.path): has \(tiff.bands) band\(tiff.bands == 1 ? "" : "s"), the VRT takes its band \(fileBands)")
+                throw fail(
+                    "source \(s.path): has \(tiff.bands) band\(tiff.bands == 1 ? "" : "s"), the VRT takes its band \(fileBands)"
+                )
             }
             guard tiff.sampleType == vrt.bands[0].dataType else {
-                throw fail("source \(s.path): holds \(tiff.sampleType.rawValue), the VRT declares \(vrt.bands[0].dataType.rawValue); type conversion is not supported")
+                throw fail(
+                    "source \(s.path): holds \(tiff.sampleType.rawValue), the VRT declares \(vrt.bands[0].dataType.rawValue); type conversion is not supported"
+                )
             }
             if let f = files.first, geo.crs != f.georeference.crs {
-                throw fail("source \(s.path): is in \(geo.crs.name), \(f.path) in \(f.georeference.crs.name); a VRT's sources share one CRS")
+                throw fail(
+                    "source \(s.path): is in \(geo.crs.name), \(f.path) in \(f.georeference.crs.name); a VRT's sources share one CRS"
+                )
             }
             if first == nil { first = tiff }
             index[s.path] = files.count
-            files.append(File(path: s.path, width: tiff.width, height: tiff.height, bands: tiff.bands,
-                              sampleType: tiff.sampleType, nodata: tiff.nodata, georeference: geo))
+            files.append(
+                File(
+                    path: s.path, width: tiff.width, height: tiff.height, bands: tiff.bands,
+                    sampleType: tiff.sampleType, nodata: tiff.nodata, georeference: geo))
         }
         guard let first else { throw fail("VRTRasterBand 1 has no sources") }
         let grid: GeoReference
-        do { grid = try GeoReference(crs: files[0].georeference.crs, transform: transform, width: vrt.width, height: vrt.height) } catch {
+        do {
+            grid = try GeoReference(
+                crs: files[0].georeference.crs, transform: transform, width: vrt.width, height: vrt.height)
+        } catch {
             throw fail(error.description)
         }
         var placements: [Placement] = []
@@ -219,23 +255,31 @@ extension MosaicSource {
                 sampling = .copy(dx: dx, dy: dy)
                 x0 = max(x0, sx0 + dx); y0 = max(y0, sy0 + dy); x1 = min(x1, sx1 + dx); y1 = min(y1, sy1 + dy)
             } else {
-                sampling = .scaled(x0: src.x, sx: src.width / dst.width, dstX: dst.x, y0: src.y, sy: src.height / dst.height, dstY: dst.y)
+                sampling = .scaled(
+                    x0: src.x, sx: src.width / dst.width, dstX: dst.x, y0: src.y, sy: src.height / dst.height,
+                    dstY: dst.y)
             }
             x0 = max(0, x0); y0 = max(0, y0); x1 = min(vrt.width, x1); y1 = min(vrt.height, y1)
             guard x0 < x1, y0 < y1 else { continue }
-            placements.append(Placement(file: i, x0: x0, y0: y0, x1: x1, y1: y1, src: (sx0, sy0, sx1, sy1),
-                                        sampling: sampling, nodata: s.nodata ?? f.nodata))
+            placements.append(
+                Placement(
+                    file: i, x0: x0, y0: y0, x1: x1, y1: y1, src: (sx0, sy0, sx1, sy1),
+                    sampling: sampling, nodata: s.nodata ?? f.nodata))
         }
         placements = Self.withoutRepeats(placements)
         if let (depth, x, y) = Self.deepestOverlap(placements, width: vrt.width, height: vrt.height),
-           depth > Self.maxSourcesPerPixel {
-            throw fail("\(depth) sources overlap near pixel (\(x), \(y)); tilepack samples at most \(Self.maxSourcesPerPixel) per pixel")
+            depth > Self.maxSourcesPerPixel
+        {
+            throw fail(
+                "\(depth) sources overlap near pixel (\(x), \(y)); tilepack samples at most \(Self.maxSourcesPerPixel) per pixel"
+            )
         }
-        self.init(files: files, grid: grid, placements: placements,
-                  pool: TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles), layers: [],
-                  bands: first.bands, sampleType: first.sampleType,
-                  nodata: vrt.bands[0].nodata ?? Self.commonNodata(files.map(\.nodata)),
-                  colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
+        self.init(
+            files: files, grid: grid, placements: placements,
+            pool: TIFFFilePool(paths: files.map(\.path), limit: maxOpenFiles), layers: [],
+            bands: first.bands, sampleType: first.sampleType,
+            nodata: vrt.bands[0].nodata ?? Self.commonNodata(files.map(\.nodata)),
+            colorMap: first.colorMap, alphaBand: first.alphaBand, terrainHints: first.terrainHints)
         if picks != Array(1...first.bands) {
             vrtBands = picks.map { $0 - 1 }
             var hints = TerrainHints()
@@ -250,15 +294,27 @@ extension MosaicSource {
 
     /// Refuses a file whose samples cannot join `first`'s in one raster.
     static func checkCompatible(_ tiff: TIFFFile, with first: TIFFFile) throws {
-        func describe(_ t: TIFFFile) -> String { "\(t.bands) band\(t.bands == 1 ? "" : "s") of \(t.sampleType.rawValue)" }
+        func describe(_ t: TIFFFile) -> String {
+            "\(t.bands) band\(t.bands == 1 ? "" : "s") of \(t.sampleType.rawValue)"
+        }
         guard tiff.bands == first.bands, tiff.sampleType == first.sampleType else {
-            throw InputFileError(path: tiff.path, problem: "has \(describe(tiff)), but \(first.path) has \(describe(first)); a mosaic's files must agree in bands and sample type")
+            throw InputFileError(
+                path: tiff.path,
+                problem:
+                    "has \(describe(tiff)), but \(first.path) has \(describe(first)); a mosaic's files must agree in bands and sample type"
+            )
         }
         guard tiff.colorMap == first.colorMap else {
-            throw InputFileError(path: tiff.path, problem: "has a different palette from \(first.path); a mosaic's palettes must be identical")
+            throw InputFileError(
+                path: tiff.path,
+                problem: "has a different palette from \(first.path); a mosaic's palettes must be identical")
         }
         guard tiff.alphaBand == first.alphaBand else {
-            throw InputFileError(path: tiff.path, problem: "has its alpha band at \(tiff.alphaBand.map(String.init) ?? "none"), \(first.path) at \(first.alphaBand.map(String.init) ?? "none")")
+            throw InputFileError(
+                path: tiff.path,
+                problem:
+                    "has its alpha band at \(tiff.alphaBand.map(String.init) ?? "none"), \(first.path) at \(first.alphaBand.map(String.init) ?? "none")"
+            )
         }
     }
 
@@ -270,7 +326,9 @@ extension MosaicSource {
         for k in [1, 2, 4, 5] where abs(a[k] - b[k]) > 1e-9 * size { return nil }
         let p = ref.pixel(x: a[0], y: a[3])
         let c = p.col.rounded(), r = p.row.rounded()
-        guard abs(p.col - c) < 1e-6, abs(p.row - r) < 1e-6, abs(c) < Double(1 << 31), abs(r) < Double(1 << 31) else { return nil }
+        guard abs(p.col - c) < 1e-6, abs(p.row - r) < 1e-6, abs(c) < Double(1 << 31), abs(r) < Double(1 << 31) else {
+            return nil
+        }
         return (Int(c), Int(r))
     }
 
@@ -303,8 +361,9 @@ extension MosaicSource {
         var seen = Set<Key>()
         var kept: [Placement] = []
         for p in placements.reversed() {
-            let key = Key(file: p.file, x0: p.x0, y0: p.y0, x1: p.x1, y1: p.y1, sx0: p.src.x0, sy0: p.src.y0,
-                          sx1: p.src.x1, sy1: p.src.y1, sampling: p.sampling, nodata: p.nodata?.bitPattern)
+            let key = Key(
+                file: p.file, x0: p.x0, y0: p.y0, x1: p.x1, y1: p.y1, sx0: p.src.x0, sy0: p.src.y0,
+                sx1: p.src.x1, sy1: p.src.y1, sampling: p.sampling, nodata: p.nodata?.bitPattern)
             if seen.insert(key).inserted { kept.append(p) }
         }
         return kept.reversed()

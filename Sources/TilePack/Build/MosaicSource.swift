@@ -121,9 +121,11 @@ public struct MosaicSource: RasterSource {
         return seen
     }
 
-    init(files: [File], grid: GeoReference, placements: [Placement], pool: TIFFFilePool, layers: [MosaicSource],
-         bands: Int, sampleType: SampleType, nodata: Double?, colorMap: [UInt16]?, alphaBand: Int?,
-         terrainHints: TerrainHints) {
+    init(
+        files: [File], grid: GeoReference, placements: [Placement], pool: TIFFFilePool, layers: [MosaicSource],
+        bands: Int, sampleType: SampleType, nodata: Double?, colorMap: [UInt16]?, alphaBand: Int?,
+        terrainHints: TerrainHints
+    ) {
         self.files = files
         self.grid = grid
         self.placements = placements
@@ -166,7 +168,8 @@ public struct MosaicSource: RasterSource {
             guard case .resampled = p.sampling else { continue }
             let cx0 = max(x, p.x0), cy0 = max(y, p.y0), cx1 = min(x + w, p.x1), cy1 = min(y + h, p.y1)
             guard cx0 < cx1, cy0 < cy1 else { continue }
-            remaining -= try resample(p, Region(x: x, y: y, w: w, cx0: cx0, cy0: cy0, cx1: cx1, cy1: cy1), fillGaps: true, &out, &done)
+            remaining -= try resample(
+                p, Region(x: x, y: y, w: w, cx0: cx0, cy0: cy0, cx1: cx1, cy1: cy1), fillGaps: true, &out, &done)
         }
         return out
     }
@@ -190,12 +193,16 @@ public struct MosaicSource: RasterSource {
         return !allNodata
     }
 
-    private func copy(_ p: Placement, dx: Int, dy: Int, _ r: Region, _ out: inout [Float], _ done: inout [Bool]) throws -> Int {
+    private func copy(
+        _ p: Placement, dx: Int, dy: Int, _ r: Region, _ out: inout [Float], _ done: inout [Bool]
+    ) throws -> Int {
         let fw = r.cx1 - r.cx0, fh = r.cy1 - r.cy0
         let values = try pool.withFile(p.file) { file in
             try checked(file, p.file).readFloats(x: r.cx0 - dx, y: r.cy0 - dy, width: fw, height: fh)
         }
-        guard values.count == fw * fh * bands else { throw BuildError.sourceReadMismatch(expected: fw * fh * bands, got: values.count) }
+        guard values.count == fw * fh * bands else {
+            throw BuildError.sourceReadMismatch(expected: fw * fh * bands, got: values.count)
+        }
         let nd = p.nodata.map { Float($0) }
         var filled = 0
         values.withUnsafeBufferPointer { v in
@@ -214,7 +221,9 @@ public struct MosaicSource: RasterSource {
         return filled
     }
 
-    private func resample(_ p: Placement, _ r: Region, fillGaps: Bool, _ out: inout [Float], _ done: inout [Bool]) throws -> Int {
+    private func resample(
+        _ p: Placement, _ r: Region, fillGaps: Bool, _ out: inout [Float], _ done: inout [Bool]
+    ) throws -> Int {
         let f = files[p.file]
         // File pixel coordinates (corner convention) of each pending grid pixel centre.
         var targets: [(o: Int, col: Double, row: Double)] = []
@@ -225,7 +234,8 @@ public struct MosaicSource: RasterSource {
                 guard !done[o] else { continue }
                 let c = filePixel(p, f, col: Double(gx) + 0.5, row: Double(gy) + 0.5)
                 guard c.col.isFinite, c.row.isFinite,
-                      c.col >= Double(p.src.x0), c.col < Double(p.src.x1), c.row >= Double(p.src.y0), c.row < Double(p.src.y1)
+                    c.col >= Double(p.src.x0), c.col < Double(p.src.x1), c.row >= Double(p.src.y0),
+                    c.row < Double(p.src.y1)
                 else { continue }
                 targets.append((o, c.col, c.row))
                 minC = min(minC, c.col); maxC = max(maxC, c.col); minR = min(minR, c.row); maxR = max(maxR, c.row)
@@ -240,7 +250,9 @@ public struct MosaicSource: RasterSource {
         let values = try pool.withFile(p.file) { file in
             try checked(file, p.file).readFloats(x: wx0, y: wy0, width: ww, height: wh)
         }
-        guard values.count == ww * wh * bands else { throw BuildError.sourceReadMismatch(expected: ww * wh * bands, got: values.count) }
+        guard values.count == ww * wh * bands else {
+            throw BuildError.sourceReadMismatch(expected: ww * wh * bands, got: values.count)
+        }
         let nd = p.nodata.map { Float($0) }
         let nearestOnly: Bool
         if case .scaled = p.sampling { nearestOnly = true } else { nearestOnly = false }
@@ -266,7 +278,9 @@ public struct MosaicSource: RasterSource {
                     let ax = fx - Double(c0), ay = fy - Double(r0)
                     var acc = [Double](repeating: 0, count: bands)
                     var weight = 0.0
-                    for (dc, dr, wgt) in [(0, 0, (1 - ax) * (1 - ay)), (1, 0, ax * (1 - ay)), (0, 1, (1 - ax) * ay), (1, 1, ax * ay)] {
+                    for (dc, dr, wgt) in [
+                        (0, 0, (1 - ax) * (1 - ay)), (1, 0, ax * (1 - ay)), (0, 1, (1 - ax) * ay), (1, 1, ax * ay),
+                    ] {
                         guard wgt > 0, let i = index(c0 + dc, r0 + dr), isData(v, i, nd) else { continue }
                         for b in 0..<bands { acc[b] += wgt * Double(v[i + b]) }
                         weight += wgt
@@ -303,8 +317,13 @@ public struct MosaicSource: RasterSource {
     /// read with the wrong layout.
     private func checked(_ file: TIFFFile, _ index: Int) throws -> TIFFFile {
         let f = files[index]
-        guard file.width == f.width, file.height == f.height, file.bands == f.bands, file.sampleType == f.sampleType else {
-            throw InputFileError(path: f.path, problem: "changed while the mosaic was being read (now \(file.width)x\(file.height), \(file.bands) bands \(file.sampleType.rawValue))")
+        guard file.width == f.width, file.height == f.height, file.bands == f.bands, file.sampleType == f.sampleType
+        else {
+            throw InputFileError(
+                path: f.path,
+                problem:
+                    "changed while the mosaic was being read (now \(file.width)x\(file.height), \(file.bands) bands \(file.sampleType.rawValue))"
+            )
         }
         return file
     }

@@ -26,8 +26,9 @@ public enum PercentRamp {
     /// The stops as a legend ("50 %").
     public static var legend: [LegendEntry] {
         stops.map { s in
-            LegendEntry(value: Double(s.0), label: "\(ColorDecision.number(s.0)) %",
-                        rgba: [Colorizer.byte(s.1), Colorizer.byte(s.2), Colorizer.byte(s.3), 255])
+            LegendEntry(
+                value: Double(s.0), label: "\(ColorDecision.number(s.0)) %",
+                rgba: [Colorizer.byte(s.1), Colorizer.byte(s.2), Colorizer.byte(s.3), 255])
         }
     }
 }

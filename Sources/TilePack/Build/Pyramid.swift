@@ -71,7 +71,9 @@ enum Pyramid {
                                 continue
                             }
                             for ch in 0..<3 {
-                                let s = Int(c[p0 + ch]) * a0 + Int(c[p1 + ch]) * a1 + Int(c[p2 + ch]) * a2 + Int(c[p3 + ch]) * a3
+                                let s =
+                                    Int(c[p0 + ch]) * a0 + Int(c[p1 + ch]) * a1 + Int(c[p2 + ch]) * a2 + Int(c[p3 + ch])
+                                    * a3
                                 out[o + ch] = UInt8((s + sa / 2) / sa)
                             }
                             out[o + 3] = UInt8((sa + 2) / 4)
@@ -109,7 +111,9 @@ enum Pyramid {
     /// first in reading order (top-left, top-right, bottom-left, bottom-right); NaN where none.
     /// Never a mean: a parent holds only codes its children hold. The parent's colour is the
     /// picked pixel's (transparent where none). O(size²).
-    static func downsampleClasses(_ children: [[Float]?], colours: [[UInt8]?], size: Int) -> (values: [Float], rgba: [UInt8]) {
+    static func downsampleClasses(
+        _ children: [[Float]?], colours: [[UInt8]?], size: Int
+    ) -> (values: [Float], rgba: [UInt8]) {
         precondition(children.count == 4 && colours.count == 4)
         var out = [Float](repeating: .nan, count: size * size)
         var rgba = [UInt8](repeating: 0, count: size * size * 4)
@@ -126,7 +130,8 @@ enum Pyramid {
                     var best = -1, bestCount = 0
                     for a in [taps.0, taps.1, taps.2, taps.3] where !child[a].isNaN {
                         let v = child[a]
-                        let count = (child[taps.0] == v ? 1 : 0) + (child[taps.1] == v ? 1 : 0)
+                        let count =
+                            (child[taps.0] == v ? 1 : 0) + (child[taps.1] == v ? 1 : 0)
                             + (child[taps.2] == v ? 1 : 0) + (child[taps.3] == v ? 1 : 0)
                         if count > bestCount { best = a; bestCount = count }
                     }

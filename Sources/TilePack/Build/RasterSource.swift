@@ -59,7 +59,8 @@ public struct StoredByteMap: Sendable, Equatable {
     /// Nil when the sizes are not positive or `bytes` does not hold one count per block.
     public init?(blockWidth: Int, blockHeight: Int, blocksAcross: Int, blocksDown: Int, bytes: [UInt64]) {
         guard blockWidth > 0, blockHeight > 0, blocksAcross > 0, blocksDown > 0,
-              case let (n, overflow) = blocksAcross.multipliedReportingOverflow(by: blocksDown), !overflow, n == bytes.count
+            case let (n, overflow) = blocksAcross.multipliedReportingOverflow(by: blocksDown), !overflow,
+            n == bytes.count
         else { return nil }
         self.blockWidth = blockWidth
         self.blockHeight = blockHeight
@@ -87,8 +88,10 @@ public struct TerrainHints: Sendable, Equatable {
     /// which bands ``BandSelection`` draws as R, G, B by default.
     public var colorInterps: [Int: String] = [:]
 
-    public init(verticalCSType: UInt16? = nil, verticalDatum: UInt16? = nil, verticalUnits: UInt16? = nil,
-                unitTypes: [Int: String] = [:], descriptions: [Int: String] = [:]) {
+    public init(
+        verticalCSType: UInt16? = nil, verticalDatum: UInt16? = nil, verticalUnits: UInt16? = nil,
+        unitTypes: [Int: String] = [:], descriptions: [Int: String] = [:]
+    ) {
         self.verticalCSType = verticalCSType
         self.verticalDatum = verticalDatum
         self.verticalUnits = verticalUnits

@@ -114,15 +114,17 @@ public struct RegionBuild: Sendable {
     func open() throws -> OpenedSource {
         var opened = try openFiles()
         if let m = opened.mosaic, let picks = m.vrtBands {
-            opened = OpenedSource(source: SelectedBandsSource(base: m, picks: picks, extra: m.vrtBandHints),
-                                  georeference: opened.georeference, mosaic: m, input: opened.input,
-                                  sourceSHA256: opened.sourceSHA256)
+            opened = OpenedSource(
+                source: SelectedBandsSource(base: m, picks: picks, extra: m.vrtBandHints),
+                georeference: opened.georeference, mosaic: m, input: opened.input,
+                sourceSHA256: opened.sourceSHA256)
         }
         let selection = try BandSelection.resolve(requested: request.options.bands, source: opened.source)
         if let selection {
-            opened = OpenedSource(source: SelectedBandsSource(base: opened.source, picks: selection.bands),
-                                  georeference: opened.georeference, mosaic: opened.mosaic, input: opened.input,
-                                  bands: selection.description, sourceSHA256: opened.sourceSHA256)
+            opened = OpenedSource(
+                source: SelectedBandsSource(base: opened.source, picks: selection.bands),
+                georeference: opened.georeference, mosaic: opened.mosaic, input: opened.input,
+                bands: selection.description, sourceSHA256: opened.sourceSHA256)
         } else {
             opened.bands = BandSelection.hint(for: opened.source, selection: nil)
         }
@@ -133,9 +135,12 @@ public struct RegionBuild: Sendable {
         let input = try RegionInput.resolve(request.sourcePaths)
         switch input {
         case .file(let path):
-            let tiff = try TIFFFile(path: path, cacheBytes: BuildMemoryPlan.sourceCacheBytes(budget: request.options.memoryBudget))
-            return OpenedSource(source: tiff, georeference: try GeoReference(image: tiff.image, path: tiff.path, registry: request.crsRegistry),
-                                mosaic: nil, input: input)
+            let tiff = try TIFFFile(
+                path: path, cacheBytes: BuildMemoryPlan.sourceCacheBytes(budget: request.options.memoryBudget))
+            return OpenedSource(
+                source: tiff,
+                georeference: try GeoReference(image: tiff.image, path: tiff.path, registry: request.crsRegistry),
+                mosaic: nil, input: input)
         case .files(let paths, _):
             let m = try MosaicSource(files: paths, maxOpenFiles: request.maxOpenFiles, registry: request.crsRegistry)
             return OpenedSource(source: m, georeference: m.grid, mosaic: m, input: input)
@@ -151,7 +156,9 @@ public struct RegionBuild: Sendable {
 
     /// The source opened and placed on the earth, and the tile plan, without building:
     /// cheap (no pixel is read), so callers can show the plan first.
-    public func prepare() throws -> (source: any RasterSource, georeference: GeoReference, builder: TileBuilder, plan: TilePlan) {
+    public func prepare() throws -> (
+        source: any RasterSource, georeference: GeoReference, builder: TileBuilder, plan: TilePlan
+    ) {
         let opened = try open()
         let (builder, plan) = try plan(opened)
         return (opened.source, opened.georeference, builder, plan)
@@ -161,8 +168,9 @@ public struct RegionBuild: Sendable {
         var options = request.options
         // A mosaic's file pool keeps its own fixed cache; the budget plan counts it.
         if opened.mosaic != nil { options.sourceCacheBytes = TIFFFilePool.totalCacheBytes }
-        let builder = TileBuilder(source: opened.source, georeference: opened.georeference, options: options,
-                                  codec: request.codec.codec(level: request.codecLevel))
+        let builder = TileBuilder(
+            source: opened.source, georeference: opened.georeference, options: options,
+            codec: request.codec.codec(level: request.codecLevel))
         do {
             let plan = try builder.plan()
             // Refused here, before `build` prints its plan or reads statistics of every band.
@@ -202,15 +210,20 @@ public struct RegionBuild: Sendable {
         case .files: break  // no single source file: `tilepack:sources` lists them
         }
         if let mosaic = opened.mosaic {
-            metadata.sources = try JSONOutput.string(try mosaic.files.map {
-                RecordedSource(file: Request.fileName($0.path), sha256: try FileDigest.sha256(path: $0.path))
-            })
+            metadata.sources = try JSONOutput.string(
+                try mosaic.files.map {
+                    RecordedSource(file: Request.fileName($0.path), sha256: try FileDigest.sha256(path: $0.path))
+                })
         }
         metadata.buildOptions = try buildOptionsJSON(plan: plan)
-        let identity = try buildIdentity(metadata: metadata, datumTransformation: opened.georeference.crs.datumTransformation)
+        let identity = try buildIdentity(
+            metadata: metadata, datumTransformation: opened.georeference.crs.datumTransformation)
         var resuming: MBTilesWriter.Interrupted? = nil
-        if request.resume, let interrupted = MBTilesWriter.interrupted(target: output).first(where: { $0.identity != nil }) {
-            try Self.check(interrupted.identity ?? [:], path: interrupted.path, against: identity, reference: "this build")
+        if request.resume,
+            let interrupted = MBTilesWriter.interrupted(target: output).first(where: { $0.identity != nil })
+        {
+            try Self.check(
+                interrupted.identity ?? [:], path: interrupted.path, against: identity, reference: "this build")
             resuming = interrupted
         }
         let partition = request.shard.map { ShardPartition(plan: plan, count: $0.count) }
@@ -218,19 +231,22 @@ public struct RegionBuild: Sendable {
         writerOptions.cacheBytes = BuildMemoryPlan.sqliteCacheBytes(budget: request.options.memoryBudget)
         if request.options.elevationStorage == .quantized, request.options.elevationLevels != .none {
             do {
-                writerOptions.elevationStep = try ElevationPrecision.step(for: opened.source, precision: request.options.elevationPrecision)
+                writerOptions.elevationStep = try ElevationPrecision.step(
+                    for: opened.source, precision: request.options.elevationPrecision)
             } catch let error as BuildError {
                 throw InputFileError(path: opened.input.label, problem: error.description)
             }
         }
-        let writer = try MBTilesWriter(path: output, metadata: metadata, options: writerOptions,
-                                       journal: MBTilesWriter.Journal(identity: identity, keptRootZoom: partition?.zoom),
-                                       resuming: resuming)
+        let writer = try MBTilesWriter(
+            path: output, metadata: metadata, options: writerOptions,
+            journal: MBTilesWriter.Journal(identity: identity, keptRootZoom: partition?.zoom),
+            resuming: resuming)
         let report: BuildReport
         do {
             if let limit = interruptAfterTiles {
-                report = try builder.run(sink: InterruptingSink(writer: writer, limit: limit), journal: writer,
-                                         shard: request.shard, progress: progress)
+                report = try builder.run(
+                    sink: InterruptingSink(writer: writer, limit: limit), journal: writer,
+                    shard: request.shard, progress: progress)
             } else {
                 report = try builder.run(sink: writer, journal: writer, shard: request.shard, progress: progress)
             }
@@ -244,25 +260,31 @@ public struct RegionBuild: Sendable {
             throw InterruptingSink.Interrupted()
         }
         if let shard = request.shard, let partition {
-            writer.metadata.extra[ShardRecord.key] = try JSONOutput.string(ShardRecord(
-                index: shard.index, count: shard.count, zoom: partition.zoom,
-                elevation: report.color.valueKind != nil, optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
+            writer.metadata.extra[ShardRecord.key] = try JSONOutput.string(
+                ShardRecord(
+                    index: shard.index, count: shard.count, zoom: partition.zoom,
+                    elevation: report.color.valueKind != nil,
+                    optionsSHA256: FileDigest.sha256(text: identity[IdentityKey.options] ?? "")))
         }
         if let kind = report.color.valueKind { writer.metadata.extra[MBTilesMetadata.Key.valueKind] = kind.rawValue }
         writer.metadata.extra[MBTilesMetadata.Key.colorMode] = report.color.mode.rawValue
-        if !report.legend.isEmpty { writer.metadata.extra[MBTilesMetadata.Key.legend] = try LegendEntry.json(report.legend) }
+        if !report.legend.isEmpty {
+            writer.metadata.extra[MBTilesMetadata.Key.legend] = try LegendEntry.json(report.legend)
+        }
         // Metadata, not identity (which carries the operations itself when proj.db gave them).
         let datumTransform = opened.georeference.crs.datumTransformSummary
         writer.metadata.extra[MBTilesMetadata.Key.datumTransform] = datumTransform
         try writer.finish()
         let summary = opened.mosaic.map { m in
             let s = m.openFileStatistics
-            return MosaicSummary(files: m.files.count, opens: s.opens, peakOpenFiles: s.peakOpen, maxOpenFiles: m.maxOpenFiles)
+            return MosaicSummary(
+                files: m.files.count, opens: s.opens, peakOpenFiles: s.peakOpen, maxOpenFiles: m.maxOpenFiles)
         }
-        return Result(outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue,
-                      mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands,
-                      elevationStep: writer.statistics.elevationTiles > 0 ? writerOptions.elevationStep : nil,
-                      datumTransform: datumTransform)
+        return Result(
+            outputPath: output, report: report, archive: writer.statistics, codec: request.codec.rawValue,
+            mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands,
+            elevationStep: writer.statistics.elevationTiles > 0 ? writerOptions.elevationStep : nil,
+            datumTransform: datumTransform)
     }
 
     /// Batching of the archive writer (tests use small batches to commit often).
@@ -280,14 +302,19 @@ public struct RegionBuild: Sendable {
     /// What a resume (and a merge of shards) must match: the source's digest, every option
     /// that changes a tile's bytes, the datum operations proj.db gave (another proj.db, or a
     /// grid installed in between, moves the map by metres), and the shard.
-    func buildIdentity(metadata: MBTilesMetadata, datumTransformation: DatumTransformation? = nil) throws -> [String: String] {
+    func buildIdentity(
+        metadata: MBTilesMetadata, datumTransformation: DatumTransformation? = nil
+    ) throws -> [String: String] {
         let o = request.options
-        let options = try JSONOutput.string(Fingerprint(
-            recorded: metadata.buildOptions ?? "", approximationError: o.approximationError,
-            elevationRange: o.elevationRange.map { [$0.lowerBound, $0.upperBound] }, tileSize: metadata.tileSize,
-            terrain: o.terrain.fingerprint, datumTransform: datumTransformation?.summary))
-        return [IdentityKey.source: Self.sourceDigest(sha256: metadata.sourceSHA256, sources: metadata.sources),
-                IdentityKey.options: options, IdentityKey.shard: request.shard?.description ?? "none"]
+        let options = try JSONOutput.string(
+            Fingerprint(
+                recorded: metadata.buildOptions ?? "", approximationError: o.approximationError,
+                elevationRange: o.elevationRange.map { [$0.lowerBound, $0.upperBound] }, tileSize: metadata.tileSize,
+                terrain: o.terrain.fingerprint, datumTransform: datumTransformation?.summary))
+        return [
+            IdentityKey.source: Self.sourceDigest(sha256: metadata.sourceSHA256, sources: metadata.sources),
+            IdentityKey.options: options, IdentityKey.shard: request.shard?.description ?? "none",
+        ]
     }
 
     /// One digest for what was read: the source file's SHA-256, or for mosaics the SHA-256
@@ -298,16 +325,22 @@ public struct RegionBuild: Sendable {
     }
 
     /// Throws the first difference of `identity` (from `path`) from `expected`.
-    static func check(_ identity: [String: String], path: String, against expected: [String: String], reference: String) throws {
+    static func check(
+        _ identity: [String: String], path: String, against expected: [String: String], reference: String
+    ) throws {
         let (source, wanted) = (identity[IdentityKey.source] ?? "", expected[IdentityKey.source] ?? "")
-        if source != wanted { throw ShardError.differentSource(path: path, sha256: source, expected: wanted, reference: reference) }
+        if source != wanted {
+            throw ShardError.differentSource(path: path, sha256: source, expected: wanted, reference: reference)
+        }
         let (options, wantedOptions) = (identity[IdentityKey.options] ?? "", expected[IdentityKey.options] ?? "")
         if options != wantedOptions {
-            throw ShardError.differentOptions(path: path, options: options, expected: wantedOptions, reference: reference)
+            throw ShardError.differentOptions(
+                path: path, options: options, expected: wantedOptions, reference: reference)
         }
         let (shard, wantedShard) = (identity[IdentityKey.shard] ?? "none", expected[IdentityKey.shard] ?? "none")
         if shard != wantedShard {
-            throw ShardError.differentSplit(path: path, split: "shard \(shard)", expected: "shard \(wantedShard)", reference: reference)
+            throw ShardError.differentSplit(
+                path: path, split: "shard \(shard)", expected: "shard \(wantedShard)", reference: reference)
         }
     }
 
@@ -343,15 +376,16 @@ public struct RegionBuild: Sendable {
     /// The options as JSON (`tilepack:build_options`), so an archive says how it was made.
     func buildOptionsJSON(plan: TilePlan) throws -> String {
         let o = request.options
-        return try JSONOutput.string(RecordedOptions(
-            minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
-            colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
-            codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
-            tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
-            hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands,
-            elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,
-            elevationEncoding: o.elevationStorage == .quantized ? nil : o.elevationStorage.rawValue,
-            elevationPrecision: o.elevationPrecision))
+        return try JSONOutput.string(
+            RecordedOptions(
+                minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
+                colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
+                codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
+                tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
+                hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands,
+                elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,
+                elevationEncoding: o.elevationStorage == .quantized ? nil : o.elevationStorage.rawValue,
+                elevationPrecision: o.elevationPrecision))
     }
 
     /// One entry of `tilepack:sources`.

@@ -75,7 +75,9 @@ public enum RegionInput: Sendable, Equatable {
             guard !name.hasPrefix("."), lower.hasSuffix(".tif") || lower.hasSuffix(".tiff") else { continue }
             names.append(name)
         }
-        guard !names.isEmpty else { throw InputFileError(path: folder, problem: "the folder holds no .tif or .tiff files") }
+        guard !names.isEmpty else {
+            throw InputFileError(path: folder, problem: "the folder holds no .tif or .tiff files")
+        }
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         return names.sorted().map { prefix + $0 }
     }

@@ -277,9 +277,11 @@ struct Resampler: Sendable {
     }
 
     @inline(__always)
-    private func nearest(_ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
-                         _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
-                         _ out: UnsafeMutableBufferPointer<Float>, _ k: Int) -> Bool {
+    private func nearest(
+        _ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
+        _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
+        _ out: UnsafeMutableBufferPointer<Float>, _ k: Int
+    ) -> Bool {
         let fc = Self.fastFloor(c) - Double(x0), fr = Self.fastFloor(r) - Double(y0)
         guard fc >= 0, fr >= 0, fc < Double(ww), fr < Double(wh) else { return false }
         let p = Int(fr) * ww + Int(fc)
@@ -298,9 +300,11 @@ struct Resampler: Sendable {
     }
 
     @inline(__always)
-    private func bilinear(_ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
-                          _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
-                          _ out: UnsafeMutableBufferPointer<Float>, _ k: Int) -> Bool {
+    private func bilinear(
+        _ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
+        _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
+        _ out: UnsafeMutableBufferPointer<Float>, _ k: Int
+    ) -> Bool {
         // The nearest source pixel decides transparency (so edges stay where the source ends).
         let fc = Self.fastFloor(c) - Double(x0), fr = Self.fastFloor(r) - Double(y0)
         guard fc >= 0, fr >= 0, fc < Double(ww), fr < Double(wh), wv[Int(fr) * ww + Int(fc)] != 0 else { return false }
@@ -336,10 +340,12 @@ struct Resampler: Sendable {
     }
 
     @inline(__always)
-    private func average(_ c: Double, _ r: Double, _ hx: Double, _ hy: Double, _ x0: Int, _ y0: Int,
-                         _ ww: Int, _ wh: Int, _ bands: Int,
-                         _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
-                         _ out: UnsafeMutableBufferPointer<Float>, _ k: Int) -> Bool {
+    private func average(
+        _ c: Double, _ r: Double, _ hx: Double, _ hy: Double, _ x0: Int, _ y0: Int,
+        _ ww: Int, _ wh: Int, _ bands: Int,
+        _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
+        _ out: UnsafeMutableBufferPointer<Float>, _ k: Int
+    ) -> Bool {
         // Box [c−hx, c+hx] × [r−hy, r+hy] in window coordinates; each pixel weighs its overlap.
         let bx0 = c - hx - Double(x0), bx1 = c + hx - Double(x0)
         let by0 = r - hy - Double(y0), by1 = r + hy - Double(y0)

@@ -33,9 +33,11 @@ public enum ShardError: TilePackError, Equatable {
     public var description: String {
         switch self {
         case let .differentSource(path, sha, expected, reference):
-            return "\(path): built from a different source (sha256 \(Self.short(sha)), \(reference) has \(Self.short(expected)))"
+            return
+                "\(path): built from a different source (sha256 \(Self.short(sha)), \(reference) has \(Self.short(expected)))"
         case let .differentOptions(path, options, expected, reference):
-            return "\(path): built with different options (\(ErrorText.oneLine(options)); \(reference) has \(ErrorText.oneLine(expected)))"
+            return
+                "\(path): built with different options (\(ErrorText.oneLine(options)); \(reference) has \(ErrorText.oneLine(expected)))"
         case let .notAShard(path, detail):
             return "\(path): not a shard archive (\(detail)); build shards with `tilepack build --shard K/N`"
         case let .differentSplit(path, split, expected, reference):

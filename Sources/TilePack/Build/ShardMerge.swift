@@ -69,7 +69,8 @@ public struct ShardMerge: Sendable {
         for shard in shards {
             try check(shard, against: reference)
             if let other = seen[shard.record.index] {
-                throw ShardError.duplicateShard(path: shard.path, shard: "\(shard.record.index)/\(shard.record.count)", other: other)
+                throw ShardError.duplicateShard(
+                    path: shard.path, shard: "\(shard.record.index)/\(shard.record.count)", other: other)
             }
             seen[shard.record.index] = shard.path
         }
@@ -78,24 +79,30 @@ public struct ShardMerge: Sendable {
 
         let rows = reference.reader.metadata
         guard let bounds = reference.reader.bounds, let zooms = reference.reader.zoomRange,
-              var metadata = MBTilesMetadata(rows: rows, dropping: [ShardRecord.key]) else {
-            throw ShardError.notAShard(path: reference.path, detail: "no name, format, bounds or zoom range in its metadata")
+            var metadata = MBTilesMetadata(rows: rows, dropping: [ShardRecord.key])
+        else {
+            throw ShardError.notAShard(
+                path: reference.path, detail: "no name, format, bounds or zoom range in its metadata")
         }
         metadata.bounds = bounds
         let plan: TilePlan
         do {
-            plan = try TilePlan(bounds: bounds, nativeResolutionMetres: 1, minZoom: zooms.lowerBound, maxZoom: zooms.upperBound,
-                                maxTiles: Int.max)
+            plan = try TilePlan(
+                bounds: bounds, nativeResolutionMetres: 1, minZoom: zooms.lowerBound, maxZoom: zooms.upperBound,
+                maxTiles: Int.max)
         } catch let error as BuildError {
             throw InputFileError(path: reference.path, problem: error.description)
         }
         let partition = ShardPartition(plan: plan, count: reference.record.count)
         guard partition.zoom == reference.record.zoom else {
-            throw ShardError.differentSplit(path: reference.path, split: "shard zoom \(reference.record.zoom)",
-                                            expected: "shard zoom \(partition.zoom) for its plan", reference: "this tilepack")
+            throw ShardError.differentSplit(
+                path: reference.path, split: "shard zoom \(reference.record.zoom)",
+                expected: "shard zoom \(partition.zoom) for its plan", reference: "this tilepack")
         }
         guard let choice = TileCodecChoice(metadata: rows) else {
-            throw ShardError.notAShard(path: reference.path, detail: "unknown codec \(ErrorText.quoted(rows[MBTilesMetadata.Key.codec] ?? ""))")
+            throw ShardError.notAShard(
+                path: reference.path, detail: "unknown codec \(ErrorText.quoted(rows[MBTilesMetadata.Key.codec] ?? ""))"
+            )
         }
         let level = rows[MBTilesMetadata.Key.codecLevel].flatMap(PVRTCEncoder.Level.init(rawValue:)) ?? .quality
         let keepEmpty = try Self.keepEmpty(rows[MBTilesMetadata.Key.buildOptions], path: reference.path)
@@ -106,7 +113,9 @@ public struct ShardMerge: Sendable {
         // The shards' elevation step and levels, so the merged parents are stored as the
         // shards stored theirs (a one-machine build's archive, tile for tile).
         var writerOptions = MBTilesWriter.Options()
-        writerOptions.elevationStep = rows[MBTilesMetadata.Key.elevationPrecision].flatMap(Double.init).flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        writerOptions.elevationStep = rows[MBTilesMetadata.Key.elevationPrecision].flatMap(Double.init).flatMap {
+            $0.isFinite && $0 > 0 ? $0 : nil
+        }
         let elevationLevels = Self.elevationLevels(rows[MBTilesMetadata.Key.buildOptions])
         let writer = try MBTilesWriter(path: outputPath, metadata: metadata, options: writerOptions)
         for shard in shards { try writer.copyTiles(from: shard.path) }
@@ -132,9 +141,10 @@ public struct ShardMerge: Sendable {
         let built = clock.now
         try writer.finish()
         let end = clock.now
-        return Result(outputPath: outputPath, shards: shards.count, shardZoom: partition.zoom, levels: levels,
-                      archive: writer.statistics, seconds: (end - start).inSeconds, checkSeconds: (checked - start).inSeconds,
-                      copySeconds: (copied - checked).inSeconds, finishSeconds: (end - built).inSeconds)
+        return Result(
+            outputPath: outputPath, shards: shards.count, shardZoom: partition.zoom, levels: levels,
+            archive: writer.statistics, seconds: (end - start).inSeconds, checkSeconds: (checked - start).inSeconds,
+            copySeconds: (copied - checked).inSeconds, finishSeconds: (end - built).inSeconds)
     }
 
     /// The shard that built each tile at or above the shard zoom that a shard built (every
@@ -166,29 +176,34 @@ public struct ShardMerge: Sendable {
             throw ShardError.notAShard(path: path, detail: "no \(ShardRecord.key) metadata")
         }
         guard let record = try? JSONDecoder().decode(ShardRecord.self, from: Data(text.utf8)),
-              BuildShard(index: record.index, count: record.count) != nil else {
+            BuildShard(index: record.index, count: record.count) != nil
+        else {
             throw ShardError.notAShard(path: path, detail: "unreadable \(ShardRecord.key) \(ErrorText.quoted(text))")
         }
-        let source = RegionBuild.sourceDigest(sha256: reader.metadata[MBTilesMetadata.Key.sourceSHA256],
-                                              sources: reader.metadata[MBTilesMetadata.Key.sources])
+        let source = RegionBuild.sourceDigest(
+            sha256: reader.metadata[MBTilesMetadata.Key.sourceSHA256],
+            sources: reader.metadata[MBTilesMetadata.Key.sources])
         return Shard(path: path, reader: reader, record: record, source: source)
     }
 
     /// Same source, options and split as the first shard given.
     private func check(_ shard: Shard, against reference: Shard) throws {
         guard shard.source == reference.source else {
-            throw ShardError.differentSource(path: shard.path, sha256: shard.source, expected: reference.source, reference: reference.path)
+            throw ShardError.differentSource(
+                path: shard.path, sha256: shard.source, expected: reference.source, reference: reference.path)
         }
         guard shard.record.optionsSHA256 == reference.record.optionsSHA256 else {
             let key = MBTilesMetadata.Key.buildOptions
             let (mine, theirs) = (shard.reader.metadata[key] ?? "", reference.reader.metadata[key] ?? "")
             throw ShardError.differentOptions(
-                path: shard.path, options: mine == theirs ? "options sha256 \(ShardError.short(shard.record.optionsSHA256))" : mine,
+                path: shard.path,
+                options: mine == theirs ? "options sha256 \(ShardError.short(shard.record.optionsSHA256))" : mine,
                 expected: mine == theirs ? "sha256 \(ShardError.short(reference.record.optionsSHA256))" : theirs,
                 reference: reference.path)
         }
         guard shard.record.count == reference.record.count, shard.record.zoom == reference.record.zoom,
-              shard.record.elevation == reference.record.elevation else {
+            shard.record.elevation == reference.record.elevation
+        else {
             throw ShardError.differentSplit(
                 path: shard.path, split: "\(shard.record.count) shards at zoom \(shard.record.zoom)",
                 expected: "\(reference.record.count) at zoom \(reference.record.zoom)", reference: reference.path)
@@ -200,7 +215,8 @@ public struct ShardMerge: Sendable {
     private static func elevationLevels(_ options: String?) -> ElevationLevels {
         struct Recorded: Decodable { let elevation: String? }
         guard let options, let recorded = try? JSONDecoder().decode(Recorded.self, from: Data(options.utf8)),
-              let name = recorded.elevation else { return .all }
+            let name = recorded.elevation
+        else { return .all }
         return ElevationLevels(rawValue: name) ?? .all
     }
 

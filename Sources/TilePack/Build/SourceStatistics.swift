@@ -66,7 +66,9 @@ enum SourceStatistics {
             for (x, w) in windows(source.width) {
                 let win = try source.readFloats(x: x, y: y, width: w, height: h)
                 let n = w * h
-                guard win.count == n * bands else { throw BuildError.sourceReadMismatch(expected: n * bands, got: win.count) }
+                guard win.count == n * bands else {
+                    throw BuildError.sourceReadMismatch(expected: n * bands, got: win.count)
+                }
                 for p in 0..<n {
                     var allNodata = nodata != nil, hasNaN = false
                     for b in 0..<bands {

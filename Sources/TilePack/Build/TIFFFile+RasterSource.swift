@@ -29,8 +29,9 @@ extension TIFFFile: RasterSource {
     public var terrainHints: TerrainHints {
         let keys = image.geoKeys
         func key(_ id: UInt16) -> UInt16? { keys?.short(id).flatMap { $0 == 0 ? nil : $0 } }
-        var hints = TerrainHints(verticalCSType: key(GeoKey.verticalCSType), verticalDatum: key(GeoKey.verticalDatum),
-                                 verticalUnits: key(GeoKey.verticalUnits))
+        var hints = TerrainHints(
+            verticalCSType: key(GeoKey.verticalCSType), verticalDatum: key(GeoKey.verticalDatum),
+            verticalUnits: key(GeoKey.verticalUnits))
         for item in image.gdalMetadata?.items ?? [] {
             guard let band = item.sample, band < image.bands, item.domain == nil else { continue }
             let value = String(item.value.trimmingWhitespace())
@@ -52,10 +53,13 @@ extension TIFFFile: RasterSource {
         var bytes: [UInt64] = []
         bytes.reserveCapacity(image.blocksAcross * image.blocksDown)
         for row in 0..<image.blocksDown {
-            for column in 0..<image.blocksAcross { bytes.append(image.storedByteCount(blockColumn: column, blockRow: row)) }
+            for column in 0..<image.blocksAcross {
+                bytes.append(image.storedByteCount(blockColumn: column, blockRow: row))
+            }
         }
-        return StoredByteMap(blockWidth: image.blockWidth, blockHeight: image.blockHeight,
-                             blocksAcross: image.blocksAcross, blocksDown: image.blocksDown, bytes: bytes)
+        return StoredByteMap(
+            blockWidth: image.blockWidth, blockHeight: image.blockHeight,
+            blocksAcross: image.blocksAcross, blocksDown: image.blocksDown, bytes: bytes)
     }
 
     public func readFloats(x: Int, y: Int, width: Int, height: Int) throws -> [Float] {

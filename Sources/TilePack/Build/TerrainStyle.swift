@@ -20,8 +20,10 @@ public struct TerrainStyle: Sendable, Equatable {
     /// The ramp a build in `mode` draws with and how the summary names it. `valueRange` gives
     /// the source's lowest…highest valid sample (colour-file percentages) and `percentiles`
     /// its 1st and 99th percentiles (`--tint-range percentile`); each is called only when needed.
-    func resolve(bathymetry: Bool, valueRange: () throws -> ClosedRange<Double>?,
-                 percentiles: () throws -> (Double, Double)?) rethrows -> (tint: HypsometricTint, description: String) {
+    func resolve(
+        bathymetry: Bool, valueRange: () throws -> ClosedRange<Double>?,
+        percentiles: () throws -> (Double, Double)?
+    ) rethrows -> (tint: HypsometricTint, description: String) {
         let choice = tint ?? (bathymetry ? .bathymetry : .absolute)
         var ramp: HypsometricTint
         var name: String
@@ -52,13 +54,20 @@ public struct TerrainStyle: Sendable, Equatable {
     var fingerprint: String {
         var out = "tint=\(tint?.name ?? "default")"
         if case let .file(f) = tint {
-            out += ";entries=" + f.entries.map { e in
-                let level = switch e.level { case let .metres(m): "\(m)"; case let .percent(p): "\(p)%" }
-                return level + ":" + e.rgba.map(String.init).joined(separator: ",")
-            }.joined(separator: "|")
+            out +=
+                ";entries="
+                + f.entries.map { e in
+                    let level =
+                        switch e.level {
+                        case let .metres(m): "\(m)";
+                        case let .percent(p): "\(p)%"
+                        }
+                    return level + ":" + e.rgba.map(String.init).joined(separator: ",")
+                }.joined(separator: "|")
         }
         let h = hillshade
-        return out + ";range=\(range?.description ?? "none");hillshade=\(h.azimuth),\(h.altitude),\(h.zFactor),\(h.multidirectional),\(h.enabled)"
+        return out
+            + ";range=\(range?.description ?? "none");hillshade=\(h.azimuth),\(h.altitude),\(h.zFactor),\(h.multidirectional),\(h.enabled)"
     }
 
     static func span(_ r: ClosedRange<Double>) -> String {
@@ -134,7 +143,10 @@ public enum TintRange: Sendable, Equatable, CustomStringConvertible {
         guard let a = Double(lo), abs(a) <= Self.limit, let b = Double(hi), abs(b) <= Self.limit else {
             throw .invalidOption(usage + "MIN and MAX must be finite numbers of metres within ±1000000")
         }
-        guard a < b else { throw .invalidOption(usage + "MIN \(HypsometricTint.metresText(a)) must be below MAX \(HypsometricTint.metresText(b))") }
+        guard a < b else {
+            throw .invalidOption(
+                usage + "MIN \(HypsometricTint.metresText(a)) must be below MAX \(HypsometricTint.metresText(b))")
+        }
         self = .metres(a...b)
     }
 

@@ -46,7 +46,9 @@ public struct TileBuilder: Sendable {
     public let options: BuildOptions
     public let codec: any TileCodec
 
-    public init(source: any RasterSource, georeference: any SourceGeoreference, options: BuildOptions, codec: any TileCodec) {
+    public init(
+        source: any RasterSource, georeference: any SourceGeoreference, options: BuildOptions, codec: any TileCodec
+    ) {
         self.source = source
         self.georeference = georeference
         self.options = options
@@ -56,8 +58,9 @@ public struct TileBuilder: Sendable {
     /// The plan this builder would run (validates bounds and zoom options).
     public func plan() throws -> TilePlan {
         try options.validate()
-        return try TilePlan(bounds: georeference.lonLatBounds, nativeResolutionMetres: georeference.groundResolutionMetres,
-                            minZoom: options.minZoom, maxZoom: options.maxZoom, maxTiles: options.maxTiles)
+        return try TilePlan(
+            bounds: georeference.lonLatBounds, nativeResolutionMetres: georeference.groundResolutionMetres,
+            minZoom: options.minZoom, maxZoom: options.maxZoom, maxTiles: options.maxTiles)
     }
 
     /// Runs the build. `progress` is called on this thread after each planned tile is written
@@ -72,8 +75,10 @@ public struct TileBuilder: Sendable {
     /// tiles it owns and everything below them (their pixels recorded in the journal, which
     /// a shard build needs), nothing above the shard zoom.
     @discardableResult
-    public func run(sink: some TileSink, journal: (any BuildJournal)? = nil, shard: BuildShard? = nil,
-                    progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
+    public func run(
+        sink: some TileSink, journal: (any BuildJournal)? = nil, shard: BuildShard? = nil,
+        progress: ((Progress) -> Void)? = nil
+    ) throws -> BuildReport {
         precondition(shard == nil || journal != nil, "a shard build records its shard-zoom pixels in a journal")
         let clock = ContinuousClock()
         let start = clock.now
@@ -82,17 +87,20 @@ public struct TileBuilder: Sendable {
         try checkSourceFits(plan)
         let colorizer = try Colorizer(source: source, mode: options.colorMode, terrain: options.terrain)
         let counter = LiveTileCounter()
-        let levels = LevelWorker(codec: codec, counter: counter, keepEmpty: options.keepEmpty,
-                                 elevation: colorizer.storesValues, categorical: colorizer.categorical,
-                                 categoricalColour: colorizer.mode == .classes)
-        let resampler = Resampler.forSource(source, georeference: georeference, maxError: options.approximationError,
-                                            method: colorizer.forcesNearest ? .nearest : options.resampling)
+        let levels = LevelWorker(
+            codec: codec, counter: counter, keepEmpty: options.keepEmpty,
+            elevation: colorizer.storesValues, categorical: colorizer.categorical,
+            categoricalColour: colorizer.mode == .classes)
+        let resampler = Resampler.forSource(
+            source, georeference: georeference, maxError: options.approximationError,
+            method: colorizer.forcesNearest ? .nearest : options.resampling)
         let worker = TileWorker(resampler: resampler, colorizer: colorizer, levels: levels)
         let scope: BuildScope = shard.map { .shard(shardPartition(plan, count: $0.count), index: $0.index) } ?? .whole
         let memory = try memoryPlan(plan, elevation: colorizer.storesValues)
-        let run = BuildRun(plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
-                           workers: memory.workers, scope: scope, sink: sink, journal: journal,
-                           color: colorizer.decision, progress: progress)
+        let run = BuildRun(
+            plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
+            workers: memory.workers, scope: scope, sink: sink, journal: journal,
+            color: colorizer.decision, progress: progress)
         run.elevationLevels = options.elevationLevels
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         let elapsed = clock.now - start
@@ -112,7 +120,8 @@ public struct TileBuilder: Sendable {
     /// tile counts otherwise.
     /// - Cost: see ``ShardPartition``.
     public func shardPartition(_ plan: TilePlan, count: Int) -> ShardPartition {
-        let estimate = codec.encodeTimeFollowsDetail ? ShardWorkEstimate(source: source, georeference: georeference) : nil
+        let estimate =
+            codec.encodeTimeFollowsDetail ? ShardWorkEstimate(source: source, georeference: georeference) : nil
         return ShardPartition(plan: plan, count: count, work: estimate)
     }
 
@@ -120,9 +129,10 @@ public struct TileBuilder: Sendable {
     /// the run uses (at most the options').
     /// - Throws: ``BuildError/invalidOption(_:)`` for a budget below the smallest build.
     public func memoryPlan(_ plan: TilePlan, elevation: Bool) throws -> BuildMemoryPlan {
-        try BuildMemoryPlan(budget: options.memoryBudget, workers: options.workers, blockLevels: options.blockLevels,
-                            elevation: elevation, levelsAboveBlock: plan.maxZoom - plan.minZoom,
-                            sourceCacheBytes: options.sourceCacheBytes, source: SourceFootprint(source: source))
+        try BuildMemoryPlan(
+            budget: options.memoryBudget, workers: options.workers, blockLevels: options.blockLevels,
+            elevation: elevation, levelsAboveBlock: plan.maxZoom - plan.minZoom,
+            sourceCacheBytes: options.sourceCacheBytes, source: SourceFootprint(source: source))
     }
 
     /// Refuses a source whose bands cannot fit ``BuildOptions/memoryBudget`` even with one
@@ -132,8 +142,9 @@ public struct TileBuilder: Sendable {
     /// - Cost: arithmetic only.
     public func checkSourceFits(_ plan: TilePlan) throws {
         do {
-            try BuildMemoryPlan.checkFits(budget: options.memoryBudget, elevation: false,
-                                          levelsAboveBlock: plan.maxZoom - plan.minZoom, source: SourceFootprint(source: source))
+            try BuildMemoryPlan.checkFits(
+                budget: options.memoryBudget, elevation: false,
+                levelsAboveBlock: plan.maxZoom - plan.minZoom, source: SourceFootprint(source: source))
         } catch BuildError.invalidOption {
             return
         }
@@ -152,20 +163,25 @@ public struct TileBuilder: Sendable {
     /// - Cost: one parent (2×2 average + encode) per tile that spans shards (a few per
     ///   boundary between shards and zoom), over `workers` threads; one `pixels` call per
     ///   given child of one. Memory: at most one block's 4^blockLevels buffers plus 4 per zoom above it.
-    public static func buildLevels(above partition: ShardPartition, plan: TilePlan, codec: any TileCodec, elevation: Bool,
-                                   categorical: Bool = false, categoricalColour: Bool = false, keepEmpty: Bool, workers: Int = ProcessorInfo.activeCount, blockLevels: Int = 3,
-                                   given: Set<TileID>, pixels: @escaping @Sendable (TileID) throws -> TilePixels?,
-                                   sink: some TileSink, elevationLevels: ElevationLevels = .all,
-                                   progress: ((Progress) -> Void)? = nil) throws -> BuildReport {
+    public static func buildLevels(
+        above partition: ShardPartition, plan: TilePlan, codec: any TileCodec, elevation: Bool,
+        categorical: Bool = false, categoricalColour: Bool = false, keepEmpty: Bool,
+        workers: Int = ProcessorInfo.activeCount, blockLevels: Int = 3,
+        given: Set<TileID>, pixels: @escaping @Sendable (TileID) throws -> TilePixels?,
+        sink: some TileSink, elevationLevels: ElevationLevels = .all,
+        progress: ((Progress) -> Void)? = nil
+    ) throws -> BuildReport {
         precondition(workers >= 1 && blockLevels >= 1, "levels need a worker and a block of at least one level")
         let clock = ContinuousClock()
         let start = clock.now
-        let levels = LevelWorker(codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation,
-                                 categorical: categorical, categoricalColour: categoricalColour)
+        let levels = LevelWorker(
+            codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation,
+            categorical: categorical, categoricalColour: categoricalColour)
         let color = ColorDecision(mode: elevation ? .elevation : .rgb, reason: "as the shards were built")
-        let run = BuildRun(plan: plan, levels: levels, worker: nil, blockLevels: blockLevels, workers: workers,
-                           scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
-                           color: color, progress: progress)
+        let run = BuildRun(
+            plan: plan, levels: levels, worker: nil, blockLevels: blockLevels, workers: workers,
+            scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
+            color: color, progress: progress)
         run.elevationLevels = elevationLevels
         for root in plan.ranges[0].tiles { _ = try run.produce(root) }
         run.report.seconds = (clock.now - start).inSeconds
@@ -225,13 +241,15 @@ private struct LevelWorker: Sendable {
         let empty = rgba.map(Pyramid.isTransparent) ?? true
         if !empty, let rgba {
             let encoded = try codec.encode(rgba: rgba, width: size, height: size)
-            return TileResult(buffer: TileBuffer(rgba: rgba, metres: metres, counter: counter), encoded: encoded,
-                              metres: elevation ? metres : nil)
+            return TileResult(
+                buffer: TileBuffer(rgba: rgba, metres: metres, counter: counter), encoded: encoded,
+                metres: elevation ? metres : nil)
         }
         guard keepEmpty else { return TileResult() }
         let blank = [UInt8](repeating: 0, count: size * size * 4)
-        return TileResult(buffer: nil, encoded: try codec.encode(rgba: blank, width: size, height: size),
-                          metres: elevation ? [Float](repeating: .nan, count: size * size) : nil)
+        return TileResult(
+            buffer: nil, encoded: try codec.encode(rgba: blank, width: size, height: size),
+            metres: elevation ? [Float](repeating: .nan, count: size * size) : nil)
     }
 }
 
@@ -276,8 +294,10 @@ private final class BuildRun<Sink: TileSink> {
     /// Which zooms' grids go to the sink (parents are still made from every child's metres).
     var elevationLevels = ElevationLevels.all
 
-    init(plan: TilePlan, levels: LevelWorker, worker: TileWorker?, blockLevels: Int, workers: Int, scope: BuildScope,
-         sink: Sink, journal: (any BuildJournal)?, color: ColorDecision, progress: ((TileBuilder.Progress) -> Void)?) {
+    init(
+        plan: TilePlan, levels: LevelWorker, worker: TileWorker?, blockLevels: Int, workers: Int, scope: BuildScope,
+        sink: Sink, journal: (any BuildJournal)?, color: ColorDecision, progress: ((TileBuilder.Progress) -> Void)?
+    ) {
         self.plan = plan
         self.levels = levels
         self.counter = levels.counter
@@ -289,12 +309,14 @@ private final class BuildRun<Sink: TileSink> {
         case .shard(let partition, let index):
             // A block never spans shards: at most the shard zoom's tiles.
             blockZoom = max(blockZoom, partition.zoom)
-            total = partition.tiles(of: index).reduce(0) { $0 + plan.plannedSubtree($1) }
+            total =
+                partition.tiles(of: index).reduce(0) { $0 + plan.plannedSubtree($1) }
                 + partition.upperOwner.values.reduce(0) { $0 + ($1 == index ? 1 : 0) }
         case .levels(let leafZoom, let given, _):
             // Blocks end one zoom above the shard zoom (none when that is the min zoom).
             blockZoom = max(plan.minZoom, leafZoom - max(1, blockLevels))
-            total = plan.ranges.prefix(while: { $0.z < leafZoom }).reduce(0) { $0 + $1.count }
+            total =
+                plan.ranges.prefix(while: { $0.z < leafZoom }).reduce(0) { $0 + $1.count }
                 - given.reduce(0) { $0 + ($1.z < leafZoom && plan.contains($1) ? 1 : 0) }
         }
         self.blockZoom = blockZoom
@@ -373,13 +395,16 @@ private final class BuildRun<Sink: TileSink> {
                 let needed = tiles.flatMap { $0.children.filter { given.contains($0) } }
                 let counter = self.counter
                 let loaded = try parallelMap(needed) { tile, _ in
-                    TileResult(buffer: try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) })
+                    TileResult(
+                        buffer: try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) })
                 }
                 for (t, r) in zip(needed, loaded) { if let b = r.buffer { below[t] = b } }
             }
             let results: [TileResult]
             if z == plan.maxZoom {
-                guard let worker = self.worker else { preconditionFailure("a run without a source reached the max zoom") }
+                guard let worker = self.worker else {
+                    preconditionFailure("a run without a source reached the max zoom")
+                }
                 results = try parallelMap(tiles) { tile, ws in try worker.maxZoomTile(tile, ws) }
             } else {
                 let kids = below
@@ -426,8 +451,10 @@ private final class BuildRun<Sink: TileSink> {
 
     /// `body` over `tiles` on up to `workers` threads, results in tile order, each thread
     /// with its own workspace (see Core's `parallelMap`).
-    private func parallelMap(_ tiles: [TileID],
-                             _ body: @escaping @Sendable (TileID, ResampleWorkspace) throws -> TileResult) throws -> [TileResult] {
+    private func parallelMap(
+        _ tiles: [TileID],
+        _ body: @escaping @Sendable (TileID, ResampleWorkspace) throws -> TileResult
+    ) throws -> [TileResult] {
         let workspaces = self.workspaces
         return try TilePackCore.parallelMap(count: tiles.count, workers: workspaces.count) { i, w in
             try body(tiles[i], workspaces[w])

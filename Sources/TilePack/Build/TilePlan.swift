@@ -35,9 +35,11 @@ public struct TilePlan: Sendable {
     /// Makes the plan, choosing default zooms where `minZoom`/`maxZoom` are nil.
     /// Throws ``BuildError`` for bad bounds, a source crossing the antimeridian, bad zooms
     /// or a plan over `maxTiles` tiles.
-    public init(bounds: GeoBounds,
-                nativeResolutionMetres: Double, minZoom: Int? = nil, maxZoom: Int? = nil,
-                maxTiles: Int = 5_000_000) throws {
+    public init(
+        bounds: GeoBounds,
+        nativeResolutionMetres: Double, minZoom: Int? = nil, maxZoom: Int? = nil,
+        maxTiles: Int = 5_000_000
+    ) throws {
         let (w, s, e, n) = (bounds.west, bounds.south, bounds.east, bounds.north)
         guard w.isFinite, s.isFinite, e.isFinite, n.isFinite else {
             throw BuildError.invalidBounds(bounds)
@@ -54,13 +56,18 @@ public struct TilePlan: Sendable {
             throw BuildError.invalidResolution(nativeResolutionMetres)
         }
         if let z = maxZoom, z < 0 || z > TileID.maxZoom {
-            throw BuildError.invalidZooms(minZoom: minZoom ?? 0, maxZoom: z, reason: "max zoom must be 0–\(TileID.maxZoom)")
+            throw BuildError.invalidZooms(
+                minZoom: minZoom ?? 0, maxZoom: z, reason: "max zoom must be 0–\(TileID.maxZoom)")
         }
         if let z = minZoom, z < 0 || z > TileID.maxZoom {
-            throw BuildError.invalidZooms(minZoom: z, maxZoom: maxZoom ?? z, reason: "min zoom must be 0–\(TileID.maxZoom)")
+            throw BuildError.invalidZooms(
+                minZoom: z, maxZoom: maxZoom ?? z, reason: "min zoom must be 0–\(TileID.maxZoom)")
         }
-        let maxZ = maxZoom ?? Self.defaultMaxZoom(nativeResolutionMetres: nativeResolutionMetres,
-                                                  latitude: (south + north) / 2)
+        let maxZ =
+            maxZoom
+            ?? Self.defaultMaxZoom(
+                nativeResolutionMetres: nativeResolutionMetres,
+                latitude: (south + north) / 2)
         let minZ = minZoom ?? min(maxZ, Self.defaultMinZoom(clamped))
         guard minZ <= maxZ else {
             throw BuildError.invalidZooms(minZoom: minZ, maxZoom: maxZ, reason: "min zoom is above max zoom")

@@ -47,29 +47,29 @@ public final class ASTCDecoder {
     private let weightUnquantised: UnsafeMutablePointer<UInt16>
     private let colourLevels: UnsafeMutablePointer<Int8>
     // Per-block scratch.
-    private let rawWeights: UnsafeMutablePointer<UInt16>     // 64 (+ 4 slack) unquantised dual-plane weights
+    private let rawWeights: UnsafeMutablePointer<UInt16>  // 64 (+ 4 slack) unquantised dual-plane weights
     /// 2 planes × 80 unquantised grid weights (0…64), 16 bits each so a weight and its right
     /// neighbour load as one 32-bit word (two lanes); the 16 past the largest grid keep
     /// values ≤ 64, so a neighbour read past a grid's end stays inside and multiplies a zero
     /// tap weight.
     private let gridWeights: UnsafeMutablePointer<UInt16>
-    private let texelLanes: UnsafeMutablePointer<UInt64>     // 144 texels: a 16-bit weight per channel
-    private let colourValues: UnsafeMutablePointer<UInt16>   // 18 (+ 4 slack) unquantised colour integers
+    private let texelLanes: UnsafeMutablePointer<UInt64>  // 144 texels: a 16-bit weight per channel
+    private let colourValues: UnsafeMutablePointer<UInt16>  // 18 (+ 4 slack) unquantised colour integers
     /// Per partition: base (64·e0) and slope (e1 − e0) as four 16-bit lanes; see ``ASTCTexels``.
     private let endpointBase: UnsafeMutablePointer<UInt64>
     private let endpointSlope: UnsafeMutablePointer<UInt64>
     /// Per texel of a multi-partition block: its partition's base and slope.
     private let texelBase: UnsafeMutablePointer<UInt64>
     private let texelSlope: UnsafeMutablePointer<UInt64>
-    private let blockTexels: UnsafeMutablePointer<UInt32>    // one decoded block
-    private let endpointModes: UnsafeMutablePointer<Int>     // per partition
+    private let blockTexels: UnsafeMutablePointer<UInt32>  // one decoded block
+    private let endpointModes: UnsafeMutablePointer<Int>  // per partition
 
     /// One block mode as the block loop needs it (12 bytes).
     struct Descriptor {
         var valid = false
         var weightLevel: UInt8 = 0
-        var weightBits: UInt8 = 0    // bits the weight sequence takes
-        var gridCount: UInt8 = 0     // weights a plane
+        var weightBits: UInt8 = 0  // bits the weight sequence takes
+        var gridCount: UInt8 = 0  // weights a plane
         var gridWidth: UInt8 = 0
         var dualPlane = false
         /// First texel of the grid's rows in ``ASTCBlockModes/infillOrigins`` and
@@ -91,11 +91,14 @@ public final class ASTCDecoder {
             _ = UnsafeMutableBufferPointer(start: p, count: array.count).initialize(from: array)
             return p
         }
-        descriptors = copy(modes.entries.map { e in
-            guard e.valid else { return Descriptor() }
-            return Descriptor(valid: true, weightLevel: e.weightLevel, weightBits: e.weightBits, gridCount: e.gridWidth &* e.gridHeight,
-                              gridWidth: e.gridWidth, dualPlane: e.dualPlane, infill: e.infill < 0 ? -1 : e.infill / 2)
-        })
+        descriptors = copy(
+            modes.entries.map { e in
+                guard e.valid else { return Descriptor() }
+                return Descriptor(
+                    valid: true, weightLevel: e.weightLevel, weightBits: e.weightBits,
+                    gridCount: e.gridWidth &* e.gridHeight,
+                    gridWidth: e.gridWidth, dualPlane: e.dualPlane, infill: e.infill < 0 ? -1 : e.infill / 2)
+            })
         trits = copy(ASTCIntegerSequence.tritTable)
         quints = copy(ASTCIntegerSequence.quintTable)
         colourUnquantised = copy(ASTCIntegerSequence.colourUnquantised.map(UInt16.init))
@@ -143,8 +146,10 @@ public final class ASTCDecoder {
     /// Decodes `blocks` into `rgba` (`width × height × 4` bytes, rows top first).
     /// - Throws: ``CodecError`` when the size is out of range or a buffer length does not match.
     /// - Cost: no allocation.
-    public func decode(_ blocks: UnsafeRawBufferPointer, width: Int, height: Int,
-                       into rgba: UnsafeMutableRawBufferPointer) throws(CodecError) {
+    public func decode(
+        _ blocks: UnsafeRawBufferPointer, width: Int, height: Int,
+        into rgba: UnsafeMutableRawBufferPointer
+    ) throws(CodecError) {
         try check(blockCount: blocks.count, width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA output", expected: width * height * 4, actual: rgba.count)
@@ -155,13 +160,17 @@ public final class ASTCDecoder {
     private func check(blockCount: Int, width: Int, height: Int) throws(CodecError) {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
-        guard blockCount == expected else { throw .byteCount(what: "\(format.rawValue) blocks", expected: expected, actual: blockCount) }
+        guard blockCount == expected else {
+            throw .byteCount(what: "\(format.rawValue) blocks", expected: expected, actual: blockCount)
+        }
     }
 
     /// The image loop once sizes are proven: every block read is inside `blocks`, every
     /// row written inside `rgba`.
-    private func decodeChecked(_ blocks: UnsafeRawBufferPointer, width: Int, height: Int, into rgba: UnsafeMutableRawBufferPointer) {
-        guard let src = blocks.baseAddress, let out = rgba.baseAddress else { return } // 1×1 at least: never empty
+    private func decodeChecked(
+        _ blocks: UnsafeRawBufferPointer, width: Int, height: Int, into rgba: UnsafeMutableRawBufferPointer
+    ) {
+        guard let src = blocks.baseAddress, let out = rgba.baseAddress else { return }  // 1×1 at least: never empty
         let grid = format.blockGrid(width: width, height: height)
         let dst = out.assumingMemoryBound(to: UInt32.self)
         for by in 0..<grid.high {
@@ -169,8 +178,9 @@ public final class ASTCDecoder {
             let rows = min(blockHeight, height - y0)
             for bx in 0..<grid.wide {
                 let offset = (by * grid.wide + bx) * 16
-                let bits = ASTCBits(lo: UInt64(littleEndian: src.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
-                                    hi: UInt64(littleEndian: src.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+                let bits = ASTCBits(
+                    lo: UInt64(littleEndian: src.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                    hi: UInt64(littleEndian: src.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
                 let x0 = bx * blockWidth
                 let columns = min(blockWidth, width - x0)
                 if rows == blockHeight && columns == blockWidth {
@@ -237,20 +247,23 @@ public final class ASTCDecoder {
         let colourBits = max(0, belowWeights - (dual ? 2 : 0) - colourStart)
         let colourLevel = Int(colourLevels[(integerCount >> 1) * 128 + min(colourBits, 127)])
         guard colourLevel >= ASTCIntegerSequence.minimumColourLevel else { return fail(texels, stride: stride) }
-        ASTCIntegerSequence.decode(bits.wide &>> UInt128(colourStart), count: integerCount, level: colourLevel,
-                                   table: colourUnquantised + colourLevel * 256, into: colourValues, trits: trits, quints: quints)
+        ASTCIntegerSequence.decode(
+            bits.wide &>> UInt128(colourStart), count: integerCount, level: colourLevel,
+            table: colourUnquantised + colourLevel * 256, into: colourValues, trits: trits, quints: quints)
         var valueOffset = 0
         for p in 0..<partitionCount {
-            (endpointBase[p], endpointSlope[p]) = ASTCEndpoints.lanes(mode: endpointModes[p], values: colourValues + valueOffset)
+            (endpointBase[p], endpointSlope[p]) = ASTCEndpoints.lanes(
+                mode: endpointModes[p], values: colourValues + valueOffset)
             valueOffset += ((endpointModes[p] >> 2) + 1) * 2
         }
 
         // Weights (stored from bit 127 down), unquantised, to one lane word per texel.
         let gridCount = Int(mode.gridCount)
         let weightLevel = Int(mode.weightLevel)
-        ASTCIntegerSequence.decode(bits.reversed.wide, count: dual ? 2 * gridCount : gridCount, level: weightLevel,
-                                   table: weightUnquantised + weightLevel * 32, into: dual ? rawWeights : gridWeights,
-                                   trits: trits, quints: quints)
+        ASTCIntegerSequence.decode(
+            bits.reversed.wide, count: dual ? 2 * gridCount : gridCount, level: weightLevel,
+            table: weightUnquantised + weightLevel * 32, into: dual ? rawWeights : gridWeights,
+            trits: trits, quints: quints)
         if dual {
             let channel = Int(bits.read(belowWeights - 2, 2))
             texelWeightLanes(dual: mode, second: UInt64(1) << UInt64(16 * channel))
@@ -260,15 +273,17 @@ public final class ASTCDecoder {
             let width = Int(mode.gridWidth)
             let origins = modes.infillOrigins + Int(mode.infill), taps = modes.infillLanes + Int(mode.infill)
             for t in 0..<texelCount {
-                texelLanes[t] = ASTCBlockModes.infilled(gridTaps(gridWeights, at: Int(origins[t]), width: width), taps[t])
+                texelLanes[t] =
+                    ASTCBlockModes.infilled(gridTaps(gridWeights, at: Int(origins[t]), width: width), taps[t])
                     &* 0x0001_0001_0001_0001
             }
         }
 
         // Texels.
         if partitionCount == 1 {
-            ASTCTexels.rows(texels, stride: stride, width: blockWidth, height: blockHeight, weights: texelLanes,
-                            base: endpointBase, slope: endpointSlope, perTexel: false)
+            ASTCTexels.rows(
+                texels, stride: stride, width: blockWidth, height: blockHeight, weights: texelLanes,
+                base: endpointBase, slope: endpointSlope, perTexel: false)
         } else {
             let map = partitionMap(count: partitionCount, seed: Int((bits.lo >> 13) & 0x3FF))
             for t in 0..<texelCount {
@@ -276,8 +291,9 @@ public final class ASTCDecoder {
                 texelBase[t] = endpointBase[p]
                 texelSlope[t] = endpointSlope[p]
             }
-            ASTCTexels.rows(texels, stride: stride, width: blockWidth, height: blockHeight, weights: texelLanes,
-                            base: texelBase, slope: texelSlope, perTexel: true)
+            ASTCTexels.rows(
+                texels, stride: stride, width: blockWidth, height: blockHeight, weights: texelLanes,
+                base: texelBase, slope: texelSlope, perTexel: true)
         }
         return true
     }
@@ -303,7 +319,8 @@ public final class ASTCDecoder {
         let origins = modes.infillOrigins + Int(mode.infill), taps = modes.infillLanes + Int(mode.infill)
         for t in 0..<texelCount {
             let o = Int(origins[t]), tap = taps[t]
-            texelLanes[t] = ASTCBlockModes.infilled(gridTaps(gridWeights, at: o, width: width), tap) &* first
+            texelLanes[t] =
+                ASTCBlockModes.infilled(gridTaps(gridWeights, at: o, width: width), tap) &* first
                 &+ ASTCBlockModes.infilled(gridTaps(plane2, at: o, width: width), tap) &* second
         }
     }
@@ -335,7 +352,8 @@ public final class ASTCDecoder {
         let allOnes = lowS == 0x1FFF && highS == 0x1FFF && lowT == 0x1FFF && highT == 0x1FFF
         guard allOnes || (lowS < highS && lowT < highT) else { return fail(texels, stride: stride) }
         let h = bits.hi
-        let word = UInt32(truncatingIfNeeded: (h >> 8) & 0xFF) | UInt32(truncatingIfNeeded: (h >> 24) & 0xFF) << 8
+        let word =
+            UInt32(truncatingIfNeeded: (h >> 8) & 0xFF) | UInt32(truncatingIfNeeded: (h >> 24) & 0xFF) << 8
             | UInt32(truncatingIfNeeded: (h >> 40) & 0xFF) << 16 | UInt32(truncatingIfNeeded: (h >> 56) & 0xFF) << 24
         fill(texels, stride: stride, with: word)
         return true
@@ -349,7 +367,8 @@ public final class ASTCDecoder {
             let small = texelCount < 32
             for y in 0..<blockHeight {
                 for x in 0..<blockWidth {
-                    map[y * blockWidth + x] = ASTCPartition.select(seed: seed, x: x, y: y, count: count, smallBlock: small)
+                    map[y * blockWidth + x] = ASTCPartition.select(
+                        seed: seed, x: x, y: y, count: count, smallBlock: small)
                 }
             }
             partitionReady[key] = true
@@ -423,9 +442,11 @@ package enum ASTCTexels {
     /// Cost: per four texels two 32-byte loads (four with `perTexel`), ten SIMD operations
     /// and one 16-byte store.
     @inline(__always)
-    package static func rows(_ texels: UnsafeMutablePointer<UInt32>, stride: Int, width: Int, height: Int,
-                             weights: UnsafePointer<UInt64>, base: UnsafePointer<UInt64>, slope: UnsafePointer<UInt64>,
-                             perTexel: Bool) {
+    package static func rows(
+        _ texels: UnsafeMutablePointer<UInt32>, stride: Int, width: Int, height: Int,
+        weights: UnsafePointer<UInt64>, base: UnsafePointer<UInt64>, slope: UnsafePointer<UInt64>,
+        perTexel: Bool
+    ) {
         let base4 = unsafeBitCast(SIMD4<UInt64>(repeating: base[0]), to: SIMD16<Int16>.self)
         let slope4 = unsafeBitCast(SIMD4<UInt64>(repeating: slope[0]), to: SIMD16<Int16>.self)
         for y in 0..<height {
@@ -438,8 +459,9 @@ package enum ASTCTexels {
                 let b = perTexel ? UnsafeRawPointer(base + t).loadUnaligned(as: SIMD16<Int16>.self) : base4
                 let s = perTexel ? UnsafeRawPointer(slope + t).loadUnaligned(as: SIMD16<Int16>.self) : slope4
                 let v = b &+ s &* w
-                row.storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
-                               toByteOffset: 4 * x, as: SIMD16<UInt8>.self)
+                row.storeBytes(
+                    of: SIMD16<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
+                    toByteOffset: 4 * x, as: SIMD16<UInt8>.self)
                 x += 4
             }
             if x + 2 <= width {
@@ -448,8 +470,9 @@ package enum ASTCTexels {
                 let b = perTexel ? UnsafeRawPointer(base + t).loadUnaligned(as: SIMD8<Int16>.self) : base4.lowHalf
                 let s = perTexel ? UnsafeRawPointer(slope + t).loadUnaligned(as: SIMD8<Int16>.self) : slope4.lowHalf
                 let v = b &+ s &* w
-                row.storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
-                               toByteOffset: 4 * x, as: SIMD8<UInt8>.self)
+                row.storeBytes(
+                    of: SIMD8<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
+                    toByteOffset: 4 * x, as: SIMD8<UInt8>.self)
                 x += 2
             }
             if x < width {
@@ -458,8 +481,9 @@ package enum ASTCTexels {
                 let b = unsafeBitCast(perTexel ? base[t] : base[0], to: SIMD4<Int16>.self)
                 let s = unsafeBitCast(perTexel ? slope[t] : slope[0], to: SIMD4<Int16>.self)
                 let v = b &+ s &* w
-                row.storeBytes(of: SIMD4<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
-                               toByteOffset: 4 * x, as: SIMD4<UInt8>.self)
+                row.storeBytes(
+                    of: SIMD4<UInt8>(truncatingIfNeeded: (v &+ ((v &+ 32) &>> 8)) &>> 6),
+                    toByteOffset: 4 * x, as: SIMD4<UInt8>.self)
             }
         }
     }
@@ -474,47 +498,51 @@ package enum ASTCEndpoints {
     package static func lanes(mode: Int, values v: UnsafePointer<UInt16>) -> (base: UInt64, slope: UInt64) {
         var e0 = SIMD4<Int32>(0, 0, 0, 255), e1 = SIMD4<Int32>(0, 0, 0, 255)
         endpoints(mode: mode, values: v, e0: &e0, e1: &e1)
-        return (unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e0 &* 64), to: UInt64.self),
-                unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e1 &- e0), to: UInt64.self))
+        return (
+            unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e0 &* 64), to: UInt64.self),
+            unsafeBitCast(SIMD4<Int16>(truncatingIfNeeded: e1 &- e0), to: UInt64.self)
+        )
     }
 
     /// The two 8-bit endpoints of mode `mode` (LDR modes per the specification's table).
     /// Every value is 0…255, so sums and products cannot overflow Int32: the arithmetic
     /// wraps (`&+`, `&*`) to drop the overflow checks.
     @inline(__always)
-    package static func endpoints(mode: Int, values v: UnsafePointer<UInt16>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
+    package static func endpoints(
+        mode: Int, values v: UnsafePointer<UInt16>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>
+    ) {
         @inline(__always) func i(_ k: Int) -> Int32 { Int32(v[k]) }
         switch mode {
-        case 0: // luminance
+        case 0:  // luminance
             e0 = SIMD4(i(0), i(0), i(0), 255); e1 = SIMD4(i(1), i(1), i(1), 255)
-        case 1: // luminance, base + offset
+        case 1:  // luminance, base + offset
             let l0 = (i(0) >> 2) | (i(1) & 0xC0)
             let l1 = min(l0 &+ (i(1) & 0x3F), 255)
             e0 = SIMD4(l0, l0, l0, 255); e1 = SIMD4(l1, l1, l1, 255)
-        case 4: // luminance + alpha
+        case 4:  // luminance + alpha
             e0 = SIMD4(i(0), i(0), i(0), i(2)); e1 = SIMD4(i(1), i(1), i(1), i(3))
-        case 5: // luminance + alpha, base + offset
+        case 5:  // luminance + alpha, base + offset
             var (l0, l1) = transfer(base: i(0), offset: i(1))
             var (a0, a1) = transfer(base: i(2), offset: i(3))
             l1 = clamp(l0 &+ l1); a1 = clamp(a0 &+ a1)
             l0 = clamp(l0); a0 = clamp(a0)
             e0 = SIMD4(l0, l0, l0, a0); e1 = SIMD4(l1, l1, l1, a1)
-        case 6: // RGB × scale
+        case 6:  // RGB × scale
             e1 = SIMD4(i(0), i(1), i(2), 255)
             e0 = SIMD4((i(0) &* i(3)) >> 8, (i(1) &* i(3)) >> 8, (i(2) &* i(3)) >> 8, 255)
-        case 8: // RGB direct
+        case 8:  // RGB direct
             rgba(SIMD4(i(0), i(2), i(4), 255), SIMD4(i(1), i(3), i(5), 255), e0: &e0, e1: &e1)
-        case 9: // RGB base + offset
+        case 9:  // RGB base + offset
             delta(SIMD4(i(0), i(2), i(4), 0), SIMD4(i(1), i(3), i(5), 0), e0: &e0, e1: &e1)
             e0[3] = 255; e1[3] = 255
-        case 10: // RGB × scale + two alphas
+        case 10:  // RGB × scale + two alphas
             e1 = SIMD4(i(0), i(1), i(2), i(5))
             e0 = SIMD4((i(0) &* i(3)) >> 8, (i(1) &* i(3)) >> 8, (i(2) &* i(3)) >> 8, i(4))
-        case 12: // RGBA direct
+        case 12:  // RGBA direct
             rgba(SIMD4(i(0), i(2), i(4), i(6)), SIMD4(i(1), i(3), i(5), i(7)), e0: &e0, e1: &e1)
-        case 13: // RGBA base + offset
+        case 13:  // RGBA base + offset
             delta(SIMD4(i(0), i(2), i(4), i(6)), SIMD4(i(1), i(3), i(5), i(7)), e0: &e0, e1: &e1)
-        default: // 2, 3, 7, 11, 14, 15: HDR, an error in the LDR profile
+        default:  // 2, 3, 7, 11, 14, 15: HDR, an error in the LDR profile
             e0 = SIMD4(255, 0, 255, 255); e1 = e0
         }
     }
@@ -535,7 +563,9 @@ package enum ASTCEndpoints {
         SIMD4((c[0] &+ c[2]) >> 1, (c[1] &+ c[2]) >> 1, c[2], c[3])
     }
 
-    @inline(__always) static func rgba(_ c0: SIMD4<Int32>, _ c1: SIMD4<Int32>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
+    @inline(__always) static func rgba(
+        _ c0: SIMD4<Int32>, _ c1: SIMD4<Int32>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>
+    ) {
         if c0[0] &+ c0[1] &+ c0[2] > c1[0] &+ c1[1] &+ c1[2] {
             e0 = uncontract(c1); e1 = uncontract(c0)
         } else {
@@ -543,7 +573,9 @@ package enum ASTCEndpoints {
         }
     }
 
-    @inline(__always) static func delta(_ b: SIMD4<Int32>, _ o: SIMD4<Int32>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>) {
+    @inline(__always) static func delta(
+        _ b: SIMD4<Int32>, _ o: SIMD4<Int32>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>
+    ) {
         var base = SIMD4<Int32>(), offset = SIMD4<Int32>()
         for c in 0..<4 { (base[c], offset[c]) = transfer(base: b[c], offset: o[c]) }
         let end = base &+ offset
@@ -596,8 +628,9 @@ package final class ASTCBlockModes: @unchecked Sendable {
             let count = gw * gh * (dual ? 2 : 1)
             let bits = ASTCIntegerSequence.bitCount(count: count, level: level)
             guard count <= 64, bits >= 24, bits <= 96 else { continue }
-            var entry = Entry(gridWidth: UInt8(gw), gridHeight: UInt8(gh), weightLevel: UInt8(level),
-                              weightBits: UInt8(bits), dualPlane: dual, valid: true, infill: -1)
+            var entry = Entry(
+                gridWidth: UInt8(gw), gridHeight: UInt8(gh), weightLevel: UInt8(level),
+                weightBits: UInt8(bits), dualPlane: dual, valid: true, infill: -1)
             if gw != bw || gh != bh {
                 let key = gw * 16 + gh
                 if let offset = gridOffsets[key] {
@@ -621,7 +654,8 @@ package final class ASTCBlockModes: @unchecked Sendable {
         for t in 0..<texels {
             let w = UInt64(taps[2 * t + 1])
             (infillOrigins + t).initialize(to: UInt8(truncatingIfNeeded: taps[2 * t]))
-            (infillLanes + t).initialize(to: w >> 24 | ((w >> 16) & 0xFF) << 16 | ((w >> 8) & 0xFF) << 32 | (w & 0xFF) << 48)
+            (infillLanes + t).initialize(
+                to: w >> 24 | ((w >> 16) & 0xFF) << 16 | ((w >> 8) & 0xFF) << 32 | (w & 0xFF) << 48)
         }
     }
 
@@ -681,7 +715,8 @@ package final class ASTCBlockModes: @unchecked Sendable {
 
     /// The specification's bilinear infill: texel (s, t) samples the grid at
     /// `((1024 + bw/2) / (bw − 1) · s · (gw − 1) + 32) >> 6` in 1/16 steps.
-    static func infillTable(blockWidth bw: Int, blockHeight bh: Int, gridWidth gw: Int, gridHeight gh: Int) -> [UInt32] {
+    static func infillTable(blockWidth bw: Int, blockHeight bh: Int, gridWidth gw: Int, gridHeight gh: Int) -> [UInt32]
+    {
         var taps: [UInt32] = []
         let ds = (1024 + bw / 2) / (bw - 1), dt = (1024 + bh / 2) / (bh - 1)
         for t in 0..<bh {
@@ -704,11 +739,14 @@ package final class ASTCBlockModes: @unchecked Sendable {
 
     /// Infills one plane: `out[texel] = (Σ grid[tap] · weight + 8) >> 4`.
     @inline(__always)
-    package func infill(_ grid: UnsafePointer<UInt8>, at offset: Int, texels: Int, into out: UnsafeMutablePointer<UInt8>) {
+    package func infill(
+        _ grid: UnsafePointer<UInt8>, at offset: Int, texels: Int, into out: UnsafeMutablePointer<UInt8>
+    ) {
         let taps = infillTaps + offset
         for t in 0..<texels {
             let i = taps[2 * t], w = taps[2 * t + 1]
-            let sum = UInt32(grid[Int(i & 0xFF)]) &* (w & 0xFF) &+ UInt32(grid[Int((i >> 8) & 0xFF)]) &* ((w >> 8) & 0xFF)
+            let sum =
+                UInt32(grid[Int(i & 0xFF)]) &* (w & 0xFF) &+ UInt32(grid[Int((i >> 8) & 0xFF)]) &* ((w >> 8) & 0xFF)
                 &+ UInt32(grid[Int((i >> 16) & 0xFF)]) &* ((w >> 16) & 0xFF) &+ UInt32(grid[Int(i >> 24)]) &* (w >> 24)
             out[t] = UInt8(truncatingIfNeeded: (sum &+ 8) >> 4)
         }

@@ -44,7 +44,8 @@ public enum ASTCFormat: String, Sendable, CaseIterable {
 
     /// The format with a `width` × `height` footprint, if ASTC has one.
     public init?(blockWidth: Int, blockHeight: Int) {
-        guard let match = Self.allCases.first(where: { $0.blockWidth == blockWidth && $0.blockHeight == blockHeight }) else {
+        guard let match = Self.allCases.first(where: { $0.blockWidth == blockWidth && $0.blockHeight == blockHeight })
+        else {
             return nil
         }
         self = match
@@ -68,8 +69,9 @@ public enum ASTCFormat: String, Sendable, CaseIterable {
     /// ASTC size: partial edge blocks are cropped).
     public func validate(width: Int, height: Int) throws(CodecError) {
         guard width >= 1, height >= 1, width <= Self.maximumSide, height <= Self.maximumSide else {
-            throw .sizeOutOfRange(format: rawValue, width: width, height: height,
-                                  minimumWidth: 1, minimumHeight: 1, maximum: Self.maximumSide)
+            throw .sizeOutOfRange(
+                format: rawValue, width: width, height: height,
+                minimumWidth: 1, minimumHeight: 1, maximum: Self.maximumSide)
         }
     }
 }

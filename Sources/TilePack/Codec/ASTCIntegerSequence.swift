@@ -9,7 +9,9 @@ import TilePackCore
 /// bit-replication formulas (Khronos Data Format Specification, ASTC chapter).
 package enum ASTCIntegerSequence {
     /// The 21 ranges, indexed by quantisation level: weights use levels 0…11, colours 4…20.
-    package static let ranges: [Int] = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256]
+    package static let ranges: [Int] = [
+        2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256,
+    ]
     /// Level of the smallest colour range a valid block may use (range 6).
     package static let minimumColourLevel = 4
 
@@ -104,7 +106,7 @@ package enum ASTCIntegerSequence {
                 } else if let (c, b) = pattern["\(kind),\(n)"] {
                     out = unquantise(value: value, n: n, c: c, pattern: b, aMask: 0x1FF, topBit: 0x80)
                 } else {
-                    continue // trit/quint levels with no plain bits are weight-only ranges
+                    continue  // trit/quint levels with no plain bits are weight-only ranges
                 }
                 table[level * 256 + value] = UInt8(out)
             }
@@ -115,7 +117,8 @@ package enum ASTCIntegerSequence {
     /// Weight unquantisation: 32 entries a level (scrambled value → 0…64), levels 0…11.
     package static let weightUnquantised: [UInt8] = {
         let pattern: [String: (Int, String)] = [
-            "3,1": (50, "0000000"), "5,1": (28, "0000000"), "3,2": (23, "b000b0b"), "5,2": (13, "b0000b0"), "3,3": (11, "cb000cb"),
+            "3,1": (50, "0000000"), "5,1": (28, "0000000"), "3,2": (23, "b000b0b"), "5,2": (13, "b0000b0"),
+            "3,3": (11, "cb000cb"),
         ]
         var table = [UInt8](repeating: 0, count: 12 * 32)
         for level in 0..<12 {
@@ -143,7 +146,7 @@ package enum ASTCIntegerSequence {
         let a = m & 1 != 0 ? aMask : 0
         var b = 0
         for ch in pattern.utf8 {
-            let letter = Int(ch) - Int(UInt8(ascii: "a")) // b=1 … f=5: bit index in m
+            let letter = Int(ch) - Int(UInt8(ascii: "a"))  // b=1 … f=5: bit index in m
             b = b << 1 | (ch == UInt8(ascii: "0") ? 0 : (m >> letter) & 1)
         }
         let t = (d * c + b) ^ a
@@ -156,7 +159,8 @@ package enum ASTCIntegerSequence {
         var table = [Int8](repeating: -1, count: 10 * 128)
         for pairs in 1..<10 {
             for bits in 0..<128 {
-                for level in stride(from: 20, through: 0, by: -1) where bitCount(count: pairs * 2, level: level) <= bits {
+                for level in stride(from: 20, through: 0, by: -1) where bitCount(count: pairs * 2, level: level) <= bits
+                {
                     table[pairs * 128 + bits] = Int8(level)
                     break
                 }
@@ -224,8 +228,10 @@ extension ASTCIntegerSequence {
     /// Cost: a switch on the level, then per value a shift, a mask and a table load (per
     /// trit or quint group one more table row), every shift a constant.
     @inline(__always)
-    package static func decode(_ x: UInt128, count: Int, level: Int, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
-                               trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>) {
+    package static func decode(
+        _ x: UInt128, count: Int, level: Int, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
+        trits: UnsafePointer<UInt8>, quints: UnsafePointer<UInt8>
+    ) {
         switch level {
         case 0: plainValues(x, count: count, n: ASTCBits1.self, table: table, into: out)
         case 1: tritValues(x, count: count, n: ASTCBits0.self, table: table, into: out, trits: trits)
@@ -252,7 +258,9 @@ extension ASTCIntegerSequence {
     }
 
     @inline(__always)
-    static func plainValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>) {
+    static func plainValues<Width: ASTCValueBits>(
+        _ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>
+    ) {
         let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x
         for i in 0..<count {
@@ -263,13 +271,16 @@ extension ASTCIntegerSequence {
 
     /// Groups of five: 5n + 8 ≤ 38 bits, so one 64-bit word holds a group.
     @inline(__always)
-    static func tritValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
-                           trits: UnsafePointer<UInt8>) {
+    static func tritValues<Width: ASTCValueBits>(
+        _ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
+        trits: UnsafePointer<UInt8>
+    ) {
         let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x, i = 0
         while i < count {
             let w = UInt64(truncatingIfNeeded: x)
-            var t = (w >> UInt64(n)) & 3 | ((w >> UInt64(2 * n + 2)) & 3) << 2 | ((w >> UInt64(3 * n + 4)) & 1) << 4
+            var t =
+                (w >> UInt64(n)) & 3 | ((w >> UInt64(2 * n + 2)) & 3) << 2 | ((w >> UInt64(3 * n + 4)) & 1) << 4
                 | ((w >> UInt64(4 * n + 5)) & 3) << 5 | ((w >> UInt64(5 * n + 7)) & 1) << 7
             if count - i < 5 { t &= UInt64(tritFieldMask(count - i)) }
             let row = trits + Int(t) * 5
@@ -285,8 +296,10 @@ extension ASTCIntegerSequence {
 
     /// Groups of three: 3n + 7 ≤ 22 bits.
     @inline(__always)
-    static func quintValues<Width: ASTCValueBits>(_ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
-                            quints: UnsafePointer<UInt8>) {
+    static func quintValues<Width: ASTCValueBits>(
+        _ x: UInt128, count: Int, n _: Width.Type, table: UnsafePointer<UInt16>, into out: UnsafeMutablePointer<UInt16>,
+        quints: UnsafePointer<UInt8>
+    ) {
         let n = Width.n, mask = (UInt64(1) << UInt64(n)) &- 1
         var x = x, i = 0
         while i < count {

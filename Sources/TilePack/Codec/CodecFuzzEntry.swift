@@ -26,7 +26,8 @@ public enum CodecFuzzEntry {
         var out = png
         var offset = 8
         while offset + 12 <= out.count {
-            let length = Int(out[offset]) << 24 | Int(out[offset + 1]) << 16 | Int(out[offset + 2]) << 8 | Int(out[offset + 3])
+            let length =
+                Int(out[offset]) << 24 | Int(out[offset + 1]) << 16 | Int(out[offset + 2]) << 8 | Int(out[offset + 3])
             // The type and data, then the CRC; `length` < 2^32, so the sum cannot overflow.
             let bodyEnd = offset + 8 + length
             guard bodyEnd + 4 <= out.count else { break }
@@ -46,8 +47,9 @@ public enum CodecFuzzEntry {
     public static func pvrtc(_ bytes: [UInt8]) throws {
         guard bytes.count >= 3 else { return }
         let format: PVRTCFormat = bytes[0] & 1 == 0 ? .pvrtc4 : .pvrtc2
-        _ = try PVRTCDecoder().decode(Array(bytes[3...]), format: format,
-                                      width: Int(bytes[1]) + 1, height: Int(bytes[2]) + 1)
+        _ = try PVRTCDecoder().decode(
+            Array(bytes[3...]), format: format,
+            width: Int(bytes[1]) + 1, height: Int(bytes[2]) + 1)
     }
 
     /// Byte 0 picks one of the 14 ASTC block footprints, bytes 1 and 2 the width and height
@@ -57,6 +59,7 @@ public enum CodecFuzzEntry {
         guard bytes.count >= 3 else { return }
         let formats = ASTCFormat.allCases
         let format = formats[Int(bytes[0]) % formats.count]
-        _ = try ASTCDecoder(format: format).decode(Array(bytes[3...]), width: Int(bytes[1]) + 1, height: Int(bytes[2]) + 1)
+        _ = try ASTCDecoder(format: format).decode(
+            Array(bytes[3...]), width: Int(bytes[1]) + 1, height: Int(bytes[2]) + 1)
     }
 }

@@ -36,7 +36,8 @@ package struct ImageQuality: Sendable, Equatable, CustomStringConvertible {
                     let yEdge = y < edgeBand || y >= height - edgeBand
                     for x in 0..<width {
                         let i = (y * width + x) * 4
-                        let dr = Int(r[i]) - Int(d[i]), dg = Int(r[i + 1]) - Int(d[i + 1]), db = Int(r[i + 2]) - Int(d[i + 2])
+                        let dr = Int(r[i]) - Int(d[i]), dg = Int(r[i + 1]) - Int(d[i + 1]),
+                            db = Int(r[i + 2]) - Int(d[i + 2])
                         let da = Int(r[i + 3]) - Int(d[i + 3])
                         let squared = dr * dr + dg * dg + db * db
                         maxError = max(maxError, abs(dr), abs(dg), abs(db))
@@ -50,11 +51,12 @@ package struct ImageQuality: Sendable, Equatable, CustomStringConvertible {
                 }
             }
         }
-        return ImageQuality(rgb: psnr(edgeSum + innerSum, edgeCount + innerCount),
-                            alpha: psnr(alphaSum, width * height),
-                            edge: psnr(edgeSum, edgeCount),
-                            interior: psnr(innerSum, innerCount),
-                            maxErrorRGB: maxError)
+        return ImageQuality(
+            rgb: psnr(edgeSum + innerSum, edgeCount + innerCount),
+            alpha: psnr(alphaSum, width * height),
+            edge: psnr(edgeSum, edgeCount),
+            interior: psnr(innerSum, innerCount),
+            maxErrorRGB: maxError)
     }
 
     /// PSNR of a summed squared error over `count` 8-bit samples.
@@ -65,6 +67,7 @@ package struct ImageQuality: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         func f(_ v: Double) -> String { v.isInfinite ? "inf" : String(Double(Int(v * 100)) / 100) }
-        return "PSNR rgb \(f(rgb)) dB, alpha \(f(alpha)) dB, edge \(f(edge)) dB, interior \(f(interior)) dB, max error \(maxErrorRGB)"
+        return
+            "PSNR rgb \(f(rgb)) dB, alpha \(f(alpha)) dB, edge \(f(edge)) dB, interior \(f(interior)) dB, max error \(maxErrorRGB)"
     }
 }

@@ -45,7 +45,9 @@ public struct PNGDecoder: Sendable {
             }
             let length = Self.be32(data, offset)
             guard length <= Int(Int32.max), length <= data.count - offset - 12 else {
-                throw fail(.truncated, "chunk at byte \(offset) claims \(length) bytes, only \(data.count - offset - 12) remain")
+                throw fail(
+                    .truncated,
+                    "chunk at byte \(offset) claims \(length) bytes, only \(data.count - offset - 12) remain")
             }
             let typeBytes = Array(data[(offset + 4)..<(offset + 8)])
             guard typeBytes.allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }) else {
@@ -54,9 +56,14 @@ public struct PNGDecoder: Sendable {
             let type = String(decoding: typeBytes, as: UTF8.self)
             let bodyStart = offset + 8, bodyEnd = offset + 8 + length
             let stored = UInt32(Self.be32(data, bodyEnd))
-            let computed = data.withUnsafeBytes { Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[(offset + 4)..<bodyEnd])) }
+            let computed = data.withUnsafeBytes {
+                Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[(offset + 4)..<bodyEnd]))
+            }
             guard stored == computed else {
-                throw fail(.badCRC, "chunk \(type) has a bad CRC (stored 0x\(String(stored, radix: 16)), computed 0x\(String(computed, radix: 16)))")
+                throw fail(
+                    .badCRC,
+                    "chunk \(type) has a bad CRC (stored 0x\(String(stored, radix: 16)), computed 0x\(String(computed, radix: 16)))"
+                )
             }
             let body = data[bodyStart..<bodyEnd]
             offset = bodyEnd + 4
@@ -91,7 +98,9 @@ public struct PNGDecoder: Sendable {
                     transparentKey = [Int(data[bodyStart]) << 8 | Int(data[bodyStart + 1])]
                 case .rgb:
                     guard length == 6 else { throw fail(.malformed, "RGB tRNS must be 6 bytes, is \(length)") }
-                    transparentKey = (0..<3).map { Int(data[bodyStart + 2 * $0]) << 8 | Int(data[bodyStart + 2 * $0 + 1]) }
+                    transparentKey = (0..<3).map {
+                        Int(data[bodyStart + 2 * $0]) << 8 | Int(data[bodyStart + 2 * $0 + 1])
+                    }
                 case .grayAlpha, .rgba:
                     throw fail(.malformed, "tRNS in an image that has an alpha channel")
                 }
@@ -122,7 +131,9 @@ public struct PNGDecoder: Sendable {
         }
         switch inflated {
         case .failure(let error):
-            throw fail(error.message.contains("truncated") ? .truncated : .corruptData, "IDAT does not inflate: \(error.message)")
+            throw fail(
+                error.message.contains("truncated") ? .truncated : .corruptData,
+                "IDAT does not inflate: \(error.message)")
         case .success(let produced):
             guard produced == rawCount else {
                 throw fail(.truncated, "IDAT holds \(produced) bytes of rows, the image needs \(rawCount)")
@@ -136,21 +147,27 @@ public struct PNGDecoder: Sendable {
                     let start = y * (rowBytes + 1)
                     let filter = rows[start]
                     guard filter <= 4 else { return y }
-                    Self.unfilter(rows, row: start + 1, previous: y == 0 ? nil : start - rowBytes,
-                                  count: rowBytes, bpp: filterBpp, filter: filter)
-                    Self.expand(rows, from: start + 1, header: h, palette: palette,
-                                transparentKey: transparentKey, into: out, at: y * h.width * 4)
+                    Self.unfilter(
+                        rows, row: start + 1, previous: y == 0 ? nil : start - rowBytes,
+                        count: rowBytes, bpp: filterBpp, filter: filter)
+                    Self.expand(
+                        rows, from: start + 1, header: h, palette: palette,
+                        transparentKey: transparentKey, into: out, at: y * h.width * 4)
                 }
                 return nil
             }
         }
-        if let badFilter { throw fail(.corruptData, "row \(badFilter) has filter type \(raw[badFilter * (rowBytes + 1)]), not 0…4") }
+        if let badFilter {
+            throw fail(.corruptData, "row \(badFilter) has filter type \(raw[badFilter * (rowBytes + 1)]), not 0…4")
+        }
         return RGBAImage(width: h.width, height: h.height, pixels: rgba)
     }
 
     // MARK: - Internals
 
-    private func parseHeader(_ body: ArraySlice<UInt8>, _ fail: (PNGError.Problem, String) -> PNGError) throws(PNGError) -> Header {
+    private func parseHeader(
+        _ body: ArraySlice<UInt8>, _ fail: (PNGError.Problem, String) -> PNGError
+    ) throws(PNGError) -> Header {
         guard body.count == 13 else { throw fail(.badHeader, "IHDR is \(body.count) bytes, not 13") }
         let b = Array(body)
         var h = Header()
@@ -165,7 +182,9 @@ public struct PNGDecoder: Sendable {
         guard ct.allowedDepths.contains(h.depth) else {
             throw fail(.badHeader, "bit depth \(h.depth) is invalid for colour type \(ct.rawValue)")
         }
-        guard b[10] == 0, b[11] == 0 else { throw fail(.badHeader, "compression \(b[10]) / filter method \(b[11]) is invalid") }
+        guard b[10] == 0, b[11] == 0 else {
+            throw fail(.badHeader, "compression \(b[10]) / filter method \(b[11]) is invalid")
+        }
         guard b[12] <= 1 else { throw fail(.badHeader, "interlace method \(b[12]) is invalid") }
         guard b[12] == 0 else { throw fail(.unsupported, "interlaced (Adam7) images are not supported") }
         let (pixels, overflow) = h.width.multipliedReportingOverflow(by: h.height)
@@ -185,7 +204,9 @@ public struct PNGDecoder: Sendable {
     /// (no left neighbour) peeled off: no branch per byte, nothing generic (what a debug build
     /// pays for per call).
     @inline(__always)
-    static func unfilter(_ p: UnsafeMutableBufferPointer<UInt8>, row: Int, previous: Int?, count: Int, bpp: Int, filter: UInt8) {
+    static func unfilter(
+        _ p: UnsafeMutableBufferPointer<UInt8>, row: Int, previous: Int?, count: Int, bpp: Int, filter: UInt8
+    ) {
         precondition(bpp >= 1 && row >= 0 && count >= 0 && row + count <= p.count)
         precondition(previous.map { $0 >= 0 && $0 + count <= row } ?? true, "the row above lies before this one")
         guard count > 0, let base = p.baseAddress else { return }
@@ -216,8 +237,10 @@ public struct PNGDecoder: Sendable {
 
     /// Converts one unfiltered row to RGBA8.
     @inline(__always)
-    fileprivate static func expand(_ p: UnsafeMutableBufferPointer<UInt8>, from start: Int, header h: Header, palette: [UInt8],
-                       transparentKey: [Int]?, into out: UnsafeMutableBufferPointer<UInt8>, at base: Int) {
+    fileprivate static func expand(
+        _ p: UnsafeMutableBufferPointer<UInt8>, from start: Int, header h: Header, palette: [UInt8],
+        transparentKey: [Int]?, into out: UnsafeMutableBufferPointer<UInt8>, at base: Int
+    ) {
         let w = h.width
         switch (h.colorType, h.depth) {
         case (.rgba, 8):
@@ -234,7 +257,9 @@ public struct PNGDecoder: Sendable {
                 out[base + 4 * x + 2] = b
                 var alpha: UInt8 = 255
                 if let key = transparentKey {
-                    let sample = { (k: Int) -> Int in step == 2 ? Int(p[s + 2 * k]) << 8 | Int(p[s + 2 * k + 1]) : Int(p[s + k]) }
+                    let sample = { (k: Int) -> Int in
+                        step == 2 ? Int(p[s + 2 * k]) << 8 | Int(p[s + 2 * k + 1]) : Int(p[s + k])
+                    }
                     if sample(0) == key[0] && sample(1) == key[1] && sample(2) == key[2] { alpha = 0 }
                 }
                 out[base + 4 * x + 3] = alpha
@@ -265,7 +290,8 @@ public struct PNGDecoder: Sendable {
                     // An index past the palette is an error in the spec; libpng shows black, so do we.
                     let e = 4 * sample
                     if e + 3 < palette.count {
-                        out[o] = palette[e]; out[o + 1] = palette[e + 1]; out[o + 2] = palette[e + 2]; out[o + 3] = palette[e + 3]
+                        out[o] = palette[e]; out[o + 1] = palette[e + 1]; out[o + 2] = palette[e + 2];
+                        out[o + 3] = palette[e + 3]
                     } else {
                         out[o] = 0; out[o + 1] = 0; out[o + 2] = 0; out[o + 3] = 255
                     }

@@ -28,7 +28,9 @@ public final class PVRTCDecoder {
     public func decode(_ words: [UInt8], format: PVRTCFormat, width: Int, height: Int) throws(CodecError) -> [UInt8] {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
-        guard words.count == expected else { throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count) }
+        guard words.count == expected else {
+            throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count)
+        }
         let layout = PVRTCLayout(format: format, width: width, height: height)
         // Every output byte is written by the decoder, so skip zero-filling.
         return words.withUnsafeBytes { src in
@@ -41,11 +43,15 @@ public final class PVRTCDecoder {
 
     /// Decodes `words` into `rgba` (width × height × 4 bytes, rows top first).
     /// Throws when the size is not a PVRTC size or a buffer length does not match it.
-    public func decode(_ words: UnsafeRawBufferPointer, format: PVRTCFormat, width: Int, height: Int,
-                       into rgba: UnsafeMutableRawBufferPointer) throws(CodecError) {
+    public func decode(
+        _ words: UnsafeRawBufferPointer, format: PVRTCFormat, width: Int, height: Int,
+        into rgba: UnsafeMutableRawBufferPointer
+    ) throws(CodecError) {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
-        guard words.count == expected else { throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count) }
+        guard words.count == expected else {
+            throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count)
+        }
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA output", expected: width * height * 4, actual: rgba.count)
         }
@@ -74,8 +80,9 @@ public final class PVRTCDecoder {
         colourA.withUnsafeBufferPointer { a in
             colourB.withUnsafeBufferPointer { b in
                 weights.withUnsafeBufferPointer { w in
-                    PVRTCQuads.run(layout: layout, a: a.baseAddress!, b: b.baseAddress!, weights: w.baseAddress!,
-                                   quadRows: 0..<layout.wordsHigh, output: .pixels(out))
+                    PVRTCQuads.run(
+                        layout: layout, a: a.baseAddress!, b: b.baseAddress!, weights: w.baseAddress!,
+                        quadRows: 0..<layout.wordsHigh, output: .pixels(out))
                 }
             }
         }
@@ -96,8 +103,9 @@ public final class PVRTCDecoder {
             colourB.withUnsafeMutableBufferPointer { b in
                 weights.withUnsafeMutableBufferPointer { w in
                     modes.withUnsafeMutableBufferPointer { m in
-                        PVRTCWeights.build(words: words, layout: layout, morton: morton, a: a.baseAddress!, b: b.baseAddress!,
-                                           weights: w.baseAddress!, modes: m.baseAddress!)
+                        PVRTCWeights.build(
+                            words: words, layout: layout, morton: morton, a: a.baseAddress!, b: b.baseAddress!,
+                            weights: w.baseAddress!, modes: m.baseAddress!)
                     }
                 }
             }
@@ -169,9 +177,11 @@ enum PVRTCWeights {
     /// The 2bpp interpolated modes store 2-bit codes with these weights (as 4bpp mode 0).
     static let codeWeight: (UInt8, UInt8, UInt8, UInt8) = (0, 3, 5, 8)
 
-    static func build(words: UnsafeRawBufferPointer, layout: PVRTCLayout, morton: PVRTCMorton,
-                      a: UnsafeMutablePointer<UInt64>, b: UnsafeMutablePointer<UInt64>,
-                      weights: UnsafeMutablePointer<UInt8>, modes: UnsafeMutablePointer<UInt8>) {
+    static func build(
+        words: UnsafeRawBufferPointer, layout: PVRTCLayout, morton: PVRTCMorton,
+        a: UnsafeMutablePointer<UInt64>, b: UnsafeMutablePointer<UInt64>,
+        weights: UnsafeMutablePointer<UInt8>, modes: UnsafeMutablePointer<UInt8>
+    ) {
         let width = layout.width
         var anyInterpolated = false
         table4.withUnsafeBufferPointer { t4 in
@@ -179,8 +189,10 @@ enum PVRTCWeights {
                 for wy in 0..<layout.wordsHigh {
                     for wx in 0..<layout.wordsWide {
                         let byteOffset = morton.offset(x: wx, y: wy) * 8
-                        let modulation = UInt32(littleEndian: words.loadUnaligned(fromByteOffset: byteOffset, as: UInt32.self))
-                        let colour = UInt32(littleEndian: words.loadUnaligned(fromByteOffset: byteOffset + 4, as: UInt32.self))
+                        let modulation = UInt32(
+                            littleEndian: words.loadUnaligned(fromByteOffset: byteOffset, as: UInt32.self))
+                        let colour = UInt32(
+                            littleEndian: words.loadUnaligned(fromByteOffset: byteOffset + 4, as: UInt32.self))
                         let index = wy * layout.wordsWide + wx
                         a[index] = PVRTCColour.expandA(colour)
                         b[index] = PVRTCColour.expandB(colour)
@@ -201,7 +213,8 @@ enum PVRTCWeights {
                             modes[index] = 0
                         } else {
                             anyInterpolated = true
-                            modes[index] = storeInterpolated(modulation, at: weights + (wy * 4) * width + wx * 8, width: width)
+                            modes[index] = storeInterpolated(
+                                modulation, at: weights + (wy * 4) * width + wx * 8, width: width)
                         }
                     }
                 }
@@ -234,7 +247,8 @@ enum PVRTCWeights {
 
     /// Second pass for interpolated words: the pixels off the checkerboard average their
     /// stored neighbours, which may lie in adjacent words (wrapping at the texture edges).
-    static func fillInterpolated(layout: PVRTCLayout, weights: UnsafeMutablePointer<UInt8>, modes: UnsafePointer<UInt8>) {
+    static func fillInterpolated(layout: PVRTCLayout, weights: UnsafeMutablePointer<UInt8>, modes: UnsafePointer<UInt8>)
+    {
         let width = layout.width, xMask = layout.width - 1, yMask = layout.height - 1
         for wy in 0..<layout.wordsHigh {
             for wx in 0..<layout.wordsWide {
@@ -245,7 +259,8 @@ enum PVRTCWeights {
                     let up = ((y - 1) & yMask) * width, down = ((y + 1) & yMask) * width, here = y * width
                     for column in stride(from: 1 - (row & 1), to: 8, by: 2) {
                         let x = wx * 8 + column
-                        let left = Int(weights[here + ((x - 1) & xMask)]), right = Int(weights[here + ((x + 1) & xMask)])
+                        let left = Int(weights[here + ((x - 1) & xMask)]),
+                            right = Int(weights[here + ((x + 1) & xMask)])
                         let above = Int(weights[up + x]), below = Int(weights[down + x])
                         let value: Int
                         switch mode {
@@ -273,17 +288,27 @@ package enum PVRTCQuads {
         case upscaled(UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<UInt32>)
     }
 
-    package static func run(layout: PVRTCLayout, a: UnsafePointer<UInt64>, b: UnsafePointer<UInt64>,
-                    weights: UnsafePointer<UInt8>, quadRows: Range<Int>, output: Output) {
+    package static func run(
+        layout: PVRTCLayout, a: UnsafePointer<UInt64>, b: UnsafePointer<UInt64>,
+        weights: UnsafePointer<UInt8>, quadRows: Range<Int>, output: Output
+    ) {
         switch (layout.format, output) {
         case let (.pvrtc4, .pixels(out)):
-            quads(layout: layout, blockWidth: 4, shift: 1, a: a, b: b, weights: weights, quadRows: quadRows, out: out, outB: nil)
+            quads(
+                layout: layout, blockWidth: 4, shift: 1, a: a, b: b, weights: weights, quadRows: quadRows, out: out,
+                outB: nil)
         case let (.pvrtc2, .pixels(out)):
-            quads(layout: layout, blockWidth: 8, shift: 2, a: a, b: b, weights: weights, quadRows: quadRows, out: out, outB: nil)
+            quads(
+                layout: layout, blockWidth: 8, shift: 2, a: a, b: b, weights: weights, quadRows: quadRows, out: out,
+                outB: nil)
         case let (.pvrtc4, .upscaled(outA, outB)):
-            quads(layout: layout, blockWidth: 4, shift: 1, a: a, b: b, weights: weights, quadRows: quadRows, out: outA, outB: outB)
+            quads(
+                layout: layout, blockWidth: 4, shift: 1, a: a, b: b, weights: weights, quadRows: quadRows, out: outA,
+                outB: outB)
         case let (.pvrtc2, .upscaled(outA, outB)):
-            quads(layout: layout, blockWidth: 8, shift: 2, a: a, b: b, weights: weights, quadRows: quadRows, out: outA, outB: outB)
+            quads(
+                layout: layout, blockWidth: 8, shift: 2, a: a, b: b, weights: weights, quadRows: quadRows, out: outA,
+                outB: outB)
         }
     }
 
@@ -297,11 +322,14 @@ package enum PVRTCQuads {
     /// Four 8-bit lanes → RGBA8 in memory order.
     @inline(__always) static func pack(_ p: UInt64) -> UInt32 {
         let t = p | (p &>> 8)
-        return UInt32(littleEndian: UInt32(truncatingIfNeeded: t & 0xFFFF) | UInt32(truncatingIfNeeded: (t &>> 16) & 0xFFFF_0000))
+        return UInt32(
+            littleEndian: UInt32(truncatingIfNeeded: t & 0xFFFF) | UInt32(truncatingIfNeeded: (t &>> 16) & 0xFFFF_0000))
     }
 
-    @inline(__always) static func pixel(_ lA: UInt64, _ rA: UInt64, _ lB: UInt64, _ rB: UInt64,
-                                        _ wl: UInt64, _ wr: UInt64, _ s: UInt64, _ weight: UInt8) -> UInt32 {
+    @inline(__always) static func pixel(
+        _ lA: UInt64, _ rA: UInt64, _ lB: UInt64, _ rB: UInt64,
+        _ wl: UInt64, _ wr: UInt64, _ s: UInt64, _ weight: UInt8
+    ) -> UInt32 {
         let a8 = to8(lA &* wl &+ rA &* wr, s)
         let b8 = to8(lB &* wl &+ rB &* wr, s)
         let w = UInt64(weight & 0x0F)
@@ -310,9 +338,11 @@ package enum PVRTCQuads {
         return pack(blended) & ~UInt32(littleEndian: punch)
     }
 
-    @inline(__always) static func quads(layout: PVRTCLayout, blockWidth bw: Int, shift s: UInt64,
-                                        a: UnsafePointer<UInt64>, b: UnsafePointer<UInt64>, weights: UnsafePointer<UInt8>,
-                                        quadRows: Range<Int>, out: UnsafeMutablePointer<UInt32>, outB: UnsafeMutablePointer<UInt32>?) {
+    @inline(__always) static func quads(
+        layout: PVRTCLayout, blockWidth bw: Int, shift s: UInt64,
+        a: UnsafePointer<UInt64>, b: UnsafePointer<UInt64>, weights: UnsafePointer<UInt8>,
+        quadRows: Range<Int>, out: UnsafeMutablePointer<UInt32>, outB: UnsafeMutablePointer<UInt32>?
+    ) {
         let width = layout.width, wordsWide = layout.wordsWide
         let xMask = width - 1, yMask = layout.height - 1, half = bw / 2
         for qy in quadRows {
@@ -382,24 +412,28 @@ package enum PVRTCBlocks4 {
     /// generic `init(truncatingIfNeeded:)` is not inlined (a call per block row), while
     /// this form compiles to a pack instruction.
     @inline(__always) static func bytes(_ x: SIMD16<UInt16>) -> SIMD16<UInt8> {
-        SIMD16<UInt8>(UInt8(truncatingIfNeeded: x[0]), UInt8(truncatingIfNeeded: x[1]), UInt8(truncatingIfNeeded: x[2]),
-                      UInt8(truncatingIfNeeded: x[3]), UInt8(truncatingIfNeeded: x[4]), UInt8(truncatingIfNeeded: x[5]),
-                      UInt8(truncatingIfNeeded: x[6]), UInt8(truncatingIfNeeded: x[7]), UInt8(truncatingIfNeeded: x[8]),
-                      UInt8(truncatingIfNeeded: x[9]), UInt8(truncatingIfNeeded: x[10]), UInt8(truncatingIfNeeded: x[11]),
-                      UInt8(truncatingIfNeeded: x[12]), UInt8(truncatingIfNeeded: x[13]), UInt8(truncatingIfNeeded: x[14]),
-                      UInt8(truncatingIfNeeded: x[15]))
+        SIMD16<UInt8>(
+            UInt8(truncatingIfNeeded: x[0]), UInt8(truncatingIfNeeded: x[1]), UInt8(truncatingIfNeeded: x[2]),
+            UInt8(truncatingIfNeeded: x[3]), UInt8(truncatingIfNeeded: x[4]), UInt8(truncatingIfNeeded: x[5]),
+            UInt8(truncatingIfNeeded: x[6]), UInt8(truncatingIfNeeded: x[7]), UInt8(truncatingIfNeeded: x[8]),
+            UInt8(truncatingIfNeeded: x[9]), UInt8(truncatingIfNeeded: x[10]), UInt8(truncatingIfNeeded: x[11]),
+            UInt8(truncatingIfNeeded: x[12]), UInt8(truncatingIfNeeded: x[13]), UInt8(truncatingIfNeeded: x[14]),
+            UInt8(truncatingIfNeeded: x[15]))
     }
 
     @inline(__always) static func lanes(_ x0: UInt64, _ x1: UInt64, _ x2: UInt64, _ x3: UInt64) -> SIMD16<UInt16> {
-        SIMD16(lowHalf: unsafeBitCast(SIMD2<UInt64>(x0, x1), to: SIMD8<UInt16>.self),
-               highHalf: unsafeBitCast(SIMD2<UInt64>(x2, x3), to: SIMD8<UInt16>.self))
+        SIMD16(
+            lowHalf: unsafeBitCast(SIMD2<UInt64>(x0, x1), to: SIMD8<UInt16>.self),
+            highHalf: unsafeBitCast(SIMD2<UInt64>(x2, x3), to: SIMD8<UInt16>.self))
     }
 
     /// Horizontal mix of the vertically mixed (left, own, right) colours for the four
     /// pixels of a block row, then the 8-bit conversion (sum of weights is 16).
     /// Colour lanes take `C >> 6`, alpha (stored doubled) `C >> 5` = `(2C) >> 6`, so
     /// `alphaDouble` is 1 in colour lanes and 2 in alpha lanes.
-    @inline(__always) package static func row8(_ l: UInt64, _ c: UInt64, _ r: UInt64, _ alphaDouble: SIMD16<UInt16>) -> SIMD16<UInt16> {
+    @inline(__always) package static func row8(
+        _ l: UInt64, _ c: UInt64, _ r: UInt64, _ alphaDouble: SIMD16<UInt16>
+    ) -> SIMD16<UInt16> {
         let c3 = c &* 3
         let v = lanes((l &+ c) &<< 1, l &+ c3, c &<< 2, c3 &+ r)
         return (v &>> 1) &+ ((v &* alphaDouble) &>> 6)
@@ -413,68 +447,86 @@ package enum PVRTCBlocks4 {
 
     /// `morton` must be the layout's word order and `scratch` hold at least 6 × wordsWide
     /// values (the caller keeps both between decodes, so a decode allocates nothing).
-    static func decode(_ words: UnsafeRawBufferPointer, layout: PVRTCLayout, morton: PVRTCMorton,
-                       scratch: UnsafeMutableBufferPointer<UInt64>, into rgba: UnsafeMutableRawBufferPointer) {
+    static func decode(
+        _ words: UnsafeRawBufferPointer, layout: PVRTCLayout, morton: PVRTCMorton,
+        scratch: UnsafeMutableBufferPointer<UInt64>, into rgba: UnsafeMutableRawBufferPointer
+    ) {
         let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh, width = layout.width
         precondition(morton.wordsWide == wordsWide && morton.wordsHigh == wordsHigh && scratch.count >= 6 * wordsWide)
         let out = rgba.baseAddress!
         let source = words.baseAddress!
         let alphaDouble = SIMD16<UInt16>(1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2)
         morton.xPart.withUnsafeBufferPointer { xPart in
-        morton.yPart.withUnsafeBufferPointer { yPart in
-        weightTable.withUnsafeBufferPointer { weightTable in
-        punchMask.withUnsafeBufferPointer { punchMask in
-        // Three rolling word rows of expanded colours: A at slot * 2, B at slot * 2 + 1.
-        do {
-            let rows = scratch.baseAddress!
-            func expand(row wy: Int, slot: Int) {
-                let a = rows + 2 * slot * wordsWide, b = a + wordsWide
-                let yBits = yPart[wy]
-                for wx in 0..<wordsWide {
-                    let colour = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: (xPart[wx] | yBits) * 8 + 4, as: UInt32.self))
-                    a[wx] = PVRTCColour.expandA(colour)
-                    b[wx] = PVRTCColour.expandB(colour)
-                }
-            }
-            expand(row: wordsHigh - 1, slot: 2)
-            expand(row: 0, slot: 0)
-            for wy in 0..<wordsHigh {
-                expand(row: (wy + 1) & (wordsHigh - 1), slot: (wy + 1) % 3)
-                let upA = rows + 2 * ((wy + 2) % 3) * wordsWide, upB = upA + wordsWide
-                let ownA = rows + 2 * (wy % 3) * wordsWide, ownB = ownA + wordsWide
-                let downA = rows + 2 * ((wy + 1) % 3) * wordsWide, downB = downA + wordsWide
-                let last = wordsWide - 1
-                var leftA = column(upA[last], ownA[last], downA[last]), leftB = column(upB[last], ownB[last], downB[last])
-                var midA = column(upA[0], ownA[0], downA[0]), midB = column(upB[0], ownB[0], downB[0])
-                let yBits = yPart[wy]
-                let rowBase = out + (wy * 4) * width * 4
-                for wx in 0..<wordsWide {
-                    let next = wx == last ? 0 : wx + 1
-                    let rightA = column(upA[next], ownA[next], downA[next]), rightB = column(upB[next], ownB[next], downB[next])
-                    let offset = (xPart[wx] | yBits) * 8
-                    let modulation = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-                    let flag = Int(source.load(fromByteOffset: offset + 4, as: UInt8.self) & 1)
-                    let block = rowBase + wx * 16
-                    // The four block rows by constant index: a loop indexes the column vectors in memory.
-                    @inline(__always) func blockRow(_ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>) {
-                        let byte = Int((modulation >> (8 * UInt32(r))) & 0xFF)
-                        let w = weightTable[flag << 8 | byte]
-                        var pixels = bytes(((a8 &<< 3) &+ (b8 &- a8) &* w) &>> 3)
-                        if flag != 0 { pixels &= punchMask[byte] }
-                        block.storeBytes(of: pixels, toByteOffset: r * width * 4, as: SIMD16<UInt8>.self)
+            morton.yPart.withUnsafeBufferPointer { yPart in
+                weightTable.withUnsafeBufferPointer { weightTable in
+                    punchMask.withUnsafeBufferPointer { punchMask in
+                        // Three rolling word rows of expanded colours: A at slot * 2, B at slot * 2 + 1.
+                        do {
+                            let rows = scratch.baseAddress!
+                            func expand(row wy: Int, slot: Int) {
+                                let a = rows + 2 * slot * wordsWide, b = a + wordsWide
+                                let yBits = yPart[wy]
+                                for wx in 0..<wordsWide {
+                                    let colour = UInt32(
+                                        littleEndian: source.loadUnaligned(
+                                            fromByteOffset: (xPart[wx] | yBits) * 8 + 4, as: UInt32.self))
+                                    a[wx] = PVRTCColour.expandA(colour)
+                                    b[wx] = PVRTCColour.expandB(colour)
+                                }
+                            }
+                            expand(row: wordsHigh - 1, slot: 2)
+                            expand(row: 0, slot: 0)
+                            for wy in 0..<wordsHigh {
+                                expand(row: (wy + 1) & (wordsHigh - 1), slot: (wy + 1) % 3)
+                                let upA = rows + 2 * ((wy + 2) % 3) * wordsWide, upB = upA + wordsWide
+                                let ownA = rows + 2 * (wy % 3) * wordsWide, ownB = ownA + wordsWide
+                                let downA = rows + 2 * ((wy + 1) % 3) * wordsWide, downB = downA + wordsWide
+                                let last = wordsWide - 1
+                                var leftA = column(upA[last], ownA[last], downA[last]),
+                                    leftB = column(upB[last], ownB[last], downB[last])
+                                var midA = column(upA[0], ownA[0], downA[0]), midB = column(upB[0], ownB[0], downB[0])
+                                let yBits = yPart[wy]
+                                let rowBase = out + (wy * 4) * width * 4
+                                for wx in 0..<wordsWide {
+                                    let next = wx == last ? 0 : wx + 1
+                                    let rightA = column(upA[next], ownA[next], downA[next]),
+                                        rightB = column(upB[next], ownB[next], downB[next])
+                                    let offset = (xPart[wx] | yBits) * 8
+                                    let modulation = UInt32(
+                                        littleEndian: source.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                                    let flag = Int(source.load(fromByteOffset: offset + 4, as: UInt8.self) & 1)
+                                    let block = rowBase + wx * 16
+                                    // The four block rows by constant index: a loop indexes the column vectors in memory.
+                                    @inline(__always) func blockRow(
+                                        _ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>
+                                    ) {
+                                        let byte = Int((modulation >> (8 * UInt32(r))) & 0xFF)
+                                        let w = weightTable[flag << 8 | byte]
+                                        var pixels = bytes(((a8 &<< 3) &+ (b8 &- a8) &* w) &>> 3)
+                                        if flag != 0 { pixels &= punchMask[byte] }
+                                        block.storeBytes(
+                                            of: pixels, toByteOffset: r * width * 4, as: SIMD16<UInt8>.self)
+                                    }
+                                    blockRow(
+                                        0, row8(leftA[0], midA[0], rightA[0], alphaDouble),
+                                        row8(leftB[0], midB[0], rightB[0], alphaDouble))
+                                    blockRow(
+                                        1, row8(leftA[1], midA[1], rightA[1], alphaDouble),
+                                        row8(leftB[1], midB[1], rightB[1], alphaDouble))
+                                    blockRow(
+                                        2, row8(leftA[2], midA[2], rightA[2], alphaDouble),
+                                        row8(leftB[2], midB[2], rightB[2], alphaDouble))
+                                    blockRow(
+                                        3, row8(leftA[3], midA[3], rightA[3], alphaDouble),
+                                        row8(leftB[3], midB[3], rightB[3], alphaDouble))
+                                    leftA = midA; leftB = midB
+                                    midA = rightA; midB = rightB
+                                }
+                            }
+                        }
                     }
-                    blockRow(0, row8(leftA[0], midA[0], rightA[0], alphaDouble), row8(leftB[0], midB[0], rightB[0], alphaDouble))
-                    blockRow(1, row8(leftA[1], midA[1], rightA[1], alphaDouble), row8(leftB[1], midB[1], rightB[1], alphaDouble))
-                    blockRow(2, row8(leftA[2], midA[2], rightA[2], alphaDouble), row8(leftB[2], midB[2], rightB[2], alphaDouble))
-                    blockRow(3, row8(leftA[3], midA[3], rightA[3], alphaDouble), row8(leftB[3], midB[3], rightB[3], alphaDouble))
-                    leftA = midA; leftB = midB
-                    midA = rightA; midB = rightB
                 }
             }
-        }
-        }
-        }
-        }
         }
     }
 }

@@ -33,8 +33,9 @@ public enum PVRTCFormat: String, Sendable, CaseIterable {
     public func validate(width: Int, height: Int) throws(CodecError) {
         let minW = 2 * blockWidth, minH = 8
         guard width >= minW, height >= minH, width <= Self.maximumSide, height <= Self.maximumSide else {
-            throw .sizeOutOfRange(format: rawValue, width: width, height: height,
-                                  minimumWidth: minW, minimumHeight: minH, maximum: Self.maximumSide)
+            throw .sizeOutOfRange(
+                format: rawValue, width: width, height: height,
+                minimumWidth: minW, minimumHeight: minH, maximum: Self.maximumSide)
         }
         guard width & (width - 1) == 0, height & (height - 1) == 0 else {
             throw .notPowerOfTwo(format: rawValue, width: width, height: height)

@@ -21,7 +21,9 @@ public struct RGBAImage: Sendable, Equatable {
         self.width = width
         self.height = height
         var row = [UInt8](repeating: 0, count: width * 4)
-        for x in 0..<width { row[x * 4] = colour[0]; row[x * 4 + 1] = colour[1]; row[x * 4 + 2] = colour[2]; row[x * 4 + 3] = colour[3] }
+        for x in 0..<width {
+            row[x * 4] = colour[0]; row[x * 4 + 1] = colour[1]; row[x * 4 + 2] = colour[2]; row[x * 4 + 3] = colour[3]
+        }
         var all: [UInt8] = []
         all.reserveCapacity(width * height * 4)
         for _ in 0..<height { all.append(contentsOf: row) }

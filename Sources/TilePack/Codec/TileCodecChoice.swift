@@ -42,5 +42,7 @@ public enum TileCodecChoice: String, Sendable, CaseIterable {
     }
 
     /// What `tilepack:payload_compression` records for this codec.
-    public var payloadCompression: String { self == .png ? "none" : DeflatedTileDecoder<PVRTCTileDecoder>.compressionName }
+    public var payloadCompression: String {
+        self == .png ? "none" : DeflatedTileDecoder<PVRTCTileDecoder>.compressionName
+    }
 }

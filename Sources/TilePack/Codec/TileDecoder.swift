@@ -85,12 +85,15 @@ public struct PNGTileDecoder: TileDecoder {
     /// beyond `width × height` pixels.
     public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15 else {
-            throw PNGError(source: "PNG tile", problem: .sizeMismatch, detail: "tile size \(width)×\(height) is not 1…32768 on each side")
+            throw PNGError(
+                source: "PNG tile", problem: .sizeMismatch,
+                detail: "tile size \(width)×\(height) is not 1…32768 on each side")
         }
         let image = try PNGDecoder(maxPixels: width * height).decode(data, source: "PNG tile")
         guard image.width == width, image.height == height else {
-            throw PNGError(source: "PNG tile", problem: .sizeMismatch,
-                           detail: "is \(image.width)×\(image.height), expected \(width)×\(height)")
+            throw PNGError(
+                source: "PNG tile", problem: .sizeMismatch,
+                detail: "is \(image.width)×\(image.height), expected \(width)×\(height)")
         }
         return image.pixels
     }
@@ -120,7 +123,8 @@ public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
         if data.count == rawCount { return data }
         let raw: [UInt8]
         do { raw = try Zlib.inflate(data, limit: rawCount) } catch {
-            throw CodecError.byteCount(what: "\(base.name) payload (\(error.description))", expected: rawCount, actual: data.count)
+            throw CodecError.byteCount(
+                what: "\(base.name) payload (\(error.description))", expected: rawCount, actual: data.count)
         }
         guard raw.count == rawCount else {
             throw CodecError.byteCount(what: "inflated \(base.name) payload", expected: rawCount, actual: raw.count)

@@ -53,23 +53,29 @@ public struct TilePayloadCodec: Sendable {
     /// ``payloadByteCount(storedCount:)`` bytes.
     /// - Throws: ``CodecError`` when the stored bytes are not a whole payload.
     /// - Cost: one copy, or one inflate with a pooled state; no allocation.
-    public func unwrap(_ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer) throws(CodecError) {
+    public func unwrap(_ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer) throws(CodecError)
+    {
         guard let raw = fixedPayloadByteCount, stored.count != raw else {
             guard payload.count == stored.count else {
-                throw .byteCount(what: "\(codec.rawValue) payload buffer", expected: stored.count, actual: payload.count)
+                throw .byteCount(
+                    what: "\(codec.rawValue) payload buffer", expected: stored.count, actual: payload.count)
             }
-            if let from = stored.baseAddress, let to = payload.baseAddress { to.copyMemory(from: from, byteCount: stored.count) }
+            if let from = stored.baseAddress, let to = payload.baseAddress {
+                to.copyMemory(from: from, byteCount: stored.count)
+            }
             return
         }
         guard payload.count == raw else {
             throw .byteCount(what: "\(codec.rawValue) payload buffer", expected: raw, actual: payload.count)
         }
         guard let inflater = inflaters.take() else {
-            throw .byteCount(what: "\(codec.rawValue) payload (zlib could not start)", expected: raw, actual: stored.count)
+            throw .byteCount(
+                what: "\(codec.rawValue) payload (zlib could not start)", expected: raw, actual: stored.count)
         }
         defer { inflaters.give(inflater) }
         do { try inflater.inflateExactly(stored, into: payload) } catch {
-            throw .byteCount(what: "\(codec.rawValue) payload (\(error.description))", expected: raw, actual: stored.count)
+            throw .byteCount(
+                what: "\(codec.rawValue) payload (\(error.description))", expected: raw, actual: stored.count)
         }
     }
 
@@ -81,8 +87,9 @@ public struct TilePayloadCodec: Sendable {
         case .pvrtc4, .pvrtc2:
             let decoder = pvrtcDecoders.take()
             defer { pvrtcDecoders.give(decoder) }
-            try decoder.decode(payload, format: codec == .pvrtc4 ? .pvrtc4 : .pvrtc2,
-                               width: tileSize, height: tileSize, into: rgba)
+            try decoder.decode(
+                payload, format: codec == .pvrtc4 ? .pvrtc4 : .pvrtc2,
+                width: tileSize, height: tileSize, into: rgba)
         case .astc4x4, .astc6x6, .astc8x8:
             let decoder = astcDecoders!.take()
             defer { astcDecoders!.give(decoder) }

@@ -63,7 +63,8 @@ package struct AtomicReplacement: Sendable {
             guard name.hasPrefix(prefix) else { continue }
             let digits = name.dropFirst(prefix.count)
             guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0 >= "0" && $0 <= "9" }),
-                  let pid = Int32(digits) else { continue }
+                let pid = Int32(digits)
+            else { continue }
             guard pid == getpid() || !Self.processRuns(pid) else { continue }
             let path = (slash == nil ? "" : directory + "/") + name
             var info = stat()

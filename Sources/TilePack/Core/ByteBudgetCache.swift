@@ -26,8 +26,9 @@ package final class ByteBudgetCache<Key: Hashable & Sendable, Value: Sendable>: 
         func checkInvariants(limit: Int) {
             #if DEBUG
             let sum = entries.reduce(0) { $0 + ($1?.bytes ?? 0) }
-            assert(sum == bytes && bytes <= limit && slots.count == entries.count - free.count,
-                   "ByteBudgetCache accounting: \(bytes) counted, \(sum) held, limit \(limit)")
+            assert(
+                sum == bytes && bytes <= limit && slots.count == entries.count - free.count,
+                "ByteBudgetCache accounting: \(bytes) counted, \(sum) held, limit \(limit)")
             #endif
         }
     }

@@ -24,9 +24,12 @@ extension FileDigest {
     /// - Throws: ``InputFileError`` naming `path`: not a regular file (a FIFO is refused at once),
     ///   too large, unreadable, or shrinking while read; or what `body` throws.
     /// - Cost: one allocation of the file's size; one extra thread for the hash.
-    package static func readWhole<R>(path: String, maxBytes: Int, what: String,
-                                     _ body: (UnsafeRawBufferPointer) throws(InputFileError) -> R)
-        throws(InputFileError) -> (result: R, sha256: String) {
+    package static func readWhole<R>(
+        path: String, maxBytes: Int, what: String,
+        _ body: (UnsafeRawBufferPointer) throws(InputFileError) -> R
+    )
+        throws(InputFileError) -> (result: R, sha256: String)
+    {
         let opened: RegularFile.Opened
         switch RegularFile.openForReading(path) {
         case .success(let o): opened = o

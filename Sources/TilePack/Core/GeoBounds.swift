@@ -13,13 +13,16 @@ public struct GeoBounds: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The whole web-mercator square: ±180° by ±85.0511°.
-    public static let webMercatorWorld = GeoBounds(west: -180, south: -WebMercator.maxLatitude,
-                                                   east: 180, north: WebMercator.maxLatitude)
+    public static let webMercatorWorld = GeoBounds(
+        west: -180, south: -WebMercator.maxLatitude,
+        east: 180, north: WebMercator.maxLatitude)
 
     /// Parses MBTiles' "w,s,e,n"; nil unless four finite numbers with w ≤ e and s ≤ n.
     public init?(metadataValue: String) {
         let parts = metadataValue.split(separator: ",").map { Double($0.trimmingWhitespace()) }
-        guard parts.count == 4, let w = parts[0], let s = parts[1], let e = parts[2], let n = parts[3] else { return nil }
+        guard parts.count == 4, let w = parts[0], let s = parts[1], let e = parts[2], let n = parts[3] else {
+            return nil
+        }
         self.init(validating: w, s, e, n)
     }
 
@@ -39,8 +42,9 @@ public struct GeoBounds: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// The smallest rectangle holding both.
     public func union(_ other: GeoBounds) -> GeoBounds {
-        GeoBounds(west: min(west, other.west), south: min(south, other.south),
-                  east: max(east, other.east), north: max(north, other.north))
+        GeoBounds(
+            west: min(west, other.west), south: min(south, other.south),
+            east: max(east, other.east), north: max(north, other.north))
     }
 
     /// Whether the point lies inside or on the edge.
@@ -58,8 +62,10 @@ public struct GeoBounds: Sendable, Hashable, Codable, CustomStringConvertible {
         let w = try c.decode(Double.self), s = try c.decode(Double.self)
         let e = try c.decode(Double.self), n = try c.decode(Double.self)
         guard c.isAtEnd, let b = GeoBounds(validating: w, s, e, n) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                debugDescription: "bounds must be [west, south, east, north], finite, west ≤ east, south ≤ north"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "bounds must be [west, south, east, north], finite, west ≤ east, south ≤ north"))
         }
         self = b
     }

@@ -24,8 +24,9 @@ public struct MapFrame: Sendable, Equatable {
     /// One tile, 256 × 256, grown by `border` pixels on every side.
     public init(tile: TileID, border: Int = 0) {
         let s = WebMercator.tileSize
-        self.init(zoom: tile.z, originX: tile.x * s - border, originY: tile.y * s - border,
-                  width: s + 2 * border, height: s + 2 * border)
+        self.init(
+            zoom: tile.z, originX: tile.x * s - border, originY: tile.y * s - border,
+            width: s + 2 * border, height: s + 2 * border)
     }
 
     private var worldPixels: Double { Double(WebMercator.tileSize << zoom) }

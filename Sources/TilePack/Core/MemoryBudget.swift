@@ -25,7 +25,8 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
     public init(from decoder: any Decoder) throws {
         let bytes = try decoder.singleValueContainer().decode(Int.self)
         do { try self.init(bytes: bytes) } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description))
         }
     }
 
@@ -62,7 +63,8 @@ public enum ByteSize {
             break
         }
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-              let value = Double(number), value.isFinite else {
+            let value = Double(number), value.isFinite
+        else {
             throw MemoryBudgetError(text: text, problem: "not a size (write e.g. 8MiB, 512KiB, 1GiB or a byte count)")
         }
         let bytes = (value * Double(1 << shift)).rounded()

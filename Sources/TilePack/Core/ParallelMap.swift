@@ -9,8 +9,10 @@ import Synchronization
 /// own scratch. The first error stops the other threads from taking new items and is rethrown.
 ///
 /// Cost: one allocation of `count` result slots; `workers` threads (one runs inline).
-package func parallelMap<T>(count: Int, workers: Int,
-                            _ body: @Sendable (_ index: Int, _ worker: Int) throws -> T) throws -> [T] {
+package func parallelMap<T>(
+    count: Int, workers: Int,
+    _ body: @Sendable (_ index: Int, _ worker: Int) throws -> T
+) throws -> [T] {
     precondition(count >= 0 && workers >= 1, "parallelMap needs a count ≥ 0 and at least one worker")
     let threads = min(workers, count)
     if threads <= 1 {

@@ -6,7 +6,8 @@ extension StringProtocol {
     /// ASCII bytes) stays in the XML reader (`XMLElement.trimmedText`).
     /// - Cost: O(whitespace trimmed); the result shares the text's storage.
     package func trimmingWhitespace() -> SubSequence {
-        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
+        else {
             return self[endIndex...]
         }
         return self[first...last]

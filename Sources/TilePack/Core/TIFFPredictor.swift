@@ -13,8 +13,10 @@ package enum TIFFPredictor {
     /// - Parameters:
     ///   - rowSamples: samples in one row of the block (block width × samples per pixel).
     ///   - stride: samples per pixel in the block (1 for planar 2).
-    package static func undoHorizontal(_ block: UnsafeMutableRawBufferPointer, rows: Int, rowSamples: Int,
-                               stride: Int, sampleBytes: Int) {
+    package static func undoHorizontal(
+        _ block: UnsafeMutableRawBufferPointer, rows: Int, rowSamples: Int,
+        stride: Int, sampleBytes: Int
+    ) {
         switch sampleBytes {
         case 1: accumulate(block, UInt8.self, rows: rows, rowSamples: rowSamples, stride: stride)
         case 2: accumulate(block, UInt16.self, rows: rows, rowSamples: rowSamples, stride: stride)
@@ -24,8 +26,10 @@ package enum TIFFPredictor {
         }
     }
 
-    private static func accumulate<T: FixedWidthInteger>(_ block: UnsafeMutableRawBufferPointer, _: T.Type,
-                                                         rows: Int, rowSamples: Int, stride: Int) {
+    private static func accumulate<T: FixedWidthInteger>(
+        _ block: UnsafeMutableRawBufferPointer, _: T.Type,
+        rows: Int, rowSamples: Int, stride: Int
+    ) {
         let p = block.baseAddress!
         let size = MemoryLayout<T>.size
         // Fast path (one sample per pixel, aligned block, little-endian host, which is every
@@ -59,8 +63,10 @@ package enum TIFFPredictor {
     /// Floating-point predictor: per row, bytes were differenced with a stride of samples per
     /// pixel, after the row's samples were split into byte planes (most significant first).
     /// Writes little-endian samples into `output`.
-    package static func undoFloatingPoint(_ block: UnsafeMutableBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>,
-                                  rows: Int, rowSamples: Int, stride: Int, sampleBytes: Int) {
+    package static func undoFloatingPoint(
+        _ block: UnsafeMutableBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>,
+        rows: Int, rowSamples: Int, stride: Int, sampleBytes: Int
+    ) {
         let rowBytes = rowSamples * sampleBytes
         for r in 0..<rows {
             let base = r * rowBytes
@@ -84,8 +90,10 @@ package enum TIFFPredictor {
     /// TIFF predictor 2 on `rows` rows of `width` pixels: each sample becomes its difference
     /// from the same sample of the previous pixel (wrapping), the first pixel of a row kept.
     /// Samples are little-endian integers of 1, 2, 4 or 8 bytes. Cost: one pass, in place.
-    package static func applyHorizontal(_ data: UnsafeMutableRawBufferPointer, width: Int, rows: Int,
-                                                   samplesPerPixel: Int, bytesPerSample: Int) {
+    package static func applyHorizontal(
+        _ data: UnsafeMutableRawBufferPointer, width: Int, rows: Int,
+        samplesPerPixel: Int, bytesPerSample: Int
+    ) {
         precondition(data.count >= width * rows * samplesPerPixel * bytesPerSample)
         switch bytesPerSample {
         case 1: difference(data.bindMemory(to: UInt8.self), width: width, rows: rows, stride: samplesPerPixel)
@@ -96,7 +104,9 @@ package enum TIFFPredictor {
         }
     }
 
-    private static func difference<T: FixedWidthInteger>(_ p: UnsafeMutableBufferPointer<T>, width: Int, rows: Int, stride: Int) {
+    private static func difference<T: FixedWidthInteger>(
+        _ p: UnsafeMutableBufferPointer<T>, width: Int, rows: Int, stride: Int
+    ) {
         let rowCount = width * stride
         guard rowCount > stride else { return }
         for row in 0..<rows {
@@ -114,8 +124,10 @@ package enum TIFFPredictor {
     /// of the `width × samplesPerPixel` samples are regrouped into `bytesPerSample` planes,
     /// most significant byte plane first, and the whole row is then byte-differenced with a
     /// stride of `samplesPerPixel`. Cost: one row of scratch, two passes, in place.
-    package static func applyFloatingPoint(_ data: UnsafeMutableRawBufferPointer, width: Int, rows: Int,
-                                                   samplesPerPixel: Int, bytesPerSample: Int) {
+    package static func applyFloatingPoint(
+        _ data: UnsafeMutableRawBufferPointer, width: Int, rows: Int,
+        samplesPerPixel: Int, bytesPerSample: Int
+    ) {
         let values = width * samplesPerPixel
         let rowBytes = values * bytesPerSample
         precondition(data.count >= rowBytes * rows)

@@ -52,8 +52,10 @@ public struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var children: [TileID] {
         precondition(z < Self.maxZoom, "no children below the maximum zoom")
         let z1 = z + 1, x0 = x << 1, y0 = y << 1
-        return [TileID(unchecked: z1, x0, y0), TileID(unchecked: z1, x0 + 1, y0),
-                TileID(unchecked: z1, x0, y0 + 1), TileID(unchecked: z1, x0 + 1, y0 + 1)]
+        return [
+            TileID(unchecked: z1, x0, y0), TileID(unchecked: z1, x0 + 1, y0),
+            TileID(unchecked: z1, x0, y0 + 1), TileID(unchecked: z1, x0 + 1, y0 + 1),
+        ]
     }
 
     /// Order: by zoom, then row, then column (the order a build writes tiles in).

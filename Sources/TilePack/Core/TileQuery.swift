@@ -54,7 +54,8 @@ public struct GeoURI: Sendable, Equatable {
                 }
             case "u":
                 guard let v = Double(value), v.isFinite, v >= 0 else {
-                    throw QueryInputError("geo URI \"\(text)\": uncertainty u=\"\(value)\" is not a non-negative number")
+                    throw QueryInputError(
+                        "geo URI \"\(text)\": uncertainty u=\"\(value)\" is not a non-negative number")
                 }
                 u = v
             case "":
@@ -102,7 +103,8 @@ public struct TileQuery: Sendable, Equatable, Codable {
     /// The tile and pixel for a checked point. O(1).
     public init(lat: Double, lon: Double, zoom: Int) throws(QueryInputError) {
         guard lat.isFinite, abs(lat) <= WebMercator.maxLatitude else {
-            throw QueryInputError("latitude \(lat) is outside web mercator's ±\(WebMercator.maxLatitude)° (the square map stops there)")
+            throw QueryInputError(
+                "latitude \(lat) is outside web mercator's ±\(WebMercator.maxLatitude)° (the square map stops there)")
         }
         guard lon.isFinite, (-180...180).contains(lon) else {
             throw QueryInputError("longitude \(lon) is outside -180…180")
@@ -177,9 +179,10 @@ extension TileQuery {
         do {
             try self.init(lat: lat, lon: lon, zoom: zoom)
         } catch {
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error.description)",
-                underlyingError: error))
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error.description)",
+                    underlyingError: error))
         }
     }
 

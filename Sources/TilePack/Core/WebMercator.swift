@@ -71,7 +71,8 @@ public enum WebMercator {
     /// mercantile's `tile()` (checked on 100,000 random points by Scripts/proj-check).
     public static func tile(lon: Double, lat: Double, zoom: Int) -> (tile: TileID, pixelX: Int, pixelY: Int)? {
         guard zoom >= 0, zoom <= TileID.maxZoom, lon.isFinite, lat.isFinite,
-              lon >= -180, lon <= 180, lat >= -90, lat <= 90 else { return nil }
+            lon >= -180, lon <= 180, lat >= -90, lat <= 90
+        else { return nil }
         let n = 1 << zoom
         let u = unitPosition(lon: lon, lat: lat)
         func index(_ f: Double) -> Int {
@@ -98,8 +99,9 @@ public enum WebMercator {
     public static func bounds(of tile: TileID) -> GeoBounds {
         let n = Double(1 << tile.z)
         func lat(_ ty: Double) -> Double { latitude(unitY: ty / n) }
-        return GeoBounds(west: Double(tile.x) / n * 360 - 180, south: lat(Double(tile.y + 1)),
-                         east: Double(tile.x + 1) / n * 360 - 180, north: lat(Double(tile.y)))
+        return GeoBounds(
+            west: Double(tile.x) / n * 360 - 180, south: lat(Double(tile.y + 1)),
+            east: Double(tile.x + 1) / n * 360 - 180, north: lat(Double(tile.y)))
     }
 
     /// Bounds of a tile in web-mercator metres: minX, minY, maxX, maxY.

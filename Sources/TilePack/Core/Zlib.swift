@@ -61,11 +61,14 @@ public enum Zlib {
 
         /// Inflates one complete stream into `output`; same contract as ``Zlib/inflate(_:into:windowBits:)``.
         /// - Cost: O(input + output); no allocation.
-        public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(Failure) -> Int {
+        public func inflate(
+            _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        ) throws(Failure) -> Int {
             if needsReset { inflateReset(stream) }
             needsReset = true
             guard output.count > 0, let out = output.baseAddress else { return 0 }
-            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.pointee.next_in = UnsafeMutablePointer(
+                mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
             stream.pointee.avail_in = uInt(clamping: input.count)
             stream.pointee.next_out = out.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = uInt(clamping: output.count)
@@ -93,10 +96,13 @@ public enum Zlib {
         /// inflate past the buffer, is refused wherever it is read (the tile store and `query`
         /// agree on what a whole tile is).
         /// - Cost: O(input + output); no allocation.
-        public func inflateExactly(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(Failure) {
+        public func inflateExactly(
+            _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        ) throws(Failure) {
             let produced = try inflate(input, into: output)
             guard produced == output.count else {
-                throw Failure(code: Z_BUF_ERROR, message: "stream inflates to \(produced) bytes, expected \(output.count)")
+                throw Failure(
+                    code: Z_BUF_ERROR, message: "stream inflates to \(produced) bytes, expected \(output.count)")
             }
             // `inflate` stops when the output is full; the stream must also be at its end.
             var probe: UInt8 = 0
@@ -109,7 +115,8 @@ public enum Zlib {
                 throw Failure(code: Z_DATA_ERROR, message: "stream inflates past \(output.count) bytes or is truncated")
             }
             guard stream.pointee.avail_in == 0 else {
-                throw Failure(code: Z_DATA_ERROR, message: "\(stream.pointee.avail_in) bytes after the end of the stream")
+                throw Failure(
+                    code: Z_DATA_ERROR, message: "\(stream.pointee.avail_in) bytes after the end of the stream")
             }
         }
     }
@@ -145,7 +152,8 @@ public enum Zlib {
                 if code == Z_STREAM_END { return }
                 if code == Z_OK { continue }
                 if code == Z_BUF_ERROR && produced == out.count { continue }
-                let msg = stream.msg.map { String(cString: $0) }
+                let msg =
+                    stream.msg.map { String(cString: $0) }
                     ?? (code == Z_BUF_ERROR ? "compressed stream is truncated" : "inflate failed")
                 failure = Failure(code: code, message: msg)
                 return
@@ -181,8 +189,10 @@ public enum Zlib {
     ///   - level: 0 (store) … 9 (smallest); 6 is zlib's balance, 1 is ~3× faster.
     ///   - strategy: ``Strategy/default`` or ``Strategy/rle``.
     /// - Cost: O(n); one output allocation of `deflateBound` bytes.
-    public static func deflate(_ input: UnsafeRawBufferPointer, level: Int32 = 6,
-                               strategy: Strategy = .default) throws(Failure) -> [UInt8] {
+    public static func deflate(
+        _ input: UnsafeRawBufferPointer, level: Int32 = 6,
+        strategy: Strategy = .default
+    ) throws(Failure) -> [UInt8] {
         var stream = z_stream()
         let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, strategy.zlibValue)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "deflateInit2 failed") }
@@ -204,7 +214,9 @@ public enum Zlib {
     }
 
     /// Deflates an array; see ``deflate(_:level:)-(UnsafeRawBufferPointer,_)``.
-    public static func deflate(_ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default) throws(Failure) -> [UInt8] {
+    public static func deflate(
+        _ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default
+    ) throws(Failure) -> [UInt8] {
         let result: Result<[UInt8], Failure> = input.withUnsafeBytes { raw in
             Result { () throws(Failure) in try deflate(raw, level: level, strategy: strategy) }
         }

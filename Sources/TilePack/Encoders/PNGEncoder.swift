@@ -29,9 +29,11 @@ public struct PNGEncoder: Sendable {
     /// Encodes `rgba` (width × height × 4 bytes, top row first) as a PNG file.
     public func encode(rgba: [UInt8], width: Int, height: Int) throws(PNGError) -> [UInt8] {
         guard width > 0, height > 0, width <= Int(Int32.max), height <= Int(Int32.max),
-              rgba.count % 4 == 0, width.multipliedReportingOverflow(by: height) == (rgba.count / 4, false) else {
-            throw PNGError(source: "PNG encoder", problem: .invalidArgument,
-                           detail: "pixels (\(rgba.count) bytes) do not fill \(width)×\(height) RGBA")
+            rgba.count % 4 == 0, width.multipliedReportingOverflow(by: height) == (rgba.count / 4, false)
+        else {
+            throw PNGError(
+                source: "PNG encoder", problem: .invalidArgument,
+                detail: "pixels (\(rgba.count) bytes) do not fill \(width)×\(height) RGBA")
         }
         let colorType = reducesColorType ? Self.smallestColorType(rgba) : .rgba
         let channels = colorType.channels
@@ -44,12 +46,16 @@ public struct PNGEncoder: Sendable {
                 packed.withUnsafeMutableBufferPointer { rows in
                     trial.withUnsafeMutableBufferPointer { scratch in
                         for y in 0..<height {
-                            let cur = UnsafeMutableBufferPointer(rebasing: rows[(y & 1) * rowBytes ..< (y & 1) * rowBytes + rowBytes])
-                            let prev = UnsafeMutableBufferPointer(rebasing: rows[(1 - (y & 1)) * rowBytes ..< (1 - (y & 1)) * rowBytes + rowBytes])
+                            let cur = UnsafeMutableBufferPointer(
+                                rebasing: rows[(y & 1) * rowBytes..<(y & 1) * rowBytes + rowBytes])
+                            let prev = UnsafeMutableBufferPointer(
+                                rebasing: rows[(1 - (y & 1)) * rowBytes..<(1 - (y & 1)) * rowBytes + rowBytes])
                             Self.pack(src, row: y, width: width, colorType: colorType, into: cur)
-                            let target = UnsafeMutableBufferPointer(rebasing: out[y * (rowBytes + 1) ..< (y + 1) * (rowBytes + 1)])
-                            Self.filterRow(cur, previous: prev, bpp: channels,
-                                           into: target, scratch: scratch)
+                            let target = UnsafeMutableBufferPointer(
+                                rebasing: out[y * (rowBytes + 1)..<(y + 1) * (rowBytes + 1)])
+                            Self.filterRow(
+                                cur, previous: prev, bpp: channels,
+                                into: target, scratch: scratch)
                         }
                     }
                 }
@@ -100,8 +106,10 @@ public struct PNGEncoder: Sendable {
     }
 
     @inline(__always)
-    static func pack(_ src: UnsafeBufferPointer<UInt8>, row y: Int, width: Int, colorType: PNG.ColorType,
-                     into dst: UnsafeMutableBufferPointer<UInt8>) {
+    static func pack(
+        _ src: UnsafeBufferPointer<UInt8>, row y: Int, width: Int, colorType: PNG.ColorType,
+        into dst: UnsafeMutableBufferPointer<UInt8>
+    ) {
         let base = y * width * 4
         switch colorType {
         case .rgba:
@@ -133,13 +141,16 @@ public struct PNGEncoder: Sendable {
     /// and nothing in them is generic: the per-byte `switch` and generic `abs` this replaced
     /// were most of what `serve` spent drawing PNGs in a debug build (perf, BENCHMARKS.md
     /// "CI time").
-    static func filterRow(_ cur: UnsafeMutableBufferPointer<UInt8>, previous: UnsafeMutableBufferPointer<UInt8>,
-                          bpp: Int, into out: UnsafeMutableBufferPointer<UInt8>,
-                          scratch: UnsafeMutableBufferPointer<UInt8>) {
+    static func filterRow(
+        _ cur: UnsafeMutableBufferPointer<UInt8>, previous: UnsafeMutableBufferPointer<UInt8>,
+        bpp: Int, into out: UnsafeMutableBufferPointer<UInt8>,
+        scratch: UnsafeMutableBufferPointer<UInt8>
+    ) {
         let n = cur.count
         precondition(bpp >= 1 && previous.count >= n && scratch.count >= n && out.count >= n + 1)
         guard n > 0, let x = cur.baseAddress, let up = previous.baseAddress, let s = scratch.baseAddress,
-              let o = out.baseAddress else {
+            let o = out.baseAddress
+        else {
             if !out.isEmpty { out[0] = 0 }
             return
         }
@@ -159,7 +170,9 @@ public struct PNGEncoder: Sendable {
             case 2:
                 while i < n { let v = x[i] &- up[i]; s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
             case 3:
-                while i < first { let v = x[i] &- (up[i] >> 1); s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1 }
+                while i < first {
+                    let v = x[i] &- (up[i] >> 1); s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1
+                }
                 while i < n {
                     let v = x[i] &- UInt8(truncatingIfNeeded: (Int(x[i - bpp]) + Int(up[i])) >> 1)
                     s[i] = v; cost += v < 128 ? Int(v) : 256 - Int(v); i += 1
@@ -182,7 +195,10 @@ public struct PNGEncoder: Sendable {
     }
 
     static func appendBE32(_ v: UInt32, to out: inout [UInt8]) {
-        out += [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
+        out += [
+            UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8),
+            UInt8(truncatingIfNeeded: v),
+        ]
     }
 
     static func appendChunk<C: Collection<UInt8>>(_ type: String, _ data: C, to out: inout [UInt8]) {

@@ -71,18 +71,21 @@ public struct PackCutter {
                         guard let bytes = try master.tile(tile) else { continue }
                         try writer.writeTile(bytes, layer: layer, tile: tile)
                         if let row = try master.storedElevation(tile) {
-                            try writer.writeElevationRow(encoding: row.encoding, width: row.width, height: row.height,
-                                                         data: row.data, layer: layer, id: tile)
+                            try writer.writeElevationRow(
+                                encoding: row.encoding, width: row.width, height: row.height,
+                                data: row.data, layer: layer, id: tile)
                             counts.elevationRows += 1
                         }
                         counts.wholeTiles += 1
                         counts.note(name, z)
                     case .masked(let mask):
                         guard let bytes = try master.tile(tile) else { continue }
-                        try writer.writeTile(try masked(bytes, mask: mask, summary: summary, tile: tile, path: master.path),
-                                             layer: layer, tile: tile)
+                        try writer.writeTile(
+                            try masked(bytes, mask: mask, summary: summary, tile: tile, path: master.path),
+                            layer: layer, tile: tile)
                         if let row = try master.storedElevation(tile) {
-                            let (grid, encoding, step) = try maskedElevation(row, tile: tile, archive: name, path: master.path)
+                            let (grid, encoding, step) = try maskedElevation(
+                                row, tile: tile, archive: name, path: master.path)
                             try writer.writeElevation(grid, encoding: encoding, step: step, layer: layer, id: tile)
                             counts.elevationRows += 1
                         }
@@ -97,17 +100,22 @@ public struct PackCutter {
 
     private func master(_ name: String) throws(PackError) -> MBTilesReader {
         guard let master = masters[name] else {
-            throw PackError(.notFound, subject: name, "pack \(plan.packID) needs this master archive and it was not opened")
+            throw PackError(
+                .notFound, subject: name, "pack \(plan.packID) needs this master archive and it was not opened")
         }
         return master
     }
 
     /// The tile decoded, the unowned pixels cleared, encoded again with the layer's codec.
-    private func masked(_ stored: [UInt8], mask: TileMask, summary: TileArchiveSummary, tile: TileID,
-                        path: String) throws(PackError) -> [UInt8] {
+    private func masked(
+        _ stored: [UInt8], mask: TileMask, summary: TileArchiveSummary, tile: TileID,
+        path: String
+    ) throws(PackError) -> [UInt8] {
         guard let choice = summary.codec else {
-            throw PackError(.invalidInput, subject: path,
-                            "tile \(tile) needs masking and its codec \(ErrorText.quoted(summary.codecName)) cannot be decoded by tilepack")
+            throw PackError(
+                .invalidInput, subject: path,
+                "tile \(tile) needs masking and its codec \(ErrorText.quoted(summary.codecName)) cannot be decoded by tilepack"
+            )
         }
         let side = summary.tileSize
         var rgba: [UInt8]
@@ -115,7 +123,8 @@ public struct PackCutter {
             throw PackError(.invalidInput, subject: path, "tile \(tile) does not decode: \(error)")
         }
         guard rgba.count == side * side * 4, mask.side == side else {
-            throw PackError(.invalidInput, subject: path, "tile \(tile) decoded to \(rgba.count) bytes, not \(side)×\(side) RGBA")
+            throw PackError(
+                .invalidInput, subject: path, "tile \(tile) decoded to \(rgba.count) bytes, not \(side)×\(side) RGBA")
         }
         rgba.withUnsafeMutableBufferPointer { px in
             for y in 0..<side {
@@ -125,15 +134,20 @@ public struct PackCutter {
             }
         }
         do { return try choice.codec(level: level).encode(rgba: rgba, width: side, height: side) } catch {
-            throw PackError(.invalidInput, subject: path, "tile \(tile) cannot be re-encoded as \(choice.rawValue): \(error)")
+            throw PackError(
+                .invalidInput, subject: path, "tile \(tile) cannot be re-encoded as \(choice.rawValue): \(error)")
         }
     }
 
     /// The elevation grid with the samples outside the areas NaN, and the encoding to store it in.
-    private func maskedElevation(_ row: StoredElevation, tile: TileID, archive: String,
-                                 path: String) throws(PackError) -> (ElevationTile, ElevationEncoding, step: Double?) {
+    private func maskedElevation(
+        _ row: StoredElevation, tile: TileID, archive: String,
+        path: String
+    ) throws(PackError) -> (ElevationTile, ElevationEncoding, step: Double?) {
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
-            throw PackError(.invalidInput, subject: path, "elevation \(tile) has unknown encoding \(ErrorText.quoted(row.encoding))")
+            throw PackError(
+                .invalidInput, subject: path, "elevation \(tile) has unknown encoding \(ErrorText.quoted(row.encoding))"
+            )
         }
         var grid: ElevationTile
         var step: Double?

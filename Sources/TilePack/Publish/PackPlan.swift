@@ -40,22 +40,30 @@ public struct PackPlan: Sendable {
         var drawingOrder: [String] = []
         for p in catalog.products { for a in p.archives where !drawingOrder.contains(a) { drawingOrder.append(a) } }
         if !drawingOrder.isEmpty {
-            plans.append(PackPlan(packID: PackManifest.freePackID, productID: nil, layers: drawingOrder,
-                                  zooms: 0...max(0, catalog.freeMaxZoom), areas: nil, bounds: nil))
+            plans.append(
+                PackPlan(
+                    packID: PackManifest.freePackID, productID: nil, layers: drawingOrder,
+                    zooms: 0...max(0, catalog.freeMaxZoom), areas: nil, bounds: nil))
         }
         for product in catalog.products where product.kind != .subscription {
             if case .unavailable(let reason) = product.availability {
-                throw PackError(.invalidInput, subject: catalogPath, "product \(ErrorText.quoted(product.id)) cannot be packed: \(reason)")
+                throw PackError(
+                    .invalidInput, subject: catalogPath,
+                    "product \(ErrorText.quoted(product.id)) cannot be packed: \(reason)")
             }
             let members = catalog.areaProducts(of: product.id)
             let areas: [Area] = members.compactMap { m in
                 guard let polygon = m.area, let zooms = m.zoomRange else { return nil }
                 return Area(polygon: polygon, zooms: zooms, archives: Set(m.archives))
             }
-            guard let lo = areas.map(\.zooms.lowerBound).min(), let hi = areas.map(\.zooms.upperBound).max() else { continue }
+            guard let lo = areas.map(\.zooms.lowerBound).min(), let hi = areas.map(\.zooms.upperBound).max() else {
+                continue
+            }
             let layers = drawingOrder.filter { name in areas.contains { $0.archives.contains(name) } }
-            plans.append(PackPlan(packID: product.id, productID: product.id, layers: layers, zooms: lo...hi,
-                                  areas: areas, bounds: catalog.bounds(of: product.id)))
+            plans.append(
+                PackPlan(
+                    packID: product.id, productID: product.id, layers: layers, zooms: lo...hi,
+                    areas: areas, bounds: catalog.bounds(of: product.id)))
         }
         return plans
     }

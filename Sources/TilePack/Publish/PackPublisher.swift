@@ -37,8 +37,10 @@ public struct PackPublisher {
         /// ms since 1970: `released_at` of new versions.
         public var now: Int64
 
-        public init(libraryDirectory: String, outputDirectory: String, previousDirectory: String? = nil,
-                    key: Curve25519.Signing.PrivateKey, license: String? = nil, attribution: String? = nil, now: Int64) {
+        public init(
+            libraryDirectory: String, outputDirectory: String, previousDirectory: String? = nil,
+            key: Curve25519.Signing.PrivateKey, license: String? = nil, attribution: String? = nil, now: Int64
+        ) {
             self.libraryDirectory = libraryDirectory; self.outputDirectory = outputDirectory
             self.previousDirectory = previousDirectory; self.key = key; self.license = license
             self.attribution = attribution; self.now = now
@@ -75,7 +77,8 @@ public struct PackPublisher {
         let dir = o.libraryDirectory.hasSuffix("/") ? String(o.libraryDirectory.dropLast()) : o.libraryDirectory
         let out = o.outputDirectory.hasSuffix("/") ? String(o.outputDirectory.dropLast()) : o.outputDirectory
         if let previous = o.previousDirectory, Self.sameDirectory(previous, out) {
-            throw PackError(.invalidInput, subject: "--previous", "is the output directory: write the new packs elsewhere")
+            throw PackError(
+                .invalidInput, subject: "--previous", "is the output directory: write the new packs elsewhere")
         }
         let publicKey = JWK(privateKey: o.key)
         let (catalog, _) = try SignedCatalog.load(libraryDirectory: dir, publisherKeys: [publicKey])
@@ -89,32 +92,41 @@ public struct PackPublisher {
         for (name, reader) in masters { held[name] = reader.zoomRange }
         if let error = catalog.unheldZoomsError(archiveZooms: held, path: catalogPath) { throw error }
 
-        let credit = Self.joined(masters.values.compactMap { $0.metadata[MBTilesMetadata.Key.attribution] }) ?? o.attribution
+        let credit =
+            Self.joined(masters.values.compactMap { $0.metadata[MBTilesMetadata.Key.attribution] }) ?? o.attribution
         let license = Self.joined(masters.values.compactMap { $0.metadata["license"] }) ?? o.license
         guard let license else {
-            throw PackError(.invalidInput, subject: "--license",
-                            "the master archives record no data licence (metadata `license`): say which with --license TEXT")
+            throw PackError(
+                .invalidInput, subject: "--license",
+                "the master archives record no data licence (metadata `license`): say which with --license TEXT")
         }
 
         do { try RegionFiles.makeDirectories(out) } catch { throw PackError(.io, subject: out, error.problem) }
         var publications: [Publication] = []
         for plan in try PackPlan.plans(for: catalog, catalogPath: catalogPath) {
-            guard let publication = try publish(plan, catalog: catalog, masters: masters, out: out,
-                                                attribution: credit ?? "", license: license) else {
+            guard
+                let publication = try publish(
+                    plan, catalog: catalog, masters: masters, out: out,
+                    attribution: credit ?? "", license: license)
+            else {
                 progress("\(plan.packID): no tiles (skipped)")
                 continue
             }
             let m = publication.manifest
-            progress("\(m.packID) v\(m.version): \(publication.wholeTiles + publication.maskedTiles) tiles (\(publication.maskedTiles) cut at the edge), "
-                     + "\(ByteSize.format(Int(m.totalBytes)))"
-                     + " (\(publication.change)" + (publication.deltaBytes.map { ", delta \(ByteSize.format(Int($0)))" } ?? "") + ")")
+            progress(
+                "\(m.packID) v\(m.version): \(publication.wholeTiles + publication.maskedTiles) tiles (\(publication.maskedTiles) cut at the edge), "
+                    + "\(ByteSize.format(Int(m.totalBytes)))"
+                    + " (\(publication.change)"
+                    + (publication.deltaBytes.map { ", delta \(ByteSize.format(Int($0)))" } ?? "") + ")")
             publications.append(publication)
         }
         return publications
     }
 
-    private func publish(_ plan: PackPlan, catalog: Catalog, masters: [String: MBTilesReader], out: String,
-                         attribution: String, license: String) throws -> Publication? {
+    private func publish(
+        _ plan: PackPlan, catalog: Catalog, masters: [String: MBTilesReader], out: String,
+        attribution: String, license: String
+    ) throws -> Publication? {
         let o = options
         let cutter = PackCutter(plan: plan, masters: masters, level: o.level)
         let packPath = out + "/" + PackManifest.packFileName(plan.packID)
@@ -125,13 +137,17 @@ public struct PackPublisher {
             "attribution": attribution, "license": license,
         ]
         if let first = layers.first {
-            for key in [MBTilesMetadata.Key.format, MBTilesMetadata.Key.codec, MBTilesMetadata.Key.tileSize,
-                        MBTilesMetadata.Key.payloadCompression, MBTilesMetadata.Key.elevation, MBTilesMetadata.Key.elevationEncoding,
-                        MBTilesMetadata.Key.elevationPrecision, MBTilesMetadata.Key.formatVersion] {
+            for key in [
+                MBTilesMetadata.Key.format, MBTilesMetadata.Key.codec, MBTilesMetadata.Key.tileSize,
+                MBTilesMetadata.Key.payloadCompression, MBTilesMetadata.Key.elevation,
+                MBTilesMetadata.Key.elevationEncoding,
+                MBTilesMetadata.Key.elevationPrecision, MBTilesMetadata.Key.formatVersion,
+            ] {
                 if let value = first.metadata[key] { metadata[key] = value }
             }
         }
-        let bounds = plan.bounds ?? layers.compactMap { masters[$0.archive]?.bounds }.reduce(nil) { $0?.union($1) ?? $1 }
+        let bounds =
+            plan.bounds ?? layers.compactMap { masters[$0.archive]?.bounds }.reduce(nil) { $0?.union($1) ?? $1 }
         if let b = bounds { metadata[MBTilesMetadata.Key.bounds] = "\(b.west),\(b.south),\(b.east),\(b.north)" }
 
         let writer = try PackWriter(path: packPath, layers: layers, metadata: metadata)
@@ -153,9 +169,10 @@ public struct PackPublisher {
 
         let archives: [PackManifest.Archive] = layers.compactMap { layer in
             guard let zooms = counts.layerZooms[layer.archive] else { return nil }
-            return PackManifest.Archive(name: layer.archive, sha256: catalog.archiveSHA256[layer.archive] ?? "",
-                                        minzoom: zooms.lowerBound, maxzoom: zooms.upperBound,
-                                        codec: layer.metadata[MBTilesMetadata.Key.codec] ?? layer.metadata[MBTilesMetadata.Key.format] ?? "")
+            return PackManifest.Archive(
+                name: layer.archive, sha256: catalog.archiveSHA256[layer.archive] ?? "",
+                minzoom: zooms.lowerBound, maxzoom: zooms.upperBound,
+                codec: layer.metadata[MBTilesMetadata.Key.codec] ?? layer.metadata[MBTilesMetadata.Key.format] ?? "")
         }
         var manifest = PackManifest(
             packID: plan.packID, productID: plan.productID, version: 1, releasedAt: o.now,
@@ -171,22 +188,27 @@ public struct PackPublisher {
             let prevManifestPath = previousDir + "/" + PackManifest.manifestFileName(plan.packID)
             let prevPackPath = previousDir + "/" + PackManifest.packFileName(plan.packID)
             if Self.exists(prevManifestPath) {
-                let (previous, previousJWS) = try SignedPackManifest.load(path: prevManifestPath, publisherKeys: [JWK(privateKey: o.key)])
+                let (previous, previousJWS) = try SignedPackManifest.load(
+                    path: prevManifestPath, publisherKeys: [JWK(privateKey: o.key)])
                 if previous.tileIndexSHA256 == manifest.tileIndexSHA256 {
                     // Unchanged: the previous version as it was (its file, manifest, deltas).
                     try Self.copy(prevPackPath, to: packPath)
                     try Self.writeText(previousJWS, to: out + "/" + PackManifest.manifestFileName(plan.packID))
                     try carryDeltas(plan.packID, from: previousDir, to: out, upTo: previous.version)
-                    return Publication(manifest: previous, change: "unchanged", wholeTiles: counts.wholeTiles,
-                                       maskedTiles: counts.maskedTiles, deltaFrom: nil, deltaBytes: nil)
+                    return Publication(
+                        manifest: previous, change: "unchanged", wholeTiles: counts.wholeTiles,
+                        maskedTiles: counts.maskedTiles, deltaFrom: nil, deltaBytes: nil)
                 }
                 manifest.version = previous.version + 1
                 try carryDeltas(plan.packID, from: previousDir, to: out, upTo: previous.version)
                 let codecs = { (m: PackManifest) in m.archives.map { "\($0.name)=\($0.codec)" } }
                 if codecs(previous) == codecs(manifest) {
-                    let deltaPath = out + "/" + PackManifest.deltaFileName(plan.packID, from: previous.version, to: manifest.version)
-                    _ = try PackDelta.write(old: prevPackPath, new: packPath, output: deltaPath, packID: plan.packID,
-                                            from: previous.version, to: manifest.version)
+                    let deltaPath =
+                        out + "/"
+                        + PackManifest.deltaFileName(plan.packID, from: previous.version, to: manifest.version)
+                    _ = try PackDelta.write(
+                        old: prevPackPath, new: packPath, output: deltaPath, packID: plan.packID,
+                        from: previous.version, to: manifest.version)
                     deltaFrom = previous.version
                     deltaBytes = Int64(try Self.fileSize(deltaPath))
                     change = "updated"
@@ -197,8 +219,9 @@ public struct PackPublisher {
         }
         let jws = try SignedPackManifest.sign(manifest, key: o.key)
         try Self.writeText(jws, to: out + "/" + PackManifest.manifestFileName(plan.packID))
-        return Publication(manifest: manifest, change: change, wholeTiles: counts.wholeTiles, maskedTiles: counts.maskedTiles,
-                           deltaFrom: deltaFrom, deltaBytes: deltaBytes)
+        return Publication(
+            manifest: manifest, change: change, wholeTiles: counts.wholeTiles, maskedTiles: counts.maskedTiles,
+            deltaFrom: deltaFrom, deltaBytes: deltaBytes)
     }
 
     /// Copies `<id>.v<a>-v<b>.delta.mbtiles` for every b ≤ `version` from `from` to `to`.
@@ -214,7 +237,8 @@ public struct PackPublisher {
 
     private static func joined(_ values: [String]) -> String? {
         var seen: [String] = []
-        for v in values.map({ $0.split(whereSeparator: \.isNewline).joined(separator: " ") }) where !v.isEmpty && !seen.contains(v) {
+        for v in values.map({ $0.split(whereSeparator: \.isNewline).joined(separator: " ") })
+        where !v.isEmpty && !seen.contains(v) {
             seen.append(v)
         }
         return seen.isEmpty ? nil : seen.sorted().joined(separator: "; ")
@@ -233,7 +257,9 @@ public struct PackPublisher {
 
     static func fileSize(_ path: String) throws(InputFileError) -> Int {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw InputFileError(path: path, problem: "cannot be read (errno \(errno))") }
+        guard stat(path, &info) == 0 else {
+            throw InputFileError(path: path, problem: "cannot be read (errno \(errno))")
+        }
         return Int(info.st_size)
     }
 

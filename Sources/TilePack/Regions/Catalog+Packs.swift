@@ -36,13 +36,16 @@ extension Catalog {
     /// none: the product, the zooms (as ranges) and the archives that lack them.
     public func unheldZoomsError(archiveZooms: [String: ClosedRange<Int>], path: String) -> CatalogError? {
         guard let first = unheldZooms(archiveZooms: archiveZooms).first,
-              let i = products.firstIndex(where: { $0.id == first.productID }) else { return nil }
+            let i = products.firstIndex(where: { $0.id == first.productID })
+        else { return nil }
         let held = first.archives.map { name in
             "\(name) holds " + (archiveZooms[name].map { "z\($0.lowerBound)–\($0.upperBound)" } ?? "nothing")
         }
-        return CatalogError(path: path, field: "products[\(i)].maxzoom", kind: .badZoomRange,
-                            detail: "\(ErrorText.quoted(first.productID)) sells zooms \(Self.spans(first.zooms)) that none of its archives holds ("
-                                + held.joined(separator: ", ") + ")")
+        return CatalogError(
+            path: path, field: "products[\(i)].maxzoom", kind: .badZoomRange,
+            detail:
+                "\(ErrorText.quoted(first.productID)) sells zooms \(Self.spans(first.zooms)) that none of its archives holds ("
+                + held.joined(separator: ", ") + ")")
     }
 
     /// `[9, 10, 11, 14]` as "9–11, 14".

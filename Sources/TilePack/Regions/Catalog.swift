@@ -107,8 +107,9 @@ public struct Catalog: Sendable, Codable {
         let c = try decoder.container(keyedBy: Key.self)
         version = try c.decode(Int.self, forKey: .version)
         guard version == 1 || version == Self.currentVersion else {
-            throw CatalogIssue(.unsupportedVersion, "version",
-                               "\(version) is not supported (this tilepack reads versions 1 and \(Self.currentVersion))")
+            throw CatalogIssue(
+                .unsupportedVersion, "version",
+                "\(version) is not supported (this tilepack reads versions 1 and \(Self.currentVersion))")
         }
         let v1Keys: [Key] = [.version, .freeMaxZoom, .products]
         try Product.refuseUnknownKeys(decoder, known: (version == 1 ? v1Keys : Key.allCases).map(\.rawValue))
@@ -124,11 +125,14 @@ public struct Catalog: Sendable, Codable {
             let hashes = try c.decodeIfPresent([String: String].self, forKey: .archiveSHA256) ?? [:]
             for (name, hex) in hashes.sorted(by: { $0.key < $1.key }) {
                 guard Product.isPlainFileName(name) else {
-                    throw CatalogIssue(.badArchives, "archive_sha256[\(ErrorText.quoted(name))]", "is not a file name in the library")
+                    throw CatalogIssue(
+                        .badArchives, "archive_sha256[\(ErrorText.quoted(name))]", "is not a file name in the library")
                 }
-                guard hex.utf8.count == 64, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
-                    throw CatalogIssue(.invalidValue, "archive_sha256[\(ErrorText.quoted(name))]",
-                                       "\(ErrorText.quoted(String(hex.prefix(80)))) is not 64 lowercase hex digits")
+                guard hex.utf8.count == 64, hex.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) })
+                else {
+                    throw CatalogIssue(
+                        .invalidValue, "archive_sha256[\(ErrorText.quoted(name))]",
+                        "\(ErrorText.quoted(String(hex.prefix(80)))) is not 64 lowercase hex digits")
                 }
             }
             archiveSHA256 = hashes
@@ -143,8 +147,9 @@ public struct Catalog: Sendable, Codable {
         var index: [String: Int] = [:]
         for (i, p) in products.enumerated() {
             if let earlier = index[p.id] {
-                throw CatalogIssue(.duplicateID, "products[\(i)].id",
-                                   "\(ErrorText.quoted(p.id)) is already the id of products[\(earlier)]")
+                throw CatalogIssue(
+                    .duplicateID, "products[\(i)].id",
+                    "\(ErrorText.quoted(p.id)) is already the id of products[\(earlier)]")
             }
             index[p.id] = i
         }
@@ -152,8 +157,10 @@ public struct Catalog: Sendable, Codable {
         // One storefront, one currency (as an App Store storefront): "cheapest first" then
         // compares amounts, never euros with yen.
         if let first = products.first, let i = products.firstIndex(where: { $0.currency != first.currency }) {
-            throw CatalogIssue(.badCurrency, "products[\(i)].currency",
-                               "\(ErrorText.quoted(products[i].currency)) differs from products[0]'s \(ErrorText.quoted(first.currency)) (a catalog sells in one currency)")
+            throw CatalogIssue(
+                .badCurrency, "products[\(i)].currency",
+                "\(ErrorText.quoted(products[i].currency)) differs from products[0]'s \(ErrorText.quoted(first.currency)) (a catalog sells in one currency)"
+            )
         }
         for (i, p) in products.enumerated() {
             for (j, other) in p.includes.enumerated() {
@@ -162,11 +169,13 @@ public struct Catalog: Sendable, Codable {
                     throw CatalogIssue(.cycle, field, "\(ErrorText.quoted(other)) is the \(p.kind.rawValue) itself")
                 }
                 guard let k = index[other] else {
-                    throw CatalogIssue(.unknownProduct, field, "\(ErrorText.quoted(other)) is not a product in the catalog")
+                    throw CatalogIssue(
+                        .unknownProduct, field, "\(ErrorText.quoted(other)) is not a product in the catalog")
                 }
                 guard products[k].kind != .subscription else {
-                    throw CatalogIssue(.invalidValue, field,
-                                       "\(ErrorText.quoted(other)) is a subscription (only regions and bundles can be included)")
+                    throw CatalogIssue(
+                        .invalidValue, field,
+                        "\(ErrorText.quoted(other)) is a subscription (only regions and bundles can be included)")
                 }
             }
         }
@@ -175,8 +184,9 @@ public struct Catalog: Sendable, Codable {
         let children = products.map { $0.includes.compactMap { index[$0] } }
         switch Self.includedFirstOrder(children) {
         case .failure(let cycle):
-            throw CatalogIssue(.cycle, "products[\(cycle.nodes[0])].includes",
-                               cycle.nodes.map { ErrorText.quoted(products[$0].id) }.joined(separator: " → ") + " form a cycle")
+            throw CatalogIssue(
+                .cycle, "products[\(cycle.nodes[0])].includes",
+                cycle.nodes.map { ErrorText.quoted(products[$0].id) }.joined(separator: " → ") + " form a cycle")
         case .success(let order):
             includedFirst = order
         }
@@ -187,7 +197,9 @@ public struct Catalog: Sendable, Codable {
             var b = products[k].area?.bounds, z = products[k].area == nil ? nil : products[k].zoomRange
             for c in children[k] {
                 if let cb = bounds[c] { b = b?.union(cb) ?? cb }
-                if let cz = zooms[c] { z = z.map { min($0.lowerBound, cz.lowerBound)...max($0.upperBound, cz.upperBound) } ?? cz }
+                if let cz = zooms[c] {
+                    z = z.map { min($0.lowerBound, cz.lowerBound)...max($0.upperBound, cz.upperBound) } ?? cz
+                }
             }
             bounds[k] = b
             zooms[k] = z
@@ -277,7 +289,8 @@ public struct Catalog: Sendable, Codable {
         let holdsMasters = products.contains { $0.archives.contains { Self.isRegularFile(dir + $0) } }
         for i in products.indices {
             if holdsMasters, let missing = products[i].archives.first(where: { !Self.isRegularFile(dir + $0) }) {
-                products[i].availability = .unavailable(reason: "archive \(ErrorText.quoted(missing)) is not in the library")
+                products[i].availability = .unavailable(
+                    reason: "archive \(ErrorText.quoted(missing)) is not in the library")
             } else if let other = products[i].archives.first(where: { mismatched[$0] != nil }) {
                 products[i].availability = .unavailable(
                     reason: "archive \(ErrorText.quoted(other)) is not the one the catalog names (its SHA-256 differs)")
@@ -287,12 +300,14 @@ public struct Catalog: Sendable, Codable {
         // in one pass over the graph.
         var firstUnavailable = [Int?](repeating: nil, count: products.count)
         for k in includedFirst {
-            firstUnavailable[k] = products[k].area != nil && !products[k].isAvailable
+            firstUnavailable[k] =
+                products[k].area != nil && !products[k].isAvailable
                 ? k : children[k].lazy.compactMap { firstUnavailable[$0] }.first
         }
         for i in products.indices where products[i].isAvailable {
             if let k = firstUnavailable[i] {
-                products[i].availability = .unavailable(reason: "includes \(ErrorText.quoted(products[k].id)), which is unavailable")
+                products[i].availability = .unavailable(
+                    reason: "includes \(ErrorText.quoted(products[k].id)), which is unavailable")
             }
         }
     }
@@ -354,17 +369,20 @@ public struct Catalog: Sendable, Codable {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
-            throw CatalogError(path: path, field: nil, kind: code == ENOENT ? .notFound : .cannotRead,
-                               detail: code == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(code)))")
+            throw CatalogError(
+                path: path, field: nil, kind: code == ENOENT ? .notFound : .cannotRead,
+                detail: code == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(code)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw CatalogError(path: path, field: nil, kind: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
+            throw CatalogError(
+                path: path, field: nil, kind: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
         }
         guard info.st_size <= maxFileBytes else {
-            throw CatalogError(path: path, field: nil, kind: .cannotRead,
-                               detail: "is \(info.st_size) bytes (a catalog may have at most \(maxFileBytes))")
+            throw CatalogError(
+                path: path, field: nil, kind: .cannotRead,
+                detail: "is \(info.st_size) bytes (a catalog may have at most \(maxFileBytes))")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
@@ -372,14 +390,16 @@ public struct Catalog: Sendable, Codable {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n >= 0 else {
-                throw CatalogError(path: path, field: nil, kind: .cannotRead,
-                                   detail: "cannot read: \(String(cString: strerror(errno)))")
+                throw CatalogError(
+                    path: path, field: nil, kind: .cannotRead,
+                    detail: "cannot read: \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[..<n])
             // The file may grow after fstat: the cap holds for what is read, too.
             guard bytes.count <= maxFileBytes else {
-                throw CatalogError(path: path, field: nil, kind: .cannotRead, detail: "grew past \(maxFileBytes) bytes while read")
+                throw CatalogError(
+                    path: path, field: nil, kind: .cannotRead, detail: "grew past \(maxFileBytes) bytes while read")
             }
         }
         return bytes
@@ -399,16 +419,22 @@ public struct Catalog: Sendable, Codable {
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return CatalogError(path: path, field: CatalogIssue.field(context.codingPath + [key]), kind: .malformed, detail: "is missing")
+            return CatalogError(
+                path: path, field: CatalogIssue.field(context.codingPath + [key]), kind: .malformed,
+                detail: "is missing")
         case .typeMismatch(let type, let context):
-            return CatalogError(path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
-                                detail: "must be \(typeName(type))")
+            return CatalogError(
+                path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
+                detail: "must be \(typeName(type))")
         case .valueNotFound(let type, let context):
-            return CatalogError(path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
-                                detail: "is null (must be \(typeName(type)))")
+            return CatalogError(
+                path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
+                detail: "is null (must be \(typeName(type)))")
         case .dataCorrupted(let context):
             let field = CatalogIssue.field(context.codingPath)
-            let detail = field == nil ? "is not valid JSON (\(context.debugDescription))" : "is not valid: \(context.debugDescription)"
+            let detail =
+                field == nil
+                ? "is not valid JSON (\(context.debugDescription))" : "is not valid: \(context.debugDescription)"
             return CatalogError(path: path, field: field, kind: .malformed, detail: detail)
         @unknown default:
             return CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be decoded: \(error)")

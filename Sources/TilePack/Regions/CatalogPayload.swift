@@ -36,8 +36,9 @@ package struct CatalogPayload: Sendable {
     public init(filling bytes: [UInt8], path: String, libraryDirectory: String) throws(CatalogError) {
         let catalog = try Catalog(json: bytes, path: path, libraryDirectory: nil)
         guard catalog.version >= 2 else {
-            throw CatalogError(path: path, field: "version", kind: .unsupportedVersion,
-                               detail: "\(catalog.version): a signed catalog is version 2 (add \"serial\": 1)")
+            throw CatalogError(
+                path: path, field: "version", kind: .unsupportedVersion,
+                detail: "\(catalog.version): a signed catalog is version 2 (add \"serial\": 1)")
         }
         var hashes = catalog.archiveSHA256
         var hashed: [String] = []
@@ -46,8 +47,9 @@ package struct CatalogPayload: Sendable {
             do {
                 hashes[name] = try FileDigest.sha256(path: dir + name)
             } catch {
-                throw CatalogError(path: dir + name, field: nil, kind: .notFound,
-                                   detail: "\(error.problem) (the catalog names it and gives no SHA-256)")
+                throw CatalogError(
+                    path: dir + name, field: nil, kind: .notFound,
+                    detail: "\(error.problem) (the catalog names it and gives no SHA-256)")
             }
             hashed.append(name)
         }

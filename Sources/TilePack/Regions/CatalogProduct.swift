@@ -66,17 +66,23 @@ extension Catalog {
 
             id = try c.decode(String.self, forKey: .id)
             guard Self.isValidID(id) else {
-                throw CatalogIssue(.invalidValue, field("id"),
+                throw CatalogIssue(
+                    .invalidValue, field("id"),
                     "\(ErrorText.quoted(id)) must be 1…\(Self.maxIDLength) characters of A–Z a–z 0–9 . _ -")
             }
             title = try c.decode(String.self, forKey: .title)
-            guard !title.allSatisfy(\.isWhitespace) else { throw CatalogIssue(.invalidValue, field("title"), "is empty") }
+            guard !title.allSatisfy(\.isWhitespace) else {
+                throw CatalogIssue(.invalidValue, field("title"), "is empty")
+            }
             description = try c.decodeIfPresent(String.self, forKey: .description) ?? ""
 
             currency = try c.decode(String.self, forKey: .currency)
-            guard currency.utf8.count == 3, currency.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else {
-                throw CatalogIssue(.badCurrency, field("currency"),
-                                   "\(ErrorText.quoted(currency)) is not an ISO 4217 code (three uppercase letters)")
+            guard currency.utf8.count == 3,
+                currency.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+            else {
+                throw CatalogIssue(
+                    .badCurrency, field("currency"),
+                    "\(ErrorText.quoted(currency)) is not an ISO 4217 code (three uppercase letters)")
             }
             let priceText: String
             do {
@@ -91,17 +97,21 @@ extension Catalog {
                 let quoted = ErrorText.quoted(priceText)
                 switch error {
                 case .negative: throw CatalogIssue(.negativePrice, field("price"), "\(quoted) is negative")
-                case .malformed: throw CatalogIssue(.badPrice, field("price"), "\(quoted) is not a decimal such as \"4.99\"")
+                case .malformed:
+                    throw CatalogIssue(.badPrice, field("price"), "\(quoted) is not a decimal such as \"4.99\"")
                 case .tooLarge: throw CatalogIssue(.badPrice, field("price"), "\(quoted) is too large")
                 case .tooManyDecimals(let allowed):
-                    throw CatalogIssue(.badPrice, field("price"),
-                                       "\(quoted) has more than \(allowed) decimal\(allowed == 1 ? "" : "s") (\(currency)'s minor units)")
+                    throw CatalogIssue(
+                        .badPrice, field("price"),
+                        "\(quoted) has more than \(allowed) decimal\(allowed == 1 ? "" : "s") (\(currency)'s minor units)"
+                    )
                 }
             }
 
             let kindText = try c.decode(String.self, forKey: .kind)
             guard let kind = Kind(rawValue: kindText) else {
-                throw CatalogIssue(.invalidValue, field("kind"), "\(ErrorText.quoted(kindText)) is not region, bundle or subscription")
+                throw CatalogIssue(
+                    .invalidValue, field("kind"), "\(ErrorText.quoted(kindText)) is not region, bundle or subscription")
             }
             self.kind = kind
 
@@ -110,10 +120,14 @@ extension Catalog {
             }
             let periodText = try c.decodeIfPresent(String.self, forKey: .period)
             if kind == .subscription {
-                guard let periodText else { throw CatalogIssue(.malformed, field("period"), "is missing (a subscription needs one)") }
+                guard let periodText else {
+                    throw CatalogIssue(.malformed, field("period"), "is missing (a subscription needs one)")
+                }
                 guard let p = SubscriptionPeriod(iso8601: periodText) else {
-                    throw CatalogIssue(.invalidValue, field("period"),
-                        "\(ErrorText.quoted(periodText)) is not an ISO 8601 duration of years, months, weeks or days such as \"P1M\" or \"P1Y\"")
+                    throw CatalogIssue(
+                        .invalidValue, field("period"),
+                        "\(ErrorText.quoted(periodText)) is not an ISO 8601 duration of years, months, weeks or days such as \"P1M\" or \"P1Y\""
+                    )
                 }
                 period = p
             } else {
@@ -148,11 +162,13 @@ extension Catalog {
                 zoomRange = minZoom...maxZoom
                 archives = try c.decode([String].self, forKey: .archives)
                 guard !archives.isEmpty else {
-                    throw CatalogIssue(.badArchives, field("archives"), "is empty (the area's tiles must be in some archive)")
+                    throw CatalogIssue(
+                        .badArchives, field("archives"), "is empty (the area's tiles must be in some archive)")
                 }
                 for (i, name) in archives.enumerated() where !Self.isPlainFileName(name) {
-                    throw CatalogIssue(.badArchives, field("archives[\(i)]"),
-                                       "\(ErrorText.quoted(name)) is not a file name in the library (no directories)")
+                    throw CatalogIssue(
+                        .badArchives, field("archives[\(i)]"),
+                        "\(ErrorText.quoted(name)) is not a file name in the library (no directories)")
                 }
             } else {
                 try refuse(.area, "is not allowed for a \(kind.rawValue)")
@@ -171,15 +187,18 @@ extension Catalog {
                 let list = try c.decodeIfPresent([String].self, forKey: .includes)
                 if kind == .bundle || !hasArea {
                     guard let list, !list.isEmpty else {
-                        throw CatalogIssue(.malformed, field("includes"),
-                            kind == .bundle ? "is missing or empty (a bundle includes products)"
-                                            : "is missing (a subscription needs an area or includes)")
+                        throw CatalogIssue(
+                            .malformed, field("includes"),
+                            kind == .bundle
+                                ? "is missing or empty (a bundle includes products)"
+                                : "is missing (a subscription needs an area or includes)")
                     }
                 }
                 includes = list ?? []
                 var seen: Set<String> = []
                 for (i, other) in includes.enumerated() where !seen.insert(other).inserted {
-                    throw CatalogIssue(.duplicateID, field("includes[\(i)]"), "\(ErrorText.quoted(other)) is listed twice")
+                    throw CatalogIssue(
+                        .duplicateID, field("includes[\(i)]"), "\(ErrorText.quoted(other)) is listed twice")
                 }
             }
         }
@@ -201,11 +220,13 @@ extension Catalog {
         }
 
         static func isValidID(_ id: String) -> Bool {
-            !id.isEmpty && id.utf8.count <= maxIDLength && id.utf8.allSatisfy { b in
-                (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
-                    || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
-                    || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
-            }
+            !id.isEmpty && id.utf8.count <= maxIDLength
+                && id.utf8.allSatisfy { b in
+                    (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z"))
+                        || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                        || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+                        || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
+                }
         }
 
         /// A name that stays inside the library directory: no slash, not `.`/`..`, no NUL.
@@ -220,12 +241,17 @@ extension Catalog {
             let any = try decoder.container(keyedBy: AnyKey.self)
             if let unknown = any.allKeys.map(\.stringValue).filter({ !known.contains($0) }).sorted().first {
                 // A key that is not a plain name is shown quoted, escapes and all (`["a\nb"]`).
-                let plain = !unknown.isEmpty && unknown.utf8.allSatisfy { b in
-                    (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
-                        || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_")
-                }
-                throw CatalogIssue(.unknownField, CatalogIssue.field(decoder.codingPath, plain ? unknown : "[\(ErrorText.quoted(unknown))]"),
-                                   "is not a field of the catalog schema")
+                let plain =
+                    !unknown.isEmpty
+                    && unknown.utf8.allSatisfy { b in
+                        (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z"))
+                            || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                            || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_")
+                    }
+                throw CatalogIssue(
+                    .unknownField,
+                    CatalogIssue.field(decoder.codingPath, plain ? unknown : "[\(ErrorText.quoted(unknown))]"),
+                    "is not a field of the catalog schema")
             }
         }
     }

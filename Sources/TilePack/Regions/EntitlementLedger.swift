@@ -20,8 +20,10 @@ public struct Entitlement: Codable, Sendable, Hashable {
     public var purchaseDate: Int64
     public var expiresDate: Int64?
 
-    public init(productID: String, type: AppStoreProductType, transactionID: String, originalTransactionID: String,
-                purchaseDate: Int64, expiresDate: Int64?) {
+    public init(
+        productID: String, type: AppStoreProductType, transactionID: String, originalTransactionID: String,
+        purchaseDate: Int64, expiresDate: Int64?
+    ) {
         self.productID = productID
         self.type = type
         self.transactionID = transactionID
@@ -31,8 +33,9 @@ public struct Entitlement: Codable, Sendable, Hashable {
     }
 
     init(_ t: LedgerTransaction) {
-        self.init(productID: t.productID, type: t.type, transactionID: t.transactionID,
-                  originalTransactionID: t.originalTransactionID, purchaseDate: t.purchaseDate, expiresDate: t.expiresDate)
+        self.init(
+            productID: t.productID, type: t.type, transactionID: t.transactionID,
+            originalTransactionID: t.originalTransactionID, purchaseDate: t.purchaseDate, expiresDate: t.expiresDate)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -69,7 +72,9 @@ struct LedgerTransaction: Sendable, Equatable {
 
     init(_ t: AppStoreTransaction, jws: String, source: String) throws(AppStoreVerificationError) {
         func need<T>(_ value: T?, _ name: String) throws(AppStoreVerificationError) -> T {
-            guard let value else { throw AppStoreVerificationError(.malformed, source: source, "the transaction has no \(name)") }
+            guard let value else {
+                throw AppStoreVerificationError(.malformed, source: source, "the transaction has no \(name)")
+            }
             return value
         }
         self.jws = jws
@@ -82,8 +87,10 @@ struct LedgerTransaction: Sendable, Equatable {
         signedDate = try need(t.signedDate, "signedDate")
         expiresDate = t.expiresDate
         revocationDate = t.revocationDate
-        for (name, value) in [("transactionId", transactionID), ("originalTransactionId", originalTransactionID),
-                              ("productId", productID), ("appAccountToken", account)] {
+        for (name, value) in [
+            ("transactionId", transactionID), ("originalTransactionId", originalTransactionID),
+            ("productId", productID), ("appAccountToken", account),
+        ] {
             if let problem = AccountToken.problem(value) {
                 throw AppStoreVerificationError(.malformed, source: source, "\(name) \(problem)")
             }
@@ -108,8 +115,10 @@ struct LedgerTransaction: Sendable, Equatable {
 
     /// The column values of its ledger row, in ``EntitlementLedger/columns`` order.
     var columns: [String?] {
-        [transactionID, originalTransactionID, productID, account, type.rawValue, String(purchaseDate),
-         expiresDate.map { String($0) }, revocationDate.map { String($0) }, String(signedDate), jws]
+        [
+            transactionID, originalTransactionID, productID, account, type.rawValue, String(purchaseDate),
+            expiresDate.map { String($0) }, revocationDate.map { String($0) }, String(signedDate), jws,
+        ]
     }
 }
 
@@ -135,7 +144,8 @@ package struct RejectedLedgerRow: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let why = verification.map { "\(reason.rawValue) (\($0.rawValue))" } ?? reason.rawValue
-        return "row \(rowID) (transaction \(storedTransactionID.map(ErrorText.quoted) ?? "NULL")): \(why): \(ErrorText.oneLine(detail))"
+        return
+            "row \(rowID) (transaction \(storedTransactionID.map(ErrorText.quoted) ?? "NULL")): \(why): \(ErrorText.oneLine(detail))"
     }
 }
 
@@ -164,7 +174,9 @@ package struct LedgerReport: Sendable, Equatable {
     public var problems: [String] {
         var lines: [String] = []
         if clockRolledBack {
-            lines.append("clock rolled back: now \(now) ms is before \(watermark) ms, the latest time this device has seen; subscriptions are treated as expired")
+            lines.append(
+                "clock rolled back: now \(now) ms is before \(watermark) ms, the latest time this device has seen; subscriptions are treated as expired"
+            )
         }
         lines += rejected.map(\.description)
         return lines
@@ -287,7 +299,8 @@ public final class EntitlementLedger: Sendable {
     /// `$XDG_DATA_HOME/tilepack/ledger.sqlite`, else `~/.local/share/tilepack/ledger.sqlite`.
     public static func defaultPath() -> String { RegionFiles.dataDirectory() + "/ledger.sqlite" }
 
-    static let columns = "transaction_id, original_transaction_id, product_id, account, type, purchase_date, expires_date, revocation_date, signed_date, jws"
+    static let columns =
+        "transaction_id, original_transaction_id, product_id, account, type, purchase_date, expires_date, revocation_date, signed_date, jws"
 
     /// Longer values are never read whole: a row holding one is cut here, which no signed
     /// payload matches (a token is at most ``AppStoreVerifier/maxCompactLength``), so it is
@@ -302,8 +315,10 @@ public final class EntitlementLedger: Sendable {
     /// `verifier`. ``OpenMode/readWrite`` also records the current time as observed.
     /// - Throws: ``LedgerError`` (`legacyLedger` for an earlier tilepack's ledger, except
     ///   when `mode` is ``OpenMode/upgradingLegacy``).
-    public init(path: String? = nil, verifier: AppStoreVerifier, account: String? = nil,
-                clock: any RegionClock = SystemRegionClock(), mode: OpenMode = .readWrite) throws(LedgerError) {
+    public init(
+        path: String? = nil, verifier: AppStoreVerifier, account: String? = nil,
+        clock: any RegionClock = SystemRegionClock(), mode: OpenMode = .readWrite
+    ) throws(LedgerError) {
         let resolved = path ?? EntitlementLedger.defaultPath()
         self.path = resolved
         self.clock = clock
@@ -312,14 +327,17 @@ public final class EntitlementLedger: Sendable {
         if let account, let problem = AccountToken.problem(account) {
             throw LedgerError(.invalidArgument, subject: "account", problem)
         }
-        let opened: (SQLiteConnection?, String, Bool) = try LedgerError.mapping(path: resolved, doing: "opening the ledger") {
+        let opened: (SQLiteConnection?, String, Bool) = try LedgerError.mapping(
+            path: resolved, doing: "opening the ledger"
+        ) {
             if mode == .readOnly {
                 return try EntitlementLedger.openReadOnly(path: resolved, account: account)
             }
             if path == nil, let slash = resolved.lastIndex(of: "/") {
                 try RegionFiles.makeDirectories(String(resolved[..<slash]))
             }
-            let (db, stored, drawn) = try EntitlementLedger.open(path: resolved, account: account, upgrade: mode == .upgradingLegacy)
+            let (db, stored, drawn) = try EntitlementLedger.open(
+                path: resolved, account: account, upgrade: mode == .upgradingLegacy)
             return (db, stored, drawn)
         }
         self.account = opened.1
@@ -357,10 +375,15 @@ public final class EntitlementLedger: Sendable {
     private static func storedSchema(_ db: SQLiteConnection) throws -> (String?, String?) {
         let hasMeta = try db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
         guard try hasMeta.step() else { return (nil, nil) }
-        let select = try db.prepare("SELECT key, substr(value, 1, 256) FROM meta WHERE key IN ('schema_version', 'account')")
+        let select = try db.prepare(
+            "SELECT key, substr(value, 1, 256) FROM meta WHERE key IN ('schema_version', 'account')")
         var version: String?, account: String?
         while try select.step() {
-            if select.string(at: 0) == "schema_version" { version = select.string(at: 1) } else { account = select.string(at: 1) }
+            if select.string(at: 0) == "schema_version" {
+                version = select.string(at: 1)
+            } else {
+                account = select.string(at: 1)
+            }
         }
         if let account, AccountToken.problem(account) != nil {
             throw LedgerError(.storage, subject: db.path, "meta account is not a valid account id")
@@ -370,12 +393,14 @@ public final class EntitlementLedger: Sendable {
 
     private static func legacyError(path: String, version: String?) -> LedgerError {
         if version == "1" {
-            return LedgerError(.legacyLedger, subject: path,
-                               "written by an earlier tilepack (Ed25519-signed transactions): run tilepack store restore")
+            return LedgerError(
+                .legacyLedger, subject: path,
+                "written by an earlier tilepack (Ed25519-signed transactions): run tilepack store restore")
         }
-        return LedgerError(.storage, subject: path,
-                           "ledger schema version \(version.map(ErrorText.quoted) ?? "missing") is not \(schemaVersion)",
-                           storageCategory: .unsupported)
+        return LedgerError(
+            .storage, subject: path,
+            "ledger schema version \(version.map(ErrorText.quoted) ?? "missing") is not \(schemaVersion)",
+            storageCategory: .unsupported)
     }
 
     private static func open(path: String, account: String?, upgrade: Bool) throws -> (SQLiteConnection, String, Bool) {
@@ -392,7 +417,8 @@ public final class EntitlementLedger: Sendable {
                         // The Ed25519 rows cannot be verified any more: the store re-issues them.
                         try db.execute("DROP TABLE IF EXISTS transactions; DELETE FROM meta WHERE key <> 'account'")
                     }
-                    try db.execute("""
+                    try db.execute(
+                        """
                         CREATE TABLE IF NOT EXISTS transactions (
                             transaction_id TEXT PRIMARY KEY,
                             original_transaction_id TEXT NOT NULL,
@@ -454,14 +480,16 @@ public final class EntitlementLedger: Sendable {
     /// locked file). The only write a read-only command attempts, and it never creates.
     public static func recordObservedTime(path: String, now seconds: Double) {
         guard access(path, W_OK) == 0, seconds.isFinite, seconds >= 0,
-              seconds * 1000 < Double(AppStoreDate.maxMilliseconds) else { return }
+            seconds * 1000 < Double(AppStoreDate.maxMilliseconds)
+        else { return }
         guard let db = try? SQLiteConnection(path: path, mode: .readWriteExisting) else { return }
         try? db.execute("PRAGMA busy_timeout = 200")
         try? db.inTransaction { try raiseObserved(db, to: Int64(seconds * 1000)) }
     }
 
     private static func raiseObserved(_ db: SQLiteConnection, to now: Int64) throws {
-        let update = try db.prepare("""
+        let update = try db.prepare(
+            """
             INSERT INTO meta (key, value) VALUES ('observed_ms', ?1)
             ON CONFLICT (key) DO UPDATE SET value = CAST(MAX(CAST(value AS INTEGER), CAST(?1 AS INTEGER)) AS TEXT)
             """)
@@ -476,10 +504,17 @@ public final class EntitlementLedger: Sendable {
     public func acceptedCatalog() -> (serial: Int64, jws: String)? {
         state.withLock { state -> (Int64, String)? in
             guard let db = state.db,
-                  let select = try? db.prepare("SELECT key, substr(value, 1, \(SignedCatalog.maxFileBytes)) FROM meta WHERE key IN ('catalog_serial', 'catalog_jws')") else { return nil }
+                let select = try? db.prepare(
+                    "SELECT key, substr(value, 1, \(SignedCatalog.maxFileBytes)) FROM meta WHERE key IN ('catalog_serial', 'catalog_jws')"
+                )
+            else { return nil }
             var serial: Int64?, jws: String?
             while (try? select.step()) == true {
-                if select.string(at: 0) == "catalog_serial" { serial = select.string(at: 1).flatMap { Int64($0) } } else { jws = select.string(at: 1) }
+                if select.string(at: 0) == "catalog_serial" {
+                    serial = select.string(at: 1).flatMap { Int64($0) }
+                } else {
+                    jws = select.string(at: 1)
+                }
             }
             guard let serial, let jws else { return nil }
             return (serial, jws)
@@ -517,10 +552,14 @@ public final class EntitlementLedger: Sendable {
     ///   written then. Read-only ledgers refuse (``LedgerError/Kind/storage``).
     /// - Cost: one ES256 verification per blob (and per replaced row), one commit.
     @discardableResult
-    public func `import`(signed batch: [String], source: String = "signed transaction") throws(LedgerError) -> LedgerImportSummary {
+    public func `import`(
+        signed batch: [String], source: String = "signed transaction"
+    ) throws(LedgerError) -> LedgerImportSummary {
         let verified = try verify(batch, source: source)
         guard mode != .readOnly else {
-            throw LedgerError(.storage, subject: path, "opened read-only: cannot record transactions", storageCategory: .invalidArgument)
+            throw LedgerError(
+                .storage, subject: path, "opened read-only: cannot record transactions",
+                storageCategory: .invalidArgument)
         }
         let verifier = verifier
         return try LedgerError.mapping(path: path, doing: "importing transactions") {
@@ -564,7 +603,8 @@ public final class EntitlementLedger: Sendable {
         for (index, jws) in batch.enumerated() {
             let origin = batch.count == 1 ? source : "\(source) \(index + 1)"
             do {
-                out.append(try LedgerTransaction(verifier.verifyTransaction(jws, source: origin), jws: jws, source: origin))
+                out.append(
+                    try LedgerTransaction(verifier.verifyTransaction(jws, source: origin), jws: jws, source: origin))
             } catch {
                 throw LedgerError(error)
             }
@@ -572,8 +612,10 @@ public final class EntitlementLedger: Sendable {
         return out
     }
 
-    private static func record(_ t: LedgerTransaction, db: SQLiteConnection, verifier: AppStoreVerifier,
-                               summary: inout LedgerImportSummary) throws {
+    private static func record(
+        _ t: LedgerTransaction, db: SQLiteConnection, verifier: AppStoreVerifier,
+        summary: inout LedgerImportSummary
+    ) throws {
         let select = try db.prepare("SELECT \(cappedColumns) FROM transactions WHERE transaction_id = ?")
         try select.bind(t.transactionID, at: 1)
         var winner = t
@@ -582,9 +624,10 @@ public final class EntitlementLedger: Sendable {
             let stored = (0..<10).map { select.string(at: Int32($0)) }
             select.reset()
             if let jws = stored[9], jws != t.jws,
-               let verified = try? verifier.verifyTransaction(jws, source: "ledger"),
-               let held = try? LedgerTransaction(verified, jws: jws, source: "ledger"),
-               held.transactionID == t.transactionID, !t.supersedes(held) {
+                let verified = try? verifier.verifyTransaction(jws, source: "ledger"),
+                let held = try? LedgerTransaction(verified, jws: jws, source: "ledger"),
+                held.transactionID == t.transactionID, !t.supersedes(held)
+            {
                 winner = held
             }
             if stored == winner.columns {
@@ -596,8 +639,10 @@ public final class EntitlementLedger: Sendable {
             summary.inserted += 1
         }
         // UPDATE in place when the row exists, so its rowid (and a restore's result) stays the same.
-        let write = exists
-            ? try db.prepare("""
+        let write =
+            exists
+            ? try db.prepare(
+                """
                 UPDATE transactions SET transaction_id = ?1, original_transaction_id = ?2, product_id = ?3, account = ?4,
                     type = ?5, purchase_date = ?6, expires_date = ?7, revocation_date = ?8, signed_date = ?9, jws = ?10
                 WHERE transaction_id = ?1
@@ -639,7 +684,8 @@ public final class EntitlementLedger: Sendable {
         let (snapshot, overlay) = try currentSnapshot()
         if let hit = memo.withLock({ memo -> LedgerReport? in
             guard let memo, memo.token == snapshot.token, memo.account == account,
-                  memo.validFrom <= nowMs, nowMs < memo.validUntil else { return nil }
+                memo.validFrom <= nowMs, nowMs < memo.validUntil
+            else { return nil }
             return memo.report
         }) {
             var report = hit
@@ -654,8 +700,10 @@ public final class EntitlementLedger: Sendable {
         for row in snapshot.verified {
             let t = row.transaction
             guard t.account == account else {
-                rejected.append(RejectedLedgerRow(rowID: row.rowID, storedTransactionID: t.transactionID, reason: .otherAccount,
-                                                  detail: "signed for another account, not \(ErrorText.quoted(account))"))
+                rejected.append(
+                    RejectedLedgerRow(
+                        rowID: row.rowID, storedTransactionID: t.transactionID, reason: .otherAccount,
+                        detail: "signed for another account, not \(ErrorText.quoted(account))"))
                 continue
             }
             if let held = latest[t.transactionID], !t.supersedes(held) { continue }
@@ -669,12 +717,20 @@ public final class EntitlementLedger: Sendable {
         let rolledBack = nowMs + Self.clockTolerance < watermark
         // Valid for every `now` on the same side of the rollback line and of each expiry.
         var validFrom = Int64.min, validUntil = Int64.max
-        if rolledBack { validUntil = watermark - Self.clockTolerance } else { validFrom = watermark - Self.clockTolerance }
+        if rolledBack {
+            validUntil = watermark - Self.clockTolerance
+        } else {
+            validFrom = watermark - Self.clockTolerance
+        }
         var best: [String: LedgerTransaction] = [:]
         var lapsed: [String: LedgerTransaction] = [:]
         for t in latest.values where !t.isRevoked {
             if let expires = t.expiresDate {
-                if nowMs >= expires { validFrom = max(validFrom, expires) } else { validUntil = min(validUntil, expires) }
+                if nowMs >= expires {
+                    validFrom = max(validFrom, expires)
+                } else {
+                    validUntil = min(validUntil, expires)
+                }
                 if rolledBack || nowMs >= expires {
                     if (lapsed[t.productID]?.expiresDate ?? .min) < expires { lapsed[t.productID] = t }
                     continue
@@ -687,13 +743,15 @@ public final class EntitlementLedger: Sendable {
             }
             best[t.productID] = t
         }
-        let report = LedgerReport(account: account, now: nowMs,
-                                  entitlements: best.values.map(Entitlement.init).sorted { $0.productID < $1.productID },
-                                  rejected: rejected.sorted { $0.rowID < $1.rowID }, clockRolledBack: rolledBack,
-                                  watermark: watermark, verifiedTransactions: latest.count,
-                                  lapsed: lapsed.values.map(Entitlement.init).sorted { $0.productID < $1.productID })
+        let report = LedgerReport(
+            account: account, now: nowMs,
+            entitlements: best.values.map(Entitlement.init).sorted { $0.productID < $1.productID },
+            rejected: rejected.sorted { $0.rowID < $1.rowID }, clockRolledBack: rolledBack,
+            watermark: watermark, verifiedTransactions: latest.count,
+            lapsed: lapsed.values.map(Entitlement.init).sorted { $0.productID < $1.productID })
         memo.withLock {
-            $0 = ReportMemo(token: snapshot.token, account: account, validFrom: validFrom, validUntil: validUntil, report: report)
+            $0 = ReportMemo(
+                token: snapshot.token, account: account, validFrom: validFrom, validUntil: validUntil, report: report)
         }
         return report
     }
@@ -711,7 +769,8 @@ public final class EntitlementLedger: Sendable {
     public func signedTransaction(id: String) throws(LedgerError) -> String? {
         let (snapshot, overlay) = try currentSnapshot()
         var best: LedgerTransaction?
-        for t in snapshot.verified.map(\.transaction) + Array(overlay.values) where t.transactionID == id && t.account == account {
+        for t in snapshot.verified.map(\.transaction) + Array(overlay.values)
+        where t.transactionID == id && t.account == account {
             if let held = best, !t.supersedes(held) { continue }
             best = t
         }
@@ -745,28 +804,38 @@ public final class EntitlementLedger: Sendable {
                 // A garbled observed time is ignored: the verified rows below set the floor.
                 var watermark: Int64 = 0
                 if let select = try? db.prepare("SELECT substr(value, 1, 32) FROM meta WHERE key = 'observed_ms'"),
-                   (try? select.step()) == true, let text = select.string(at: 0), let value = Int64(text) {
+                    (try? select.step()) == true, let text = select.string(at: 0), let value = Int64(text)
+                {
                     watermark = value
                 }
-                let select = try db.prepare("SELECT rowid, \(EntitlementLedger.cappedColumns) FROM transactions ORDER BY rowid")
+                let select = try db.prepare(
+                    "SELECT rowid, \(EntitlementLedger.cappedColumns) FROM transactions ORDER BY rowid")
                 while try select.step() {
                     let rowID = select.int(at: 0)
                     let stored = (1...10).map { select.string(at: Int32($0)) }
                     let source = "\(path) row \(rowID)"
                     let transaction: LedgerTransaction
                     do throws(AppStoreVerificationError) {
-                        guard let jws = stored[9] else { throw AppStoreVerificationError(.malformed, source: source, "no jws") }
-                        transaction = try LedgerTransaction(verifier.verifyTransaction(jws, source: source), jws: jws, source: source)
+                        guard let jws = stored[9] else {
+                            throw AppStoreVerificationError(.malformed, source: source, "no jws")
+                        }
+                        transaction = try LedgerTransaction(
+                            verifier.verifyTransaction(jws, source: source), jws: jws, source: source)
                     } catch {
-                        rejected.append(RejectedLedgerRow(rowID: rowID, storedTransactionID: stored[0], reason: .unverified,
-                                                          verification: error.reason, detail: error.detail))
+                        rejected.append(
+                            RejectedLedgerRow(
+                                rowID: rowID, storedTransactionID: stored[0], reason: .unverified,
+                                verification: error.reason, detail: error.detail))
                         continue
                     }
                     let names = EntitlementLedger.columns.split(separator: ",").map { $0.trimmingPrefix(" ") }
                     if let differing = zip(names, zip(stored, transaction.columns)).first(where: { $0.1.0 != $0.1.1 }) {
-                        rejected.append(RejectedLedgerRow(
-                            rowID: rowID, storedTransactionID: stored[0], reason: .columnMismatch,
-                            detail: "column \(differing.0) is \(differing.1.0.map(ErrorText.quoted) ?? "NULL"), the signed payload says \(differing.1.1.map(ErrorText.quoted) ?? "NULL")"))
+                        rejected.append(
+                            RejectedLedgerRow(
+                                rowID: rowID, storedTransactionID: stored[0], reason: .columnMismatch,
+                                detail:
+                                    "column \(differing.0) is \(differing.1.0.map(ErrorText.quoted) ?? "NULL"), the signed payload says \(differing.1.1.map(ErrorText.quoted) ?? "NULL")"
+                            ))
                         continue
                     }
                     watermark = max(watermark, transaction.latestSignedTime)

@@ -45,11 +45,15 @@ public final class FixedEntitlements: EntitlementSource {
 
     /// Adds one product (a purchase).
     public func grant(_ id: String) {
-        state.withLock { $0.ids.insert(id); $0.generation &+= 1 }
+        state.withLock {
+            $0.ids.insert(id); $0.generation &+= 1
+        }
     }
 
     /// Removes one product (a refund, an expiry).
     public func revoke(_ id: String) {
-        state.withLock { $0.ids.remove(id); $0.generation &+= 1 }
+        state.withLock {
+            $0.ids.remove(id); $0.generation &+= 1
+        }
     }
 }

@@ -92,7 +92,9 @@ package enum Base64URL {
             case UInt8(ascii: "="):
                 throw JWSError(.malformed, source: source, "base64url must not be padded ('=' at offset \(offset))")
             default:
-                throw JWSError(.malformed, source: source, "invalid base64url character 0x\(String(c, radix: 16)) at offset \(offset)")
+                throw JWSError(
+                    .malformed, source: source,
+                    "invalid base64url character 0x\(String(c, radix: 16)) at offset \(offset)")
             }
             values.append(v)
         }
@@ -100,19 +102,23 @@ package enum Base64URL {
         out.reserveCapacity(values.count * 3 / 4)
         var i = 0
         while i + 4 <= values.count {
-            let v = UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6 | UInt32(values[i + 3])
+            let v =
+                UInt32(values[i]) << 18 | UInt32(values[i + 1]) << 12 | UInt32(values[i + 2]) << 6
+                | UInt32(values[i + 3])
             out.append(UInt8(v >> 16 & 0xFF)); out.append(UInt8(v >> 8 & 0xFF)); out.append(UInt8(v & 0xFF))
             i += 4
         }
         switch values.count - i {
         case 2:
             guard values[i + 1] & 0x0F == 0 else {
-                throw JWSError(.malformed, source: source, "non-canonical base64url (unused bits set in the last character)")
+                throw JWSError(
+                    .malformed, source: source, "non-canonical base64url (unused bits set in the last character)")
             }
             out.append(values[i] << 2 | values[i + 1] >> 4)
         case 3:
             guard values[i + 2] & 0x03 == 0 else {
-                throw JWSError(.malformed, source: source, "non-canonical base64url (unused bits set in the last character)")
+                throw JWSError(
+                    .malformed, source: source, "non-canonical base64url (unused bits set in the last character)")
             }
             out.append(values[i] << 2 | values[i + 1] >> 4)
             out.append((values[i + 1] & 0x0F) << 4 | values[i + 2] >> 2)
@@ -157,12 +163,15 @@ public enum JWS {
     public static let maxCompactLength = 64 * 1024
 
     /// `payload` as JSON (sorted keys), signed with `key` under `kid`.
-    public static func sign(_ payload: some Encodable, key: Curve25519.Signing.PrivateKey, kid: String) throws -> String {
+    public static func sign(_ payload: some Encodable, key: Curve25519.Signing.PrivateKey, kid: String) throws -> String
+    {
         try sign(bytes: Array(try JSONOutput.string(payload).utf8), key: key, kid: kid)
     }
 
     /// `bytes` as the payload, as they are, signed with `key` under `kid`, header `typ` `typ`.
-    public static func sign(bytes: [UInt8], key: Curve25519.Signing.PrivateKey, kid: String, typ: String = "JWT") throws -> String {
+    public static func sign(
+        bytes: [UInt8], key: Curve25519.Signing.PrivateKey, kid: String, typ: String = "JWT"
+    ) throws -> String {
         let header = Array(try JSONOutput.string(JWSHeader(kid: kid, typ: typ)).utf8)
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(bytes)
         let signature = try key.signature(for: Array(signingInput.utf8))
@@ -180,20 +189,25 @@ public enum JWS {
     /// verifies over the ASCII `header.payload`. Every failure is a ``JWSError`` naming `source`.
     /// With `type`, the header's `typ` must be exactly that (a token made for one purpose is
     /// never accepted for another).
-    public static func verify(_ compact: String, publicKeys: [String: Curve25519.Signing.PublicKey],
-                              type: String? = nil, maxLength: Int = maxCompactLength,
-                              source: String = "JWS") throws(JWSError) -> [UInt8] {
+    public static func verify(
+        _ compact: String, publicKeys: [String: Curve25519.Signing.PublicKey],
+        type: String? = nil, maxLength: Int = maxCompactLength,
+        source: String = "JWS"
+    ) throws(JWSError) -> [UInt8] {
         let (h, p, s) = try split(compact, maxLength: maxLength, source: source)
         let header = try decodeHeader(h, source: source)
         guard header.alg == algorithm else {
-            throw JWSError(.badAlgorithm, source: source, "alg \(ErrorText.quoted(header.alg)) is not accepted (only EdDSA)")
+            throw JWSError(
+                .badAlgorithm, source: source, "alg \(ErrorText.quoted(header.alg)) is not accepted (only EdDSA)")
         }
         if let type, header.typ != type {
-            throw JWSError(.malformed, source: source,
-                           "typ \(header.typ.map(ErrorText.quoted) ?? "missing") is not \(ErrorText.quoted(type))")
+            throw JWSError(
+                .malformed, source: source,
+                "typ \(header.typ.map(ErrorText.quoted) ?? "missing") is not \(ErrorText.quoted(type))")
         }
         if let crit = header.crit {
-            throw JWSError(.badAlgorithm, source: source, "unsupported critical header parameters \(crit.map(ErrorText.quoted))")
+            throw JWSError(
+                .badAlgorithm, source: source, "unsupported critical header parameters \(crit.map(ErrorText.quoted))")
         }
         guard let kid = header.kid else { throw JWSError(.unknownKey, source: source, "header has no kid") }
         guard let key = publicKeys[kid] else {
@@ -210,17 +224,23 @@ public enum JWS {
         return try Base64URL.decode(p, source: source)
     }
 
-    private static func split(_ compact: String, maxLength: Int = maxCompactLength,
-                              source: String) throws(JWSError) -> (Substring, Substring, Substring) {
+    private static func split(
+        _ compact: String, maxLength: Int = maxCompactLength,
+        source: String
+    ) throws(JWSError) -> (Substring, Substring, Substring) {
         guard compact.utf8.count <= maxLength else {
-            throw JWSError(.malformed, source: source, "JWS is \(compact.utf8.count) bytes, over the \(maxLength)-byte limit")
+            throw JWSError(
+                .malformed, source: source, "JWS is \(compact.utf8.count) bytes, over the \(maxLength)-byte limit")
         }
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else {
-            throw JWSError(.malformed, source: source, "JWS compact serialization has \(parts.count) parts, expected 3 (header.payload.signature)")
+            throw JWSError(
+                .malformed, source: source,
+                "JWS compact serialization has \(parts.count) parts, expected 3 (header.payload.signature)")
         }
         guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
-            throw JWSError(.malformed, source: source, "JWS has an empty part (unsigned or detached tokens are not accepted)")
+            throw JWSError(
+                .malformed, source: source, "JWS has an empty part (unsigned or detached tokens are not accepted)")
         }
         return (parts[0], parts[1], parts[2])
     }
@@ -288,14 +308,17 @@ public struct JWK: Codable, Sendable, Equatable {
     /// The Ed25519 public key, after checking `kty`, `crv` and `x`.
     public func publicKey(source: String) throws(JWSError) -> Curve25519.Signing.PublicKey {
         guard kty == "OKP", crv == "Ed25519" else {
-            throw JWSError(.badKey, source: source, "JWK is kty \(ErrorText.quoted(kty)) crv \(ErrorText.quoted(crv)), expected OKP Ed25519")
+            throw JWSError(
+                .badKey, source: source,
+                "JWK is kty \(ErrorText.quoted(kty)) crv \(ErrorText.quoted(crv)), expected OKP Ed25519")
         }
         if let alg, alg != JWS.algorithm {
             throw JWSError(.badKey, source: source, "JWK alg \(ErrorText.quoted(alg)) is not EdDSA")
         }
         let raw = try Base64URL.decode(x, source: source)
         guard raw.count == 32, let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else {
-            throw JWSError(.badKey, source: source, "JWK x is \(raw.count) bytes, expected a 32-byte Ed25519 public key")
+            throw JWSError(
+                .badKey, source: source, "JWK x is \(raw.count) bytes, expected a 32-byte Ed25519 public key")
         }
         return key
     }

@@ -42,7 +42,9 @@ public final class LedgerEntitlements: EntitlementSource {
 
     /// `accepts` filters what the ledger verified (the library binds each transaction's type
     /// to the product's kind there); it must be pure.
-    public init(ledger: EntitlementLedger, accepts: @escaping @Sendable (Entitlement) -> Bool = { _ in true }) throws(LedgerError) {
+    public init(
+        ledger: EntitlementLedger, accepts: @escaping @Sendable (Entitlement) -> Bool = { _ in true }
+    ) throws(LedgerError) {
         self.ledger = ledger
         self.accepts = accepts
         state = Locked(Snapshot(ids: [], nextExpiry: .min, token: nil, generation: 0, checkedAt: 0, refused: []))
@@ -97,7 +99,9 @@ public final class LedgerEntitlements: EntitlementSource {
             let changed = (try? ledger.changeToken()).map { $0 != token } ?? true
             // A failure to re-derive leaves nothing entitled rather than something stale.
             if (changed || expired), (try? refresh()) == nil {
-                state.withLock { s in s.ids = []; s.nextExpiry = .max; s.generation &+= 1 }
+                state.withLock { s in
+                    s.ids = []; s.nextExpiry = .max; s.generation &+= 1
+                }
             }
         }
         return state.withLock { $0.generation }

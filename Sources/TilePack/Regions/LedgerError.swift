@@ -30,8 +30,10 @@ public struct LedgerError: TilePackError, Equatable {
     /// For ``Kind/storage``: the category of the underlying error.
     public var storageCategory: TilePackErrorCategory?
 
-    public init(_ kind: Kind, subject: String, _ detail: String, verification: AppStoreVerificationError.Reason? = nil,
-                storageCategory: TilePackErrorCategory? = nil) {
+    public init(
+        _ kind: Kind, subject: String, _ detail: String, verification: AppStoreVerificationError.Reason? = nil,
+        storageCategory: TilePackErrorCategory? = nil
+    ) {
         self.kind = kind
         self.subject = subject
         self.detail = detail
@@ -41,7 +43,8 @@ public struct LedgerError: TilePackError, Equatable {
 
     /// A refused signed transaction: the verifier's own line (it names its source).
     public init(_ error: AppStoreVerificationError) {
-        self.init(.rejected, subject: error.source, "\(error.reason.rawValue): \(error.detail)", verification: error.reason)
+        self.init(
+            .rejected, subject: error.source, "\(error.reason.rawValue): \(error.detail)", verification: error.reason)
     }
 
     public var category: TilePackErrorCategory {
@@ -65,8 +68,9 @@ public struct LedgerError: TilePackError, Equatable {
         } catch let error as AppStoreVerificationError {
             throw LedgerError(error)
         } catch let error as SQLiteError {
-            throw LedgerError(.storage, subject: path, "\(doing): SQLite error \(error.code.rawValue) (\(error.message))",
-                              storageCategory: error.category)
+            throw LedgerError(
+                .storage, subject: path, "\(doing): SQLite error \(error.code.rawValue) (\(error.message))",
+                storageCategory: error.category)
         } catch let error as InputFileError {
             throw LedgerError(.storage, subject: error.path, error.problem, storageCategory: .environment)
         } catch {

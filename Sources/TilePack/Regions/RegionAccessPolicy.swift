@@ -67,8 +67,10 @@ public final class RegionAccessPolicy: AccessPolicy {
     /// the catalog hashed. Only above it does a product reach past its `maxzoom` (the store
     /// then draws scaled-up tiles, never stored ones nobody sells); an archive missing here
     /// gets no such reach (fail closed). `cacheCapacity` is clamped to at least 1.
-    public init(catalog: Catalog, entitlements: any EntitlementSource, storedMaxZooms: [String: Int] = [:],
-                cacheCapacity: Int = 1 << 16) {
+    public init(
+        catalog: Catalog, entitlements: any EntitlementSource, storedMaxZooms: [String: Int] = [:],
+        cacheCapacity: Int = 1 << 16
+    ) {
         self.catalog = catalog
         self.storedMaxZoom = storedMaxZooms
         self.source = entitlements
@@ -142,7 +144,9 @@ public final class RegionAccessPolicy: AccessPolicy {
     /// Forgets every cached answer and re-reads the entitlements on the next check (for a
     /// source that cannot bump its generation, or after replacing the archives).
     public func invalidate() {
-        state.withLock { $0.generation = nil; $0.cache.removeAll(); $0.maskBytes = 0 }
+        state.withLock {
+            $0.generation = nil; $0.cache.removeAll(); $0.maskBytes = 0
+        }
     }
 
     /// Answers currently cached (tests, statistics).
@@ -158,7 +162,8 @@ public final class RegionAccessPolicy: AccessPolicy {
         // An unavailable product (its archive missing, or not the file the signed catalog
         // hashed) opens nothing, owned or not.
         return catalog.products.indices.filter {
-            catalog.products[$0].area != nil && catalog.products[$0].isAvailable && ids.contains(catalog.products[$0].id)
+            catalog.products[$0].area != nil && catalog.products[$0].isAvailable
+                && ids.contains(catalog.products[$0].id)
         }
     }
 

@@ -26,7 +26,8 @@ package enum RegionFiles {
         for component in path.split(separator: "/") {
             prefix += "/" + component
             if mkdir(prefix, 0o700) != 0, errno != EEXIST {
-                throw InputFileError(path: prefix, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
+                throw InputFileError(
+                    path: prefix, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
             }
         }
     }
@@ -44,24 +45,33 @@ package enum RegionFiles {
     /// hanging. With `privateFile`, a file readable or writable by group or others is refused,
     /// as ssh refuses such a private key.
     /// - Cost: one allocation of at most `limit` + 1 bytes (the file's size when smaller).
-    package static func regularFileBytes(path: String, limit: Int, privateFile: Bool = false) throws(ReadFailure) -> [UInt8] {
+    package static func regularFileBytes(
+        path: String, limit: Int, privateFile: Bool = false
+    ) throws(ReadFailure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            throw ReadFailure(problem: "cannot open (\(AtomicReplacement.message(code)))", category: code == ENOENT ? .notFound : .environment)
+            throw ReadFailure(
+                problem: "cannot open (\(AtomicReplacement.message(code)))",
+                category: code == ENOENT ? .notFound : .environment)
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             throw ReadFailure(problem: "cannot stat (\(AtomicReplacement.message(errno)))", category: .environment)
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw ReadFailure(problem: RegularFile.notRegular(mode: info.st_mode), category: .invalidInput) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw ReadFailure(problem: RegularFile.notRegular(mode: info.st_mode), category: .invalidInput)
+        }
         if privateFile, info.st_mode & 0o077 != 0 {
-            throw ReadFailure(problem: "private key file has mode 0\(String(info.st_mode & 0o777, radix: 8)); it must be 0600 (chmod 600)",
-                              category: .invalidInput)
+            throw ReadFailure(
+                problem:
+                    "private key file has mode 0\(String(info.st_mode & 0o777, radix: 8)); it must be 0600 (chmod 600)",
+                category: .invalidInput)
         }
         guard info.st_size >= 0, Int(info.st_size) <= limit else {
-            throw ReadFailure(problem: "file is \(info.st_size) bytes, over the \(limit)-byte limit", category: .invalidInput)
+            throw ReadFailure(
+                problem: "file is \(info.st_size) bytes, over the \(limit)-byte limit", category: .invalidInput)
         }
         // One byte past the size fstat gave, to notice a file that grows while read.
         var out = [UInt8](repeating: 0, count: min(limit, Int(info.st_size)) + 1)
@@ -79,12 +89,15 @@ package enum RegionFiles {
             if n == 0 { break }
             filled += n
         }
-        guard filled <= limit else { throw ReadFailure(problem: "file is over the \(limit)-byte limit", category: .invalidInput) }
+        guard filled <= limit else {
+            throw ReadFailure(problem: "file is over the \(limit)-byte limit", category: .invalidInput)
+        }
         return Array(out[0..<filled])
     }
 
     /// ``regularFileBytes(path:limit:privateFile:)`` with its failure as an ``InputFileError`` naming `path`.
-    package static func contents(path: String, limit: Int, privateFile: Bool = false) throws(InputFileError) -> [UInt8] {
+    package static func contents(path: String, limit: Int, privateFile: Bool = false) throws(InputFileError) -> [UInt8]
+    {
         do {
             return try regularFileBytes(path: path, limit: limit, privateFile: privateFile)
         } catch {
@@ -124,7 +137,9 @@ package enum RegionFiles {
 
     private static func writeNew(path: String, bytes: [UInt8], mode: mode_t) throws(InputFileError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot create (\(AtomicReplacement.message(errno)))") }
+        guard fd >= 0 else {
+            throw InputFileError(path: path, problem: "cannot create (\(AtomicReplacement.message(errno)))")
+        }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }

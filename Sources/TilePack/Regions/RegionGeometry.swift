@@ -45,7 +45,7 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
     public struct Problem: Error, Sendable, Equatable {
         public enum Kind: Sendable, Equatable {
             case noRings, tooManyPoints, tooFewPoints, notClosed, badPoint, outOfRange,
-                 repeatedPoint, selfIntersecting, ringsCross, noArea, holeOutside
+                repeatedPoint, selfIntersecting, ringsCross, noArea, holeOutside
         }
         public let kind: Kind
         /// The ring at fault (nil for the polygon as a whole).
@@ -63,34 +63,40 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
         guard !raw.isEmpty else { throw Problem(kind: .noRings, ring: nil, point: nil, detail: "has no rings") }
         let total = raw.reduce(0) { $0 + $1.count }
         guard total <= Self.maxPoints else {
-            throw Problem(kind: .tooManyPoints, ring: nil, point: nil,
-                          detail: "has \(total) points (at most \(Self.maxPoints))")
+            throw Problem(
+                kind: .tooManyPoints, ring: nil, point: nil,
+                detail: "has \(total) points (at most \(Self.maxPoints))")
         }
         var rings: [[Point]] = []
         var xs: [Double] = [], ys: [Double] = [], ends: [Int] = []
         xs.reserveCapacity(total); ys.reserveCapacity(total)
         for (r, ring) in raw.enumerated() {
             guard ring.count >= 4 else {
-                throw Problem(kind: .tooFewPoints, ring: r, point: nil,
-                              detail: "has \(ring.count) points (a closed ring needs at least 4)")
+                throw Problem(
+                    kind: .tooFewPoints, ring: r, point: nil,
+                    detail: "has \(ring.count) points (a closed ring needs at least 4)")
             }
             var points: [Point] = []
             points.reserveCapacity(ring.count)
             for (i, pair) in ring.enumerated() {
                 guard pair.count == 2 else {
-                    throw Problem(kind: .badPoint, ring: r, point: i, detail: "must be [lon, lat] (\(pair.count) numbers)")
+                    throw Problem(
+                        kind: .badPoint, ring: r, point: i, detail: "must be [lon, lat] (\(pair.count) numbers)")
                 }
                 let p = Point(lon: pair[0], lat: pair[1])
                 guard p.lon.isFinite, p.lat.isFinite, p.lon >= -180, p.lon <= 180,
-                      abs(p.lat) <= WebMercator.maxLatitude else {
-                    throw Problem(kind: .outOfRange, ring: r, point: i,
-                                  detail: "[\(p.lon), \(p.lat)] is outside lon −180…180, lat −85.0511…85.0511")
+                    abs(p.lat) <= WebMercator.maxLatitude
+                else {
+                    throw Problem(
+                        kind: .outOfRange, ring: r, point: i,
+                        detail: "[\(p.lon), \(p.lat)] is outside lon −180…180, lat −85.0511…85.0511")
                 }
                 points.append(p)
             }
             guard let first = points.first, let last = points.last, first == last else {
-                throw Problem(kind: .notClosed, ring: r, point: nil,
-                              detail: "is not closed (the last point must repeat the first)")
+                throw Problem(
+                    kind: .notClosed, ring: r, point: nil,
+                    detail: "is not closed (the last point must repeat the first)")
             }
             for i in 1..<points.count where points[i] == points[i - 1] {
                 throw Problem(kind: .repeatedPoint, ring: r, point: i, detail: "repeats the point before it")
@@ -105,8 +111,9 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
         self.rings = rings
         self.xs = xs; self.ys = ys; self.ringEnds = ends
         let outer = rings[0]
-        bounds = GeoBounds(west: outer.map(\.lon).min() ?? 0, south: outer.map(\.lat).min() ?? 0,
-                           east: outer.map(\.lon).max() ?? 0, north: outer.map(\.lat).max() ?? 0)
+        bounds = GeoBounds(
+            west: outer.map(\.lon).min() ?? 0, south: outer.map(\.lat).min() ?? 0,
+            east: outer.map(\.lon).max() ?? 0, north: outer.map(\.lat).max() ?? 0)
         let outerEnd = ends[0]
         minX = xs[..<outerEnd].min() ?? 0; maxX = xs[..<outerEnd].max() ?? 0
         minY = ys[..<outerEnd].min() ?? 0; maxY = ys[..<outerEnd].max() ?? 0
@@ -135,8 +142,9 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
     /// Cost: O(V), no allocation; O(1) when the bounding boxes miss.
     public func intersects(_ tile: TileID) -> Bool {
         let n = Double(1 << tile.z)
-        return intersects(minX: Double(tile.x) / n, minY: Double(tile.y) / n,
-                          maxX: Double(tile.x + 1) / n, maxY: Double(tile.y + 1) / n)
+        return intersects(
+            minX: Double(tile.x) / n, minY: Double(tile.y) / n,
+            maxX: Double(tile.x + 1) / n, maxY: Double(tile.y + 1) / n)
     }
 
     /// Whether the open box (web-mercator unit coordinates, y south) overlaps the interior.
@@ -161,7 +169,8 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
     /// See ``TileCover``. Cost: O(V), no allocation; O(1) when the bounding boxes miss.
     public func cover(_ tile: TileID) -> TileCover {
         let n = Double(1 << tile.z)
-        let bx0 = Double(tile.x) / n, by0 = Double(tile.y) / n, bx1 = Double(tile.x + 1) / n, by1 = Double(tile.y + 1) / n
+        let bx0 = Double(tile.x) / n, by0 = Double(tile.y) / n, bx1 = Double(tile.x + 1) / n,
+            by1 = Double(tile.y + 1) / n
         guard bx1 > minX, bx0 < maxX, by1 > minY, by0 < maxY else { return .outside }
         var start = 0
         for end in ringEnds {
@@ -209,7 +218,7 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
             start = end
         }
         guard !ex0.isEmpty else { return }
-        let scale = Double(side) * n                // pixels per unit at this zoom
+        let scale = Double(side) * n  // pixels per unit at this zoom
         let column0 = tile.x * side, row0 = tile.y * side
         @inline(__always) func centreX(_ i: Int) -> Double { (Double(column0 + i) + 0.5) / scale }
         /// The first column whose centre is at or east of `c` (0…side).
@@ -280,8 +289,10 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
     /// clipped part has length and its midpoint is strictly inside (a part lying along a box
     /// edge, or a single touching point, does not).
     @inline(__always)
-    private static func segment(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double,
-                                entersOpenBox x0: Double, _ y0: Double, _ x1: Double, _ y1: Double) -> Bool {
+    private static func segment(
+        _ ax: Double, _ ay: Double, _ bx: Double, _ by: Double,
+        entersOpenBox x0: Double, _ y0: Double, _ x1: Double, _ y1: Double
+    ) -> Bool {
         let dx = bx - ax, dy = by - ay
         var t0 = 0.0, t1 = 1.0
         @inline(__always) func clip(_ p: Double, _ q: Double) -> Bool {
@@ -296,7 +307,9 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
             }
             return true
         }
-        guard clip(-dx, ax - x0), clip(dx, x1 - ax), clip(-dy, ay - y0), clip(dy, y1 - ay), t0 < t1 else { return false }
+        guard clip(-dx, ax - x0), clip(dx, x1 - ax), clip(-dy, ay - y0), clip(dy, y1 - ay), t0 < t1 else {
+            return false
+        }
         let t = (t0 + t1) / 2
         let mx = ax + t * dx, my = ay + t * dy
         return mx > x0 && mx < x1 && my > y0 && my < y1
@@ -313,8 +326,10 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
         var start = 0
         for (r, end) in ringEnds.enumerated() {
             for i in start..<(end - 1) {
-                edges.append(Edge(ring: r, index: i - start, flat: i,
-                                  minX: min(xs[i], xs[i + 1]), maxX: max(xs[i], xs[i + 1])))
+                edges.append(
+                    Edge(
+                        ring: r, index: i - start, flat: i,
+                        minX: min(xs[i], xs[i + 1]), maxX: max(xs[i], xs[i + 1])))
             }
             start = end
         }
@@ -334,8 +349,9 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
         let q0x = xs[b.flat], q0y = ys[b.flat], q1x = xs[b.flat + 1], q1y = ys[b.flat + 1]
         guard a.ring == b.ring else {
             if Self.segmentsMeet(p0x, p0y, p1x, p1y, q0x, q0y, q1x, q1y) {
-                throw Problem(kind: .ringsCross, ring: b.ring, point: nil,
-                              detail: "crosses or touches ring \(a.ring) (its edge \(b.index) meets edge \(a.index))")
+                throw Problem(
+                    kind: .ringsCross, ring: b.ring, point: nil,
+                    detail: "crosses or touches ring \(a.ring) (its edge \(b.index) meets edge \(a.index))")
             }
             return
         }
@@ -351,24 +367,31 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
             selfHit = Self.segmentsMeet(p0x, p0y, p1x, p1y, q0x, q0y, q1x, q1y)
         }
         if selfHit {
-            throw Problem(kind: .selfIntersecting, ring: a.ring, point: nil,
-                          detail: "intersects itself (edge \(a.index) meets edge \(b.index))")
+            throw Problem(
+                kind: .selfIntersecting, ring: a.ring, point: nil,
+                detail: "intersects itself (edge \(a.index) meets edge \(b.index))")
         }
     }
 
     @inline(__always)
-    private static func orient(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double, _ cx: Double, _ cy: Double) -> Double {
+    private static func orient(
+        _ ax: Double, _ ay: Double, _ bx: Double, _ by: Double, _ cx: Double, _ cy: Double
+    ) -> Double {
         (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
     }
 
     /// Edges a→b and b→c overlap beyond b: collinear and c heads back along a→b.
-    private static func foldsBack(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double, _ cx: Double, _ cy: Double) -> Bool {
+    private static func foldsBack(
+        _ ax: Double, _ ay: Double, _ bx: Double, _ by: Double, _ cx: Double, _ cy: Double
+    ) -> Bool {
         orient(ax, ay, bx, by, cx, cy) == 0 && (bx - ax) * (cx - bx) + (by - ay) * (cy - by) < 0
     }
 
     /// Whether two closed segments share any point (crossing, touching or overlapping).
-    private static func segmentsMeet(_ p0x: Double, _ p0y: Double, _ p1x: Double, _ p1y: Double,
-                                     _ q0x: Double, _ q0y: Double, _ q1x: Double, _ q1y: Double) -> Bool {
+    private static func segmentsMeet(
+        _ p0x: Double, _ p0y: Double, _ p1x: Double, _ p1y: Double,
+        _ q0x: Double, _ q0y: Double, _ q1x: Double, _ q1y: Double
+    ) -> Bool {
         let d1 = orient(q0x, q0y, q1x, q1y, p0x, p0y), d2 = orient(q0x, q0y, q1x, q1y, p1x, p1y)
         let d3 = orient(p0x, p0y, p1x, p1y, q0x, q0y), d4 = orient(p0x, p0y, p1x, p1y, q1x, q1y)
         if ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0)) { return true }

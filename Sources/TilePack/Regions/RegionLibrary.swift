@@ -70,9 +70,11 @@ public final class RegionLibrary: Sendable {
     /// - Throws: ``LedgerError`` when the ledger cannot be opened; ``CatalogError`` for an open
     ///   library's bad `catalog.json`. A store library's bad catalog is not thrown: it fails
     ///   closed and says so in ``catalogProblem``.
-    public init(directory: String, trust: TrustAnchors?, ledgerPath: String? = nil, account: String? = nil,
-                storefront: (any Storefront)? = nil, clock: any RegionClock = SystemRegionClock(),
-                readOnly: Bool = false, upgradingLegacyLedger: Bool = false) throws {
+    public init(
+        directory: String, trust: TrustAnchors?, ledgerPath: String? = nil, account: String? = nil,
+        storefront: (any Storefront)? = nil, clock: any RegionClock = SystemRegionClock(),
+        readOnly: Bool = false, upgradingLegacyLedger: Bool = false
+    ) throws {
         self.directory = directory
         self.trust = trust
         self.clock = clock
@@ -80,7 +82,8 @@ public final class RegionLibrary: Sendable {
         self.readOnly = readOnly
         let ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
         self.ledgerPath = ledgerPath
-        (installedPacks, packProblems) = VerifiedPack.open(libraryDirectory: directory, publisherKeys: trust?.publisherKeys)
+        (installedPacks, packProblems) = VerifiedPack.open(
+            libraryDirectory: directory, publisherKeys: trust?.publisherKeys)
         guard let trust else {
             catalog = try Catalog.load(libraryDirectory: directory)
             catalogProblem = nil
@@ -89,8 +92,9 @@ public final class RegionLibrary: Sendable {
             entitlements = nil
             return
         }
-        let ledger = try EntitlementLedger(path: ledgerPath, verifier: AppStoreVerifier(anchors: trust), account: account,
-                                           clock: clock, mode: readOnly ? .readOnly : (upgradingLegacyLedger ? .upgradingLegacy : .readWrite))
+        let ledger = try EntitlementLedger(
+            path: ledgerPath, verifier: AppStoreVerifier(anchors: trust), account: account,
+            clock: clock, mode: readOnly ? .readOnly : (upgradingLegacyLedger ? .upgradingLegacy : .readWrite))
         if readOnly { EntitlementLedger.recordObservedTime(path: ledgerPath, now: clock.now()) }
         self.ledger = ledger
         let (catalog, problem) = Self.trustedCatalog(directory: directory, trust: trust, ledger: ledger)
@@ -105,22 +109,33 @@ public final class RegionLibrary: Sendable {
     }
 
     /// The signed catalog, or the fallback and the reason it failed closed.
-    private static func trustedCatalog(directory: String, trust: TrustAnchors,
-                                       ledger: EntitlementLedger) -> (Catalog?, CatalogError?) {
+    private static func trustedCatalog(
+        directory: String, trust: TrustAnchors,
+        ledger: EntitlementLedger
+    ) -> (Catalog?, CatalogError?) {
         let accepted = ledger.acceptedCatalog()
         let fallback = accepted.flatMap {
-            try? SignedCatalog.verify($0.jws, publisherKeys: trust.publisherKeys, path: "accepted catalog", libraryDirectory: directory)
+            try? SignedCatalog.verify(
+                $0.jws, publisherKeys: trust.publisherKeys, path: "accepted catalog", libraryDirectory: directory)
         }
         let path = directory + "/" + SignedCatalog.fileName
         guard !trust.publisherKeys.isEmpty else {
-            return (fallback, CatalogError(path: path, field: nil, kind: .badSignature,
-                                           detail: "the trust anchors name no publisher key: no catalog can be trusted"))
+            return (
+                fallback,
+                CatalogError(
+                    path: path, field: nil, kind: .badSignature,
+                    detail: "the trust anchors name no publisher key: no catalog can be trusted")
+            )
         }
         do {
             let (catalog, jws) = try SignedCatalog.load(libraryDirectory: directory, publisherKeys: trust.publisherKeys)
             if let accepted, let serial = catalog.serial, serial < accepted.serial {
-                return (fallback, CatalogError(path: path, field: "serial", kind: .staleSerial,
-                                               detail: "\(serial) is lower than \(accepted.serial), which this device already accepted"))
+                return (
+                    fallback,
+                    CatalogError(
+                        path: path, field: "serial", kind: .staleSerial,
+                        detail: "\(serial) is lower than \(accepted.serial), which this device already accepted")
+                )
             }
             if let serial = catalog.serial { try? ledger.recordAcceptedCatalog(serial: serial, jws: jws) }
             return (catalog, nil)
@@ -145,7 +160,8 @@ public final class RegionLibrary: Sendable {
             if ledger.mode == .readOnly {
                 try? ledger.overlay([jws])
             } else if (try? ledger.import(signed: [jws], source: "store transaction")) != nil, unfinished.contains(jws),
-                      let id = try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId {
+                let id = try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId
+            {
                 try? store.finish(transactionID: id)
             }
         }
@@ -168,8 +184,9 @@ public final class RegionLibrary: Sendable {
     public func requireCatalog() throws(CatalogError) -> Catalog {
         if let catalogProblem { throw catalogProblem }
         guard let catalog else {
-            throw CatalogError(path: directory + "/" + Catalog.fileName, field: nil, kind: .notFound,
-                               detail: "no catalog in this library: nothing is for sale")
+            throw CatalogError(
+                path: directory + "/" + Catalog.fileName, field: nil, kind: .notFound,
+                detail: "no catalog in this library: nothing is for sale")
         }
         return catalog
     }
@@ -183,9 +200,11 @@ public final class RegionLibrary: Sendable {
         guard kind == .store else { return OpenAccess() }
         let base: any AccessPolicy
         if catalogProblem == nil, let catalog, let entitlements {
-            base = RegionAccessPolicy(catalog: catalog, entitlements: entitlements, storedMaxZooms: storedMaxZooms(catalog))
+            base = RegionAccessPolicy(
+                catalog: catalog, entitlements: entitlements, storedMaxZooms: storedMaxZooms(catalog))
         } else if let catalog {
-            base = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: storedMaxZooms(catalog))
+            base = RegionAccessPolicy(
+                catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: storedMaxZooms(catalog))
         } else {
             base = FreeZoomAccess(maxZoom: Self.failClosedMaxZoom)
         }
@@ -212,11 +231,13 @@ public final class RegionLibrary: Sendable {
         for pack in installedPacks {
             for (i, _) in pack.reader.layers.enumerated() {
                 guard let layer = pack.reader.layer(i) else { continue }
-                gates[layer.accessName] = PackAccessPolicy.Gate(packID: pack.manifest.packID, productID: pack.manifest.productID,
-                                                                            releasedAt: pack.manifest.releasedAt)
+                gates[layer.accessName] = PackAccessPolicy.Gate(
+                    packID: pack.manifest.packID, productID: pack.manifest.productID,
+                    releasedAt: pack.manifest.releasedAt)
             }
         }
-        return PackAccessPolicy(base: base, catalog: catalog, entitlements: catalogProblem == nil ? entitlements : nil, layers: gates)
+        return PackAccessPolicy(
+            base: base, catalog: catalog, entitlements: catalogProblem == nil ? entitlements : nil, layers: gates)
     }
 
     /// Whether installed pack `packID` shows now: free, owned, or kept by a lapsed
@@ -250,17 +271,25 @@ public final class RegionLibrary: Sendable {
             var name = Self.archiveName(path)
             if name.hasSuffix(".mbtiles") { name.removeLast(".mbtiles".count) }
             let credit = reader.metadata[MBTilesMetadata.Key.attribution] ?? ""
-            layers.append(DrawingLayer(name: name, archive: reader, attribution: credit.isEmpty ? reader.summary.name : credit))
+            layers.append(
+                DrawingLayer(name: name, archive: reader, attribution: credit.isEmpty ? reader.summary.name : credit))
         }
-        let packs = installedPacks.sorted { ($0.manifest.productID != nil ? 1 : 0, $0.manifest.packID) < ($1.manifest.productID != nil ? 1 : 0, $1.manifest.packID) }
+        let packs = installedPacks.sorted {
+            ($0.manifest.productID != nil ? 1 : 0, $0.manifest.packID) < (
+                $1.manifest.productID != nil ? 1 : 0, $1.manifest.packID
+            )
+        }
         for pack in packs {
-            let credit = [pack.manifest.attribution, pack.manifest.license.isEmpty ? "" : "licence: " + pack.manifest.license]
-                .filter { !$0.isEmpty }.joined(separator: ", ")
+            let credit = [
+                pack.manifest.attribution, pack.manifest.license.isEmpty ? "" : "licence: " + pack.manifest.license,
+            ]
+            .filter { !$0.isEmpty }.joined(separator: ", ")
             for (i, info) in pack.reader.layers.enumerated() {
                 guard let layer = pack.reader.layer(i) else { continue }
                 var base = info.archive
                 if base.hasSuffix(".mbtiles") { base.removeLast(".mbtiles".count) }
-                layers.append(DrawingLayer(name: base + "@" + pack.manifest.packID, archive: layer, attribution: credit))
+                layers.append(
+                    DrawingLayer(name: base + "@" + pack.manifest.packID, archive: layer, attribution: credit))
             }
         }
         return layers
@@ -288,8 +317,9 @@ public final class RegionLibrary: Sendable {
     /// The ledger, or the error saying this library has no store.
     public func requireLedger() throws(LedgerError) -> EntitlementLedger {
         guard let ledger else {
-            throw LedgerError(.invalidArgument, subject: "--trust",
-                              "this library has no trust anchors (an open library has no store): pass --trust FILE")
+            throw LedgerError(
+                .invalidArgument, subject: "--trust",
+                "this library has no trust anchors (an open library has no store): pass --trust FILE")
         }
         return ledger
     }
@@ -305,9 +335,10 @@ public final class RegionLibrary: Sendable {
         let catalog = try requireCatalog()
         let owned = catalog.entitlementClosure(of: entitlements?.entitledProductIDs() ?? [])
         return catalog.products.map { p in
-            ProductListing(id: p.id, kind: p.kind.rawValue, title: p.title, price: p.price.description, currency: p.currency,
-                           bounds: catalog.bounds(of: p.id), zoomRange: catalog.zoomRange(of: p.id),
-                           owned: owned.contains(p.id), available: p.isAvailable)
+            ProductListing(
+                id: p.id, kind: p.kind.rawValue, title: p.title, price: p.price.description, currency: p.currency,
+                bounds: catalog.bounds(of: p.id), zoomRange: catalog.zoomRange(of: p.id),
+                owned: owned.contains(p.id), available: p.isAvailable)
         }
     }
 
@@ -327,12 +358,14 @@ public final class RegionLibrary: Sendable {
     public func buy(_ productID: String) throws -> PurchaseResult {
         let catalog = try requireCatalog()
         guard let product = catalog.product(id: productID) else {
-            throw CatalogError(path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
-                               detail: "no product \(ErrorText.quoted(productID)) in the catalog")
+            throw CatalogError(
+                path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
+                detail: "no product \(ErrorText.quoted(productID)) in the catalog")
         }
         if case .unavailable(let reason) = product.availability {
-            throw CatalogError(path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
-                               detail: "product \(ErrorText.quoted(productID)) is not available: \(reason)")
+            throw CatalogError(
+                path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
+                detail: "product \(ErrorText.quoted(productID)) is not available: \(reason)")
         }
         let ledger = try requireLedger()
         let store = try requireStorefront()
@@ -343,15 +376,17 @@ public final class RegionLibrary: Sendable {
                 return .alreadyOwned(productID: productID)
             }
         }
-        let request = PurchaseRequest(productID: productID, type: Self.storeType(of: product.kind), bundleID: trust.bundleID,
-                                      account: ledger.account, period: product.period)
+        let request = PurchaseRequest(
+            productID: productID, type: Self.storeType(of: product.kind), bundleID: trust.bundleID,
+            account: ledger.account, period: product.period)
         let outcome: PurchaseOutcome
         do { outcome = try store.purchase(request) } catch let error as any TilePackError { throw error } catch {
             throw LedgerError(.store, subject: "store", "the purchase failed: \(error)")
         }
         try ledger.import(signed: [outcome.jws], source: "store purchase")
-        let verified = try LedgerTransaction(try ledger.verifier.verifyTransaction(outcome.jws, source: "store purchase"),
-                                             jws: outcome.jws, source: "store purchase")
+        let verified = try LedgerTransaction(
+            try ledger.verifier.verifyTransaction(outcome.jws, source: "store purchase"),
+            jws: outcome.jws, source: "store purchase")
         // Recorded now, so finished whichever the answer: an owned product's transaction may be
         // one a killed `buy` left unfinished, and would otherwise be redelivered forever.
         try store.finish(transactionID: verified.transactionID)
@@ -378,9 +413,12 @@ public final class RegionLibrary: Sendable {
         guard let trust else { throw LedgerError(.invalidArgument, subject: "--trust", "no trust anchors") }
         let signed = try store.transactions(account: ledger.account, bundleID: trust.bundleID)
         let unfinished = try store.unfinishedTransactions(account: ledger.account, bundleID: trust.bundleID)
-        let summary = signed.isEmpty ? LedgerImportSummary() : try ledger.import(signed: signed, source: "store transaction")
+        let summary =
+            signed.isEmpty ? LedgerImportSummary() : try ledger.import(signed: signed, source: "store transaction")
         for jws in unfinished {
-            if let id = try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId { try store.finish(transactionID: id) }
+            if let id = try? ledger.verifier.verifyTransaction(jws, source: "store").transactionId {
+                try store.finish(transactionID: id)
+            }
         }
         try entitlements?.refresh()
         return summary
@@ -393,9 +431,14 @@ public final class RegionLibrary: Sendable {
     /// latest expiry. Nil when none (the server then answers 401 `missingTransaction`).
     /// - Cost: one ledger report (cached while the ledger is unchanged), a closure per entitlement.
     public func transactionForPack(productID: String) -> String? {
-        guard let ledger, let catalog, catalogProblem == nil, let entitlements = try? ledger.entitlements() else { return nil }
-        let candidates = entitlements
-            .filter { Self.kindMatches($0, catalog) && catalog.entitlementClosure(of: [$0.productID]).contains(productID) }
+        guard let ledger, let catalog, catalogProblem == nil, let entitlements = try? ledger.entitlements() else {
+            return nil
+        }
+        let candidates =
+            entitlements
+            .filter {
+                Self.kindMatches($0, catalog) && catalog.entitlementClosure(of: [$0.productID]).contains(productID)
+            }
             .sorted { ($0.expiresDate ?? .max, $0.transactionID) > ($1.expiresDate ?? .max, $1.transactionID) }
         for entitlement in candidates {
             if let jws = try? ledger.signedTransaction(id: entitlement.transactionID) { return jws }
@@ -458,7 +501,8 @@ public struct ProductListing: Sendable, Encodable {
         try c.encode(title, forKey: .title)
         try c.encode(price, forKey: .price)
         try c.encode(currency, forKey: .currency)
-        try c.encodeOrNull(bounds.map { [$0.west, $0.south, $0.east, $0.north].map(JSONOutput.number) }, forKey: .bounds)
+        try c.encodeOrNull(
+            bounds.map { [$0.west, $0.south, $0.east, $0.north].map(JSONOutput.number) }, forKey: .bounds)
         try c.encodeOrNull(zoomRange?.lowerBound, forKey: .minzoom)
         try c.encodeOrNull(zoomRange?.upperBound, forKey: .maxzoom)
         try c.encode(owned, forKey: .owned)

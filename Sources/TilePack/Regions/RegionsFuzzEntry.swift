@@ -19,8 +19,9 @@ public enum RegionsFuzzEntry {
 
     /// A verifier that trusts no root (every chain is refused, after the header, the x5c
     /// certificates and the chain have been parsed).
-    static let verifier = AppStoreVerifier(anchors: TrustAnchors(
-        appStoreRoots: [], bundleID: "org.tilepack.fuzz", environments: Set(AppStoreEnvironment.allCases)))
+    static let verifier = AppStoreVerifier(
+        anchors: TrustAnchors(
+            appStoreRoots: [], bundleID: "org.tilepack.fuzz", environments: Set(AppStoreEnvironment.allCases)))
 
     /// The input as UTF-8 text, verified as a transaction, a renewal info and a notification
     /// (App Store signed data: header, `x5c` DER chain, ES256), then as an EdDSA JWS of the
@@ -45,8 +46,9 @@ public enum RegionsFuzzEntry {
     public static func catalog(_ bytes: [UInt8]) throws {
         let path = "/fuzz/catalog.json"
         let keys = [JWK(publicKey: publisherKey.publicKey)]
-        _ = try? SignedCatalog.verify(String(decoding: bytes, as: UTF8.self), publisherKeys: keys,
-                                      path: "/fuzz/catalog.jws", libraryDirectory: nil)
+        _ = try? SignedCatalog.verify(
+            String(decoding: bytes, as: UTF8.self), publisherKeys: keys,
+            path: "/fuzz/catalog.jws", libraryDirectory: nil)
         _ = try Catalog(json: bytes, path: path, libraryDirectory: nil)
         let jws = try SignedCatalog.sign(bytes, key: publisherKey, path: path)
         _ = try SignedCatalog.verify(jws, publisherKeys: keys, path: path, libraryDirectory: nil)

@@ -42,7 +42,9 @@ public enum SignedCatalog {
     /// Signs a payload already decoded (``CatalogPayload``): no second decode.
     /// - Throws: ``CatalogError`` when the catalog is not version 2 or names an archive it
     ///   gives no SHA-256 for; `path` names it.
-    package static func sign(_ payload: CatalogPayload, key: Curve25519.Signing.PrivateKey, path: String) throws -> String {
+    package static func sign(
+        _ payload: CatalogPayload, key: Curve25519.Signing.PrivateKey, path: String
+    ) throws -> String {
         try requireSignable(payload.catalog, path: path)
         return try JWS.sign(bytes: payload.bytes, key: key, kid: JWK(privateKey: key).keyID, typ: type)
     }
@@ -51,19 +53,24 @@ public enum SignedCatalog {
     /// `publisherKeys` (by `kid`), `typ`, then the payload as a version-2 catalog with a
     /// SHA-256 for every archive. With a `libraryDirectory`, products whose archives are
     /// missing or differ from the signed hashes are marked unavailable.
-    public static func verify(_ jws: String, publisherKeys: [JWK], path: String,
-                              libraryDirectory: String?) throws(CatalogError) -> Catalog {
+    public static func verify(
+        _ jws: String, publisherKeys: [JWK], path: String,
+        libraryDirectory: String?
+    ) throws(CatalogError) -> Catalog {
         var keys: [String: Curve25519.Signing.PublicKey] = [:]
         for jwk in publisherKeys {
             do { keys[jwk.keyID] = try jwk.publicKey(source: "publisher key") } catch {
-                throw CatalogError(path: path, field: nil, kind: .badSignature, detail: "publisher key: \(error.detail)")
+                throw CatalogError(
+                    path: path, field: nil, kind: .badSignature, detail: "publisher key: \(error.detail)")
             }
         }
         let payload: [UInt8]
         do {
             payload = try JWS.verify(jws, publicKeys: keys, type: type, maxLength: maxFileBytes, source: path)
         } catch {
-            throw CatalogError(path: path, field: nil, kind: .badSignature, detail: "not signed by a trusted publisher key: \(error.detail)")
+            throw CatalogError(
+                path: path, field: nil, kind: .badSignature,
+                detail: "not signed by a trusted publisher key: \(error.detail)")
         }
         let catalog = try Catalog(json: payload, path: path, libraryDirectory: libraryDirectory)
         try requireSignable(catalog, path: path)
@@ -72,26 +79,32 @@ public enum SignedCatalog {
 
     /// Reads `catalog.jws` of a library and ``verify(_:publisherKeys:path:libraryDirectory:)``s it.
     /// Returns the catalog and the JWS text (which a device keeps as its last trusted catalog).
-    public static func load(libraryDirectory: String, publisherKeys: [JWK]) throws(CatalogError) -> (catalog: Catalog, jws: String) {
+    public static func load(
+        libraryDirectory: String, publisherKeys: [JWK]
+    ) throws(CatalogError) -> (catalog: Catalog, jws: String) {
         let path = libraryDirectory.hasSuffix("/") ? libraryDirectory + fileName : libraryDirectory + "/" + fileName
         let bytes = try Catalog.readFile(path, limit: maxFileBytes)
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw CatalogError(path: path, field: nil, kind: .badSignature, detail: "is not text")
         }
-        let jws = String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == "\n" || $0 == "\r" || $0 == " " }).reversed())
+        let jws = String(
+            text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == "\n" || $0 == "\r" || $0 == " " }).reversed()
+        )
         return (try verify(jws, publisherKeys: publisherKeys, path: path, libraryDirectory: libraryDirectory), jws)
     }
 
     /// A catalog a publisher may sign: version 2 (it has a serial) and a hash for every archive.
     private static func requireSignable(_ catalog: Catalog, path: String) throws(CatalogError) {
         guard catalog.version >= 2, catalog.serial != nil else {
-            throw CatalogError(path: path, field: "version", kind: .unsupportedVersion,
-                               detail: "\(catalog.version): a signed catalog is version 2 (with a serial)")
+            throw CatalogError(
+                path: path, field: "version", kind: .unsupportedVersion,
+                detail: "\(catalog.version): a signed catalog is version 2 (with a serial)")
         }
         for (i, product) in catalog.products.enumerated() {
             for (j, name) in product.archives.enumerated() where catalog.archiveSHA256[name] == nil {
-                throw CatalogError(path: path, field: "products[\(i)].archives[\(j)]", kind: .badArchives,
-                                   detail: "\(ErrorText.quoted(name)) has no SHA-256 in archive_sha256")
+                throw CatalogError(
+                    path: path, field: "products[\(i)].archives[\(j)]", kind: .badArchives,
+                    detail: "\(ErrorText.quoted(name)) has no SHA-256 in archive_sha256")
             }
         }
     }

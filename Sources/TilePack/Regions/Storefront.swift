@@ -55,8 +55,9 @@ public protocol Storefront: Sendable {
 extension Storefront {
     /// Throws: this storefront cannot look a transaction up (a device's StoreKit storefront).
     public func currentTransaction(id: String, bundleID: String) throws -> String? {
-        throw LedgerError(.store, subject: "storefront",
-                          "this store cannot look up a transaction (the App Store Server API's Get Transaction Info)")
+        throw LedgerError(
+            .store, subject: "storefront",
+            "this store cannot look up a transaction (the App Store Server API's Get Transaction Info)")
     }
 }
 
@@ -72,8 +73,10 @@ public struct PurchaseRequest: Sendable, Equatable {
     /// Subscriptions: the term, from the catalog.
     public var period: SubscriptionPeriod?
 
-    public init(productID: String, type: AppStoreProductType, bundleID: String, account: String,
-                period: SubscriptionPeriod? = nil) {
+    public init(
+        productID: String, type: AppStoreProductType, bundleID: String, account: String,
+        period: SubscriptionPeriod? = nil
+    ) {
         self.productID = productID
         self.type = type
         self.bundleID = bundleID

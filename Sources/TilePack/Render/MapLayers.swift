@@ -26,8 +26,10 @@ public struct MapLayers: Sendable {
     /// One store over `archives` (drawing order, the first at the bottom); `credits[i]` is
     /// archive i's attribution (empty: its region name).
     /// - Throws: ``TileStoreError`` for bad options.
-    public init(archives: [any TileArchive], credits: [String], budget: MemoryBudget,
-                accessPolicy: any AccessPolicy = OpenAccess()) throws(TileStoreError) {
+    public init(
+        archives: [any TileArchive], credits: [String], budget: MemoryBudget,
+        accessPolicy: any AccessPolicy = OpenAccess()
+    ) throws(TileStoreError) {
         var attributions: [String] = []
         for (i, archive) in archives.enumerated() {
             var credit = i < credits.count ? String(credits[i].trimmingWhitespace()) : ""
@@ -51,11 +53,13 @@ extension TileID {
     public init(path text: some StringProtocol) throws(RenderInputError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.count <= 10 && $0.allSatisfy(\.isASCII) }),
-              let z = Int(parts[0]), let x = Int(parts[1]), let y = Int(parts[2]) else {
+            let z = Int(parts[0]), let x = Int(parts[1]), let y = Int(parts[2])
+        else {
             throw RenderInputError("tile '\(text.prefix(64))': expected Z/X/Y, e.g. 12/2118/1461")
         }
         guard let id = TileID(z: z, x: x, y: y) else {
-            throw RenderInputError("tile \(z)/\(x)/\(y) does not exist (zoom 0…\(TileID.maxZoom), x and y 0…2^zoom − 1)")
+            throw RenderInputError(
+                "tile \(z)/\(x)/\(y) does not exist (zoom 0…\(TileID.maxZoom), x and y 0…2^zoom − 1)")
         }
         self = id
     }

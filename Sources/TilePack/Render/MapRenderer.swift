@@ -14,17 +14,21 @@ extension MapFrame {
     ///   or a size outside 1…``maxSide``.
     public init(lat: Double, lon: Double, zoom: Int, width: Int, height: Int) throws(RenderInputError) {
         guard lat.isFinite, lon.isFinite, abs(lat) <= WebMercator.maxLatitude, abs(lon) <= 180 else {
-            throw RenderInputError("latitude \(lat), longitude \(lon) is not on the web-mercator map (|lat| ≤ 85.0511, |lon| ≤ 180)")
+            throw RenderInputError(
+                "latitude \(lat), longitude \(lon) is not on the web-mercator map (|lat| ≤ 85.0511, |lon| ≤ 180)")
         }
         try Self.check(zoom: zoom, width: width, height: height)
         let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: zoom)
         let size = Double(WebMercator.tileSize)
-        self.init(zoom: zoom, originX: Int((f.x * size).rounded(.down)) - width / 2,
-                  originY: Int((f.y * size).rounded(.down)) - height / 2, width: width, height: height)
+        self.init(
+            zoom: zoom, originX: Int((f.x * size).rounded(.down)) - width / 2,
+            originY: Int((f.y * size).rounded(.down)) - height / 2, width: width, height: height)
     }
 
     static func check(zoom: Int, width: Int, height: Int) throws(RenderInputError) {
-        guard (0...TileID.maxZoom).contains(zoom) else { throw RenderInputError("zoom \(zoom) is outside 0…\(TileID.maxZoom)") }
+        guard (0...TileID.maxZoom).contains(zoom) else {
+            throw RenderInputError("zoom \(zoom) is outside 0…\(TileID.maxZoom)")
+        }
         guard (1...maxSide).contains(width), (1...maxSide).contains(height) else {
             throw RenderInputError("size \(width)x\(height) is outside 1…\(maxSide) pixels a side")
         }
@@ -81,8 +85,10 @@ public enum MapRenderer {
     /// Renders `frame` from `store`'s archives in `order` (default: store order).
     /// - Throws: ``TileStoreError`` other than `locked` (budget, damaged archive or tile,
     ///   undecodable codec).
-    public static func render(_ frame: MapFrame, store: TileStore, order: [Int]? = nil,
-                              attribution: String = "") throws(TileStoreError) -> MapPicture {
+    public static func render(
+        _ frame: MapFrame, store: TileStore, order: [Int]? = nil,
+        attribution: String = ""
+    ) throws(TileStoreError) -> MapPicture {
         var picture = MapPicture(image: RGBAImage(width: frame.width, height: frame.height, colour: background))
         let layers = (order ?? Array(store.archives.indices)).filter { store.archives.indices.contains($0) }
         var sourceZooms = Set<Int>()
@@ -96,8 +102,10 @@ public enum MapRenderer {
                 if case .partial(let mask, let offers) = access {
                     // The mask at the tile's side, as the store applies it (a tile size no mask
                     // can have is locked whole).
-                    access = (1...TileMask.maxSide).contains(side) ? .partial(mask.scaled(toSide: side), unlockedBy: offers)
-                                                                    : .denied(unlockedBy: offers)
+                    access =
+                        (1...TileMask.maxSide).contains(side)
+                        ? .partial(mask.scaled(toSide: side), unlockedBy: offers)
+                        : .denied(unlockedBy: offers)
                 }
                 if case .denied(let offers) = access {
                     locks.lockAll(offer: offers.first, in: &picture)
@@ -111,7 +119,7 @@ public enum MapRenderer {
                         if lease.sourceZoom != id.z { sourceZooms.insert(lease.sourceZoom) }
                         drew = true
                     }
-                } catch where error.problem == .locked {
+                } catch  where error.problem == .locked {
                     // Denied between the two questions (a refund): lock what is left.
                     locks.lockAll(offer: error.offers.first, in: &picture)
                     break
@@ -128,7 +136,9 @@ public enum MapRenderer {
         }
         picture.sourceZooms = sourceZooms.sorted()
         // Credit only what is shown: a picture of nothing stays background.
-        if !attribution.isEmpty, picture.tilesDrawn > 0 || picture.tilesLocked > 0 { drawAttribution(attribution, into: &picture.image) }
+        if !attribution.isEmpty, picture.tilesDrawn > 0 || picture.tilesLocked > 0 {
+            drawAttribution(attribution, into: &picture.image)
+        }
         return picture
     }
 
@@ -172,19 +182,23 @@ public enum MapRenderer {
         mutating func lock(outside mask: TileMask, offer: ProductOffer?, in picture: inout MapPicture) {
             note(offer)
             let s = WebMercator.tileSize, side = mask.side, left = left, top = top
-            lock(where: { x, y in !mask.isOwned(x: (x - left) * side / s, y: (y - top) * side / s) }, offer: offer, in: &picture)
+            lock(
+                where: { x, y in !mask.isOwned(x: (x - left) * side / s, y: (y - top) * side / s) }, offer: offer,
+                in: &picture)
         }
 
         /// Draws the lock on a scratch copy of the visible square (so the hatch and the label
         /// land exactly where a wholly locked tile has them) and copies back the pixels that
         /// `newly(x, y)` locks and were not locked before.
-        private mutating func lock(where newly: (Int, Int) -> Bool, offer: ProductOffer?, in picture: inout MapPicture) {
+        private mutating func lock(where newly: (Int, Int) -> Bool, offer: ProductOffer?, in picture: inout MapPicture)
+        {
             guard x0 < x1, y0 < y1 else { return }
             let w = x1 - x0, h = y1 - y0
             var scratch = RGBAImage(width: w, height: h, colour: [0, 0, 0, 0])
             for y in 0..<h {
                 let from = ((y0 + y) * picture.image.width + x0) * 4
-                scratch.pixels.replaceSubrange((y * w * 4)..<((y + 1) * w * 4), with: picture.image.pixels[from..<(from + w * 4)])
+                scratch.pixels.replaceSubrange(
+                    (y * w * 4)..<((y + 1) * w * 4), with: picture.image.pixels[from..<(from + w * 4)])
             }
             drawLocked(offer: offer, into: &scratch, left: left - x0, top: top - y0, anchorX: -x0, anchorY: -y0)
             var flags = locked ?? [Bool](repeating: false, count: w * h)
@@ -202,8 +216,10 @@ public enum MapRenderer {
     /// One decoded tile (side × side RGBA) over the 256 × 256 square at (left, top),
     /// nearest-neighbour scaled when the archive's tiles are not 256 pixels. Pixels of the
     /// visible square that `skip` flags (row-major over the visible part) are left alone.
-    static func draw(_ src: UnsafeRawBufferPointer, side: Int, into image: inout RGBAImage, left: Int, top: Int,
-                     skip: [Bool]? = nil) {
+    static func draw(
+        _ src: UnsafeRawBufferPointer, side: Int, into image: inout RGBAImage, left: Int, top: Int,
+        skip: [Bool]? = nil
+    ) {
         let s = WebMercator.tileSize
         let x0 = max(0, left), y0 = max(0, top), x1 = min(image.width, left + s), y1 = min(image.height, top + s)
         guard x0 < x1, y0 < y1 else { return }
@@ -223,18 +239,22 @@ public enum MapRenderer {
     /// the middle of its visible part.
     /// `anchorX`/`anchorY`: the picture's origin in `image`'s coordinates, so that hatching
     /// drawn on a scratch copy of part of the picture lines up with the picture's.
-    static func drawLocked(offer: ProductOffer?, into image: inout RGBAImage, left: Int, top: Int,
-                           anchorX: Int = 0, anchorY: Int = 0) {
+    static func drawLocked(
+        offer: ProductOffer?, into image: inout RGBAImage, left: Int, top: Int,
+        anchorX: Int = 0, anchorY: Int = 0
+    ) {
         let s = WebMercator.tileSize
         image.fill(x: left, y: top, width: s, height: s, colour: lockedShade)
-        image.hatch(x: left, y: top, width: s, height: s, step: 16, colour: lockedHatch, anchorX: anchorX, anchorY: anchorY)
+        image.hatch(
+            x: left, y: top, width: s, height: s, step: 16, colour: lockedHatch, anchorX: anchorX, anchorY: anchorY)
         let text = offer.map { "\($0.price) \($0.currency)" } ?? "LOCKED"
         let scale = 2
         let w = BitmapFont.width(of: text, scale: scale) + 8, h = BitmapFont.glyphHeight * scale + 8
         let vx0 = max(0, left), vy0 = max(0, top), vx1 = min(image.width, left + s), vy1 = min(image.height, top + s)
         guard vx1 - vx0 >= w, vy1 - vy0 >= h else { return }
-        image.label(text, x: (vx0 + vx1 - w) / 2, y: (vy0 + vy1 - h) / 2, scale: scale, padding: 4,
-                    foreground: [255, 255, 255, 255], background: [20, 22, 30, 200])
+        image.label(
+            text, x: (vx0 + vx1 - w) / 2, y: (vy0 + vy1 - h) / 2, scale: scale, padding: 4,
+            foreground: [255, 255, 255, 255], background: [20, 22, 30, 200])
     }
 
     /// The attribution on a light box in the bottom-right corner.
@@ -242,7 +262,8 @@ public enum MapRenderer {
         let maxChars = max(1, (image.width - 8) / (BitmapFont.glyphWidth + BitmapFont.spacing))
         let shown = text.count > maxChars ? String(text.prefix(max(1, maxChars - 3))) + "..." : text
         let w = BitmapFont.width(of: shown) + 6, h = BitmapFont.glyphHeight + 6
-        image.label(shown, x: image.width - w, y: image.height - h, scale: 1, padding: 3,
-                    foreground: [30, 30, 30, 255], background: [255, 255, 255, 190])
+        image.label(
+            shown, x: image.width - w, y: image.height - h, scale: 1, padding: 3,
+            foreground: [30, 30, 30, 255], background: [255, 255, 255, 190])
     }
 }

@@ -25,16 +25,22 @@ extension RGBAImage {
     public mutating func fill(x: Int, y: Int, width w: Int, height h: Int, colour: [UInt8]) {
         let x0 = max(0, x), y0 = max(0, y), x1 = min(width, x + w), y1 = min(height, y + h)
         guard x0 < x1, y0 < y1 else { return }
-        for yy in y0..<y1 { for xx in x0..<x1 { blend(x: xx, y: yy, r: colour[0], g: colour[1], b: colour[2], a: colour[3]) } }
+        for yy in y0..<y1 {
+            for xx in x0..<x1 { blend(x: xx, y: yy, r: colour[0], g: colour[1], b: colour[2], a: colour[3]) }
+        }
     }
 
     /// Diagonal lines every `step` pixels over the rectangle, anchored to `anchor` so that
     /// neighbouring rectangles join up.
-    public mutating func hatch(x: Int, y: Int, width w: Int, height h: Int, step: Int, colour: [UInt8], anchorX: Int = 0, anchorY: Int = 0) {
+    public mutating func hatch(
+        x: Int, y: Int, width w: Int, height h: Int, step: Int, colour: [UInt8], anchorX: Int = 0, anchorY: Int = 0
+    ) {
         let x0 = max(0, x), y0 = max(0, y), x1 = min(width, x + w), y1 = min(height, y + h)
         guard x0 < x1, y0 < y1, step > 0 else { return }
         for yy in y0..<y1 {
-            for xx in x0..<x1 where ((xx - anchorX) + (yy - anchorY)) % step == 0 || ((xx - anchorX) + (yy - anchorY)) % step == step - 1 {
+            for xx in x0..<x1
+            where ((xx - anchorX) + (yy - anchorY)) % step == 0 || ((xx - anchorX) + (yy - anchorY)) % step == step - 1
+            {
                 blend(x: xx, y: yy, r: colour[0], g: colour[1], b: colour[2], a: colour[3])
             }
         }
@@ -57,8 +63,10 @@ extension RGBAImage {
 
     /// `text` on a box with `padding` pixels around it; returns the box's size.
     @discardableResult
-    public mutating func label(_ text: String, x: Int, y: Int, scale: Int = 1, padding: Int = 2,
-                               foreground: [UInt8], background: [UInt8]) -> (width: Int, height: Int) {
+    public mutating func label(
+        _ text: String, x: Int, y: Int, scale: Int = 1, padding: Int = 2,
+        foreground: [UInt8], background: [UInt8]
+    ) -> (width: Int, height: Int) {
         let w = BitmapFont.width(of: text, scale: scale) + 2 * padding
         let h = BitmapFont.glyphHeight * scale + 2 * padding
         fill(x: x, y: y, width: w, height: h, colour: background)
@@ -71,7 +79,9 @@ extension RGBAImage {
         var seen = Set<UInt32>()
         var i = 0
         while i + 3 < pixels.count && seen.count < limit {
-            seen.insert(UInt32(pixels[i]) << 24 | UInt32(pixels[i + 1]) << 16 | UInt32(pixels[i + 2]) << 8 | UInt32(pixels[i + 3]))
+            seen.insert(
+                UInt32(pixels[i]) << 24 | UInt32(pixels[i + 1]) << 16 | UInt32(pixels[i + 2]) << 8
+                    | UInt32(pixels[i + 3]))
             i += 4
         }
         return seen.count

@@ -88,7 +88,8 @@ package final class SQLiteConnection {
     static func immutableURI(_ path: String) -> String {
         var out = "file:"
         for b in path.utf8 {
-            let plain = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+            let plain =
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == UInt8(ascii: "/") || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
             if plain {
                 out.unicodeScalars.append(Unicode.Scalar(b))
@@ -157,8 +158,9 @@ package final class SQLiteConnection {
         let extended = sqlite3_extended_errcode(handle)
         // Prefer the extended code when it refines the primary one we were handed.
         let resolved = (extended & 0xFF) == (code & 0xFF) ? extended : code
-        return SQLiteError(code: SQLiteResultCode(rawValue: resolved),
-                           message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
+        return SQLiteError(
+            code: SQLiteResultCode(rawValue: resolved),
+            message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
     }
 }
 

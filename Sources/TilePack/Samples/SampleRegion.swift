@@ -74,13 +74,16 @@ public struct SampleRaster: Sendable {
     @discardableResult
     public func write(to path: String, options: GeoTIFFWriter.Options? = nil) throws -> GeoTIFFWriter.Summary {
         let o = options ?? writerOptions()
-        precondition(o.width == width && o.height == height && o.samplesPerPixel == bands && o.sampleType == sampleType,
-                     "writer options must describe this raster")
+        precondition(
+            o.width == width && o.height == height && o.samplesPerPixel == bands && o.sampleType == sampleType,
+            "writer options must describe this raster")
         let writer = try GeoTIFFWriter(path: path, options: o)
         let rowBytes = o.blockWidth * bands * sampleType.byteWidth
         return try writer.writeConcurrently { blockX, blockY, block in
             let r = writer.blockRegion(blockX: blockX, blockY: blockY)
-            block.withUnsafeMutableBytes { render(x: r.x, y: r.y, width: r.width, height: r.height, into: $0, rowBytes: rowBytes) }
+            block.withUnsafeMutableBytes {
+                render(x: r.x, y: r.y, width: r.width, height: r.height, into: $0, rowBytes: rowBytes)
+            }
         }
     }
 
@@ -94,9 +97,13 @@ public struct SampleRaster: Sendable {
 
     /// Renders the window at (`x`, `y`) of `width` × `height` pixels (inside the raster) into
     /// `buffer`, rows `rowBytes` apart.
-    public func render(x: Int, y: Int, width w: Int, height h: Int, into buffer: UnsafeMutableRawBufferPointer, rowBytes: Int) {
+    public func render(
+        x: Int, y: Int, width w: Int, height h: Int, into buffer: UnsafeMutableRawBufferPointer, rowBytes: Int
+    ) {
         precondition(x >= 0 && y >= 0 && w >= 0 && h >= 0 && x + w <= width && y + h <= height)
-        precondition(rowBytes >= w * bands * sampleType.byteWidth && buffer.count >= rowBytes * max(0, h - 1) + w * bands * sampleType.byteWidth)
+        precondition(
+            rowBytes >= w * bands * sampleType.byteWidth
+                && buffer.count >= rowBytes * max(0, h - 1) + w * bands * sampleType.byteWidth)
         guard w > 0, h > 0 else { return }
         if terrainStep > 1 {
             renderInterpolated(x: x, y: y, w: w, h: h, buffer, rowBytes)
@@ -111,7 +118,9 @@ public struct SampleRaster: Sendable {
     /// Size of the no-data (elevation) or transparent (colour alpha) corner triangle.
     private var cornerSize: Int { max(4, min(width, height) / 12) }
 
-    private func renderElevation(x: Int, y: Int, w: Int, h: Int, _ buffer: UnsafeMutableRawBufferPointer, _ rowBytes: Int) {
+    private func renderElevation(
+        x: Int, y: Int, w: Int, h: Int, _ buffer: UnsafeMutableRawBufferPointer, _ rowBytes: Int
+    ) {
         let c = geoTransform.coefficients
         let size = sampleType.byteWidth
         for r in 0..<h {
@@ -190,7 +199,9 @@ public struct SampleRaster: Sendable {
     /// ``terrainStep`` > 1: renders the lattice (a raster `terrainStep` times coarser over the
     /// same origin, as float64 without nodata or alpha) around the window, then each pixel
     /// from its four nearest lattice nodes; the nodata corner and alpha stay per pixel.
-    private func renderInterpolated(x: Int, y: Int, w: Int, h: Int, _ buffer: UnsafeMutableRawBufferPointer, _ rowBytes: Int) {
+    private func renderInterpolated(
+        x: Int, y: Int, w: Int, h: Int, _ buffer: UnsafeMutableRawBufferPointer, _ rowBytes: Int
+    ) {
         let step = terrainStep, fs = Double(step)
         let cw = (width + step - 1) / step, ch = (height + step - 1) / step
         let c = geoTransform.coefficients
@@ -252,8 +263,10 @@ public struct SampleRaster: Sendable {
     /// Unshaded colour (0…1) of the ground: water, forest and meadow below the tree line,
     /// alpine meadow, rock on steep or high ground, snow above a wavy snow line (lower on
     /// north faces).
-    private func landCover(elevation z: Double, water: SyntheticTerrain.Water, slope: Double, northness: Double,
-                           at p: (Double, Double)) -> (Double, Double, Double) {
+    private func landCover(
+        elevation z: Double, water: SyntheticTerrain.Water, slope: Double, northness: Double,
+        at p: (Double, Double)
+    ) -> (Double, Double, Double) {
         switch water {
         case .lake: return (0.16, 0.33, 0.50)
         case .river: return (0.30, 0.45, 0.55)
@@ -323,7 +336,9 @@ public enum SampleRegion {
     public static let colorBounds = (west: 6.7264, south: 45.7448, east: 7.0336, north: 45.9752)
 
     /// Sample types that hold 900…4800 m (and the −32768/0 nodata).
-    public static let elevationTypes: [SampleType] = [.int16, .uint16, .int32, .uint32, .int64, .uint64, .float32, .float64]
+    public static let elevationTypes: [SampleType] = [
+        .int16, .uint16, .int32, .uint32, .int64, .uint64, .float32, .float64,
+    ]
     /// Sample types for the colour image (integers use their full range, floats 0…1).
     public static let colorTypes: [SampleType] = [.uint8, .uint16, .uint32, .float32, .float64]
 
@@ -336,11 +351,15 @@ public enum SampleRegion {
 
     /// The DEM: `width` × `height` pixels over ``elevationBounds`` (768 × 768 gives 30 m pixels).
     /// - Precondition: `sampleType` is one of ``elevationTypes``.
-    public static func elevation(terrain: SyntheticTerrain, width: Int = 768, height: Int = 768,
-                                 sampleType: SampleType = .int16) -> SampleRaster {
+    public static func elevation(
+        terrain: SyntheticTerrain, width: Int = 768, height: Int = 768,
+        sampleType: SampleType = .int16
+    ) -> SampleRaster {
         precondition(elevationTypes.contains(sampleType) && width > 0 && height > 0)
         let b = elevationBounds
-        let transform = GeoTransform([b.west, (b.east - b.west) / Double(width), 0, b.north, 0, -(b.north - b.south) / Double(height)])
+        let transform = GeoTransform([
+            b.west, (b.east - b.west) / Double(width), 0, b.north, 0, -(b.north - b.south) / Double(height),
+        ])
         let keys = GeoKeyDirectory(entries: [
             (GeoKey.gtModelType, .shorts([1])),  // projected
             (GeoKey.gtRasterType, .shorts([1])),  // pixel is area
@@ -348,18 +367,23 @@ public enum SampleRegion {
             (GeoKey.projectedCSType, .shorts([32632])),
             (GeoKey.projLinearUnits, .shorts([9001])),  // metre
         ])
-        return SampleRaster(content: .elevation, width: width, height: height, sampleType: sampleType, alpha: false,
-                            geoTransform: transform, geoKeys: keys, epsg: 32632,
-                            noData: sampleType.isSignedInteger || sampleType.isFloat ? -32768 : 0, terrain: terrain)
+        return SampleRaster(
+            content: .elevation, width: width, height: height, sampleType: sampleType, alpha: false,
+            geoTransform: transform, geoKeys: keys, epsg: 32632,
+            noData: sampleType.isSignedInteger || sampleType.isFloat ? -32768 : 0, terrain: terrain)
     }
 
     /// The colour image: `width` × `height` pixels over ``colorBounds`` (1024 × 768 gives 0.0003° pixels).
     /// - Precondition: `sampleType` is one of ``colorTypes``.
-    public static func color(terrain: SyntheticTerrain, width: Int = 1024, height: Int = 768,
-                             sampleType: SampleType = .uint8, alpha: Bool = false) -> SampleRaster {
+    public static func color(
+        terrain: SyntheticTerrain, width: Int = 1024, height: Int = 768,
+        sampleType: SampleType = .uint8, alpha: Bool = false
+    ) -> SampleRaster {
         precondition(colorTypes.contains(sampleType) && width > 0 && height > 0)
         let b = colorBounds
-        let transform = GeoTransform([b.west, (b.east - b.west) / Double(width), 0, b.north, 0, -(b.north - b.south) / Double(height)])
+        let transform = GeoTransform([
+            b.west, (b.east - b.west) / Double(width), 0, b.north, 0, -(b.north - b.south) / Double(height),
+        ])
         let keys = GeoKeyDirectory(entries: [
             (GeoKey.gtModelType, .shorts([2])),  // geographic
             (GeoKey.gtRasterType, .shorts([1])),
@@ -369,13 +393,16 @@ public enum SampleRegion {
             (GeoKey.geogSemiMajorAxis, .doubles([6_378_137])),
             (GeoKey.geogInvFlattening, .doubles([298.257223563])),
         ])
-        return SampleRaster(content: .color, width: width, height: height, sampleType: sampleType, alpha: alpha,
-                            geoTransform: transform, geoKeys: keys, epsg: 4326, noData: nil, terrain: terrain)
+        return SampleRaster(
+            content: .color, width: width, height: height, sampleType: sampleType, alpha: alpha,
+            geoTransform: transform, geoKeys: keys, epsg: 4326, noData: nil, terrain: terrain)
     }
 
     /// The DEM's CRS (UTM zone 32N on WGS 84), for projecting the colour image's pixels
     /// onto the terrain.
     static let utm32N: CRS = {
-        do { return try CRS(epsg: 32632) } catch { preconditionFailure("EPSG:32632 is in the built-in table: \(error)") }
+        do { return try CRS(epsg: 32632) } catch {
+            preconditionFailure("EPSG:32632 is in the built-in table: \(error)")
+        }
     }()
 }

@@ -106,7 +106,8 @@ public struct SyntheticTerrain: Sendable {
         let along = rx * Self.crestAxis.x + ry * Self.crestAxis.y
         let across = -rx * Self.crestAxis.y + ry * Self.crestAxis.x
         let crest = 3300 + 1500 * gaussian(along / 5500)
-        let envelope = 1450 + (crest - 1450) * gaussian(across / 3600)
+        let envelope =
+            1450 + (crest - 1450) * gaussian(across / 3600)
             + 1450 * gaussian((across - 11_500) / 2600)
             + 1350 * gaussian((across + 12_500) / 2800)
 
@@ -215,8 +216,12 @@ public struct SyntheticTerrain: Sendable {
             permutation = p + p
         }
 
-        private static let gx: [Double] = [1, -1, 0, 0, 0.7071067811865476, -0.7071067811865476, 0.7071067811865476, -0.7071067811865476]
-        private static let gy: [Double] = [0, 0, 1, -1, 0.7071067811865476, 0.7071067811865476, -0.7071067811865476, -0.7071067811865476]
+        private static let gx: [Double] = [
+            1, -1, 0, 0, 0.7071067811865476, -0.7071067811865476, 0.7071067811865476, -0.7071067811865476,
+        ]
+        private static let gy: [Double] = [
+            0, 0, 1, -1, 0.7071067811865476, 0.7071067811865476, -0.7071067811865476, -0.7071067811865476,
+        ]
 
         @inline(__always)
         func value(_ x: Double, _ y: Double) -> Double {

@@ -32,9 +32,11 @@ final class AcceptBackoff: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let io = error as? IOError, [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(io.errnoCode), !paused,
-           let options = context.channel.syncOptions {
+            let options = context.channel.syncOptions
+        {
             paused = true
-            logger.warning("accept failed: \(io.description); not accepting for 1 s (raise ulimit -n, or lower --max-connections)")
+            logger.warning(
+                "accept failed: \(io.description); not accepting for 1 s (raise ulimit -n, or lower --max-connections)")
             try? options.setOption(ChannelOptions.autoRead, value: false)
             let channel = context.channel
             context.eventLoop.assumeIsolated().scheduleTask(in: Self.pause) { [weak self] in

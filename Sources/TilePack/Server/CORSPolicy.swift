@@ -26,13 +26,16 @@ public struct CORSPolicy: Sendable, Equatable {
 
     static let allowHeaders = "Accept, Content-Type, Origin, If-None-Match, Authorization, Range, If-Range"
     static let allowMethods = "GET, HEAD, OPTIONS"
-    static let exposedHeaders = "ETag, X-Tile-Format, X-Tile-Size, X-Tile-Overzoom, Content-Range, Accept-Ranges, Content-Length"
+    static let exposedHeaders =
+        "ETag, X-Tile-Format, X-Tile-Size, X-Tile-Overzoom, Content-Range, Accept-Ranges, Content-Length"
 }
 
 /// ``CORSPolicy`` as router middleware (added only when origins are given).
 struct CORSPolicyMiddleware<Context: RequestContext>: RouterMiddleware {
     let policy: CORSPolicy
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard let origin = request.headers[.origin], let allowed = policy.allowOrigin(for: origin) else {
             return try await next(request, context)
         }

@@ -84,7 +84,9 @@ final class ConnectionGuard {
         case .head(let head):
             headsRead += 1
             bodyBytes = 0
-            if let declared = head.headers.first(name: "content-length").flatMap({ Int($0) }), declared > limits.maxBodyBytes {
+            if let declared = head.headers.first(name: "content-length").flatMap({ Int($0) }),
+                declared > limits.maxBodyBytes
+            {
                 refuse(413, headRead: true)
                 return false
             }
@@ -206,14 +208,20 @@ final class ConnectionGuard {
 
     /// A whole HTTP/1.1 response with the server's JSON error body and `Connection: close`.
     static func refusalBytes(_ status: Int) -> [UInt8] {
-        let (kind, reason, message): (String, String, String) = switch status {
-        case 408: ("requestTimeout", "Request Timeout", "the request was not received within the header timeout")
-        case 413: ("payloadTooLarge", "Content Too Large", "the request body is larger than this server accepts")
-        case 431: ("headersTooLarge", "Request Header Fields Too Large", "the request line and headers are larger than this server accepts")
-        default: ("http", "Error", "the request was refused")
-        }
+        let (kind, reason, message): (String, String, String) =
+            switch status {
+            case 408: ("requestTimeout", "Request Timeout", "the request was not received within the header timeout")
+            case 413: ("payloadTooLarge", "Content Too Large", "the request body is larger than this server accepts")
+            case 431:
+                (
+                    "headersTooLarge", "Request Header Fields Too Large",
+                    "the request line and headers are larger than this server accepts"
+                )
+            default: ("http", "Error", "the request was refused")
+            }
         let body = ServedResponse.error(status, kind: kind, message: message).body
-        let head = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
+        let head =
+            "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + body
     }

@@ -83,12 +83,16 @@ public struct ConnectionLimits: Sendable, Equatable {
 
     /// The defaults, with the connection limit from this process's descriptor limit.
     public init() {
-        self.init(maxConnections: Self.defaultMaxConnections(fileLimit: Self.fileDescriptorLimit(),
-                                                              maxHeaderBytes: Self.defaultMaxHeaderBytes))
+        self.init(
+            maxConnections: Self.defaultMaxConnections(
+                fileLimit: Self.fileDescriptorLimit(),
+                maxHeaderBytes: Self.defaultMaxHeaderBytes))
     }
 
-    public init(maxConnections: Int, maxHeaderBytes: Int = defaultMaxHeaderBytes, maxBodyBytes: Int = defaultMaxBodyBytes,
-                headerTimeout: Double = defaultHeaderTimeout, idleTimeout: Double = defaultIdleTimeout) {
+    public init(
+        maxConnections: Int, maxHeaderBytes: Int = defaultMaxHeaderBytes, maxBodyBytes: Int = defaultMaxBodyBytes,
+        headerTimeout: Double = defaultHeaderTimeout, idleTimeout: Double = defaultIdleTimeout
+    ) {
         self.maxConnections = maxConnections
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
@@ -101,9 +105,15 @@ public struct ConnectionLimits: Sendable, Equatable {
         if maxConnections < 1 { return "--max-connections \(maxConnections) must be at least 1" }
         if maxHeaderBytes < 1024 { return "--max-header-bytes \(maxHeaderBytes) must be at least 1024" }
         if maxHeaderBytes > 1 << 20 { return "--max-header-bytes \(maxHeaderBytes) must be at most 1 MiB" }
-        if maxBodyBytes < 0 || maxBodyBytes > 1 << 30 { return "--max-body-bytes \(maxBodyBytes) must be within 0…1 GiB" }
-        if !(headerTimeout > 0 && headerTimeout <= 3600) { return "--header-timeout \(headerTimeout) must be within (0, 3600] seconds" }
-        if !(idleTimeout > 0 && idleTimeout <= 86400) { return "--idle-timeout \(idleTimeout) must be within (0, 86400] seconds" }
+        if maxBodyBytes < 0 || maxBodyBytes > 1 << 30 {
+            return "--max-body-bytes \(maxBodyBytes) must be within 0…1 GiB"
+        }
+        if !(headerTimeout > 0 && headerTimeout <= 3600) {
+            return "--header-timeout \(headerTimeout) must be within (0, 3600] seconds"
+        }
+        if !(idleTimeout > 0 && idleTimeout <= 86400) {
+            return "--idle-timeout \(idleTimeout) must be within (0, 86400] seconds"
+        }
         return nil
     }
 }

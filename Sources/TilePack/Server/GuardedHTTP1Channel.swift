@@ -39,8 +39,10 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             let counter = self.counter
             channel.closeFuture.whenComplete { _ in counter.release() }
             let sync = channel.pipeline.syncOperations
-            try channel.syncOptions?.setOption(ChannelOptions.recvAllocator,
-                                               value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: ConnectionLimits.maxReadBuffer))
+            try channel.syncOptions?.setOption(
+                ChannelOptions.recvAllocator,
+                value: AdaptiveRecvByteBufferAllocator(
+                    minimum: 64, initial: 1024, maximum: ConnectionLimits.maxReadBuffer))
             var decoderLimits = NIOHTTPDecoderLimitConfiguration()
             decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
             decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
@@ -50,7 +52,9 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             try sync.addHandler(HTTPResponseEncoder(configuration: .init()))
             // Keep-alive and pipelined requests: Hummingbird answers one at a time, and the
             // async channel's back-pressure stops reading while it does.
-            try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)))
+            try sync.addHandler(
+                ByteToMessageHandler(
+                    HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)))
             try sync.addHandler(guards.http)
             try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))

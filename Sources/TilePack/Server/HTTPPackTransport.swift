@@ -17,8 +17,9 @@ public struct HTTPPackTransport: PackTransport {
     ///   - connectTimeout: seconds to open a connection.
     ///   - readTimeout: seconds without a byte before a transfer is abandoned.
     public init(connectTimeout: Int64 = 15, readTimeout: Int64 = 30) {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
-                                                     timeout: .init(connect: .seconds(connectTimeout), read: .seconds(readTimeout)))
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(connectTimeout), read: .seconds(readTimeout)))
         configuration.decompression = .disabled
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
@@ -36,8 +37,10 @@ public struct HTTPPackTransport: PackTransport {
         request.method = head ? .HEAD : .GET
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await client.execute(request, timeout: .seconds(Self.headTimeoutSeconds))
-        let body = head ? PackBody.empty : PackBody(response.body.map { @Sendable buffer in Array(buffer.readableBytesView) })
-        return PackResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body)
+        let body =
+            head ? PackBody.empty : PackBody(response.body.map { @Sendable buffer in Array(buffer.readableBytesView) })
+        return PackResponse(
+            status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body)
     }
 
     public func shutdown() async {

@@ -43,7 +43,8 @@ public struct HostCheck: Sendable, Equatable {
     /// `name[:port]` (StorefrontActions.authority's grammar).
     public static func name(ofHost value: String) -> String? {
         guard value.utf8.count <= 255, let authority = StorefrontActions.authority(value),
-              let colon = authority.lastIndex(of: ":") else { return nil }
+            let colon = authority.lastIndex(of: ":")
+        else { return nil }
         return trimmingDot(String(authority[..<colon]))
     }
 
@@ -52,15 +53,20 @@ public struct HostCheck: Sendable, Equatable {
     public func refusal(host: String?) -> ServedResponse? {
         guard !names.isEmpty, let host else { return nil }
         if let name = Self.name(ofHost: host), names.contains(name) { return nil }
-        return .error(421, kind: "misdirectedRequest",
-                      message: "this server answers only requests addressed to \(names.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host))); serve --allowed-host NAME adds a name")
+        return .error(
+            421, kind: "misdirectedRequest",
+            message:
+                "this server answers only requests addressed to \(names.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host))); serve --allowed-host NAME adds a name"
+        )
     }
 }
 
 /// ``HostCheck`` as router middleware (before every route, the store actions' own check included).
 struct HostCheckMiddleware<Context: RequestContext>: RouterMiddleware {
     let check: HostCheck
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         if let refusal = check.refusal(host: request.head.authority) {
             return TileServer.response(refusal)
         }

@@ -41,7 +41,8 @@ struct PackAuthorizer: Sendable {
     /// Why paid packs cannot be delivered by this server at all, nil when they can (said at start).
     var salesProblem: String? {
         guard library.trust != nil else {
-            return "the library is open (no trust anchors): only the free pack is served, paid packs answer 403 notEntitled"
+            return
+                "the library is open (no trust anchors): only the free pack is served, paid packs answer 403 notEntitled"
         }
         if let problem = library.catalogProblem {
             return "the catalog is not trusted (\(problem.description)): paid packs answer 503"
@@ -59,18 +60,23 @@ struct PackAuthorizer: Sendable {
         guard let product = manifest.productID else { return }
         let subject = "pack \(manifest.packID)"
         guard let trust = library.trust, let verifier else {
-            throw PackError(.notEntitled, subject: subject,
-                            "this server's library is open (no trust anchors): it cannot check a purchase, so it serves only the free pack")
+            throw PackError(
+                .notEntitled, subject: subject,
+                "this server's library is open (no trust anchors): it cannot check a purchase, so it serves only the free pack"
+            )
         }
         guard let catalog = library.catalog, library.catalogProblem == nil else {
             throw PackError(.network, subject: subject, "this server has no trusted catalog: paid packs are not served")
         }
         guard let storefront = library.storefront else {
-            throw PackError(.network, subject: subject, "this server has no store to check purchases with: paid packs are not served")
+            throw PackError(
+                .network, subject: subject,
+                "this server has no store to check purchases with: paid packs are not served")
         }
         guard let token = Self.bearerToken(authorization) else {
-            throw PackError(.missingTransaction, subject: subject,
-                            "send Authorization: Bearer <the signed App Store transaction that bought \(product)>")
+            throw PackError(
+                .missingTransaction, subject: subject,
+                "send Authorization: Bearer <the signed App Store transaction that bought \(product)>")
         }
         let presented: AppStoreTransaction
         do {
@@ -79,18 +85,24 @@ struct PackAuthorizer: Sendable {
             throw PackError(.invalidTransaction, subject: subject, error.description)
         }
         guard let id = presented.transactionId, let bought = presented.productId else {
-            throw PackError(.invalidTransaction, subject: subject, "the transaction names no transactionId or productId")
+            throw PackError(
+                .invalidTransaction, subject: subject, "the transaction names no transactionId or productId")
         }
-        guard let boughtProduct = catalog.product(id: bought), presented.type == RegionLibrary.storeType(of: boughtProduct.kind),
-              catalog.entitlementClosure(of: [bought]).contains(product) else {
-            throw PackError(.notEntitled, subject: subject,
-                            "transaction \(id) buys \(ErrorText.quoted(bought)) (\(presented.type?.rawValue ?? "no type")), which does not include \(product)")
+        guard let boughtProduct = catalog.product(id: bought),
+            presented.type == RegionLibrary.storeType(of: boughtProduct.kind),
+            catalog.entitlementClosure(of: [bought]).contains(product)
+        else {
+            throw PackError(
+                .notEntitled, subject: subject,
+                "transaction \(id) buys \(ErrorText.quoted(bought)) (\(presented.type?.rawValue ?? "no type")), which does not include \(product)"
+            )
         }
         let answer: String?
         do {
             answer = try storefront.currentTransaction(id: id, bundleID: trust.bundleID)
         } catch {
-            throw PackError(.network, subject: subject, "the store did not answer for transaction \(id)", cause: "\(error)")
+            throw PackError(
+                .network, subject: subject, "the store did not answer for transaction \(id)", cause: "\(error)")
         }
         guard let answer else {
             throw PackError(.revoked, subject: subject, "the store knows no transaction \(id)")
@@ -99,18 +111,23 @@ struct PackAuthorizer: Sendable {
         do {
             current = try verifier.verifyTransaction(answer, source: "the store's transaction \(id)")
         } catch {
-            throw PackError(.network, subject: subject, "the store's answer for transaction \(id) does not verify", cause: error.description)
+            throw PackError(
+                .network, subject: subject, "the store's answer for transaction \(id) does not verify",
+                cause: error.description)
         }
         guard current.transactionId == id, current.productId == bought, current.type == presented.type else {
             throw PackError(.network, subject: subject, "the store answered another transaction than \(id)")
         }
         if let revoked = current.revocationDate {
-            throw PackError(.revoked, subject: subject,
-                            "transaction \(id) was refunded or revoked at \(AppStoreDate.text(milliseconds: revoked))")
+            throw PackError(
+                .revoked, subject: subject,
+                "transaction \(id) was refunded or revoked at \(AppStoreDate.text(milliseconds: revoked))")
         }
         if let expires = current.expiresDate, expires <= nowMilliseconds(), manifest.releasedAt > expires {
-            throw PackError(.expired, subject: subject,
-                            "the subscription of transaction \(id) ended at \(AppStoreDate.text(milliseconds: expires)), before version \(manifest.version) was released (\(AppStoreDate.text(milliseconds: manifest.releasedAt)))")
+            throw PackError(
+                .expired, subject: subject,
+                "the subscription of transaction \(id) ended at \(AppStoreDate.text(milliseconds: expires)), before version \(manifest.version) was released (\(AppStoreDate.text(milliseconds: manifest.releasedAt)))"
+            )
         }
     }
 
@@ -129,9 +146,12 @@ struct PackAuthorizer: Sendable {
         let parts = header.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1]
-        guard token.utf8.allSatisfy({ b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d || b == 0x5f || b == 0x2e
-        }), token.utf8.filter({ $0 == 0x2e }).count == 2 else { return nil }
+        guard
+            token.utf8.allSatisfy({ b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2d
+                    || b == 0x5f || b == 0x2e
+            }), token.utf8.filter({ $0 == 0x2e }).count == 2
+        else { return nil }
         return String(token)
     }
 }

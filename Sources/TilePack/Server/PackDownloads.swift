@@ -38,7 +38,9 @@ public final class PackDownloads: Sendable {
         /// What the installer did, when done.
         public var result: PackInstallResult?
 
-        enum CodingKeys: String, CodingKey { case packID = "pack_id", action, state, phase, bytes, total, rate, eta, error, code, result }
+        enum CodingKeys: String, CodingKey {
+            case packID = "pack_id", action, state, phase, bytes, total, rate, eta, error, code, result
+        }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -72,15 +74,17 @@ public final class PackDownloads: Sendable {
     /// Starts installing (or updating) `id` from `server` into `library`'s `packs/`: 202 with
     /// the entry, or 409 `busy` while a run of `id` goes on.
     func start(_ id: String, update: Bool, library: RegionLibrary, server: String) -> ServedResponse {
-        let entry = Entry(packID: id, action: update ? "update" : "install", state: .running, phase: "starting",
-                          bytes: 0, total: 0, rate: 0, eta: nil, error: nil, code: nil, result: nil)
+        let entry = Entry(
+            packID: id, action: update ? "update" : "install", state: .running, phase: "starting",
+            bytes: 0, total: 0, rate: 0, eta: nil, error: nil, code: nil, result: nil)
         let started = table.withLock { t -> Bool in
             if t[id]?.state == .running { return false }
             t[id] = entry
             return true
         }
         guard started else {
-            return .error(409, kind: "busy", message: "pack \(id) is already downloading (GET /store/downloads shows how far)")
+            return .error(
+                409, kind: "busy", message: "pack \(id) is already downloading (GET /store/downloads shows how far)")
         }
         let client = transport.withLock { t in
             if let t { return t }
@@ -98,7 +102,10 @@ public final class PackDownloads: Sendable {
         let task = Task.detached { [self] in
             let progress: @Sendable (PackProgress) -> Void = { [self] p in self.record(id, p) }
             do throws(PackError) {
-                let result = update ? try await installer.update(id, progress: progress) : try await installer.install(id, progress: progress)
+                let result =
+                    update
+                    ? try await installer.update(id, progress: progress)
+                    : try await installer.install(id, progress: progress)
                 finish(id, .success(result))
             } catch {
                 finish(id, .failure(error))

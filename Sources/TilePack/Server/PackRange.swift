@@ -42,9 +42,13 @@ public enum PackRange: Sendable, Equatable {
     static func parse(_ header: String, size: Int64) -> PackRange {
         guard header.utf8.count <= maxHeaderBytes else { return .whole }
         let value = header.trimmingWhitespace()
-        guard let eq = value.firstIndex(of: "="), value[..<eq].trimmingWhitespace().lowercased() == "bytes" else { return .whole }
+        guard let eq = value.firstIndex(of: "="), value[..<eq].trimmingWhitespace().lowercased() == "bytes" else {
+            return .whole
+        }
         let specs = value[value.index(after: eq)...].split(separator: ",", omittingEmptySubsequences: false)
-        guard specs.count == 1, let spec = specs.first?.trimmingWhitespace(), let dash = spec.firstIndex(of: "-") else { return .whole }
+        guard specs.count == 1, let spec = specs.first?.trimmingWhitespace(), let dash = spec.firstIndex(of: "-") else {
+            return .whole
+        }
         let head = spec[..<dash], tail = spec[spec.index(after: dash)...]
         if head.isEmpty {
             // bytes=-n: the last n bytes.
@@ -56,7 +60,7 @@ public enum PackRange: Sendable, Equatable {
         var last = size - 1
         if !tail.isEmpty {
             guard let b = number(tail) else { return .whole }
-            guard b >= first else { return .whole }   // invalid: ignored
+            guard b >= first else { return .whole }  // invalid: ignored
             last = min(b, size - 1)
         }
         guard first < size else { return .unsatisfiable }

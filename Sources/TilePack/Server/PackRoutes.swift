@@ -16,14 +16,21 @@ extension TileServer {
         for head in [false, true] {
             let method: HTTPRequest.Method = head ? .head : .get
             router.on("/packs/{id}", method: method) { request, context in
-                response(eventLoop: context.eventLoop, packs.file(id: context.parameters.get("id") ?? "", head: head,
-                                    authorization: request.headers[.authorization], range: request.headers[.range],
-                                    ifRange: request.headers[.ifRange], ifNoneMatch: request.headers[.ifNoneMatch]))
+                response(
+                    eventLoop: context.eventLoop,
+                    packs.file(
+                        id: context.parameters.get("id") ?? "", head: head,
+                        authorization: request.headers[.authorization], range: request.headers[.range],
+                        ifRange: request.headers[.ifRange], ifNoneMatch: request.headers[.ifNoneMatch]))
             }
             router.on("/packs/{id}/deltas/{from}", method: method) { request, context in
-                response(eventLoop: context.eventLoop, packs.file(id: context.parameters.get("id") ?? "", deltaFrom: context.parameters.get("from") ?? "", head: head,
-                                    authorization: request.headers[.authorization], range: request.headers[.range],
-                                    ifRange: request.headers[.ifRange], ifNoneMatch: request.headers[.ifNoneMatch]))
+                response(
+                    eventLoop: context.eventLoop,
+                    packs.file(
+                        id: context.parameters.get("id") ?? "", deltaFrom: context.parameters.get("from") ?? "",
+                        head: head,
+                        authorization: request.headers[.authorization], range: request.headers[.range],
+                        ifRange: request.headers[.ifRange], ifNoneMatch: request.headers[.ifNoneMatch]))
             }
         }
     }
@@ -43,7 +50,9 @@ extension TileServer {
             guard let file = reply.file, let length = Int(exactly: reply.length) else {
                 return Response(status: status, headers: headers, body: ResponseBody())
             }
-            return Response(status: status, headers: headers, body: fileBody(file, first: reply.first, length: length, eventLoop: eventLoop))
+            return Response(
+                status: status, headers: headers,
+                body: fileBody(file, first: reply.first, length: length, eventLoop: eventLoop))
         }
     }
 
@@ -65,7 +74,9 @@ extension TileServer {
     static func fileBody(_ file: OpenPackFile, first: Int64, length: Int, eventLoop: any EventLoop) -> ResponseBody {
         ResponseBody(contentLength: length) { writer in
             let allocator = ByteBufferAllocator()
-            let ring = (0..<PackService.chunkRing).map { _ in ChunkSlot(allocator.buffer(capacity: PackService.chunkBytes)) }
+            let ring = (0..<PackService.chunkRing).map { _ in
+                ChunkSlot(allocator.buffer(capacity: PackService.chunkBytes))
+            }
             var offset = first
             var remaining = length
             var turn = 0

@@ -39,7 +39,9 @@ public final class PackService: Sendable {
     ///   - packsDirectory: the publisher's packs (`tilepack pack -o`).
     ///   - report: one line per pack or delta skipped, at start and on re-scans.
     /// - Throws: ``PackError`` (`io`) when the directory cannot be listed.
-    public init(library: RegionLibrary, packsDirectory: String, report: @escaping @Sendable (String) -> Void) throws(PackError) {
+    public init(
+        library: RegionLibrary, packsDirectory: String, report: @escaping @Sendable (String) -> Void
+    ) throws(PackError) {
         self.library = library
         authorizer = PackAuthorizer(library: library)
         directory = try ServedPacks(path: packsDirectory, publisherKeys: library.trust?.publisherKeys, report: report)
@@ -58,16 +60,19 @@ public final class PackService: Sendable {
         let bytes: [UInt8]
         do {
             bytes = try RegionFiles.regularFileBytes(path: path, limit: SignedCatalog.maxFileBytes)
-        } catch where error.category == .notFound {
-            return .error(404, kind: "notFound", message: "this library has no signed catalog (\(SignedCatalog.fileName))")
+        } catch  where error.category == .notFound {
+            return .error(
+                404, kind: "notFound", message: "this library has no signed catalog (\(SignedCatalog.fileName))")
         } catch {
             return .error(500, kind: "environment", message: "\(SignedCatalog.fileName): \(error.problem)")
         }
         let etag = "\"c" + bytes.withUnsafeBytes { hex16(fnv1a($0)) } + "\""
         if TileService.matches(ifNoneMatch, etag) {
-            return ServedResponse(status: 304, contentType: "", headers: [("ETag", etag), ("Cache-Control", "no-cache")], body: [])
+            return ServedResponse(
+                status: 304, contentType: "", headers: [("ETag", etag), ("Cache-Control", "no-cache")], body: [])
         }
-        return ServedResponse(contentType: "application/jose", headers: [("ETag", etag), ("Cache-Control", "no-cache")], body: bytes)
+        return ServedResponse(
+            contentType: "application/jose", headers: [("ETag", etag), ("Cache-Control", "no-cache")], body: bytes)
     }
 
     /// `GET /packs`.
@@ -97,8 +102,11 @@ public final class PackService: Sendable {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(pack.jws, forKey: .manifest)
             try c.encode(PackService.url(pack.id), forKey: .url)
-            try c.encode(pack.deltas.map { Delta(from: $0.from, url: PackService.url(pack.id, deltaFrom: $0.from), bytes: $0.file.size) },
-                         forKey: .deltas)
+            try c.encode(
+                pack.deltas.map {
+                    Delta(from: $0.from, url: PackService.url(pack.id, deltaFrom: $0.from), bytes: $0.file.size)
+                },
+                forKey: .deltas)
         }
     }
 
@@ -109,16 +117,27 @@ public final class PackService: Sendable {
 
     /// `GET`/`HEAD /packs/{id}` (`deltaFrom` nil) and `/packs/{id}/deltas/{from}`. Header values
     /// are passed raw (nil when absent).
-    public func file(id: String, deltaFrom: String? = nil, head: Bool, authorization: String?, range: String?,
-                     ifRange: String?, ifNoneMatch: String?) -> PackReply {
+    public func file(
+        id: String, deltaFrom: String? = nil, head: Bool, authorization: String?, range: String?,
+        ifRange: String?, ifNoneMatch: String?
+    ) -> PackReply {
         guard let pack = directory.pack(id) else {
-            return .served(.error(404, kind: "notFound", message: "no pack \(TileService.shown(id)) on this server (GET /packs lists them)"))
+            return .served(
+                .error(
+                    404, kind: "notFound",
+                    message: "no pack \(TileService.shown(id)) on this server (GET /packs lists them)"))
         }
         var file = pack.file
         if let deltaFrom {
-            guard let from = TileService.integer(deltaFrom[...]), let delta = pack.deltas.first(where: { $0.from == from }) else {
-                return .served(.error(404, kind: "notFound",
-                                      message: "pack \(id) has no delta from version \(TileService.shown(deltaFrom)) on this server (version \(pack.manifest.version))"))
+            guard let from = TileService.integer(deltaFrom[...]),
+                let delta = pack.deltas.first(where: { $0.from == from })
+            else {
+                return .served(
+                    .error(
+                        404, kind: "notFound",
+                        message:
+                            "pack \(id) has no delta from version \(TileService.shown(deltaFrom)) on this server (version \(pack.manifest.version))"
+                    ))
             }
             file = delta.file
         }
@@ -137,7 +156,9 @@ public final class PackService: Sendable {
         }
         let contentType = "application/vnd.sqlite3"
         if head {
-            return .file(PackFileReply(status: 200, contentType: contentType, headers: headers, first: 0, length: file.size, file: nil))
+            return .file(
+                PackFileReply(
+                    status: 200, contentType: contentType, headers: headers, first: 0, length: file.size, file: nil))
         }
         let first: Int64, length: Int64, status: Int
         switch PackRange.resolve(range: range, ifRange: ifRange, size: file.size, etag: file.etag) {
@@ -147,18 +168,24 @@ public final class PackService: Sendable {
             (first, length, status) = (a, b - a + 1, 206)
             headers.append(("Content-Range", "bytes \(a)-\(b)/\(file.size)"))
         case .unsatisfiable:
-            return .served(.error(416, kind: "rangeNotSatisfiable",
-                                  message: "range \(TileService.shown(range ?? "")) is outside the file's \(file.size) bytes")
+            return .served(
+                .error(
+                    416, kind: "rangeNotSatisfiable",
+                    message: "range \(TileService.shown(range ?? "")) is outside the file's \(file.size) bytes"
+                )
                 .adding([("Content-Range", "bytes */\(file.size)"), ("Accept-Ranges", "bytes")]))
         }
         // The file must still be the one scanned (same inode and size): else scan again once
         // (a new version renamed in), and refuse rather than stream bytes under another ETag.
         guard let handle = directory.openFile(file) else {
             directory.rescan()
-            return .served(.error(503, kind: "unavailable", message: "pack \(id) changed while it was being served; ask again")
-                .adding([("Retry-After", "1")]))
+            return .served(
+                .error(503, kind: "unavailable", message: "pack \(id) changed while it was being served; ask again")
+                    .adding([("Retry-After", "1")]))
         }
-        return .file(PackFileReply(status: status, contentType: contentType, headers: headers, first: first, length: length, file: handle))
+        return .file(
+            PackFileReply(
+                status: status, contentType: contentType, headers: headers, first: first, length: length, file: handle))
     }
 
     /// A ``PackError`` as the server's JSON error with its HTTP status.

@@ -134,7 +134,9 @@ public final class ServedPacks: Sendable {
         guard fd >= 0 else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == file.size,
-              UInt64(truncatingIfNeeded: info.st_dev) == file.device, UInt64(truncatingIfNeeded: info.st_ino) == file.inode else {
+            UInt64(truncatingIfNeeded: info.st_dev) == file.device,
+            UInt64(truncatingIfNeeded: info.st_ino) == file.inode
+        else {
             close(fd)
             return nil
         }
@@ -147,8 +149,9 @@ public final class ServedPacks: Sendable {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
         let (m, c) = times(info)
-        return Stamp(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
-                     mtime: Int64(m.tv_sec), mtimeNanos: Int64(m.tv_nsec), ctime: Int64(c.tv_sec), ctimeNanos: Int64(c.tv_nsec))
+        return Stamp(
+            device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
+            mtime: Int64(m.tv_sec), mtimeNanos: Int64(m.tv_nsec), ctime: Int64(c.tv_sec), ctimeNanos: Int64(c.tv_nsec))
     }
 
     /// (mtime, ctime) of a `stat`, as each platform names them.
@@ -165,7 +168,9 @@ public final class ServedPacks: Sendable {
         defer { closedir(dir) }
         var out: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
             if !name.hasPrefix(".") { out.append(name) }
         }
         return out.sorted()
@@ -206,7 +211,8 @@ public final class ServedPacks: Sendable {
                 continue
             }
             guard manifest.packID == id else {
-                problems.append("\(manifestPath): the manifest is pack \(ErrorText.quoted(manifest.packID))'s; not served")
+                problems.append(
+                    "\(manifestPath): the manifest is pack \(ErrorText.quoted(manifest.packID))'s; not served")
                 continue
             }
             let packPath = path + "/" + PackManifest.packFileName(id)
@@ -216,11 +222,15 @@ public final class ServedPacks: Sendable {
             case .success(let found): info = found
             }
             guard Int64(info.st_size) == manifest.totalBytes else {
-                problems.append("\(packPath): \(info.st_size) bytes, the manifest says total_bytes \(manifest.totalBytes); pack \(id) not served")
+                problems.append(
+                    "\(packPath): \(info.st_size) bytes, the manifest says total_bytes \(manifest.totalBytes); pack \(id) not served"
+                )
                 continue
             }
-            let file = PackFile(path: packPath, size: manifest.totalBytes, device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino),
-                                etag: "\"\(manifest.sha256)\"")
+            let file = PackFile(
+                path: packPath, size: manifest.totalBytes, device: UInt64(truncatingIfNeeded: info.st_dev),
+                inode: UInt64(truncatingIfNeeded: info.st_ino),
+                etag: "\"\(manifest.sha256)\"")
             var deltas: [PackDelta] = []
             for (from, deltaName) in (deltaNames[id] ?? []).sorted(by: { $0.from < $1.from }) {
                 let deltaPath = path + "/" + deltaName
@@ -234,8 +244,10 @@ public final class ServedPacks: Sendable {
                 case .success(let found): d = found
                 }
                 let m = Self.times(d).0
-                let key = FileKey(device: UInt64(truncatingIfNeeded: d.st_dev), inode: UInt64(truncatingIfNeeded: d.st_ino), size: Int64(d.st_size),
-                                  mtime: Int64(m.tv_sec), mtimeNanos: Int64(m.tv_nsec))
+                let key = FileKey(
+                    device: UInt64(truncatingIfNeeded: d.st_dev), inode: UInt64(truncatingIfNeeded: d.st_ino),
+                    size: Int64(d.st_size),
+                    mtime: Int64(m.tv_sec), mtimeNanos: Int64(m.tv_nsec))
                 let hash: String
                 if let known = s.deltaHashes[key] {
                     hash = known
@@ -246,8 +258,12 @@ public final class ServedPacks: Sendable {
                     }
                 }
                 keep[key] = hash
-                deltas.append(PackDelta(from: from, file: PackFile(path: deltaPath, size: key.size, device: key.device,
-                                                                   inode: key.inode, etag: "\"\(hash)\"")))
+                deltas.append(
+                    PackDelta(
+                        from: from,
+                        file: PackFile(
+                            path: deltaPath, size: key.size, device: key.device,
+                            inode: key.inode, etag: "\"\(hash)\"")))
             }
             packs[id] = ServedPack(manifest: manifest, jws: jws, file: file, deltas: deltas)
         }
@@ -266,12 +282,17 @@ public final class ServedPacks: Sendable {
         let stem = Array(name.utf8.dropLast(deltaSuffix.utf8.count))
         // The last ".v": a pack id may hold ".v" itself ("com.example.v2.alps").
         guard name.hasSuffix(deltaSuffix), stem.count >= 2,
-              let dot = (0..<(stem.count - 1)).last(where: { stem[$0] == UInt8(ascii: ".") && stem[$0 + 1] == UInt8(ascii: "v") }) else { return nil }
+            let dot = (0..<(stem.count - 1)).last(where: {
+                stem[$0] == UInt8(ascii: ".") && stem[$0 + 1] == UInt8(ascii: "v")
+            })
+        else { return nil }
         let id = String(decoding: stem[..<dot], as: UTF8.self)
-        let versions = Substring(String(decoding: stem[(dot + 2)...], as: UTF8.self)).split(separator: "-", omittingEmptySubsequences: false)
+        let versions = Substring(String(decoding: stem[(dot + 2)...], as: UTF8.self)).split(
+            separator: "-", omittingEmptySubsequences: false)
         guard PackManifest.isValidPackID(id), versions.count == 2, versions[1].hasPrefix("v"),
-              let from = TileService.integer(versions[0]), let to = TileService.integer(versions[1].dropFirst()),
-              from >= 1, to == from + 1, PackManifest.deltaFileName(id, from: from, to: to) == name else { return nil }
+            let from = TileService.integer(versions[0]), let to = TileService.integer(versions[1].dropFirst()),
+            from >= 1, to == from + 1, PackManifest.deltaFileName(id, from: from, to: to) == name
+        else { return nil }
         return (id, from)
     }
 

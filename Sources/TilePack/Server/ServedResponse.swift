@@ -37,12 +37,15 @@ public struct ServedResponse: Sendable {
 
     /// A JSON body.
     public static func json(_ text: String, status: Int = 200, cache: String = "no-cache") -> ServedResponse {
-        ServedResponse(status: status, contentType: "application/json; charset=utf-8",
-                       headers: [("Cache-Control", cache)], body: Array(text.utf8))
+        ServedResponse(
+            status: status, contentType: "application/json; charset=utf-8",
+            headers: [("Cache-Control", cache)], body: Array(text.utf8))
     }
 
     /// `{"error": KIND, "message": TEXT}` with `status`.
-    public static func error(_ status: Int, kind: String, message: String, extra: [(String, String)] = []) -> ServedResponse {
+    public static func error(
+        _ status: Int, kind: String, message: String, extra: [(String, String)] = []
+    ) -> ServedResponse {
         var fields = ["\"error\":\(jsonString(kind))", "\"message\":\(jsonString(message))", "\"status\":\(status)"]
         fields += extra.map { "\(jsonString($0.0)):\($0.1)" }
         return .json("{" + fields.joined(separator: ",") + "}", status: status, cache: "no-store")
@@ -55,9 +58,9 @@ public struct ServedResponse: Sendable {
         case .invalidArgument: 400
         case .notFound: 404
         case .locked: 403
-        case .budgetExhausted: 503       // leases fill the budget: try again shortly
-        case .unsupported: 501           // an archive of a codec tilepack cannot decode
-        case .invalidInput, .environment: 500   // a damaged archive or the machine: not the client's fault
+        case .budgetExhausted: 503  // leases fill the budget: try again shortly
+        case .unsupported: 501  // an archive of a codec tilepack cannot decode
+        case .invalidInput, .environment: 500  // a damaged archive or the machine: not the client's fault
         }
     }
 
@@ -83,7 +86,7 @@ func jsonString(_ s: String) -> String {
         case "\n": out += "\\n"
         case "\r": out += "\\r"
         case "\t": out += "\\t"
-        case "<": out += "\\u003c"   // safe inside an HTML <script>
+        case "<": out += "\\u003c"  // safe inside an HTML <script>
         default:
             if scalar.value < 0x20 {
                 let hex = String(scalar.value, radix: 16)

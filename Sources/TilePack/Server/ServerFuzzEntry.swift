@@ -42,14 +42,18 @@ public enum ServerFuzzEntry {
             let side = 16
             let path = dir + "/fuzz.mbtiles"
             FuzzScratchFile.remove(path)
-            let metadata = MBTilesMetadata(name: "fuzz", format: "png", codec: TileCodecChoice.png.rawValue,
-                                           bounds: GeoBounds(west: -180, south: -85, east: 180, north: 85),
-                                           minZoom: 0, maxZoom: 1, tileSize: side)
+            let metadata = MBTilesMetadata(
+                name: "fuzz", format: "png", codec: TileCodecChoice.png.rawValue,
+                bounds: GeoBounds(west: -180, south: -85, east: 180, north: 85),
+                minZoom: 0, maxZoom: 1, tileSize: side)
             let writer = try MBTilesWriter(path: path, metadata: metadata)
-            let ids = [TileID(z: 0, x: 0, y: 0), TileID(z: 1, x: 0, y: 0), TileID(z: 1, x: 1, y: 0),
-                       TileID(z: 1, x: 0, y: 1), TileID(z: 1, x: 1, y: 1)].compactMap { $0 }
+            let ids = [
+                TileID(z: 0, x: 0, y: 0), TileID(z: 1, x: 0, y: 0), TileID(z: 1, x: 1, y: 0),
+                TileID(z: 1, x: 0, y: 1), TileID(z: 1, x: 1, y: 1),
+            ].compactMap { $0 }
             for (n, id) in ids.enumerated() {
-                let rgba = (0..<(side * side * 4)).map { i in UInt8(truncatingIfNeeded: i % 4 == 3 ? 255 : i &* (n + 3)) }
+                let rgba = (0..<(side * side * 4)).map { i in UInt8(truncatingIfNeeded: i % 4 == 3 ? 255 : i &* (n + 3))
+                }
                 try writer.write(try PNGEncoder().encode(rgba: rgba, width: side, height: side), for: id)
             }
             if let first = ids.dropFirst().first {
@@ -103,14 +107,22 @@ public enum ServerFuzzEntry {
         var headers = HTTPFields()
         var authority = "127.0.0.1:8080"
         for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else { return }
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
+                return
+            }
             let value = String(line[line.index(after: colon)...].drop(while: { $0 == " " }))
             guard HTTPField.isValidValue(value) else { return }
-            if name.canonicalName == "host" { authority = value } else { headers.append(HTTPField(name: name, value: value)) }
+            if name.canonicalName == "host" {
+                authority = value
+            } else {
+                headers.append(HTTPField(name: name, value: value))
+            }
         }
-        let head = HTTPRequest(method: method, scheme: "http", authority: authority, path: String(target), headerFields: headers)
+        let head = HTTPRequest(
+            method: method, scheme: "http", authority: authority, path: String(target), headerFields: headers)
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
-        let context = TileRequestContext(source: ApplicationRequestContextSource(channel: setup.channel, logger: setup.logger))
+        let context = TileRequestContext(
+            source: ApplicationRequestContextSource(channel: setup.channel, logger: setup.logger))
         let outcome = Locked<(any Error)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -118,7 +130,7 @@ public enum ServerFuzzEntry {
                 let response = try await setup.responder.respond(to: request, context: context)
                 try await response.body.write(DiscardingBodyWriter())
             } catch let error as any HTTPResponseError {
-                _ = error.status   // what Hummingbird would send
+                _ = error.status  // what Hummingbird would send
             } catch {
                 outcome.withLock { $0 = error }
             }

@@ -87,18 +87,28 @@ public final class StorefrontActions: Sendable {
     /// before the port is known). See the type's comment.
     public func refusal(origin: String?, host: String?) -> ServedResponse? {
         guard let bound = port.withLock({ $0 }) else {
-            return .error(503, kind: "unavailable", message: "the server is starting: try again").adding([("Retry-After", "1")])
+            return .error(503, kind: "unavailable", message: "the server is starting: try again").adding([
+                ("Retry-After", "1")
+            ])
         }
         let authorities = Set(knownHosts.map { "\($0):\(bound)" })
-        guard let host, host.utf8.count <= 255, let addressed = Self.authority(host), authorities.contains(addressed) else {
-            return .error(403, kind: "forbiddenOrigin",
-                          message: "store actions answer only requests addressed to this server as \(authorities.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host ?? "none")))")
+        guard let host, host.utf8.count <= 255, let addressed = Self.authority(host), authorities.contains(addressed)
+        else {
+            return .error(
+                403, kind: "forbiddenOrigin",
+                message:
+                    "store actions answer only requests addressed to this server as \(authorities.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host ?? "none")))"
+            )
         }
         if let origin {
             guard origin.utf8.count <= 255, origin.lowercased().hasPrefix("http://"),
-                  Self.authority(String(origin.dropFirst(7))) == addressed else {
-                return .error(403, kind: "forbiddenOrigin",
-                              message: "store actions answer only this server's own pages (Origin: \(TileService.shown(origin)), expected http://\(host))")
+                Self.authority(String(origin.dropFirst(7))) == addressed
+            else {
+                return .error(
+                    403, kind: "forbiddenOrigin",
+                    message:
+                        "store actions answer only this server's own pages (Origin: \(TileService.shown(origin)), expected http://\(host))"
+                )
             }
         }
         return nil
@@ -111,13 +121,17 @@ public final class StorefrontActions: Sendable {
         let s = text.lowercased()
         // Byte tests, not `contains("/")`: on Linux a String argument goes through Foundation's
         // CFStringFind, and this runs on every request (the Host check).
-        guard !s.isEmpty, !s.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: " ") }) else { return nil }
+        guard !s.isEmpty,
+            !s.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: " ") })
+        else { return nil }
         let name: Substring, port: Substring?
         if s.hasPrefix("[") {
             guard let close = s.firstIndex(of: "]") else { return nil }
             name = s[...close]
             let rest = s[s.index(after: close)...]
-            if rest.isEmpty { port = nil } else {
+            if rest.isEmpty {
+                port = nil
+            } else {
                 guard rest.first == ":" else { return nil }
                 port = rest.dropFirst()
             }
@@ -128,7 +142,8 @@ public final class StorefrontActions: Sendable {
             port = parts.count == 2 ? parts[1] : nil
         }
         if let port {
-            guard (1...5).contains(port.utf8.count), port.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = Int(port) else { return nil }
+            guard (1...5).contains(port.utf8.count), port.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = Int(port)
+            else { return nil }
             return "\(name):\(n)"
         }
         return "\(name):80"
@@ -139,14 +154,19 @@ public final class StorefrontActions: Sendable {
     /// Why this server cannot buy or restore, nil when it can.
     var storeProblem: ServedResponse? {
         guard served.trust != nil else {
-            return .error(503, kind: "unavailable", message: "this library is open (no trust anchors): there is no store to buy from (serve --trust FILE)")
+            return .error(
+                503, kind: "unavailable",
+                message: "this library is open (no trust anchors): there is no store to buy from (serve --trust FILE)")
         }
         guard served.storefront != nil else {
-            return .error(503, kind: "unavailable", message: "this server has no store to buy from (serve --simulator DIR)")
+            return .error(
+                503, kind: "unavailable", message: "this server has no store to buy from (serve --simulator DIR)")
         }
         guard served.catalog != nil, served.catalogProblem == nil else {
-            return .error(503, kind: "unavailable",
-                          message: "this library has no trusted catalog" + (served.catalogProblem.map { " (\($0))" } ?? "") + ": nothing is for sale")
+            return .error(
+                503, kind: "unavailable",
+                message: "this library has no trusted catalog" + (served.catalogProblem.map { " (\($0))" } ?? "")
+                    + ": nothing is for sale")
         }
         return nil
     }
@@ -157,7 +177,9 @@ public final class StorefrontActions: Sendable {
     public func buy(_ product: String) -> ServedResponse {
         if let problem = storeProblem { return problem }
         guard product.utf8.count <= Self.maxProductIDBytes, served.catalog?.product(id: product) != nil else {
-            return .error(404, kind: "notFound", message: "no product \(TileService.shown(product)) in the catalog (GET /store lists them)")
+            return .error(
+                404, kind: "notFound",
+                message: "no product \(TileService.shown(product)) in the catalog (GET /store lists them)")
         }
         let result: RegionLibrary.PurchaseResult
         do {
@@ -187,7 +209,9 @@ public final class StorefrontActions: Sendable {
             return Self.failure(error)
         }
         try? served.entitlements?.refresh()
-        return .json("{\"inserted\":\(summary.inserted),\"replaced\":\(summary.replaced),\"unchanged\":\(summary.unchanged)}", cache: "no-store")
+        return .json(
+            "{\"inserted\":\(summary.inserted),\"replaced\":\(summary.replaced),\"unchanged\":\(summary.unchanged)}",
+            cache: "no-store")
     }
 
     /// Runs `body` on the read-write library (opened on first use), one caller at a time.
@@ -217,7 +241,7 @@ public final class StorefrontActions: Sendable {
     /// - Cost: one Ed25519 verification and one stat per installed pack.
     public func installed() -> ServedResponse {
         guard served.trust != nil else { return .json("{\"packs\":[]}") }
-        _ = served.entitlements?.generation   // sees another process's purchases (data_version)
+        _ = served.entitlements?.generation  // sees another process's purchases (data_version)
         do {
             return .json(try JSONOutput.string(InstalledList(packs: try served.installedPackListings())))
         } catch {
@@ -236,13 +260,19 @@ public final class StorefrontActions: Sendable {
             return .error(404, kind: "notFound", message: "this server offers no packs (serve --packs DIR)")
         }
         guard packs.directory.pack(id) != nil else {
-            return .error(404, kind: "notFound", message: "no pack \(TileService.shown(id)) on this server (GET /packs lists them)")
+            return .error(
+                404, kind: "notFound",
+                message: "no pack \(TileService.shown(id)) on this server (GET /packs lists them)")
         }
         guard served.trust != nil else {
-            return .error(503, kind: "unavailable", message: "this library is open (no trust anchors): it installs no packs (serve --trust FILE)")
+            return .error(
+                503, kind: "unavailable",
+                message: "this library is open (no trust anchors): it installs no packs (serve --trust FILE)")
         }
         guard let bound = port.withLock({ $0 }) else {
-            return .error(503, kind: "unavailable", message: "the server is starting: try again").adding([("Retry-After", "1")])
+            return .error(503, kind: "unavailable", message: "the server is starting: try again").adding([
+                ("Retry-After", "1")
+            ])
         }
         let base = "http://" + Self.loopbackName(options.host) + ":\(bound)"
         return downloads.start(id, update: update, library: served, server: base)
@@ -250,7 +280,9 @@ public final class StorefrontActions: Sendable {
 
     /// `GET /store/downloads`.
     public func downloadsListing() -> ServedResponse {
-        do { return .json(try JSONOutput.string(PackDownloads.List(downloads: downloads.entries())), cache: "no-store") } catch {
+        do {
+            return .json(try JSONOutput.string(PackDownloads.List(downloads: downloads.entries())), cache: "no-store")
+        } catch {
             return .from(error)
         }
     }

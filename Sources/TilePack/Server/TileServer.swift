@@ -30,8 +30,10 @@ public enum TileServer {
     /// With `actions`, also the viewer's store actions (buy, restore, install, update). With
     /// `hostCheck`, a request addressed to another name gets 421 before any route; `cors`
     /// grants other origins (none by default: no CORS headers at all).
-    public static func router(_ service: TileService, actions: StorefrontActions? = nil, logRequests: Bool = true,
-                              cors: CORSPolicy = CORSPolicy(), hostCheck: HostCheck? = nil) -> Router<TileRequestContext> {
+    public static func router(
+        _ service: TileService, actions: StorefrontActions? = nil, logRequests: Bool = true,
+        cors: CORSPolicy = CORSPolicy(), hostCheck: HostCheck? = nil
+    ) -> Router<TileRequestContext> {
         let router = Router(context: TileRequestContext.self, options: .autoGenerateHeadEndpoints)
         if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
         if let hostCheck, !hostCheck.names.isEmpty { router.middlewares.add(HostCheckMiddleware(check: hostCheck)) }
@@ -43,26 +45,35 @@ public enum TileServer {
         router.get("/store") { _, _ in response(service.storeListing()) }
         router.get("/query") { request, _ in
             let q = request.uri.queryParameters
-            return response(service.query(lat: q["lat"].map(String.init), lon: q["lon"].map(String.init), zoom: q["zoom"].map(String.init)))
+            return response(
+                service.query(
+                    lat: q["lat"].map(String.init), lon: q["lon"].map(String.init), zoom: q["zoom"].map(String.init)))
         }
         // One parameter name per position: Hummingbird's trie refuses `{file}` beside `{region}`.
         router.get("/tiles/{region}") { request, context in
-            response(service.tileJSON(file: context.parameters.get("region") ?? "", base: baseURL(request.head.authority)))
+            response(
+                service.tileJSON(file: context.parameters.get("region") ?? "", base: baseURL(request.head.authority)))
         }
         router.get("/tiles/{region}/{z}/{x}/{y}") { request, context in
             let p = context.parameters
-            return response(service.tile(region: p.get("region") ?? "", z: p.get("z") ?? "", x: p.get("x") ?? "",
-                                         y: p.get("y") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
+            return response(
+                service.tile(
+                    region: p.get("region") ?? "", z: p.get("z") ?? "", x: p.get("x") ?? "",
+                    y: p.get("y") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
         }
         router.get("/terrain/{region}/{z}/{x}/{y}") { request, context in
             let p = context.parameters
-            return response(service.terrain(region: p.get("region") ?? "", z: p.get("z") ?? "", x: p.get("x") ?? "",
-                                            y: p.get("y") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
+            return response(
+                service.terrain(
+                    region: p.get("region") ?? "", z: p.get("z") ?? "", x: p.get("x") ?? "",
+                    y: p.get("y") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
         }
         router.get("/view/{z}/{x}/{y}") { request, context in
             let p = context.parameters
-            return response(service.view(z: p.get("z") ?? "", x: p.get("x") ?? "", y: p.get("y") ?? "",
-                                         ifNoneMatch: request.headers[.ifNoneMatch]))
+            return response(
+                service.view(
+                    z: p.get("z") ?? "", x: p.get("x") ?? "", y: p.get("y") ?? "",
+                    ifNoneMatch: request.headers[.ifNoneMatch]))
         }
         addPackRoutes(router, service)
         if let actions { addStoreRoutes(router, actions) }
@@ -71,42 +82,52 @@ public enum TileServer {
         }
         router.get("/leaflet/{file}/{image}") { request, context in
             let p = context.parameters
-            return response(service.asset((p.get("file") ?? "") + "/" + (p.get("image") ?? ""), ifNoneMatch: request.headers[.ifNoneMatch]))
+            return response(
+                service.asset(
+                    (p.get("file") ?? "") + "/" + (p.get("image") ?? ""), ifNoneMatch: request.headers[.ifNoneMatch]))
         }
         return router
     }
 
     /// The application `run` runs (tests run it live): the router, and ``GuardedHTTP1Channel``
     /// with `configuration.limits` on `configuration.host`:`port`.
-    public static func application(_ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
-                                   onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    public static func application(
+        _ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
         let limits = configuration.limits
         let counter = ConnectionCounter(limit: limits.maxConnections)
         // Request lines are logged at info; above that the middleware would only cost time.
-        return Application(router: router(service, actions: actions, logRequests: logger.logLevel <= .info,
-                                          cors: configuration.cors, hostCheck: configuration.hostCheck),
-                           server: HTTPServerBuilder { responder in
-                               GuardedHTTP1Channel(responder: responder, limits: limits, counter: counter)
-                           },
-                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tilepack",
-                                                backlog: ConnectionLimits.listenBacklog),
-                           onServerRunning: { channel in
-                               // NIO's accept backoff does not stop epoll waking the loop (AcceptBackoff).
-                               try? await channel.eventLoop.submit {
-                                   try channel.pipeline.syncOperations.addHandler(AcceptBackoff(logger: logger), position: .first)
-                               }.get()
-                               let bound = channel.localAddress?.port ?? configuration.port
-                               actions?.serverRunning(port: bound)
-                               await onRunning(bound)
-                           },
-                           logger: logger)
+        return Application(
+            router: router(
+                service, actions: actions, logRequests: logger.logLevel <= .info,
+                cors: configuration.cors, hostCheck: configuration.hostCheck),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, limits: limits, counter: counter)
+            },
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "tilepack",
+                backlog: ConnectionLimits.listenBacklog),
+            onServerRunning: { channel in
+                // NIO's accept backoff does not stop epoll waking the loop (AcceptBackoff).
+                try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(logger: logger), position: .first)
+                }.get()
+                let bound = channel.localAddress?.port ?? configuration.port
+                actions?.serverRunning(port: bound)
+                await onRunning(bound)
+            },
+            logger: logger)
     }
 
     /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish. `actions`
     /// learn the bound port before `onRunning` is called, and are shut down at the end.
-    public static func run(_ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
-                           onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let app = application(service, actions: actions, configuration: configuration, logger: logger, onRunning: onRunning)
+    public static func run(
+        _ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let app = application(
+            service, actions: actions, configuration: configuration, logger: logger, onRunning: onRunning)
         do {
             try await app.runService()
         } catch {
@@ -120,8 +141,11 @@ public enum TileServer {
     /// `.-:[]`, at most 255 characters), else "" (root-relative tile URLs).
     static func baseURL(_ authority: String?) -> String {
         guard let a = authority, !a.isEmpty, a.utf8.count <= 255,
-              a.unicodeScalars.allSatisfy({ ($0.properties.isASCIIHexDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
-                                             || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0)) }) else { return "" }
+            a.unicodeScalars.allSatisfy({
+                ($0.properties.isASCIIHexDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0)
+                    || ("0"..."9").contains($0) || ".-:[]".unicodeScalars.contains($0))
+            })
+        else { return "" }
         return "http://" + a
     }
 
@@ -132,13 +156,14 @@ public enum TileServer {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
         headers[.contentLength] = "\(served.bodyCount)"
-        let body: ResponseBody = if let shared = served.shared {
-            ResponseBody(byteBuffer: shared)
-        } else if served.bodyCount == 0 {
-            ResponseBody()
-        } else {
-            ResponseBody(byteBuffer: ByteBuffer(bytes: served.body))
-        }
+        let body: ResponseBody =
+            if let shared = served.shared {
+                ResponseBody(byteBuffer: shared)
+            } else if served.bodyCount == 0 {
+                ResponseBody()
+            } else {
+                ResponseBody(byteBuffer: ByteBuffer(bytes: served.body))
+            }
         return Response(status: HTTPResponse.Status(code: served.status), headers: headers, body: body)
     }
 }
@@ -159,7 +184,9 @@ public struct TileRequestContext: RequestContext {
 /// Hummingbird's own errors (no route matched, a bad request) as the same JSON bodies the
 /// routes send, so every 4xx of the server reads alike.
 struct ErrorBodyMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as HTTPError {

@@ -53,7 +53,7 @@ public final class TileService: Sendable {
     let assets: [String: Asset]
     /// Why the viewer's map library is missing, nil when it was found.
     public let assetProblem: String?
-    let png = PNGEncoder(level: 1, reducesColorType: true)   // tiles made per request: speed over size
+    let png = PNGEncoder(level: 1, reducesColorType: true)  // tiles made per request: speed over size
     /// PNGs made per request, by ETag.
     let encoded = EncodedTileCache(limit: 16 << 20)
 
@@ -66,8 +66,9 @@ public final class TileService: Sendable {
     public init(_ options: Options) throws {
         library = try options.library ?? RegionLibrary(directory: options.libraryDirectory, trust: nil)
         let drawing = try library.drawingLayers()
-        layers = try MapLayers(archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
-                               budget: options.budget, accessPolicy: library.accessPolicy())
+        layers = try MapLayers(
+            archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
+            budget: options.budget, accessPolicy: library.accessPolicy())
         var names: [String] = [], index: [String: Int] = [:]
         for (i, layer) in drawing.enumerated() {
             names.append(layer.name)
@@ -119,7 +120,7 @@ public final class TileService: Sendable {
             let found: TileLease?
             do throws(TileStoreError) {
                 found = try store.tile(id, archive: a)
-            } catch where error.problem == .partialTile && format == .png {
+            } catch  where error.problem == .partialTile && format == .png {
                 return maskedPNG(region: region, archive: a, id: id, ifNoneMatch: ifNoneMatch)
             }
             guard let lease = found else { return notFound(region, id) }
@@ -128,14 +129,18 @@ public final class TileService: Sendable {
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
             switch format {
             case .payload:
-                return ServedResponse(contentType: "application/octet-stream",
-                                      headers: tileHeaders(etag) + [("X-Tile-Format", summary.codecName),
-                                                                    ("X-Tile-Size", "\(summary.tileSize)")],
-                                      shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
+                return ServedResponse(
+                    contentType: "application/octet-stream",
+                    headers: tileHeaders(etag) + [
+                        ("X-Tile-Format", summary.codecName),
+                        ("X-Tile-Size", "\(summary.tileSize)"),
+                    ],
+                    shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
             case .png:
                 if summary.codec == .png {
-                    return ServedResponse(contentType: "image/png", headers: tileHeaders(etag),
-                                          shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
+                    return ServedResponse(
+                        contentType: "image/png", headers: tileHeaders(etag),
+                        shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
                 }
                 if let cached = encoded.get(etag) {
                     return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), shared: cached)
@@ -196,7 +201,8 @@ public final class TileService: Sendable {
         } catch {
             return .from(error)
         }
-        return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, shared: encoded.put(etag, body))
+        return ServedResponse(
+            contentType: "image/png", headers: tileHeaders(etag) + extra, shared: encoded.put(etag, body))
     }
 
     /// `/view/{z}/{x}/{y}.png`: every region composited as `tilepack render --tile` draws it,
@@ -204,18 +210,28 @@ public final class TileService: Sendable {
     /// zooms the store's made tiles are drawn; `X-Tile-Overzoom` then lists the zooms they
     /// came from (comma-separated, ascending: usually one).
     public func view(z: String, x: String, y: String, ifNoneMatch: String? = nil) -> ServedResponse {
-        guard y.hasSuffix(".png") else { return .error(404, kind: "notFound", message: "view tiles are PNG: /view/{z}/{x}/{y}.png") }
+        guard y.hasSuffix(".png") else {
+            return .error(404, kind: "notFound", message: "view tiles are PNG: /view/{z}/{x}/{y}.png")
+        }
         guard let zoom = Self.integer(z[...]), zoom <= TileID.maxZoom,
-              let col = Self.integer(x[...]), let row = Self.integer(y.dropLast(4)), let id = TileID(z: zoom, x: col, y: row) else {
-            return .error(400, kind: "invalidArgument", message: "not a tile: /view/\(Self.shown(z))/\(Self.shown(x))/\(Self.shown(y))")
+            let col = Self.integer(x[...]), let row = Self.integer(y.dropLast(4)),
+            let id = TileID(z: zoom, x: col, y: row)
+        else {
+            return .error(
+                400, kind: "invalidArgument",
+                message: "not a tile: /view/\(Self.shown(z))/\(Self.shown(x))/\(Self.shown(y))")
         }
         do {
             let picture = try MapRenderer.render(MapFrame(tile: id), store: store)
             let etag = "\"v" + picture.image.pixels.withUnsafeBytes { hex16(fnv1a($0)) } + "\""
-            let extra = picture.sourceZooms.isEmpty ? [] : [("X-Tile-Overzoom", picture.sourceZooms.map(String.init).joined(separator: ","))]
+            let extra =
+                picture.sourceZooms.isEmpty
+                ? [] : [("X-Tile-Overzoom", picture.sourceZooms.map(String.init).joined(separator: ","))]
             if Self.matches(ifNoneMatch, etag) { return notModified(etag, cache: "no-cache", extra: extra) }
-            let body = try png.encode(rgba: picture.image.pixels, width: picture.image.width, height: picture.image.height)
-            return ServedResponse(contentType: "image/png", headers: [("ETag", etag), ("Cache-Control", "no-cache")] + extra, body: body)
+            let body = try png.encode(
+                rgba: picture.image.pixels, width: picture.image.width, height: picture.image.height)
+            return ServedResponse(
+                contentType: "image/png", headers: [("ETag", etag), ("Cache-Control", "no-cache")] + extra, body: body)
         } catch {
             return .from(error)
         }
@@ -240,7 +256,8 @@ public final class TileService: Sendable {
             // masked values' hash, seeded with the mask's fingerprint.
             let seed = store.access(id, archive: a).mask?.fingerprint
             // Outside the archive's zooms the store makes the grid from the nearest zoom with data.
-            guard let zoomed = try store.zoomedElevation(id, archive: a), zoomed.grid.width > 0, zoomed.grid.height > 0 else {
+            guard let zoomed = try store.zoomedElevation(id, archive: a), zoomed.grid.width > 0, zoomed.grid.height > 0
+            else {
                 return notFound(region, id)
             }
             let grid = zoomed.grid
@@ -254,7 +271,8 @@ public final class TileService: Sendable {
             let rgba = Terrarium.rgba(grid)
             do throws(PNGError) {
                 let body = try png.encode(rgba: rgba, width: 256, height: 256)
-                return ServedResponse(contentType: "image/png", headers: tileHeaders(etag) + extra, shared: encoded.put(etag, body))
+                return ServedResponse(
+                    contentType: "image/png", headers: tileHeaders(etag) + extra, shared: encoded.put(etag, body))
             } catch {
                 return .from(error)
             }
@@ -272,12 +290,14 @@ public final class TileService: Sendable {
         let region = String(file.dropLast(5))
         guard let a = regionIndex[region] else { return unknownRegion(region) }
         let s = store.archives[a]
-        var fields = ["\"tilejson\":\"3.0.0\"", "\"name\":\(jsonString(s.name))", "\"scheme\":\"xyz\"",
-                      "\"tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}.png"))]",
-                      "\"attribution\":\(jsonString(layers.attribution))",
-                      "\"tilepack:region\":\(jsonString(region))",
-                      "\"tilepack:codec\":\(jsonString(s.codecName))",
-                      "\"tilepack:payload_tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}"))]"]
+        var fields = [
+            "\"tilejson\":\"3.0.0\"", "\"name\":\(jsonString(s.name))", "\"scheme\":\"xyz\"",
+            "\"tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}.png"))]",
+            "\"attribution\":\(jsonString(layers.attribution))",
+            "\"tilepack:region\":\(jsonString(region))",
+            "\"tilepack:codec\":\(jsonString(s.codecName))",
+            "\"tilepack:payload_tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}"))]",
+        ]
         if s.valueKind?.isMetres == true {
             fields.append("\"tilepack:terrain_tiles\":[\(jsonString("\(base)/terrain/\(region)/{z}/{x}/{y}.png"))]")
             fields.append("\"tilepack:terrain_encoding\":\"terrarium\"")
@@ -297,7 +317,8 @@ public final class TileService: Sendable {
     /// region that covers the point (one "uncovered" object when none does).
     public func query(lat: String?, lon: String?, zoom: String?) -> ServedResponse {
         guard let latText = lat, let lonText = lon, let zoomText = zoom else {
-            return .error(400, kind: "invalidArgument", message: "give lat, lon and zoom, e.g. /query?lat=45.85&lon=6.88&zoom=12")
+            return .error(
+                400, kind: "invalidArgument", message: "give lat, lon and zoom, e.g. /query?lat=45.85&lon=6.88&zoom=12")
         }
         guard let la = Self.decimal(latText), let lo = Self.decimal(lonText) else {
             return .error(400, kind: "invalidArgument", message: "lat and lon must be decimal degrees")
@@ -308,7 +329,9 @@ public final class TileService: Sendable {
         do {
             let q = try TileQuery(lat: la, lon: lo, zoom: z)
             let answers = try PointQuery.answer(q, store: store)
-            let objects = answers.isEmpty ? [try uncoveredPointJSON(q, searched: "this server's library")] : try answers.map { try $0.json }
+            let objects =
+                answers.isEmpty
+                ? [try uncoveredPointJSON(q, searched: "this server's library")] : try answers.map { try $0.json }
             return .json("[" + objects.joined(separator: ",") + "]")
         } catch {
             return .from(error)
@@ -320,17 +343,21 @@ public final class TileService: Sendable {
     /// A store library whose catalog failed closed lists no products and says why. `packs`
     /// counts the packs `/packs` offers; absent when serve was started without `--packs`.
     public func storeListing() -> ServedResponse {
-        _ = library.entitlements?.generation   // sees a purchase made since (data_version, at most every 5 ms)
+        _ = library.entitlements?.generation  // sees a purchase made since (data_version, at most every 5 ms)
         let kind = "\"library\":\(jsonString(library.kind.rawValue))"
         let packCount = packs.map { ",\"packs\":\($0.count)" } ?? ""
         let problem = "\"catalog_problem\":" + (library.catalogProblem.map { jsonString($0.description) } ?? "null")
         guard let catalog = library.catalog, library.catalogProblem == nil else {
-            let free = library.catalog.map { "\($0.freeMaxZoom)" } ?? (library.kind == .store ? "\(RegionLibrary.failClosedMaxZoom)" : "null")
+            let free =
+                library.catalog.map { "\($0.freeMaxZoom)" }
+                ?? (library.kind == .store ? "\(RegionLibrary.failClosedMaxZoom)" : "null")
             return .json("{\(kind),\"catalog\":false,\(problem),\"free_max_zoom\":\(free),\"products\":[]\(packCount)}")
         }
         do {
             let products = try library.listings().map { try JSONOutput.string($0) }
-            return .json("{\(kind),\"catalog\":true,\(problem),\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":[" + products.joined(separator: ",") + "]\(packCount)}")
+            return .json(
+                "{\(kind),\"catalog\":true,\(problem),\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":["
+                    + products.joined(separator: ",") + "]\(packCount)}")
         } catch {
             return .from(error)
         }
@@ -342,8 +369,11 @@ public final class TileService: Sendable {
         var regions: [String] = []
         for (i, name) in regionNames.enumerated() {
             let s = store.archives[i]
-            var f = ["\"region\":\(jsonString(name))", "\"name\":\(jsonString(s.name))", "\"codec\":\(jsonString(s.codecName))",
-                     "\"elevation\":\(s.valueKind?.isMetres == true)"]
+            var f = [
+                "\"region\":\(jsonString(name))", "\"name\":\(jsonString(s.name))",
+                "\"codec\":\(jsonString(s.codecName))",
+                "\"elevation\":\(s.valueKind?.isMetres == true)",
+            ]
             if let b = s.bounds { f.append("\"bounds\":[\(b.west),\(b.south),\(b.east),\(b.north)]") }
             if let z = s.zoomRange { f += ["\"minzoom\":\(z.lowerBound)", "\"maxzoom\":\(z.upperBound)"] }
             regions.append("{" + f.joined(separator: ",") + "}")
@@ -351,11 +381,15 @@ public final class TileService: Sendable {
         var areas: [String] = []
         for p in library.catalog?.products ?? [] {
             guard let area = p.area else { continue }
-            let rings = area.rings.map { ring in "[" + ring.map { "[\($0.lon),\($0.lat)]" }.joined(separator: ",") + "]" }
-            areas.append("{\"id\":\(jsonString(p.id)),\"title\":\(jsonString(p.title)),\"rings\":[\(rings.joined(separator: ","))]}")
+            let rings = area.rings.map { ring in "[" + ring.map { "[\($0.lon),\($0.lat)]" }.joined(separator: ",") + "]"
+            }
+            areas.append(
+                "{\"id\":\(jsonString(p.id)),\"title\":\(jsonString(p.title)),\"rings\":[\(rings.joined(separator: ","))]}"
+            )
         }
-        return .json("{\"regions\":[\(regions.joined(separator: ","))],\"areas\":[\(areas.joined(separator: ","))],"
-                     + "\"attribution\":\(jsonString(layers.attribution)),\(viewZooms)}")
+        return .json(
+            "{\"regions\":[\(regions.joined(separator: ","))],\"areas\":[\(areas.joined(separator: ","))],"
+                + "\"attribution\":\(jsonString(layers.attribution)),\(viewZooms)}")
     }
 
     /// `"view_minzoom":N,"view_maxzoom":N`: the zooms `/view` draws something at, which the
@@ -375,22 +409,27 @@ public final class TileService: Sendable {
     public func viewerPage() -> ServedResponse {
         if let assetProblem {
             let html = ViewerPage.missingLibrary(assetProblem)
-            return ServedResponse(status: 503, contentType: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")],
-                                  body: Array(html.utf8))
+            return ServedResponse(
+                status: 503, contentType: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")],
+                body: Array(html.utf8))
         }
-        return ServedResponse(contentType: "text/html; charset=utf-8", headers: [("Cache-Control", "no-cache")],
-                              body: Array(ViewerPage.html.utf8))
+        return ServedResponse(
+            contentType: "text/html; charset=utf-8", headers: [("Cache-Control", "no-cache")],
+            body: Array(ViewerPage.html.utf8))
     }
 
     /// `/leaflet/{path}`: a file of the map library, from the table read at start.
     public func asset(_ path: String, ifNoneMatch: String? = nil) -> ServedResponse {
         guard let asset = assets[path] else {
-            return .error(404, kind: "notFound", message: "no asset \(Self.shown(path))"
-                          + (assetProblem.map { " (\($0))" } ?? ""))
+            return .error(
+                404, kind: "notFound",
+                message: "no asset \(Self.shown(path))"
+                    + (assetProblem.map { " (\($0))" } ?? ""))
         }
         if Self.matches(ifNoneMatch, asset.etag) { return notModified(asset.etag) }
-        return ServedResponse(contentType: asset.contentType, headers: [("ETag", asset.etag), ("Cache-Control", "public, max-age=3600")],
-                              body: asset.bytes)
+        return ServedResponse(
+            contentType: asset.contentType, headers: [("ETag", asset.etag), ("Cache-Control", "public, max-age=3600")],
+            body: asset.bytes)
     }
 
     /// Reads Leaflet's files (top level and `images/`) into memory, so that a request never
@@ -401,7 +440,9 @@ public final class TileService: Sendable {
             guard let dir = opendir(directory + "/" + sub) else { continue }
             defer { closedir(dir) }
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
                 guard let type = contentType(name), !name.hasPrefix(".") else { continue }
                 guard let bytes = readSmallFile(directory + "/" + sub + name) else { continue }
                 let etag = "\"a" + bytes.withUnsafeBytes { hex16(fnv1a($0)) } + "\""
@@ -409,8 +450,11 @@ public final class TileService: Sendable {
             }
         }
         guard out["leaflet.js"] != nil, out["leaflet.css"] != nil else {
-            return (out, "Leaflet not found in \(directory) (leaflet.js and leaflet.css): install Debian's libjs-leaflet "
-                    + "(apt-get install libjs-leaflet) or pass --leaflet DIR")
+            return (
+                out,
+                "Leaflet not found in \(directory) (leaflet.js and leaflet.css): install Debian's libjs-leaflet "
+                    + "(apt-get install libjs-leaflet) or pass --leaflet DIR"
+            )
         }
         return (out, nil)
     }
@@ -445,11 +489,18 @@ public final class TileService: Sendable {
     func locate(region: String, z: String, x: String, y: Substring) -> Located {
         guard let a = regionIndex[region] else { return .failure(unknownRegion(region)) }
         guard let zoom = Self.integer(z[...]), zoom <= TileID.maxZoom else {
-            return .failure(.error(400, kind: "invalidArgument", message: "zoom \(Self.shown(z)) is not an integer 0…\(TileID.maxZoom)"))
+            return .failure(
+                .error(
+                    400, kind: "invalidArgument", message: "zoom \(Self.shown(z)) is not an integer 0…\(TileID.maxZoom)"
+                ))
         }
         guard let col = Self.integer(x[...]), let row = Self.integer(y), let id = TileID(z: zoom, x: col, y: row) else {
-            return .failure(.error(400, kind: "invalidArgument",
-                                   message: "tile \(zoom)/\(Self.shown(x))/\(Self.shown(String(y))) is not a tile: x and y are integers 0…2^zoom − 1"))
+            return .failure(
+                .error(
+                    400, kind: "invalidArgument",
+                    message:
+                        "tile \(zoom)/\(Self.shown(x))/\(Self.shown(String(y))) is not a tile: x and y are integers 0…2^zoom − 1"
+                ))
         }
         return .success((a, id))
     }
@@ -463,8 +514,9 @@ public final class TileService: Sendable {
     /// A finite decimal number of at most 32 characters (digits, sign, point, exponent), else nil.
     static func decimal(_ s: String) -> Double? {
         guard !s.isEmpty, s.utf8.count <= 32,
-              s.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 43 || $0 == 46 || $0 == 101 || $0 == 69 }),
-              let v = Double(s), v.isFinite else { return nil }
+            s.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 43 || $0 == 46 || $0 == 101 || $0 == 69 }),
+            let v = Double(s), v.isFinite
+        else { return nil }
         return v
     }
 
@@ -488,12 +540,17 @@ public final class TileService: Sendable {
         [("ETag", etag), ("Cache-Control", Self.tileCacheControl)]
     }
 
-    func notModified(_ etag: String, cache: String = TileService.tileCacheControl, extra: [(String, String)] = []) -> ServedResponse {
-        ServedResponse(status: 304, contentType: "", headers: [("ETag", etag), ("Cache-Control", cache)] + extra, body: [])
+    func notModified(
+        _ etag: String, cache: String = TileService.tileCacheControl, extra: [(String, String)] = []
+    ) -> ServedResponse {
+        ServedResponse(
+            status: 304, contentType: "", headers: [("ETag", etag), ("Cache-Control", cache)] + extra, body: [])
     }
 
     func unknownRegion(_ region: String) -> ServedResponse {
-        .error(404, kind: "notFound", message: "no region \(jsonSafe(region)) in this library (regions: \(regionNames.joined(separator: ", ")))")
+        .error(
+            404, kind: "notFound",
+            message: "no region \(jsonSafe(region)) in this library (regions: \(regionNames.joined(separator: ", ")))")
     }
 
     func notFound(_ region: String, _ id: TileID) -> ServedResponse {
@@ -505,15 +562,17 @@ public final class TileService: Sendable {
     func tileError(_ error: TileStoreError, region: String, id: TileID) -> ServedResponse {
         let offers = (try? JSONOutput.string(error.offers)) ?? "[]"
         let extra = [("region", jsonString(region)), ("tile", jsonString(id.description)), ("unlock", offers)]
-        let buy = error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
+        let buy =
+            error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
         switch error.problem {
         case .locked:
             return .error(403, kind: "locked", message: "tile \(id) of \(region) is locked: " + buy, extra: extra)
         case .partialTile:
-            return .error(403, kind: "partialTile",
-                          message: "tile \(id) of \(region) is partly locked: its payload cannot be served masked; "
-                              + "ask /tiles/\(region)/\(id).png for the owned pixels, or " + buy,
-                          extra: extra)
+            return .error(
+                403, kind: "partialTile",
+                message: "tile \(id) of \(region) is partly locked: its payload cannot be served masked; "
+                    + "ask /tiles/\(region)/\(id).png for the owned pixels, or " + buy,
+                extra: extra)
         default:
             return .from(error)
         }

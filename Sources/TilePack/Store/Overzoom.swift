@@ -74,14 +74,16 @@ public enum Overzoom {
     /// scaled up bilinearly (premultiplied alpha) to `side`² pixels in `out`.
     /// - Precondition: `ancestor` is an ancestor of `id`; `src` and `out` hold `side`² × 4 bytes.
     /// - Cost: O(side²), 4 taps a pixel; three O(side) tables a call.
-    static func upscaleRGBA(_ src: UnsafeRawBufferPointer, side: Int, from ancestor: TileID, to id: TileID,
-                            into out: UnsafeMutableRawBufferPointer) {
+    static func upscaleRGBA(
+        _ src: UnsafeRawBufferPointer, side: Int, from ancestor: TileID, to id: TileID,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
         let n = side * side * 4
         precondition(ancestor.z <= id.z && src.count >= n && out.count >= n, "upscale buffers")
         let k = id.z - ancestor.z, scale = 1 << k
         let xs = axis(side: side, offset: id.x - (ancestor.x << k), scale: scale)
         let ys = axis(side: side, offset: id.y - (ancestor.y << k), scale: scale)
-        let s = src, o = out   // byte subscripts, bounds-checked in debug builds
+        let s = src, o = out  // byte subscripts, bounds-checked in debug builds
         for y in 0..<side {
             let r0 = ys.lo[y] * side, r1 = ys.hi[y] * side, ty = ys.t[y]
             for x in 0..<side {
@@ -97,8 +99,9 @@ public enum Overzoom {
                     continue
                 }
                 for c in 0..<3 {
-                    let v = (a0 * Float(s[taps.0 + c]) + a1 * Float(s[taps.1 + c]) + a2 * Float(s[taps.2 + c])
-                             + a3 * Float(s[taps.3 + c])) / alpha
+                    let v =
+                        (a0 * Float(s[taps.0 + c]) + a1 * Float(s[taps.1 + c]) + a2 * Float(s[taps.2 + c])
+                            + a3 * Float(s[taps.3 + c])) / alpha
                     o[d + c] = byte(v)
                 }
                 o[d + 3] = byte(alpha)
@@ -117,11 +120,14 @@ public enum Overzoom {
     /// output pixel the premultiplied mean of a 2 × 2 block (alpha the plain mean, rounded).
     /// - Precondition: `side` even; both buffers `side`² × 4 bytes.
     /// - Cost: O(side²/4).
-    static func downsampleRGBA(_ src: UnsafeRawBufferPointer, side: Int, quadrant: Int, into out: UnsafeMutableRawBufferPointer) {
+    static func downsampleRGBA(
+        _ src: UnsafeRawBufferPointer, side: Int, quadrant: Int, into out: UnsafeMutableRawBufferPointer
+    ) {
         let n = side * side * 4
-        precondition(side % 2 == 0 && (0..<4).contains(quadrant) && src.count >= n && out.count >= n, "downsample buffers")
+        precondition(
+            side % 2 == 0 && (0..<4).contains(quadrant) && src.count >= n && out.count >= n, "downsample buffers")
         let half = side / 2, ox = (quadrant & 1) * half, oy = (quadrant >> 1) * half
-        let s = src, o = out   // byte subscripts, bounds-checked in debug builds
+        let s = src, o = out  // byte subscripts, bounds-checked in debug builds
         for y in 0..<half {
             for x in 0..<half {
                 let p = ((2 * y) * side + 2 * x) * 4
@@ -134,8 +140,10 @@ public enum Overzoom {
                     continue
                 }
                 for c in 0..<3 {
-                    let sum = a.0 * Int(s[taps.0 + c]) + a.1 * Int(s[taps.1 + c]) + a.2 * Int(s[taps.2 + c]) + a.3 * Int(s[taps.3 + c])
-                    o[d + c] = UInt8((sum + alpha / 2) / alpha)   // ≤ 255: a weighted mean of bytes
+                    let sum =
+                        a.0 * Int(s[taps.0 + c]) + a.1 * Int(s[taps.1 + c]) + a.2 * Int(s[taps.2 + c]) + a.3
+                        * Int(s[taps.3 + c])
+                    o[d + c] = UInt8((sum + alpha / 2) / alpha)  // ≤ 255: a weighted mean of bytes
                 }
                 o[d + 3] = UInt8((alpha + 2) / 4)
             }
@@ -208,8 +216,10 @@ public enum Overzoom {
     /// ``upscaleRGBA(_:side:from:to:into:)`` by nearest: every output pixel a copy of the
     /// ancestor pixel holding its centre (class and palette archives).
     /// - Cost: O(side²); two O(side) tables.
-    static func upscaleRGBANearest(_ src: UnsafeRawBufferPointer, side: Int, from ancestor: TileID, to id: TileID,
-                                   into out: UnsafeMutableRawBufferPointer) {
+    static func upscaleRGBANearest(
+        _ src: UnsafeRawBufferPointer, side: Int, from ancestor: TileID, to id: TileID,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
         let n = side * side * 4
         precondition(ancestor.z <= id.z && src.count >= n && out.count >= n, "upscale buffers")
         let k = id.z - ancestor.z, scale = 1 << k
@@ -227,9 +237,12 @@ public enum Overzoom {
     /// frequent colour among the block's pixels with alpha above 0 (ties: the first in
     /// reading order), transparent when none has; never a blend.
     /// - Cost: O(side²/4).
-    static func downsampleRGBAMode(_ src: UnsafeRawBufferPointer, side: Int, quadrant: Int, into out: UnsafeMutableRawBufferPointer) {
+    static func downsampleRGBAMode(
+        _ src: UnsafeRawBufferPointer, side: Int, quadrant: Int, into out: UnsafeMutableRawBufferPointer
+    ) {
         let n = side * side * 4
-        precondition(side % 2 == 0 && (0..<4).contains(quadrant) && src.count >= n && out.count >= n, "downsample buffers")
+        precondition(
+            side % 2 == 0 && (0..<4).contains(quadrant) && src.count >= n && out.count >= n, "downsample buffers")
         let half = side / 2, ox = (quadrant & 1) * half, oy = (quadrant >> 1) * half
         @inline(__always) func colour(_ p: Int) -> UInt32 {
             UInt32(src[p]) | UInt32(src[p + 1]) << 8 | UInt32(src[p + 2]) << 16 | UInt32(src[p + 3]) << 24

@@ -45,11 +45,14 @@ public struct PointAnswer: Sendable, Encodable {
     /// The zoom ``value`` came from.
     public var valueZoom: Int?
 
-    public init(archive: String, region: String, query: TileQuery, present: Bool, rgba: [UInt8]?,
-                elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = [],
-                value: Double? = nil, valueKind: ValueKind? = nil, valueZoom: Int? = nil, dataZoom: Int? = nil) {
+    public init(
+        archive: String, region: String, query: TileQuery, present: Bool, rgba: [UInt8]?,
+        elevationMetres: Double?, elevationZoom: Int?, locked: Bool = false, unlock: [ProductOffer] = [],
+        value: Double? = nil, valueKind: ValueKind? = nil, valueZoom: Int? = nil, dataZoom: Int? = nil
+    ) {
         self.archive = archive; self.region = region; self.query = query; self.present = present; self.rgba = rgba
-        self.elevationMetres = elevationMetres; self.elevationZoom = elevationZoom; self.locked = locked; self.unlock = unlock
+        self.elevationMetres = elevationMetres; self.elevationZoom = elevationZoom; self.locked = locked;
+        self.unlock = unlock
         self.value = value; self.valueKind = valueKind; self.valueZoom = valueZoom
         self.dataZoom = dataZoom
     }
@@ -76,9 +79,12 @@ public struct PointAnswer: Sendable, Encodable {
         try c.encode(region, forKey: .region)
         try c.encode(present, forKey: .present)
         try c.encodeOrNull(rgba, forKey: .rgba)
-        try c.encodeOrNull(elevationMetres.map { JSONOutput.number(($0 * 100).rounded() / 100) }, forKey: .elevationMetres)
+        try c.encodeOrNull(
+            elevationMetres.map { JSONOutput.number(($0 * 100).rounded() / 100) }, forKey: .elevationMetres)
         try c.encodeOrNull(elevationZoom, forKey: .elevationZoom)
-        try c.encodeOrNull(value.map { valueKind == .class ? $0 : JSONOutput.number(($0 * 10_000).rounded() / 10_000) }, forKey: .value)
+        try c.encodeOrNull(
+            value.map { valueKind == .class ? $0 : JSONOutput.number(($0 * 10_000).rounded() / 10_000) }, forKey: .value
+        )
         try c.encodeOrNull(valueKind, forKey: .valueKind)
         try c.encodeOrNull(dataZoom, forKey: .dataZoom)
         try c.encode(overzoomed, forKey: .overzoomed)
@@ -94,10 +100,13 @@ public struct PointAnswer: Sendable, Encodable {
 
     /// Human-readable lines.
     public var text: String {
-        var lines = ["archive:   \(archive) (region \"\(region)\")",
-                     "tile:      \(query.tile.z)/\(query.tile.x)/\(query.tile.y) (TMS row \(query.tmsY)), pixel \(query.pixel.x),\(query.pixel.y)"]
+        var lines = [
+            "archive:   \(archive) (region \"\(region)\")",
+            "tile:      \(query.tile.z)/\(query.tile.x)/\(query.tile.y) (TMS row \(query.tmsY)), pixel \(query.pixel.x),\(query.pixel.y)",
+        ]
         if locked {
-            let offer = unlock.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
+            let offer =
+                unlock.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
             lines.append("locked:    \(offer)")
         } else if let rgba {
             lines.append("colour:    rgba(\(rgba[0]), \(rgba[1]), \(rgba[2]), \(rgba[3]))")
@@ -117,7 +126,8 @@ public struct PointAnswer: Sendable, Encodable {
             lines.append("elevation: \((e * 100).rounded() / 100) m (from zoom \(z))")
         }
         if let z = dataZoom, z != query.zoom {
-            lines.append("data:      from zoom \(z) (\(z < query.zoom ? "overzoomed: scaled up" : "underzoomed: scaled down"))")
+            lines.append(
+                "data:      from zoom \(z) (\(z < query.zoom ? "overzoomed: scaled up" : "underzoomed: scaled down"))")
         }
         return lines.joined(separator: "\n")
     }
@@ -213,16 +223,20 @@ public enum PointQuery {
 
     /// Opens `paths` as MBTiles archives into one store. A damaged archive throws (naming
     /// the file) rather than being skipped silently.
-    public static func openStore(_ paths: [String], budget: MemoryBudget = defaultBudget,
-                                 accessPolicy: any AccessPolicy = OpenAccess()) throws -> TileStore {
+    public static func openStore(
+        _ paths: [String], budget: MemoryBudget = defaultBudget,
+        accessPolicy: any AccessPolicy = OpenAccess()
+    ) throws -> TileStore {
         var readers: [any TileArchive] = []
         for path in paths { readers.append(try MBTilesReader(path: path)) }
         return try openStore(archives: readers, budget: budget, accessPolicy: accessPolicy)
     }
 
     /// One store over `archives` (master archives, pack layers), asking `accessPolicy`.
-    public static func openStore(archives readers: [any TileArchive], budget: MemoryBudget = defaultBudget,
-                                 accessPolicy: any AccessPolicy = OpenAccess()) throws(TileStoreError) -> TileStore {
+    public static func openStore(
+        archives readers: [any TileArchive], budget: MemoryBudget = defaultBudget,
+        accessPolicy: any AccessPolicy = OpenAccess()
+    ) throws(TileStoreError) -> TileStore {
         var options = TileStoreOptions()
         options.accessPolicy = accessPolicy
         return try TileStore(archives: readers, budget: budget, options: options)
@@ -253,8 +267,9 @@ public enum PointQuery {
         let path = store.archivePaths[a]
         func locked(_ offers: [ProductOffer]) -> PointAnswer {
             // Nothing of a locked tile is shown, elevation included.
-            PointAnswer(archive: path, region: summary.name, query: query, present: false, rgba: nil,
-                        elevationMetres: nil, elevationZoom: nil, locked: true, unlock: offers)
+            PointAnswer(
+                archive: path, region: summary.name, query: query, present: false, rgba: nil,
+                elevationMetres: nil, elevationZoom: nil, locked: true, unlock: offers)
         }
         // A partly owned tile: the point's pixel decides, as a pixel of `render` would.
         if case .partial(let mask, let offers) = store.access(query.tile, archive: a) {
@@ -285,23 +300,27 @@ public enum PointQuery {
             // stored grids, the nearest sample.
             let nearest = summary.valueKind == .class
             let start = min(max(query.zoom, range.lowerBound), range.upperBound)
-            var zooms = Array(stride(from: start, through: range.lowerBound, by: -1))
+            var zooms =
+                Array(stride(from: start, through: range.lowerBound, by: -1))
                 + Array(stride(from: start + 1, through: range.upperBound, by: 1))
             if !nearest && !range.contains(query.zoom) { zooms.insert(query.zoom, at: 0) }
-            sample = try elevationAt(lon: query.lon, lat: query.lat, store: store, archive: a, zooms: zooms, nearest: nearest)
+            sample = try elevationAt(
+                lon: query.lon, lat: query.lat, store: store, archive: a, zooms: zooms, nearest: nearest)
         }
         // Only heights and depths are metres; a percentage or class code is a value, not an elevation.
         let metres = summary.valueKind?.isMetres ?? false ? sample : nil
-        return PointAnswer(archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,
-                           elevationMetres: metres?.0, elevationZoom: metres?.1,
-                           value: sample?.0, valueKind: summary.valueKind, valueZoom: sample?.1,
-                           dataZoom: colourZoom ?? sample?.1)
+        return PointAnswer(
+            archive: path, region: summary.name, query: query, present: rgba != nil, rgba: rgba,
+            elevationMetres: metres?.0, elevationZoom: metres?.1,
+            value: sample?.0, valueKind: summary.valueKind, valueZoom: sample?.1,
+            dataZoom: colourZoom ?? sample?.1)
     }
 
     /// The RGBA at the query's pixel and the zoom it came from (the query zoom, or the
     /// nearest zoom with data outside the archive's zooms); nil when the archive has no tile
     /// there.
-    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> ([UInt8], Int)? {
+    static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> ([UInt8], Int)?
+    {
         guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
         let size = store.archives[a].tileSize
         let (px, py) = pixel(of: query, side: size)
@@ -316,7 +335,9 @@ public enum PointQuery {
 
     /// Tile `id`'s grid, nil when there is none or this account may not see that tile: another
     /// zoom's tile (a finer one, typically) answers nothing rather than failing the query.
-    static func visibleElevation(_ id: TileID, store: TileStore, archive: Int) throws(TileStoreError) -> ZoomedElevation? {
+    static func visibleElevation(
+        _ id: TileID, store: TileStore, archive: Int
+    ) throws(TileStoreError) -> ZoomedElevation? {
         do {
             return try store.zoomedElevation(id, archive: archive)
         } catch {
@@ -330,15 +351,19 @@ public enum PointQuery {
     /// the rest renormalised. The first zoom in `zooms` with a tile and a valid value wins;
     /// the answer's zoom is the one its grid came from. `nearest` (class codes): the sample of
     /// the pixel the point falls in, exactly, never blended.
-    static func elevationAt(lon: Double, lat: Double, store: TileStore, archive: Int,
-                            zooms: some Sequence<Int>, nearest: Bool = false) throws -> (Double, Int)? {
+    static func elevationAt(
+        lon: Double, lat: Double, store: TileStore, archive: Int,
+        zooms: some Sequence<Int>, nearest: Bool = false
+    ) throws -> (Double, Int)? {
         for z in zooms {
             guard let hit = WebMercator.tile(lon: lon, lat: lat, zoom: z),
-                  let zoomed = try visibleElevation(hit.tile, store: store, archive: archive) else { continue }
+                let zoomed = try visibleElevation(hit.tile, store: store, archive: archive)
+            else { continue }
             let tile = zoomed.grid
             let f = WebMercator.fractionalTile(lon: lon, lat: lat, zoom: z)
             if nearest {
-                let px = (f.x - Double(hit.tile.x)) * Double(tile.width), py = (f.y - Double(hit.tile.y)) * Double(tile.height)
+                let px = (f.x - Double(hit.tile.x)) * Double(tile.width),
+                    py = (f.y - Double(hit.tile.y)) * Double(tile.height)
                 let cx = px.isFinite ? min(max(px, 0), Double(tile.width - 1)) : 0
                 let cy = py.isFinite ? min(max(py, 0), Double(tile.height - 1)) : 0
                 let x = Int(cx), y = Int(cy)
@@ -353,7 +378,9 @@ public enum PointQuery {
             let x1 = min(x0 + 1, tile.width - 1), y1 = min(y0 + 1, tile.height - 1)
             let tx = cx - Double(x0), ty = cy - Double(y0)
             var sum = 0.0, weight = 0.0
-            for (x, y, w) in [(x0, y0, (1 - tx) * (1 - ty)), (x1, y0, tx * (1 - ty)), (x0, y1, (1 - tx) * ty), (x1, y1, tx * ty)] {
+            for (x, y, w) in [
+                (x0, y0, (1 - tx) * (1 - ty)), (x1, y0, tx * (1 - ty)), (x0, y1, (1 - tx) * ty), (x1, y1, tx * ty),
+            ] {
                 let v = Double(tile[x, y])
                 if v.isFinite && w > 0 { sum += v * w; weight += w }
             }

@@ -75,10 +75,13 @@ public struct TileCrop: Sendable, Equatable {
     /// The part of `ancestor` that tile `id` covers.
     /// - Precondition: `ancestor` is `id` or an ancestor of it.
     public init(of id: TileID, in ancestor: TileID) {
-        precondition(ancestor.z <= id.z && id.x >> (id.z - ancestor.z) == ancestor.x && id.y >> (id.z - ancestor.z) == ancestor.y,
-                     "a crop is of a tile inside its ancestor")
+        precondition(
+            ancestor.z <= id.z && id.x >> (id.z - ancestor.z) == ancestor.x
+                && id.y >> (id.z - ancestor.z) == ancestor.y,
+            "a crop is of a tile inside its ancestor")
         let k = id.z - ancestor.z, scale = Double(1 << k)
-        self.init(x: Double(id.x - (ancestor.x << k)) / scale, y: Double(id.y - (ancestor.y << k)) / scale, size: 1 / scale)
+        self.init(
+            x: Double(id.x - (ancestor.x << k)) / scale, y: Double(id.y - (ancestor.y << k)) / scale, size: 1 / scale)
     }
 
     /// The crop in pixels of a tile `side` pixels wide: origin and side (fractional when the

@@ -21,16 +21,19 @@ extension TileStore {
     }
 
     static func lockedError(_ id: TileID, offers: [ProductOffer]) -> TileStoreError {
-        TileStoreError(.locked, subject: "tile \(id)",
-                       detail: offers.isEmpty ? "locked: no product on sale unlocks it" : "locked: unlocked by \(names(offers))",
-                       offers: offers)
+        TileStoreError(
+            .locked, subject: "tile \(id)",
+            detail: offers.isEmpty ? "locked: no product on sale unlocks it" : "locked: unlocked by \(names(offers))",
+            offers: offers)
     }
 
     func partialError(_ id: TileID, archive a: Int, mask: TileMask, offers: [ProductOffer]) -> TileStoreError {
-        TileStoreError(.partialTile, subject: "tile \(id) of \(sources[a].name)",
-                       detail: "partly locked (\(mask.ownedCount) of \(mask.pixelCount) pixels owned): its GPU payload cannot be masked, "
-                           + "read its pixels instead" + (offers.isEmpty ? "" : "; the rest is unlocked by \(Self.names(offers))"),
-                       offers: offers)
+        TileStoreError(
+            .partialTile, subject: "tile \(id) of \(sources[a].name)",
+            detail:
+                "partly locked (\(mask.ownedCount) of \(mask.pixelCount) pixels owned): its GPU payload cannot be masked, "
+                + "read its pixels instead" + (offers.isEmpty ? "" : "; the rest is unlocked by \(Self.names(offers))"),
+            offers: offers)
     }
 
     private static func names(_ offers: [ProductOffer]) -> String {
@@ -43,9 +46,13 @@ extension TileStore {
     /// `reach`: also the archives that make `id` from another zoom (pixels, elevation), not
     /// only those that may store it (the payload).
     func candidates(for id: TileID, archive: Int?, reach: Bool = false) -> Candidates {
-        guard let archive else { return Candidates(sources: sources, id: id, index: 0, end: sources.count, filtered: true, reach: reach) }
+        guard let archive else {
+            return Candidates(sources: sources, id: id, index: 0, end: sources.count, filtered: true, reach: reach)
+        }
         let valid = sources.indices.contains(archive)
-        return Candidates(sources: sources, id: id, index: valid ? archive : 0, end: valid ? archive + 1 : 0, filtered: false, reach: reach)
+        return Candidates(
+            sources: sources, id: id, index: valid ? archive : 0, end: valid ? archive + 1 : 0, filtered: false,
+            reach: reach)
     }
 
     /// Indices `index..<end` of `sources`, those that may contain `id` (or, with `reach`,
@@ -95,7 +102,8 @@ extension TileStore {
                 state.hits += 1
                 state.policy.accessed(slot)
                 state.entries[slot].leases += 1
-                let found = Found(slot: slot, bytes: state.entries[slot].bufferBytes, sourceZoom: state.entries[slot].sourceZoom)
+                let found = Found(
+                    slot: slot, bytes: state.entries[slot].bufferBytes, sourceZoom: state.entries[slot].sourceZoom)
                 lock.unlock()
                 return found
             case .absent:
@@ -194,7 +202,8 @@ extension TileStore {
                 // The stored size is checked before the archive loads the row: a 100 MB blob
                 // costs a lookup, not 100 MB outside the budget.
                 let limit = Self.maxStoredTileBytes(tileSize: source.summary.tileSize)
-                let buffer: TileBuffer? = try source.archive.withTile(key.tile, maxBytes: limit) { stored -> TileBuffer in
+                let buffer: TileBuffer? = try source.archive.withTile(key.tile, maxBytes: limit) {
+                    stored -> TileBuffer in
                     let size = payload?.payloadByteCount(storedCount: stored.count) ?? stored.count
                     let buffer = try acquireBuffer(bytes: size, evict: evict)
                     do {
@@ -205,7 +214,8 @@ extension TileStore {
                         }
                     } catch {
                         returnBuffer(buffer)
-                        throw TileStoreError(.damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
+                        throw TileStoreError(
+                            .damagedTile, subject: path, detail: "tile \(key.tile) is damaged: \(error)")
                     }
                     filled = buffer
                     return buffer
@@ -225,13 +235,15 @@ extension TileStore {
             }
         case .pixels:
             guard let payload = source.payload else {
-                throw TileStoreError(.undecodable, subject: path,
-                                     detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
+                throw TileStoreError(
+                    .undecodable, subject: path,
+                    detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
             }
             if let zooms = source.summary.zoomRange, !zooms.contains(key.tile.z) {
                 return try zoomedPixels(key, zooms: zooms, payload: payload, evict: evict)
             }
-            guard let words = try entry(TileKey(archive: key.archive, layer: .payload, tile: key.tile), evict: evict) else {
+            guard let words = try entry(TileKey(archive: key.archive, layer: .payload, tile: key.tile), evict: evict)
+            else {
                 return .absent
             }
             defer { release(words.slot) }
@@ -246,8 +258,9 @@ extension TileStore {
         case .maskedPixels:
             guard let mask else { preconditionFailure("a masked layer is loaded with its mask") }
             guard let payload = source.payload else {
-                throw TileStoreError(.undecodable, subject: path,
-                                     detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
+                throw TileStoreError(
+                    .undecodable, subject: path,
+                    detail: "tiles use codec '\(source.summary.codecName)', which tilepack cannot decode")
             }
             guard let plain = try entry(plainKey(key.archive, .pixels, key.tile), evict: evict) else {
                 return .absent
@@ -261,7 +274,8 @@ extension TileStore {
             for y in 0..<side {
                 fitted.forEachRun(row: y, owned: false) { run in
                     let from = (y * side + run.lowerBound) * 4
-                    UnsafeMutableRawBufferPointer(rebasing: out[from..<(from + run.count * 4)]).initializeMemory(as: UInt8.self, repeating: 0)
+                    UnsafeMutableRawBufferPointer(rebasing: out[from..<(from + run.count * 4)]).initializeMemory(
+                        as: UInt8.self, repeating: 0)
                 }
             }
             return .buffer(buffer, sourceZoom: plain.sourceZoom)
@@ -310,9 +324,11 @@ extension TileStore {
         do {
             grid = try source.archive.elevation(key.tile) { width, height throws(ArchiveError) in
                 guard (1...limit).contains(width), (1...limit).contains(height) else {
-                    throw ArchiveError(path: path, problem: .badElevation,
-                                       detail: "elevation tile \(key.tile) declares a \(width)×\(height) grid; tiles are \(tileSize) pixels, "
-                                           + "grids at most \(limit) a side")
+                    throw ArchiveError(
+                        path: path, problem: .badElevation,
+                        detail:
+                            "elevation tile \(key.tile) declares a \(width)×\(height) grid; tiles are \(tileSize) pixels, "
+                            + "grids at most \(limit) a side")
                 }
                 do throws(TileStoreError) {
                     reserved = try reserveGrid(width * height, evict: evict, subject: path)
@@ -350,11 +366,15 @@ extension TileStore {
         var values = grid.values
         values.withUnsafeMutableBufferPointer { v in
             if fitted.side == w, w == h {
-                for y in 0..<h { fitted.forEachRun(row: y, owned: false) { run in for x in run { v[y * w + x] = .nan } } }
+                for y in 0..<h {
+                    fitted.forEachRun(row: y, owned: false) { run in for x in run { v[y * w + x] = .nan } }
+                }
             } else {
                 for y in 0..<h {
                     let my = (2 * y + 1) * fitted.side / (2 * h)
-                    for x in 0..<w where !fitted.isOwned(x: (2 * x + 1) * fitted.side / (2 * w), y: my) { v[y * w + x] = .nan }
+                    for x in 0..<w where !fitted.isOwned(x: (2 * x + 1) * fitted.side / (2 * w), y: my) {
+                        v[y * w + x] = .nan
+                    }
                 }
             }
         }
@@ -389,8 +409,10 @@ extension TileStore {
             return reused
         }
         do {
-            if let recycled = try state.makeRoom(for: capacity + TileBuffer.objectOverhead, evict: evict,
-                                                 subject: "tile store", wantCapacity: capacity) {
+            if let recycled = try state.makeRoom(
+                for: capacity + TileBuffer.objectOverhead, evict: evict,
+                subject: "tile store", wantCapacity: capacity)
+            {
                 state.inFlightBytes += recycled.accountedBytes
                 lock.unlock()
                 return recycled

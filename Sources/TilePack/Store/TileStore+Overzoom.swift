@@ -22,8 +22,11 @@ extension TileStore {
     /// - Cost: overzoom: one ancestor decode (cached) and one bilinear pass; underzoom: four
     ///   child reads a zoom, at most ``Overzoom/maxUnderzoomLevels`` zooms down, and their
     ///   access answers.
-    func zoomedPixels(_ key: TileKey, zooms: ClosedRange<Int>, payload: TilePayloadCodec, evict: Bool)
-        throws(TileStoreError) -> Loaded {
+    func zoomedPixels(
+        _ key: TileKey, zooms: ClosedRange<Int>, payload: TilePayloadCodec, evict: Bool
+    )
+        throws(TileStoreError) -> Loaded
+    {
         let id = key.tile, side = payload.tileSize, count = payload.pixelByteCount
         let summary = sources[key.archive].summary
         let classes = summary.valueKind == .class
@@ -34,8 +37,9 @@ extension TileStore {
             for z in stride(from: zooms.upperBound, through: zooms.lowerBound, by: -1) {
                 let ancestor = Overzoom.ancestor(of: id, atZoom: z)
                 guard summary.meets(ancestor),
-                      let found = try entry(TileKey(archive: key.archive, layer: .pixels, tile: ancestor), evict: evict) else { continue }
-                defer { release(found.slot) }   // leased until the made tile is computed
+                    let found = try entry(TileKey(archive: key.archive, layer: .pixels, tile: ancestor), evict: evict)
+                else { continue }
+                defer { release(found.slot) }  // leased until the made tile is computed
                 let buffer = try acquireBuffer(bytes: count, evict: evict)
                 let out = buffer.mutableBytes(count)
                 if classes {
@@ -51,12 +55,15 @@ extension TileStore {
         guard zooms.lowerBound - id.z <= Overzoom.maxUnderzoomLevels, side % 2 == 0 else { return .absent }
         let buffer = try acquireBuffer(bytes: count, evict: evict)
         let out = buffer.mutableBytes(count)
-        out.initializeMemory(as: UInt8.self, repeating: 0)   // a missing or denied child leaves its quadrant transparent
+        out.initializeMemory(as: UInt8.self, repeating: 0)  // a missing or denied child leaves its quadrant transparent
         var any = false
         do throws(TileStoreError) {
             for (quadrant, child) in id.children.enumerated() where summary.meets(child) {
-                guard let found = try entry(child, archive: key.archive, answer: access(child, archive: key.archive),
-                                            whole: .pixels, masked: .maskedPixels, evict: evict) else { continue }
+                guard
+                    let found = try entry(
+                        child, archive: key.archive, answer: access(child, archive: key.archive),
+                        whole: .pixels, masked: .maskedPixels, evict: evict)
+                else { continue }
                 defer { release(found.slot) }
                 if classes {
                     Overzoom.downsampleRGBAMode(found.bytes, side: side, quadrant: quadrant, into: out)
@@ -88,15 +95,20 @@ extension TileStore {
             for z in stride(from: zooms.upperBound, through: zooms.lowerBound, by: -1) {
                 let ancestor = Overzoom.ancestor(of: id, atZoom: z)
                 guard summary.meets(ancestor),
-                      let found = try entry(TileKey(archive: key.archive, layer: .elevation, tile: ancestor), evict: evict) else { continue }
+                    let found = try entry(
+                        TileKey(archive: key.archive, layer: .elevation, tile: ancestor), evict: evict)
+                else { continue }
                 // Leased until the made grid is computed: evicted, the ancestor's grid would be
                 // uncounted while it is still read.
                 defer { release(found.slot) }
                 guard let grid = lock.withLock({ state.entries[found.slot].elevation }) else { continue }
                 let bytes = try reserveGrid(grid.width * grid.height, evict: evict, subject: path)
-                let made = classes ? Overzoom.upscaleElevationNearest(grid, from: ancestor, to: id)
-                                   : Overzoom.upscaleElevation(grid, from: ancestor, to: id)
-                return .elevation(made, bytes: try trueUp(bytes, made, evict: evict, subject: path), sourceZoom: found.sourceZoom)
+                let made =
+                    classes
+                    ? Overzoom.upscaleElevationNearest(grid, from: ancestor, to: id)
+                    : Overzoom.upscaleElevation(grid, from: ancestor, to: id)
+                return .elevation(
+                    made, bytes: try trueUp(bytes, made, evict: evict, subject: path), sourceZoom: found.sourceZoom)
             }
             return .absent
         }
@@ -104,21 +116,27 @@ extension TileStore {
         var values: [Float] = [], size: (w: Int, h: Int)?, reserved = 0
         do throws(TileStoreError) {
             for (quadrant, child) in id.children.enumerated() where summary.meets(child) {
-                guard let found = try entry(child, archive: key.archive, answer: access(child, archive: key.archive),
-                                            whole: .elevation, masked: .maskedElevation, evict: evict) else { continue }
-                defer { release(found.slot) }   // leased until its quadrant is made
+                guard
+                    let found = try entry(
+                        child, archive: key.archive, answer: access(child, archive: key.archive),
+                        whole: .elevation, masked: .maskedElevation, evict: evict)
+                else { continue }
+                defer { release(found.slot) }  // leased until its quadrant is made
                 guard let grid = lock.withLock({ state.entries[found.slot].elevation }) else { continue }
                 if let size {
                     guard grid.width == size.w, grid.height == size.h else {
-                        throw TileStoreError(.damagedTile, subject: path,
-                                             detail: "the elevation grids of tile \(id)'s children differ in size (\(size.w)×\(size.h), \(grid.width)×\(grid.height))")
+                        throw TileStoreError(
+                            .damagedTile, subject: path,
+                            detail:
+                                "the elevation grids of tile \(id)'s children differ in size (\(size.w)×\(size.h), \(grid.width)×\(grid.height))"
+                        )
                     }
                 } else {
                     // A 2 × 2 mean needs even sides.
                     guard grid.width % 2 == 0, grid.height % 2 == 0 else { return .absent }
                     size = (grid.width, grid.height)
                     reserved = try reserveGrid(grid.width * grid.height, evict: evict, subject: path)
-                    values = [Float](repeating: .nan, count: grid.width * grid.height)   // a missing child: no data
+                    values = [Float](repeating: .nan, count: grid.width * grid.height)  // a missing child: no data
                 }
                 if classes {
                     Overzoom.downsampleElevationMode(grid, quadrant: quadrant, into: &values)
@@ -132,7 +150,8 @@ extension TileStore {
         }
         guard let size else { return .absent }
         let made = ElevationTile(width: size.w, height: size.h, values: values)
-        return .elevation(made, bytes: try trueUp(reserved, made, evict: evict, subject: path), sourceZoom: zooms.lowerBound)
+        return .elevation(
+            made, bytes: try trueUp(reserved, made, evict: evict, subject: path), sourceZoom: zooms.lowerBound)
     }
 
     /// Reserves a grid of `count` samples (its accounted bytes, as a load in flight) before it

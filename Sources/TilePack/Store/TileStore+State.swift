@@ -84,8 +84,11 @@ extension TileStore {
         /// policy's order. With `wantCapacity`, an evicted buffer of exactly that capacity is
         /// handed back for reuse instead (its bytes stay counted; nothing more is needed).
         @discardableResult
-        mutating func makeRoom(for bytes: Int, evict allowEviction: Bool, subject: String, wantCapacity: Int? = nil)
-            throws(TileStoreError) -> TileBuffer? {
+        mutating func makeRoom(
+            for bytes: Int, evict allowEviction: Bool, subject: String, wantCapacity: Int? = nil
+        )
+            throws(TileStoreError) -> TileBuffer?
+        {
             while resident + bytes > budget {
                 if pool.idleBytes > 0 {
                     if let want = wantCapacity, let same = pool.take(capacity: want) { return same }
@@ -94,12 +97,15 @@ extension TileStore {
                 }
                 guard allowEviction, let victim = policy.victim(where: { isEvictable($0) }) else {
                     let leased = entries.indices.reduce(0) { $0 + (entries[$1].leases > 0 ? 1 : 0) }
-                    throw TileStoreError(.budgetExhausted, subject: subject,
-                                         detail: allowEviction
-                                            ? "budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \(leased) leased tiles and loads in flight (this one included), \(ByteSize.format(bytes)) more needed"
-                                            : "no free budget for a prefetch")
+                    throw TileStoreError(
+                        .budgetExhausted, subject: subject,
+                        detail: allowEviction
+                            ? "budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \(leased) leased tiles and loads in flight (this one included), \(ByteSize.format(bytes)) more needed"
+                            : "no free budget for a prefetch")
                 }
-                if let want = wantCapacity, entries[victim].buffer?.capacity == want, let buffer = entries[victim].buffer {
+                if let want = wantCapacity, entries[victim].buffer?.capacity == want,
+                    let buffer = entries[victim].buffer
+                {
                     entries[victim].buffer = nil
                     entries[victim].bytes -= buffer.accountedBytes
                     evict(victim, recycle: false)
@@ -123,8 +129,9 @@ extension TileStore {
         }
 
         mutating func insertLoading(_ key: TileKey) -> Int {
-            let entry = Entry(key: key, status: .loading, buffer: nil, elevation: nil, bytes: TileStore.entryOverhead, leases: 1,
-                              sourceZoom: key.tile.z)
+            let entry = Entry(
+                key: key, status: .loading, buffer: nil, elevation: nil, bytes: TileStore.entryOverhead, leases: 1,
+                sourceZoom: key.tile.z)
             let slot: Int
             if let free = freeSlots.popLast() {
                 entries[free] = entry
@@ -219,7 +226,9 @@ extension TileStore {
         func accountingProblem() -> String? {
             var sum = inFlightBytes + pool.recount()
             for slot in index.values { sum += entries[slot].bytes }
-            if pool.recount() != pool.idleBytes { return "pool counts \(pool.idleBytes) idle bytes, holds \(pool.recount())" }
+            if pool.recount() != pool.idleBytes {
+                return "pool counts \(pool.idleBytes) idle bytes, holds \(pool.recount())"
+            }
             if sum != resident { return "resident \(resident) bytes, entries + pool + loads in flight hold \(sum)" }
             if resident > budget { return "resident \(resident) bytes exceeds the budget of \(budget)" }
             return nil

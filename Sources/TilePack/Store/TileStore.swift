@@ -67,29 +67,40 @@ public final class TileStore: Sendable {
 
     /// - Throws: ``TileStoreError`` (`invalidOptions`) when the budget cannot hold one tile
     ///   of some archive, or an archive's tile size does not suit its codec.
-    public init(archives: [any TileArchive], budget: MemoryBudget, options: TileStoreOptions = TileStoreOptions())
-        throws(TileStoreError) {
+    public init(
+        archives: [any TileArchive], budget: MemoryBudget, options: TileStoreOptions = TileStoreOptions()
+    )
+        throws(TileStoreError)
+    {
         var sources: [Source] = []
         for archive in archives {
             let summary = archive.summary
             var payload: TilePayloadCodec?
             if let codec = summary.codec {
                 do { payload = try TilePayloadCodec(codec: codec, tileSize: summary.tileSize) } catch {
-                    throw TileStoreError(.invalidOptions, subject: archive.path, detail: "tile size \(summary.tileSize) does not suit \(codec.rawValue): \(error.description)")
+                    throw TileStoreError(
+                        .invalidOptions, subject: archive.path,
+                        detail: "tile size \(summary.tileSize) does not suit \(codec.rawValue): \(error.description)")
                 }
                 // The smallest useful budget holds one payload (pixels() needs room for a
                 // decoded tile too, and says budgetExhausted when there is none).
-                let one = Self.entryOverhead + TileBuffer.capacityClass(for: payload?.fixedPayloadByteCount ?? 4096) + TileBuffer.objectOverhead
+                let one =
+                    Self.entryOverhead + TileBuffer.capacityClass(for: payload?.fixedPayloadByteCount ?? 4096)
+                    + TileBuffer.objectOverhead
                 if budget.bytes < one {
-                    throw TileStoreError(.invalidOptions, subject: archive.path,
-                                         detail: "a budget of \(budget) cannot hold one \(codec.rawValue) tile (\(ByteSize.format(one)))")
+                    throw TileStoreError(
+                        .invalidOptions, subject: archive.path,
+                        detail: "a budget of \(budget) cannot hold one \(codec.rawValue) tile (\(ByteSize.format(one)))"
+                    )
                 }
             }
             let name = archive.accessName
             sources.append(Source(archive: archive, summary: summary, payload: payload, name: name))
         }
         if case .every(let n)? = options.simulatedWarnings, n < 1 {
-            throw TileStoreError(.invalidOptions, subject: "tile store", detail: "simulated warnings every \(n) loads: N must be at least 1")
+            throw TileStoreError(
+                .invalidOptions, subject: "tile store",
+                detail: "simulated warnings every \(n) loads: N must be at least 1")
         }
         self.sources = sources
         self.archives = sources.map(\.summary)
@@ -118,7 +129,8 @@ public final class TileStore: Sendable {
             switch access(id, archive: a) {
             case .allowed:
                 if let found = try entry(TileKey(archive: a, layer: .payload, tile: id)) {
-                    return TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: found.sourceZoom)
+                    return TileLease(
+                        store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: found.sourceZoom)
                 }
             case .partial(let mask, let offers):
                 if refused == nil { refused = partialError(id, archive: a, mask: mask, offers: offers) }
@@ -150,9 +162,11 @@ public final class TileStore: Sendable {
                 for z in stride(from: min(id.z, zooms.upperBound), through: zooms.lowerBound, by: -1) {
                     let ancestor = Overzoom.ancestor(of: id, atZoom: z)
                     guard summary.meets(ancestor),
-                          let found = try entry(TileKey(archive: a, layer: .payload, tile: ancestor)) else { continue }
-                    return OverzoomedPayload(lease: TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: z),
-                                             crop: TileCrop(of: id, in: ancestor))
+                        let found = try entry(TileKey(archive: a, layer: .payload, tile: ancestor))
+                    else { continue }
+                    return OverzoomedPayload(
+                        lease: TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: z),
+                        crop: TileCrop(of: id, in: ancestor))
                 }
             case .partial(let mask, let offers):
                 if refused == nil { refused = partialError(id, archive: a, mask: mask, offers: offers) }
@@ -186,8 +200,10 @@ public final class TileStore: Sendable {
     public func pixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive, reach: true) {
-            if let found = try permittedEntry(id, archive: a, whole: .pixels, masked: .maskedPixels, refused: &refused) {
-                return TileLease(store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: found.sourceZoom)
+            if let found = try permittedEntry(id, archive: a, whole: .pixels, masked: .maskedPixels, refused: &refused)
+            {
+                return TileLease(
+                    store: self, slot: found.slot, bytes: found.bytes, zoom: id.z, sourceZoom: found.sourceZoom)
             }
         }
         if let refused { throw refused }
@@ -217,7 +233,9 @@ public final class TileStore: Sendable {
     public func zoomedElevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ZoomedElevation? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive, reach: true) where sources[a].summary.hasElevation {
-            if let found = try permittedEntry(id, archive: a, whole: .elevation, masked: .maskedElevation, refused: &refused) {
+            if let found = try permittedEntry(
+                id, archive: a, whole: .elevation, masked: .maskedElevation, refused: &refused)
+            {
                 lock.lock()
                 let grid = state.entries[found.slot].elevation
                 release(found.slot, locked: true)
@@ -240,8 +258,10 @@ public final class TileStore: Sendable {
     /// `masked` (keyed by the mask's fingerprint) when it is partial; nil when the archive has
     /// none, or when the tile is denied, which records the first refusal in `refused` so that a
     /// later archive may still serve the tile.
-    private func permittedEntry(_ id: TileID, archive a: Int, whole: TileLayer, masked: TileLayer,
-                                refused: inout TileStoreError?) throws(TileStoreError) -> Found? {
+    private func permittedEntry(
+        _ id: TileID, archive a: Int, whole: TileLayer, masked: TileLayer,
+        refused: inout TileStoreError?
+    ) throws(TileStoreError) -> Found? {
         let answer = access(id, archive: a)
         if case .denied(let offers) = answer, refused == nil { refused = Self.lockedError(id, offers: offers) }
         return try entry(id, archive: a, answer: answer, whole: whole, masked: masked, evict: true)
@@ -251,8 +271,10 @@ public final class TileStore: Sendable {
     /// seen: the whole layer when allowed, the masked one when partial, nil when denied (or
     /// absent). What a requested tile and every child a made tile is built from go through,
     /// so that no pixel or sample reaches a caller unless the policy allows it at its own zoom.
-    func entry(_ id: TileID, archive a: Int, answer: TileAccess, whole: TileLayer, masked: TileLayer,
-               evict: Bool) throws(TileStoreError) -> Found? {
+    func entry(
+        _ id: TileID, archive a: Int, answer: TileAccess, whole: TileLayer, masked: TileLayer,
+        evict: Bool
+    ) throws(TileStoreError) -> Found? {
         switch answer {
         case .allowed:
             return try entry(plainKey(a, whole, id), evict: evict)
@@ -295,7 +317,7 @@ public final class TileStore: Sendable {
             }
         }
         visit(id)
-        return h | 1   // never 0, the stored zooms' key
+        return h | 1  // never 0, the stored zooms' key
     }
 
     /// Two 64-bit values combined (SplitMix64's finaliser over their xor-rotation).
@@ -319,7 +341,9 @@ public final class TileStore: Sendable {
     func access(_ id: TileID, archive a: Int, tileSize: Int) -> TileAccess {
         let answer = options.accessPolicy.access(id, archive: sources[a].name, tileSize: tileSize)
         // A tile no mask can fit (a size outside 1…4096) is locked whole rather than shown.
-        if case .partial(_, let offers) = answer, !(1...TileMask.maxSide).contains(tileSize) { return .denied(unlockedBy: offers) }
+        if case .partial(_, let offers) = answer, !(1...TileMask.maxSide).contains(tileSize) {
+            return .denied(unlockedBy: offers)
+        }
         return answer
     }
 
@@ -346,8 +370,12 @@ public final class TileStore: Sendable {
 
     // Named sync forwarders: inside an `async` overload, a call by the same name resolves to
     // the async overload itself (recursion), so the async faces call these.
-    private func tileSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try tile(id, archive: archive) }
-    private func pixelsSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? { try pixels(id, archive: archive) }
+    private func tileSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? {
+        try tile(id, archive: archive)
+    }
+    private func pixelsSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? {
+        try pixels(id, archive: archive)
+    }
     private func elevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ElevationTile? {
         try elevation(id, archive: archive)
     }
@@ -392,7 +420,9 @@ public final class TileStore: Sendable {
         }
         if dy != 0 {
             let y = id.y + dy.signum()
-            for dxx in -half...half { if let t = TileID(z: id.z, x: id.x + dxx, y: y), !out.contains(t) { out.append(t) } }
+            for dxx in -half...half {
+                if let t = TileID(z: id.z, x: id.x + dxx, y: y), !out.contains(t) { out.append(t) }
+            }
         }
         return out
     }

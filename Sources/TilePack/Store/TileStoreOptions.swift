@@ -42,8 +42,9 @@ package enum SimulatedMemoryWarnings: Sendable, Equatable, CustomStringConvertib
         } else if parts.count == 2, parts[0] == "random", let seed = UInt64(parts[1]) {
             self = .random(seed: seed)
         } else {
-            throw TileStoreError(.invalidOptions, subject: "memory warnings '\(text)'",
-                                 detail: "expected every:N (N ≥ 1) or random:SEED")
+            throw TileStoreError(
+                .invalidOptions, subject: "memory warnings '\(text)'",
+                detail: "expected every:N (N ≥ 1) or random:SEED")
         }
     }
 

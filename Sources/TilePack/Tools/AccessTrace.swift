@@ -37,8 +37,9 @@ public struct TileExtent: Sendable, Equatable {
         var byZoom: [Int: TileRange] = [:]
         for t in tiles {
             if let r = byZoom[t.z] {
-                byZoom[t.z] = TileRange(z: t.z, minX: min(r.minX, t.x), maxX: max(r.maxX, t.x),
-                                        minY: min(r.minY, t.y), maxY: max(r.maxY, t.y))
+                byZoom[t.z] = TileRange(
+                    z: t.z, minX: min(r.minX, t.x), maxX: max(r.maxX, t.x),
+                    minY: min(r.minY, t.y), maxY: max(r.maxY, t.y))
             } else {
                 byZoom[t.z] = TileRange(z: t.z, minX: t.x, maxX: t.x, minY: t.y, maxY: t.y)
             }
@@ -49,7 +50,8 @@ public struct TileExtent: Sendable, Equatable {
             if let r = byZoom[z] {
                 ranges.append(r)
             } else if let p = ranges.last {
-                ranges.append(TileRange(z: z, minX: p.minX * 2, maxX: p.maxX * 2 + 1, minY: p.minY * 2, maxY: p.maxY * 2 + 1))
+                ranges.append(
+                    TileRange(z: z, minX: p.minX * 2, maxX: p.maxX * 2 + 1, minY: p.minY * 2, maxY: p.maxY * 2 + 1))
             }
         }
         self.init(zooms: lo...hi, ranges: ranges)
@@ -115,8 +117,10 @@ public struct AccessTrace: Sendable, Equatable {
     /// The trace `kind` with its default movement parameters (what `tilepack stress --trace`
     /// runs). `zoom` for `pan` defaults to the deepest zoom of the extent.
     /// - Cost: O(frames × tiles per frame).
-    public static func make(_ kind: Kind, over extent: TileExtent, frames: Int, seed: UInt64 = 1,
-                            viewport: Viewport = .tablet) -> AccessTrace {
+    public static func make(
+        _ kind: Kind, over extent: TileExtent, frames: Int, seed: UInt64 = 1,
+        viewport: Viewport = .tablet
+    ) -> AccessTrace {
         switch kind {
         case .pan: pan(over: extent, frames: frames, viewport: viewport)
         case .zoom: zoom(over: extent, frames: frames, seed: seed, viewport: viewport)
@@ -139,10 +143,14 @@ public struct AccessTrace: Sendable, Equatable {
     /// map does), pans back west, and so on; from the bottom it sweeps back up.
     /// Stops after `frames` frames.
     /// - Cost: O(frames × (columns + 1) × (rows + 1)).
-    public static func pan(over extent: TileExtent, zoom: Int? = nil, frames: Int, step: Double = 0.25,
-                           viewport: Viewport = .tablet) -> AccessTrace {
+    public static func pan(
+        over extent: TileExtent, zoom: Int? = nil, frames: Int, step: Double = 0.25,
+        viewport: Viewport = .tablet
+    ) -> AccessTrace {
         let z = zoom.map { min(max($0, extent.zooms.lowerBound), extent.zooms.upperBound) } ?? extent.zooms.upperBound
-        guard let rect = extent.range(atZoom: z), frames > 0 else { return AccessTrace(kind: .pan, requests: [], frames: 0) }
+        guard let rect = extent.range(atZoom: z), frames > 0 else {
+            return AccessTrace(kind: .pan, requests: [], frames: 0)
+        }
         var out = FrameWriter(viewport: viewport, capacity: frames)
         let step = step > 0 && step.isFinite ? step : 0.25
         let xMax = out.maxOrigin(rect.minX, rect.width, viewport.columns)
@@ -177,8 +185,10 @@ public struct AccessTrace: Sendable, Equatable {
     /// while the centre drifts by `step` tiles (at the zoom shown) a frame along a seeded random
     /// compass heading; after each out-and-in cycle the centre jumps to a random point of the region.
     /// - Cost: O(frames × (columns + 1) × (rows + 1)).
-    public static func zoom(over extent: TileExtent, zooms: ClosedRange<Int>? = nil, frames: Int, seed: UInt64 = 1,
-                            framesPerZoom: Int = 6, step: Double = 0.25, viewport: Viewport = .tablet) -> AccessTrace {
+    public static func zoom(
+        over extent: TileExtent, zooms: ClosedRange<Int>? = nil, frames: Int, seed: UInt64 = 1,
+        framesPerZoom: Int = 6, step: Double = 0.25, viewport: Viewport = .tablet
+    ) -> AccessTrace {
         let zr = zooms.map { $0.clamped(to: extent.zooms) } ?? extent.zooms
         guard frames > 0 else { return AccessTrace(kind: .zoom, requests: [], frames: 0) }
         var rng = SplitMix64(seed: seed)
@@ -205,8 +215,10 @@ public struct AccessTrace: Sendable, Equatable {
     /// `zooms` (default: the extent's three deepest zooms, where people browse), starting at
     /// a random point at the middle of those zooms.
     /// - Cost: O(frames × (columns + 1) × (rows + 1)).
-    public static func random(over extent: TileExtent, zooms: ClosedRange<Int>? = nil, frames: Int, seed: UInt64 = 1,
-                              step: Double = 0.25, zoomChance: Double = 0.1, viewport: Viewport = .tablet) -> AccessTrace {
+    public static func random(
+        over extent: TileExtent, zooms: ClosedRange<Int>? = nil, frames: Int, seed: UInt64 = 1,
+        step: Double = 0.25, zoomChance: Double = 0.1, viewport: Viewport = .tablet
+    ) -> AccessTrace {
         let deep = max(extent.zooms.lowerBound, extent.zooms.upperBound - 2)...extent.zooms.upperBound
         let zr = zooms.map { $0.clamped(to: extent.zooms) } ?? deep
         guard frames > 0 else { return AccessTrace(kind: .random, requests: [], frames: 0) }
@@ -243,8 +255,9 @@ private struct UnitPoint {
         let z = extent.zooms.upperBound
         guard let r = extent.range(atZoom: z) else { return UnitPoint(x: 0.5, y: 0.5) }
         let n = Double(1 << z)
-        return UnitPoint(x: (Double(r.minX) + rng.unit() * Double(r.width)) / n,
-                         y: (Double(r.minY) + rng.unit() * Double(r.height)) / n)
+        return UnitPoint(
+            x: (Double(r.minX) + rng.unit() * Double(r.width)) / n,
+            y: (Double(r.minY) + rng.unit() * Double(r.height)) / n)
     }
 
     /// The eight compass headings as unit vectors. A table rather than sin/cos of a random

@@ -33,7 +33,8 @@ public struct AppStoreJWSSigner: Sendable {
     /// `payload` as a compact JWS signed by the leaf key.
     public func sign(_ payload: some Encodable) throws -> String {
         let header = Header(alg: "ES256", typ: "JWT", x5c: certificateChain.map { Data($0).base64EncodedString() })
-        let signingInput = Base64URL.encode(Array(try JSONOutput.string(header).utf8)) + "."
+        let signingInput =
+            Base64URL.encode(Array(try JSONOutput.string(header).utf8)) + "."
             + Base64URL.encode(Array(try JSONOutput.string(payload).utf8))
         let signature = try leafKey.signature(for: Array(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)

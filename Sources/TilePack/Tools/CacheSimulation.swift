@@ -51,7 +51,8 @@ public enum CacheSimulation {
 
         enum CodingKeys: String, CodingKey {
             case trace, policy, hits, misses
-            case budgetTiles = "budget_tiles", budgetBytes = "budget_bytes", hitRate = "hit_rate", ofBelady = "of_belady"
+            case budgetTiles = "budget_tiles", budgetBytes = "budget_bytes", hitRate = "hit_rate", ofBelady =
+                "of_belady"
         }
     }
 
@@ -77,8 +78,10 @@ public enum CacheSimulation {
     /// Replays `requests` through a cache of `budgetBytes` run by `kind`'s policy.
     /// - Parameter size: bytes of each tile's entry (default ``defaultTileBytes``).
     /// - Cost: O(requests) time (plus the policy's own costs), O(distinct tiles) memory.
-    public static func replay(_ requests: [TileID], budgetBytes: Int, policy kind: EvictionPolicyKind,
-                              size: (TileID) -> Int = { _ in defaultTileBytes }) -> Outcome {
+    public static func replay(
+        _ requests: [TileID], budgetBytes: Int, policy kind: EvictionPolicyKind,
+        size: (TileID) -> Int = { _ in defaultTileBytes }
+    ) -> Outcome {
         let interned = Interned(requests)
         let sizes = interned.tiles.map { max(0, size($0)) }
         return replay(interned.ids, sizes: sizes, budgetBytes: budgetBytes, policy: kind.makePolicy())
@@ -129,8 +132,10 @@ public enum CacheSimulation {
     /// With equal tile sizes no policy that caches every miss hits more often (Belady 1966;
     /// Mattson et al. 1970); with unequal sizes it is the usual heuristic, not a bound.
     /// - Cost: O(requests · log(distinct tiles)) time, O(requests) memory (the next-use table).
-    public static func belady(_ requests: [TileID], budgetBytes: Int,
-                              size: (TileID) -> Int = { _ in defaultTileBytes }) -> Outcome {
+    public static func belady(
+        _ requests: [TileID], budgetBytes: Int,
+        size: (TileID) -> Int = { _ in defaultTileBytes }
+    ) -> Outcome {
         let interned = Interned(requests)
         return belady(interned.ids, sizes: interned.tiles.map { max(0, size($0)) }, budgetBytes: budgetBytes)
     }
@@ -179,9 +184,11 @@ public enum CacheSimulation {
     /// with each one's share of Belady's hit rate. Rows come trace by trace, budget by budget,
     /// in the order of `contenders`.
     /// - Cost: O(traces × budgets × contenders × requests).
-    public static func compare(traces: [AccessTrace], budgets: [Int],
-                               contenders: [Contender] = [.policy(.lru), .policy(.slru), .belady],
-                               tileBytes: Int = defaultTileBytes) -> [Row] {
+    public static func compare(
+        traces: [AccessTrace], budgets: [Int],
+        contenders: [Contender] = [.policy(.lru), .policy(.slru), .belady],
+        tileBytes: Int = defaultTileBytes
+    ) -> [Row] {
         var rows: [Row] = []
         for trace in traces {
             let interned = Interned(trace.requests)
@@ -190,13 +197,17 @@ public enum CacheSimulation {
                 let budget = tiles * tileBytes
                 let optimum = belady(interned.ids, sizes: sizes, budgetBytes: budget)
                 for c in contenders {
-                    let o = switch c {
-                    case .belady: optimum
-                    case .policy(let k): replay(interned.ids, sizes: sizes, budgetBytes: budget, policy: k.makePolicy())
-                    }
-                    rows.append(Row(trace: trace.kind.rawValue, budgetTiles: tiles, budgetBytes: budget, policy: c.description,
-                                    hits: o.hits, misses: o.misses, hitRate: o.hitRate,
-                                    ofBelady: optimum.hitRate == 0 ? 1 : o.hitRate / optimum.hitRate))
+                    let o =
+                        switch c {
+                        case .belady: optimum
+                        case .policy(let k):
+                            replay(interned.ids, sizes: sizes, budgetBytes: budget, policy: k.makePolicy())
+                        }
+                    rows.append(
+                        Row(
+                            trace: trace.kind.rawValue, budgetTiles: tiles, budgetBytes: budget, policy: c.description,
+                            hits: o.hits, misses: o.misses, hitRate: o.hitRate,
+                            ofBelady: optimum.hitRate == 0 ? 1 : o.hitRate / optimum.hitRate))
                 }
             }
         }
@@ -210,8 +221,10 @@ public enum CacheSimulation {
     public static func table(_ rows: [Row]) -> String {
         var policies: [String] = []
         for r in rows where !policies.contains(r.policy) { policies.append(r.policy) }
-        var lines = ["| trace | budget (tiles) | requests | " + policies.joined(separator: " | ") + " |",
-                     "|---|---:|---:|" + String(repeating: "---:|", count: policies.count)]
+        var lines = [
+            "| trace | budget (tiles) | requests | " + policies.joined(separator: " | ") + " |",
+            "|---|---:|---:|" + String(repeating: "---:|", count: policies.count),
+        ]
         var i = 0
         while i < rows.count {
             let key = (rows[i].trace, rows[i].budgetTiles)
@@ -225,7 +238,8 @@ public enum CacheSimulation {
                 }
                 j += 1
             }
-            lines.append("| \(key.0) | \(key.1) | \(rows[i].hits + rows[i].misses) | " + cells.joined(separator: " | ") + " |")
+            lines.append(
+                "| \(key.0) | \(key.1) | \(rows[i].hits + rows[i].misses) | " + cells.joined(separator: " | ") + " |")
             i = j
         }
         return lines.joined(separator: "\n")

@@ -64,7 +64,8 @@ public final class TestAppStore: Storefront, Sendable {
             let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
             try db.execute("PRAGMA busy_timeout = 10000")
             try db.inTransaction {
-                try db.execute("""
+                try db.execute(
+                    """
                     CREATE TABLE IF NOT EXISTS transactions (
                         seq INTEGER PRIMARY KEY,
                         transaction_id TEXT NOT NULL UNIQUE,
@@ -80,8 +81,10 @@ public final class TestAppStore: Storefront, Sendable {
                 let info = try db.prepare("PRAGMA table_info(transactions)")
                 var have: Set<String> = []
                 while try info.step() { if let name = info.string(at: 1) { have.insert(name) } }
-                for (name, type) in [("bundle_id", "TEXT"), ("type", "TEXT"), ("expires_date", "INTEGER"),
-                                     ("revoked", "INTEGER NOT NULL DEFAULT 0"), ("finished", "INTEGER NOT NULL DEFAULT 1")]
+                for (name, type) in [
+                    ("bundle_id", "TEXT"), ("type", "TEXT"), ("expires_date", "INTEGER"),
+                    ("revoked", "INTEGER NOT NULL DEFAULT 0"), ("finished", "INTEGER NOT NULL DEFAULT 1"),
+                ]
                 where !have.contains(name) {
                     try db.execute("ALTER TABLE transactions ADD COLUMN \(name) \(type)")
                 }
@@ -94,17 +97,23 @@ public final class TestAppStore: Storefront, Sendable {
     // MARK: - Storefront
 
     public func purchase(_ request: PurchaseRequest) throws -> PurchaseOutcome {
-        for (name, value) in [("product id", request.productID), ("account", request.account), ("bundle id", request.bundleID)] {
+        for (name, value) in [
+            ("product id", request.productID), ("account", request.account), ("bundle id", request.bundleID),
+        ] {
             if let problem = AccountToken.problem(value) { throw LedgerError(.invalidArgument, subject: name, problem) }
         }
         guard request.type == .nonConsumable || request.type == .autoRenewable else {
-            throw LedgerError(.invalidArgument, subject: request.productID, "the test App Store sells non-consumables and auto-renewable subscriptions only")
+            throw LedgerError(
+                .invalidArgument, subject: request.productID,
+                "the test App Store sells non-consumables and auto-renewable subscriptions only")
         }
         let now = try nowMilliseconds()
         var expires: Int64?
         if request.type == .autoRenewable {
             guard let period = request.period, let end = period.expiry(after: Double(now) / 1000) else {
-                throw LedgerError(.invalidArgument, subject: request.productID, "a subscription needs a period whose end can be computed")
+                throw LedgerError(
+                    .invalidArgument, subject: request.productID,
+                    "a subscription needs a period whose end can be computed")
             }
             expires = Int64(end * 1000)
         }
@@ -112,7 +121,8 @@ public final class TestAppStore: Storefront, Sendable {
             try reissueLegacy(db, account: request.account, bundleID: request.bundleID, now: now)
             try register(db, request)
             // Owned already: an unrevoked non-consumable, or a subscription still running.
-            let owned = try db.prepare("""
+            let owned = try db.prepare(
+                """
                 SELECT jws FROM transactions WHERE account = ? AND bundle_id = ? AND product_id = ? AND revoked = 0
                     AND (expires_date IS NULL OR expires_date > ?) ORDER BY seq LIMIT 1
                 """)
@@ -129,16 +139,20 @@ public final class TestAppStore: Storefront, Sendable {
                 try exists.bind(id, at: 1)
                 if try exists.step() { continue }
                 let payload = AppStoreTransaction(
-                    transactionId: id, originalTransactionId: id, bundleId: request.bundleID, productId: request.productID,
+                    transactionId: id, originalTransactionId: id, bundleId: request.bundleID,
+                    productId: request.productID,
                     purchaseDate: now, originalPurchaseDate: now, expiresDate: expires, quantity: 1, type: request.type,
                     appAccountToken: request.account, inAppOwnershipType: "PURCHASED", signedDate: now,
                     environment: Self.environment, transactionReason: "PURCHASE")
                 let jws = try ca.sign(payload)
-                let insert = try db.prepare("""
+                let insert = try db.prepare(
+                    """
                     INSERT INTO transactions (transaction_id, account, product_id, jws, bundle_id, type, expires_date, revoked, finished)
                     VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0)
                     """)
-                for (i, v) in [id, request.account, request.productID, jws, request.bundleID, request.type.rawValue].enumerated() {
+                for (i, v) in [id, request.account, request.productID, jws, request.bundleID, request.type.rawValue]
+                    .enumerated()
+                {
                     try insert.bind(v, at: Int32(i + 1))
                 }
                 if let expires { try insert.bind(Int(expires), at: 7) }
@@ -153,21 +167,27 @@ public final class TestAppStore: Storefront, Sendable {
     /// issue in the app), records it as an update the device has not finished, returns it.
     /// Refunding twice returns the first refund.
     public func refund(transactionID: String, reason: Int) throws -> String {
-        if let problem = AccountToken.problem(transactionID) { throw LedgerError(.invalidArgument, subject: "transaction id", problem) }
+        if let problem = AccountToken.problem(transactionID) {
+            throw LedgerError(.invalidArgument, subject: "transaction id", problem)
+        }
         guard reason == 0 || reason == 1 else {
-            throw LedgerError(.invalidArgument, subject: "revocation reason", "\(reason) is not 0 (other) or 1 (app issue)")
+            throw LedgerError(
+                .invalidArgument, subject: "revocation reason", "\(reason) is not 0 (other) or 1 (app issue)")
         }
         let now = try nowMilliseconds()
         return try write(doing: "recording a refund") { db in
             let select = try db.prepare("SELECT jws, revoked, bundle_id FROM transactions WHERE transaction_id = ?")
             try select.bind(transactionID, at: 1)
             guard try select.step(), let jws = select.string(at: 0) else {
-                throw LedgerError(.notFound, subject: "transaction id", "\(ErrorText.quoted(transactionID)) is not a transaction of this store")
+                throw LedgerError(
+                    .notFound, subject: "transaction id",
+                    "\(ErrorText.quoted(transactionID)) is not a transaction of this store")
             }
             if select.int(at: 1) != 0 { return jws }
             guard select.string(at: 2) != nil else {
-                throw LedgerError(.invalidArgument, subject: "transaction id",
-                                  "\(transactionID) is a record of an earlier tilepack: run tilepack store restore first")
+                throw LedgerError(
+                    .invalidArgument, subject: "transaction id",
+                    "\(transactionID) is a record of an earlier tilepack: run tilepack store restore first")
             }
             var payload = try Self.payload(of: jws)
             let purchased = payload.purchaseDate ?? now
@@ -176,7 +196,8 @@ public final class TestAppStore: Storefront, Sendable {
             payload.revocationType = "REFUND_FULL"
             payload.signedDate = max(now, (payload.signedDate ?? 0) + 1)
             let revoked = try ca.sign(payload)
-            let update = try db.prepare("UPDATE transactions SET jws = ?, revoked = 1, finished = 0 WHERE transaction_id = ?")
+            let update = try db.prepare(
+                "UPDATE transactions SET jws = ?, revoked = 1, finished = 0 WHERE transaction_id = ?")
             try update.bind(revoked, at: 1)
             try update.bind(transactionID, at: 2)
             try update.run()
@@ -216,7 +237,8 @@ public final class TestAppStore: Storefront, Sendable {
             let info = AppStoreRenewalInfo(
                 originalTransactionId: t.originalTransactionId, autoRenewProductId: t.productId, productId: t.productId,
                 autoRenewStatus: t.revocationDate == nil ? 1 : 0, signedDate: now, environment: Self.environment,
-                recentSubscriptionStartDate: t.purchaseDate, renewalDate: t.expiresDate, appAccountToken: t.appAccountToken)
+                recentSubscriptionStartDate: t.purchaseDate, renewalDate: t.expiresDate,
+                appAccountToken: t.appAccountToken)
             return try ca.sign(info)
         }
     }
@@ -227,7 +249,9 @@ public final class TestAppStore: Storefront, Sendable {
     ///
     /// Cost: one indexed SELECT (the UNIQUE transaction_id index).
     public func currentTransaction(id: String, bundleID: String) throws -> String? {
-        if let problem = AccountToken.problem(id) { throw LedgerError(.invalidArgument, subject: "transaction id", problem) }
+        if let problem = AccountToken.problem(id) {
+            throw LedgerError(.invalidArgument, subject: "transaction id", problem)
+        }
         return try write(doing: "looking up a transaction") { db in
             let select = try db.prepare("SELECT jws FROM transactions WHERE transaction_id = ? AND bundle_id = ?")
             try select.bind(id, at: 1)
@@ -239,11 +263,14 @@ public final class TestAppStore: Storefront, Sendable {
     // MARK: - Private
 
     private func select(account: String, bundleID: String, unfinishedOnly: Bool) throws -> [String] {
-        if let problem = AccountToken.problem(account) { throw LedgerError(.invalidArgument, subject: "account", problem) }
+        if let problem = AccountToken.problem(account) {
+            throw LedgerError(.invalidArgument, subject: "account", problem)
+        }
         let now = try nowMilliseconds()
         return try write(doing: "listing transactions") { db in
             try reissueLegacy(db, account: account, bundleID: bundleID, now: now)
-            let select = try db.prepare("""
+            let select = try db.prepare(
+                """
                 SELECT jws FROM transactions WHERE account = ? AND bundle_id = ?\(unfinishedOnly ? " AND finished = 0" : "") ORDER BY seq
                 """)
             try select.bind(account, at: 1)
@@ -266,8 +293,9 @@ public final class TestAppStore: Storefront, Sendable {
         try select.bind(request.bundleID, at: 1)
         try select.bind(request.productID, at: 2)
         if try select.step(), let type = select.string(at: 0), type != request.type.rawValue {
-            throw LedgerError(.invalidArgument, subject: request.productID,
-                              "is sold in \(request.bundleID) as a \(type), not a \(request.type.rawValue)")
+            throw LedgerError(
+                .invalidArgument, subject: request.productID,
+                "is sold in \(request.bundleID) as a \(type), not a \(request.type.rawValue)")
         }
     }
 
@@ -276,7 +304,8 @@ public final class TestAppStore: Storefront, Sendable {
     /// products, dates and refunds. The store trusts its own records; the device sees only the
     /// new signatures.
     private func reissueLegacy(_ db: SQLiteConnection, account: String, bundleID: String, now: Int64) throws {
-        let select = try db.prepare("SELECT transaction_id, jws FROM transactions WHERE account = ? AND bundle_id IS NULL")
+        let select = try db.prepare(
+            "SELECT transaction_id, jws FROM transactions WHERE account = ? AND bundle_id IS NULL")
         try select.bind(account, at: 1)
         var legacy: [(String, String)] = []
         while try select.step() {
@@ -288,9 +317,11 @@ public final class TestAppStore: Storefront, Sendable {
                 transactionId: old.transactionId, originalTransactionId: old.originalTransactionId, bundleId: bundleID,
                 productId: old.productId, purchaseDate: old.purchaseDate, originalPurchaseDate: old.purchaseDate,
                 expiresDate: old.expiresDate, quantity: 1, type: old.type, appAccountToken: account,
-                inAppOwnershipType: "PURCHASED", signedDate: max(now, old.signedDate), revocationReason: old.revocationReason,
+                inAppOwnershipType: "PURCHASED", signedDate: max(now, old.signedDate),
+                revocationReason: old.revocationReason,
                 revocationDate: old.revocationDate, environment: Self.environment, transactionReason: "PURCHASE")
-            let update = try db.prepare("""
+            let update = try db.prepare(
+                """
                 UPDATE transactions SET jws = ?, bundle_id = ?, type = ?, expires_date = ?, revoked = ?, finished = 1
                 WHERE transaction_id = ?
                 """)
@@ -301,7 +332,8 @@ public final class TestAppStore: Storefront, Sendable {
             try update.bind(old.revocationDate == nil ? 0 : 1, at: 5)
             try update.bind(id, at: 6)
             try update.run()
-            try register(db, PurchaseRequest(productID: old.productId, type: old.type, bundleID: bundleID, account: account))
+            try register(
+                db, PurchaseRequest(productID: old.productId, type: old.type, bundleID: bundleID, account: account))
         }
     }
 
@@ -309,7 +341,8 @@ public final class TestAppStore: Storefront, Sendable {
     static func payload(of jws: String) throws -> AppStoreTransaction {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw LedgerError(.storage, subject: "store record", "not a compact JWS") }
-        return try JSONDecoder().decode(AppStoreTransaction.self, from: Data(try Base64URL.decode(parts[1], source: "store record")))
+        return try JSONDecoder().decode(
+            AppStoreTransaction.self, from: Data(try Base64URL.decode(parts[1], source: "store record")))
     }
 
     /// What an earlier tilepack's simulator signed (Ed25519; field names as StoreKit's).
@@ -331,9 +364,11 @@ public final class TestAppStore: Storefront, Sendable {
             throw LedgerError(.storage, subject: "store record \(transactionID)", "not a compact JWS")
         }
         do {
-            return try JSONDecoder().decode(LegacyPayload.self, from: Data(try Base64URL.decode(parts[1], source: "store record")))
+            return try JSONDecoder().decode(
+                LegacyPayload.self, from: Data(try Base64URL.decode(parts[1], source: "store record")))
         } catch {
-            throw LedgerError(.storage, subject: "store record \(transactionID)", "an earlier record that cannot be read: \(error)")
+            throw LedgerError(
+                .storage, subject: "store record \(transactionID)", "an earlier record that cannot be read: \(error)")
         }
     }
 

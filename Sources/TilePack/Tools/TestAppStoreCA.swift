@@ -75,7 +75,8 @@ public final class TestAppStoreCA: Sendable {
         guard leaf.publicKey == Certificate.PublicKey(leafKey.publicKey) else {
             throw InputFileError(path: folder + "/leaf.der", problem: "the leaf certificate is not for leaf.key.pem")
         }
-        signer = AppStoreJWSSigner(leafKey: leafKey, certificateChain: [leafCertificateDER, intermediateCertificateDER, rootCertificateDER])
+        signer = AppStoreJWSSigner(
+            leafKey: leafKey, certificateChain: [leafCertificateDER, intermediateCertificateDER, rootCertificateDER])
 
         // Publish (or restore) the root beside the CA folder.
         let published = try? RegionFiles.contents(path: rootCertificatePath, limit: 64 * 1024)
@@ -97,9 +98,11 @@ public final class TestAppStoreCA: Sendable {
     /// Generates the three keys and certificates into a temporary folder beside `folder` and
     /// renames it into place; when another process got there first its CA wins.
     private static func create(folder: String, in directory: String) throws {
-        let temporary = "\(directory)/.\(folderName).tmp-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 36))"
+        let temporary =
+            "\(directory)/.\(folderName).tmp-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 36))"
         guard mkdir(temporary, 0o700) == 0 else {
-            throw InputFileError(path: temporary, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
+            throw InputFileError(
+                path: temporary, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
         }
         var written: [String] = []
         defer {
@@ -125,8 +128,8 @@ public final class TestAppStoreCA: Sendable {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
-        let notBefore = Date(timeIntervalSince1970: 1_577_836_800)      // 2020-01-01T00:00:00Z
-        let notAfter = Date(timeIntervalSince1970: 2_524_607_999)       // 2049-12-31T23:59:59Z
+        let notBefore = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01T00:00:00Z
+        let notAfter = Date(timeIntervalSince1970: 2_524_607_999)  // 2049-12-31T23:59:59Z
         let organization = "tilepack Test App Store"
         let rootName = try DistinguishedName {
             CommonName(Self.rootName)

@@ -52,7 +52,9 @@ public enum TileStoreStress {
         public var rssAboveIdlePlusBudget: Int { peakRSSBytes - idleRSSBytes - budgetBytes }
 
         /// Whether the run kept every promise: no violation, accounting balanced.
-        public var passed: Bool { budgetViolations == 0 && accountingProblem == nil && peakResidentBytes <= budgetBytes }
+        public var passed: Bool {
+            budgetViolations == 0 && accountingProblem == nil && peakResidentBytes <= budgetBytes
+        }
 
         enum CodingKeys: String, CodingKey {
             case operations, seconds, threads, trace, passed
@@ -103,9 +105,12 @@ public enum TileStoreStress {
         let idleRSS = ProcessMemory.residentBytes()
         store.resetStatistics()
         let traces: [[TileID]] = (0..<configuration.threads).map { t in
-            guard !store.archives.isEmpty, let extent = TileExtent(summary: store.archives[t % store.archives.count]) else { return [] }
-            return AccessTrace.make(configuration.trace, over: extent, frames: configuration.frames,
-                                    seed: configuration.seed &+ UInt64(t)).requests
+            guard !store.archives.isEmpty, let extent = TileExtent(summary: store.archives[t % store.archives.count])
+            else { return [] }
+            return AccessTrace.make(
+                configuration.trace, over: extent, frames: configuration.frames,
+                seed: configuration.seed &+ UInt64(t)
+            ).requests
         }
         let counters = Counters()
         let started = ContinuousClock.now
@@ -115,8 +120,9 @@ public enum TileStoreStress {
             // One serial queue each: GCD gives every one its own thread (overcommit), so all
             // `threads` run at once whatever the core count.
             DispatchQueue(label: "tilepack.stress.\(t)").async(group: group) {
-                let result = replay(store, traces[t], decode: configuration.decode,
-                                    leaseEvery: max(1, configuration.leaseEvery), until: deadline)
+                let result = replay(
+                    store, traces[t], decode: configuration.decode,
+                    leaseEvery: max(1, configuration.leaseEvery), until: deadline)
                 counters.add(result)
             }
         }
@@ -140,8 +146,10 @@ public enum TileStoreStress {
         return report
     }
 
-    private static func replay(_ store: TileStore, _ requests: [TileID], decode: Bool, leaseEvery: Int,
-                               until deadline: ContinuousClock.Instant) -> Report {
+    private static func replay(
+        _ store: TileStore, _ requests: [TileID], decode: Bool, leaseEvery: Int,
+        until deadline: ContinuousClock.Instant
+    ) -> Report {
         var report = Report()
         guard !requests.isEmpty else { return report }
         var held: TileLease?

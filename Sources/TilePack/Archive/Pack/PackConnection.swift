@@ -26,24 +26,28 @@ final class PackConnection: @unchecked Sendable {
         db = try SQLiteConnection(path: path, mode: .readOnly)
         // As MBTilesReader: tile blobs are read once and cached above; keep interior pages hot.
         try db.execute("PRAGMA cache_size = -\(PooledConnection.pageCacheKiB)")
-        selectTile = try db.prepare("""
+        selectTile = try db.prepare(
+            """
             SELECT i.sha256, \(StoredBlobLimit.boundedSQL("m.tile_data", limit: "?5")), \
             m.tile_id IS NOT NULL, typeof(m.tile_data), coalesce(length(m.tile_data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN images AS m ON m.tile_id = i.sha256 \
             WHERE i.layer = ?1 AND i.kind = 0 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
             """)
-        selectElevation = try db.prepare("""
+        selectElevation = try db.prepare(
+            """
             SELECT i.sha256, e.encoding, e.width, e.height, \
             \(StoredBlobLimit.boundedSQL("e.data", limit: StoredBlobLimit.elevationSQL(width: "e.width", height: "e.height"))), \
             e.sha256 IS NOT NULL, typeof(e.data), coalesce(length(e.data), 0) FROM tilepack_tile_index AS i \
             LEFT JOIN tilepack_elevation AS e ON e.sha256 = i.sha256 \
             WHERE i.layer = ?1 AND i.kind = 1 AND i.zoom_level = ?2 AND i.tile_column = ?3 AND i.tile_row = ?4
             """)
-        selectImage = try db.prepare("""
+        selectImage = try db.prepare(
+            """
             SELECT \(StoredBlobLimit.boundedSQL("tile_data", limit: "\(StoredBlobLimit.maxBytes)")), \
             typeof(tile_data), coalesce(length(tile_data), 0) FROM images WHERE tile_id = ?1
             """)
-        selectElevationContent = try db.prepare("""
+        selectElevationContent = try db.prepare(
+            """
             SELECT encoding, width, height, \
             \(StoredBlobLimit.boundedSQL("data", limit: StoredBlobLimit.elevationSQL(width: "width", height: "height"))), \
             typeof(data), coalesce(length(data), 0) FROM tilepack_elevation WHERE sha256 = ?1
@@ -75,8 +79,10 @@ final class PackConnectionPool: Sendable {
     /// Runs `body` on a borrowed connection; an SQLite failure becomes an ``ArchiveError``
     /// naming `errorPath` (the pack, or `pack#layer`) and what was being done.
     /// `what` is an autoclosure so a tile read builds no message string unless it fails.
-    func withConnection<T>(errorPath: String, doing what: @autoclosure () -> String,
-                           _ body: (PackConnection) throws(SQLiteError) -> T) throws(ArchiveError) -> T {
+    func withConnection<T>(
+        errorPath: String, doing what: @autoclosure () -> String,
+        _ body: (PackConnection) throws(SQLiteError) -> T
+    ) throws(ArchiveError) -> T {
         let conn: PackConnection
         if let spare = idle.withLock({ $0.popLast() }) {
             conn = spare

@@ -22,7 +22,9 @@ package struct PackDeltaSummary: Sendable, Equatable {
     /// The later version's tile index digest (the delta's `tilepack_tile_index_sha256`).
     public var indexDigest: String
 
-    public init(changed: Int, added: Int, removed: Int, contents: Int, contentBytes: Int, fileBytes: Int, indexDigest: String) {
+    public init(
+        changed: Int, added: Int, removed: Int, contents: Int, contentBytes: Int, fileBytes: Int, indexDigest: String
+    ) {
         self.changed = changed; self.added = added; self.removed = removed; self.contents = contents
         self.contentBytes = contentBytes; self.fileBytes = fileBytes; self.indexDigest = indexDigest
     }
@@ -42,24 +44,31 @@ package enum PackDelta {
     ///   key probe in `old` and one read and SHA-256 of each carried content in `new`.
     /// - Throws: ``ArchiveError`` naming the file at fault: an unreadable pack, a content of
     ///   `new` that does not match its hash, bad arguments, or a failed write.
-    public static func write(old: String, new: String, output: String, packID: String, from: Int, to: Int) throws -> PackDeltaSummary {
+    public static func write(
+        old: String, new: String, output: String, packID: String, from: Int, to: Int
+    ) throws -> PackDeltaSummary {
         guard !packID.isEmpty, from >= 1, to > from else {
-            throw ArchiveError(path: output, problem: .invalidArgument,
-                               detail: "a delta needs a pack id and versions 1 ≤ from < to (got \(ErrorText.quoted(packID)) v\(from)→v\(to))")
+            throw ArchiveError(
+                path: output, problem: .invalidArgument,
+                detail:
+                    "a delta needs a pack id and versions 1 ≤ from < to (got \(ErrorText.quoted(packID)) v\(from)→v\(to))"
+            )
         }
         let oldReader = try PackReader(path: old)
         let newReader = try PackReader(path: new)
         let digest = try newReader.indexDigest()
         let oldDB = try openReadOnly(old), newDB = try openReadOnly(new)
         var oldRows: [PackRowKey: String] = [:]
-        try PackIndex.forEachRow(oldDB, path: old, layerCount: oldReader.layers.count) { key, _, hex throws(ArchiveError) in
+        try PackIndex.forEachRow(oldDB, path: old, layerCount: oldReader.layers.count) {
+            key, _, hex throws(ArchiveError) in
             oldRows[key] = hex
         }
         let layers = try PackIndex.storedLayers(newDB, path: new)
 
         let replacement = AtomicReplacement(targetPath: output, companionSuffixes: companions)
         replacement.removeTemporary()
-        var summary = PackDeltaSummary(changed: 0, added: 0, removed: 0, contents: 0, contentBytes: 0, fileBytes: 0, indexDigest: digest)
+        var summary = PackDeltaSummary(
+            changed: 0, added: 0, removed: 0, contents: 0, contentBytes: 0, fileBytes: 0, indexDigest: digest)
         do {
             do {  // scoped so the connections close before the rename
                 let db = try SQLiteConnection(path: replacement.temporaryPath, mode: .readWriteCreate)
@@ -73,14 +82,16 @@ package enum PackDelta {
                     rows[PackSchema.Key.tileIndexSHA256] = digest
                     try insertMetadata(rows, into: db)
 
-                    let insertIndex = try db.prepare("""
+                    let insertIndex = try db.prepare(
+                        """
                         INSERT INTO tilepack_tile_index (layer, kind, zoom_level, tile_column, tile_row, sha256) VALUES (?, ?, ?, ?, ?, ?)
                         """)
                     let oldHasImage = try oldDB.prepare("SELECT 1 FROM images WHERE tile_id = ?")
                     let oldHasElevation = try oldDB.prepare("SELECT 1 FROM tilepack_elevation WHERE sha256 = ?")
                     let copier = try ContentCopier(from: newDB, fromPath: new, into: db)
                     var carried = Set<String>()
-                    try PackIndex.forEachRow(newDB, path: new, layerCount: layers.count) { key, hash, hex throws(ArchiveError) in
+                    try PackIndex.forEachRow(newDB, path: new, layerCount: layers.count) {
+                        key, hash, hex throws(ArchiveError) in
                         let before = oldRows.removeValue(forKey: key)
                         guard before != hex else { return }
                         if before == nil { summary.added += 1 } else { summary.changed += 1 }
@@ -95,13 +106,15 @@ package enum PackDelta {
                         } catch let error as SQLiteError {
                             throw ArchiveError.reading(error, path: output, doing: "writing the delta")
                         } catch {
-                            throw ArchiveError(path: output, problem: .writeFailed, detail: "writing the delta failed: \(error)")
+                            throw ArchiveError(
+                                path: output, problem: .writeFailed, detail: "writing the delta failed: \(error)")
                         }
                         let bytes = try copier.copy(kind: key.kind, hash: hash, hex: hex, row: key)
                         summary.contents += 1
                         summary.contentBytes += bytes
                     }
-                    let insertRemoved = try db.prepare("""
+                    let insertRemoved = try db.prepare(
+                        """
                         INSERT INTO tilepack_removed (layer, kind, zoom_level, tile_column, tile_row) VALUES (?, ?, ?, ?, ?)
                         """)
                     for key in oldRows.keys.sorted() {
@@ -114,8 +127,9 @@ package enum PackDelta {
                 try db.execute("PRAGMA journal_mode = DELETE")
             }
             if let code = replacement.commit() {
-                throw ArchiveError(path: output, problem: .writeFailed,
-                                   detail: "cannot move \(replacement.temporaryPath) into place: \(AtomicReplacement.message(code))")
+                throw ArchiveError(
+                    path: output, problem: .writeFailed,
+                    detail: "cannot move \(replacement.temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
         } catch {
             replacement.removeTemporary()
@@ -139,21 +153,32 @@ package enum PackDelta {
     /// Contents kept from `installed` are not re-hashed here: every read checks them (and
     /// ``PackReader/verifyAll(decode:)`` does all at once).
     /// - Cost: one copy of `installed`, one pass over the delta, one index scan of the result.
-    public static func apply(delta: String, installed: String, output: String, packID: String, from: Int, to: Int,
-                             expectedDigest: String) throws(ArchiveError) {
+    public static func apply(
+        delta: String, installed: String, output: String, packID: String, from: Int, to: Int,
+        expectedDigest: String
+    ) throws(ArchiveError) {
         let deltaReader = try PackReader(path: delta)
         guard deltaReader.hasRemovedTable else {
-            throw ArchiveError(path: delta, problem: .notPack, detail: "not a tilepack delta (no tilepack_removed table)")
+            throw ArchiveError(
+                path: delta, problem: .notPack, detail: "not a tilepack delta (no tilepack_removed table)")
         }
         let meta = deltaReader.metadata
-        let names = (meta[PackSchema.Key.packID] ?? "", meta[PackSchema.Key.deltaFrom] ?? "", meta[PackSchema.Key.deltaTo] ?? "")
+        let names = (
+            meta[PackSchema.Key.packID] ?? "", meta[PackSchema.Key.deltaFrom] ?? "", meta[PackSchema.Key.deltaTo] ?? ""
+        )
         guard names == (packID, String(from), String(to)) else {
-            throw ArchiveError(path: delta, problem: .deltaMismatch,
-                               detail: "a delta for another version: it updates pack \(ErrorText.quoted(String(names.0.prefix(200)))) v\(ErrorText.oneLine(String(names.1.prefix(20))))→v\(ErrorText.oneLine(String(names.2.prefix(20)))), expected \(ErrorText.quoted(packID)) v\(from)→v\(to)")
+            throw ArchiveError(
+                path: delta, problem: .deltaMismatch,
+                detail:
+                    "a delta for another version: it updates pack \(ErrorText.quoted(String(names.0.prefix(200)))) v\(ErrorText.oneLine(String(names.1.prefix(20))))→v\(ErrorText.oneLine(String(names.2.prefix(20)))), expected \(ErrorText.quoted(packID)) v\(from)→v\(to)"
+            )
         }
         guard meta[PackSchema.Key.tileIndexSHA256] == expectedDigest else {
-            throw ArchiveError(path: delta, problem: .deltaMismatch,
-                               detail: "a delta for another version: it makes tile index \(ErrorText.quoted(String((meta[PackSchema.Key.tileIndexSHA256] ?? "").prefix(64)))), expected \(expectedDigest)")
+            throw ArchiveError(
+                path: delta, problem: .deltaMismatch,
+                detail:
+                    "a delta for another version: it makes tile index \(ErrorText.quoted(String((meta[PackSchema.Key.tileIndexSHA256] ?? "").prefix(64)))), expected \(expectedDigest)"
+            )
         }
         _ = try PackReader(path: installed)  // a pack this reader reads, before copying it
 
@@ -183,18 +208,21 @@ package enum PackDelta {
                     digest = try PackIndex.digest(db, path: output)
                 } catch {
                     // A row of the installed pack that the new layers do not have, say.
-                    throw ArchiveError(path: delta, problem: .deltaMismatch,
-                                       detail: "applied to \(installed), it gives no valid pack: \(error.detail)")
+                    throw ArchiveError(
+                        path: delta, problem: .deltaMismatch,
+                        detail: "applied to \(installed), it gives no valid pack: \(error.detail)")
                 }
                 guard digest == expectedDigest else {
-                    throw ArchiveError(path: delta, problem: .deltaMismatch,
-                                       detail: "applied to \(installed) it gives tile index \(digest), expected \(expectedDigest)")
+                    throw ArchiveError(
+                        path: delta, problem: .deltaMismatch,
+                        detail: "applied to \(installed) it gives tile index \(digest), expected \(expectedDigest)")
                 }
             }
             try syncFile(temp)
             if let code = replacement.commit() {
-                throw ArchiveError(path: output, problem: .writeFailed,
-                                   detail: "cannot move \(temp) into place: \(AtomicReplacement.message(code))")
+                throw ArchiveError(
+                    path: output, problem: .writeFailed,
+                    detail: "cannot move \(temp) into place: \(AtomicReplacement.message(code))")
             }
         } catch let error as ArchiveError {
             replacement.removeTemporary()
@@ -209,28 +237,33 @@ package enum PackDelta {
 
     /// Applies the delta's removals, rows, contents, layers and metadata to the copy in one
     /// transaction, sweeps unreferenced contents and checks that every row has its content.
-    private static func merge(_ deltaDB: SQLiteConnection, delta: String, deltaLayers: Int,
-                              into db: SQLiteConnection, output: String) throws(ArchiveError) {
+    private static func merge(
+        _ deltaDB: SQLiteConnection, delta: String, deltaLayers: Int,
+        into db: SQLiteConnection, output: String
+    ) throws(ArchiveError) {
         func sql<T>(_ what: String, _ body: () throws(SQLiteError) -> T) throws(ArchiveError) -> T {
             do { return try body() } catch { throw ArchiveError.reading(error, path: output, doing: what) }
         }
         try sql("starting the update") { () throws(SQLiteError) in try db.execute("BEGIN IMMEDIATE") }
         // Removed rows.
         let removed: SQLiteStatement = try sql("reading the removed rows") { () throws(SQLiteError) in
-            try deltaDB.prepare("""
+            try deltaDB.prepare(
+                """
                 SELECT layer, kind, zoom_level, tile_column, tile_row, typeof(layer) = 'integer' AND typeof(kind) = 'integer' \
                 AND typeof(zoom_level) = 'integer' AND typeof(tile_column) = 'integer' AND typeof(tile_row) = 'integer' \
                 FROM tilepack_removed
                 """)
         }
         let delete = try sql("removing rows") { () throws(SQLiteError) in
-            try db.prepare("""
+            try db.prepare(
+                """
                 DELETE FROM tilepack_tile_index WHERE layer = ? AND kind = ? AND zoom_level = ? AND tile_column = ? AND tile_row = ?
                 """)
         }
         while try sql("reading the removed rows", { () throws(SQLiteError) in try removed.step() }) {
-            let key = PackRowKey(layer: removed.int(at: 0), kind: removed.int(at: 1), z: removed.int(at: 2),
-                                 column: removed.int(at: 3), row: removed.int(at: 4))
+            let key = PackRowKey(
+                layer: removed.int(at: 0), kind: removed.int(at: 1), z: removed.int(at: 2),
+                column: removed.int(at: 3), row: removed.int(at: 4))
             guard removed.int(at: 5) == 1 else {
                 throw ArchiveError(path: delta, problem: .damaged, detail: "removed row \(key.text) is not integers")
             }
@@ -241,7 +274,8 @@ package enum PackDelta {
         }
         // Changed and added rows (validated in key order as the digest walks them).
         let upsert = try sql("writing rows") { () throws(SQLiteError) in
-            try db.prepare("""
+            try db.prepare(
+                """
                 INSERT OR REPLACE INTO tilepack_tile_index (layer, kind, zoom_level, tile_column, tile_row, sha256) \
                 VALUES (?, ?, ?, ?, ?, ?)
                 """)
@@ -266,7 +300,9 @@ package enum PackDelta {
             while try meta.step() { if let name = meta.string(at: 0) { rows[name] = meta.string(at: 1) ?? "" } }
         }
         // The delta's own keys describe the delta, not the pack (the pack id stays: it names the pack).
-        for key in [PackSchema.Key.deltaFrom, PackSchema.Key.deltaTo, PackSchema.Key.tileIndexSHA256] { rows[key] = nil }
+        for key in [PackSchema.Key.deltaFrom, PackSchema.Key.deltaTo, PackSchema.Key.tileIndexSHA256] {
+            rows[key] = nil
+        }
         try sql("writing layers and metadata") { () throws(SQLiteError) in
             try db.execute("DELETE FROM tilepack_pack_layers; DELETE FROM metadata")
             try insertLayers(layers, into: db)
@@ -275,7 +311,8 @@ package enum PackDelta {
         }
         // Every row must have its content: the digest covers rows only.
         let orphan: String? = try sql("checking contents") { () throws(SQLiteError) -> String? in
-            let check = try db.prepare("""
+            let check = try db.prepare(
+                """
                 SELECT zoom_level || '/' || tile_column || '/' || tile_row || ' (TMS) of layer ' || layer FROM tilepack_tile_index AS i \
                 WHERE (i.kind = 0 AND NOT EXISTS (SELECT 1 FROM images WHERE tile_id = i.sha256)) \
                 OR (i.kind = 1 AND NOT EXISTS (SELECT 1 FROM tilepack_elevation AS e WHERE e.sha256 = i.sha256)) LIMIT 1
@@ -283,7 +320,8 @@ package enum PackDelta {
             return try check.step() ? (check.string(at: 0) ?? "?") : nil
         }
         if let orphan {
-            throw ArchiveError(path: delta, problem: .deltaMismatch, detail: "applied, it leaves tile \(orphan) without content")
+            throw ArchiveError(
+                path: delta, problem: .deltaMismatch, detail: "applied, it leaves tile \(orphan) without content")
         }
         try sql("committing the update") { () throws(SQLiteError) in try db.execute("COMMIT") }
     }
@@ -321,13 +359,14 @@ package enum PackDelta {
         }
     }
 
-
     private static func syncFile(_ path: String) throws(ArchiveError) {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0, fsync(fd) == 0 else {
             let code = errno
             if fd >= 0 { close(fd) }
-            throw ArchiveError(path: path, problem: .writeFailed, detail: "cannot sync the updated pack: \(AtomicReplacement.message(code))")
+            throw ArchiveError(
+                path: path, problem: .writeFailed,
+                detail: "cannot sync the updated pack: \(AtomicReplacement.message(code))")
         }
         close(fd)
     }
@@ -348,9 +387,11 @@ private struct ContentCopier {
         self.fromPath = fromPath
         // A content's type and length come from the record header; its bytes only when they
         // are a blob within StoredBlobLimit (a delta comes from a server or the device owner's disk).
-        let image = "tile_id, " + StoredBlobLimit.boundedSQL("tile_data", limit: "\(StoredBlobLimit.maxBytes)")
+        let image =
+            "tile_id, " + StoredBlobLimit.boundedSQL("tile_data", limit: "\(StoredBlobLimit.maxBytes)")
             + ", typeof(tile_data), coalesce(length(tile_data), 0) FROM images"
-        let elevation = "sha256, encoding, width, height, "
+        let elevation =
+            "sha256, encoding, width, height, "
             + StoredBlobLimit.boundedSQL("data", limit: StoredBlobLimit.elevationSQL(width: "width", height: "height"))
             + ", typeof(data), coalesce(length(data), 0) FROM tilepack_elevation"
         selectImage = try from.prepare("SELECT \(image) WHERE tile_id = ?")
@@ -376,7 +417,9 @@ private struct ContentCopier {
             throw ArchiveError.reading(error, path: fromPath, doing: "reading the content of \(row.text)")
         }
         guard found else {
-            throw ArchiveError(path: fromPath, problem: .damaged, detail: "\(row.text) is in the tile index but its content is missing")
+            throw ArchiveError(
+                path: fromPath, problem: .damaged, detail: "\(row.text) is in the tile index but its content is missing"
+            )
         }
         return try copyCurrent(stmt, kind: kind)
     }
@@ -400,17 +443,22 @@ private struct ContentCopier {
     private func copyCurrent(_ stmt: SQLiteStatement, kind: Int) throws(ArchiveError) -> Int {
         let key = stmt.string(at: 0) ?? ""
         guard let expected = PackSchema.hashBytes(hex: key) else {
-            throw ArchiveError(path: fromPath, problem: .damaged,
-                               detail: "content key \(ErrorText.quoted(String(key.prefix(64)))) is not 64 lowercase hex digits")
+            throw ArchiveError(
+                path: fromPath, problem: .damaged,
+                detail: "content key \(ErrorText.quoted(String(key.prefix(64)))) is not 64 lowercase hex digits")
         }
         let data: [UInt8]
         let matches: Bool
         var encoding = "", width = 0, height = 0
         let isTile = kind == PackSchema.Kind.tile.rawValue
         let sizeColumn: Int32 = isTile ? 2 : 5
-        let limit = isTile ? StoredBlobLimit.maxBytes : StoredBlobLimit.elevation(width: stmt.int(at: 2), height: stmt.int(at: 3))
-        if let refusal = StoredBlobLimit.refusal(type: stmt.string(at: sizeColumn) ?? "null", length: stmt.int(at: sizeColumn + 1),
-                                                 limit: limit, what: "\(isTile ? "tile" : "elevation") content \(key)") {
+        let limit =
+            isTile
+            ? StoredBlobLimit.maxBytes : StoredBlobLimit.elevation(width: stmt.int(at: 2), height: stmt.int(at: 3))
+        if let refusal = StoredBlobLimit.refusal(
+            type: stmt.string(at: sizeColumn) ?? "null", length: stmt.int(at: sizeColumn + 1),
+            limit: limit, what: "\(isTile ? "tile" : "elevation") content \(key)")
+        {
             throw ArchiveError(path: fromPath, problem: .damaged, detail: refusal)
         }
         if isTile {
@@ -421,13 +469,16 @@ private struct ContentCopier {
             width = stmt.int(at: 2)
             height = stmt.int(at: 3)
             data = stmt.bytes(at: 4) ?? []
-            matches = data.withUnsafeBytes {
-                PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0)?.elementsEqual(expected) ?? false
-            } && ElevationEncoding(rawValue: encoding) != nil
+            matches =
+                data.withUnsafeBytes {
+                    PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0)?.elementsEqual(
+                        expected) ?? false
+                } && ElevationEncoding(rawValue: encoding) != nil
         }
         guard matches else {
-            throw ArchiveError(path: fromPath, problem: .hashMismatch,
-                               detail: "\(kind == 0 ? "tile" : "elevation") content \(key) does not hash to its key")
+            throw ArchiveError(
+                path: fromPath, problem: .hashMismatch,
+                detail: "\(kind == 0 ? "tile" : "elevation") content \(key) does not hash to its key")
         }
         do {
             if kind == PackSchema.Kind.tile.rawValue {

@@ -20,19 +20,25 @@ enum PackIndex {
     static func storedLayers(_ db: SQLiteConnection, path: String) throws(ArchiveError) -> [StoredLayer] {
         var layers: [StoredLayer] = []
         do {
-            let stmt = try db.prepare("""
+            let stmt = try db.prepare(
+                """
                 SELECT layer, archive, metadata, typeof(layer) = 'integer' AND typeof(archive) = 'text' \
                 AND typeof(metadata) = 'text' FROM tilepack_pack_layers ORDER BY layer LIMIT \(PackSchema.maxLayers + 1)
                 """)
             while try stmt.step() {
                 guard layers.count < PackSchema.maxLayers else {
-                    throw ArchiveError(path: path, problem: .damaged, detail: "pack has more than \(PackSchema.maxLayers) layers")
+                    throw ArchiveError(
+                        path: path, problem: .damaged, detail: "pack has more than \(PackSchema.maxLayers) layers")
                 }
                 let number = stmt.int(at: 0)
                 guard stmt.int(at: 3) == 1, number == layers.count, let archive = stmt.string(at: 1),
-                      let text = stmt.string(at: 2) else {
-                    throw ArchiveError(path: path, problem: .damaged,
-                                       detail: "pack layer row \(layers.count) is damaged (layers must be numbered 0, 1, … with text names and metadata)")
+                    let text = stmt.string(at: 2)
+                else {
+                    throw ArchiveError(
+                        path: path, problem: .damaged,
+                        detail:
+                            "pack layer row \(layers.count) is damaged (layers must be numbered 0, 1, … with text names and metadata)"
+                    )
                 }
                 layers.append(StoredLayer(layer: number, archive: archive, metadataText: text))
             }
@@ -52,11 +58,14 @@ enum PackIndex {
     /// whose tile lies outside its zoom's grid, or that repeats a key (a file whose index lost
     /// its primary key).
     /// - Cost: one scan of the index (a WITHOUT ROWID table, so in key order at no sort cost).
-    static func forEachRow(_ db: SQLiteConnection, path: String, layerCount: Int,
-                           _ body: (PackRowKey, [UInt8], String) throws(ArchiveError) -> Void) throws(ArchiveError) {
+    static func forEachRow(
+        _ db: SQLiteConnection, path: String, layerCount: Int,
+        _ body: (PackRowKey, [UInt8], String) throws(ArchiveError) -> Void
+    ) throws(ArchiveError) {
         let stmt: SQLiteStatement
         do {
-            stmt = try db.prepare("""
+            stmt = try db.prepare(
+                """
                 SELECT layer, kind, zoom_level, tile_column, tile_row, sha256, \
                 typeof(layer) = 'integer' AND typeof(kind) = 'integer' AND typeof(zoom_level) = 'integer' \
                 AND typeof(tile_column) = 'integer' AND typeof(tile_row) = 'integer' AND typeof(sha256) = 'text' \
@@ -68,14 +77,18 @@ enum PackIndex {
         var previous: PackRowKey?
         while true {
             let more: Bool
-            do { more = try stmt.step() } catch { throw ArchiveError.reading(error, path: path, doing: "reading the tile index") }
+            do { more = try stmt.step() } catch {
+                throw ArchiveError.reading(error, path: path, doing: "reading the tile index")
+            }
             guard more else { break }
-            let key = PackRowKey(layer: stmt.int(at: 0), kind: stmt.int(at: 1), z: stmt.int(at: 2),
-                                 column: stmt.int(at: 3), row: stmt.int(at: 4))
+            let key = PackRowKey(
+                layer: stmt.int(at: 0), kind: stmt.int(at: 1), z: stmt.int(at: 2),
+                column: stmt.int(at: 3), row: stmt.int(at: 4))
             let hex = stmt.string(at: 5) ?? ""
             guard stmt.int(at: 6) == 1, let hash = PackSchema.hashBytes(hex: hex) else {
-                throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "tile index row \(key.text) is damaged (not integers and a 64-digit lowercase hex hash)")
+                throw ArchiveError(
+                    path: path, problem: .damaged,
+                    detail: "tile index row \(key.text) is damaged (not integers and a 64-digit lowercase hex hash)")
             }
             try check(key, path: path, layerCount: layerCount)
             if let previous, !(previous < key) {
@@ -89,10 +102,12 @@ enum PackIndex {
     /// Throws unless `key` names a layer of the pack, a known kind and a tile on its zoom's grid.
     static func check(_ key: PackRowKey, path: String, layerCount: Int) throws(ArchiveError) {
         guard (0..<layerCount).contains(key.layer), PackSchema.Kind(rawValue: key.kind) != nil,
-              (0...TileID.maxZoom).contains(key.z), (0..<(1 << key.z)).contains(key.column),
-              (0..<(1 << key.z)).contains(key.row) else {
-            throw ArchiveError(path: path, problem: .damaged,
-                               detail: "tile index row \(key.text) names no layer, kind or tile of the pack (\(layerCount) layers)")
+            (0...TileID.maxZoom).contains(key.z), (0..<(1 << key.z)).contains(key.column),
+            (0..<(1 << key.z)).contains(key.row)
+        else {
+            throw ArchiveError(
+                path: path, problem: .damaged,
+                detail: "tile index row \(key.text) names no layer, kind or tile of the pack (\(layerCount) layers)")
         }
     }
 
@@ -109,8 +124,10 @@ enum PackIndex {
             buffer.removeAll(keepingCapacity: true)
             let name = Array(layer.archive.utf8), text = Array(layer.metadataText.utf8)
             guard let number = UInt32(exactly: layer.layer), let nameCount = UInt32(exactly: name.count),
-                  let textCount = UInt32(exactly: text.count) else {
-                throw ArchiveError(path: path, problem: .damaged, detail: "pack layer \(layer.layer) is too large to hash")
+                let textCount = UInt32(exactly: text.count)
+            else {
+                throw ArchiveError(
+                    path: path, problem: .damaged, detail: "pack layer \(layer.layer) is too large to hash")
             }
             PackSchema.appendBE32(number, to: &buffer)
             PackSchema.appendBE32(nameCount, to: &buffer)
@@ -139,9 +156,11 @@ enum PackIndex {
     /// Counts per zoom and kind, and the distinct contents' bytes, with `digest` appended.
     /// - Cost: one scan of the index joined to the content keys; `length()` of a blob reads
     ///   no overflow page, so no tile content is read.
-    static func statistics(_ db: SQLiteConnection, path: String, digest: String) throws(ArchiveError) -> PackStatistics {
+    static func statistics(_ db: SQLiteConnection, path: String, digest: String) throws(ArchiveError) -> PackStatistics
+    {
         do {
-            let rows = try db.prepare("""
+            let rows = try db.prepare(
+                """
                 SELECT i.zoom_level, i.kind, count(*), coalesce(sum(coalesce(length(m.tile_data), length(e.data), 0)), 0) \
                 FROM tilepack_tile_index AS i \
                 LEFT JOIN images AS m ON i.kind = 0 AND m.tile_id = i.sha256 \
@@ -160,13 +179,15 @@ enum PackIndex {
                     perZoom.append(PackZoomCount(z: z, tiles: count, bytes: bytes))
                 }
             }
-            let stored = try db.prepare("""
+            let stored = try db.prepare(
+                """
                 SELECT (SELECT coalesce(sum(length(tile_data)), 0) FROM images) \
                 + (SELECT coalesce(sum(length(data)), 0) FROM tilepack_elevation)
                 """)
             let storedBytes = try stored.step() ? stored.int(at: 0) : 0
-            return PackStatistics(perZoom: perZoom, tiles: tiles, elevationRows: elevation, storedBytes: storedBytes,
-                                  indexDigest: digest)
+            return PackStatistics(
+                perZoom: perZoom, tiles: tiles, elevationRows: elevation, storedBytes: storedBytes,
+                indexDigest: digest)
         } catch {
             throw ArchiveError.reading(error, path: path, doing: "counting the pack's tiles")
         }

@@ -31,7 +31,9 @@ public final class PackLayerArchive: TileArchive {
     public let summary: TileArchiveSummary
     private let pool: PackConnectionPool
 
-    init(packPath: String, layer: Int, info: PackLayerInfo, packBounds: GeoBounds?, pool: PackConnectionPool) throws(ArchiveError) {
+    init(
+        packPath: String, layer: Int, info: PackLayerInfo, packBounds: GeoBounds?, pool: PackConnectionPool
+    ) throws(ArchiveError) {
         self.packPath = packPath
         self.layer = layer
         self.info = info
@@ -39,12 +41,15 @@ public final class PackLayerArchive: TileArchive {
         self.pool = pool
         let metadata = info.metadata
         // Four primary-key seeks: the lowest and highest zoom of each kind in this layer.
-        let (zooms, elevation): (ClosedRange<Int>?, Bool) = try pool.withConnection(errorPath: path, doing: "reading the layer's zooms") {
+        let (zooms, elevation): (ClosedRange<Int>?, Bool) = try pool.withConnection(
+            errorPath: path, doing: "reading the layer's zooms"
+        ) {
             conn throws(SQLiteError) in
             var lo = Int.max, hi = Int.min, hasElevation = false
             for kind in PackSchema.Kind.allCases {
                 for order in ["ASC", "DESC"] {
-                    let stmt = try conn.db.prepare("""
+                    let stmt = try conn.db.prepare(
+                        """
                         SELECT zoom_level FROM tilepack_tile_index WHERE layer = ? AND kind = ? \
                         ORDER BY zoom_level \(order) LIMIT 1
                         """)
@@ -59,9 +64,12 @@ public final class PackLayerArchive: TileArchive {
             return (lo <= hi && lo >= 0 && hi <= TileID.maxZoom ? lo...hi : nil, hasElevation)
         }
         let layerBounds = metadata[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:))
-        let tileSize = metadata[MBTilesMetadata.Key.tileSize].flatMap { Int($0) }.flatMap { (1...4096).contains($0) ? $0 : nil } ?? 256
+        let tileSize =
+            metadata[MBTilesMetadata.Key.tileSize].flatMap { Int($0) }.flatMap { (1...4096).contains($0) ? $0 : nil }
+            ?? 256
         summary = TileArchiveSummary(
-            name: metadata[MBTilesMetadata.Key.name] ?? info.archive, bounds: packBounds ?? layerBounds, zoomRange: zooms,
+            name: metadata[MBTilesMetadata.Key.name] ?? info.archive, bounds: packBounds ?? layerBounds,
+            zoomRange: zooms,
             codec: TileCodecChoice(metadata: metadata),
             codecName: metadata[MBTilesMetadata.Key.codec] ?? metadata[MBTilesMetadata.Key.format] ?? "",
             tileSize: tileSize, hasElevation: elevation,
@@ -97,7 +105,8 @@ public final class PackLayerArchive: TileArchive {
     public func withTile<R>(_ id: TileID, maxBytes: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let limit = min(max(0, maxBytes), StoredBlobLimit.maxBytes)
         var bodyError: (any Error)?
-        let lookup: Lookup<R?> = try pool.withConnection(errorPath: path, doing: "reading tile \(id)") { conn throws(SQLiteError) in
+        let lookup: Lookup<R?> = try pool.withConnection(errorPath: path, doing: "reading tile \(id)") {
+            conn throws(SQLiteError) in
             let stmt = conn.selectTile
             defer { stmt.reset() }
             try conn.bindKey(stmt, layer: layer, tile: id)
@@ -105,18 +114,22 @@ public final class PackLayerArchive: TileArchive {
             guard try stmt.step() else { return .absent }
             guard let expected = stmt.string(at: 0).flatMap(PackSchema.hashBytes(hex:)) else { return .badHash }
             guard stmt.int(at: 2) == 1 else { return .missingContent }
-            if let refusal = StoredBlobLimit.refusal(type: stmt.string(at: 3) ?? "null", length: stmt.int(at: 4), limit: limit,
-                                                     what: "tile \(id)") {
+            if let refusal = StoredBlobLimit.refusal(
+                type: stmt.string(at: 3) ?? "null", length: stmt.int(at: 4), limit: limit,
+                what: "tile \(id)")
+            {
                 return .refused(.damaged, refusal)
             }
             let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-            let checked: Lookup<R?> = stmt.withBytes(at: 1) { bytes in
-                guard PackSchema.tileHash(bytes).elementsEqual(expected) else { return .mismatch }
-                do { return .found(try body(bytes)) } catch { bodyError = error; return .found(nil) }
-            } ?? {
-                guard PackSchema.tileHash(empty).elementsEqual(expected) else { return .mismatch }
-                do { return .found(try body(empty)) } catch { bodyError = error; return .found(nil) }
-            }()
+            let checked: Lookup<R?> =
+                stmt.withBytes(at: 1) { bytes in
+                    guard PackSchema.tileHash(bytes).elementsEqual(expected) else { return .mismatch }
+                    do { return .found(try body(bytes)) } catch { bodyError = error; return .found(nil) }
+                }
+                ?? {
+                    guard PackSchema.tileHash(empty).elementsEqual(expected) else { return .mismatch }
+                    do { return .found(try body(empty)) } catch { bodyError = error; return .found(nil) }
+                }()
             return checked
         }
         if let bodyError { throw bodyError }
@@ -145,10 +158,15 @@ public final class PackLayerArchive: TileArchive {
 
     /// ``elevation(_:)``, `admit` called with the row's declared size before the grid is
     /// allocated (see ``TileArchive/elevation(_:admitting:)``).
-    public func elevation(_ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void)
-        throws(ArchiveError) -> ElevationTile? {
+    public func elevation(
+        _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
+    )
+        throws(ArchiveError) -> ElevationTile?
+    {
         guard summary.hasElevation else { return nil }
-        let lookup: Lookup<(String, Int, Int, [UInt8])> = try pool.withConnection(errorPath: path, doing: "reading elevation \(id)") {
+        let lookup: Lookup<(String, Int, Int, [UInt8])> = try pool.withConnection(
+            errorPath: path, doing: "reading elevation \(id)"
+        ) {
             conn throws(SQLiteError) in
             let stmt = conn.selectElevation
             defer { stmt.reset() }
@@ -157,20 +175,25 @@ public final class PackLayerArchive: TileArchive {
             guard let expected = stmt.string(at: 0).flatMap(PackSchema.hashBytes(hex:)) else { return .badHash }
             guard stmt.int(at: 5) == 1 else { return .missingContent }
             let encoding = stmt.string(at: 1) ?? "", width = stmt.int(at: 2), height = stmt.int(at: 3)
-            if let refusal = StoredBlobLimit.refusal(type: stmt.string(at: 6) ?? "null", length: stmt.int(at: 7),
-                                                     limit: StoredBlobLimit.elevation(width: width, height: height),
-                                                     what: "elevation tile \(id) (\(width)×\(height))") {
+            if let refusal = StoredBlobLimit.refusal(
+                type: stmt.string(at: 6) ?? "null", length: stmt.int(at: 7),
+                limit: StoredBlobLimit.elevation(width: width, height: height),
+                what: "elevation tile \(id) (\(width)×\(height))")
+            {
                 return .refused(.badElevation, refusal)
             }
             let data = stmt.bytes(at: 4) ?? []
-            let hash = data.withUnsafeBytes { PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0) }
+            let hash = data.withUnsafeBytes {
+                PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0)
+            }
             guard let hash, hash.elementsEqual(expected) else { return .mismatch }
             return .found((encoding, width, height, data))
         }
         guard let (name, width, height, blob) = try unwrap(lookup, what: "elevation \(id)") else { return nil }
         guard let encoding = ElevationEncoding(rawValue: name) else {
-            throw ArchiveError(path: path, problem: .badElevation,
-                               detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
+            throw ArchiveError(
+                path: path, problem: .badElevation,
+                detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
         }
         try admit(width, height)
         return try encoding.decode(blob, width: width, height: height, path: path)
@@ -181,12 +204,16 @@ public final class PackLayerArchive: TileArchive {
         case .absent: return nil
         case .found(let value): return value
         case .missingContent:
-            throw ArchiveError(path: path, problem: .damaged, detail: "\(what) is in the tile index but its content is missing")
+            throw ArchiveError(
+                path: path, problem: .damaged, detail: "\(what) is in the tile index but its content is missing")
         case .mismatch:
-            throw ArchiveError(path: path, problem: .hashMismatch,
-                               detail: "\(what) does not match its tile index hash (edited or swapped after the pack was written)")
+            throw ArchiveError(
+                path: path, problem: .hashMismatch,
+                detail: "\(what) does not match its tile index hash (edited or swapped after the pack was written)")
         case .badHash:
-            throw ArchiveError(path: path, problem: .damaged, detail: "\(what) has a tile index hash that is not 64 lowercase hex digits")
+            throw ArchiveError(
+                path: path, problem: .damaged,
+                detail: "\(what) has a tile index hash that is not 64 lowercase hex digits")
         case .refused(let problem, let detail):
             throw ArchiveError(path: path, problem: problem, detail: detail)
         }

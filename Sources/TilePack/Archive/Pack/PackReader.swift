@@ -48,29 +48,37 @@ public final class PackReader: Sendable {
             let appID = try db.prepare("PRAGMA application_id")
             let id = try appID.step() ? Int32(truncatingIfNeeded: appID.int(at: 0)) : 0
             guard id == MBTilesSchema.applicationID else {
-                throw ArchiveError(path: path, problem: .notPack,
-                                   detail: "not a tilepack pack (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258)")
+                throw ArchiveError(
+                    path: path, problem: .notPack,
+                    detail:
+                        "not a tilepack pack (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258)"
+                )
             }
-            let master = try db.prepare("""
+            let master = try db.prepare(
+                """
                 SELECT name, type, sql FROM sqlite_master WHERE name IN \
                 ('metadata', 'images', 'tilepack_elevation', 'tilepack_pack_layers', 'tilepack_tile_index', 'tilepack_removed')
                 """)
             var found: [String: (type: String, sql: String)] = [:]
             while try master.step() {
-                if let name = master.string(at: 0) { found[name] = (master.string(at: 1) ?? "", master.string(at: 2) ?? "") }
+                if let name = master.string(at: 0) {
+                    found[name] = (master.string(at: 1) ?? "", master.string(at: 2) ?? "")
+                }
             }
             for table in PackSchema.requiredTables where found[table]?.type != "table" {
                 throw ArchiveError(path: path, problem: .notPack, detail: "not a tilepack pack (no \(table) table)")
             }
             // The digest and every read trust the index's key and types: it must be exactly ours.
             guard found["tilepack_tile_index"]?.sql == PackSchema.createIndex else {
-                throw ArchiveError(path: path, problem: .notPack,
-                                   detail: "not a tilepack pack (tilepack_tile_index is not defined as the pack format defines it)")
+                throw ArchiveError(
+                    path: path, problem: .notPack,
+                    detail: "not a tilepack pack (tilepack_tile_index is not defined as the pack format defines it)")
             }
             if let table = found["tilepack_removed"] {
                 guard table.type == "table", table.sql == PackSchema.createRemoved else {
-                    throw ArchiveError(path: path, problem: .notPack,
-                                       detail: "not a tilepack delta (tilepack_removed is not defined as the pack format defines it)")
+                    throw ArchiveError(
+                        path: path, problem: .notPack,
+                        detail: "not a tilepack delta (tilepack_removed is not defined as the pack format defines it)")
                 }
                 removed = true
             }
@@ -86,15 +94,21 @@ public final class PackReader: Sendable {
             preconditionFailure("unexpected error \(error)")
         }
         guard let formatText = rows[PackSchema.Key.packFormat] else {
-            throw ArchiveError(path: path, problem: .notPack, detail: "not a tilepack pack (no \(PackSchema.Key.packFormat) metadata)")
+            throw ArchiveError(
+                path: path, problem: .notPack, detail: "not a tilepack pack (no \(PackSchema.Key.packFormat) metadata)")
         }
         guard let format = Int(formatText), format >= 1 else {
-            throw ArchiveError(path: path, problem: .notPack,
-                               detail: "not a tilepack pack (\(PackSchema.Key.packFormat) \(ErrorText.quoted(String(formatText.prefix(40)))) is not a version)")
+            throw ArchiveError(
+                path: path, problem: .notPack,
+                detail:
+                    "not a tilepack pack (\(PackSchema.Key.packFormat) \(ErrorText.quoted(String(formatText.prefix(40)))) is not a version)"
+            )
         }
         guard format <= PackSchema.readerVersion else {
-            throw ArchiveError(path: path, problem: .unsupportedVersion,
-                               detail: "pack format \(format) needs a newer tilepack (this one reads format \(PackSchema.readerVersion))")
+            throw ArchiveError(
+                path: path, problem: .unsupportedVersion,
+                detail:
+                    "pack format \(format) needs a newer tilepack (this one reads format \(PackSchema.readerVersion))")
         }
         stored = try PackIndex.storedLayers(db, path: path)
         guard !stored.isEmpty else {
@@ -103,8 +117,11 @@ public final class PackReader: Sendable {
         var infos: [PackLayerInfo] = []
         for layer in stored {
             guard let rows = PackLayerInfo.metadata(fromText: layer.metadataText) else {
-                throw ArchiveError(path: path, problem: .damaged,
-                                   detail: "pack layer \(layer.layer) (\(ErrorText.quoted(layer.archive))) has metadata that is not a JSON object of strings")
+                throw ArchiveError(
+                    path: path, problem: .damaged,
+                    detail:
+                        "pack layer \(layer.layer) (\(ErrorText.quoted(layer.archive))) has metadata that is not a JSON object of strings"
+                )
             }
             infos.append(PackLayerInfo(archive: layer.archive, metadata: rows))
         }
@@ -112,8 +129,9 @@ public final class PackReader: Sendable {
         do {
             first = try PackConnection(path: path)
         } catch {
-            throw ArchiveError(path: path, problem: .notPack,
-                               detail: "not a tilepack pack (tables lack the expected columns: \(ErrorText.oneLine(error.message)))")
+            throw ArchiveError(
+                path: path, problem: .notPack,
+                detail: "not a tilepack pack (tables lack the expected columns: \(ErrorText.oneLine(error.message)))")
         }
         metadata = rows
         formatVersion = format
@@ -123,7 +141,8 @@ public final class PackReader: Sendable {
         let bounds = rows[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:))
         var archives: [PackLayerArchive] = []
         for (number, info) in infos.enumerated() {
-            archives.append(try PackLayerArchive(packPath: path, layer: number, info: info, packBounds: bounds, pool: pool))
+            archives.append(
+                try PackLayerArchive(packPath: path, layer: number, info: info, packBounds: bounds, pool: pool))
         }
         self.archives = archives
     }
@@ -165,7 +184,8 @@ public final class PackReader: Sendable {
             var out: [PackIndexRow] = []
             try PackIndex.forEachRow(db, path: path, layerCount: layers.count) { key, _, hex throws(ArchiveError) in
                 guard layer == nil || layer == key.layer, let kind = PackSchema.Kind(rawValue: key.kind),
-                      let tile = TileID(z: key.z, x: key.column, tmsY: key.row) else { return }
+                    let tile = TileID(z: key.z, x: key.column, tmsY: key.row)
+                else { return }
                 out.append(PackIndexRow(layer: key.layer, kind: kind, tile: tile, sha256: hex))
             }
             return out
@@ -184,14 +204,16 @@ public final class PackReader: Sendable {
         try withPackConnection(doing: "verifying the pack") { conn throws(ArchiveError) in
             // A content shared by many rows (an empty sea tile) is read and checked once per layer and kind.
             var checked = Set<String>()
-            try PackIndex.forEachRow(conn.db, path: path, layerCount: layers.count) { key, hash, hex throws(ArchiveError) in
+            try PackIndex.forEachRow(conn.db, path: path, layerCount: layers.count) {
+                key, hash, hex throws(ArchiveError) in
                 guard checked.insert("\(key.layer) \(key.kind) \(hex)").inserted else { return }
                 let archive = archives[key.layer]
                 // check() proved the key lies on its zoom's grid.
                 let tile = TileID(unchecked: key.z, key.column, (1 << key.z) - 1 - key.row)
                 if key.kind == PackSchema.Kind.tile.rawValue {
-                    try verifyTile(conn, archive: archive, tile: tile, hash: hash, hex: hex,
-                                   decoder: decode ? .some(decoders[key.layer]) : nil)
+                    try verifyTile(
+                        conn, archive: archive, tile: tile, hash: hash, hex: hex,
+                        decoder: decode ? .some(decoders[key.layer]) : nil)
                 } else {
                     try verifyElevation(conn, archive: archive, tile: tile, hash: hash, hex: hex, decode: decode)
                 }
@@ -202,8 +224,10 @@ public final class PackReader: Sendable {
 
     // MARK: - Internals
 
-    private func verifyTile(_ conn: PackConnection, archive: PackLayerArchive, tile: TileID, hash: [UInt8], hex: String,
-                            decoder: (any TileDecoder)??) throws(ArchiveError) {
+    private func verifyTile(
+        _ conn: PackConnection, archive: PackLayerArchive, tile: TileID, hash: [UInt8], hex: String,
+        decoder: (any TileDecoder)??
+    ) throws(ArchiveError) {
         let stmt = conn.selectImage
         defer { stmt.reset() }
         let bytes: [UInt8]?
@@ -211,8 +235,9 @@ public final class PackReader: Sendable {
         do {
             try stmt.bind(hex, at: 1)
             if try stmt.step() {
-                refusal = StoredBlobLimit.refusal(type: stmt.string(at: 1) ?? "null", length: stmt.int(at: 2),
-                                                  limit: StoredBlobLimit.maxBytes, what: "tile \(tile)")
+                refusal = StoredBlobLimit.refusal(
+                    type: stmt.string(at: 1) ?? "null", length: stmt.int(at: 2),
+                    limit: StoredBlobLimit.maxBytes, what: "tile \(tile)")
                 bytes = stmt.bytes(at: 0) ?? []
             } else {
                 bytes = nil
@@ -222,27 +247,38 @@ public final class PackReader: Sendable {
         }
         if let refusal { throw ArchiveError(path: archive.path, problem: .damaged, detail: refusal) }
         guard let bytes else {
-            throw ArchiveError(path: archive.path, problem: .damaged, detail: "tile \(tile) is in the tile index but its content is missing")
+            throw ArchiveError(
+                path: archive.path, problem: .damaged,
+                detail: "tile \(tile) is in the tile index but its content is missing")
         }
         guard bytes.withUnsafeBytes({ PackSchema.tileHash($0).elementsEqual(hash) }) else {
-            throw ArchiveError(path: archive.path, problem: .hashMismatch, detail: "tile \(tile) does not match its tile index hash")
+            throw ArchiveError(
+                path: archive.path, problem: .hashMismatch, detail: "tile \(tile) does not match its tile index hash")
         }
         guard let decoder else { return }
         guard let decoder else {
-            throw ArchiveError(path: archive.path, problem: .invalidArgument,
-                               detail: "tile \(tile) cannot be decoded: tilepack has no decoder for codec \(ErrorText.quoted(archive.summary.codecName))")
+            throw ArchiveError(
+                path: archive.path, problem: .invalidArgument,
+                detail:
+                    "tile \(tile) cannot be decoded: tilepack has no decoder for codec \(ErrorText.quoted(archive.summary.codecName))"
+            )
         }
         let side = archive.summary.tileSize
         do {
             _ = try decoder.decode(bytes, width: side, height: side)
         } catch {
-            throw ArchiveError(path: archive.path, problem: .damaged,
-                               detail: "tile \(tile) does not decode as \(decoder.name) \(side)×\(side): \(ErrorText.oneLine(String(describing: error)))")
+            throw ArchiveError(
+                path: archive.path, problem: .damaged,
+                detail:
+                    "tile \(tile) does not decode as \(decoder.name) \(side)×\(side): \(ErrorText.oneLine(String(describing: error)))"
+            )
         }
     }
 
-    private func verifyElevation(_ conn: PackConnection, archive: PackLayerArchive, tile: TileID, hash: [UInt8], hex: String,
-                                 decode: Bool) throws(ArchiveError) {
+    private func verifyElevation(
+        _ conn: PackConnection, archive: PackLayerArchive, tile: TileID, hash: [UInt8], hex: String,
+        decode: Bool
+    ) throws(ArchiveError) {
         let stmt = conn.selectElevationContent
         defer { stmt.reset() }
         let row: (String, Int, Int, [UInt8])?
@@ -251,9 +287,10 @@ public final class PackReader: Sendable {
             try stmt.bind(hex, at: 1)
             if try stmt.step() {
                 let width = stmt.int(at: 1), height = stmt.int(at: 2)
-                refusal = StoredBlobLimit.refusal(type: stmt.string(at: 4) ?? "null", length: stmt.int(at: 5),
-                                                  limit: StoredBlobLimit.elevation(width: width, height: height),
-                                                  what: "elevation tile \(tile) (\(width)×\(height))")
+                refusal = StoredBlobLimit.refusal(
+                    type: stmt.string(at: 4) ?? "null", length: stmt.int(at: 5),
+                    limit: StoredBlobLimit.elevation(width: width, height: height),
+                    what: "elevation tile \(tile) (\(width)×\(height))")
                 row = (stmt.string(at: 0) ?? "", width, height, stmt.bytes(at: 3) ?? [])
             } else {
                 row = nil
@@ -263,28 +300,40 @@ public final class PackReader: Sendable {
         }
         if let refusal { throw ArchiveError(path: archive.path, problem: .badElevation, detail: refusal) }
         guard let (name, width, height, data) = row else {
-            throw ArchiveError(path: archive.path, problem: .damaged, detail: "elevation \(tile) is in the tile index but its content is missing")
+            throw ArchiveError(
+                path: archive.path, problem: .damaged,
+                detail: "elevation \(tile) is in the tile index but its content is missing")
         }
-        let actual = data.withUnsafeBytes { PackSchema.elevationHash(encoding: name, width: width, height: height, data: $0) }
+        let actual = data.withUnsafeBytes {
+            PackSchema.elevationHash(encoding: name, width: width, height: height, data: $0)
+        }
         guard let actual, actual.elementsEqual(hash) else {
-            throw ArchiveError(path: archive.path, problem: .hashMismatch, detail: "elevation \(tile) does not match its tile index hash")
+            throw ArchiveError(
+                path: archive.path, problem: .hashMismatch,
+                detail: "elevation \(tile) does not match its tile index hash")
         }
         guard let encoding = ElevationEncoding(rawValue: name) else {
-            throw ArchiveError(path: archive.path, problem: .badElevation,
-                               detail: "elevation tile \(tile) has unknown encoding \(ErrorText.quoted(name))")
+            throw ArchiveError(
+                path: archive.path, problem: .badElevation,
+                detail: "elevation tile \(tile) has unknown encoding \(ErrorText.quoted(name))")
         }
         if decode { _ = try encoding.decode(data, width: width, height: height, path: archive.path) }
     }
 
     /// Runs `body` on a pooled connection; its SQLite failures become ArchiveErrors.
-    private func withPackConnection<T>(doing what: String, _ body: (PackConnection) throws(ArchiveError) -> T) throws(ArchiveError) -> T {
-        let outcome: Result<T, ArchiveError> = try pool.withConnection(errorPath: path, doing: what) { conn throws(SQLiteError) in
+    private func withPackConnection<T>(
+        doing what: String, _ body: (PackConnection) throws(ArchiveError) -> T
+    ) throws(ArchiveError) -> T {
+        let outcome: Result<T, ArchiveError> = try pool.withConnection(errorPath: path, doing: what) {
+            conn throws(SQLiteError) in
             Result { () throws(ArchiveError) in try body(conn) }
         }
         return try outcome.get()
     }
 
-    private func withDatabase<T>(doing what: String, _ body: (SQLiteConnection) throws(ArchiveError) -> T) throws(ArchiveError) -> T {
+    private func withDatabase<T>(
+        doing what: String, _ body: (SQLiteConnection) throws(ArchiveError) -> T
+    ) throws(ArchiveError) -> T {
         try withPackConnection(doing: what) { conn throws(ArchiveError) in try body(conn.db) }
     }
 }

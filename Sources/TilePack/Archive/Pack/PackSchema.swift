@@ -81,7 +81,9 @@ package enum PackSchema {
     ]
 
     /// The tables a pack must have (checked at open, O(1)).
-    static let requiredTables = ["metadata", "images", "tilepack_elevation", "tilepack_pack_layers", "tilepack_tile_index"]
+    static let requiredTables = [
+        "metadata", "images", "tilepack_elevation", "tilepack_pack_layers", "tilepack_tile_index",
+    ]
 
     /// The first bytes the tile index digest hashes.
     static let digestPrefix = Array("tilepack-pack-index-v1\n".utf8)
@@ -100,7 +102,8 @@ package enum PackSchema {
     /// (big-endian 32-bit) and `data`. Nil when a side does not fit 32 bits unsigned (such a
     /// row cannot be hashed, so it is damaged). Unambiguous because a valid encoding name
     /// holds no 0 byte (readers refuse unknown encodings).
-    static func elevationHash(encoding: String, width: Int, height: Int, data: UnsafeRawBufferPointer) -> SHA256.Digest? {
+    static func elevationHash(encoding: String, width: Int, height: Int, data: UnsafeRawBufferPointer) -> SHA256.Digest?
+    {
         guard let w = UInt32(exactly: width), let h = UInt32(exactly: height) else { return nil }
         var hasher = SHA256()
         var head = Array(encoding.utf8)

@@ -50,14 +50,17 @@ package final class PackWriter {
     ///   file cannot be created.
     public init(path: String, layers: [PackLayerInfo], metadata: [String: String], batchRows: Int = 4_096) throws {
         guard !layers.isEmpty, layers.count <= PackSchema.maxLayers else {
-            throw ArchiveError(path: path, problem: .invalidArgument,
-                               detail: "a pack needs 1…\(PackSchema.maxLayers) layers, got \(layers.count)")
+            throw ArchiveError(
+                path: path, problem: .invalidArgument,
+                detail: "a pack needs 1…\(PackSchema.maxLayers) layers, got \(layers.count)")
         }
         var names = Set<String>()
         for layer in layers {
             guard !layer.archive.isEmpty, names.insert(layer.archive).inserted else {
-                throw ArchiveError(path: path, problem: .invalidArgument,
-                                   detail: "pack layer archive names must be non-empty and distinct (\(ErrorText.quoted(layer.archive)))")
+                throw ArchiveError(
+                    path: path, problem: .invalidArgument,
+                    detail:
+                        "pack layer archive names must be non-empty and distinct (\(ErrorText.quoted(layer.archive)))")
             }
         }
         precondition(batchRows > 0, "batchRows must be positive")
@@ -65,8 +68,10 @@ package final class PackWriter {
         self.layers = layers
         self.batchRows = batchRows
         var rows = metadata
-        for key in [MBTilesMetadata.Key.format, MBTilesMetadata.Key.codec, MBTilesMetadata.Key.tileSize,
-                    MBTilesMetadata.Key.payloadCompression] where rows[key] == nil {
+        for key in [
+            MBTilesMetadata.Key.format, MBTilesMetadata.Key.codec, MBTilesMetadata.Key.tileSize,
+            MBTilesMetadata.Key.payloadCompression,
+        ] where rows[key] == nil {
             rows[key] = layers[0].metadata[key]
         }
         rows[PackSchema.Key.packFormat] = String(PackSchema.readerVersion)
@@ -81,7 +86,8 @@ package final class PackWriter {
             connection = db
             try Self.createSchema(db, delta: false)
             try db.inTransaction {
-                let insert = try db.prepare("INSERT INTO tilepack_pack_layers (layer, archive, metadata) VALUES (?, ?, ?)")
+                let insert = try db.prepare(
+                    "INSERT INTO tilepack_pack_layers (layer, archive, metadata) VALUES (?, ?, ?)")
                 for (number, layer) in layers.enumerated() {
                     try insert.bind(number, at: 1)
                     try insert.bind(layer.archive, at: 2)
@@ -128,8 +134,10 @@ package final class PackWriter {
     /// elevation at `id`. ``ElevationEncoding/quantizedPlanarDeflate`` takes `step` (the
     /// master's, from its blob) and falls back to Float32 for a tile it cannot hold.
     /// - Cost: one encode (O(width × height) and a deflate), then as ``writeElevationRow(encoding:width:height:data:layer:id:)``.
-    public func writeElevation(_ tile: ElevationTile, encoding: ElevationEncoding, step: Double? = nil,
-                               layer: Int, id: TileID) throws {
+    public func writeElevation(
+        _ tile: ElevationTile, encoding: ElevationEncoding, step: Double? = nil,
+        layer: Int, id: TileID
+    ) throws {
         try checkOpen()
         let data: [UInt8]
         var encoding = encoding
@@ -142,26 +150,33 @@ package final class PackWriter {
         } catch {
             throw fail(error, doing: "encoding elevation \(id) of layer \(layer)")
         }
-        try writeElevationRow(encoding: encoding.rawValue, width: tile.width, height: tile.height, data: data, layer: layer, id: id)
+        try writeElevationRow(
+            encoding: encoding.rawValue, width: tile.width, height: tile.height, data: data, layer: layer, id: id)
     }
 
     /// Stores an elevation row as it is stored elsewhere (a master archive's `elevation` row),
     /// without decoding it.
     /// - Throws: ``ArchiveError`` (invalidArgument) for an unknown encoding, sides outside
     ///   1…``ElevationTile/maxSide`` or a layer the pack lacks.
-    public func writeElevationRow(encoding: String, width: Int, height: Int, data: [UInt8], layer: Int, id: TileID) throws {
+    public func writeElevationRow(
+        encoding: String, width: Int, height: Int, data: [UInt8], layer: Int, id: TileID
+    ) throws {
         try checkOpen()
         try checkLayer(layer, tile: id)
         // A known encoding has no 0 byte, which keeps the row hash unambiguous.
         guard ElevationEncoding(rawValue: encoding) != nil else {
-            throw ArchiveError(path: targetPath, problem: .invalidArgument,
-                               detail: "elevation \(id) of layer \(layer) has unknown encoding \(ErrorText.quoted(encoding))")
+            throw ArchiveError(
+                path: targetPath, problem: .invalidArgument,
+                detail: "elevation \(id) of layer \(layer) has unknown encoding \(ErrorText.quoted(encoding))")
         }
         guard (1...ElevationTile.maxSide).contains(width), (1...ElevationTile.maxSide).contains(height),
-              let hash = data.withUnsafeBytes({ PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0) })
+            let hash = data.withUnsafeBytes({
+                PackSchema.elevationHash(encoding: encoding, width: width, height: height, data: $0)
+            })
         else {
-            throw ArchiveError(path: targetPath, problem: .invalidArgument,
-                               detail: "elevation \(id) of layer \(layer) is \(width)×\(height), outside 1…\(ElevationTile.maxSide)")
+            throw ArchiveError(
+                path: targetPath, problem: .invalidArgument,
+                detail: "elevation \(id) of layer \(layer) is \(width)×\(height), outside 1…\(ElevationTile.maxSide)")
         }
         let hex = hash.hexString
         do {
@@ -209,8 +224,9 @@ package final class PackWriter {
             }
             releaseConnection()
             if let code = replacement.commit() {
-                throw ArchiveError(path: targetPath, problem: .writeFailed,
-                                   detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
+                throw ArchiveError(
+                    path: targetPath, problem: .writeFailed,
+                    detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
             state = .finished
         } catch {
@@ -246,7 +262,8 @@ package final class PackWriter {
     ///   per content), then one pass over each content table's keys. `sha256` is NOT NULL, so
     ///   NOT IN has no NULL surprise.
     static func removeOrphans(_ db: SQLiteConnection) throws(SQLiteError) {
-        try db.execute("""
+        try db.execute(
+            """
             DELETE FROM images WHERE tile_id NOT IN (SELECT sha256 FROM tilepack_tile_index WHERE kind = 0);
             DELETE FROM tilepack_elevation WHERE sha256 NOT IN (SELECT sha256 FROM tilepack_tile_index WHERE kind = 1);
             """)
@@ -254,7 +271,9 @@ package final class PackWriter {
 
     static func writeFailure(_ error: any Error, path: String, doing what: String) -> ArchiveError {
         if let archive = error as? ArchiveError { return archive }
-        return ArchiveError(path: path, problem: .writeFailed, detail: "\(what) failed: \(ErrorText.oneLine(String(describing: error)))")
+        return ArchiveError(
+            path: path, problem: .writeFailed, detail: "\(what) failed: \(ErrorText.oneLine(String(describing: error)))"
+        )
     }
 
     // MARK: - Internals
@@ -263,7 +282,8 @@ package final class PackWriter {
         insertImage = try db.prepare("INSERT OR IGNORE INTO images (tile_id, tile_data) VALUES (?, ?)")
         insertElevation = try db.prepare(
             "INSERT OR IGNORE INTO tilepack_elevation (sha256, encoding, width, height, data) VALUES (?, ?, ?, ?, ?)")
-        insertIndex = try db.prepare("""
+        insertIndex = try db.prepare(
+            """
             INSERT OR REPLACE INTO tilepack_tile_index (layer, kind, zoom_level, tile_column, tile_row, sha256) \
             VALUES (?, ?, ?, ?, ?, ?)
             """)
@@ -282,8 +302,9 @@ package final class PackWriter {
 
     private func checkLayer(_ layer: Int, tile: TileID) throws {
         guard layers.indices.contains(layer) else {
-            throw ArchiveError(path: targetPath, problem: .invalidArgument,
-                               detail: "tile \(tile) names layer \(layer); the pack has layers 0…\(layers.count - 1)")
+            throw ArchiveError(
+                path: targetPath, problem: .invalidArgument,
+                detail: "tile \(tile) names layer \(layer); the pack has layers 0…\(layers.count - 1)")
         }
     }
 

@@ -123,7 +123,8 @@ extension ASTCEncoder {
         let n = chunkCount
         let r = planes, g = planes + 16, b = planes + 32, a = planes + 48
         var sr = SIMD4<Float>(), sg = SIMD4<Float>(), sb = SIMD4<Float>(), sa = SIMD4<Float>()
-        var rr = SIMD4<Float>(), rg = SIMD4<Float>(), rb = SIMD4<Float>(), gg = SIMD4<Float>(), gb = SIMD4<Float>(), bb = SIMD4<Float>()
+        var rr = SIMD4<Float>(), rg = SIMD4<Float>(), rb = SIMD4<Float>(), gg = SIMD4<Float>(), gb = SIMD4<Float>(),
+            bb = SIMD4<Float>()
         var ra = SIMD4<Float>(), ga = SIMD4<Float>(), ba = SIMD4<Float>(), aa = SIMD4<Float>()
         for k in 0..<n {
             let x = r[k], y = g[k], z = b[k]
@@ -191,7 +192,8 @@ extension ASTCEncoder {
         computeWeightsFast(c, opaque: opaque)
         // Least squares for e0·(1 − w) + e1·w with the decoded weights:
         // Σ(1−w)² = n − 2Σw + Σw², Σ(1−w)w = Σw − Σw², Σx(1−w) = Σx − Σxw.
-        var sw = SIMD4<Float>(), sww = SIMD4<Float>(), srw = SIMD4<Float>(), sgw = SIMD4<Float>(), sbw = SIMD4<Float>(), saw = SIMD4<Float>()
+        var sw = SIMD4<Float>(), sww = SIMD4<Float>(), srw = SIMD4<Float>(), sgw = SIMD4<Float>(), sbw = SIMD4<Float>(),
+            saw = SIMD4<Float>()
         for k in 0..<n {
             let w = weightChunks[k]
             sw += w; sww += w * w; srw += r[k] * w; sgw += g[k] * w; sbw += b[k] * w

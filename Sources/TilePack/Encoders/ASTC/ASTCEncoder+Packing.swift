@@ -8,9 +8,11 @@ extension ASTCEncoder {
     /// A mixed layout (``Candidate/mixed``) writes per-partition endpoint modes: class base 1
     /// (selector 2), a class bit per partition (1 for mode 6, 2 for mode 8), two mode bits
     /// each; the second partition's mode bits sit just below the weights.
-    func pack(_ c: Candidate, partitions: Int, seed: Int, opaque: Bool,
-                      gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>,
-                      mixedScaled: Int = 0, plane2: Int = 0) -> ASTCBits {
+    func pack(
+        _ c: Candidate, partitions: Int, seed: Int, opaque: Bool,
+        gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>,
+        mixedScaled: Int = 0, plane2: Int = 0
+    ) -> ASTCBits {
         let endpointMode = c.scaled ? 6 : opaque ? 8 : 12
         var writer = ASTCBitWriter(lo: UInt64(c.mode) | UInt64(partitions - 1) << 11, hi: 0)
         let colourStart: Int
@@ -29,16 +31,22 @@ extension ASTCEncoder {
             // Dual plane: the second plane's channel just below the weights.
             if c.dual { writer.write(plane2, 2, at: 128 - c.weightBits - 2) }
         }
-        writeSequence(colourValues, count: c.mixed ? 10 : partitions * (c.scaled ? 4 : opaque ? 6 : 8), level: opaque ? c.rgbLevel : c.rgbaLevel,
-                      start: colourStart, into: &writer)
+        writeSequence(
+            colourValues, count: c.mixed ? 10 : partitions * (c.scaled ? 4 : opaque ? 6 : 8),
+            level: opaque ? c.rgbLevel : c.rgbaLevel,
+            start: colourStart, into: &writer)
         var weightWriter = ASTCBitWriter(lo: 0, hi: 0)
-        writeSequence(gridValues, count: c.dual ? 2 * c.gridCount : c.gridCount, level: c.weightLevel, start: 0, into: &weightWriter)
+        writeSequence(
+            gridValues, count: c.dual ? 2 * c.gridCount : c.gridCount, level: c.weightLevel, start: 0,
+            into: &weightWriter)
         let reversed = ASTCBits(lo: weightWriter.lo, hi: weightWriter.hi).reversed
         return ASTCBits(lo: writer.lo | reversed.lo, hi: writer.hi | reversed.hi)
     }
 
     /// Writes `count` scrambled `values` as an integer sequence at `level` from bit `start`.
-    func writeSequence(_ values: UnsafeMutablePointer<UInt8>, count: Int, level: Int, start: Int, into w: inout ASTCBitWriter) {
+    func writeSequence(
+        _ values: UnsafeMutablePointer<UInt8>, count: Int, level: Int, start: Int, into w: inout ASTCBitWriter
+    ) {
         let n = Int(ASTCIntegerSequence.bitCounts[level])
         let kind = ASTCIntegerSequence.kinds[level]
         var pos = start

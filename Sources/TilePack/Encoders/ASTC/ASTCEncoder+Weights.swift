@@ -10,9 +10,12 @@ extension ASTCEncoder {
     /// remove) and the sum of `lengths`, each in total and per partition (`offLine` of
     /// partitions 0 and 1, then `total` of each: mixed endpoint modes take one of each kind).
     /// Cost: one pass over the texels.
-    func idealWeights(_ lineEnds: UnsafeMutablePointer<SIMD4<Float>>, partitions: Int,
-                              into weights: UnsafeMutablePointer<Float>, lengths: UnsafeMutablePointer<Float>)
-        -> (offLine: Float, total: Float, split: SIMD4<Float>) {
+    func idealWeights(
+        _ lineEnds: UnsafeMutablePointer<SIMD4<Float>>, partitions: Int,
+        into weights: UnsafeMutablePointer<Float>, lengths: UnsafeMutablePointer<Float>
+    )
+        -> (offLine: Float, total: Float, split: SIMD4<Float>)
+    {
         var origin = (lineEnds[0], lineEnds[0]), direction = (lineEnds[1] - lineEnds[0], SIMD4<Float>())
         if partitions == 2 { origin.1 = lineEnds[2]; direction.1 = lineEnds[3] - lineEnds[2] }
         let len = ((direction.0 * direction.0).sum(), (direction.1 * direction.1).sum())
@@ -247,12 +250,15 @@ extension ASTCEncoder {
         // for the last group's spare lanes; clamping keeps their table index in 0…64).
         for i in 0..<c.gridCount {
             var sum = SIMD4<Float>()
-            for e in Int(fastStart[i])..<Int(fastStart[i + 1]) { sum += fastAverage[e] * weightChunks[Int(fastChunk[e])] }
+            for e in Int(fastStart[i])..<Int(fastStart[i + 1]) {
+                sum += fastAverage[e] * weightChunks[Int(fastChunk[e])]
+            }
             gridIdeal[i] = sum.sum()
         }
         let nearest = nearestWeight + c.weightLevel * 65
         for k in 0..<(c.gridCount + 3) / 4 {
-            let w = SIMD4<Float>(gridIdeal[4 * k], gridIdeal[4 * k + 1], gridIdeal[4 * k + 2], gridIdeal[4 * k + 3]) * 64
+            let w =
+                SIMD4<Float>(gridIdeal[4 * k], gridIdeal[4 * k + 1], gridIdeal[4 * k + 2], gridIdeal[4 * k + 3]) * 64
             let v = roundedInts(w.replacing(with: 0, where: .!(w .>= 0)).replacing(with: 64, where: w .> 64))
             for j in 0..<4 {
                 gridQ[4 * k + j] = table[Int(v[j])]

@@ -78,18 +78,18 @@ public final class ASTCEncoder {
     }
 
     // Tables (built in init, read-only after).
-    let partitionMasks: UnsafeMutablePointer<UInt64>   // 1024 seeds: bit t set when texel t is in partition 1
-    let tapIndex: UnsafeMutablePointer<Int32>          // per decimated grid: texelCount × 4 grid indices
-    let tapWeight: UnsafeMutablePointer<Int32>         // … and their weights (sum 16)
-    let tapWeightF: UnsafeMutablePointer<Float>        // … as Float
-    let inverseCoverage: UnsafeMutablePointer<Float>   // per decimated grid: per grid weight
-    let colourQuant: UnsafeMutablePointer<UInt8>       // level × 256: 0…255 → nearest scrambled value
-    let colourValue: UnsafeMutablePointer<UInt8>       // level × 256: scrambled → 0…255
-    let weightQuant: UnsafeMutablePointer<UInt8>       // level × 65: 0…64 → nearest scrambled value
-    let weightValue: UnsafeMutablePointer<Int32>       // level × 32: scrambled → 0…64
-    let weightStep: UnsafeMutablePointer<UInt8>        // level × 32 × 2: scrambled → next value down / up
-    let tritPack: UnsafeMutablePointer<UInt8>          // 3^5 trit tuples → 8-bit field
-    let quintPack: UnsafeMutablePointer<UInt8>         // 5^3 quint tuples → 7-bit field
+    let partitionMasks: UnsafeMutablePointer<UInt64>  // 1024 seeds: bit t set when texel t is in partition 1
+    let tapIndex: UnsafeMutablePointer<Int32>  // per decimated grid: texelCount × 4 grid indices
+    let tapWeight: UnsafeMutablePointer<Int32>  // … and their weights (sum 16)
+    let tapWeightF: UnsafeMutablePointer<Float>  // … as Float
+    let inverseCoverage: UnsafeMutablePointer<Float>  // per decimated grid: per grid weight
+    let colourQuant: UnsafeMutablePointer<UInt8>  // level × 256: 0…255 → nearest scrambled value
+    let colourValue: UnsafeMutablePointer<UInt8>  // level × 256: scrambled → 0…255
+    let weightQuant: UnsafeMutablePointer<UInt8>  // level × 65: 0…64 → nearest scrambled value
+    let weightValue: UnsafeMutablePointer<Int32>  // level × 32: scrambled → 0…64
+    let weightStep: UnsafeMutablePointer<UInt8>  // level × 32 × 2: scrambled → next value down / up
+    let tritPack: UnsafeMutablePointer<UInt8>  // 3^5 trit tuples → 8-bit field
+    let quintPack: UnsafeMutablePointer<UInt8>  // 5^3 quint tuples → 7-bit field
     /// Distinct 2-partition maps (both partitions used; a map and its complement once) and
     /// the first seed giving each.
     /// The maps eight a vector as low and high 32-bit halves (`distinctHalves[2k]`,
@@ -101,12 +101,12 @@ public final class ASTCEncoder {
     let distinctCount: Int
     /// Seed matching's per-map distances (scratch, one vector per eight maps).
     let seedDistance: UnsafeMutablePointer<SIMD8<UInt32>>
-    let colourRounding: UnsafeMutablePointer<Float>    // per colour level: mean squared rounding error × ⅔
-    let weightRounding: UnsafeMutablePointer<Float>    // per weight level: mean squared rounding error (0…1 scale)
+    let colourRounding: UnsafeMutablePointer<Float>  // per colour level: mean squared rounding error × ⅔
+    let weightRounding: UnsafeMutablePointer<Float>  // per weight level: mean squared rounding error (0…1 scale)
     var lineTotal: Float = 0
     /// Per decimated grid (offset `taps / 4 · 2`… see `reachStart`): for each grid weight the
     /// texels its taps reach and the tap weights, so a weight step re-infills only those.
-    let reachStart: UnsafeMutablePointer<Int32>        // per grid: gridCount + 1 offsets into reach*
+    let reachStart: UnsafeMutablePointer<Int32>  // per grid: gridCount + 1 offsets into reach*
     let reachTexel: UnsafeMutablePointer<Int32>
     let reachWeight: UnsafeMutablePointer<Int32>
     let reachWeightF: UnsafeMutablePointer<Float>
@@ -115,7 +115,7 @@ public final class ASTCEncoder {
     /// The block's texels channel by channel (structure of arrays, for the single-partition
     /// fit every level starts with): channel `c`'s texels `4k…4k+3` at `planes[16·c + k]`, so
     /// projections and sums run four texels a lane with no horizontal adds per texel.
-    let planes: UnsafeMutablePointer<SIMD4<Float>>     // 4 × 16
+    let planes: UnsafeMutablePointer<SIMD4<Float>>  // 4 × 16
     /// Per-channel texel sums (for the refit), and the block's RGBA words as read.
     var channelSums = SIMD4<Float>()
     let words: UnsafeMutablePointer<UInt32>
@@ -131,16 +131,16 @@ public final class ASTCEncoder {
     let fastChunk: UnsafeMutablePointer<Int32>
     let fastInfill: UnsafeMutablePointer<SIMD4<Float>>
     let fastAverage: UnsafeMutablePointer<SIMD4<Float>>
-    let gridValueF: UnsafeMutablePointer<Float>       // decoded grid weights (0…64) as Float
-    let nearestWeight: UnsafeMutablePointer<Float>    // level × 65: 0…64 → nearest decoded weight value
+    let gridValueF: UnsafeMutablePointer<Float>  // decoded grid weights (0…64) as Float
+    let nearestWeight: UnsafeMutablePointer<Float>  // level × 65: 0…64 → nearest decoded weight value
     let texels: UnsafeMutablePointer<SIMD4<Float>>
     let texelInts: UnsafeMutablePointer<SIMD4<Int32>>
     let partitionOf: UnsafeMutablePointer<Int>
     let ideal: UnsafeMutablePointer<Float>
-    let gridIdeal: UnsafeMutablePointer<Float>        // 128: grid values, then texel residuals (``backProject``)
+    let gridIdeal: UnsafeMutablePointer<Float>  // 128: grid values, then texel residuals (``backProject``)
     let gridQ: UnsafeMutablePointer<UInt8>
     let texelW: UnsafeMutablePointer<Int32>
-    let texelSum: UnsafeMutablePointer<Int32>        // Σ weight value × tap weight (infill before rounding)
+    let texelSum: UnsafeMutablePointer<Int32>  // Σ weight value × tap weight (infill before rounding)
     let screenIdeal: UnsafeMutablePointer<Float>
     let lineLength2: UnsafeMutablePointer<Float>
     /// The same for the line through black (colour-scaled layouts), and its ends per partition.
@@ -165,19 +165,20 @@ public final class ASTCEncoder {
     var mixedScaled = 0
     let chromaEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
     /// Per partition: principal-axis endpoints, working endpoints, decoded endpoints.
-    let axisEnds: UnsafeMutablePointer<SIMD4<Float>>   // 2 × 2
-    let ends: UnsafeMutablePointer<SIMD4<Float>>       // 2 × 2
+    let axisEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
+    let ends: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
     let decodedEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
-    let base: UnsafeMutablePointer<SIMD4<Int32>>      // 2: 257·64·e0 + 32
-    let slope: UnsafeMutablePointer<SIMD4<Int32>>     // 2: 257·(e1 − e0)
-    let colourQ: UnsafeMutablePointer<UInt8>           // 16 scrambled colour values in block order
+    let base: UnsafeMutablePointer<SIMD4<Int32>>  // 2: 257·64·e0 + 32
+    let slope: UnsafeMutablePointer<SIMD4<Int32>>  // 2: 257·(e1 − e0)
+    let colourQ: UnsafeMutablePointer<UInt8>  // 16 scrambled colour values in block order
     // The best layout so far.
     let bestGridQ: UnsafeMutablePointer<UInt8>
     let bestColourQ: UnsafeMutablePointer<UInt8>
 
     public init(format: ASTCFormat) throws(CodecError) {
         guard Self.supportedFormats.contains(format) else {
-            throw .byteCount(what: "\(format.rawValue) encoder (encodes astc4x4, astc6x6, astc8x8)", expected: 0, actual: 0)
+            throw .byteCount(
+                what: "\(format.rawValue) encoder (encodes astc4x4, astc6x6, astc8x8)", expected: 0, actual: 0)
         }
         self.format = format
         let modes = ASTCBlockModes.table(for: format)
@@ -210,7 +211,11 @@ public final class ASTCEncoder {
                 // Taps of one texel may name the same grid weight twice: merge them.
                 var merged: [(Int32, Int32)] = []
                 for (t, v) in reached[g] {
-                    if let last = merged.last, last.0 == t { merged[merged.count - 1].1 += v } else { merged.append((t, v)) }
+                    if let last = merged.last, last.0 == t {
+                        merged[merged.count - 1].1 += v
+                    } else {
+                        merged.append((t, v))
+                    }
                 }
                 for (t, v) in merged { reachTexels.append(t); reachWeights.append(v) }
             }
@@ -237,11 +242,14 @@ public final class ASTCEncoder {
         if fastLayout.taps >= 0 {
             var matrix = [[Float]](repeating: [Float](repeating: 0, count: count), count: fastLayout.gridCount)
             for t in 0..<count {
-                for k in 0..<4 { matrix[Int(taps[fastLayout.taps + 4 * t + k])][t] += Float(weights[fastLayout.taps + 4 * t + k]) }
+                for k in 0..<4 {
+                    matrix[Int(taps[fastLayout.taps + 4 * t + k])][t] += Float(weights[fastLayout.taps + 4 * t + k])
+                }
             }
             for g in 0..<fastLayout.gridCount {
                 for k in 0..<count / 4 {
-                    let w = SIMD4<Float>(matrix[g][4 * k], matrix[g][4 * k + 1], matrix[g][4 * k + 2], matrix[g][4 * k + 3])
+                    let w = SIMD4<Float>(
+                        matrix[g][4 * k], matrix[g][4 * k + 1], matrix[g][4 * k + 2], matrix[g][4 * k + 3])
                     guard w != SIMD4<Float>() else { continue }
                     chunks.append(Int32(k)); infills.append(w); averages.append(w * coverage[fastLayout.coverage + g])
                 }
@@ -252,7 +260,9 @@ public final class ASTCEncoder {
         // grouped by grid so the estimate decimates once per grid and kind.
         func grouped(_ list: [Candidate]) -> [Candidate] {
             list.sorted {
-                ($0.kind, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < ($1.kind, $1.taps, $1.gridCount, $1.weightLevel, $1.mode)
+                ($0.kind, $0.taps, $0.gridCount, $0.weightLevel, $0.mode) < (
+                    $1.kind, $1.taps, $1.gridCount, $1.weightLevel, $1.mode
+                )
             }
         }
         partitionCandidates = grouped(withTables(rankedTwo.list + rankedScaledTwo.list + rankedMixedTwo.list))
@@ -282,15 +292,17 @@ public final class ASTCEncoder {
         reachWeightF = copy(reachWeights.map { Float($0) })
 
         let small = count < 32
-        partitionMasks = copy((0..<1024).map { seed in
-            var mask: UInt64 = 0
-            for y in 0..<format.blockHeight {
-                for x in 0..<format.blockWidth where ASTCPartition.select(seed: seed, x: x, y: y, count: 2, smallBlock: small) == 1 {
-                    mask |= 1 << UInt64(y * format.blockWidth + x)
+        partitionMasks = copy(
+            (0..<1024).map { seed in
+                var mask: UInt64 = 0
+                for y in 0..<format.blockHeight {
+                    for x in 0..<format.blockWidth
+                    where ASTCPartition.select(seed: seed, x: x, y: y, count: 2, smallBlock: small) == 1 {
+                        mask |= 1 << UInt64(y * format.blockWidth + x)
+                    }
                 }
-            }
-            return mask
-        })
+                return mask
+            })
 
         var cq = [UInt8](repeating: 0, count: 21 * 256)
         for level in ASTCIntegerSequence.minimumColourLevel..<21 {
@@ -304,14 +316,16 @@ public final class ASTCEncoder {
             }
         }
         colourQuant = copy(cq)
-        weightRounding = copy((0..<12).map { level -> Float in
-            let step = 1 / Float(ASTCIntegerSequence.ranges[level] - 1)
-            return step * step / 12
-        })
-        colourRounding = copy((0..<21).map { level -> Float in
-            let step = 255 / Float(ASTCIntegerSequence.ranges[level] - 1)
-            return step * step / 12 * (2 / 3)
-        })
+        weightRounding = copy(
+            (0..<12).map { level -> Float in
+                let step = 1 / Float(ASTCIntegerSequence.ranges[level] - 1)
+                return step * step / 12
+            })
+        colourRounding = copy(
+            (0..<21).map { level -> Float in
+                let step = 255 / Float(ASTCIntegerSequence.ranges[level] - 1)
+                return step * step / 12 * (2 / 3)
+            })
         colourValue = copy(ASTCIntegerSequence.colourUnquantised)
         var wq = [UInt8](repeating: 0, count: 12 * 65)
         var steps = [UInt8](repeating: 0, count: 12 * 64)
@@ -334,7 +348,8 @@ public final class ASTCEncoder {
             }
         }
         weightQuant = copy(wq)
-        nearestWeight = copy((0..<(12 * 65)).map { i in Float(ASTCIntegerSequence.weightUnquantised[i / 65 * 32 + Int(wq[i])]) })
+        nearestWeight = copy(
+            (0..<(12 * 65)).map { i in Float(ASTCIntegerSequence.weightUnquantised[i / 65 * 32 + Int(wq[i])]) })
         weightValue = copy(ASTCIntegerSequence.weightUnquantised.map { Int32($0) })
         weightStep = copy(steps)
         var tp = [UInt8](repeating: 0, count: 243), qp = [UInt8](repeating: 0, count: 125)
@@ -400,15 +415,21 @@ public final class ASTCEncoder {
     }
 
     deinit {
-        partitionMasks.deallocate(); tapIndex.deallocate(); tapWeight.deallocate(); tapWeightF.deallocate(); inverseCoverage.deallocate()
+        partitionMasks.deallocate(); tapIndex.deallocate(); tapWeight.deallocate(); tapWeightF.deallocate();
+        inverseCoverage.deallocate()
         colourQuant.deallocate(); colourValue.deallocate(); weightQuant.deallocate(); weightValue.deallocate()
         weightStep.deallocate(); tritPack.deallocate(); quintPack.deallocate()
-        distinctHalves.deallocate(); distinctSeeds.deallocate(); seedDistance.deallocate(); colourRounding.deallocate(); weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate(); reachWeightF.deallocate()
+        distinctHalves.deallocate(); distinctSeeds.deallocate(); seedDistance.deallocate(); colourRounding.deallocate();
+        weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate();
+        reachWeightF.deallocate()
         texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
         screenIdealScaled.deallocate(); lineLength2Scaled.deallocate(); chromaEnds.deallocate()
-        fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate(); gridValueF.deallocate(); nearestWeight.deallocate()
-        screenKinds.deallocate(); lengthKinds.deallocate(); gridKinds.deallocate(); slotError.deallocate(); slotStamp.deallocate()
-        texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate(); partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
+        fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate();
+        gridValueF.deallocate(); nearestWeight.deallocate()
+        screenKinds.deallocate(); lengthKinds.deallocate(); gridKinds.deallocate(); slotError.deallocate();
+        slotStamp.deallocate()
+        texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate();
+        partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
         base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
     }
@@ -432,8 +453,10 @@ public final class ASTCEncoder {
     /// `scaled`: colour-scaled layouts (endpoint mode 6, four values a partition), ranked the
     /// same way with their colour level. `mixed` (two partitions): one partition mode 6, the
     /// other mode 8, ten values in two bits fewer (the per-partition mode bits).
-    static func rankCandidates(format: ASTCFormat, modes: ASTCBlockModes, partitions: Int,
-                               scaled: Bool = false, mixed: Bool = false, dual: Bool = false) -> (list: [Candidate], fast: Candidate) {
+    static func rankCandidates(
+        format: ASTCFormat, modes: ASTCBlockModes, partitions: Int,
+        scaled: Bool = false, mixed: Bool = false, dual: Bool = false
+    ) -> (list: [Candidate], fast: Candidate) {
         let bw = format.blockWidth, bh = format.blockHeight
         let colourBitsTotal = dual ? 109 : partitions == 1 ? 111 : mixed ? 97 : 99
         let values = mixed ? 10 : (scaled ? 4 : 6) * partitions
@@ -449,13 +472,15 @@ public final class ASTCEncoder {
             let gw = Int(e.gridWidth), gh = Int(e.gridHeight), wbits = Int(e.weightBits)
             let key = (gw * 16 + gh) * 16 + Int(e.weightLevel)
             guard !seen.contains(key) else { continue }
-            let c = Candidate(mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
-                              rgbLevel: level(count: values, bits: colourBitsTotal - wbits),
-                              rgbaLevel: scaled || mixed || dual ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
-                              taps: Int(e.infill), coverage: -1, scaled: scaled, mixed: mixed, dual: dual)
+            let c = Candidate(
+                mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
+                rgbLevel: level(count: values, bits: colourBitsTotal - wbits),
+                rgbaLevel: scaled || mixed || dual ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
+                taps: Int(e.infill), coverage: -1, scaled: scaled, mixed: mixed, dual: dual)
             guard c.rgbLevel >= minimumRGB, scaled || mixed || dual || c.rgbaLevel >= minimumRGBA,
-                  gw * gh * 3 >= bw * bh, abs(gw - gh) <= 2,
-                  gw == gh || gw == bw || gh == bh else { continue }
+                gw * gh * 3 >= bw * bh, abs(gw - gh) <= 2,
+                gw == gh || gw == bw || gh == bh
+            else { continue }
             seen.insert(key)
             byGrid[gw * 16 + gh, default: []].append(c)
         }
@@ -464,7 +489,8 @@ public final class ASTCEncoder {
         var list: [Candidate] = []
         for grid in byGrid.keys.sorted() {
             guard let options = byGrid[grid] else { continue }
-            list += options.sorted { ($0.weightLevel, $1.mode) > ($1.weightLevel, $0.mode) }.prefix(partitions == 1 ? 3 : 2)
+            list += options.sorted { ($0.weightLevel, $1.mode) > ($1.weightLevel, $0.mode) }.prefix(
+                partitions == 1 ? 3 : 2)
         }
         list.sort { (rankScore($0), $1.mode) > (rankScore($1), $0.mode) }
         if dual {
@@ -477,7 +503,9 @@ public final class ASTCEncoder {
                 (Double($0.gridCount * ASTCIntegerSequence.ranges[$0.weightLevel]), $0.rgbLevel, $1.mode)
                     > (Double($1.gridCount * ASTCIntegerSequence.ranges[$1.weightLevel]), $1.rgbLevel, $0.mode)
             }
-            return (Array(list.prefix(1)), list.first ?? rankCandidates(format: format, modes: modes, partitions: 1).fast)
+            return (
+                Array(list.prefix(1)), list.first ?? rankCandidates(format: format, modes: modes, partitions: 1).fast
+            )
         }
         return (partitions == 1 ? list : Array(list.prefix(8)), list[0])
     }
@@ -501,12 +529,16 @@ public final class ASTCEncoder {
                         // Edge blocks repeat the last row and column, so every offset is
                         // inside the `width × height × 4` bytes checked above.
                         var differ: UInt32 = 0, alpha: UInt32 = 0xFF00_0000
-                        let first = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (min(by * bh, height - 1) * width + min(bx * bw, width - 1)) * 4, as: UInt32.self))
+                        let first = UInt32(
+                            littleEndian: src.loadUnaligned(
+                                fromByteOffset: (min(by * bh, height - 1) * width + min(bx * bw, width - 1)) * 4,
+                                as: UInt32.self))
                         if (bx + 1) * bw <= width && (by + 1) * bh <= height {
                             for y in 0..<bh {
                                 let row = ((by * bh + y) * width + bx * bw) * 4
                                 for x in 0..<bw {
-                                    let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: row + 4 * x, as: UInt32.self))
+                                    let word = UInt32(
+                                        littleEndian: src.loadUnaligned(fromByteOffset: row + 4 * x, as: UInt32.self))
                                     words[y * bw + x] = word
                                     differ |= word ^ first
                                     alpha &= word
@@ -516,7 +548,9 @@ public final class ASTCEncoder {
                             for y in 0..<bh {
                                 let row = min(by * bh + y, height - 1) * width
                                 for x in 0..<bw {
-                                    let word = UInt32(littleEndian: src.loadUnaligned(fromByteOffset: (row + min(bx * bw + x, width - 1)) * 4, as: UInt32.self))
+                                    let word = UInt32(
+                                        littleEndian: src.loadUnaligned(
+                                            fromByteOffset: (row + min(bx * bw + x, width - 1)) * 4, as: UInt32.self))
                                     words[y * bw + x] = word
                                     differ |= word ^ first
                                     alpha &= word
@@ -524,10 +558,17 @@ public final class ASTCEncoder {
                             }
                         }
                         if differ == 0 {
-                            let c = SIMD4<UInt64>(UInt64(first & 0xFF), UInt64(first >> 8 & 0xFF), UInt64(first >> 16 & 0xFF), UInt64(first >> 24)) &* 257
+                            let c =
+                                SIMD4<UInt64>(
+                                    UInt64(first & 0xFF), UInt64(first >> 8 & 0xFF), UInt64(first >> 16 & 0xFF),
+                                    UInt64(first >> 24)) &* 257
                             let offset = (by * grid.wide + bx) * 16
-                            dst.storeBytes(of: (0xDFC | ((1 << 52) - 1) << 12 as UInt64).littleEndian, toByteOffset: offset, as: UInt64.self)
-                            dst.storeBytes(of: (c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48).littleEndian, toByteOffset: offset + 8, as: UInt64.self)
+                            dst.storeBytes(
+                                of: (0xDFC | ((1 << 52) - 1) << 12 as UInt64).littleEndian, toByteOffset: offset,
+                                as: UInt64.self)
+                            dst.storeBytes(
+                                of: (c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48).littleEndian,
+                                toByteOffset: offset + 8, as: UInt64.self)
                             continue
                         }
                         loadPlanes(aos: quality)
@@ -548,7 +589,8 @@ public final class ASTCEncoder {
     @inline(__always)
     func loadPlanes(aos: Bool) {
         for k in 0..<chunkCount {
-            let v = SIMD4<Int32>(truncatingIfNeeded: SIMD4<UInt32>(words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]))
+            let v = SIMD4<Int32>(
+                truncatingIfNeeded: SIMD4<UInt32>(words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]))
             planes[k] = SIMD4<Float>(v & 0xFF)
             planes[16 + k] = SIMD4<Float>((v &>> 8) & 0xFF)
             planes[32 + k] = SIMD4<Float>((v &>> 16) & 0xFF)
@@ -662,7 +704,8 @@ public final class ASTCEncoder {
             var scaledOffLine = Float.infinity, mixedOffLine = Float.infinity
             if opaque {
                 setChromaEnds(partitions: 2, mask: partitionMasks[seeds[k]])
-                let scaledLine = idealWeights(chromaEnds, partitions: 2, into: screenIdealScaled, lengths: lineLength2Scaled)
+                let scaledLine = idealWeights(
+                    chromaEnds, partitions: 2, into: screenIdealScaled, lengths: lineLength2Scaled)
                 (scaledOffLine, lineTotalScaled) = (scaledLine.offLine, scaledLine.total)
                 mixedOffLine = setMixed(direct: line.split, scaled: scaledLine.split)
             }
@@ -696,12 +739,14 @@ public final class ASTCEncoder {
     }
 
     func packBest(_ best: Best, opaque: Bool) -> ASTCBits {
-        pack(best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
-             gridValues: bestGridQ, colourValues: bestColourQ, mixedScaled: best.mixedScaled, plane2: best.plane2)
+        pack(
+            best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
+            gridValues: bestGridQ, colourValues: bestColourQ, mixedScaled: best.mixedScaled, plane2: best.plane2)
     }
 
     func keep(_ best: inout Best, _ c: Candidate, partitions: Int, seed: Int, error: Int, plane2: Int = 0) {
-        best = Best(candidate: c, partitions: partitions, seed: seed, error: error, mixedScaled: mixedScaled, plane2: plane2)
+        best = Best(
+            candidate: c, partitions: partitions, seed: seed, error: error, mixedScaled: mixedScaled, plane2: plane2)
         if c.dual {
             // The block stores the planes interleaved, grid weight by grid weight.
             for i in 0..<c.gridCount { bestGridQ[2 * i] = gridQ[i]; bestGridQ[2 * i + 1] = gridQ[32 + i] }

@@ -20,7 +20,8 @@ extension PVRTCEncoder {
         let opaqueBits = UInt32(0x8000 | r << 10 | g << 5 | b4 << 1)
         guard translucentAllowed else { return (opaqueBits, opaque) }
         let a3 = code(f.w, 34, 7), r4 = code(f.x, 17, 15), g4 = code(f.y, 17, 15), b3 = code(f.z, 255.0 / 7, 7)
-        let translucent = SIMD4<Float>(level5(r4 << 1 | r4 >> 3), level5(g4 << 1 | g4 >> 3), level5(b3 << 2 | b3 >> 1), Float(34 * a3))
+        let translucent = SIMD4<Float>(
+            level5(r4 << 1 | r4 >> 3), level5(g4 << 1 | g4 >> 3), level5(b3 << 2 | b3 >> 1), Float(34 * a3))
         let dO = opaque - f, dT = translucent - f
         if (dT * dT).sum() < (dO * dO).sum() {
             return (UInt32(a3 << 12 | r4 << 8 | g4 << 4 | b3 << 1), translucent)
@@ -35,7 +36,8 @@ extension PVRTCEncoder {
         let opaqueBits = UInt32(0x8000 | r << 10 | g << 5 | b) << 16
         guard translucentAllowed else { return (opaqueBits, opaque) }
         let a3 = code(f.w, 34, 7), r4 = code(f.x, 17, 15), g4 = code(f.y, 17, 15), b4 = code(f.z, 17, 15)
-        let translucent = SIMD4<Float>(level5(r4 << 1 | r4 >> 3), level5(g4 << 1 | g4 >> 3), level5(b4 << 1 | b4 >> 3), Float(34 * a3))
+        let translucent = SIMD4<Float>(
+            level5(r4 << 1 | r4 >> 3), level5(g4 << 1 | g4 >> 3), level5(b4 << 1 | b4 >> 3), Float(34 * a3))
         let dO = opaque - f, dT = translucent - f
         if (dT * dT).sum() < (dO * dO).sum() {
             return (UInt32(a3 << 12 | r4 << 8 | g4 << 4 | b4) << 16, translucent)
@@ -44,10 +46,12 @@ extension PVRTCEncoder {
     }
 
     @inline(__always) static func load(_ source: UnsafeRawPointer, _ offset: Int) -> SIMD4<Float> {
-        SIMD4<Float>(SIMD4<UInt8>(source.load(fromByteOffset: offset, as: UInt8.self),
-                                  source.load(fromByteOffset: offset + 1, as: UInt8.self),
-                                  source.load(fromByteOffset: offset + 2, as: UInt8.self),
-                                  source.load(fromByteOffset: offset + 3, as: UInt8.self)))
+        SIMD4<Float>(
+            SIMD4<UInt8>(
+                source.load(fromByteOffset: offset, as: UInt8.self),
+                source.load(fromByteOffset: offset + 1, as: UInt8.self),
+                source.load(fromByteOffset: offset + 2, as: UInt8.self),
+                source.load(fromByteOffset: offset + 3, as: UInt8.self)))
     }
 
     /// Colours A and B of every word from the extremes of its block along the block's
@@ -56,7 +60,8 @@ extension PVRTCEncoder {
     func initialise(_ source: UnsafeRawPointer, layout: PVRTCLayout, hasAlpha: Bool) {
         let bw = layout.format.blockWidth, width = layout.width
         let lastX = layout.wordsWide - 1, lastY = layout.wordsHigh - 1
-        var bases = [Int](repeating: 0, count: 4), columns = [Range<Int>](repeating: 0..<bw, count: 4), rows = [Range<Int>](repeating: 0..<4, count: 4)
+        var bases = [Int](repeating: 0, count: 4), columns = [Range<Int>](repeating: 0..<bw, count: 4),
+            rows = [Range<Int>](repeating: 0..<4, count: 4)
         let orientation = SIMD4<Float>(0.299, 0.587, 0.114, 0.5)
         colourWords.withUnsafeMutableBufferPointer { words in
             valueA.withUnsafeMutableBufferPointer { va in
@@ -72,15 +77,18 @@ extension PVRTCEncoder {
                             var blockCount = 1
                             bases[0] = ((wy * 4) * width + wx * bw) * 4; columns[0] = 0..<bw; rows[0] = 0..<4
                             if partnerX >= 0 {
-                                bases[blockCount] = ((wy * 4) * width + partnerX * bw) * 4; columns[blockCount] = nearX; rows[blockCount] = 0..<4
+                                bases[blockCount] = ((wy * 4) * width + partnerX * bw) * 4; columns[blockCount] = nearX;
+                                rows[blockCount] = 0..<4
                                 blockCount += 1
                             }
                             if partnerY >= 0 {
-                                bases[blockCount] = ((partnerY * 4) * width + wx * bw) * 4; columns[blockCount] = 0..<bw; rows[blockCount] = nearY
+                                bases[blockCount] = ((partnerY * 4) * width + wx * bw) * 4;
+                                columns[blockCount] = 0..<bw; rows[blockCount] = nearY
                                 blockCount += 1
                             }
                             if partnerX >= 0 && partnerY >= 0 {
-                                bases[blockCount] = ((partnerY * 4) * width + partnerX * bw) * 4; columns[blockCount] = nearX; rows[blockCount] = nearY
+                                bases[blockCount] = ((partnerY * 4) * width + partnerX * bw) * 4;
+                                columns[blockCount] = nearX; rows[blockCount] = nearY
                                 blockCount += 1
                             }
                             var pixelCount: Float = 0
@@ -89,7 +97,9 @@ extension PVRTCEncoder {
                             for k in 0..<blockCount {
                                 let base = bases[k]
                                 for row in rows[k] {
-                                    for column in columns[k] { sum += Self.load(source, base + (row * width + column) * 4) }
+                                    for column in columns[k] {
+                                        sum += Self.load(source, base + (row * width + column) * 4)
+                                    }
                                 }
                             }
                             let mean = sum / pixelCount
@@ -119,13 +129,17 @@ extension PVRTCEncoder {
                                     let base = bases[k]
                                     for row in rows[k] {
                                         for column in columns[k] {
-                                            let t = ((Self.load(source, base + (row * width + column) * 4) - mean) * axis).sum()
+                                            let t =
+                                                ((Self.load(source, base + (row * width + column) * 4) - mean) * axis)
+                                                .sum()
                                             tMin = min(tMin, t); tMax = max(tMax, t)
                                         }
                                     }
                                 }
-                                lowest = (mean + axis * tMin).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-                                highest = (mean + axis * tMax).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                lowest = (mean + axis * tMin).clamped(
+                                    lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                highest = (mean + axis * tMax).clamped(
+                                    lowerBound: .zero, upperBound: SIMD4(repeating: 255))
                             }
                             let (bitsA, qa) = Self.quantiseA(lowest, translucentAllowed: hasAlpha)
                             let (bitsB, qb) = Self.quantiseB(highest, translucentAllowed: hasAlpha)
@@ -159,7 +173,8 @@ extension PVRTCEncoder {
                                 let base = source + (by * 4) * rowBytes + bx * bw * 4
                                 for row in 0..<4 {
                                     for half in stride(from: 0, to: bw, by: 4) {
-                                        let v = base.loadUnaligned(fromByteOffset: row * rowBytes + half * 4, as: SIMD16<UInt8>.self)
+                                        let v = base.loadUnaligned(
+                                            fromByteOffset: row * rowBytes + half * 4, as: SIMD16<UInt8>.self)
                                         low = pointwiseMin(low, v)
                                         high = pointwiseMax(high, v)
                                     }
@@ -173,8 +188,10 @@ extension PVRTCEncoder {
                             if partnerX >= 0 { bound(partnerX, wy) }
                             if partnerY >= 0 { bound(wx, partnerY) }
                             if partnerX >= 0 && partnerY >= 0 { bound(partnerX, partnerY) }
-                            let low8 = pointwiseMin(low.lowHalf, low.highHalf), high8 = pointwiseMax(high.lowHalf, high.highHalf)
-                            let lo = pointwiseMin(low8.lowHalf, low8.highHalf), hi = pointwiseMax(high8.lowHalf, high8.highHalf)
+                            let low8 = pointwiseMin(low.lowHalf, low.highHalf),
+                                high8 = pointwiseMax(high.lowHalf, high.highHalf)
+                            let lo = pointwiseMin(low8.lowHalf, low8.highHalf),
+                                hi = pointwiseMax(high8.lowHalf, high8.highHalf)
                             let lowest = SIMD4<Float>(Float(lo.x), Float(lo.y), Float(lo.z), Float(lo.w))
                             let highest = SIMD4<Float>(Float(hi.x), Float(hi.y), Float(hi.z), Float(hi.w))
                             let inset = (highest - lowest) * (1.0 / 16)

@@ -41,9 +41,14 @@ extension PVRTCEncoder {
                                                 ys[j] = y * width
                                                 ye[j] = y < 2 || y >= layout.height - 2 ? edgeWeight : 1
                                             }
-                                            let rowInRing = borderRing.map { wy < $0 || wy >= layout.wordsHigh - $0 } ?? true
+                                            let rowInRing =
+                                                borderRing.map { wy < $0 || wy >= layout.wordsHigh - $0 } ?? true
                                             for wx in 0..<layout.wordsWide {
-                                                if let ring = borderRing, !rowInRing, wx >= ring, wx < layout.wordsWide - ring { continue }
+                                                if let ring = borderRing, !rowInRing, wx >= ring,
+                                                    wx < layout.wordsWide - ring
+                                                {
+                                                    continue
+                                                }
                                                 let left = wx * bw + bw / 2 - (bw - 1)
                                                 for i in 0..<spanX {
                                                     xs[i] = (left + i) & xMask
@@ -57,7 +62,8 @@ extension PVRTCEncoder {
                                                         let f = phi[j * spanX + i]
                                                         let w = weight[p]
                                                         let m = Float(w & 0x0F) * 0.125
-                                                        var u = SIMD4<Float>(repeating: f - f * m), v = SIMD4<Float>(repeating: f * m)
+                                                        var u = SIMD4<Float>(repeating: f - f * m),
+                                                            v = SIMD4<Float>(repeating: f * m)
                                                         if w & 0x80 != 0 { u *= punchMask; v *= punchMask }
                                                         let r = res[p]
                                                         let e = max(xe[i], ye[j])
@@ -73,14 +79,17 @@ extension PVRTCEncoder {
                                                 let b2 = svr + suv * oldA + svv * oldB + lambda * oldB
                                                 let a11 = suu + lambda, a22 = svv + lambda
                                                 let det = a11 * a22 - suv * suv
-                                                let newA = ((a22 * b1 - suv * b2) / det).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-                                                let newB = ((a11 * b2 - suv * b1) / det).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                                let newA = ((a22 * b1 - suv * b2) / det).clamped(
+                                                    lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                                                let newB = ((a11 * b2 - suv * b1) / det).clamped(
+                                                    lowerBound: .zero, upperBound: SIMD4(repeating: 255))
                                                 let bitsA: UInt32, bitsB: UInt32, qa: SIMD4<Float>, qb: SIMD4<Float>
                                                 if hasAlpha {
                                                     (bitsA, qa) = Self.quantiseA(newA, translucentAllowed: hasAlpha)
                                                     (bitsB, qb) = Self.quantiseB(newB, translucentAllowed: hasAlpha)
                                                 } else {
-                                                    (bitsA, qa, bitsB, qb) = Self.nearestOpaquePair(newA, newB, a11: a11, a12: suv, a22: a22, b1: b1, b2: b2)
+                                                    (bitsA, qa, bitsB, qb) = Self.nearestOpaquePair(
+                                                        newA, newB, a11: a11, a12: suv, a22: a22, b1: b1, b2: b2)
                                                 }
                                                 words[index] = bitsA | bitsB | (words[index] & 1)
                                                 let dA = qa - oldA, dB = qb - oldB
@@ -94,7 +103,8 @@ extension PVRTCEncoder {
                                                         let f = phi[j * spanX + i]
                                                         let w = weight[p]
                                                         let m = Float(w & 0x0F) * 0.125
-                                                        var u = SIMD4<Float>(repeating: f - f * m), v = SIMD4<Float>(repeating: f * m)
+                                                        var u = SIMD4<Float>(repeating: f - f * m),
+                                                            v = SIMD4<Float>(repeating: f * m)
                                                         if w & 0x80 != 0 { u *= punchMask; v *= punchMask }
                                                         res[p] -= u * dA + v * dB
                                                     }
@@ -117,8 +127,10 @@ extension PVRTCEncoder {
     /// given A. Rounding A and B separately ignores that the two are strongly correlated in a
     /// word's footprint (a12 is large), so a lattice point one step off in both can be better.
     /// Cost: 8 quadratic evaluations per channel, against 49 pixels of accumulation per word.
-    @inline(__always) static func nearestOpaquePair(_ a: SIMD4<Float>, _ b: SIMD4<Float>, a11: SIMD4<Float>, a12: SIMD4<Float>, a22: SIMD4<Float>,
-                                                    b1: SIMD4<Float>, b2: SIMD4<Float>) -> (UInt32, SIMD4<Float>, UInt32, SIMD4<Float>) {
+    @inline(__always) static func nearestOpaquePair(
+        _ a: SIMD4<Float>, _ b: SIMD4<Float>, a11: SIMD4<Float>, a12: SIMD4<Float>, a22: SIMD4<Float>,
+        b1: SIMD4<Float>, b2: SIMD4<Float>
+    ) -> (UInt32, SIMD4<Float>, UInt32, SIMD4<Float>) {
         var codeA = SIMD4<Int32>(0, 0, 0, 0), codeB = codeA
         var valueA = SIMD4<Float>(0, 0, 0, 255), valueB = valueA
         for c in 0..<3 {

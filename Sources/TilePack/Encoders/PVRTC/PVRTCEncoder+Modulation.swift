@@ -32,8 +32,9 @@ extension PVRTCEncoder {
                 weights.withUnsafeBufferPointer { w in
                     upscaledA.withUnsafeMutableBufferPointer { ua in
                         upscaledB.withUnsafeMutableBufferPointer { ub in
-                            PVRTCQuads.run(layout: layout, a: a.baseAddress!, b: b.baseAddress!, weights: w.baseAddress!,
-                                           quadRows: 0..<layout.wordsHigh, output: .upscaled(ua.baseAddress!, ub.baseAddress!))
+                            PVRTCQuads.run(
+                                layout: layout, a: a.baseAddress!, b: b.baseAddress!, weights: w.baseAddress!,
+                                quadRows: 0..<layout.wordsHigh, output: .upscaled(ua.baseAddress!, ub.baseAddress!))
                         }
                     }
                 }
@@ -55,7 +56,8 @@ extension PVRTCEncoder {
                                         for column in 0..<bw {
                                             let p = base + row * width + column
                                             let a = Self.unpack(ua[p]), b = Self.unpack(ub[p])
-                                            let t = Self.unpack(source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
+                                            let t = Self.unpack(
+                                                source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
                                             let e0 = Self.distance(a, t), e8 = Self.distance(b, t)
                                             var best = e0, w: UInt8 = 0
                                             if e8 < best { best = e8; w = 8 }
@@ -77,7 +79,8 @@ extension PVRTCEncoder {
                                                 if eP < best1 { best1 = eP; w1 = 0x84 }
                                                 error1 &+= best1
                                                 // Park the punch-through choice in the upper nibble pair until the word decides.
-                                                weight[p] = w | (w1 == 4 ? 0x10 : w1 == 0x84 ? 0x20 : w1 == 8 ? 0x40 : 0)
+                                                weight[p] =
+                                                    w | (w1 == 4 ? 0x10 : w1 == 0x84 ? 0x20 : w1 == 8 ? 0x40 : 0)
                                             }
                                         }
                                     }
@@ -91,7 +94,9 @@ extension PVRTCEncoder {
                                                 let p = base + row * width + column
                                                 let packed = weight[p]
                                                 if punch {
-                                                    weight[p] = packed & 0x40 != 0 ? 8 : packed & 0x20 != 0 ? 0x84 : packed & 0x10 != 0 ? 4 : 0
+                                                    weight[p] =
+                                                        packed & 0x40 != 0
+                                                        ? 8 : packed & 0x20 != 0 ? 0x84 : packed & 0x10 != 0 ? 4 : 0
                                                 } else {
                                                     weight[p] = packed & 0x0F
                                                 }
@@ -103,7 +108,8 @@ extension PVRTCEncoder {
                                             for column in 0..<bw {
                                                 let p = base + row * width + column
                                                 let a = Self.unpack(ua[p]), b = Self.unpack(ub[p])
-                                                let t = Self.unpack(source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
+                                                let t = Self.unpack(
+                                                    source.loadUnaligned(fromByteOffset: p * 4, as: UInt32.self))
                                                 let w = weight[p]
                                                 var c = Self.blend(a, b, Int32(w & 0x0F))
                                                 if w & 0x80 != 0 { c.w = 0 }
@@ -134,8 +140,9 @@ extension PVRTCEncoder {
         let wordCount = wordsWide * wordsHigh, pixelCount = width * layout.height
         // The scratch sizes are set by `encodeChecked` from the same layout; checked once here
         // so that the pointer loops below need no per-access bounds checks.
-        precondition(colourWords.count >= wordCount && lanesA.count >= wordCount && lanesB.count >= wordCount
-                      && weights.count >= pixelCount && (!keepResidual || residual.count >= pixelCount))
+        precondition(
+            colourWords.count >= wordCount && lanesA.count >= wordCount && lanesB.count >= wordCount
+                && weights.count >= pixelCount && (!keepResidual || residual.count >= pixelCount))
         colourWords.withUnsafeBufferPointer { words in
             lanesA.withUnsafeMutableBufferPointer { a in
                 lanesB.withUnsafeMutableBufferPointer { b in
@@ -151,7 +158,9 @@ extension PVRTCEncoder {
         // Squared error of each pixel in lane 2k of the result (lane 2k + 1 is spare): at most
         // 4 × 255² < 2^18, so 32-bit signed lanes hold error × 4 + code and compare with
         // SSE2's signed 32-bit compare (64-bit lanes need a five-instruction emulation).
-        @inline(__always) func errors(_ a8x8: SIMD16<UInt16>, _ d: SIMD16<UInt16>, _ t: SIMD16<UInt16>, _ w: UInt16) -> SIMD8<Int32> {
+        @inline(__always) func errors(
+            _ a8x8: SIMD16<UInt16>, _ d: SIMD16<UInt16>, _ t: SIMD16<UInt16>, _ w: UInt16
+        ) -> SIMD8<Int32> {
             let diff = ((a8x8 &+ d &* w) &>> 3) &- t
             let pairs = unsafeBitCast(diff &* diff, to: SIMD8<UInt32>.self)
             let quads = unsafeBitCast((pairs & 0xFFFF) &+ (pairs &>> 16), to: SIMD4<UInt64>.self)
@@ -166,63 +175,77 @@ extension PVRTCEncoder {
         lanesA.withUnsafeBufferPointer { a in
             lanesB.withUnsafeBufferPointer { b in
                 residual.withUnsafeMutableBufferPointer { res in
-                weights.withUnsafeMutableBufferPointer { weight in
-                    let weightBytes = UnsafeMutableRawPointer(weight.baseAddress!)
-                    for wy in 0..<wordsHigh {
-                        let up = ((wy + wordsHigh - 1) & (wordsHigh - 1)) * wordsWide, own = wy * wordsWide
-                        let down = ((wy + 1) & (wordsHigh - 1)) * wordsWide, last = wordsWide - 1
-                        var leftA = PVRTCBlocks4.column(a[up + last], a[own + last], a[down + last])
-                        var leftB = PVRTCBlocks4.column(b[up + last], b[own + last], b[down + last])
-                        var midA = PVRTCBlocks4.column(a[up], a[own], a[down]), midB = PVRTCBlocks4.column(b[up], b[own], b[down])
-                        for wx in 0..<wordsWide {
-                            let next = wx == last ? 0 : wx + 1
-                            let rightA = PVRTCBlocks4.column(a[up + next], a[own + next], a[down + next])
-                            let rightB = PVRTCBlocks4.column(b[up + next], b[own + next], b[down + next])
-                            // The four block rows by constant index: a loop indexes the column vectors in memory.
-                            @inline(__always) func blockRow(_ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>) {
-                                let p = (wy * 4 + r) * width + wx * 4
-                                let s = source.loadUnaligned(fromByteOffset: p * 4, as: SIMD16<UInt8>.self)
-                                let t = SIMD16<UInt16>(UInt16(s[0]), UInt16(s[1]), UInt16(s[2]), UInt16(s[3]), UInt16(s[4]), UInt16(s[5]),
-                                                       UInt16(s[6]), UInt16(s[7]), UInt16(s[8]), UInt16(s[9]), UInt16(s[10]), UInt16(s[11]),
-                                                       UInt16(s[12]), UInt16(s[13]), UInt16(s[14]), UInt16(s[15]))
-                                let a8x8 = a8 &<< 3, d = b8 &- a8
-                                // Error × 4 + code, so one minimum picks both.
-                                let e0 = errors(a8x8, d, t, 0) &<< 2, e1 = (errors(a8x8, d, t, 3) &<< 2) | 1
-                                let e2 = (errors(a8x8, d, t, 5) &<< 2) | 2, e3 = (errors(a8x8, d, t, 8) &<< 2) | 3
-                                // Lanes by constant index: a variable index spills the vectors to
-                                // the stack and checks the index on every pixel.
-                                let best = smaller(smaller(e0, e1), smaller(e2, e3))
-                                let best0 = UInt32(truncatingIfNeeded: best[0]), best1 = UInt32(truncatingIfNeeded: best[2])
-                                let best2 = UInt32(truncatingIfNeeded: best[4]), best3 = UInt32(truncatingIfNeeded: best[6])
-                                // Each error is below 2^18, so neither the sum nor the conversion can wrap.
-                                total &+= Int(truncatingIfNeeded: (best0 >> 2) &+ (best1 >> 2) &+ (best2 >> 2) &+ (best3 >> 2))
-                                let codes = (best0 & 3) | (best1 & 3) << 8 | (best2 & 3) << 16 | (best3 & 3) << 24
-                                // Per byte: code 0, 1, 2, 3 → weight 0, 3, 5, 8 (no byte carries into the next).
-                                let packed = (codes &<< 1) &+ (((codes &+ 0x0101_0101) &>> 1) & 0x7F7F_7F7F)
-                                if keepResidual {
-                                    for i in 0..<4 {
-                                        let w16 = UInt16(truncatingIfNeeded: packed >> (8 * UInt32(i))) & 0xFF
-                                        let c = (a8x8 &+ d &* w16) &>> 3
-                                        let j = 4 * i
-                                        res[p + i] = SIMD4<Float>(Float(Int(t[j]) - Int(c[j])), Float(Int(t[j + 1]) - Int(c[j + 1])),
-                                                                  Float(Int(t[j + 2]) - Int(c[j + 2])), Float(Int(t[j + 3]) - Int(c[j + 3])))
+                    weights.withUnsafeMutableBufferPointer { weight in
+                        let weightBytes = UnsafeMutableRawPointer(weight.baseAddress!)
+                        for wy in 0..<wordsHigh {
+                            let up = ((wy + wordsHigh - 1) & (wordsHigh - 1)) * wordsWide, own = wy * wordsWide
+                            let down = ((wy + 1) & (wordsHigh - 1)) * wordsWide, last = wordsWide - 1
+                            var leftA = PVRTCBlocks4.column(a[up + last], a[own + last], a[down + last])
+                            var leftB = PVRTCBlocks4.column(b[up + last], b[own + last], b[down + last])
+                            var midA = PVRTCBlocks4.column(a[up], a[own], a[down]),
+                                midB = PVRTCBlocks4.column(b[up], b[own], b[down])
+                            for wx in 0..<wordsWide {
+                                let next = wx == last ? 0 : wx + 1
+                                let rightA = PVRTCBlocks4.column(a[up + next], a[own + next], a[down + next])
+                                let rightB = PVRTCBlocks4.column(b[up + next], b[own + next], b[down + next])
+                                // The four block rows by constant index: a loop indexes the column vectors in memory.
+                                @inline(__always) func blockRow(_ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>) {
+                                    let p = (wy * 4 + r) * width + wx * 4
+                                    let s = source.loadUnaligned(fromByteOffset: p * 4, as: SIMD16<UInt8>.self)
+                                    let t = SIMD16<UInt16>(
+                                        UInt16(s[0]), UInt16(s[1]), UInt16(s[2]), UInt16(s[3]), UInt16(s[4]),
+                                        UInt16(s[5]),
+                                        UInt16(s[6]), UInt16(s[7]), UInt16(s[8]), UInt16(s[9]), UInt16(s[10]),
+                                        UInt16(s[11]),
+                                        UInt16(s[12]), UInt16(s[13]), UInt16(s[14]), UInt16(s[15]))
+                                    let a8x8 = a8 &<< 3, d = b8 &- a8
+                                    // Error × 4 + code, so one minimum picks both.
+                                    let e0 = errors(a8x8, d, t, 0) &<< 2, e1 = (errors(a8x8, d, t, 3) &<< 2) | 1
+                                    let e2 = (errors(a8x8, d, t, 5) &<< 2) | 2, e3 = (errors(a8x8, d, t, 8) &<< 2) | 3
+                                    // Lanes by constant index: a variable index spills the vectors to
+                                    // the stack and checks the index on every pixel.
+                                    let best = smaller(smaller(e0, e1), smaller(e2, e3))
+                                    let best0 = UInt32(truncatingIfNeeded: best[0]),
+                                        best1 = UInt32(truncatingIfNeeded: best[2])
+                                    let best2 = UInt32(truncatingIfNeeded: best[4]),
+                                        best3 = UInt32(truncatingIfNeeded: best[6])
+                                    // Each error is below 2^18, so neither the sum nor the conversion can wrap.
+                                    total &+= Int(
+                                        truncatingIfNeeded: (best0 >> 2) &+ (best1 >> 2) &+ (best2 >> 2) &+ (best3 >> 2)
+                                    )
+                                    let codes = (best0 & 3) | (best1 & 3) << 8 | (best2 & 3) << 16 | (best3 & 3) << 24
+                                    // Per byte: code 0, 1, 2, 3 → weight 0, 3, 5, 8 (no byte carries into the next).
+                                    let packed = (codes &<< 1) &+ (((codes &+ 0x0101_0101) &>> 1) & 0x7F7F_7F7F)
+                                    if keepResidual {
+                                        for i in 0..<4 {
+                                            let w16 = UInt16(truncatingIfNeeded: packed >> (8 * UInt32(i))) & 0xFF
+                                            let c = (a8x8 &+ d &* w16) &>> 3
+                                            let j = 4 * i
+                                            res[p + i] = SIMD4<Float>(
+                                                Float(Int(t[j]) - Int(c[j])), Float(Int(t[j + 1]) - Int(c[j + 1])),
+                                                Float(Int(t[j + 2]) - Int(c[j + 2])),
+                                                Float(Int(t[j + 3]) - Int(c[j + 3])))
+                                        }
                                     }
+                                    weightBytes.storeBytes(of: packed, toByteOffset: p, as: UInt32.self)
                                 }
-                                weightBytes.storeBytes(of: packed, toByteOffset: p, as: UInt32.self)
+                                blockRow(
+                                    0, PVRTCBlocks4.row8(leftA[0], midA[0], rightA[0], alphaDouble),
+                                    PVRTCBlocks4.row8(leftB[0], midB[0], rightB[0], alphaDouble))
+                                blockRow(
+                                    1, PVRTCBlocks4.row8(leftA[1], midA[1], rightA[1], alphaDouble),
+                                    PVRTCBlocks4.row8(leftB[1], midB[1], rightB[1], alphaDouble))
+                                blockRow(
+                                    2, PVRTCBlocks4.row8(leftA[2], midA[2], rightA[2], alphaDouble),
+                                    PVRTCBlocks4.row8(leftB[2], midB[2], rightB[2], alphaDouble))
+                                blockRow(
+                                    3, PVRTCBlocks4.row8(leftA[3], midA[3], rightA[3], alphaDouble),
+                                    PVRTCBlocks4.row8(leftB[3], midB[3], rightB[3], alphaDouble))
+                                leftA = midA; leftB = midB
+                                midA = rightA; midB = rightB
                             }
-                            blockRow(0, PVRTCBlocks4.row8(leftA[0], midA[0], rightA[0], alphaDouble),
-                                     PVRTCBlocks4.row8(leftB[0], midB[0], rightB[0], alphaDouble))
-                            blockRow(1, PVRTCBlocks4.row8(leftA[1], midA[1], rightA[1], alphaDouble),
-                                     PVRTCBlocks4.row8(leftB[1], midB[1], rightB[1], alphaDouble))
-                            blockRow(2, PVRTCBlocks4.row8(leftA[2], midA[2], rightA[2], alphaDouble),
-                                     PVRTCBlocks4.row8(leftB[2], midB[2], rightB[2], alphaDouble))
-                            blockRow(3, PVRTCBlocks4.row8(leftA[3], midA[3], rightA[3], alphaDouble),
-                                     PVRTCBlocks4.row8(leftB[3], midB[3], rightB[3], alphaDouble))
-                            leftA = midA; leftB = midB
-                            midA = rightA; midB = rightB
                         }
                     }
-                }
                 }
             }
         }

@@ -80,8 +80,10 @@ public final class PVRTCEncoder {
     public init() {}
 
     /// Encodes `rgba` (width × height × 4 bytes, rows top first) into new words.
-    public func encode(rgba: [UInt8], width: Int, height: Int, format: PVRTCFormat = .pvrtc4,
-                       level: Level = .quality) throws(CodecError) -> [UInt8] {
+    public func encode(
+        rgba: [UInt8], width: Int, height: Int, format: PVRTCFormat = .pvrtc4,
+        level: Level = .quality
+    ) throws(CodecError) -> [UInt8] {
         try format.validate(width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA input \(width)x\(height)", expected: width * height * 4, actual: rgba.count)
@@ -89,32 +91,42 @@ public final class PVRTCEncoder {
         var out = [UInt8](repeating: 0, count: format.byteCount(width: width, height: height))
         rgba.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
-                encodeChecked(src, layout: PVRTCLayout(format: format, width: width, height: height), level: level, into: dst)
+                encodeChecked(
+                    src, layout: PVRTCLayout(format: format, width: width, height: height), level: level, into: dst)
             }
         }
         return out
     }
 
     /// Encodes into caller-owned memory: `words` must hold ``PVRTCFormat/byteCount(width:height:)`` bytes.
-    public func encode(rgba: UnsafeRawBufferPointer, width: Int, height: Int, format: PVRTCFormat, level: Level,
-                       into words: UnsafeMutableRawBufferPointer) throws(CodecError) {
+    public func encode(
+        rgba: UnsafeRawBufferPointer, width: Int, height: Int, format: PVRTCFormat, level: Level,
+        into words: UnsafeMutableRawBufferPointer
+    ) throws(CodecError) {
         try format.validate(width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA input \(width)x\(height)", expected: width * height * 4, actual: rgba.count)
         }
         let expected = format.byteCount(width: width, height: height)
-        guard words.count == expected else { throw .byteCount(what: "\(format.rawValue) output", expected: expected, actual: words.count) }
-        encodeChecked(rgba, layout: PVRTCLayout(format: format, width: width, height: height), level: level, into: words)
+        guard words.count == expected else {
+            throw .byteCount(what: "\(format.rawValue) output", expected: expected, actual: words.count)
+        }
+        encodeChecked(
+            rgba, layout: PVRTCLayout(format: format, width: width, height: height), level: level, into: words)
     }
 
-    func encodeChecked(_ rgba: UnsafeRawBufferPointer, layout: PVRTCLayout, level: Level, into words: UnsafeMutableRawBufferPointer) {
+    func encodeChecked(
+        _ rgba: UnsafeRawBufferPointer, layout: PVRTCLayout, level: Level, into words: UnsafeMutableRawBufferPointer
+    ) {
         let pixelCount = layout.width * layout.height, wordCount = layout.wordsWide * layout.wordsHigh
         if weights.count < pixelCount {
             weights = [UInt8](repeating: 0, count: pixelCount)
             upscaledA = [UInt32](repeating: 0, count: pixelCount)
             upscaledB = [UInt32](repeating: 0, count: pixelCount)
         }
-        if level == .quality && residual.count < pixelCount { residual = [SIMD4<Float>](repeating: .zero, count: pixelCount) }
+        if level == .quality && residual.count < pixelCount {
+            residual = [SIMD4<Float>](repeating: .zero, count: pixelCount)
+        }
         if colourWords.count < wordCount {
             colourWords = [UInt32](repeating: 0, count: wordCount)
             savedWords = colourWords
@@ -129,7 +141,10 @@ public final class PVRTCEncoder {
         // Two pixels' alpha bytes at a time (pixel counts are even: sides are powers of two ≥ 8).
         var hasAlpha = false
         let alphaBytes: UInt64 = 0xFF00_0000_FF00_0000
-        for i in 0..<(pixelCount / 2) where UInt64(littleEndian: source.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) & alphaBytes != alphaBytes {
+        for i in 0..<(pixelCount / 2)
+        where UInt64(littleEndian: source.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) & alphaBytes
+            != alphaBytes
+        {
             hasAlpha = true
             break
         }
@@ -139,7 +154,8 @@ public final class PVRTCEncoder {
             initialise(source, layout: layout, hasAlpha: hasAlpha)
         }
         let opaque4 = layout.format == .pvrtc4 && !hasAlpha
-        var error = opaque4
+        var error =
+            opaque4
             ? chooseModulationOpaque4(source, layout: layout, keepResidual: level == .quality)
             : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: level == .quality)
         passesRun = 0
@@ -153,20 +169,26 @@ public final class PVRTCEncoder {
                     }
                 }
                 savedA.withUnsafeMutableBufferPointer { saved in
-                    valueA.withUnsafeBufferPointer { current in saved.baseAddress!.update(from: current.baseAddress!, count: wordCount) }
+                    valueA.withUnsafeBufferPointer { current in
+                        saved.baseAddress!.update(from: current.baseAddress!, count: wordCount)
+                    }
                 }
                 savedB.withUnsafeMutableBufferPointer { saved in
-                    valueB.withUnsafeBufferPointer { current in saved.baseAddress!.update(from: current.baseAddress!, count: wordCount) }
+                    valueB.withUnsafeBufferPointer { current in
+                        saved.baseAddress!.update(from: current.baseAddress!, count: wordCount)
+                    }
                 }
                 refine(layout: layout, hasAlpha: hasAlpha, borderRing: border ? Self.borderRing : nil)
-                let newError = opaque4
+                let newError =
+                    opaque4
                     ? chooseModulationOpaque4(source, layout: layout, keepResidual: true)
                     : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: true)
                 if newError >= error {
                     swap(&savedWords, &colourWords)
                     swap(&savedA, &valueA)
                     swap(&savedB, &valueB)
-                    error = opaque4
+                    error =
+                        opaque4
                         ? chooseModulationOpaque4(source, layout: layout, keepResidual: true)
                         : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: true)
                     return 0
@@ -186,7 +208,8 @@ public final class PVRTCEncoder {
             }
             if maximumSeamRounds > 0 && layout.format == .pvrtc4 {
                 seamSearch(source, layout: layout)
-                error = opaque4
+                error =
+                    opaque4
                     ? chooseModulationOpaque4(source, layout: layout, keepResidual: false)
                     : chooseModulation(source, layout: layout, hasAlpha: hasAlpha, keepResidual: false)
             }

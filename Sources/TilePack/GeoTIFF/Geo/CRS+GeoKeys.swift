@@ -23,16 +23,18 @@ extension CRS {
 /// GeoTIFF ProjCoordTransGeoKey codes and their spec names (for error messages).
 enum CoordinateTransformationCode {
     static func name(_ code: Int) -> String {
-        let names = [1: "TransverseMercator", 2: "TransvMercator_Modified_Alaska", 3: "ObliqueMercator",
-                     4: "ObliqueMercator_Laborde", 5: "ObliqueMercator_Rosenmund", 6: "ObliqueMercator_Spherical",
-                     7: "Mercator", 8: "LambertConfConic_2SP", 9: "LambertConfConic_1SP",
-                     10: "LambertAzimEqualArea", 11: "AlbersEqualArea", 12: "AzimuthalEquidistant",
-                     13: "EquidistantConic", 14: "Stereographic", 15: "PolarStereographic",
-                     16: "ObliqueStereographic", 17: "Equirectangular", 18: "CassiniSoldner",
-                     19: "Gnomonic", 20: "MillerCylindrical", 21: "Orthographic", 22: "Polyconic",
-                     23: "Robinson", 24: "Sinusoidal", 25: "VanDerGrinten", 26: "NewZealandMapGrid",
-                     27: "TransvMercator_SouthOriented", 28: "CylindricalEqualArea",
-                     9815: "HotineObliqueMercatorAzimuthCenter"]
+        let names = [
+            1: "TransverseMercator", 2: "TransvMercator_Modified_Alaska", 3: "ObliqueMercator",
+            4: "ObliqueMercator_Laborde", 5: "ObliqueMercator_Rosenmund", 6: "ObliqueMercator_Spherical",
+            7: "Mercator", 8: "LambertConfConic_2SP", 9: "LambertConfConic_1SP",
+            10: "LambertAzimEqualArea", 11: "AlbersEqualArea", 12: "AzimuthalEquidistant",
+            13: "EquidistantConic", 14: "Stereographic", 15: "PolarStereographic",
+            16: "ObliqueStereographic", 17: "Equirectangular", 18: "CassiniSoldner",
+            19: "Gnomonic", 20: "MillerCylindrical", 21: "Orthographic", 22: "Polyconic",
+            23: "Robinson", 24: "Sinusoidal", 25: "VanDerGrinten", 26: "NewZealandMapGrid",
+            27: "TransvMercator_SouthOriented", 28: "CylindricalEqualArea",
+            9815: "HotineObliqueMercatorAzimuthCenter",
+        ]
         return names[code] ?? "code \(code)"
     }
 }
@@ -48,7 +50,9 @@ private struct GeoKeyReader {
 
     /// The error for a code no source holds.
     func unknown(_ code: Int) -> CRSError {
-        if case .projDB(let path, let version) = registry.source { return .notInRegistry(code: code, file: path, epsgVersion: version) }
+        if case .projDB(let path, let version) = registry.source {
+            return .notInRegistry(code: code, file: path, epsgVersion: version)
+        }
         return .unsupportedEPSG(code)
     }
 
@@ -72,7 +76,8 @@ private struct GeoKeyReader {
             if pcs != nil || code(GeoKey.projCoordTrans) != nil || code(GeoKey.projection) != nil {
                 projected = true
             } else if gcs != nil || code(GeoKey.geogGeodeticDatum) != nil || code(GeoKey.geogEllipsoid) != nil
-                        || keys.double(GeoKey.geogSemiMajorAxis) != nil {
+                || keys.double(GeoKey.geogSemiMajorAxis) != nil
+            {
                 projected = false
             } else {
                 throw .missingCRS
@@ -92,8 +97,9 @@ private struct GeoKeyReader {
         guard projected else {
             if let gcs, gcs != Self.userDefined, gcs != 0, let known = try registered(gcs), known.kind == .geographic {
                 // The keys' angular unit, when given, wins over the registry's.
-                var crs = CRS(geographic: known.name, epsg: gcs, datum: datum,
-                              angularUnit: code(GeoKey.geogAngularUnits) != nil ? angular : known.angularUnit)
+                var crs = CRS(
+                    geographic: known.name, epsg: gcs, datum: datum,
+                    angularUnit: code(GeoKey.geogAngularUnits) != nil ? angular : known.angularUnit)
                 crs.source = known.source
                 crs.geodeticCRSCode = gcs
                 crs.isDeprecated = known.isDeprecated
@@ -102,8 +108,9 @@ private struct GeoKeyReader {
             guard angular.radians != nil else {
                 throw .unsupportedCode(key: "GeogAngularUnitsGeoKey for geographic coordinates", code: 9110)
             }
-            var crs = CRS(geographic: keys.ascii(GeoKey.geogCitation) ?? keys.ascii(GeoKey.gtCitation) ?? datum.name,
-                          datum: datum, angularUnit: angular)
+            var crs = CRS(
+                geographic: keys.ascii(GeoKey.geogCitation) ?? keys.ascii(GeoKey.gtCitation) ?? datum.name,
+                datum: datum, angularUnit: angular)
             crs.source = .geoKeys
             return crs
         }
@@ -117,7 +124,8 @@ private struct GeoKeyReader {
             if !spelledOut { throw unknown(pcs) }
         }
         let parameters = try projectionParameters(angular: angular, linear: linear)
-        let name = keys.ascii(GeoKey.pcsCitation) ?? keys.ascii(GeoKey.gtCitation)
+        let name =
+            keys.ascii(GeoKey.pcsCitation) ?? keys.ascii(GeoKey.gtCitation)
             ?? "\(datum.name) / user-defined \(parameters.method.rawValue)"
         var crs = CRS(projected: name, datum: datum, parameters: parameters, linearUnit: linear, angularUnit: angular)
         crs.source = .geoKeys
@@ -127,7 +135,9 @@ private struct GeoKeyReader {
     func angularUnit() throws(CRSError) -> AngularUnit {
         guard let c = code(GeoKey.geogAngularUnits) else { return .degree }
         if c == Self.userDefined {
-            guard let size = try double(GeoKey.geogAngularUnitSize) else { throw .missingKey("GeogAngularUnitSizeGeoKey") }
+            guard let size = try double(GeoKey.geogAngularUnitSize) else {
+                throw .missingKey("GeogAngularUnitSizeGeoKey")
+            }
             guard size > 0 else { throw .invalidValue(key: "GeogAngularUnitSizeGeoKey", value: "\(size)") }
             return AngularUnit(name: "user-defined angle (\(size) rad)", radians: size)
         }
@@ -138,7 +148,9 @@ private struct GeoKeyReader {
     func linearUnit() throws(CRSError) -> LinearUnit {
         guard let c = code(GeoKey.projLinearUnits) else { return .metre }
         if c == Self.userDefined {
-            guard let size = try double(GeoKey.projLinearUnitSize) else { throw .missingKey("ProjLinearUnitSizeGeoKey") }
+            guard let size = try double(GeoKey.projLinearUnitSize) else {
+                throw .missingKey("ProjLinearUnitSizeGeoKey")
+            }
             guard size > 0 else { throw .invalidValue(key: "ProjLinearUnitSizeGeoKey", value: "\(size)") }
             return LinearUnit(name: "user-defined length (\(size) m)", metres: size)
         }
@@ -167,15 +179,18 @@ private struct GeoKeyReader {
         let ellipsoid = try explicitEllipsoid() ?? base?.ellipsoid
         guard let ellipsoid else {
             // A projected CRS with a registered code needs no datum keys; the table has its datum.
-            if let pcs = code(GeoKey.projectedCSType), pcs != Self.userDefined, pcs != 0, let known = try? registered(pcs) {
+            if let pcs = code(GeoKey.projectedCSType), pcs != Self.userDefined, pcs != 0,
+                let known = try? registered(pcs)
+            {
                 return known.datum.with(toWGS84: shift)
             }
             throw .missingKey("GeogEllipsoidGeoKey or GeogSemiMajorAxisGeoKey")
         }
         let pm = try primeMeridian(angularUnit: angularUnit)
         let name = base?.name ?? keys.ascii(GeoKey.geogCitation) ?? "unknown datum on \(ellipsoid.name)"
-        return Datum(name: name, epsg: base?.epsg, ellipsoid: ellipsoid, primeMeridian: pm,
-                     toWGS84: shift, isWGS84Compatible: base?.isWGS84Compatible ?? false)
+        return Datum(
+            name: name, epsg: base?.epsg, ellipsoid: ellipsoid, primeMeridian: pm,
+            toWGS84: shift, isWGS84Compatible: base?.isWGS84Compatible ?? false)
     }
 
     func explicitEllipsoid() throws(CRSError) -> Ellipsoid? {
@@ -215,10 +230,12 @@ private struct GeoKeyReader {
         case nil, 8901?, 0?:
             if let lon = try double(GeoKey.geogPrimeMeridianLong) { return angularUnit.degrees(lon) }
             return 0
-        case 8903?: return 2.33722917          // Paris, 2.5969213 grad
-        case 8909?: return -17.666666666666668 // Ferro
+        case 8903?: return 2.33722917  // Paris, 2.5969213 grad
+        case 8909?: return -17.666666666666668  // Ferro
         case Self.userDefined?:
-            guard let lon = try double(GeoKey.geogPrimeMeridianLong) else { throw .missingKey("GeogPrimeMeridianLongGeoKey") }
+            guard let lon = try double(GeoKey.geogPrimeMeridianLong) else {
+                throw .missingKey("GeogPrimeMeridianLongGeoKey")
+            }
             return angularUnit.degrees(lon)
         case let c?:
             throw .unsupportedCode(key: "GeogPrimeMeridianGeoKey", code: c)
@@ -270,17 +287,20 @@ private struct GeoKeyReader {
         let k0 = [k.projScaleAtNatOrigin, k.projScaleAtCenter]
         switch ct {
         case 1:
-            return ProjectionParameters(method: .transverseMercator, latitudeOfOrigin: try angle(natLat),
-                                        centralMeridian: try angle(natLon), scale: try scale(k0),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+            return ProjectionParameters(
+                method: .transverseMercator, latitudeOfOrigin: try angle(natLat),
+                centralMeridian: try angle(natLon), scale: try scale(k0),
+                falseEasting: try length(fe), falseNorthing: try length(fn))
         case 7:
             let lonO = try angle(natLon), e0 = try length(fe), n0 = try length(fn)
             if let sp = try double(k.projStdParallel1), sp != 0 {
-                return ProjectionParameters(method: .mercator2SP, centralMeridian: lonO, falseEasting: e0,
-                                            falseNorthing: n0, standardParallel1: angular.degrees(sp))
+                return ProjectionParameters(
+                    method: .mercator2SP, centralMeridian: lonO, falseEasting: e0,
+                    falseNorthing: n0, standardParallel1: angular.degrees(sp))
             }
-            return ProjectionParameters(method: .mercator1SP, centralMeridian: lonO, scale: try scale(k0),
-                                        falseEasting: e0, falseNorthing: n0)
+            return ProjectionParameters(
+                method: .mercator1SP, centralMeridian: lonO, scale: try scale(k0),
+                falseEasting: e0, falseNorthing: n0)
         case 8:
             let sp1 = try angle([k.projStdParallel1], default: nil)
             let sp2 = try angle([k.projStdParallel2], default: sp1)
@@ -288,26 +308,31 @@ private struct GeoKeyReader {
             guard sp1 + sp2 != 0, abs(sp1) < 90, abs(sp2) < 90 else {
                 throw .invalidValue(key: "ProjStdParallel1GeoKey/ProjStdParallel2GeoKey", value: "\(sp1), \(sp2)")
             }
-            return ProjectionParameters(method: .lambertConicConformal2SP,
-                                        latitudeOfOrigin: try angle([k.projFalseOriginLat, k.projNatOriginLat, k.projCenterLat]),
-                                        centralMeridian: try angle([k.projFalseOriginLong, k.projNatOriginLong, k.projCenterLong]),
-                                        falseEasting: try length([k.projFalseOriginEasting, k.projFalseEasting, k.projCenterEasting]),
-                                        falseNorthing: try length([k.projFalseOriginNorthing, k.projFalseNorthing, k.projCenterNorthing]),
-                                        standardParallel1: sp1,
-                                        standardParallel2: sp2)
+            return ProjectionParameters(
+                method: .lambertConicConformal2SP,
+                latitudeOfOrigin: try angle([k.projFalseOriginLat, k.projNatOriginLat, k.projCenterLat]),
+                centralMeridian: try angle([k.projFalseOriginLong, k.projNatOriginLong, k.projCenterLong]),
+                falseEasting: try length([k.projFalseOriginEasting, k.projFalseEasting, k.projCenterEasting]),
+                falseNorthing: try length([k.projFalseOriginNorthing, k.projFalseNorthing, k.projCenterNorthing]),
+                standardParallel1: sp1,
+                standardParallel2: sp2)
         case 9:
             let lat0 = try angle(natLat, default: nil)
             // The cone constant is sin(lat0): an equatorial origin has no cone.
-            guard lat0 != 0, abs(lat0) < 90 else { throw .invalidValue(key: "ProjNatOriginLatGeoKey", value: "\(lat0)") }
-            return ProjectionParameters(method: .lambertConicConformal1SP, latitudeOfOrigin: lat0,
-                                        centralMeridian: try angle(natLon), scale: try scale(k0),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+            guard lat0 != 0, abs(lat0) < 90 else {
+                throw .invalidValue(key: "ProjNatOriginLatGeoKey", value: "\(lat0)")
+            }
+            return ProjectionParameters(
+                method: .lambertConicConformal1SP, latitudeOfOrigin: lat0,
+                centralMeridian: try angle(natLon), scale: try scale(k0),
+                falseEasting: try length(fe), falseNorthing: try length(fn))
         case 10:
-            return ProjectionParameters(method: .lambertAzimuthalEqualArea,
-                                        latitudeOfOrigin: try angle([k.projCenterLat, k.projNatOriginLat, k.projFalseOriginLat]),
-                                        centralMeridian: try angle([k.projCenterLong, k.projNatOriginLong, k.projFalseOriginLong]),
-                                        falseEasting: try length([k.projFalseEasting, k.projCenterEasting, k.projFalseOriginEasting]),
-                                        falseNorthing: try length([k.projFalseNorthing, k.projCenterNorthing, k.projFalseOriginNorthing]))
+            return ProjectionParameters(
+                method: .lambertAzimuthalEqualArea,
+                latitudeOfOrigin: try angle([k.projCenterLat, k.projNatOriginLat, k.projFalseOriginLat]),
+                centralMeridian: try angle([k.projCenterLong, k.projNatOriginLong, k.projFalseOriginLong]),
+                falseEasting: try length([k.projFalseEasting, k.projCenterEasting, k.projFalseOriginEasting]),
+                falseNorthing: try length([k.projFalseNorthing, k.projCenterNorthing, k.projFalseOriginNorthing]))
         case 15:
             // GDAL's rule (OGRSpatialReference::SetPS): a pole origin, or a scale other than 1,
             // is variant A; otherwise the latitude is variant B's standard parallel.
@@ -316,24 +341,27 @@ private struct GeoKeyReader {
             let k0v = try scale(k0)
             guard abs(lat) <= 90, lat != 0 else { throw .invalidValue(key: "ProjNatOriginLatGeoKey", value: "\(lat)") }
             if abs(abs(lat) - 90) < 1e-8 || k0v != 1 {
-                return ProjectionParameters(method: .polarStereographicA, latitudeOfOrigin: lat > 0 ? 90 : -90,
-                                            centralMeridian: lon0, scale: k0v,
-                                            falseEasting: try length(fe), falseNorthing: try length(fn))
+                return ProjectionParameters(
+                    method: .polarStereographicA, latitudeOfOrigin: lat > 0 ? 90 : -90,
+                    centralMeridian: lon0, scale: k0v,
+                    falseEasting: try length(fe), falseNorthing: try length(fn))
             }
-            return ProjectionParameters(method: .polarStereographicB, latitudeOfOrigin: lat > 0 ? 90 : -90,
-                                        centralMeridian: lon0, falseEasting: try length(fe),
-                                        falseNorthing: try length(fn), standardParallel1: lat)
+            return ProjectionParameters(
+                method: .polarStereographicB, latitudeOfOrigin: lat > 0 ? 90 : -90,
+                centralMeridian: lon0, falseEasting: try length(fe),
+                falseNorthing: try length(fn), standardParallel1: lat)
         case 3, 9815:
             // CT_ObliqueMercator is variant A and libgeotiff's CT_HotineObliqueMercatorAzimuthCenter
             // (9815) variant B, as GDAL reads them; the rectified grid angle defaults to 90°
             // (libgeotiff's GTIFGetDefn), the azimuth to 0.
             let lat = try angle(natLat)
             guard abs(lat) < 90 else { throw .invalidValue(key: "ProjCenterLatGeoKey", value: "\(lat)") }
-            return ProjectionParameters(method: ct == 3 ? .hotineObliqueMercatorA : .hotineObliqueMercatorB,
-                                        latitudeOfOrigin: lat, centralMeridian: try angle(natLon),
-                                        scale: try scale(k0), falseEasting: try length(fe), falseNorthing: try length(fn),
-                                        azimuth: try angle([k.projAzimuthAngle]),
-                                        rectifiedGridAngle: try angle([k.projRectifiedGridAngle], default: 90))
+            return ProjectionParameters(
+                method: ct == 3 ? .hotineObliqueMercatorA : .hotineObliqueMercatorB,
+                latitudeOfOrigin: lat, centralMeridian: try angle(natLon),
+                scale: try scale(k0), falseEasting: try length(fe), falseNorthing: try length(fn),
+                azimuth: try angle([k.projAzimuthAngle]),
+                rectifiedGridAngle: try angle([k.projRectifiedGridAngle], default: 90))
         case 11:
             let sp1 = try angle([k.projStdParallel1], default: nil)
             let sp2 = try angle([k.projStdParallel2], default: sp1)
@@ -341,37 +369,44 @@ private struct GeoKeyReader {
             guard sp1 + sp2 != 0, abs(sp1) <= 90, abs(sp2) <= 90 else {
                 throw .invalidValue(key: "ProjStdParallel1GeoKey/ProjStdParallel2GeoKey", value: "\(sp1), \(sp2)")
             }
-            return ProjectionParameters(method: .albersEqualArea, latitudeOfOrigin: try angle(natLat),
-                                        centralMeridian: try angle(natLon), falseEasting: try length(fe),
-                                        falseNorthing: try length(fn), standardParallel1: sp1, standardParallel2: sp2)
+            return ProjectionParameters(
+                method: .albersEqualArea, latitudeOfOrigin: try angle(natLat),
+                centralMeridian: try angle(natLon), falseEasting: try length(fe),
+                falseNorthing: try length(fn), standardParallel1: sp1, standardParallel2: sp2)
         case 16:
-            return ProjectionParameters(method: .obliqueStereographic, latitudeOfOrigin: try angle(natLat),
-                                        centralMeridian: try angle(natLon), scale: try scale(k0),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+            return ProjectionParameters(
+                method: .obliqueStereographic, latitudeOfOrigin: try angle(natLat),
+                centralMeridian: try angle(natLon), scale: try scale(k0),
+                falseEasting: try length(fe), falseNorthing: try length(fn))
         case 18, 22:
-            return ProjectionParameters(method: ct == 18 ? .cassiniSoldner : .americanPolyconic,
-                                        latitudeOfOrigin: try angle(natLat), centralMeridian: try angle(natLon),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+            return ProjectionParameters(
+                method: ct == 18 ? .cassiniSoldner : .americanPolyconic,
+                latitudeOfOrigin: try angle(natLat), centralMeridian: try angle(natLon),
+                falseEasting: try length(fe), falseNorthing: try length(fn))
         case 17:
             // GDAL: SetEquirectangular2(origin lat, lon, StdParallel1, FE, FN); EPSG's method has
             // no latitude of origin, so only the equatorial origin is that method.
             let lat0 = try angle([k.projCenterLat, k.projNatOriginLat])
             guard lat0 == 0 else { throw .invalidValue(key: "ProjCenterLatGeoKey (Equirectangular)", value: "\(lat0)") }
-            return ProjectionParameters(method: .equidistantCylindrical, centralMeridian: try angle([k.projCenterLong, k.projNatOriginLong]),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn),
-                                        standardParallel1: try angle([k.projStdParallel1]))
+            return ProjectionParameters(
+                method: .equidistantCylindrical, centralMeridian: try angle([k.projCenterLong, k.projNatOriginLong]),
+                falseEasting: try length(fe), falseNorthing: try length(fn),
+                standardParallel1: try angle([k.projStdParallel1]))
         case 26:
-            return ProjectionParameters(method: .newZealandMapGrid, latitudeOfOrigin: try angle(natLat, default: nil),
-                                        centralMeridian: try angle(natLon, default: nil),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+            return ProjectionParameters(
+                method: .newZealandMapGrid, latitudeOfOrigin: try angle(natLat, default: nil),
+                centralMeridian: try angle(natLon, default: nil),
+                falseEasting: try length(fe), falseNorthing: try length(fn))
         case 27:
-            return ProjectionParameters(method: .transverseMercatorSouthOrientated, latitudeOfOrigin: try angle(natLat),
-                                        centralMeridian: try angle(natLon), scale: try scale(k0),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn))
+            return ProjectionParameters(
+                method: .transverseMercatorSouthOrientated, latitudeOfOrigin: try angle(natLat),
+                centralMeridian: try angle(natLon), scale: try scale(k0),
+                falseEasting: try length(fe), falseNorthing: try length(fn))
         case 28:
-            return ProjectionParameters(method: .lambertCylindricalEqualArea, centralMeridian: try angle(natLon),
-                                        falseEasting: try length(fe), falseNorthing: try length(fn),
-                                        standardParallel1: try angle([k.projStdParallel1]))
+            return ProjectionParameters(
+                method: .lambertCylindricalEqualArea, centralMeridian: try angle(natLon),
+                falseEasting: try length(fe), falseNorthing: try length(fn),
+                standardParallel1: try angle([k.projStdParallel1]))
         default:
             throw .unsupportedMethod(code: ct, name: CoordinateTransformationCode.name(ct))
         }

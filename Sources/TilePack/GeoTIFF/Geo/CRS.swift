@@ -129,8 +129,10 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A projected CRS. `parameters` are in degrees and metres whatever `linearUnit` is.
-    public init(projected name: String, epsg: Int? = nil, datum: Datum, parameters: ProjectionParameters,
-                linearUnit: LinearUnit = .metre, angularUnit: AngularUnit = .degree) {
+    public init(
+        projected name: String, epsg: Int? = nil, datum: Datum, parameters: ProjectionParameters,
+        linearUnit: LinearUnit = .metre, angularUnit: AngularUnit = .degree
+    ) {
         self.name = name
         self.epsg = epsg
         self.datum = datum
@@ -197,16 +199,21 @@ public struct CRS: Sendable, Equatable, CustomStringConvertible {
         let phi = lat * .pi / 180
         let r = angularUnit.radians ?? .pi / 180
         let el = datum.ellipsoid
-        return (el.primeVerticalRadius(latitudeRadians: phi) * cos(phi) * r, el.meridionalRadius(latitudeRadians: phi) * r)
+        return (
+            el.primeVerticalRadius(latitudeRadians: phi) * cos(phi) * r, el.meridionalRadius(latitudeRadians: phi) * r
+        )
     }
 
     /// This CRS on another datum (GeogTOWGS84 or GeographicType keys attached to a registered
     /// projected code); every other property kept, the datum transformation unless `datum`
     /// carries its own TOWGS84. O(1).
     public func replacingDatum(_ datum: Datum) -> CRS {
-        var c = projectionParameters.map {
-            CRS(projected: name, epsg: epsg, datum: datum, parameters: $0, linearUnit: linearUnit, angularUnit: angularUnit)
-        } ?? CRS(geographic: name, epsg: epsg, datum: datum, angularUnit: angularUnit)
+        var c =
+            projectionParameters.map {
+                CRS(
+                    projected: name, epsg: epsg, datum: datum, parameters: $0, linearUnit: linearUnit,
+                    angularUnit: angularUnit)
+            } ?? CRS(geographic: name, epsg: epsg, datum: datum, angularUnit: angularUnit)
         c.axes = axes
         c.source = source
         c.geodeticCRSCode = geodeticCRSCode

@@ -24,8 +24,10 @@ public struct Datum: Sendable, Equatable {
     /// Whether coordinates on this datum may be used as WGS 84 without a shift (≲ 2 m).
     public let isWGS84Compatible: Bool
 
-    public init(name: String, epsg: Int? = nil, ellipsoid: Ellipsoid, primeMeridian: Double = 0,
-                toWGS84: Helmert? = nil, isWGS84Compatible: Bool = false) {
+    public init(
+        name: String, epsg: Int? = nil, ellipsoid: Ellipsoid, primeMeridian: Double = 0,
+        toWGS84: Helmert? = nil, isWGS84Compatible: Bool = false
+    ) {
         self.name = name
         self.epsg = epsg
         self.ellipsoid = ellipsoid
@@ -64,19 +66,21 @@ public struct Datum: Sendable, Equatable {
 
     /// A copy with a TOWGS84 shift (from GeogTOWGS84GeoKey).
     public func with(toWGS84 shift: Helmert?) -> Datum {
-        Datum(name: name, epsg: epsg, ellipsoid: ellipsoid, primeMeridian: primeMeridian,
-              toWGS84: shift, isWGS84Compatible: isWGS84Compatible)
+        Datum(
+            name: name, epsg: epsg, ellipsoid: ellipsoid, primeMeridian: primeMeridian,
+            toWGS84: shift, isWGS84Compatible: isWGS84Compatible)
     }
 
     /// Why lon/lat on this datum may be off, or nil when it is WGS 84 to within ~2 m or
     /// shifted by TOWGS84.
     public var note: String? {
         if toWGS84 != nil || isWGS84Compatible { return nil }
-        let error = switch epsg {
-        case 6267: "~200 m"
-        case 6322: "~20 m"
-        default: "hundreds of metres"
-        }
+        let error =
+            switch epsg {
+            case 6267: "~200 m"
+            case 6322: "~20 m"
+            default: "hundreds of metres"
+            }
         return "datum \(name) has no TOWGS84 shift: treated as WGS 84; may be off by up to \(error)"
     }
 }
@@ -108,9 +112,11 @@ public struct Helmert: Sendable, Equatable {
         let k = Double.pi / 648_000
         let (r1, r2, r3) = (rx * k, ry * k, rz * k)
         let m = 1 + ppm * 1e-6
-        return (tx + m * (p.x - r3 * p.y + r2 * p.z),
-                ty + m * (r3 * p.x + p.y - r1 * p.z),
-                tz + m * (-r2 * p.x + r1 * p.y + p.z))
+        return (
+            tx + m * (p.x - r3 * p.y + r2 * p.z),
+            ty + m * (r3 * p.x + p.y - r1 * p.z),
+            tz + m * (-r2 * p.x + r1 * p.y + p.z)
+        )
     }
 
     /// WGS 84 geocentric → source geocentric, as PROJ's `helmert` runs in reverse (and EPSG
@@ -122,9 +128,11 @@ public struct Helmert: Sendable, Equatable {
         let (r1, r2, r3) = (rx * k, ry * k, rz * k)
         let m = 1 + ppm * 1e-6
         let u = ((p.x - tx) / m, (p.y - ty) / m, (p.z - tz) / m)
-        return (u.0 + r3 * u.1 - r2 * u.2,
-                -r3 * u.0 + u.1 + r1 * u.2,
-                r2 * u.0 - r1 * u.1 + u.2)
+        return (
+            u.0 + r3 * u.1 - r2 * u.2,
+            -r3 * u.0 + u.1 + r1 * u.2,
+            r2 * u.0 - r1 * u.1 + u.2
+        )
     }
 }
 

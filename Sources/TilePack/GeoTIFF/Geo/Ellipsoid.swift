@@ -48,15 +48,23 @@ public struct Ellipsoid: Sendable, Equatable, CustomStringConvertible {
         Ellipsoid(name: name, epsg: epsg, semiMajorAxis: r, inverseFlattening: 0)
     }
 
-    public static let wgs84 = Ellipsoid(name: "WGS 84", epsg: 7030, semiMajorAxis: 6_378_137, inverseFlattening: 298.257223563)
-    public static let grs80 = Ellipsoid(name: "GRS 1980", epsg: 7019, semiMajorAxis: 6_378_137, inverseFlattening: 298.257222101)
-    public static let clarke1866 = Ellipsoid(name: "Clarke 1866", epsg: 7008, semiMajorAxis: 6_378_206.4, semiMinorAxis: 6_356_583.8)
-    public static let international1924 = Ellipsoid(name: "International 1924", epsg: 7022, semiMajorAxis: 6_378_388, inverseFlattening: 297)
-    public static let bessel1841 = Ellipsoid(name: "Bessel 1841", epsg: 7004, semiMajorAxis: 6_377_397.155, inverseFlattening: 299.1528128)
+    public static let wgs84 = Ellipsoid(
+        name: "WGS 84", epsg: 7030, semiMajorAxis: 6_378_137, inverseFlattening: 298.257223563)
+    public static let grs80 = Ellipsoid(
+        name: "GRS 1980", epsg: 7019, semiMajorAxis: 6_378_137, inverseFlattening: 298.257222101)
+    public static let clarke1866 = Ellipsoid(
+        name: "Clarke 1866", epsg: 7008, semiMajorAxis: 6_378_206.4, semiMinorAxis: 6_356_583.8)
+    public static let international1924 = Ellipsoid(
+        name: "International 1924", epsg: 7022, semiMajorAxis: 6_378_388, inverseFlattening: 297)
+    public static let bessel1841 = Ellipsoid(
+        name: "Bessel 1841", epsg: 7004, semiMajorAxis: 6_377_397.155, inverseFlattening: 299.1528128)
     public static let wgs72 = Ellipsoid(name: "WGS 72", epsg: 7043, semiMajorAxis: 6_378_135, inverseFlattening: 298.26)
-    public static let airy1830 = Ellipsoid(name: "Airy 1830", epsg: 7001, semiMajorAxis: 6_377_563.396, inverseFlattening: 299.3249646)
-    public static let krassowsky1940 = Ellipsoid(name: "Krassowsky 1940", epsg: 7024, semiMajorAxis: 6_378_245, inverseFlattening: 298.3)
-    public static let clarke1880RGS = Ellipsoid(name: "Clarke 1880 (RGS)", epsg: 7012, semiMajorAxis: 6_378_249.145, inverseFlattening: 293.465)
+    public static let airy1830 = Ellipsoid(
+        name: "Airy 1830", epsg: 7001, semiMajorAxis: 6_377_563.396, inverseFlattening: 299.3249646)
+    public static let krassowsky1940 = Ellipsoid(
+        name: "Krassowsky 1940", epsg: 7024, semiMajorAxis: 6_378_245, inverseFlattening: 298.3)
+    public static let clarke1880RGS = Ellipsoid(
+        name: "Clarke 1880 (RGS)", epsg: 7012, semiMajorAxis: 6_378_249.145, inverseFlattening: 293.465)
 
     /// The ellipsoids GeogEllipsoidGeoKey may name that we know, by EPSG code.
     public static func epsg(_ code: Int) -> Ellipsoid? {

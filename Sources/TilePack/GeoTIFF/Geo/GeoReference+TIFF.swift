@@ -14,7 +14,11 @@ extension GeoReference {
             throw InputFileError(path: path, problem: "no GeoKey directory: the file is not georeferenced")
         }
         guard let transform = image.geoTransform else {
-            throw InputFileError(path: path, problem: "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced")
+            throw InputFileError(
+                path: path,
+                problem:
+                    "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced"
+            )
         }
         let crs: CRS
         do { crs = try CRS(geoKeys: keys, registry: registry) } catch {
@@ -86,11 +90,13 @@ public struct SourceInfo: Sendable, Encodable {
         try c.encodeOrNull(g?.crs.datumNote, forKey: .datumNote)
         let b = g?.nativeBounds, ll = g?.lonLatBounds(pointsPerEdge: 33)
         try c.encodeOrNull(b.map { [$0.minX, $0.minY, $0.maxX, $0.maxY].map(JSONOutput.number) }, forKey: .bounds)
-        try c.encodeOrNull(ll.map { [$0.west, $0.south, $0.east, $0.north].map(JSONOutput.number) }, forKey: .boundsLonLat)
+        try c.encodeOrNull(
+            ll.map { [$0.west, $0.south, $0.east, $0.north].map(JSONOutput.number) }, forKey: .boundsLonLat)
         try c.encodeOrNull(g.map { JSONOutput.number($0.groundResolution) }, forKey: .resolutionMetres)
         try c.encodeOrNull(g?.nativeZoom, forKey: .nativeZoom)
         try c.encodeOrNull(georeferencingProblem, forKey: .crsError)
-        try c.encodeOrNull(g.map { SourceJSON(source: $0.crs.source, deprecated: $0.crs.isDeprecated) }, forKey: .crsSource)
+        try c.encodeOrNull(
+            g.map { SourceJSON(source: $0.crs.source, deprecated: $0.crs.isDeprecated) }, forKey: .crsSource)
     }
 
     /// One JSON object (schema in README, "## tilepack info"), one line, keys sorted.
@@ -106,7 +112,9 @@ public struct SourceInfo: Sendable, Encodable {
         }
         if let g = georeference {
             add("crs name:", g.crs.name + (g.crs.epsg.map { " (EPSG:\($0))" } ?? " (user-defined)"))
-            add("crs source:", g.crs.source.description + (g.crs.isDeprecated ? "; deprecated in the EPSG dataset" : ""))
+            add(
+                "crs source:", g.crs.source.description + (g.crs.isDeprecated ? "; deprecated in the EPSG dataset" : "")
+            )
             if let note = g.crs.datumNote { add("datum note:", note) }
             let b = g.nativeBounds, ll = g.lonLatBounds(pointsPerEdge: 33)
             add("bounds:", "\(b.minX), \(b.minY), \(b.maxX), \(b.maxY) (native)")

@@ -147,8 +147,10 @@ public struct GeoReference: Sendable {
     /// e.g. UTM's 0.9996 or mercator's 1/cos φ, is not removed — see ``groundResolution``).
     public var nativeResolutionMetres: (x: Double, y: Double) {
         let s = nativePixelSize
-        let lat = crs.unproject(x: crsCoordinate(col: Double(width) / 2, row: Double(height) / 2).x,
-                                y: crsCoordinate(col: Double(width) / 2, row: Double(height) / 2).y).lat
+        let lat = crs.unproject(
+            x: crsCoordinate(col: Double(width) / 2, row: Double(height) / 2).x,
+            y: crsCoordinate(col: Double(width) / 2, row: Double(height) / 2).y
+        ).lat
         let m = crs.metresPerUnit(atLatitude: lat)
         return (s.x * m.x, s.y * m.y)
     }
@@ -189,10 +191,13 @@ public struct GeoReference: Sendable {
     /// Source pixel positions of WGS 84 points: `cols[i], rows[i]` for `(lons[i], lats[i])`.
     /// Non-finite where the CRS cannot represent a point. O(n), no allocation beyond the
     /// caller's buffers, which must hold `lons.count` values.
-    public func sourcePixels(lons: UnsafeBufferPointer<Double>, lats: UnsafeBufferPointer<Double>,
-                             cols: UnsafeMutableBufferPointer<Double>, rows: UnsafeMutableBufferPointer<Double>) {
-        precondition(lats.count == lons.count && cols.count >= lons.count && rows.count >= lons.count,
-                     "output buffers must hold one value per input point")
+    public func sourcePixels(
+        lons: UnsafeBufferPointer<Double>, lats: UnsafeBufferPointer<Double>,
+        cols: UnsafeMutableBufferPointer<Double>, rows: UnsafeMutableBufferPointer<Double>
+    ) {
+        precondition(
+            lats.count == lons.count && cols.count >= lons.count && rows.count >= lons.count,
+            "output buffers must hold one value per input point")
         for i in 0..<lons.count {
             let p = pixel(lon: lons[i], lat: lats[i])
             cols[i] = p.col
@@ -203,8 +208,10 @@ public struct GeoReference: Sendable {
     /// Source pixel positions sampled by every pixel centre of a web-mercator tile, row by row
     /// (`size`×`size` values each, index `row * size + col`). Latitudes are computed once
     /// per row and longitudes once per column; the CRS inverse runs per pixel. O(size²).
-    public func sourcePixels(for tile: TileID, size: Int = WebMercator.tileSize,
-                             cols: inout [Double], rows: inout [Double]) {
+    public func sourcePixels(
+        for tile: TileID, size: Int = WebMercator.tileSize,
+        cols: inout [Double], rows: inout [Double]
+    ) {
         precondition(size > 0, "tile size must be positive")
         let count = size * size
         if cols.count != count { cols = [Double](repeating: 0, count: count) }

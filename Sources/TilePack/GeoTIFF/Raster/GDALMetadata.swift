@@ -42,7 +42,8 @@ public struct GDALMetadata: Sendable, Equatable {
         while let open = rest.firstRange(of: "<Item") {
             let afterName = rest[open.upperBound...]
             // "<Items" or "<ItemX" is another element.
-            guard let next = afterName.first, next == " " || next == ">" || next == "\t" || next == "\n" || next == "\r" else {
+            guard let next = afterName.first, next == " " || next == ">" || next == "\t" || next == "\n" || next == "\r"
+            else {
                 rest = afterName
                 continue
             }

@@ -15,7 +15,9 @@ struct GeoTIFFTags: Sendable {
     /// GeoKey value meaning "user-defined" (no EPSG code).
     static let userDefined: UInt16 = 32767
 
-    static func parse(_ dir: TIFFDirectory, reader: TIFFStructureReader, sampleType: SampleType) throws(TIFFError) -> GeoTIFFTags {
+    static func parse(
+        _ dir: TIFFDirectory, reader: TIFFStructureReader, sampleType: SampleType
+    ) throws(TIFFError) -> GeoTIFFTags {
         var tags = GeoTIFFTags()
         tags.pixelScale = try reader.doubles(dir, TIFFTag.modelPixelScale)
         tags.tiepoints = try reader.doubles(dir, TIFFTag.modelTiepoint)
@@ -26,8 +28,9 @@ struct GeoTIFFTags: Sendable {
             // GeoAsciiParams are '|'-separated strings; keep NULs out but not the separators.
             let asciiEntry = dir[TIFFTag.geoAsciiParams]
             let asciiBytes = try asciiEntry.map { e throws(TIFFError) in try reader.textBytes(e) } ?? []
-            tags.geoKeys = try keyDirectory(directory.map { UInt16(truncatingIfNeeded: $0) }, doubles: doubles, ascii: asciiBytes,
-                                            path: reader.path)
+            tags.geoKeys = try keyDirectory(
+                directory.map { UInt16(truncatingIfNeeded: $0) }, doubles: doubles, ascii: asciiBytes,
+                path: reader.path)
         }
         if let keys = tags.geoKeys {
             switch keys.short(GeoKey.gtRasterType) {
@@ -37,8 +40,9 @@ struct GeoTIFFTags: Sendable {
             }
             tags.epsg = epsgCode(keys)
         }
-        tags.geoTransform = geoTransform(scale: tags.pixelScale, tiepoints: tags.tiepoints,
-                                         transformation: tags.transformation, rasterType: tags.rasterType)
+        tags.geoTransform = geoTransform(
+            scale: tags.pixelScale, tiepoints: tags.tiepoints,
+            transformation: tags.transformation, rasterType: tags.rasterType)
         if let text = try reader.ascii(dir, TIFFTag.gdalNoData) {
             tags.nodata = parseNodata(text, sampleType: sampleType)
         }
@@ -57,13 +61,16 @@ struct GeoTIFFTags: Sendable {
     ///   resolving to more than ``TIFFLimits/maxGeoKeyValues`` values together (keys may all
     ///   point at one large range: N keys would copy it N times).
     /// - Cost: O(keys + values resolved), both bounded by the limits.
-    static func keyDirectory(_ dir: [UInt16], doubles: [Double], ascii: [UInt8], path: String = "") throws(TIFFError) -> GeoKeyDirectory? {
+    static func keyDirectory(
+        _ dir: [UInt16], doubles: [Double], ascii: [UInt8], path: String = ""
+    ) throws(TIFFError) -> GeoKeyDirectory? {
         guard dir.count >= 4 else { return nil }
         var keys = GeoKeyDirectory(version: Array(dir[0..<3]))
         let n = min(Int(dir[3]), (dir.count - 4) / 4)
         guard n <= TIFFLimits.maxGeoKeys else {
-            throw TIFFError(path: path, kind: .absurdDimensions,
-                            detail: "GeoKeyDirectory lists \(n) keys, more than the \(TIFFLimits.maxGeoKeys) tilepack reads")
+            throw TIFFError(
+                path: path, kind: .absurdDimensions,
+                detail: "GeoKeyDirectory lists \(n) keys, more than the \(TIFFLimits.maxGeoKeys) tilepack reads")
         }
         var resolved = 0
         for i in 0..<n {
@@ -72,8 +79,9 @@ struct GeoTIFFTags: Sendable {
             let start = Int(value)
             resolved += location == 0 ? 1 : count
             guard resolved <= TIFFLimits.maxGeoKeyValues else {
-                throw TIFFError(path: path, kind: .absurdDimensions,
-                                detail: "GeoKeys resolve to more than the \(TIFFLimits.maxGeoKeyValues) values tilepack reads")
+                throw TIFFError(
+                    path: path, kind: .absurdDimensions,
+                    detail: "GeoKeys resolve to more than the \(TIFFLimits.maxGeoKeyValues) values tilepack reads")
             }
             switch location {
             case 0:
@@ -112,8 +120,10 @@ struct GeoTIFFTags: Sendable {
     /// The geotransform GDAL derives: ModelTransformation first, else a single tiepoint with
     /// a pixel scale. Several tiepoints are ground control points, not a transform (nil).
     /// PixelIsPoint shifts the origin by half a pixel (GDAL's default, GTIFF_POINT_GEO_IGNORE=NO).
-    static func geoTransform(scale: [Double]?, tiepoints: [Double]?, transformation: [Double]?,
-                             rasterType: RasterType?) -> GeoTransform? {
+    static func geoTransform(
+        scale: [Double]?, tiepoints: [Double]?, transformation: [Double]?,
+        rasterType: RasterType?
+    ) -> GeoTransform? {
         var c: [Double]
         if let m = transformation, m.count >= 16 {
             c = [m[3], m[0], m[1], m[7], m[4], m[5]]
@@ -148,4 +158,3 @@ struct GeoTIFFTags: Sendable {
         return value
     }
 }
-

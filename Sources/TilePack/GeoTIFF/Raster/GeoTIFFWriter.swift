@@ -182,7 +182,8 @@ public struct GeoTIFFWriter: Sendable {
             throw invalid("\(o.samplesPerPixel) samples per pixel (1…4096 supported)")
         }
         guard o.blockWidth > 0, o.blockHeight > 0, o.blockWidth % 16 == 0, o.blockHeight % 16 == 0,
-              o.blockWidth <= 65536, o.blockHeight <= 65536 else {
+            o.blockWidth <= 65536, o.blockHeight <= 65536
+        else {
             throw invalid("block size \(o.blockWidth)×\(o.blockHeight) must be positive multiples of 16")
         }
         let colourSamples = o.photometric == .rgb ? 3 : 1
@@ -218,7 +219,8 @@ public struct GeoTIFFWriter: Sendable {
                 }
             }
         }
-        let (rowBytes, overflowA) = o.blockWidth.multipliedReportingOverflow(by: o.samplesPerPixel * o.sampleType.byteWidth)
+        let (rowBytes, overflowA) = o.blockWidth.multipliedReportingOverflow(
+            by: o.samplesPerPixel * o.sampleType.byteWidth)
         let (blockBytes, overflowB) = rowBytes.multipliedReportingOverflow(by: o.blockHeight)
         guard !overflowA, !overflowB, blockBytes <= Int(Int32.max) else {
             throw invalid("one block of \(o.blockWidth)×\(o.blockHeight)×\(o.samplesPerPixel) samples is too large")
@@ -244,7 +246,9 @@ public struct GeoTIFFWriter: Sendable {
     /// it that size. Errors it throws abort the write (the temporary file is removed) and
     /// are rethrown as they are.
     @discardableResult
-    public func write(blockProvider: (_ blockX: Int, _ blockY: Int, _ block: inout [UInt8]) throws -> Void) throws -> Summary {
+    public func write(
+        blockProvider: (_ blockX: Int, _ blockY: Int, _ block: inout [UInt8]) throws -> Void
+    ) throws -> Summary {
         try writeFile { batch in
             var raws: [[UInt8]] = []
             raws.reserveCapacity(batch.count)
@@ -266,7 +270,9 @@ public struct GeoTIFFWriter: Sendable {
     /// batch are requested concurrently, in no particular order); use it when producing a
     /// block costs as much as compressing it, as for synthetic terrain.
     @discardableResult
-    public func writeConcurrently(blockProvider: @Sendable (_ blockX: Int, _ blockY: Int, _ block: inout [UInt8]) throws -> Void) throws -> Summary {
+    public func writeConcurrently(
+        blockProvider: @Sendable (_ blockX: Int, _ blockY: Int, _ block: inout [UInt8]) throws -> Void
+    ) throws -> Summary {
         try writeFile { batch in
             try parallelMap(batch) { index in
                 var block = [UInt8](repeating: 0, count: blockByteCount)
@@ -286,11 +292,13 @@ public struct GeoTIFFWriter: Sendable {
             switch o.predictor {
             case .none: break
             case .horizontal:
-                TIFFPredictor.applyHorizontal(raw, width: o.blockWidth, rows: o.blockHeight,
-                                                          samplesPerPixel: o.samplesPerPixel, bytesPerSample: o.sampleType.byteWidth)
+                TIFFPredictor.applyHorizontal(
+                    raw, width: o.blockWidth, rows: o.blockHeight,
+                    samplesPerPixel: o.samplesPerPixel, bytesPerSample: o.sampleType.byteWidth)
             case .floatingPoint:
-                TIFFPredictor.applyFloatingPoint(raw, width: o.blockWidth, rows: o.blockHeight,
-                                                          samplesPerPixel: o.samplesPerPixel, bytesPerSample: o.sampleType.byteWidth)
+                TIFFPredictor.applyFloatingPoint(
+                    raw, width: o.blockWidth, rows: o.blockHeight,
+                    samplesPerPixel: o.samplesPerPixel, bytesPerSample: o.sampleType.byteWidth)
             }
         }
         do {
@@ -331,7 +339,8 @@ public struct GeoTIFFWriter: Sendable {
 
         let ifdOffset = file.position
         var entries = ifdEntries()
-        let classicEnd = ifdOffset + UInt64(IFDEntry.serializedSize(entries + blockEntries(offsets, counts, big: false), big: false))
+        let classicEnd =
+            ifdOffset + UInt64(IFDEntry.serializedSize(entries + blockEntries(offsets, counts, big: false), big: false))
         let big: Bool
         switch options.format {
         case .bigTIFF: big = true
@@ -369,8 +378,10 @@ public struct GeoTIFFWriter: Sendable {
         if big {
             return [IFDEntry(TIFFTag.tileOffsets, long8s: offsets), IFDEntry(TIFFTag.tileByteCounts, long8s: counts)]
         }
-        return [IFDEntry(TIFFTag.tileOffsets, longs: offsets.map { UInt32(truncatingIfNeeded: $0) }),
-                IFDEntry(TIFFTag.tileByteCounts, longs: counts.map { UInt32(truncatingIfNeeded: $0) })]
+        return [
+            IFDEntry(TIFFTag.tileOffsets, longs: offsets.map { UInt32(truncatingIfNeeded: $0) }),
+            IFDEntry(TIFFTag.tileByteCounts, longs: counts.map { UInt32(truncatingIfNeeded: $0) }),
+        ]
     }
 
     /// All tags except the block offsets and counts.
@@ -409,12 +420,15 @@ public struct GeoTIFFWriter: Sendable {
             } else {
                 let isPoint = o.geoKeys?.short(GeoKey.gtRasterType) == 2
                 let origin = isPoint ? t.apply(col: 0.5, row: 0.5) : (c[0], c[3])
-                e.append(IFDEntry(TIFFTag.modelTransformation, doubles: [
-                    c[1], c[2], 0, origin.0,
-                    c[4], c[5], 0, origin.1,
-                    0, 0, 0, 0,
-                    0, 0, 0, 1,
-                ]))
+                e.append(
+                    IFDEntry(
+                        TIFFTag.modelTransformation,
+                        doubles: [
+                            c[1], c[2], 0, origin.0,
+                            c[4], c[5], 0, origin.1,
+                            0, 0, 0, 0,
+                            0, 0, 0, 1,
+                        ]))
             }
         }
         if let keys = o.geoKeys {

@@ -23,8 +23,9 @@ extension TIFFFile {
             var y = 0
             while y < image.height {
                 let rows = min(image.blockHeight - y % image.blockHeight, image.height - y)
-                let strip = try read(image, window: PixelWindow(x: 0, y: y, width: image.width, height: rows),
-                                     bands: band..<band + 1)
+                let strip = try read(
+                    image, window: PixelWindow(x: 0, y: y, width: image.width, height: rows),
+                    bands: band..<band + 1)
                 strip.bytes.withUnsafeBytes { raw in
                     whole.update(bufferPointer: raw)
                     hasher.update(bufferPointer: raw)

@@ -32,8 +32,9 @@ public struct RasterWindow: Sendable {
     public var bytes: [UInt8]
 
     public init(window: PixelWindow, bands: Int, sampleType: SampleType, bytes: [UInt8]) {
-        precondition(bytes.count == window.width * window.height * bands * sampleType.byteWidth,
-                     "raster window byte count does not match its shape")
+        precondition(
+            bytes.count == window.width * window.height * bands * sampleType.byteWidth,
+            "raster window byte count does not match its shape")
         self.window = window
         self.bands = bands
         self.sampleType = sampleType
@@ -43,8 +44,9 @@ public struct RasterWindow: Sendable {
     /// One sample as a Double (64-bit integers beyond 2^53 lose precision).
     /// `x`, `y` are relative to the window.
     public func sample(x: Int, y: Int, band: Int) -> Double {
-        precondition(x >= 0 && x < window.width && y >= 0 && y < window.height && band >= 0 && band < bands,
-                     "sample outside the window")
+        precondition(
+            x >= 0 && x < window.width && y >= 0 && y < window.height && band >= 0 && band < bands,
+            "sample outside the window")
         let index = (y * window.width + x) * bands + band
         return bytes.withUnsafeBytes { Self.value(sampleType, $0, index) }
     }
@@ -57,7 +59,11 @@ public struct RasterWindow: Sendable {
             [Float](unsafeUninitializedCapacity: n) { out, count in
                 switch sampleType {
                 case .uint8: for i in 0..<n { out[i] = Float(raw[i]) }
-                case .float32: for i in 0..<n { out[i] = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))) }
+                case .float32:
+                    for i in 0..<n {
+                        out[i] = Float(
+                            bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)))
+                    }
                 default: for i in 0..<n { out[i] = Float(Self.value(sampleType, raw, i)) }
                 }
                 count = n
@@ -76,8 +82,10 @@ public struct RasterWindow: Sendable {
         case .int32: Double(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: Int32.self)))
         case .uint64: Double(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
         case .int64: Double(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: Int64.self)))
-        case .float32: Double(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))))
-        case .float64: Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
+        case .float32:
+            Double(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))))
+        case .float64:
+            Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
         }
     }
 }

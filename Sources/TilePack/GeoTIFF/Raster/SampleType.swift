@@ -40,7 +40,8 @@ public enum SampleType: String, Sendable, CaseIterable, Equatable {
         case .uint32: return value >= 0 && value <= 4_294_967_295 && value.rounded() == value
         case .int32: return value >= -2_147_483_648 && value <= 2_147_483_647 && value.rounded() == value
         case .uint64: return value >= 0 && value < 18_446_744_073_709_551_616 && value.rounded() == value
-        case .int64: return value >= -9_223_372_036_854_775_808 && value < 9_223_372_036_854_775_808 && value.rounded() == value
+        case .int64:
+            return value >= -9_223_372_036_854_775_808 && value < 9_223_372_036_854_775_808 && value.rounded() == value
         case .float32: return value.isInfinite || abs(value) <= Double(Float.greatestFiniteMagnitude)
         case .float64: return true
         }

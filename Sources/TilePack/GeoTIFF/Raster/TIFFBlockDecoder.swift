@@ -28,7 +28,8 @@ struct TIFFBlockDecoder {
         let maxInput = UInt64(expected) * 2 + 65_536
         let readCount = image.compression == TIFFCompression.none ? min(count, UInt64(expected)) : min(count, maxInput)
         guard readCount <= handle.size, let readBytes = Int(exactly: readCount) else {
-            throw TIFFError(path: path, kind: .absurdDimensions, detail: "\(what) claims \(count) bytes, more than the file")
+            throw TIFFError(
+                path: path, kind: .absurdDimensions, detail: "\(what) claims \(count) bytes, more than the file")
         }
         var raw = try handle.read(offset: offset, count: readBytes, what: what)
         if image.fillOrderReversed {
@@ -37,15 +38,17 @@ struct TIFFBlockDecoder {
 
         // No codec expands data past these ratios (PackBits 2→128 bytes, Deflate ~1032:1, one
         // 12-bit LZW code → at most 4096 bytes): refuse before allocating for a bogus block.
-        let maxRatio = switch image.compression {
-        case TIFFCompression.none: 1
-        case TIFFCompression.packBits: 64
-        case TIFFCompression.lzw: 4096
-        default: 1040
-        }
+        let maxRatio =
+            switch image.compression {
+            case TIFFCompression.none: 1
+            case TIFFCompression.packBits: 64
+            case TIFFCompression.lzw: 4096
+            default: 1040
+            }
         guard raw.count.multipliedReportingOverflow(by: maxRatio).partialValue >= expected else {
-            throw TIFFError(path: path, kind: .corruptBlock,
-                            detail: "\(what) holds \(raw.count) bytes, too few to decode to \(expected) (\(image.compressionName))")
+            throw TIFFError(
+                path: path, kind: .corruptBlock,
+                detail: "\(what) holds \(raw.count) bytes, too few to decode to \(expected) (\(image.compressionName))")
         }
         var decoded = [UInt8](repeating: 0, count: expected)
         let produced: Int
@@ -59,8 +62,9 @@ struct TIFFBlockDecoder {
             throw TIFFError(path: path, kind: .corruptBlock, detail: "\(what): \(error.message)")
         }
         guard produced == expected else {
-            throw TIFFError(path: path, kind: .corruptBlock,
-                            detail: "\(what) decodes to \(produced) bytes, expected \(expected) (\(image.compressionName))")
+            throw TIFFError(
+                path: path, kind: .corruptBlock,
+                detail: "\(what) decodes to \(produced) bytes, expected \(expected) (\(image.compressionName))")
         }
 
         var out: [UInt8]
@@ -68,8 +72,9 @@ struct TIFFBlockDecoder {
             out = [UInt8](repeating: 0, count: outBytes)
             decoded.withUnsafeMutableBufferPointer { d in
                 out.withUnsafeMutableBufferPointer { o in
-                    TIFFPredictor.undoFloatingPoint(d, into: o, rows: rows, rowSamples: rowSamples,
-                                                    stride: spb, sampleBytes: fileBytes)
+                    TIFFPredictor.undoFloatingPoint(
+                        d, into: o, rows: rows, rowSamples: rowSamples,
+                        stride: spb, sampleBytes: fileBytes)
                 }
             }
             return out

@@ -11,8 +11,10 @@ enum TIFFDecompression {
 
     /// Decodes `input` with `compression` into `output`, returning bytes produced.
     /// - Cost: O(input + output), no allocation besides LZW's 12 KiB table.
-    static func decode(_ compression: UInt16, _ input: UnsafeBufferPointer<UInt8>,
-                       into output: UnsafeMutableBufferPointer<UInt8>) throws(Failure) -> Int {
+    static func decode(
+        _ compression: UInt16, _ input: UnsafeBufferPointer<UInt8>,
+        into output: UnsafeMutableBufferPointer<UInt8>
+    ) throws(Failure) -> Int {
         switch compression {
         case TIFFCompression.none:
             let n = min(input.count, output.count)
@@ -64,7 +66,9 @@ enum TIFFDecompression {
     /// 2047), as TIFF 6.0 specifies. Old-style (pre-6.0 libtiff, "compat") streams are
     /// LSB-first and widen on time; like libtiff, they are recognised by a first byte of 0
     /// with the low bit of the second byte set (a Clear code written LSB-first).
-    static func lzw(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) throws(Failure) -> Int {
+    static func lzw(
+        _ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>
+    ) throws(Failure) -> Int {
         let oldStyle = input.count >= 2 && input[0] == 0 && input[1] & 1 != 0
         let early = oldStyle ? 0 : 1
         let tableSize = 4096
@@ -110,7 +114,9 @@ enum TIFFDecompression {
                 }
                 if code == 257 { break }
                 if old < 0 {
-                    guard code < 256 else { throw Failure(message: "LZW: first code \(code) after Clear is not a literal") }
+                    guard code < 256 else {
+                        throw Failure(message: "LZW: first code \(code) after Clear is not a literal")
+                    }
                     output[o] = UInt8(code)
                     o += 1
                     old = code

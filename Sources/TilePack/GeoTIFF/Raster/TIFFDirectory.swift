@@ -18,7 +18,9 @@ struct TIFFDirectoryEntry: Sendable {
     /// Where the value bytes are when they do not fit.
     var valueOffset: UInt64
 
-    var byteCount: UInt64 { count.multipliedReportingOverflow(by: UInt64(type.size)).overflow ? .max : count * UInt64(type.size) }
+    var byteCount: UInt64 {
+        count.multipliedReportingOverflow(by: UInt64(type.size)).overflow ? .max : count * UInt64(type.size)
+    }
 }
 
 /// One image file directory: its entries by tag and the offset of the next one.
@@ -46,8 +48,9 @@ struct TIFFStructureReader: Sendable {
     /// Parses the 8-byte (classic) or 16-byte (BigTIFF) header.
     static func readHeader(_ handle: TIFFFileHandle) throws(TIFFError) -> TIFFHeader {
         guard handle.size >= 8 else {
-            throw TIFFError(path: handle.path, kind: .truncated,
-                            detail: "file is \(handle.size) bytes, too short for a TIFF header")
+            throw TIFFError(
+                path: handle.path, kind: .truncated,
+                detail: "file is \(handle.size) bytes, too short for a TIFF header")
         }
         let head = try handle.read(offset: 0, count: Int(min(16, handle.size)), what: "header")
         let order: TIFFByteOrder
@@ -66,8 +69,9 @@ struct TIFFStructureReader: Sendable {
                 throw TIFFError(path: handle.path, kind: .truncated, detail: "file too short for a BigTIFF header")
             }
             guard r.uint16(at: 4) == 8, r.uint16(at: 6) == 0 else {
-                throw TIFFError(path: handle.path, kind: .badHeader,
-                                detail: "BigTIFF header declares offset size \(r.uint16(at: 4)), expected 8")
+                throw TIFFError(
+                    path: handle.path, kind: .badHeader,
+                    detail: "BigTIFF header declares offset size \(r.uint16(at: 4)), expected 8")
             }
             return TIFFHeader(order: order, isBigTIFF: true, firstIFDOffset: r.uint64(at: 8))
         case let magic:
@@ -82,12 +86,14 @@ struct TIFFStructureReader: Sendable {
         var offset = first
         while offset != 0 {
             guard seen.insert(offset).inserted else {
-                throw TIFFError(path: path, kind: .ifdLoop,
-                                detail: "IFD chain loops back to offset \(offset) after \(result.count) directories")
+                throw TIFFError(
+                    path: path, kind: .ifdLoop,
+                    detail: "IFD chain loops back to offset \(offset) after \(result.count) directories")
             }
             guard result.count < Self.maxDirectories else {
-                throw TIFFError(path: path, kind: .absurdDimensions,
-                                detail: "more than \(Self.maxDirectories) IFDs in the chain")
+                throw TIFFError(
+                    path: path, kind: .absurdDimensions,
+                    detail: "more than \(Self.maxDirectories) IFDs in the chain")
             }
             let dir = try readDirectory(at: offset, index: result.count)
             result.append(dir)
@@ -111,7 +117,8 @@ struct TIFFStructureReader: Sendable {
         }
         let n = Int(n64)
         let bodySize = n * entrySize + (isBigTIFF ? 8 : 4)
-        let body = try handle.read(offset: offset + UInt64(countSize), count: bodySize, what: "IFD \(index) (\(n) entries)")
+        let body = try handle.read(
+            offset: offset + UInt64(countSize), count: bodySize, what: "IFD \(index) (\(n) entries)")
         let r = TIFFByteReader(body, order: order)
         var entries: [UInt16: TIFFDirectoryEntry] = [:]
         entries.reserveCapacity(n)
@@ -143,14 +150,16 @@ struct TIFFStructureReader: Sendable {
         // Before the file-size check: a large file must not let one tag's claim drive a
         // large allocation either (its values are widened to 8 bytes each by ``unsigned``).
         guard entry.count <= UInt64(TIFFLimits.maxTagValues) else {
-            throw TIFFError(path: path, kind: .absurdDimensions,
-                            detail: "\(name) holds more than the \(TIFFLimits.maxTagValues) values tilepack reads from one tag")
+            throw TIFFError(
+                path: path, kind: .absurdDimensions,
+                detail: "\(name) holds more than the \(TIFFLimits.maxTagValues) values tilepack reads from one tag")
         }
         // byteCount saturates at UInt64.max on overflow, so this one comparison also refuses
         // counts whose byte size does not fit 64 bits; the file size always fits an Int.
         guard entry.byteCount <= handle.size, let byteCount = Int(exactly: entry.byteCount) else {
-            throw TIFFError(path: path, kind: .absurdDimensions,
-                            detail: "\(name) is larger than the whole file")
+            throw TIFFError(
+                path: path, kind: .absurdDimensions,
+                detail: "\(name) is larger than the whole file")
         }
         return try handle.read(offset: entry.valueOffset, count: byteCount, what: name)
     }
@@ -161,10 +170,12 @@ struct TIFFStructureReader: Sendable {
     ///   bypassed ``valueBytes(_:)``'s size check could get here, but the reads must not trust that).
     func valueCount(_ entry: TIFFDirectoryEntry, holding bytes: [UInt8]) throws(TIFFError) -> Int {
         guard let n = Int(exactly: entry.count),
-              case let (needed, overflow) = n.multipliedReportingOverflow(by: entry.type.size),
-              !overflow, needed <= bytes.count else {
-            throw TIFFError(path: path, kind: .absurdDimensions,
-                            detail: "tag \(entry.tag) claims \(entry.count) values, more than its \(bytes.count) bytes hold")
+            case let (needed, overflow) = n.multipliedReportingOverflow(by: entry.type.size),
+            !overflow, needed <= bytes.count
+        else {
+            throw TIFFError(
+                path: path, kind: .absurdDimensions,
+                detail: "tag \(entry.tag) claims \(entry.count) values, more than its \(bytes.count) bytes hold")
         }
         return n
     }
@@ -184,8 +195,9 @@ struct TIFFStructureReader: Sendable {
         case .slong: return (0..<n).map { UInt64(bitPattern: Int64(Int32(bitPattern: r.uint32(at: $0 * 4)))) }
         case .long8, .ifd8, .slong8: return (0..<n).map { r.uint64(at: $0 * 8) }
         case .rational, .srational, .float, .double:
-            throw TIFFError(path: path, kind: .badTag,
-                            detail: "tag \(tag) has non-integer type \(entry.type) where integers are required")
+            throw TIFFError(
+                path: path, kind: .badTag,
+                detail: "tag \(tag) has non-integer type \(entry.type) where integers are required")
         }
     }
 
@@ -248,8 +260,11 @@ struct TIFFStructureReader: Sendable {
     /// A text-like tag's raw bytes, refused unread above ``TIFFLimits/maxTextBytes``.
     func textBytes(_ entry: TIFFDirectoryEntry) throws(TIFFError) -> [UInt8] {
         guard entry.byteCount <= UInt64(TIFFLimits.maxTextBytes) else {
-            throw TIFFError(path: path, kind: .absurdDimensions,
-                            detail: "tag \(entry.tag) holds \(entry.byteCount) bytes of text, more than the \(TIFFLimits.maxTextBytes) tilepack reads")
+            throw TIFFError(
+                path: path, kind: .absurdDimensions,
+                detail:
+                    "tag \(entry.tag) holds \(entry.byteCount) bytes of text, more than the \(TIFFLimits.maxTextBytes) tilepack reads"
+            )
         }
         return try valueBytes(entry)
     }

@@ -56,7 +56,8 @@ public struct TIFFError: TilePackError, Equatable {
 
     /// An error for a feature this reader does not decode.
     static func unsupported(_ path: String, _ feature: String, code: Int) -> TIFFError {
-        TIFFError(path: path, kind: .unsupported(feature: feature, code: code),
-                  detail: "unsupported \(feature) (code \(code))")
+        TIFFError(
+            path: path, kind: .unsupported(feature: feature, code: code),
+            detail: "unsupported \(feature) (code \(code))")
     }
 }

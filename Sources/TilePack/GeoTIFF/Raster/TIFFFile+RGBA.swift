@@ -10,13 +10,19 @@ extension TIFFFile {
     public func readRGBA8() throws(TIFFError) -> [UInt8] {
         let img = image
         guard img.sampleType == .uint8, (1...4).contains(img.bands), img.photometric != 3 else {
-            throw TIFFError(path: path, kind: .unsupported(feature: "RGBA8 conversion", code: img.bands),
-                            detail: "\(img.bands)-band \(img.sampleType.rawValue) \(img.photometricName) image cannot be read as RGBA8 (need 8-bit gray, RGB or RGBA)")
+            throw TIFFError(
+                path: path, kind: .unsupported(feature: "RGBA8 conversion", code: img.bands),
+                detail:
+                    "\(img.bands)-band \(img.sampleType.rawValue) \(img.photometricName) image cannot be read as RGBA8 (need 8-bit gray, RGB or RGBA)"
+            )
         }
         // Sparse files can declare huge images in a few bytes: cap before allocating.
         guard img.width <= Self.rgbaMaximumSide, img.height <= Self.rgbaMaximumSide else {
-            throw TIFFError(path: path, kind: .absurdDimensions,
-                            detail: "\(img.width)×\(img.height) is too large to read as one RGBA8 image (limit \(Self.rgbaMaximumSide) per side)")
+            throw TIFFError(
+                path: path, kind: .absurdDimensions,
+                detail:
+                    "\(img.width)×\(img.height) is too large to read as one RGBA8 image (limit \(Self.rgbaMaximumSide) per side)"
+            )
         }
         let raw = try read(window: PixelWindow(x: 0, y: 0, width: img.width, height: img.height)).bytes
         let n = img.width * img.height, b = img.bands

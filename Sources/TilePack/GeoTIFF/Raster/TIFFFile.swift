@@ -92,7 +92,8 @@ public final class TIFFFile: Sendable {
     /// Decodes all bands of overview `index` (0 = the largest) inside `window`.
     public func read(window: PixelWindow, overview index: Int) throws(TIFFError) -> RasterWindow {
         guard overviews.indices.contains(index) else {
-            throw TIFFError(path: path, kind: .badWindow, detail: "no overview \(index) (the file has \(overviews.count))")
+            throw TIFFError(
+                path: path, kind: .badWindow, detail: "no overview \(index) (the file has \(overviews.count))")
         }
         let ov = overviews[index]
         return try read(ov, window: window, bands: 0..<ov.bands)
@@ -101,10 +102,12 @@ public final class TIFFFile: Sendable {
     /// Decodes the bands `bands` of `image` inside `window`, pixel-interleaved.
     func read(_ image: TIFFImage, window: PixelWindow, bands: Range<Int>) throws(TIFFError) -> RasterWindow {
         guard window.fits(width: image.width, height: image.height) else {
-            throw TIFFError(path: path, kind: .badWindow,
-                            detail: "window \(window) is outside the \(image.width)x\(image.height) image")
+            throw TIFFError(
+                path: path, kind: .badWindow,
+                detail: "window \(window) is outside the \(image.width)x\(image.height) image")
         }
-        precondition(!bands.isEmpty && bands.lowerBound >= 0 && bands.upperBound <= image.bands, "band range outside the image")
+        precondition(
+            !bands.isEmpty && bands.lowerBound >= 0 && bands.upperBound <= image.bands, "band range outside the image")
         let bw = image.sampleType.byteWidth
         let outBands = bands.count
         let outPixelBytes = outBands * bw
@@ -133,17 +136,22 @@ public final class TIFFFile: Sendable {
                     block.withUnsafeBytes { src in
                         out.withUnsafeMutableBytes { dst in
                             for r in r0..<r1 {
-                                let s = src.baseAddress! + ((r - top) * image.blockWidth + (c0 - left)) * blockPixelBytes
-                                let d = dst.baseAddress! + ((r - window.y) * window.width + (c0 - window.x)) * outPixelBytes
+                                let s =
+                                    src.baseAddress! + ((r - top) * image.blockWidth + (c0 - left)) * blockPixelBytes
+                                let d =
+                                    dst.baseAddress! + ((r - window.y) * window.width + (c0 - window.x)) * outPixelBytes
                                 if image.planarConfig == .separate {
                                     let db = d + (plane - bands.lowerBound) * bw
-                                    for c in 0..<cols { (db + c * outPixelBytes).copyMemory(from: s + c * bw, byteCount: bw) }
+                                    for c in 0..<cols {
+                                        (db + c * outPixelBytes).copyMemory(from: s + c * bw, byteCount: bw)
+                                    }
                                 } else if outBands == spb {
                                     d.copyMemory(from: s, byteCount: cols * blockPixelBytes)
                                 } else {
                                     let sb = s + bands.lowerBound * bw
                                     for c in 0..<cols {
-                                        (d + c * outPixelBytes).copyMemory(from: sb + c * blockPixelBytes, byteCount: outPixelBytes)
+                                        (d + c * outPixelBytes).copyMemory(
+                                            from: sb + c * blockPixelBytes, byteCount: outPixelBytes)
                                     }
                                 }
                             }

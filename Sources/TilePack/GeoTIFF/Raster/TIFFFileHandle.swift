@@ -42,12 +42,14 @@ final class TIFFFileHandle: Sendable {
     func read(offset: UInt64, count: Int, what: @autoclosure () -> String) throws(TIFFError) -> [UInt8] {
         precondition(count >= 0)
         guard offset <= size else {
-            throw TIFFError(path: path, kind: .offsetPastEnd,
-                            detail: "\(what()) at offset \(offset) is past the end of the file (\(size) bytes)")
+            throw TIFFError(
+                path: path, kind: .offsetPastEnd,
+                detail: "\(what()) at offset \(offset) is past the end of the file (\(size) bytes)")
         }
         guard UInt64(count) <= size - offset else {
-            throw TIFFError(path: path, kind: .truncated,
-                            detail: "\(what()) (\(count) bytes at offset \(offset)) runs past the end of the file (\(size) bytes)")
+            throw TIFFError(
+                path: path, kind: .truncated,
+                detail: "\(what()) (\(count) bytes at offset \(offset)) runs past the end of the file (\(size) bytes)")
         }
         // Uninitialised, then filled by pread: zeroing first cost a pass over every byte read
         // (a 61 MB VRT spent a sixth of its open in memset).
@@ -71,8 +73,9 @@ final class TIFFFileHandle: Sendable {
             throw TIFFError(path: path, kind: .io, detail: "read error: \(String(cString: strerror(failure)))")
         }
         guard got == count else {
-            throw TIFFError(path: path, kind: .truncated,
-                            detail: "\(what()) ends early: file shrank while reading")
+            throw TIFFError(
+                path: path, kind: .truncated,
+                detail: "\(what()) ends early: file shrank while reading")
         }
         return buffer
     }

@@ -103,7 +103,8 @@ public struct TIFFImage: Sendable {
         let perPlane = blocksAcross * blocksDown
         var total: UInt64 = 0
         for plane in 0..<planes {
-            let (sum, overflow) = total.addingReportingOverflow(blockByteCounts[plane * perPlane + row * blocksAcross + column])
+            let (sum, overflow) = total.addingReportingOverflow(
+                blockByteCounts[plane * perPlane + row * blocksAcross + column])
             total = overflow ? .max : sum
         }
         return total
@@ -150,7 +151,8 @@ extension TIFFImage {
             TIFFError(path: path, kind: .absurdDimensions, detail: "IFD \(index): \(detail)")
         }
         guard let w = try reader.scalar(dir, TIFFTag.imageWidth),
-              let h = try reader.scalar(dir, TIFFTag.imageLength) else {
+            let h = try reader.scalar(dir, TIFFTag.imageLength)
+        else {
             throw bad("missing ImageWidth or ImageLength")
         }
         guard w > 0, h > 0, w <= UInt64(Int32.max), h <= UInt64(Int32.max) else {
@@ -161,8 +163,9 @@ extension TIFFImage {
         guard spp64 >= 1 else { throw absurd("SamplesPerPixel is \(spp64)") }
         // Checked before anything is sized by it: every per-band buffer downstream scales with it.
         guard spp64 <= UInt64(TIFFLimits.maxBands), let bands = Int(exactly: spp64) else {
-            throw TIFFError(path: path, kind: .unsupported(feature: "bands", code: Int(clamping: spp64)),
-                            detail: "\(spp64) bands; tilepack reads at most \(TIFFLimits.maxBands)")
+            throw TIFFError(
+                path: path, kind: .unsupported(feature: "bands", code: Int(clamping: spp64)),
+                detail: "\(spp64) bands; tilepack reads at most \(TIFFLimits.maxBands)")
         }
 
         let compression64 = try reader.scalar(dir, TIFFTag.compression, or: 1)
@@ -170,28 +173,30 @@ extension TIFFImage {
         let compression = UInt16(exactly: compression64) ?? UInt16.max
         switch compression {
         case TIFFCompression.none, TIFFCompression.lzw, TIFFCompression.deflate,
-             TIFFCompression.deflateLegacy, TIFFCompression.packBits:
+            TIFFCompression.deflateLegacy, TIFFCompression.packBits:
             break
         default:
-            let label: String = switch compression {
-            case 2, 3, 4: "CCITT bilevel compression"
-            case 6: "old-style JPEG compression"
-            case 7: "JPEG compression"
-            case 34887: "LERC compression"
-            case 34925: "LZMA compression"
-            case 50000: "ZSTD compression"
-            case 50001: "WebP compression"
-            case 50002: "JPEG XL compression"
-            default: "compression"
-            }
+            let label: String =
+                switch compression {
+                case 2, 3, 4: "CCITT bilevel compression"
+                case 6: "old-style JPEG compression"
+                case 7: "JPEG compression"
+                case 34887: "LERC compression"
+                case 34925: "LZMA compression"
+                case 50000: "ZSTD compression"
+                case 50001: "WebP compression"
+                case 50002: "JPEG XL compression"
+                default: "compression"
+                }
             throw TIFFError.unsupported(path, label, code: Int(clamping: compression64))
         }
 
         let bitsList = try reader.unsigned(dir, TIFFTag.bitsPerSample) ?? [1]
         guard let bits64 = bitsList.first else { throw bad("BitsPerSample has no values") }
         guard bitsList.allSatisfy({ $0 == bits64 }) else {
-            throw TIFFError.unsupported(path, "mixed BitsPerSample \(bitsList.map(String.init).joined(separator: ","))",
-                                        code: Int(clamping: bitsList.max() ?? bits64))
+            throw TIFFError.unsupported(
+                path, "mixed BitsPerSample \(bitsList.map(String.init).joined(separator: ","))",
+                code: Int(clamping: bitsList.max() ?? bits64))
         }
         let formatList = try reader.unsigned(dir, TIFFTag.sampleFormat) ?? [1]
         let format64 = formatList.first ?? 1
@@ -227,7 +232,9 @@ extension TIFFImage {
         case 0, 1, 2, 3, 5, 8, 9, 10: break
         case 6: throw TIFFError.unsupported(path, "YCbCr photometric interpretation (subsampled colour)", code: 6)
         case 4: throw TIFFError.unsupported(path, "transparency mask as main image", code: 4)
-        default: throw TIFFError.unsupported(path, "photometric interpretation \(photometricName(photometric))", code: photometric)
+        default:
+            throw TIFFError.unsupported(
+                path, "photometric interpretation \(photometricName(photometric))", code: photometric)
         }
 
         let planar64 = try reader.scalar(dir, TIFFTag.planarConfiguration, or: 1)
@@ -250,7 +257,8 @@ extension TIFFImage {
         let blockWidth: Int, blockHeight: Int
         if isTiled {
             guard let tw = try reader.scalar(dir, TIFFTag.tileWidth),
-                  let th = try reader.scalar(dir, TIFFTag.tileLength) else {
+                let th = try reader.scalar(dir, TIFFTag.tileLength)
+            else {
                 throw bad("tiled image without TileWidth/TileLength")
             }
             guard tw > 0, th > 0, tw <= 1 << 20, th <= 1 << 20 else {
@@ -267,22 +275,27 @@ extension TIFFImage {
         let (samples, o2) = pixels.multipliedReportingOverflow(by: perPixel)
         let (blockBytes, o3) = samples.multipliedReportingOverflow(by: max(sampleType.byteWidth, bits / 8))
         guard !o1, !o2, !o3, blockBytes <= maxBlockBytes else {
-            throw absurd("a \(blockWidth)x\(blockHeight) block of \(perPixel) samples would exceed \(maxBlockBytes) bytes")
+            throw absurd(
+                "a \(blockWidth)x\(blockHeight) block of \(perPixel) samples would exceed \(maxBlockBytes) bytes")
         }
         let across = (width + blockWidth - 1) / blockWidth
         let down = (height + blockHeight - 1) / blockHeight
         let (perPlane, o4) = across.multipliedReportingOverflow(by: down)
         let (blockCount, o5) = perPlane.multipliedReportingOverflow(by: planarConfig == .contig ? 1 : bands)
         guard !o4, !o5, blockCount <= TIFFLimits.maxBlocks else {
-            throw absurd("\(across)×\(down) blocks\(planarConfig == .contig ? "" : " × \(bands) planes") exceed the \(TIFFLimits.maxBlocks) tilepack reads")
+            throw absurd(
+                "\(across)×\(down) blocks\(planarConfig == .contig ? "" : " × \(bands) planes") exceed the \(TIFFLimits.maxBlocks) tilepack reads"
+            )
         }
 
         // libtiff stores strip and tile offsets in one field and accepts either tag for either
         // layout (old files write StripOffsets with TileWidth); so do we.
-        let offsetsTag = dir[isTiled ? TIFFTag.tileOffsets : TIFFTag.stripOffsets] != nil
+        let offsetsTag =
+            dir[isTiled ? TIFFTag.tileOffsets : TIFFTag.stripOffsets] != nil
             ? (isTiled ? TIFFTag.tileOffsets : TIFFTag.stripOffsets)
             : (isTiled ? TIFFTag.stripOffsets : TIFFTag.tileOffsets)
-        let countsTag = dir[isTiled ? TIFFTag.tileByteCounts : TIFFTag.stripByteCounts] != nil
+        let countsTag =
+            dir[isTiled ? TIFFTag.tileByteCounts : TIFFTag.stripByteCounts] != nil
             ? (isTiled ? TIFFTag.tileByteCounts : TIFFTag.stripByteCounts)
             : (isTiled ? TIFFTag.stripByteCounts : TIFFTag.tileByteCounts)
         let kindName = isTiled ? "Tile" : "Strip"
@@ -311,7 +324,9 @@ extension TIFFImage {
         let extraSamples = (try reader.unsigned(dir, TIFFTag.extraSamples) ?? []).map { Int(clamping: $0) }
         var colorMap: [UInt16]?
         if photometric == 3 {
-            guard let map = try reader.unsigned(dir, TIFFTag.colorMap) else { throw bad("palette image without ColorMap") }
+            guard let map = try reader.unsigned(dir, TIFFTag.colorMap) else {
+                throw bad("palette image without ColorMap")
+            }
             guard bits <= 16, map.count >= 3 << bits else {
                 throw bad("ColorMap has \(map.count) entries, \(bits)-bit palette needs \(bits <= 16 ? 3 << bits : 0)")
             }

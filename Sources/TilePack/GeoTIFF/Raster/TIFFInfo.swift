@@ -17,8 +17,10 @@ public struct TIFFInfo: Sendable, Encodable {
         self.image = file.image
         self.byteOrder = file.byteOrder
         self.isBigTIFF = file.isBigTIFF
-        self.overviewSizes = file.directories.filter { $0.isReducedResolution && !$0.isMask && $0.index != file.image.ifdIndex }
-            .map { ($0.width, $0.height) }
+        self.overviewSizes = file.directories.filter {
+            $0.isReducedResolution && !$0.isMask && $0.index != file.image.ifdIndex
+        }
+        .map { ($0.width, $0.height) }
         self.maskSizes = file.masks.map { ($0.width, $0.height) }
         self.checksum = checksum ? try file.pixelChecksum() : nil
     }
@@ -28,7 +30,8 @@ public struct TIFFInfo: Sendable, Encodable {
         if let epsg = image.epsg { return "EPSG:\(epsg)" }
         guard let keys = image.geoKeys else { return "none" }
         if keys.short(GeoKey.projectedCSType) != nil || keys.short(GeoKey.geographicType) != nil
-            || keys.short(GeoKey.gtModelType) != nil {
+            || keys.short(GeoKey.gtModelType) != nil
+        {
             return "user-defined"
         }
         return "none"
@@ -135,15 +138,24 @@ public struct TIFFInfo: Sendable, Encodable {
         }
         add("file:", path)
         add("size:", "\(img.width) x \(img.height) pixels, \(img.bands) band\(img.bands == 1 ? "" : "s")")
-        add("sample type:", "\(img.sampleType.rawValue) (\(img.bitsPerSample)-bit\(img.bitsPerSample == 24 ? ", widened to 32" : ""))")
-        add("photometric:", img.photometricName + (img.extraSamples.isEmpty ? "" : ", extra samples \(img.extraSamples)"))
+        add(
+            "sample type:",
+            "\(img.sampleType.rawValue) (\(img.bitsPerSample)-bit\(img.bitsPerSample == 24 ? ", widened to 32" : ""))")
+        add(
+            "photometric:",
+            img.photometricName + (img.extraSamples.isEmpty ? "" : ", extra samples \(img.extraSamples)"))
         if let map = img.colorMap { add("color map:", "\(map.count / 3) entries") }
         add("compression:", "\(img.compressionName) (\(img.compression))")
         add("layout:", "\(img.isTiled ? "tiled" : "stripped"), block \(img.blockWidth) x \(img.blockHeight)")
         add("predictor:", "\(img.predictor)")
         add("planar config:", img.planarConfig.name)
-        add("format:", "\(isBigTIFF ? "BigTIFF" : "classic TIFF"), \(byteOrder == .little ? "little-endian (II)" : "big-endian (MM)")")
-        add("overviews:", overviewSizes.isEmpty ? "none" : overviewSizes.map { "\($0.width)x\($0.height)" }.joined(separator: ", "))
+        add(
+            "format:",
+            "\(isBigTIFF ? "BigTIFF" : "classic TIFF"), \(byteOrder == .little ? "little-endian (II)" : "big-endian (MM)")"
+        )
+        add(
+            "overviews:",
+            overviewSizes.isEmpty ? "none" : overviewSizes.map { "\($0.width)x\($0.height)" }.joined(separator: ", "))
         if !maskSizes.isEmpty { add("masks:", maskSizes.map { "\($0.width)x\($0.height)" }.joined(separator: ", ")) }
         if let gt = img.geoTransform {
             add("geotransform:", gt.coefficients.map { "\($0)" }.joined(separator: ", "))
@@ -156,11 +168,12 @@ public struct TIFFInfo: Sendable, Encodable {
         if let keys = img.geoKeys {
             lines.append("geokeys (version \(keys.versionParts.map(String.init).joined(separator: "."))):")
             for (id, value) in keys.entries {
-                let text: String = switch value {
-                case .shorts(let v): v.map(String.init).joined(separator: ", ")
-                case .doubles(let v): v.map { "\($0)" }.joined(separator: ", ")
-                case .ascii(let s): "\"\(s)\""
-                }
+                let text: String =
+                    switch value {
+                    case .shorts(let v): v.map(String.init).joined(separator: ", ")
+                    case .doubles(let v): v.map { "\($0)" }.joined(separator: ", ")
+                    case .ascii(let s): "\"\(s)\""
+                    }
                 lines.append("  " + GeoKey.name(id).padding(26) + text)
             }
         }

@@ -86,7 +86,9 @@ public struct VRTDocument: Sendable, Equatable {
 
     /// Parses VRT XML; relative source names resolve against `path`'s folder.
     public init(xml bytes: [UInt8], path: String) throws(InputFileError) {
-        try self.init(root: bytes.withUnsafeBytes { raw in Result { () throws(InputFileError) in try Self.root(raw, path: path) } }.get(), path: path)
+        try self.init(
+            root: bytes.withUnsafeBytes { raw in Result { () throws(InputFileError) in try Self.root(raw, path: path) }
+            }.get(), path: path)
     }
 
     init(xml bytes: UnsafeRawBufferPointer, path: String) throws(InputFileError) {
@@ -100,7 +102,9 @@ public struct VRTDocument: Sendable, Equatable {
     private init(root: XMLElement, path: String) throws(InputFileError) {
         func fail(_ problem: String) -> InputFileError { InputFileError(path: path, problem: problem) }
         guard root.name == "VRTDataset" else { throw fail("root element <\(root.name)> is not <VRTDataset>") }
-        if let sub = root.attributes["subClass"] { throw fail("VRTDataset subClass=\"\(sub)\" is not supported (only plain mosaics)") }
+        if let sub = root.attributes["subClass"] {
+            throw fail("VRTDataset subClass=\"\(sub)\" is not supported (only plain mosaics)")
+        }
         self.path = path
         width = try Self.positiveInt(root.attributes["rasterXSize"], "VRTDataset rasterXSize", fail)
         height = try Self.positiveInt(root.attributes["rasterYSize"], "VRTDataset rasterYSize", fail)
@@ -115,7 +119,8 @@ public struct VRTDocument: Sendable, Equatable {
             case "GeoTransform":
                 let parts = child.trimmedText.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map { Double($0) }
                 guard parts.count == 6, parts.allSatisfy({ $0?.isFinite == true }) else {
-                    throw fail("GeoTransform \(ErrorText.quoted(ErrorText.oneLine(child.trimmedText))) is not 6 numbers")
+                    throw fail(
+                        "GeoTransform \(ErrorText.quoted(ErrorText.oneLine(child.trimmedText))) is not 6 numbers")
                 }
                 transform = GeoTransform(parts.compactMap { $0 })
             case "VRTRasterBand":
@@ -123,7 +128,8 @@ public struct VRTDocument: Sendable, Equatable {
                 for _ in 0..<child.repeats {
                     // The TIFF reader's band cap holds for virtual rasters too.
                     guard bands.count < TIFFLimits.maxBands else {
-                        throw fail("more than \(TIFFLimits.maxBands) bands; tilepack reads at most \(TIFFLimits.maxBands)")
+                        throw fail(
+                            "more than \(TIFFLimits.maxBands) bands; tilepack reads at most \(TIFFLimits.maxBands)")
                     }
                     bands.append(try Self.band(child, expected: bands.count + 1, folder: folder, fail))
                 }
@@ -137,11 +143,15 @@ public struct VRTDocument: Sendable, Equatable {
         self.bands = bands
     }
 
-    private static func band(_ e: XMLElement, expected: Int, folder: String,
-                             _ fail: (String) -> InputFileError) throws(InputFileError) -> Band {
+    private static func band(
+        _ e: XMLElement, expected: Int, folder: String,
+        _ fail: (String) -> InputFileError
+    ) throws(InputFileError) -> Band {
         if let sub = e.attributes["subClass"] { throw fail("VRTRasterBand subClass=\"\(sub)\" is not supported") }
         let bandNumber = try positiveInt(e.attributes["band"] ?? "\(expected)", "VRTRasterBand band", fail)
-        guard bandNumber == expected else { throw fail("VRTRasterBand band=\"\(bandNumber)\" is out of order (expected \(expected))") }
+        guard bandNumber == expected else {
+            throw fail("VRTRasterBand band=\"\(bandNumber)\" is out of order (expected \(expected))")
+        }
         guard let typeName = e.attributes["dataType"], let type = sampleType(gdal: typeName) else {
             throw fail("VRTRasterBand dataType \(ErrorText.quoted(e.attributes["dataType"] ?? "")) is not supported")
         }
@@ -165,7 +175,9 @@ public struct VRTDocument: Sendable, Equatable {
         return band
     }
 
-    private static func source(_ e: XMLElement, folder: String, _ fail: (String) -> InputFileError) throws(InputFileError) -> Source {
+    private static func source(
+        _ e: XMLElement, folder: String, _ fail: (String) -> InputFileError
+    ) throws(InputFileError) -> Source {
         let complex = e.name == "ComplexSource"
         var file: String?
         var s = Source(path: "", band: 1, srcRect: nil, dstRect: nil, nodata: nil, isComplex: complex)
@@ -175,7 +187,9 @@ public struct VRTDocument: Sendable, Equatable {
                 let name = child.trimmedText
                 guard !name.isEmpty else { throw fail("empty SourceFilename") }
                 let relative = child.attributes["relativeToVRT"] ?? "0"
-                guard relative == "0" || relative == "1" else { throw fail("SourceFilename relativeToVRT=\"\(relative)\" is not 0 or 1") }
+                guard relative == "0" || relative == "1" else {
+                    throw fail("SourceFilename relativeToVRT=\"\(relative)\" is not 0 or 1")
+                }
                 file = relative == "1" && !name.hasPrefix("/") ? folder + name : name
             case "SourceBand": s.band = try positiveInt(child.trimmedText, "SourceBand", fail)
             case "SourceProperties", "OpenOptions": continue  // hints GDAL re-reads from the file
@@ -183,9 +197,13 @@ public struct VRTDocument: Sendable, Equatable {
             case "DstRect": s.dstRect = try rect(child, fail)
             case "NODATA" where complex: s.nodata = try number(child.trimmedText, "NODATA", fail)
             case "ScaleOffset" where complex:
-                guard try number(child.trimmedText, "ScaleOffset", fail) == 0 else { throw fail("ComplexSource ScaleOffset other than 0 is not supported") }
+                guard try number(child.trimmedText, "ScaleOffset", fail) == 0 else {
+                    throw fail("ComplexSource ScaleOffset other than 0 is not supported")
+                }
             case "ScaleRatio" where complex:
-                guard try number(child.trimmedText, "ScaleRatio", fail) == 1 else { throw fail("ComplexSource ScaleRatio other than 1 is not supported") }
+                guard try number(child.trimmedText, "ScaleRatio", fail) == 1 else {
+                    throw fail("ComplexSource ScaleRatio other than 1 is not supported")
+                }
             default: throw fail("VRT element <\(child.name)> in \(e.name) is not supported")
             }
         }
@@ -206,14 +224,20 @@ public struct VRTDocument: Sendable, Equatable {
         return Rect(x: v[0], y: v[1], width: v[2], height: v[3])
     }
 
-    private static func number(_ text: String, _ what: String, _ fail: (String) -> InputFileError) throws(InputFileError) -> Double {
+    private static func number(
+        _ text: String, _ what: String, _ fail: (String) -> InputFileError
+    ) throws(InputFileError) -> Double {
         // GDAL writes "nan" (any case) for a NaN nodata; checked without lowercasing every number.
         if text.utf8.count == 3, text.lowercased() == "nan" { return .nan }
-        guard let d = Double(text) else { throw fail("\(what) \(ErrorText.quoted(ErrorText.oneLine(text))) is not a number") }
+        guard let d = Double(text) else {
+            throw fail("\(what) \(ErrorText.quoted(ErrorText.oneLine(text))) is not a number")
+        }
         return d
     }
 
-    private static func positiveInt(_ text: String?, _ what: String, _ fail: (String) -> InputFileError) throws(InputFileError) -> Int {
+    private static func positiveInt(
+        _ text: String?, _ what: String, _ fail: (String) -> InputFileError
+    ) throws(InputFileError) -> Int {
         // 2^31 is GDAL's own limit on raster sizes.
         guard let text, let n = Int(text), n > 0, n < (1 << 31) else {
             throw fail("\(what) \(ErrorText.quoted(text ?? "")) is not a positive integer")

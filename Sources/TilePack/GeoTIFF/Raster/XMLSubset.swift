@@ -44,7 +44,9 @@ package struct XMLElement: Sendable, Equatable {
     package var trimmedText: String {
         let u = text.utf8
         func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
-        guard let first = u.firstIndex(where: { !isSpace($0) }), let last = u.lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = u.firstIndex(where: { !isSpace($0) }), let last = u.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         if first == u.startIndex && last == u.index(before: u.endIndex) { return text }
         return String(text[first...last])
     }
@@ -62,7 +64,9 @@ package struct XMLElement: Sendable, Equatable {
 
     /// Parses a whole document held in memory the caller owns (valid for the call).
     package static func parse(_ bytes: UnsafeRawBufferPointer) throws(XMLSyntaxError) -> XMLElement {
-        guard bytes.count <= maxBytes else { throw XMLSyntaxError(offset: 0, problem: "document larger than \(maxBytes) bytes") }
+        guard bytes.count <= maxBytes else {
+            throw XMLSyntaxError(offset: 0, problem: "document larger than \(maxBytes) bytes")
+        }
         var p = XMLCursor(bytes: bytes)
         try p.skipMisc()
         guard p.peek() == UInt8(ascii: "<") else { throw p.error("expected the root element") }
@@ -145,16 +149,22 @@ private struct XMLCursor {
     mutating func skipMisc() throws(XMLSyntaxError) {
         while true {
             skipSpace()
-            if starts(with: "<!--") { try skip(past: "-->", "comment") }
-            else if starts(with: "<?") { try skip(past: "?>", "processing instruction") }
-            else if starts(with: "<!") { throw error("DTDs and CDATA are not supported") }
-            else { return }
+            if starts(with: "<!--") {
+                try skip(past: "-->", "comment")
+            } else if starts(with: "<?") {
+                try skip(past: "?>", "processing instruction")
+            } else if starts(with: "<!") {
+                throw error("DTDs and CDATA are not supported")
+            } else {
+                return
+            }
         }
     }
 
     static func isNameByte(_ c: UInt8) -> Bool {
         (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39)
-            || c == UInt8(ascii: "_") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: ":") || c >= 0x80
+            || c == UInt8(ascii: "_") || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: ":")
+            || c >= 0x80
     }
 
     mutating func name() throws(XMLSyntaxError) -> String {
@@ -203,8 +213,11 @@ private struct XMLCursor {
         i += 1
         if let byte = Self.namedEntities[body] { out.append(byte); return }
         var scalar: UInt32?
-        if body.hasPrefix("#x") { scalar = UInt32(body.dropFirst(2), radix: 16) }
-        else if body.hasPrefix("#") { scalar = UInt32(body.dropFirst(), radix: 10) }
+        if body.hasPrefix("#x") {
+            scalar = UInt32(body.dropFirst(2), radix: 16)
+        } else if body.hasPrefix("#") {
+            scalar = UInt32(body.dropFirst(), radix: 10)
+        }
         guard let v = scalar, let u = Unicode.Scalar(v) else { i = start; throw error("unknown entity &\(body);") }
         out.append(contentsOf: Array(String(Character(u)).utf8))
     }
@@ -222,7 +235,9 @@ private struct XMLCursor {
             guard peek() == UInt8(ascii: "=") else { throw error("expected '=' after attribute \(key)") }
             i += 1
             skipSpace()
-            guard let q = peek(), q == UInt8(ascii: "\"") || q == UInt8(ascii: "'") else { throw error("expected a quoted value for \(key)") }
+            guard let q = peek(), q == UInt8(ascii: "\"") || q == UInt8(ascii: "'") else {
+                throw error("expected a quoted value for \(key)")
+            }
             i += 1
             let value = try characters(until: q)
             guard peek() == q else { throw error("unterminated value of \(key)") }

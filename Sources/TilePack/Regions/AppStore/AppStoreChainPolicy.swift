@@ -26,17 +26,26 @@ struct AppStoreChainPolicy: VerifierPolicy {
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) -> PolicyEvaluationResult {
         let certificates = Array(chain)
         guard requireAppleOIDs else {
-            return certificates.count <= 2 ? .meetsPolicy
-                : .failsToMeetPolicy(reason: Self.reasonPrefix + "an Xcode token's certificate must be pinned or issued by a pinned certificate")
+            return certificates.count <= 2
+                ? .meetsPolicy
+                : .failsToMeetPolicy(
+                    reason: Self.reasonPrefix
+                        + "an Xcode token's certificate must be pinned or issued by a pinned certificate")
         }
         guard certificates.count == 3 else {
-            return .failsToMeetPolicy(reason: Self.reasonPrefix + "the chain has \(certificates.count) certificates, expected leaf, intermediate and root")
+            return .failsToMeetPolicy(
+                reason: Self.reasonPrefix
+                    + "the chain has \(certificates.count) certificates, expected leaf, intermediate and root")
         }
         guard certificates[1].extensions.contains(where: { $0.oid == Self.intermediateOID }) else {
-            return .failsToMeetPolicy(reason: Self.reasonPrefix + "the intermediate certificate lacks Apple's intermediate OID 1.2.840.113635.100.6.2.1")
+            return .failsToMeetPolicy(
+                reason: Self.reasonPrefix
+                    + "the intermediate certificate lacks Apple's intermediate OID 1.2.840.113635.100.6.2.1")
         }
         guard certificates[0].extensions.contains(where: { $0.oid == Self.leafOID }) else {
-            return .failsToMeetPolicy(reason: Self.reasonPrefix + "the leaf certificate lacks Apple's receipt-signing OID 1.2.840.113635.100.6.11.1")
+            return .failsToMeetPolicy(
+                reason: Self.reasonPrefix
+                    + "the leaf certificate lacks Apple's receipt-signing OID 1.2.840.113635.100.6.11.1")
         }
         return .meetsPolicy
     }

@@ -23,7 +23,8 @@ package enum AppStoreDate {
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+        return
+            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
     }
 }
 
@@ -34,13 +35,15 @@ extension KeyedDecodingContainer {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let whole = try? decode(Int64.self, forKey: key) {
             guard whole >= 0, whole <= AppStoreDate.maxMilliseconds else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "\(whole) is outside 1970…9999")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: self, debugDescription: "\(whole) is outside 1970…9999")
             }
             return whole
         }
         let value = try decode(Double.self, forKey: key)
         guard value.isFinite, value >= 0, value < Double(AppStoreDate.maxMilliseconds) + 1 else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "\(value) is outside 1970…9999")
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: self, debugDescription: "\(value) is outside 1970…9999")
         }
         return Int64(value.rounded(.towardZero))
     }
@@ -53,7 +56,11 @@ func appStoreDecodingProblem(_ error: any Error) -> String {
     func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
         var text = ""
         for key in context.codingPath + (last.map { [$0] } ?? []) {
-            if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + key.stringValue
+            }
         }
         return text
     }
@@ -62,7 +69,9 @@ func appStoreDecodingProblem(_ error: any Error) -> String {
         return "missing field \(path(context, key))"
     case .typeMismatch(let type, let context):
         let where_ = path(context)
-        return where_.isEmpty ? "not a JSON object" : "field \(where_) is not \(type == String.self ? "a string" : "the expected \(type)")"
+        return where_.isEmpty
+            ? "not a JSON object"
+            : "field \(where_) is not \(type == String.self ? "a string" : "the expected \(type)")"
     case .valueNotFound(_, let context):
         return "field \(path(context)) is null"
     case .dataCorrupted(let context):

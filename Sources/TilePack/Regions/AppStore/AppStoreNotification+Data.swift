@@ -40,7 +40,8 @@ extension AppStoreNotification {
         }
 
         enum CodingKeys: String, CodingKey {
-            case appAppleId, bundleId, bundleVersion, environment, signedTransactionInfo, signedRenewalInfo, status, consumptionRequestReason
+            case appAppleId, bundleId, bundleVersion, environment, signedTransactionInfo, signedRenewalInfo, status,
+                consumptionRequestReason
         }
 
         /// Unknown fields are ignored (Apple adds fields); dates accept a fraction (see `AppStoreDate`).

@@ -40,7 +40,8 @@ extension AppStoreNotification {
         }
 
         enum CodingKeys: String, CodingKey {
-            case requestIdentifier, environment, appAppleId, bundleId, productId, storefrontCountryCodes, failedCount, succeededCount
+            case requestIdentifier, environment, appAppleId, bundleId, productId, storefrontCountryCodes, failedCount,
+                succeededCount
         }
 
         /// Unknown fields are ignored (Apple adds fields); dates accept a fraction (see `AppStoreDate`).

@@ -50,7 +50,8 @@ public struct AppStoreNotification: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case notificationType, subtype, notificationUUID, data, version, signedDate, summary, externalPurchaseToken, appData
+        case notificationType, subtype, notificationUUID, data, version, signedDate, summary, externalPurchaseToken,
+            appData
     }
 
     /// Unknown fields are ignored (Apple adds fields); dates accept a fraction (see `AppStoreDate`).

@@ -95,7 +95,10 @@ public struct AppStoreRenewalInfo: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case expirationIntent, originalTransactionId, autoRenewProductId, productId, autoRenewStatus, isInBillingRetryPeriod, priceIncreaseStatus, gracePeriodExpiresDate, offerType, offerIdentifier, signedDate, environment, recentSubscriptionStartDate, renewalDate, currency, renewalPrice, offerDiscountType, eligibleWinBackOfferIds, appAccountToken, appTransactionId, offerPeriod
+        case expirationIntent, originalTransactionId, autoRenewProductId, productId, autoRenewStatus,
+            isInBillingRetryPeriod, priceIncreaseStatus, gracePeriodExpiresDate, offerType, offerIdentifier, signedDate,
+            environment, recentSubscriptionStartDate, renewalDate, currency, renewalPrice, offerDiscountType,
+            eligibleWinBackOfferIds, appAccountToken, appTransactionId, offerPeriod
     }
 
     /// Unknown fields are ignored (Apple adds fields); dates accept a fraction (see `AppStoreDate`).

@@ -138,7 +138,11 @@ public struct AppStoreTransaction: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case transactionId, originalTransactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier, purchaseDate, originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate, revocationReason, revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId, transactionReason, currency, price, offerDiscountType, appTransactionId, offerPeriod, revocationType, revocationPercentage
+        case transactionId, originalTransactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier,
+            purchaseDate, originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType,
+            signedDate, revocationReason, revocationDate, isUpgraded, offerType, offerIdentifier, environment,
+            storefront, storefrontId, transactionReason, currency, price, offerDiscountType, appTransactionId,
+            offerPeriod, revocationType, revocationPercentage
     }
 
     /// Unknown fields are ignored (Apple adds fields); dates accept a fraction (see `AppStoreDate`).

@@ -79,8 +79,12 @@ public struct AppStoreVerifier: Sendable {
     /// The payload of a signed transaction (StoreKit's `signedTransactionInfo`, a JWS) after
     /// every check, through the bundle id and the environment.
     /// It does not judge revocation or expiry: see ``AppStoreTransaction/problem(at:)``.
-    public func verifyTransaction(_ jws: String, source: String) throws(AppStoreVerificationError) -> AppStoreTransaction {
-        let (transaction, signer) = try verifiedPayload(jws, source: source, as: AppStoreTransaction.self) { $0.signedDate }
+    public func verifyTransaction(
+        _ jws: String, source: String
+    ) throws(AppStoreVerificationError) -> AppStoreTransaction {
+        let (transaction, signer) = try verifiedPayload(jws, source: source, as: AppStoreTransaction.self) {
+            $0.signedDate
+        }
         try checkBundle(transaction.bundleId, source: source)
         try checkEnvironment(transaction.environment, signer: signer, source: source)
         return transaction
@@ -88,7 +92,9 @@ public struct AppStoreVerifier: Sendable {
 
     /// The payload of a signed renewal info (`signedRenewalInfo`) after every check; it has no
     /// bundle id, so only its chain, signature and environment are checked.
-    public func verifyRenewalInfo(_ jws: String, source: String) throws(AppStoreVerificationError) -> AppStoreRenewalInfo {
+    public func verifyRenewalInfo(
+        _ jws: String, source: String
+    ) throws(AppStoreVerificationError) -> AppStoreRenewalInfo {
         let (info, signer) = try verifiedPayload(jws, source: source, as: AppStoreRenewalInfo.self) { $0.signedDate }
         try checkEnvironment(info.environment, signer: signer, source: source)
         return info
@@ -97,12 +103,17 @@ public struct AppStoreVerifier: Sendable {
     /// The payload of an App Store Server Notification V2 (`signedPayload`) after every check:
     /// bundle id, then app id, then environment, from ``AppStoreNotification/appIdentity``.
     /// The transaction and renewal info inside stay JWS strings; verify them on their own.
-    public func verifyNotification(_ jws: String, source: String) throws(AppStoreVerificationError) -> AppStoreNotification {
-        let (notification, signer) = try verifiedPayload(jws, source: source, as: AppStoreNotification.self) { $0.signedDate }
+    public func verifyNotification(
+        _ jws: String, source: String
+    ) throws(AppStoreVerificationError) -> AppStoreNotification {
+        let (notification, signer) = try verifiedPayload(jws, source: source, as: AppStoreNotification.self) {
+            $0.signedDate
+        }
         let identity = notification.appIdentity
         try checkBundle(identity.bundleId, source: source)
         if let expected = anchors.appAppleID, identity.environment == .production || identity.appAppleId != nil,
-           identity.appAppleId != expected {
+            identity.appAppleId != expected
+        {
             let found = identity.appAppleId.map(String.init) ?? "none"
             throw AppStoreVerificationError(.appID, source: source, "appAppleId \(found) is not this app's \(expected)")
         }
@@ -120,7 +131,8 @@ public struct AppStoreVerifier: Sendable {
         }
         let leafCertificate = try parseCertificate(leaf, name: "leaf", source: source)
         let intermediateCertificate = try parseCertificate(intermediate, name: "intermediate", source: source)
-        _ = try validateChain(leaf: leafCertificate, intermediate: intermediateCertificate, at: seconds * 1000, source: source)
+        _ = try validateChain(
+            leaf: leafCertificate, intermediate: intermediateCertificate, at: seconds * 1000, source: source)
     }
 
     /// How many validated chains are cached (for tests and reports).
@@ -131,8 +143,10 @@ public struct AppStoreVerifier: Sendable {
     /// Who signed: the App Store (three certificates) or StoreKit Testing in Xcode (one).
     private enum Signer { case appStore, xcode }
 
-    private func verifiedPayload<T: Decodable>(_ jws: String, source: String, as type: T.Type,
-                                               signedDate: (T) -> Int64?) throws(AppStoreVerificationError) -> (T, Signer) {
+    private func verifiedPayload<T: Decodable>(
+        _ jws: String, source: String, as type: T.Type,
+        signedDate: (T) -> Int64?
+    ) throws(AppStoreVerificationError) -> (T, Signer) {
         func fail(_ reason: AppStoreVerificationError.Reason, _ detail: String) -> AppStoreVerificationError {
             AppStoreVerificationError(reason, source: source, detail)
         }
@@ -143,7 +157,9 @@ public struct AppStoreVerifier: Sendable {
         let text = Array(jws.utf8)
         let dots = text.indices.filter { text[$0] == UInt8(ascii: ".") }
         guard dots.count == 2 else {
-            throw fail(.malformed, "a compact JWS has 3 dot-separated parts (header.payload.signature), this has \(dots.count + 1)")
+            throw fail(
+                .malformed,
+                "a compact JWS has 3 dot-separated parts (header.payload.signature), this has \(dots.count + 1)")
         }
         let parts = [text[..<dots[0]], text[(dots[0] + 1)..<dots[1]], text[(dots[1] + 1)...]]
         guard parts.allSatisfy({ !$0.isEmpty }) else {
@@ -164,10 +180,14 @@ public struct AppStoreVerifier: Sendable {
             throw fail(.malformed, "the JWS header is not a JSON object with string alg and an x5c array of strings")
         }
         guard header.alg == "ES256" else {
-            throw fail(.malformed, "alg \(header.alg.map(ErrorText.quoted) ?? "missing") is not ES256, the App Store's algorithm")
+            throw fail(
+                .malformed,
+                "alg \(header.alg.map(ErrorText.quoted) ?? "missing") is not ES256, the App Store's algorithm")
         }
         if let crit = header.crit {
-            throw fail(.malformed, "unsupported critical header parameters \(crit.map(ErrorText.quoted).joined(separator: ", "))")
+            throw fail(
+                .malformed,
+                "unsupported critical header parameters \(crit.map(ErrorText.quoted).joined(separator: ", "))")
         }
         guard let x5c = header.x5c else { throw fail(.malformed, "the header has no x5c certificate chain") }
         let signer: Signer
@@ -176,7 +196,10 @@ public struct AppStoreVerifier: Sendable {
         case 1:
             signer = .xcode
             guard anchors.environments.contains(.xcode) || anchors.environments.contains(.localTesting) else {
-                throw fail(.environment, "an Xcode-signed token (one self-signed certificate in x5c, kid \(header.kid.map(ErrorText.quoted) ?? "none")); Xcode tokens are accepted only when the trust lists Xcode")
+                throw fail(
+                    .environment,
+                    "an Xcode-signed token (one self-signed certificate in x5c, kid \(header.kid.map(ErrorText.quoted) ?? "none")); Xcode tokens are accepted only when the trust lists Xcode"
+                )
             }
         default:
             throw fail(.malformed, "x5c holds \(x5c.count) certificates, expected 3 (leaf, intermediate, root)")
@@ -194,7 +217,8 @@ public struct AppStoreVerifier: Sendable {
 
         // The leaf's key: from the cache when this pair was validated before, else parsed
         // (and not trusted until the chain below is validated).
-        let key = AppStoreChainCache.Key(leaf: certificates[0], intermediate: signer == .appStore ? certificates[1] : [])
+        let key = AppStoreChainCache.Key(
+            leaf: certificates[0], intermediate: signer == .appStore ? certificates[1] : [])
         let cached = cache.entry(key)
         var parsed: (leaf: Certificate, intermediate: Certificate?)?
         let leafKey: P256.Signing.PublicKey
@@ -202,7 +226,8 @@ public struct AppStoreVerifier: Sendable {
             leafKey = cached.leafKey
         } else {
             let leaf = try parseCertificate(certificates[0], name: "x5c[0] (leaf)", source: source)
-            let intermediate = signer == .appStore
+            let intermediate =
+                signer == .appStore
                 ? try parseCertificate(certificates[1], name: "x5c[1] (intermediate)", source: source) : nil
             guard let p256 = P256.Signing.PublicKey(leaf.publicKey) else {
                 throw fail(.chain, "the leaf certificate's key is not P-256, so it cannot sign ES256")
@@ -212,7 +237,8 @@ public struct AppStoreVerifier: Sendable {
         }
 
         guard signatureBytes.count == 64,
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes) else {
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else {
             throw fail(.signature, "the ES256 signature is \(signatureBytes.count) bytes, expected 64 (r‖s)")
         }
         guard leafKey.isValidSignature(signature, for: text[..<dots[1]]) else {
@@ -230,7 +256,8 @@ public struct AppStoreVerifier: Sendable {
         if let cached, cached.covers(at) { return (payload, signer) }
         if parsed == nil {
             let leaf = try parseCertificate(certificates[0], name: "x5c[0] (leaf)", source: source)
-            let intermediate = signer == .appStore
+            let intermediate =
+                signer == .appStore
                 ? try parseCertificate(certificates[1], name: "x5c[1] (intermediate)", source: source) : nil
             parsed = (leaf, intermediate)
         }
@@ -241,28 +268,38 @@ public struct AppStoreVerifier: Sendable {
 
     private func checkBundle(_ bundleId: String?, source: String) throws(AppStoreVerificationError) {
         guard bundleId == anchors.bundleID else {
-            throw AppStoreVerificationError(.bundle, source: source,
-                                            "bundleId \(bundleId.map(ErrorText.quoted) ?? "missing") is not this app's \(ErrorText.quoted(anchors.bundleID))")
+            throw AppStoreVerificationError(
+                .bundle, source: source,
+                "bundleId \(bundleId.map(ErrorText.quoted) ?? "missing") is not this app's \(ErrorText.quoted(anchors.bundleID))"
+            )
         }
     }
 
-    private func checkEnvironment(_ environment: AppStoreEnvironment?, signer: Signer, source: String) throws(AppStoreVerificationError) {
+    private func checkEnvironment(
+        _ environment: AppStoreEnvironment?, signer: Signer, source: String
+    ) throws(AppStoreVerificationError) {
         guard let environment else {
             throw AppStoreVerificationError(.environment, source: source, "the payload names no environment")
         }
-        let accepted = AppStoreEnvironment.allCases.filter(anchors.environments.contains).map(\.rawValue).joined(separator: ", ")
+        let accepted = AppStoreEnvironment.allCases.filter(anchors.environments.contains).map(\.rawValue).joined(
+            separator: ", ")
         guard anchors.environments.contains(environment) else {
-            throw AppStoreVerificationError(.environment, source: source, "environment \(environment.rawValue) is not accepted (accepted: \(accepted))")
+            throw AppStoreVerificationError(
+                .environment, source: source,
+                "environment \(environment.rawValue) is not accepted (accepted: \(accepted))")
         }
         guard environment.isSignedByAppStore == (signer == .appStore) else {
             let by = signer == .appStore ? "an App Store root" : "an Xcode certificate"
-            throw AppStoreVerificationError(.environment, source: source, "environment \(environment.rawValue) cannot be signed through \(by)")
+            throw AppStoreVerificationError(
+                .environment, source: source, "environment \(environment.rawValue) cannot be signed through \(by)")
         }
     }
 
     // MARK: - Certificates
 
-    private func parseCertificate(_ der: [UInt8], name: String, source: String) throws(AppStoreVerificationError) -> Certificate {
+    private func parseCertificate(
+        _ der: [UInt8], name: String, source: String
+    ) throws(AppStoreVerificationError) -> Certificate {
         do {
             return try Certificate(derEncoded: der)
         } catch {
@@ -272,8 +309,10 @@ public struct AppStoreVerifier: Sendable {
 
     /// Validates leaf (→ intermediate) → pinned root at `milliseconds`; returns the span in
     /// which every certificate of the validated chain is valid.
-    private func validateChain(leaf: Certificate, intermediate: Certificate?, at milliseconds: Int64,
-                               source: String) throws(AppStoreVerificationError) -> ClosedRange<Int64> {
+    private func validateChain(
+        leaf: Certificate, intermediate: Certificate?, at milliseconds: Int64,
+        source: String
+    ) throws(AppStoreVerificationError) -> ClosedRange<Int64> {
         let appStore = intermediate != nil
         let roots = appStore ? appStoreRoots : xcodeRoots
         guard !roots.isEmpty else {
@@ -296,26 +335,32 @@ public struct AppStoreVerifier: Sendable {
             }
             return from...max(from, until)
         case .couldNotValidate(let failures):
-            throw AppStoreVerificationError(.chain, source: source,
-                                            chainProblem(leaf: leaf, intermediate: intermediate, at: milliseconds, failures: failures))
+            throw AppStoreVerificationError(
+                .chain, source: source,
+                chainProblem(leaf: leaf, intermediate: intermediate, at: milliseconds, failures: failures))
         }
     }
 
     private func noRootProblem(appStore: Bool) -> String {
         let problems = rootProblems.isEmpty ? "" : " (\(rootProblems.joined(separator: "; ")))"
-        return appStore ? "no App Store root is pinned\(problems)" : "no Xcode certificate is pinned (xcode_roots)\(problems)"
+        return appStore
+            ? "no App Store root is pinned\(problems)" : "no Xcode certificate is pinned (xcode_roots)\(problems)"
     }
 
     /// Why a chain failed, in words: a certificate of the token outside its validity at the
     /// validation time, else a missing Apple OID, else RFC 5280's first reason, else no path.
-    private func chainProblem(leaf: Certificate, intermediate: Certificate?, at milliseconds: Int64,
-                              failures: [CertificateValidationResult.PolicyFailure]) -> String {
+    private func chainProblem(
+        leaf: Certificate, intermediate: Certificate?, at milliseconds: Int64,
+        failures: [CertificateValidationResult.PolicyFailure]
+    ) -> String {
         let when = "\(AppStoreDate.text(milliseconds: milliseconds)) (signedDate)"
         for (name, certificate) in [("leaf", leaf), ("intermediate", intermediate)] {
             guard let certificate else { continue }
-            let from = Self.milliseconds(certificate.notValidBefore), until = Self.milliseconds(certificate.notValidAfter)
+            let from = Self.milliseconds(certificate.notValidBefore),
+                until = Self.milliseconds(certificate.notValidAfter)
             if milliseconds < from {
-                return "the \(name) certificate is not valid before \(AppStoreDate.text(milliseconds: from)), after \(when)"
+                return
+                    "the \(name) certificate is not valid before \(AppStoreDate.text(milliseconds: from)), after \(when)"
             }
             if milliseconds > until {
                 return "the \(name) certificate expired at \(AppStoreDate.text(milliseconds: until)), before \(when)"
@@ -331,12 +376,16 @@ public struct AppStoreVerifier: Sendable {
         }
         let problems = rootProblems.isEmpty ? "" : "; \(rootProblems.joined(separator: "; "))"
         if let intermediate {
-            if leaf.issuer != intermediate.subject || !intermediate.publicKey.isValidSignature(leaf.signature, for: leaf) {
+            if leaf.issuer != intermediate.subject
+                || !intermediate.publicKey.isValidSignature(leaf.signature, for: leaf)
+            {
                 return "the leaf certificate is not issued by the intermediate in x5c[1]"
             }
-            return "the intermediate does not chain to a pinned App Store root (its issuer is \(ErrorText.quoted(String(describing: intermediate.issuer))))\(problems)"
+            return
+                "the intermediate does not chain to a pinned App Store root (its issuer is \(ErrorText.quoted(String(describing: intermediate.issuer))))\(problems)"
         }
-        return "the certificate is not a pinned Xcode certificate nor issued by one (its issuer is \(ErrorText.quoted(String(describing: leaf.issuer))))\(problems)"
+        return
+            "the certificate is not a pinned Xcode certificate nor issued by one (its issuer is \(ErrorText.quoted(String(describing: leaf.issuer))))\(problems)"
     }
 
     private static func milliseconds(_ date: Date) -> Int64 {

@@ -36,7 +36,8 @@ extension TrustAnchors {
     /// - Cost: one read of the file (and of each certificate file), one JSON parse, one DER
     ///   parse per root.
     public init(contentsOf path: String) throws(TrustFileError) {
-        let bytes = try TrustAnchors.readRegularFile(path, limit: TrustAnchors.maxFileBytes, trustFile: path, field: nil)
+        let bytes = try TrustAnchors.readRegularFile(
+            path, limit: TrustAnchors.maxFileBytes, trustFile: path, field: nil)
         let document: TrustFileDocument
         do {
             document = try JSONDecoder().decode(TrustFileDocument.self, from: Data(bytes))
@@ -56,7 +57,9 @@ extension TrustAnchors {
         var environments: Set<AppStoreEnvironment> = []
         for (i, name) in document.environments.enumerated() {
             guard let environment = AppStoreEnvironment(rawValue: name), environment != .localTesting else {
-                throw TrustFileError(path: path, field: "environments[\(i)]", "\(ErrorText.quoted(name)) is not Production, Sandbox or Xcode")
+                throw TrustFileError(
+                    path: path, field: "environments[\(i)]",
+                    "\(ErrorText.quoted(name)) is not Production, Sandbox or Xcode")
             }
             guard environments.insert(environment).inserted else {
                 throw TrustFileError(path: path, field: "environments[\(i)]", "\(name) is listed twice")
@@ -72,17 +75,22 @@ extension TrustAnchors {
             try TrustAnchors.certificate(entry, trustFile: path, field: "xcode_roots[\(i)]")
         }
         if appStoreRoots.isEmpty, let listed = environments.first(where: \.isSignedByAppStore) {
-            throw TrustFileError(path: path, field: "app_store_roots",
-                                 "is empty, so no \(listed.rawValue) token could verify: add the App Store root certificate")
+            throw TrustFileError(
+                path: path, field: "app_store_roots",
+                "is empty, so no \(listed.rawValue) token could verify: add the App Store root certificate")
         }
         if xcodeRoots.isEmpty, environments.contains(.xcode) {
-            throw TrustFileError(path: path, field: "xcode_roots",
-                                 "is empty, so no Xcode token could verify: add StoreKit Testing's certificate (Xcode tokens are never accepted unsigned)")
+            throw TrustFileError(
+                path: path, field: "xcode_roots",
+                "is empty, so no Xcode token could verify: add StoreKit Testing's certificate (Xcode tokens are never accepted unsigned)"
+            )
         }
         var keys: [JWK] = []
         for (i, key) in document.publisherKeys.enumerated() {
             if key.d != nil {
-                throw TrustFileError(path: path, field: "publisher_keys[\(i)].d", "a trust file holds public keys only: remove the private part d")
+                throw TrustFileError(
+                    path: path, field: "publisher_keys[\(i)].d",
+                    "a trust file holds public keys only: remove the private part d")
             }
             do {
                 _ = try key.publicKey(source: "publisher_keys[\(i)]")
@@ -91,15 +99,18 @@ extension TrustAnchors {
             }
             keys.append(key)
         }
-        self.init(appStoreRoots: appStoreRoots, xcodeRoots: xcodeRoots, bundleID: bundle, environments: environments,
-                  appAppleID: document.appAppleID, publisherKeys: keys)
+        self.init(
+            appStoreRoots: appStoreRoots, xcodeRoots: xcodeRoots, bundleID: bundle, environments: environments,
+            appAppleID: document.appAppleID, publisherKeys: keys)
     }
 
     /// Why `bundleID` is not acceptable as an app's bundle identifier (1–255 printable ASCII
     /// characters, no spaces), or nil.
     public static func bundleIDProblem(_ bundleID: String) -> String? {
-        if bundleID.isEmpty || bundleID.utf8.count > 255 || bundleID.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
-            return "\(ErrorText.quoted(bundleID)) is not a bundle identifier (1–255 printable ASCII characters, no spaces)"
+        if bundleID.isEmpty || bundleID.utf8.count > 255 || bundleID.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F })
+        {
+            return
+                "\(ErrorText.quoted(bundleID)) is not a bundle identifier (1–255 printable ASCII characters, no spaces)"
         }
         return nil
     }
@@ -109,7 +120,8 @@ extension TrustAnchors {
     /// - Cost: one JSON encode.
     public func jsonString() throws -> String {
         if environments.contains(.localTesting) {
-            throw TrustFileError(path: "trust anchors", field: "environments", "LocalTesting cannot be written to a trust file")
+            throw TrustFileError(
+                path: "trust anchors", field: "environments", "LocalTesting cannot be written to a trust file")
         }
         let document = TrustFileDocument(
             bundleID: bundleID,
@@ -123,7 +135,8 @@ extension TrustAnchors {
 
     /// A root entry: a path ending `.der`/`.cer` (relative to the trust file's directory; DER,
     /// or PEM), else base64 DER. Either way it must parse as an X.509 certificate.
-    private static func certificate(_ entry: String, trustFile: String, field: String) throws(TrustFileError) -> [UInt8] {
+    private static func certificate(_ entry: String, trustFile: String, field: String) throws(TrustFileError) -> [UInt8]
+    {
         let lower = entry.lowercased()
         var der: [UInt8]
         if lower.hasSuffix(".der") || lower.hasSuffix(".cer") {
@@ -138,7 +151,8 @@ extension TrustAnchors {
             der = try readRegularFile(file, limit: maxCertificateBytes, trustFile: trustFile, field: field)
             if der.starts(with: Array("-----BEGIN".utf8)) {
                 guard let certificate = try? Certificate(pemEncoded: String(decoding: der, as: UTF8.self)),
-                      let bytes = try? TrustAnchors.derBytes(certificate) else {
+                    let bytes = try? TrustAnchors.derBytes(certificate)
+                else {
                     throw TrustFileError(path: trustFile, field: field, "\(file): not a PEM certificate")
                 }
                 der = bytes
@@ -166,11 +180,14 @@ extension TrustAnchors {
 
     /// The whole of `path` (at most `limit` bytes), which must be a regular file: a FIFO or a
     /// device fails at once (``RegionFiles/regularFileBytes(path:limit:privateFile:)``).
-    private static func readRegularFile(_ path: String, limit: Int, trustFile: String, field: String?) throws(TrustFileError) -> [UInt8] {
+    private static func readRegularFile(
+        _ path: String, limit: Int, trustFile: String, field: String?
+    ) throws(TrustFileError) -> [UInt8] {
         do {
             return try RegionFiles.regularFileBytes(path: path, limit: limit)
         } catch {
-            throw field == nil ? TrustFileError(path: path, error.problem, category: error.category)
+            throw field == nil
+                ? TrustFileError(path: path, error.problem, category: error.category)
                 : TrustFileError(path: trustFile, field: field, "\(path): \(error.problem)", category: error.category)
         }
     }
@@ -203,7 +220,10 @@ struct TrustFileDocument: Codable {
         init?(intValue: Int) { nil }
     }
 
-    init(bundleID: String, environments: [String], appAppleID: Int64?, appStoreRoots: [String], xcodeRoots: [String], publisherKeys: [JWK]) {
+    init(
+        bundleID: String, environments: [String], appAppleID: Int64?, appStoreRoots: [String], xcodeRoots: [String],
+        publisherKeys: [JWK]
+    ) {
         self.bundleID = bundleID
         self.environments = environments
         self.appAppleID = appAppleID
@@ -221,8 +241,9 @@ struct TrustFileDocument: Codable {
         }
         let known = Set(CodingKeys.allCases.map(\.stringValue))
         for key in all.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !known.contains(key.stringValue) {
-            throw Problem(field: ErrorText.quoted(key.stringValue),
-                          detail: "unknown key (known: \(known.sorted().joined(separator: ", ")))")
+            throw Problem(
+                field: ErrorText.quoted(key.stringValue),
+                detail: "unknown key (known: \(known.sorted().joined(separator: ", ")))")
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
         func field<T: Decodable>(_ key: CodingKeys, _ what: String, required: Bool) throws -> T? {
@@ -254,7 +275,8 @@ struct TrustFileDocument: Codable {
                 do {
                     keys.append(try list.decode(JWK.self))
                 } catch {
-                    throw Problem(field: "publisher_keys[\(index)]", detail: "not a JWK (a JSON object with string kty, crv, x)")
+                    throw Problem(
+                        field: "publisher_keys[\(index)]", detail: "not a JWK (a JSON object with string kty, crv, x)")
                 }
             }
         }

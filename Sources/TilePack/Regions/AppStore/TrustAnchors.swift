@@ -31,8 +31,10 @@ public struct TrustAnchors: Sendable, Equatable {
     /// The publisher's Ed25519 public keys (public JWKs) that sign the catalog.
     public var publisherKeys: [JWK]
 
-    public init(appStoreRoots: [[UInt8]], xcodeRoots: [[UInt8]] = [], bundleID: String,
-                environments: Set<AppStoreEnvironment>, appAppleID: Int64? = nil, publisherKeys: [JWK] = []) {
+    public init(
+        appStoreRoots: [[UInt8]], xcodeRoots: [[UInt8]] = [], bundleID: String,
+        environments: Set<AppStoreEnvironment>, appAppleID: Int64? = nil, publisherKeys: [JWK] = []
+    ) {
         self.appStoreRoots = appStoreRoots
         self.xcodeRoots = xcodeRoots
         self.bundleID = bundleID

@@ -13,7 +13,9 @@ public struct InstalledPackListing: Sendable, Encodable, Equatable {
     /// the signed one, a missing file); nil when it is sound.
     public var problem: String?
 
-    enum CodingKeys: String, CodingKey { case packID = "pack_id", version, bytes, productID = "product_id", owned, problem }
+    enum CodingKeys: String, CodingKey {
+        case packID = "pack_id", version, bytes, productID = "product_id", owned, problem
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -34,7 +36,8 @@ extension RegionLibrary {
     /// - Cost: per pack, one Ed25519 verification and one scan of its tile index.
     public func installedPackListings() throws(PackError) -> [InstalledPackListing] {
         guard let trust else {
-            throw PackError(.invalidInput, subject: directory, "an open library (no trust anchors) has no packs: pass --trust FILE")
+            throw PackError(
+                .invalidInput, subject: directory, "an open library (no trust anchors) has no packs: pass --trust FILE")
         }
         let directory = PackDirectory(library: self.directory)
         return try InstalledPacks(library: self.directory, trust: trust).list().map { pack in
@@ -42,7 +45,8 @@ extension RegionLibrary {
             var open = false
             if problem == nil {
                 do throws(PackError) {
-                    let verified = try VerifiedPack.open(directory.manifest(pack.packID), publisherKeys: trust.publisherKeys)
+                    let verified = try VerifiedPack.open(
+                        directory.manifest(pack.packID), publisherKeys: trust.publisherKeys)
                     open = isPackOpen(verified.manifest)
                 } catch {
                     problem = error.description
@@ -56,17 +60,21 @@ extension RegionLibrary {
     /// the reads of `pack.manifest` (CopyPropagation's ownership verifier, `-c release`).
     @inline(never)
     static func listing(_ pack: InstalledPack, owned: Bool, problem: String?) -> InstalledPackListing {
-        InstalledPackListing(packID: pack.packID, version: pack.manifest?.version, bytes: pack.bytes,
-                             productID: pack.manifest?.productID, owned: owned && problem == nil, problem: problem)
+        InstalledPackListing(
+            packID: pack.packID, version: pack.manifest?.version, bytes: pack.bytes,
+            productID: pack.manifest?.productID, owned: owned && problem == nil, problem: problem)
     }
 
     /// Whether a pack with this signed manifest shows for this account now (see
     /// ``PackAccessPolicy``). An open library shows every pack.
     public func isPackOpen(_ manifest: PackManifest) -> Bool {
         guard kind == .store else { return true }
-        let gate = PackAccessPolicy.Gate(packID: manifest.packID, productID: manifest.productID, releasedAt: manifest.releasedAt)
-        return PackAccessPolicy(base: FreeZoomAccess(maxZoom: Self.failClosedMaxZoom), catalog: catalog,
-                                entitlements: catalogProblem == nil ? entitlements : nil, layers: [manifest.packID: gate])
-            .isOpen(packID: manifest.packID)
+        let gate = PackAccessPolicy.Gate(
+            packID: manifest.packID, productID: manifest.productID, releasedAt: manifest.releasedAt)
+        return PackAccessPolicy(
+            base: FreeZoomAccess(maxZoom: Self.failClosedMaxZoom), catalog: catalog,
+            entitlements: catalogProblem == nil ? entitlements : nil, layers: [manifest.packID: gate]
+        )
+        .isOpen(packID: manifest.packID)
     }
 }

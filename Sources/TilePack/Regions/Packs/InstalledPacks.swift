@@ -35,7 +35,9 @@ public struct InstalledPacks: Sendable {
     /// - Throws: ``PackError`` `notFound` when nothing of it is there, `busy` while it downloads.
     @discardableResult
     public func remove(_ packID: String) throws(PackError) -> Int64 {
-        guard PackManifest.isValidPackID(packID) else { throw PackError(.invalidInput, subject: packID, "is not a pack id") }
+        guard PackManifest.isValidPackID(packID) else {
+            throw PackError(.invalidInput, subject: packID, "is not a pack id")
+        }
         guard access(directory.path, F_OK) == 0 else {
             throw PackError(.notFound, subject: packID, "is not installed (\(directory.path) does not exist)")
         }
@@ -43,8 +45,10 @@ public struct InstalledPacks: Sendable {
         var freed: Int64 = 0
         var found = false
         // The manifest goes first: a reader never sees a manifest whose pack is gone.
-        var doomed = [directory.manifest(packID), directory.pack(packID), directory.part(packID), directory.partState(packID),
-                      directory.update(packID)]
+        var doomed = [
+            directory.manifest(packID), directory.pack(packID), directory.part(packID), directory.partState(packID),
+            directory.update(packID),
+        ]
         doomed += try directory.names().filter { Self.isDeltaLeftover($0, of: packID) }.map(directory.file)
         for path in doomed {
             let size = PackDirectory.regularFileSize(path)
@@ -70,7 +74,8 @@ public struct InstalledPacks: Sendable {
         for suffix in [".delta.mbtiles.part.json", ".delta.mbtiles.part"] where rest.hasSuffix(suffix) {
             rest = rest.dropLast(suffix.count)
             let versions = rest.split(separator: "-v", omittingEmptySubsequences: false)
-            return versions.count == 2 && versions.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+            return versions.count == 2
+                && versions.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
         }
         return false
     }

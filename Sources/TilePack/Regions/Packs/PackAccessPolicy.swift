@@ -38,7 +38,9 @@ public final class PackAccessPolicy: AccessPolicy {
 
     /// `layers` maps each pack layer's ``TileArchive/accessName`` (`<pack file>/<archive>`,
     /// which no file can be named) to its gate.
-    public init(base: any AccessPolicy, catalog: Catalog?, entitlements: (any EntitlementSource)?, layers: [String: Gate]) {
+    public init(
+        base: any AccessPolicy, catalog: Catalog?, entitlements: (any EntitlementSource)?, layers: [String: Gate]
+    ) {
         self.base = base
         self.catalog = catalog
         self.source = entitlements
@@ -75,7 +77,9 @@ public final class PackAccessPolicy: AccessPolicy {
                 guard let product = gate.productID else { packs.insert(gate.packID); continue }
                 if owned.contains(product) {
                     packs.insert(gate.packID)
-                } else if lapsed.contains(where: { $0.value > gate.releasedAt && catalog.entitlementClosure(of: [$0.key]).contains(product) }) {
+                } else if lapsed.contains(where: {
+                    $0.value > gate.releasedAt && catalog.entitlementClosure(of: [$0.key]).contains(product)
+                }) {
                     packs.insert(gate.packID)
                 }
             }

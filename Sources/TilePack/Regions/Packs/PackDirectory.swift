@@ -37,7 +37,9 @@ struct PackDirectory: Sendable {
     func partState(_ id: String) -> String { part(id) + ".json" }
     func lock(_ id: String) -> String { file(id + ".lock") }
     /// A delta being downloaded (resumable like the pack's `.part`).
-    func deltaPart(_ id: String, from: Int, to: Int) -> String { file(PackManifest.deltaFileName(id, from: from, to: to) + ".part") }
+    func deltaPart(_ id: String, from: Int, to: Int) -> String {
+        file(PackManifest.deltaFileName(id, from: from, to: to) + ".part")
+    }
     /// The copy a delta is applied to; removed on failure, renamed over the pack on success.
     func update(_ id: String) -> String { pack(id) + ".update" }
 
@@ -66,7 +68,8 @@ struct PackDirectory: Sendable {
     func packIDs() throws(PackError) -> [String] {
         var ids: Set<String> = []
         for name in try names() {
-            for suffix in [".manifest.jws", ".mbtiles"] where name.hasSuffix(suffix) && !name.hasSuffix(".delta.mbtiles") {
+            for suffix in [".manifest.jws", ".mbtiles"]
+            where name.hasSuffix(suffix) && !name.hasSuffix(".delta.mbtiles") {
                 let id = String(name.dropLast(suffix.count))
                 if PackManifest.isValidPackID(id) { ids.insert(id) }
             }
@@ -86,7 +89,9 @@ struct PackDirectory: Sendable {
             let (manifest, _) = try SignedPackManifest.load(path: manifest(id), publisherKeys: publisherKeys)
             // A manifest copied under another pack's name must not vouch for that pack.
             guard manifest.packID == id else {
-                throw PackError(.invalidManifest, subject: self.manifest(id), "is the manifest of pack \(manifest.packID), not of \(id)")
+                throw PackError(
+                    .invalidManifest, subject: self.manifest(id),
+                    "is the manifest of pack \(manifest.packID), not of \(id)")
             }
             result.manifest = manifest
             if size == nil { result.problem = "\(pack(id)): missing" }
@@ -150,17 +155,22 @@ final class PackLock: Sendable {
     static func acquire(_ path: String, packID: String) throws(PackError) -> PackLock {
         for _ in 0..<8 {
             let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-            guard fd >= 0 else { throw PackError(.io, subject: path, "cannot open the lock (\(AtomicReplacement.message(errno)))") }
+            guard fd >= 0 else {
+                throw PackError(.io, subject: path, "cannot open the lock (\(AtomicReplacement.message(errno)))")
+            }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
                 close(fd)
                 if code == EWOULDBLOCK || code == EAGAIN {
-                    throw PackError(.busy, subject: packID, "another download, update or removal of this pack is running (\(path) is locked)")
+                    throw PackError(
+                        .busy, subject: packID,
+                        "another download, update or removal of this pack is running (\(path) is locked)")
                 }
                 throw PackError(.io, subject: path, "cannot lock (\(AtomicReplacement.message(code)))")
             }
             var held = stat(), named = stat()
-            if fstat(fd, &held) == 0, lstat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev {
+            if fstat(fd, &held) == 0, lstat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
+            {
                 return PackLock(fd: fd, path: path)
             }
             close(fd)

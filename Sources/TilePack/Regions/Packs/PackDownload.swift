@@ -53,7 +53,9 @@ struct PackDownload {
 
     func run() async throws(PackError) -> Outcome {
         let fd = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-        guard fd >= 0 else { throw PackError(.io, subject: partPath, "cannot open (\(AtomicReplacement.message(errno)))") }
+        guard fd >= 0 else {
+            throw PackError(.io, subject: partPath, "cannot open (\(AtomicReplacement.message(errno)))")
+        }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
@@ -90,7 +92,8 @@ struct PackDownload {
             let response: PackResponse
             do { response = try await transport.get(url: url, headers: request) } catch {
                 dropIfEmpty()
-                throw PackError(.network, subject: url, "the request failed: \(Self.describe(error))", cause: "\(error)")
+                throw PackError(
+                    .network, subject: url, "the request failed: \(Self.describe(error))", cause: "\(error)")
             }
             switch response.status {
             case 200:
@@ -102,14 +105,18 @@ struct PackDownload {
                 offset = 0
             case 206:
                 guard offset > 0, let range = response.header("Content-Range"),
-                      let (first, last, total) = Self.parseContentRange(range),
-                      first == offset, last == expectedBytes - 1, total == expectedBytes else {
+                    let (first, last, total) = Self.parseContentRange(range),
+                    first == offset, last == expectedBytes - 1, total == expectedBytes
+                else {
                     dropIfEmpty()
-                    throw PackError(.network, subject: url,
-                                    "answered a range request with \(response.header("Content-Range").map { "Content-Range \($0)" } ?? "no Content-Range"); expected bytes \(offset)-\(expectedBytes - 1)/\(expectedBytes)")
+                    throw PackError(
+                        .network, subject: url,
+                        "answered a range request with \(response.header("Content-Range").map { "Content-Range \($0)" } ?? "no Content-Range"); expected bytes \(offset)-\(expectedBytes - 1)/\(expectedBytes)"
+                    )
                 }
                 if let length = response.header("Content-Length"), Int64(length) != expectedBytes - offset {
-                    throw PackError(.network, subject: url, "announces \(length) bytes for range \(offset)-\(expectedBytes - 1)")
+                    throw PackError(
+                        .network, subject: url, "announces \(length) bytes for range \(offset)-\(expectedBytes - 1)")
                 }
             case 416 where offset > 0 && !restarted:
                 // The server's file is shorter than the .part: start over once.
@@ -140,8 +147,10 @@ struct PackDownload {
                 if Int64(chunk.count) > room {
                     try write(fd, chunk[0..<Int(room)], at: offset)
                     offset += room
-                    throw PackError(.network, subject: url,
-                                    "sent more than the \(expectedBytes - startedAt) bytes it announced; the \(offset)-byte .part was kept")
+                    throw PackError(
+                        .network, subject: url,
+                        "sent more than the \(expectedBytes - startedAt) bytes it announced; the \(offset)-byte .part was kept"
+                    )
                 }
                 try write(fd, chunk[...], at: offset)
                 offset += Int64(chunk.count)
@@ -157,13 +166,16 @@ struct PackDownload {
             throw error
         } catch {
             fsync(fd)
-            throw PackError(.network, subject: url,
-                            "the transfer broke after \(offset) of \(expectedBytes) bytes (\(Self.describe(error))); run again to resume",
-                            cause: "\(error)")
+            throw PackError(
+                .network, subject: url,
+                "the transfer broke after \(offset) of \(expectedBytes) bytes (\(Self.describe(error))); run again to resume",
+                cause: "\(error)")
         }
         fsync(fd)
         guard offset == expectedBytes else {
-            throw PackError(.network, subject: url, "the connection closed after \(offset) of \(expectedBytes) bytes; run again to resume")
+            throw PackError(
+                .network, subject: url,
+                "the connection closed after \(offset) of \(expectedBytes) bytes; run again to resume")
         }
         return Outcome(resumedFrom: startedAt, received: received)
     }
@@ -173,9 +185,11 @@ struct PackDownload {
     private func report(_ phase: PackProgress.Phase, bytes: Int64, resumedFrom: Int64, rate: Double) {
         guard let progress else { return }
         let remaining = expectedBytes - bytes
-        progress(PackProgress(packID: packID, phase: phase, file: fileName, bytesReceived: bytes, totalBytes: expectedBytes,
-                              resumedFrom: resumedFrom, bytesPerSecond: rate,
-                              secondsRemaining: rate > 0 ? Double(remaining) / rate : (remaining == 0 ? 0 : nil)))
+        progress(
+            PackProgress(
+                packID: packID, phase: phase, file: fileName, bytesReceived: bytes, totalBytes: expectedBytes,
+                resumedFrom: resumedFrom, bytesPerSecond: rate,
+                secondsRemaining: rate > 0 ? Double(remaining) / rate : (remaining == 0 ? 0 : nil)))
     }
 
     private func readState() -> PartState? {
@@ -185,7 +199,8 @@ struct PackDownload {
 
     private func writeState(_ state: PartState) throws(PackError) {
         do {
-            try RegionFiles.writeAtomically(path: statePath, bytes: Array(try JSONOutput.string(state).utf8), mode: 0o600)
+            try RegionFiles.writeAtomically(
+                path: statePath, bytes: Array(try JSONOutput.string(state).utf8), mode: 0o600)
         } catch let error as InputFileError {
             throw PackError(.io, subject: error.path, error.problem)
         } catch {
@@ -208,8 +223,10 @@ struct PackDownload {
             if n < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                throw PackError(code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: partPath,
-                                "cannot write at byte \(offset + Int64(done)) (\(AtomicReplacement.message(code))); the .part keeps what was written")
+                throw PackError(
+                    code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: partPath,
+                    "cannot write at byte \(offset + Int64(done)) (\(AtomicReplacement.message(code))); the .part keeps what was written"
+                )
             }
             done += n
         }
@@ -222,7 +239,8 @@ struct PackDownload {
         guard parts.count == 2, let total = Int64(parts[1]) else { return nil }
         let range = parts[0].split(separator: "-", omittingEmptySubsequences: false)
         guard range.count == 2, let first = Int64(range[0]), let last = Int64(range[1]),
-              first >= 0, first <= last, last < total else { return nil }
+            first >= 0, first <= last, last < total
+        else { return nil }
         return (first, last, total)
     }
 
@@ -237,8 +255,12 @@ struct PackDownload {
         switch response.status {
         case 401, 403:
             let code = parsed?.error.flatMap(PackError.Code.init(rawValue:))
-            let allowed: [PackError.Code] = [.missingTransaction, .invalidTransaction, .notEntitled, .revoked, .expired]
-            let chosen = code.flatMap { allowed.contains($0) ? $0 : nil } ?? (response.status == 401 ? .missingTransaction : .notEntitled)
+            let allowed: [PackError.Code] = [
+                .missingTransaction, .invalidTransaction, .notEntitled, .revoked, .expired,
+            ]
+            let chosen =
+                code.flatMap { allowed.contains($0) ? $0 : nil }
+                ?? (response.status == 401 ? .missingTransaction : .notEntitled)
             return PackError(chosen, subject: url, "refused (\(response.status) \(chosen.rawValue)): \(message)")
         case 404:
             return PackError(.notFound, subject: url, "not on the server (404): \(message)")

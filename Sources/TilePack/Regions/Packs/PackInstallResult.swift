@@ -63,9 +63,13 @@ public enum PackUpdatePlan: Sendable, Equatable {
     public static func choose(installed: PackManifest?, listed: ListedPack) -> PackUpdatePlan {
         let full = listed.manifest.totalBytes
         guard let installed else { return .full(reason: "full: not installed", bytes: full) }
-        guard installed.version < listed.version else { return .full(reason: "full: reinstalling version \(listed.version)", bytes: full) }
+        guard installed.version < listed.version else {
+            return .full(reason: "full: reinstalling version \(listed.version)", bytes: full)
+        }
         func layers(_ m: PackManifest) -> [String] { m.archives.map { $0.name + "\u{0}" + $0.codec } }
-        guard layers(installed) == layers(listed.manifest) else { return .full(reason: "full: format changed", bytes: full) }
+        guard layers(installed) == layers(listed.manifest) else {
+            return .full(reason: "full: format changed", bytes: full)
+        }
         var chain: [ListedPack.Delta] = []
         var total: Int64 = 0
         for from in installed.version..<listed.version {
@@ -76,7 +80,8 @@ public enum PackUpdatePlan: Sendable, Equatable {
             total = total.addingReportingOverflow(step.bytes).overflow ? .max : total + step.bytes
         }
         guard total < full else {
-            return .full(reason: "full: the deltas (\(total) bytes) are not smaller than the pack (\(full) bytes)", bytes: full)
+            return .full(
+                reason: "full: the deltas (\(total) bytes) are not smaller than the pack (\(full) bytes)", bytes: full)
         }
         return .deltas(chain, bytes: total)
     }

@@ -65,27 +65,35 @@ public struct PackListing: Sendable {
                 let entry: Entry
                 switch slot.entry {
                 case .success(let decoded): entry = decoded
-                case .failure(let error): throw PackError(.invalidManifest, subject: subject, "is not a pack entry: \(error)")
+                case .failure(let error):
+                    throw PackError(.invalidManifest, subject: subject, "is not a pack entry: \(error)")
                 }
-                let manifest = try SignedPackManifest.verify(entry.manifest, publisherKeys: publisherKeys, source: subject)
+                let manifest = try SignedPackManifest.verify(
+                    entry.manifest, publisherKeys: publisherKeys, source: subject)
                 // The fields beside the JWS are for people and scripts; a server (or a proxy)
                 // that edits them must not make the app show one size and install another.
                 guard entry.fields == manifest else {
-                    throw PackError(.badSignature, subject: subject, "the listed fields of \(manifest.packID) disagree with its signed manifest")
+                    throw PackError(
+                        .badSignature, subject: subject,
+                        "the listed fields of \(manifest.packID) disagree with its signed manifest")
                 }
                 try checkPath(entry.url, subject: subject)
                 for delta in entry.deltas ?? [] {
                     try checkPath(delta.url, subject: subject)
                     guard delta.from >= 1, delta.from < manifest.version, delta.bytes > 0 else {
-                        throw PackError(.invalidManifest, subject: subject, "delta from \(delta.from) to \(manifest.version) of \(delta.bytes) bytes is not a delta")
+                        throw PackError(
+                            .invalidManifest, subject: subject,
+                            "delta from \(delta.from) to \(manifest.version) of \(delta.bytes) bytes is not a delta")
                     }
                 }
                 guard seen.insert(manifest.packID).inserted else {
                     throw PackError(.invalidManifest, subject: subject, "pack \(manifest.packID) is listed twice")
                 }
-                listing.packs.append(ListedPack(manifest: manifest, jws: entry.manifest, path: entry.url, deltas: entry.deltas ?? []))
+                listing.packs.append(
+                    ListedPack(manifest: manifest, jws: entry.manifest, path: entry.url, deltas: entry.deltas ?? []))
             } catch {
-                let claimed: String? = if case .success(let entry) = slot.entry { entry.fields.packID } else { slot.claimedPackID }
+                let claimed: String? =
+                    if case .success(let entry) = slot.entry { entry.fields.packID } else { slot.claimedPackID }
                 listing.refused.append(Refused(claimedPackID: claimed, error: error))
             }
         }
@@ -96,9 +104,12 @@ public struct PackListing: Sendable {
     /// the device presents goes there, and never to a host a listing names.
     static func checkPath(_ path: String, subject: String) throws(PackError) {
         guard path.hasPrefix("/"), !path.hasPrefix("//"), path.utf8.count <= 1024,
-              path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != 0x5c && $0 != 0x23 && $0 != 0x3f }),
-              !path.split(separator: "/").contains("..") else {
-            throw PackError(.invalidManifest, subject: subject, "url \(ErrorText.quoted(String(path.prefix(80)))) is not a path on this server")
+            path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != 0x5c && $0 != 0x23 && $0 != 0x3f }),
+            !path.split(separator: "/").contains("..")
+        else {
+            throw PackError(
+                .invalidManifest, subject: subject,
+                "url \(ErrorText.quoted(String(path.prefix(80)))) is not a path on this server")
         }
     }
 

@@ -76,9 +76,11 @@ public struct PackManifest: Codable, Sendable, Equatable {
         case totalBytes = "total_bytes", sha256, tileIndexSHA256 = "tile_index_sha256", attribution, license
     }
 
-    public init(packID: String, productID: String?, version: Int, releasedAt: Int64, minReaderVersion: Int,
-                archives: [Archive], bounds: [Double], perZoom: [ZoomCount], totalBytes: Int64, sha256: String,
-                tileIndexSHA256: String, attribution: String, license: String) {
+    public init(
+        packID: String, productID: String?, version: Int, releasedAt: Int64, minReaderVersion: Int,
+        archives: [Archive], bounds: [Double], perZoom: [ZoomCount], totalBytes: Int64, sha256: String,
+        tileIndexSHA256: String, attribution: String, license: String
+    ) {
         self.packID = packID; self.productID = productID; self.version = version; self.releasedAt = releasedAt
         self.minReaderVersion = minReaderVersion; self.archives = archives; self.bounds = bounds; self.perZoom = perZoom
         self.totalBytes = totalBytes; self.sha256 = sha256; self.tileIndexSHA256 = tileIndexSHA256
@@ -91,14 +93,17 @@ public struct PackManifest: Codable, Sendable, Equatable {
     /// Pack files' names in a packs directory (server) or a library's `packs/` (device).
     public static func packFileName(_ packID: String) -> String { packID + ".mbtiles" }
     public static func manifestFileName(_ packID: String) -> String { packID + ".manifest.jws" }
-    public static func deltaFileName(_ packID: String, from: Int, to: Int) -> String { "\(packID).v\(from)-v\(to).delta.mbtiles" }
+    public static func deltaFileName(_ packID: String, from: Int, to: Int) -> String {
+        "\(packID).v\(from)-v\(to).delta.mbtiles"
+    }
 
     /// Whether `id` may name a pack (and so a file): a catalog product id or `free`, 1–200
     /// characters of letters, digits, `.`, `_` and `-`, not starting with a dot.
     public static func isValidPackID(_ id: String) -> Bool {
         guard (1...200).contains(id.utf8.count), id.first != "." else { return false }
         return id.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2e || b == 0x5f || b == 0x2d
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2e || b == 0x5f
+                || b == 0x2d
         }
     }
 
@@ -107,8 +112,12 @@ public struct PackManifest: Codable, Sendable, Equatable {
     /// below 1, zooms outside 0…24 or reversed, bounds that are not four finite numbers,
     /// hashes that are not 64 hex digits, negative sizes.
     public func problem() -> String? {
-        guard Self.isValidPackID(packID) else { return "pack_id \(ErrorText.quoted(String(packID.prefix(64)))) cannot name a pack" }
-        if packID == Self.freePackID { if productID != nil { return "the free pack names a product" } } else {
+        guard Self.isValidPackID(packID) else {
+            return "pack_id \(ErrorText.quoted(String(packID.prefix(64)))) cannot name a pack"
+        }
+        if packID == Self.freePackID {
+            if productID != nil { return "the free pack names a product" }
+        } else {
             guard let productID, !productID.isEmpty else { return "pack \(packID) names no product_id" }
         }
         guard version >= 1 else { return "version \(version) is below 1" }
@@ -116,16 +125,23 @@ public struct PackManifest: Codable, Sendable, Equatable {
         guard !archives.isEmpty else { return "names no archives" }
         for a in archives {
             guard 0 <= a.minzoom, a.minzoom <= a.maxzoom, a.maxzoom <= TileID.maxZoom else {
-                return "archive \(ErrorText.quoted(a.name)): zooms \(a.minzoom)…\(a.maxzoom) are not within 0…\(TileID.maxZoom)"
+                return
+                    "archive \(ErrorText.quoted(a.name)): zooms \(a.minzoom)…\(a.maxzoom) are not within 0…\(TileID.maxZoom)"
             }
-            guard Self.isHexDigest(a.sha256) else { return "archive \(ErrorText.quoted(a.name)): sha256 is not 64 hex digits" }
+            guard Self.isHexDigest(a.sha256) else {
+                return "archive \(ErrorText.quoted(a.name)): sha256 is not 64 hex digits"
+            }
         }
-        guard bounds.count == 4, bounds.allSatisfy(\.isFinite) else { return "bounds are not [west, south, east, north]" }
+        guard bounds.count == 4, bounds.allSatisfy(\.isFinite) else {
+            return "bounds are not [west, south, east, north]"
+        }
         guard perZoom.allSatisfy({ (0...TileID.maxZoom).contains($0.z) && $0.tiles >= 0 && $0.bytes >= 0 }) else {
             return "per_zoom has a zoom outside 0…\(TileID.maxZoom) or a negative count"
         }
         guard totalBytes > 0 else { return "total_bytes \(totalBytes) is not positive" }
-        guard Self.isHexDigest(sha256), Self.isHexDigest(tileIndexSHA256) else { return "sha256 or tile_index_sha256 is not 64 hex digits" }
+        guard Self.isHexDigest(sha256), Self.isHexDigest(tileIndexSHA256) else {
+            return "sha256 or tile_index_sha256 is not 64 hex digits"
+        }
         return nil
     }
 
@@ -170,7 +186,9 @@ public enum SignedPackManifest {
                 throw PackError(.badSignature, subject: source, "publisher key: \(error.detail)")
             }
         }
-        guard !keys.isEmpty else { throw PackError(.badSignature, subject: source, "the trust anchors name no publisher key") }
+        guard !keys.isEmpty else {
+            throw PackError(.badSignature, subject: source, "the trust anchors name no publisher key")
+        }
         let payload: [UInt8]
         do {
             payload = try JWS.verify(jws, publicKeys: keys, type: type, maxLength: maxBytes, source: source)
@@ -205,7 +223,9 @@ public enum SignedPackManifest {
 
     /// Reads and verifies a `.manifest.jws` file (at most ``maxBytes``, regular files only).
     /// Returns the manifest and the JWS text.
-    public static func load(path: String, publisherKeys: [JWK]) throws(PackError) -> (manifest: PackManifest, jws: String) {
+    public static func load(
+        path: String, publisherKeys: [JWK]
+    ) throws(PackError) -> (manifest: PackManifest, jws: String) {
         let jws = try readText(path: path)
         return (try verify(jws, publisherKeys: publisherKeys, source: path), jws)
     }

@@ -26,8 +26,10 @@ public struct PackProgress: Sendable, Equatable {
     /// Seconds left at that rate; nil while the rate is unknown.
     public var secondsRemaining: Double?
 
-    public init(packID: String, phase: Phase, file: String, bytesReceived: Int64, totalBytes: Int64, resumedFrom: Int64,
-                bytesPerSecond: Double, secondsRemaining: Double?) {
+    public init(
+        packID: String, phase: Phase, file: String, bytesReceived: Int64, totalBytes: Int64, resumedFrom: Int64,
+        bytesPerSecond: Double, secondsRemaining: Double?
+    ) {
         self.packID = packID; self.phase = phase; self.file = file; self.bytesReceived = bytesReceived
         self.totalBytes = totalBytes; self.resumedFrom = resumedFrom; self.bytesPerSecond = bytesPerSecond
         self.secondsRemaining = secondsRemaining

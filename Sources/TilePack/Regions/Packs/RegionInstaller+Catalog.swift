@@ -10,26 +10,33 @@ extension RegionInstaller {
     /// checks the file again at every open anyway (it fails closed on a bad one).
     /// - Throws: ``PackError``: `network` (no answer), `badSignature` (it does not verify).
     /// - Cost: one request of at most ``SignedCatalog/maxFileBytes``, one Ed25519 verification.
-    public static func refreshCatalog(server: String, transport: any PackTransport, libraryDirectory: String,
-                                      publisherKeys: [JWK]) async throws(PackError) -> Int64? {
+    public static func refreshCatalog(
+        server: String, transport: any PackTransport, libraryDirectory: String,
+        publisherKeys: [JWK]
+    ) async throws(PackError) -> Int64? {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         let url = base + "/catalog"
         let response: PackResponse
         do { response = try await transport.get(url: url, headers: [("Accept", "application/jose")]) } catch {
-            throw PackError(.network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
+            throw PackError(
+                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
         }
         guard response.status == 200 else { throw await PackDownload.failure(response, url: url) }
         let body: [UInt8]?
         do { body = try await response.body.collect(limit: SignedCatalog.maxFileBytes) } catch {
-            throw PackError(.network, subject: url, "the catalog broke off: \(PackDownload.describe(error))", cause: "\(error)")
+            throw PackError(
+                .network, subject: url, "the catalog broke off: \(PackDownload.describe(error))", cause: "\(error)")
         }
         guard let body, let text = String(validating: body, as: UTF8.self) else {
-            throw PackError(.network, subject: url, "the catalog is over \(SignedCatalog.maxFileBytes) bytes or not text")
+            throw PackError(
+                .network, subject: url, "the catalog is over \(SignedCatalog.maxFileBytes) bytes or not text")
         }
         let jws = String(text.filter { !$0.isWhitespace })
         let offered: Catalog
-        do { offered = try SignedCatalog.verify(jws, publisherKeys: publisherKeys, path: url, libraryDirectory: nil) } catch {
+        do {
+            offered = try SignedCatalog.verify(jws, publisherKeys: publisherKeys, path: url, libraryDirectory: nil)
+        } catch {
             throw PackError(.badSignature, subject: url, error.detail)
         }
         let held = try? SignedCatalog.load(libraryDirectory: libraryDirectory, publisherKeys: publisherKeys).catalog
@@ -37,7 +44,8 @@ extension RegionInstaller {
         let dir = libraryDirectory.hasSuffix("/") ? libraryDirectory : libraryDirectory + "/"
         do {
             try RegionFiles.makeDirectories(libraryDirectory)
-            try RegionFiles.writeAtomically(path: dir + SignedCatalog.fileName, bytes: Array((jws + "\n").utf8), mode: 0o644)
+            try RegionFiles.writeAtomically(
+                path: dir + SignedCatalog.fileName, bytes: Array((jws + "\n").utf8), mode: 0o644)
         } catch {
             throw PackError(.io, subject: dir + SignedCatalog.fileName, error.problem)
         }

@@ -18,25 +18,29 @@ extension RegionInstaller {
     ///   not leading to the signed index; the delta downloads are discarded), and as a full
     ///   download for the transfers. The installed version is untouched on any failure.
     /// - Cost: the deltas' bytes over the network; one copy of the pack per step.
-    func updateByDeltas(_ listed: ListedPack, from installed: PackManifest, chain: [ListedPack.Delta], bytes: Int64,
-                        progress: (@Sendable (PackProgress) -> Void)?) async throws(PackError) -> PackInstallResult {
+    func updateByDeltas(
+        _ listed: ListedPack, from installed: PackManifest, chain: [ListedPack.Delta], bytes: Int64,
+        progress: (@Sendable (PackProgress) -> Void)?
+    ) async throws(PackError) -> PackInstallResult {
         let manifest = listed.manifest
         let id = manifest.packID
         let packPath = directory.pack(id)
         let installedBytes = PackDirectory.regularFileSize(packPath) ?? 0
         // Deltas plus a copy of the pack (two while chaining): what the disk must hold at the peak.
-        try checkSpace(id: id, version: manifest.version, needed: bytes + 2 * max(installedBytes, manifest.totalBytes),
-                       packBytes: manifest.totalBytes)
+        try checkSpace(
+            id: id, version: manifest.version, needed: bytes + 2 * max(installedBytes, manifest.totalBytes),
+            packBytes: manifest.totalBytes)
         var received: Int64 = 0, resumed: Int64 = 0
         var deltaPaths: [String] = []
         for step in chain {
             let to = step.from + 1
             let part = directory.deltaPart(id, from: step.from, to: to)
-            let download = PackDownload(transport: transport, url: server + step.url, headers: authorization(manifest),
-                                        partPath: part, statePath: part + ".json",
-                                        identity: "delta v\(step.from)-v\(to) towards pack sha256 \(manifest.sha256)",
-                                        expectedBytes: step.bytes, packID: id,
-                                        fileName: PackManifest.deltaFileName(id, from: step.from, to: to), progress: progress)
+            let download = PackDownload(
+                transport: transport, url: server + step.url, headers: authorization(manifest),
+                partPath: part, statePath: part + ".json",
+                identity: "delta v\(step.from)-v\(to) towards pack sha256 \(manifest.sha256)",
+                expectedBytes: step.bytes, packID: id,
+                fileName: PackManifest.deltaFileName(id, from: step.from, to: to), progress: progress)
             let outcome = try await download.run()
             received += outcome.received
             resumed += outcome.resumedFrom
@@ -45,8 +49,10 @@ extension RegionInstaller {
         func discardDeltas() {
             for path in deltaPaths { unlink(path); unlink(path + ".json") }
         }
-        progress?(PackProgress(packID: id, phase: .applying, file: PackManifest.packFileName(id), bytesReceived: bytes,
-                               totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, secondsRemaining: nil))
+        progress?(
+            PackProgress(
+                packID: id, phase: .applying, file: PackManifest.packFileName(id), bytesReceived: bytes,
+                totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, secondsRemaining: nil))
         let output = directory.update(id)
         let intermediate = output + ".step"
         var source = packPath
@@ -61,28 +67,36 @@ extension RegionInstaller {
                     expected = try PackReader(path: delta).metadata[PackSchema.Key.tileIndexSHA256] ?? ""
                 }
                 let target = last ? output : (source == intermediate ? output : intermediate)
-                try PackDelta.apply(delta: delta, installed: source, output: target, packID: id, from: step.from, to: to,
-                                    expectedDigest: expected)
+                try PackDelta.apply(
+                    delta: delta, installed: source, output: target, packID: id, from: step.from, to: to,
+                    expectedDigest: expected)
                 if source != packPath && source != target { unlink(source) }
                 source = target
             }
             guard try PackReader(path: output).indexDigest() == manifest.tileIndexSHA256 else {
-                throw ArchiveError(path: output, problem: .deltaMismatch, detail: "the updated pack's tile index is not the signed one")
+                throw ArchiveError(
+                    path: output, problem: .deltaMismatch, detail: "the updated pack's tile index is not the signed one"
+                )
             }
         } catch {
             unlink(output)
             unlink(intermediate)
             discardDeltas()
-            let code: PackError.Code = error.problem == .writeFailed || error.problem == .cannotOpen ? .io : .deltaMismatch
-            throw PackError(code, subject: error.path,
-                            "the delta update to version \(manifest.version) failed: \(error.detail); version \(installed.version) stays installed",
-                            cause: error.description)
+            let code: PackError.Code =
+                error.problem == .writeFailed || error.problem == .cannotOpen ? .io : .deltaMismatch
+            throw PackError(
+                code, subject: error.path,
+                "the delta update to version \(manifest.version) failed: \(error.detail); version \(installed.version) stays installed",
+                cause: error.description)
         }
         try commit(id, staged: output, manifestJWS: listed.jws)
         discardDeltas()
-        progress?(PackProgress(packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: bytes,
-                               totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, secondsRemaining: 0))
-        return PackInstallResult(packID: id, version: manifest.version, mode: .delta, bytesReceived: received, bytesTotal: bytes,
-                                 resumedFrom: resumed, sha256: manifest.sha256, reason: PackUpdatePlan.deltas(chain, bytes: bytes).reason)
+        progress?(
+            PackProgress(
+                packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: bytes,
+                totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, secondsRemaining: 0))
+        return PackInstallResult(
+            packID: id, version: manifest.version, mode: .delta, bytesReceived: received, bytesTotal: bytes,
+            resumedFrom: resumed, sha256: manifest.sha256, reason: PackUpdatePlan.deltas(chain, bytes: bytes).reason)
     }
 }

@@ -52,8 +52,10 @@ public final class RegionInstaller: Sendable {
     ///   - transaction: the signed transaction to present for a product id (nil: none; the
     ///     server then answers 401 for anything but `free`). See
     ///     ``RegionLibrary/transactionForPack(productID:)``.
-    public init(library: String, trust: TrustAnchors, server: String, transport: any PackTransport, quotaBytes: Int64? = nil,
-                transaction: @escaping @Sendable (_ productID: String) -> String?) {
+    public init(
+        library: String, trust: TrustAnchors, server: String, transport: any PackTransport, quotaBytes: Int64? = nil,
+        transaction: @escaping @Sendable (_ productID: String) -> String?
+    ) {
         libraryDirectory = library
         publisherKeys = trust.publisherKeys
         var base = server
@@ -67,13 +69,18 @@ public final class RegionInstaller: Sendable {
 
     /// An installer for `library` presenting its ledger's transactions.
     /// - Throws: ``PackError`` (`invalidInput`) for an open library (no trust anchors).
-    public convenience init(library: RegionLibrary, server: String, transport: any PackTransport,
-                            quotaBytes: Int64? = nil) throws(PackError) {
+    public convenience init(
+        library: RegionLibrary, server: String, transport: any PackTransport,
+        quotaBytes: Int64? = nil
+    ) throws(PackError) {
         guard let trust = library.trust else {
-            throw PackError(.invalidInput, subject: library.directory, "an open library (no trust anchors) installs no packs: pass --trust FILE")
+            throw PackError(
+                .invalidInput, subject: library.directory,
+                "an open library (no trust anchors) installs no packs: pass --trust FILE")
         }
-        self.init(library: library.directory, trust: trust, server: server, transport: transport, quotaBytes: quotaBytes,
-                  transaction: { library.transactionForPack(productID: $0) })
+        self.init(
+            library: library.directory, trust: trust, server: server, transport: transport, quotaBytes: quotaBytes,
+            transaction: { library.transactionForPack(productID: $0) })
     }
 
     // MARK: - Listing
@@ -86,14 +93,18 @@ public final class RegionInstaller: Sendable {
         let url = server + "/packs"
         let response: PackResponse
         do { response = try await transport.get(url: url, headers: [("Accept", "application/json")]) } catch {
-            throw PackError(.network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
+            throw PackError(
+                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
         }
         guard response.status == 200 else { throw await PackDownload.failure(response, url: url) }
         let body: [UInt8]?
         do { body = try await response.body.collect(limit: PackListing.maxBytes) } catch {
-            throw PackError(.network, subject: url, "the listing broke off: \(PackDownload.describe(error))", cause: "\(error)")
+            throw PackError(
+                .network, subject: url, "the listing broke off: \(PackDownload.describe(error))", cause: "\(error)")
         }
-        guard let body else { throw PackError(.network, subject: url, "the listing is over \(PackListing.maxBytes) bytes") }
+        guard let body else {
+            throw PackError(.network, subject: url, "the listing is over \(PackListing.maxBytes) bytes")
+        }
         return try PackListing.parse(body, publisherKeys: publisherKeys, source: url)
     }
 
@@ -105,8 +116,11 @@ public final class RegionInstaller: Sendable {
         let listing = try await packs()
         if let pack = listing.pack(packID) { return pack }
         if let refused = listing.refused.first(where: { $0.claimedPackID == packID }) { throw refused.error }
-        throw PackError(.notFound, subject: packID, "the server at \(server) lists no such pack"
-                        + (listing.refused.isEmpty ? "" : " (\(listing.refused.count) entries refused, the first: \(listing.refused[0].error))"))
+        throw PackError(
+            .notFound, subject: packID,
+            "the server at \(server) lists no such pack"
+                + (listing.refused.isEmpty
+                    ? "" : " (\(listing.refused.count) entries refused, the first: \(listing.refused[0].error))"))
     }
 
     // MARK: - Installed packs (offline)
@@ -128,14 +142,19 @@ public final class RegionInstaller: Sendable {
     public func check(_ packID: String) async throws(PackError) -> PackUpdateStatus {
         let listed = try await listed(packID)
         let current = directory.installed(packID, publisherKeys: publisherKeys)
-        guard let manifest = current?.manifest, current?.problem == nil else { return .notInstalled(latest: listed.version) }
+        guard let manifest = current?.manifest, current?.problem == nil else {
+            return .notInstalled(latest: listed.version)
+        }
         if listed.version < manifest.version {
-            throw PackError(.downgrade, subject: packID,
-                            "the server offers version \(listed.version), version \(manifest.version) is installed: a downgrade is refused")
+            throw PackError(
+                .downgrade, subject: packID,
+                "the server offers version \(listed.version), version \(manifest.version) is installed: a downgrade is refused"
+            )
         }
         if listed.version == manifest.version { return .upToDate(version: manifest.version) }
-        return .updateAvailable(installed: manifest.version, latest: listed.version,
-                                plan: PackUpdatePlan.choose(installed: manifest, listed: listed))
+        return .updateAvailable(
+            installed: manifest.version, latest: listed.version,
+            plan: PackUpdatePlan.choose(installed: manifest, listed: listed))
     }
 
     /// Installs `packID`, or brings an installed one to the server's version (as ``update(_:progress:)``).
@@ -143,29 +162,39 @@ public final class RegionInstaller: Sendable {
     ///   `noSpace` (disk or quota, with the figures), `busy`, `network`, `io`, and the server's
     ///   refusals (`missingTransaction`, `invalidTransaction`, `notEntitled`, `revoked`, `expired`).
     ///   Whatever fails, the installed version (if any) stays as it was.
-    public func install(_ packID: String, progress: (@Sendable (PackProgress) -> Void)? = nil) async throws(PackError) -> PackInstallResult {
+    public func install(
+        _ packID: String, progress: (@Sendable (PackProgress) -> Void)? = nil
+    ) async throws(PackError) -> PackInstallResult {
         try await perform(try await listed(packID), requireInstalled: false, progress: progress)
     }
 
     /// Brings the installed `packID` to the server's version: by deltas when the chain is kept
     /// and smaller (``PackUpdatePlan/choose(installed:listed:)``), else in full.
     /// - Throws: as ``install(_:progress:)``; `notFound` when the pack is not installed.
-    public func update(_ packID: String, progress: (@Sendable (PackProgress) -> Void)? = nil) async throws(PackError) -> PackInstallResult {
+    public func update(
+        _ packID: String, progress: (@Sendable (PackProgress) -> Void)? = nil
+    ) async throws(PackError) -> PackInstallResult {
         try await perform(try await listed(packID), requireInstalled: true, progress: progress)
     }
 
     /// Installs the listed pack `listed` (already verified).
-    public func install(_ listed: ListedPack, progress: (@Sendable (PackProgress) -> Void)? = nil) async throws(PackError) -> PackInstallResult {
+    public func install(
+        _ listed: ListedPack, progress: (@Sendable (PackProgress) -> Void)? = nil
+    ) async throws(PackError) -> PackInstallResult {
         try await perform(listed, requireInstalled: false, progress: progress)
     }
 
-    private func perform(_ listed: ListedPack, requireInstalled: Bool,
-                         progress: (@Sendable (PackProgress) -> Void)?) async throws(PackError) -> PackInstallResult {
+    private func perform(
+        _ listed: ListedPack, requireInstalled: Bool,
+        progress: (@Sendable (PackProgress) -> Void)?
+    ) async throws(PackError) -> PackInstallResult {
         let manifest = listed.manifest
         let id = manifest.packID
         guard manifest.minReaderVersion <= PackInstall.readerVersion else {
-            throw PackError(.unsupportedVersion, subject: id,
-                            "version \(manifest.version) needs pack reader \(manifest.minReaderVersion); this one reads \(PackInstall.readerVersion): update the app")
+            throw PackError(
+                .unsupportedVersion, subject: id,
+                "version \(manifest.version) needs pack reader \(manifest.minReaderVersion); this one reads \(PackInstall.readerVersion): update the app"
+            )
         }
         try directory.create()
         let lock = try PackLock.acquire(directory.lock(id), packID: id)
@@ -173,22 +202,28 @@ public final class RegionInstaller: Sendable {
         let current = directory.installed(id, publisherKeys: publisherKeys)
         let intact = current?.problem == nil ? current?.manifest : nil
         if requireInstalled, intact == nil {
-            throw PackError(.notFound, subject: id, current?.problem ?? "is not installed in \(directory.path): download it first")
+            throw PackError(
+                .notFound, subject: id, current?.problem ?? "is not installed in \(directory.path): download it first")
         }
         var plan = PackUpdatePlan.choose(installed: intact, listed: listed)
         if let intact {
             if manifest.version < intact.version {
-                throw PackError(.downgrade, subject: id,
-                                "the server offers version \(manifest.version), version \(intact.version) is installed: a downgrade is refused")
+                throw PackError(
+                    .downgrade, subject: id,
+                    "the server offers version \(manifest.version), version \(intact.version) is installed: a downgrade is refused"
+                )
             }
             if manifest.version == intact.version {
                 if let problem = installedProblem(id, manifest: intact) {
                     plan = .full(reason: "full: the installed copy is damaged (\(problem))", bytes: manifest.totalBytes)
                 } else {
-                    progress?(PackProgress(packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: 0,
-                                           totalBytes: 0, resumedFrom: 0, bytesPerSecond: 0, secondsRemaining: 0))
-                    return PackInstallResult(packID: id, version: intact.version, mode: .upToDate, bytesReceived: 0, bytesTotal: 0,
-                                             resumedFrom: 0, sha256: intact.sha256, reason: "up-to-date")
+                    progress?(
+                        PackProgress(
+                            packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: 0,
+                            totalBytes: 0, resumedFrom: 0, bytesPerSecond: 0, secondsRemaining: 0))
+                    return PackInstallResult(
+                        packID: id, version: intact.version, mode: .upToDate, bytesReceived: 0, bytesTotal: 0,
+                        resumedFrom: 0, sha256: intact.sha256, reason: "up-to-date")
                 }
             }
         }
@@ -196,7 +231,7 @@ public final class RegionInstaller: Sendable {
         if case .deltas(let chain, let bytes) = plan, let intact {
             do throws(PackError) {
                 return try await updateByDeltas(listed, from: intact, chain: chain, bytes: bytes, progress: progress)
-            } catch where error.code == .deltaMismatch {
+            } catch  where error.code == .deltaMismatch {
                 // A delta that does not lead to the signed index: the installed version is
                 // untouched and the delta downloads are gone; the whole pack still can.
                 plan = .full(reason: "full: the delta update failed (\(error))", bytes: manifest.totalBytes)
@@ -208,8 +243,9 @@ public final class RegionInstaller: Sendable {
         } catch {
             // Both ways failed: say both, in one line, with the delta's verdict first.
             guard let deltaFailure else { throw error }
-            throw PackError(error.code, subject: error.subject,
-                            "\(error.detail) (the full download was the fallback: \(deltaFailure.description))", cause: error.cause)
+            throw PackError(
+                error.code, subject: error.subject,
+                "\(error.detail) (the full download was the fallback: \(deltaFailure.description))", cause: error.cause)
         }
     }
 
@@ -226,7 +262,8 @@ public final class RegionInstaller: Sendable {
     static func indexProblem(_ path: String, manifest: PackManifest) -> String? {
         do {
             let digest = try PackReader(path: path).indexDigest()
-            return digest == manifest.tileIndexSHA256 ? nil
+            return digest == manifest.tileIndexSHA256
+                ? nil
                 : "\(path): tile index digest \(digest), the signed manifest says \(manifest.tileIndexSHA256)"
         } catch {
             return error.description
@@ -243,38 +280,51 @@ public final class RegionInstaller: Sendable {
     func checkSpace(id: String, version: Int, needed: Int64, packBytes: Int64) throws(PackError) {
         let free = try directory.availableBytes()
         if needed > free {
-            throw PackError(.noSpace, subject: id,
-                            "version \(version) needs \(needed) more bytes, \(free) are free on \(directory.path)")
+            throw PackError(
+                .noSpace, subject: id,
+                "version \(version) needs \(needed) more bytes, \(free) are free on \(directory.path)")
         }
         if let quotaBytes {
             let others = try directory.installedBytes(except: id)
             if others + packBytes > quotaBytes {
-                throw PackError(.noSpace, subject: id,
-                                "over the library quota: installed packs take \(others) bytes, version \(version) needs \(packBytes), together \(others + packBytes) > quota \(quotaBytes)")
+                throw PackError(
+                    .noSpace, subject: id,
+                    "over the library quota: installed packs take \(others) bytes, version \(version) needs \(packBytes), together \(others + packBytes) > quota \(quotaBytes)"
+                )
             }
         }
     }
 
-    private func installFull(_ listed: ListedPack, reason: String, replacing current: InstalledPack?,
-                             progress: (@Sendable (PackProgress) -> Void)?) async throws(PackError) -> PackInstallResult {
+    private func installFull(
+        _ listed: ListedPack, reason: String, replacing current: InstalledPack?,
+        progress: (@Sendable (PackProgress) -> Void)?
+    ) async throws(PackError) -> PackInstallResult {
         let manifest = listed.manifest
         let id = manifest.packID
         let part = directory.part(id)
         let held = PackDirectory.regularFileSize(part) ?? 0
-        try checkSpace(id: id, version: manifest.version, needed: max(0, manifest.totalBytes - held), packBytes: manifest.totalBytes)
-        let download = PackDownload(transport: transport, url: server + listed.path, headers: authorization(manifest),
-                                    partPath: part, statePath: directory.partState(id), identity: "pack sha256 " + manifest.sha256,
-                                    expectedBytes: manifest.totalBytes, packID: id, fileName: PackManifest.packFileName(id),
-                                    progress: progress)
+        try checkSpace(
+            id: id, version: manifest.version, needed: max(0, manifest.totalBytes - held),
+            packBytes: manifest.totalBytes)
+        let download = PackDownload(
+            transport: transport, url: server + listed.path, headers: authorization(manifest),
+            partPath: part, statePath: directory.partState(id), identity: "pack sha256 " + manifest.sha256,
+            expectedBytes: manifest.totalBytes, packID: id, fileName: PackManifest.packFileName(id),
+            progress: progress)
         let outcome = try await download.run()
-        progress?(PackProgress(packID: id, phase: .verifying, file: PackManifest.packFileName(id), bytesReceived: manifest.totalBytes,
-                               totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0, secondsRemaining: nil))
+        progress?(
+            PackProgress(
+                packID: id, phase: .verifying, file: PackManifest.packFileName(id), bytesReceived: manifest.totalBytes,
+                totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0,
+                secondsRemaining: nil))
         let digest: String
         do { digest = try FileDigest.sha256(path: part) } catch { throw PackError(.io, subject: part, error.problem) }
         guard digest == manifest.sha256 else {
             discardPart(id)
-            throw PackError(.hashMismatch, subject: server + listed.path,
-                            "the downloaded file has SHA-256 \(digest), the signed manifest says \(manifest.sha256): discarded, nothing installed")
+            throw PackError(
+                .hashMismatch, subject: server + listed.path,
+                "the downloaded file has SHA-256 \(digest), the signed manifest says \(manifest.sha256): discarded, nothing installed"
+            )
         }
         // The file is the one the publisher signed, so its index is too, unless the publisher
         // signed a manifest that does not describe its own pack: still not installed.
@@ -284,10 +334,14 @@ public final class RegionInstaller: Sendable {
         }
         try commit(id, staged: part, manifestJWS: listed.jws)
         unlink(directory.partState(id))
-        progress?(PackProgress(packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: manifest.totalBytes,
-                               totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0, secondsRemaining: 0))
-        return PackInstallResult(packID: id, version: manifest.version, mode: .full, bytesReceived: outcome.received,
-                                 bytesTotal: manifest.totalBytes, resumedFrom: outcome.resumedFrom, sha256: manifest.sha256, reason: reason)
+        progress?(
+            PackProgress(
+                packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: manifest.totalBytes,
+                totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0,
+                secondsRemaining: 0))
+        return PackInstallResult(
+            packID: id, version: manifest.version, mode: .full, bytesReceived: outcome.received,
+            bytesTotal: manifest.totalBytes, resumedFrom: outcome.resumedFrom, sha256: manifest.sha256, reason: reason)
     }
 
     private func discardPart(_ id: String) {
@@ -311,8 +365,10 @@ public final class RegionInstaller: Sendable {
         guard rename(temporary, manifestPath) == 0 else {
             let code = errno
             unlink(temporary)
-            throw PackError(.io, subject: manifestPath,
-                            "the pack was moved into place but its manifest could not be (\(AtomicReplacement.message(code))): it stays unusable until installed again")
+            throw PackError(
+                .io, subject: manifestPath,
+                "the pack was moved into place but its manifest could not be (\(AtomicReplacement.message(code))): it stays unusable until installed again"
+            )
         }
         directory.syncDirectory()
     }
@@ -320,7 +376,9 @@ public final class RegionInstaller: Sendable {
     /// Writes a new file and fsyncs it; a partial file is removed.
     static func writeDurably(_ path: String, _ bytes: [UInt8]) throws(PackError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw PackError(.io, subject: path, "cannot create (\(AtomicReplacement.message(errno)))") }
+        guard fd >= 0 else {
+            throw PackError(.io, subject: path, "cannot create (\(AtomicReplacement.message(errno)))")
+        }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
@@ -329,8 +387,9 @@ public final class RegionInstaller: Sendable {
                 if code == EINTR { continue }
                 close(fd)
                 unlink(path)
-                throw PackError(code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: path,
-                                "cannot write (\(AtomicReplacement.message(code)))")
+                throw PackError(
+                    code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: path,
+                    "cannot write (\(AtomicReplacement.message(code)))")
             }
             written += n
         }
@@ -338,7 +397,9 @@ public final class RegionInstaller: Sendable {
             let code = errno
             close(fd)
             unlink(path)
-            throw PackError(code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: path, "cannot sync (\(AtomicReplacement.message(code)))")
+            throw PackError(
+                code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: path,
+                "cannot sync (\(AtomicReplacement.message(code)))")
         }
         close(fd)
     }

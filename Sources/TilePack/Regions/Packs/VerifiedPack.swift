@@ -27,7 +27,9 @@ public struct VerifiedPack: Sendable {
     /// that does not (it is then not shown: fail closed). `publisherKeys` nil (an open library,
     /// no trust anchors) reads manifests without checking signatures: an open library shows
     /// everything anyway.
-    public static func open(libraryDirectory: String, publisherKeys: [JWK]?) -> (packs: [VerifiedPack], problems: [String]) {
+    public static func open(
+        libraryDirectory: String, publisherKeys: [JWK]?
+    ) -> (packs: [VerifiedPack], problems: [String]) {
         let directory = PackDirectory(library: libraryDirectory)
         guard let ids = try? directory.packIDs() else { return ([], []) }
         var packs: [VerifiedPack] = []
@@ -55,11 +57,15 @@ public struct VerifiedPack: Sendable {
         }
         let fileName = manifestPath.split(separator: "/").last.map(String.init) ?? manifestPath
         guard fileName == PackManifest.manifestFileName(manifest.packID) else {
-            throw PackError(.invalidManifest, subject: manifestPath, "is the manifest of pack \(ErrorText.quoted(manifest.packID)), not of this file")
+            throw PackError(
+                .invalidManifest, subject: manifestPath,
+                "is the manifest of pack \(ErrorText.quoted(manifest.packID)), not of this file")
         }
         guard manifest.minReaderVersion <= PackInstall.readerVersion else {
-            throw PackError(.unsupportedVersion, subject: manifestPath,
-                            "pack \(manifest.packID) v\(manifest.version) needs pack reader \(manifest.minReaderVersion); this tilepack reads \(PackInstall.readerVersion): update the app")
+            throw PackError(
+                .unsupportedVersion, subject: manifestPath,
+                "pack \(manifest.packID) v\(manifest.version) needs pack reader \(manifest.minReaderVersion); this tilepack reads \(PackInstall.readerVersion): update the app"
+            )
         }
         let slash = manifestPath.lastIndex(of: "/")
         let path = (slash.map { String(manifestPath[..<$0]) } ?? ".") + "/" + PackManifest.packFileName(manifest.packID)
@@ -69,16 +75,22 @@ public struct VerifiedPack: Sendable {
             reader = try PackReader(path: path)
             digest = try reader.indexDigest()
         } catch {
-            throw PackError(.hashMismatch, subject: path, "cannot be read as a pack: \(error.description)", cause: error.description)
+            throw PackError(
+                .hashMismatch, subject: path, "cannot be read as a pack: \(error.description)", cause: error.description
+            )
         }
         guard digest == manifest.tileIndexSHA256 else {
-            throw PackError(.hashMismatch, subject: path, "its tile index is not the one its signed manifest names (edited or swapped)")
+            throw PackError(
+                .hashMismatch, subject: path,
+                "its tile index is not the one its signed manifest names (edited or swapped)")
         }
         let names = Set(reader.layers.map(\.archive))
         for archive in manifest.archives where !names.contains(archive.name) {
-            throw PackError(.hashMismatch, subject: path, "has no layer \(ErrorText.quoted(archive.name)) that its manifest names")
+            throw PackError(
+                .hashMismatch, subject: path, "has no layer \(ErrorText.quoted(archive.name)) that its manifest names")
         }
-        return VerifiedPack(manifest: manifest, manifestJWS: jws, path: path, reader: reader,
-                            bytes: PackDirectory.regularFileSize(path) ?? 0)
+        return VerifiedPack(
+            manifest: manifest, manifestJWS: jws, path: path, reader: reader,
+            bytes: PackDirectory.regularFileSize(path) ?? 0)
     }
 }

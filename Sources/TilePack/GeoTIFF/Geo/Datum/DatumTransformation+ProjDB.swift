@@ -47,16 +47,20 @@ extension DatumTransformation {
     ///   cannot be queried.
     /// - Cost: a few indexed queries and one directory listing per grid directory; reads
     ///   the chosen grid once per process (``ShiftGridCache``).
-    package static func best(fromGeodeticCRS code: Int, in db: SQLiteConnection, gridDirectories: [String],
-                            areaOfInterest: GeoBounds? = nil) throws -> DatumTransformation? {
-        try ProjDBDatumSelector(db: db, gridDirectories: gridDirectories).best(code: code, areaOfInterest: areaOfInterest)
+    package static func best(
+        fromGeodeticCRS code: Int, in db: SQLiteConnection, gridDirectories: [String],
+        areaOfInterest: GeoBounds? = nil
+    ) throws -> DatumTransformation? {
+        try ProjDBDatumSelector(db: db, gridDirectories: gridDirectories).best(
+            code: code, areaOfInterest: areaOfInterest)
     }
 
     /// Where PROJ looks for grids, in order: the directory of proj.db, then each entry of
     /// PROJ_DATA, else of PROJ_LIB (':'-separated), without duplicates.
     public static func gridDirectories(projDBPath: String, environment: [String: String]) -> [String] {
         var dirs: [String] = []
-        let parent = projDBPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let parent = projDBPath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(
+            separator: "/")
         dirs.append(parent.isEmpty ? (projDBPath.hasPrefix("/") ? "/" : ".") : parent)
         let list = environment["PROJ_DATA"].flatMap { $0.isEmpty ? nil : $0 } ?? environment["PROJ_LIB"] ?? ""
         for d in list.split(separator: ":") where !d.isEmpty && !dirs.contains(String(d)) { dirs.append(String(d)) }
@@ -95,7 +99,8 @@ struct ProjDBDatumSelector {
 
     func best(code: Int, areaOfInterest: GeoBounds?) throws -> DatumTransformation? {
         guard let source = try geodeticCRS(code) else {
-            throw DatumGridError(path: db.path, kind: .badOperation, detail: "EPSG:\(code) is not a geodetic CRS in proj.db")
+            throw DatumGridError(
+                path: db.path, kind: .badOperation, detail: "EPSG:\(code) is not a geodetic CRS in proj.db")
         }
         let targets = try wgs84Frames()
         if code == 4326 || source.datum == 6326 || targets[code] != nil { return nil }
@@ -104,25 +109,33 @@ struct ProjDBDatumSelector {
         var sources: [(code: Int, via: String?)] = [(code, nil)]
         for hop in try longitudeRotations(from: code) { sources.append((hop.target, hop.name)) }
 
-        let aoi: [Box] = if let a = areaOfInterest {
-            [Box(west: a.west, south: a.south, east: a.east, north: a.north)]
-        } else {
-            try extents(table: "geodetic_crs", code: code)
-        }
+        let aoi: [Box] =
+            if let a = areaOfInterest {
+                [Box(west: a.west, south: a.south, east: a.east, north: a.north)]
+            } else {
+                try extents(table: "geodetic_crs", code: code)
+            }
 
         var candidates: [Candidate] = []
         for s in sources {
-            candidates += try helmertCandidates(source: s.code, targets: targets).map { var c = $0; c.via = s.via; return c }
-            candidates += try gridCandidates(source: s.code, targets: targets).map { var c = $0; c.via = s.via; return c }
+            candidates += try helmertCandidates(source: s.code, targets: targets).map {
+                var c = $0; c.via = s.via; return c
+            }
+            candidates += try gridCandidates(source: s.code, targets: targets).map {
+                var c = $0; c.via = s.via; return c
+            }
         }
         // Drop those whose area of use misses the area of interest, and, as PROJ does, those
         // EPSG says are superseded by another candidate tilepack can apply.
-        candidates = candidates.filter { c in c.extents.isEmpty || aoi.isEmpty || aoi.contains { a in c.extents.contains { $0.intersects(a) } } }
+        candidates = candidates.filter { c in
+            c.extents.isEmpty || aoi.isEmpty || aoi.contains { a in c.extents.contains { $0.intersects(a) } }
+        }
         let listing = GridDirectoryListing(directories: gridDirectories)
-        let applicable = Set(candidates.filter { c in
-            if case let .grid(names, _, _) = c.kind { return listing.find(names) != nil }
-            return true
-        }.map(\.code))
+        let applicable = Set(
+            candidates.filter { c in
+                if case let .grid(names, _, _) = c.kind { return listing.find(names) != nil }
+                return true
+            }.map(\.code))
         let replacements = try supersessions(of: candidates.map(\.code))
         candidates = candidates.filter { c in !(replacements[c.code] ?? []).contains { applicable.contains($0) } }
         func covers(_ c: Candidate) -> Bool {
@@ -137,7 +150,11 @@ struct ProjDBDatumSelector {
         candidates.sort { a, b in
             let ca = covers(a), cb = covers(b)
             if ca != cb { return ca }
-            if !ca, let oa = overlaps["\(a.code) \(a.via ?? "")"], let ob = overlaps["\(b.code) \(b.via ?? "")"], oa != ob { return oa > ob }
+            if !ca, let oa = overlaps["\(a.code) \(a.via ?? "")"], let ob = overlaps["\(b.code) \(b.via ?? "")"],
+                oa != ob
+            {
+                return oa > ob
+            }
             if a.effectiveAccuracy != b.effectiveAccuracy { return a.effectiveAccuracy < b.effectiveAccuracy }
             if a.isGrid != b.isGrid { return a.isGrid }
             if a.target.isWGS84 != b.target.isWGS84 { return a.target.isWGS84 }
@@ -159,12 +176,14 @@ struct ProjDBDatumSelector {
         }
         guard let (chosen, steps) = listed.first else { return nil }
         let alternatives = listed.dropFirst().map { c, steps in
-            DatumTransformation.Alternative(name: displayName(c), code: "EPSG:\(c.code)", accuracy: c.accuracy, steps: steps,
-                                            target: c.target, areas: c.extents)
+            DatumTransformation.Alternative(
+                name: displayName(c), code: "EPSG:\(c.code)", accuracy: c.accuracy, steps: steps,
+                target: c.target, areas: c.extents)
         }
-        return DatumTransformation(name: displayName(chosen), code: "EPSG:\(chosen.code)", accuracy: chosen.accuracy, steps: steps,
-                                   target: chosen.target, areas: chosen.extents, alternatives: alternatives,
-                                   note: note(chosen: chosen, top: top, listing: listing))
+        return DatumTransformation(
+            name: displayName(chosen), code: "EPSG:\(chosen.code)", accuracy: chosen.accuracy, steps: steps,
+            target: chosen.target, areas: chosen.extents, alternatives: alternatives,
+            note: note(chosen: chosen, top: top, listing: listing))
     }
 
     private func displayName(_ c: Candidate) -> String {
@@ -173,10 +192,13 @@ struct ProjDBDatumSelector {
 
     /// Why the chosen operation is not the best listed: the better one's grid is missing.
     private func note(chosen: Candidate, top: Candidate, listing: GridDirectoryListing) -> String? {
-        guard top.code != chosen.code || top.via != chosen.via, case let .grid(_, _, listed) = top.kind else { return nil }
+        guard top.code != chosen.code || top.via != chosen.via, case let .grid(_, _, listed) = top.kind else {
+            return nil
+        }
         func m(_ v: Double) -> String { v.isFinite ? "\(DatumTransformation.metres(v)) m" : "unknown" }
         let what = chosen.isGrid ? "grid operation" : "Helmert"
-        return "grid \(listed) not found: \(what) EPSG:\(chosen.code) used (accuracy \(m(chosen.effectiveAccuracy)) instead of \(m(top.effectiveAccuracy)))"
+        return
+            "grid \(listed) not found: \(what) EPSG:\(chosen.code) used (accuracy \(m(chosen.effectiveAccuracy)) instead of \(m(top.effectiveAccuracy)))"
     }
 
     // MARK: Queries
@@ -184,7 +206,8 @@ struct ProjDBDatumSelector {
     struct GeodeticCRS { var name: String; var datum: Int?; var ellipsoid: Ellipsoid; var primeMeridianCode: Int? }
 
     func geodeticCRS(_ code: Int) throws -> GeodeticCRS? {
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT c.name, d.code, e.name, e.semi_major_axis, e.inv_flattening, e.semi_minor_axis, u.conv_factor, d.prime_meridian_code
             FROM geodetic_crs c JOIN geodetic_datum d ON d.auth_name = c.datum_auth_name AND d.code = c.datum_code
             JOIN ellipsoid e ON e.auth_name = d.ellipsoid_auth_name AND e.code = d.ellipsoid_code
@@ -206,16 +229,20 @@ struct ProjDBDatumSelector {
             ellipsoid = .sphere(name: ellipsoidName, radius: a)
         }
         guard a.isFinite, a > 1e6, a < 1e7 else {
-            throw DatumGridError(path: db.path, kind: .badOperation, detail: "EPSG:\(code) ellipsoid \(ellipsoidName) has semi-major axis \(a) m")
+            throw DatumGridError(
+                path: db.path, kind: .badOperation,
+                detail: "EPSG:\(code) ellipsoid \(ellipsoidName) has semi-major axis \(a) m")
         }
-        return GeodeticCRS(name: name, datum: st.string(at: 1).flatMap { Int($0) }, ellipsoid: ellipsoid,
-                           primeMeridianCode: st.string(at: 7).flatMap { Int($0) })
+        return GeodeticCRS(
+            name: name, datum: st.string(at: 1).flatMap { Int($0) }, ellipsoid: ellipsoid,
+            primeMeridianCode: st.string(at: 7).flatMap { Int($0) })
     }
 
     /// WGS 84 and the geodetic CRSs with an EPSG null transformation to it (all parameters
     /// zero), with that step's accuracy.
     func wgs84Frames() throws -> [Int: DatumTransformation.Target] {
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT h.source_crs_code, c.name, MIN(h.accuracy) FROM helmert_transformation_table h
             JOIN geodetic_crs c ON c.auth_name = h.source_crs_auth_name AND c.code = h.source_crs_code
             WHERE h.auth_name = 'EPSG' AND h.deprecated = 0 AND h.source_crs_auth_name = 'EPSG'
@@ -227,7 +254,9 @@ struct ProjDBDatumSelector {
         var out: [Int: DatumTransformation.Target] = [4326: .wgs84]
         while try st.step() {
             guard let c = st.string(at: 0).flatMap({ Int($0) }) else { continue }
-            out[c] = .init(name: st.string(at: 1) ?? "EPSG:\(c)", epsg: c, accuracyToWGS84: st.isNull(at: 2) ? nil : st.double(at: 2))
+            out[c] = .init(
+                name: st.string(at: 1) ?? "EPSG:\(c)", epsg: c,
+                accuracyToWGS84: st.isNull(at: 2) ? nil : st.double(at: 2))
         }
         return out
     }
@@ -235,7 +264,8 @@ struct ProjDBDatumSelector {
     /// Non-deprecated EPSG longitude rotations (method 9601) from `code` to a CRS on the
     /// same ellipsoid with the Greenwich meridian.
     func longitudeRotations(from code: Int) throws -> [(target: Int, name: String)] {
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT o.target_crs_code, o.name FROM other_transformation o
             JOIN geodetic_crs s ON s.auth_name = 'EPSG' AND s.code = o.source_crs_code
             JOIN geodetic_datum sd ON sd.auth_name = s.datum_auth_name AND sd.code = s.datum_code
@@ -250,7 +280,9 @@ struct ProjDBDatumSelector {
         try st.bind(String(code), at: 1)
         var out: [(Int, String)] = []
         while try st.step() {
-            if let t = st.string(at: 0).flatMap({ Int($0) }) { out.append((t, st.string(at: 1) ?? "longitude rotation")) }
+            if let t = st.string(at: 0).flatMap({ Int($0) }) {
+                out.append((t, st.string(at: 1) ?? "longitude rotation"))
+            }
         }
         return out.prefix(1).map { $0 }  // several list the same rotation; one suffices
     }
@@ -260,7 +292,8 @@ struct ProjDBDatumSelector {
         guard !codes.isEmpty else { return [:] }
         // The codes are integers we parsed: safe to spell into the statement.
         let list = Set(codes).map { "'\($0)'" }.joined(separator: ",")
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT superseded_code, replacement_code FROM supersession
             WHERE superseded_auth_name = 'EPSG' AND replacement_auth_name = 'EPSG'
               AND superseded_table_name IN ('helmert_transformation', 'grid_transformation')
@@ -268,13 +301,16 @@ struct ProjDBDatumSelector {
             """)
         var out: [Int: [Int]] = [:]
         while try st.step() {
-            if let a = st.string(at: 0).flatMap({ Int($0) }), let b = st.string(at: 1).flatMap({ Int($0) }) { out[a, default: []].append(b) }
+            if let a = st.string(at: 0).flatMap({ Int($0) }), let b = st.string(at: 1).flatMap({ Int($0) }) {
+                out[a, default: []].append(b)
+            }
         }
         return out
     }
 
     func extents(table: String, code: Int) throws -> [Box] {
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT e.west_lon, e.south_lat, e.east_lon, e.north_lat, e.description FROM usage u
             JOIN extent e ON e.auth_name = u.extent_auth_name AND e.code = u.extent_code
             WHERE u.object_table_name = ?1 AND u.object_auth_name = 'EPSG' AND u.object_code = ?2
@@ -284,8 +320,9 @@ struct ProjDBDatumSelector {
         var out: [Box] = []
         while try st.step() {
             guard (0..<4).allSatisfy({ !st.isNull(at: Int32($0)) }) else { continue }
-            let b = Box(west: st.double(at: 0), south: st.double(at: 1), east: st.double(at: 2), north: st.double(at: 3),
-                        offshore: st.string(at: 4)?.contains("- offshore") == true)
+            let b = Box(
+                west: st.double(at: 0), south: st.double(at: 1), east: st.double(at: 2), north: st.double(at: 3),
+                offshore: st.string(at: 4)?.contains("- offshore") == true)
             if [b.west, b.south, b.east, b.north].allSatisfy(\.isFinite) { out.append(b) }
         }
         return out
@@ -293,7 +330,8 @@ struct ProjDBDatumSelector {
 
     /// Helmert operations between `source` and a WGS 84 frame, either way round.
     func helmertCandidates(source: Int, targets: [Int: DatumTransformation.Target]) throws -> [Candidate] {
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT h.code, h.name, h.method_code, h.source_crs_code, h.target_crs_code, h.accuracy,
                    h.tx, h.ty, h.tz, tu.conv_factor, h.rx, h.ry, h.rz, ru.conv_factor, h.scale_difference, su.conv_factor,
                    h.px, h.py, h.pz, pu.conv_factor
@@ -310,7 +348,8 @@ struct ProjDBDatumSelector {
         var out: [Candidate] = []
         while try st.step() {
             guard let code = st.string(at: 0).flatMap({ Int($0) }), let method = st.string(at: 2).flatMap({ Int($0) }),
-                  let from = st.string(at: 3).flatMap({ Int($0) }), let to = st.string(at: 4).flatMap({ Int($0) }) else { continue }
+                let from = st.string(at: 3).flatMap({ Int($0) }), let to = st.string(at: 4).flatMap({ Int($0) })
+            else { continue }
             let reversed = to == source
             guard let target = targets[reversed ? from : to], (reversed ? to : from) == source else { continue }
             // Position vector (1), coordinate frame (-1) rotations; translations only (0).
@@ -334,7 +373,8 @@ struct ProjDBDatumSelector {
                 v.append(st.double(at: 14) * unity * 1e6)
             }
             guard var h = Helmert(v) else {
-                throw DatumGridError(path: db.path, kind: .badOperation, detail: "EPSG:\(code) \(name) has unusable Helmert parameters")
+                throw DatumGridError(
+                    path: db.path, kind: .badOperation, detail: "EPSG:\(code) \(name) has unusable Helmert parameters")
             }
             if pivot {
                 // Molodensky-Badekas: X' = T + (1 + s)·R·(X − P) + P, the Helmert whose
@@ -342,25 +382,34 @@ struct ProjDBDatumSelector {
                 let pu = st.isNull(at: 19) ? 1 : st.double(at: 19)
                 let p = (x: st.double(at: 16) * pu, y: st.double(at: 17) * pu, z: st.double(at: 18) * pu)
                 let rp = Helmert([0, 0, 0, h.rx, h.ry, h.rz, h.ppm]).map { $0.apply(p) } ?? p
-                guard let moved = Helmert([h.tx + p.x - rp.x, h.ty + p.y - rp.y, h.tz + p.z - rp.z, h.rx, h.ry, h.rz, h.ppm]) else {
-                    throw DatumGridError(path: db.path, kind: .badOperation, detail: "EPSG:\(code) \(name) has an unusable pivot")
+                guard
+                    let moved = Helmert([
+                        h.tx + p.x - rp.x, h.ty + p.y - rp.y, h.tz + p.z - rp.z, h.rx, h.ry, h.rz, h.ppm,
+                    ])
+                else {
+                    throw DatumGridError(
+                        path: db.path, kind: .badOperation, detail: "EPSG:\(code) \(name) has an unusable pivot")
                 }
                 h = moved
             }
             guard let s = try geodeticCRS(source), let e = try geodeticCRS(target.epsg) else { continue }
-            let step: DatumTransformation.Step = reversed
+            let step: DatumTransformation.Step =
+                reversed
                 ? .inverseHelmert(h, source: s.ellipsoid, target: e.ellipsoid)
                 : .helmert(h, source: s.ellipsoid, target: e.ellipsoid)
-            out.append(Candidate(name: reversed ? "Inverse of \(name)" : name, code: code,
-                                 accuracy: st.isNull(at: 5) ? nil : st.double(at: 5), target: target,
-                                 extents: try extents(table: "helmert_transformation", code: code), kind: .helmert(step)))
+            out.append(
+                Candidate(
+                    name: reversed ? "Inverse of \(name)" : name, code: code,
+                    accuracy: st.isNull(at: 5) ? nil : st.double(at: 5), target: target,
+                    extents: try extents(table: "helmert_transformation", code: code), kind: .helmert(step)))
         }
         return out
     }
 
     /// Horizontal grid shifts between `source` and a WGS 84 frame, either way round.
     func gridCandidates(source: Int, targets: [Int: DatumTransformation.Target]) throws -> [Candidate] {
-        let st = try db.prepare("""
+        let st = try db.prepare(
+            """
             SELECT g.code, g.name, g.source_crs_code, g.target_crs_code, g.accuracy, g.grid_name,
                    a.proj_grid_name, a.old_proj_grid_name, a.proj_method, a.inverse_direction
             FROM grid_transformation g LEFT JOIN grid_alternatives a ON a.original_grid_name = g.grid_name
@@ -371,7 +420,8 @@ struct ProjDBDatumSelector {
         var out: [Candidate] = []
         while try st.step() {
             guard let code = st.string(at: 0).flatMap({ Int($0) }), let from = st.string(at: 2).flatMap({ Int($0) }),
-                  let to = st.string(at: 3).flatMap({ Int($0) }), let gridName = st.string(at: 5) else { continue }
+                let to = st.string(at: 3).flatMap({ Int($0) }), let gridName = st.string(at: 5)
+            else { continue }
             let reversed = to == source
             guard let target = targets[reversed ? from : to], (reversed ? to : from) == source else { continue }
             var names: [String]
@@ -392,10 +442,12 @@ struct ProjDBDatumSelector {
             }
             guard !names.isEmpty else { continue }
             let name = st.string(at: 1) ?? "EPSG:\(code)"
-            out.append(Candidate(name: reversed ? "Inverse of \(name)" : name, code: code,
-                                 accuracy: st.isNull(at: 4) ? nil : st.double(at: 4), target: target,
-                                 extents: try extents(table: "grid_transformation", code: code),
-                                 kind: .grid(names: names, inverse: fileInverse != reversed, listed: names.last ?? gridName)))
+            out.append(
+                Candidate(
+                    name: reversed ? "Inverse of \(name)" : name, code: code,
+                    accuracy: st.isNull(at: 4) ? nil : st.double(at: 4), target: target,
+                    extents: try extents(table: "grid_transformation", code: code),
+                    kind: .grid(names: names, inverse: fileInverse != reversed, listed: names.last ?? gridName)))
         }
         return out
     }
@@ -429,7 +481,8 @@ struct GridDirectoryListing {
         for (dir, names) in entries {
             for c in candidates {
                 // The exact spelling wins over another case of it.
-                guard let spellings = names[c.lowercased()], let actual = spellings.contains(c) ? c : spellings.min() else { continue }
+                guard let spellings = names[c.lowercased()], let actual = spellings.contains(c) ? c : spellings.min()
+                else { continue }
                 let path = dir.hasSuffix("/") ? dir + actual : dir + "/" + actual
                 var st = stat()
                 if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG { return path }

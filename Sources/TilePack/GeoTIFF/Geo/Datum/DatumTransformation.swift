@@ -133,9 +133,11 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
         func intersection(_ o: AreaOfUse) -> AreaOfUse? {
             let s = max(south, o.south), n = min(north, o.north)
             guard s <= n else { return nil }
-            for a in spans { for b in o.spans where max(a.0, b.0) <= min(a.1, b.1) {
-                return AreaOfUse(west: max(a.0, b.0), south: s, east: min(a.1, b.1), north: n)
-            } }
+            for a in spans {
+                for b in o.spans where max(a.0, b.0) <= min(a.1, b.1) {
+                    return AreaOfUse(west: max(a.0, b.0), south: s, east: min(a.1, b.1), north: n)
+                }
+            }
             return nil
         }
         /// Proportional to the box's area on the sphere: degrees of longitude × the
@@ -161,7 +163,9 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
         /// Its area of use; empty for everywhere.
         public let areas: [AreaOfUse]
 
-        public init(name: String, code: String, accuracy: Double?, steps: [Step], target: Target, areas: [AreaOfUse] = []) {
+        public init(
+            name: String, code: String, accuracy: Double?, steps: [Step], target: Target, areas: [AreaOfUse] = []
+        ) {
             self.name = name
             self.code = code
             self.accuracy = accuracy
@@ -183,7 +187,9 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
         var bounds: AreaOfUse? {
             guard let first = areas.first else { return nil }
             return areas.dropFirst().reduce(first) {
-                AreaOfUse(west: min($0.west, $1.west), south: min($0.south, $1.south), east: max($0.east, $1.east), north: max($0.north, $1.north))
+                AreaOfUse(
+                    west: min($0.west, $1.west), south: min($0.south, $1.south), east: max($0.east, $1.east),
+                    north: max($0.north, $1.north))
             }
         }
         /// Whether `self`'s box lies strictly inside `other`'s (PROJ's tie-break between
@@ -218,8 +224,10 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
     /// Helmert EPSG:1314 used (accuracy 2 m instead of 1 m)".
     public let note: String?
 
-    public init(name: String, code: String, accuracy: Double?, steps: [Step], target: Target = .wgs84,
-                areas: [AreaOfUse] = [], alternatives: [Alternative] = [], note: String? = nil) {
+    public init(
+        name: String, code: String, accuracy: Double?, steps: [Step], target: Target = .wgs84,
+        areas: [AreaOfUse] = [], alternatives: [Alternative] = [], note: String? = nil
+    ) {
         self.name = name
         self.code = code
         self.accuracy = accuracy
@@ -269,8 +277,10 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
 
     /// PROJ's per-point choice: up to three operations whose area holds the point, best
     /// first, then the first that needs no grid.
-    private func apply(lon: Double, lat: Double,
-                       _ run: (Alternative) -> (lon: Double, lat: Double)?) -> (lon: Double, lat: Double) {
+    private func apply(
+        lon: Double, lat: Double,
+        _ run: (Alternative) -> (lon: Double, lat: Double)?
+    ) -> (lon: Double, lat: Double) {
         if alternatives.isEmpty {  // the common case: one operation, no choice to make
             return run(main) ?? (.nan, .nan)
         }
@@ -343,9 +353,10 @@ public struct DatumTransformation: Sendable, Equatable, CustomStringConvertible 
             return x < (accuracyToWGS84 ?? .infinity)
         }
         guard !better.isEmpty else { return text }
-        return text + "; inside their areas " + better.map { a in
-            "\(a.code) (\(a.accuracy.map { "\(Self.metres($0)) m" } ?? "accuracy unknown"))"
-        }.joined(separator: ", ")
+        return text + "; inside their areas "
+            + better.map { a in
+                "\(a.code) (\(a.accuracy.map { "\(Self.metres($0)) m" } ?? "accuracy unknown"))"
+            }.joined(separator: ", ")
     }
 
     public var description: String {

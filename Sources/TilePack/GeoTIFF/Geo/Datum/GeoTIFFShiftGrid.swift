@@ -47,7 +47,9 @@ enum GeoTIFFShiftGrid {
             if let type = item("TYPE"), type != "HORIZONTAL_OFFSET" {
                 throw fail(.unsupported, "TYPE \(type) is not HORIZONTAL_OFFSET")
             }
-            guard image.bands >= 2 else { throw fail(.unsupported, "subgrid \(k) has \(image.bands) sample(s), a horizontal grid needs 2") }
+            guard image.bands >= 2 else {
+                throw fail(.unsupported, "subgrid \(k) has \(image.bands) sample(s), a horizontal grid needs 2")
+            }
             var latBand = 0, lonBand = 1
             var described = false, foundLat = false, foundLon = false
             for b in 0..<image.bands {
@@ -60,10 +62,14 @@ enum GeoTIFFShiftGrid {
             }
             if (described || foundLat || foundLon) && !(foundLat && foundLon) {
                 // Described samples without both offsets: PROJ skips such an extra IFD.
-                guard k > 0 else { throw fail(.unsupported, "the first image has no latitude_offset and longitude_offset samples") }
+                guard k > 0 else {
+                    throw fail(.unsupported, "the first image has no latitude_offset and longitude_offset samples")
+                }
                 continue
             }
-            guard latBand != lonBand else { throw fail(.badHeader, "subgrid \(k) describes one sample as both offsets") }
+            guard latBand != lonBand else {
+                throw fail(.badHeader, "subgrid \(k) describes one sample as both offsets")
+            }
             func arcSeconds(_ band: Int) throws(DatumGridError) -> Double {
                 switch item("UNITTYPE", sample: band)?.lowercased() {
                 case nil, "arc-second": 1
@@ -76,18 +82,26 @@ enum GeoTIFFShiftGrid {
             let lonUnit = try arcSeconds(lonBand) * lonSign
             func scaleOffset(_ band: Int) -> (Double, Double) {
                 guard image.sampleType != .float32, image.sampleType != .float64 else { return (1, 0) }
-                return (item("SCALE", sample: band).flatMap(Double.init) ?? 1, item("OFFSET", sample: band).flatMap(Double.init) ?? 0)
+                return (
+                    item("SCALE", sample: band).flatMap(Double.init) ?? 1,
+                    item("OFFSET", sample: band).flatMap(Double.init) ?? 0
+                )
             }
             let (latScale, latOffset) = scaleOffset(latBand), (lonScale, lonOffset) = scaleOffset(lonBand)
 
             let cols = image.width, rows = image.height
             guard cols >= 2, rows >= 2, cols <= maximumSide, rows <= maximumSide,
-                  cols * rows <= (maximumSamples - samples) / max(image.bands, 1) else {
-                throw fail(.tooLarge, "subgrid \(k) is \(cols)x\(rows)x\(image.bands) (each side 2…\(maximumSide), \(maximumSamples) samples in all at most)")
+                cols * rows <= (maximumSamples - samples) / max(image.bands, 1)
+            else {
+                throw fail(
+                    .tooLarge,
+                    "subgrid \(k) is \(cols)x\(rows)x\(image.bands) (each side 2…\(maximumSide), \(maximumSamples) samples in all at most)"
+                )
             }
             samples += cols * rows * image.bands
             guard let t = image.geoTransform?.coefficients, t[2] == 0, t[4] == 0, t[1] > 0, t[5] != 0,
-                  t.allSatisfy(\.isFinite) else {
+                t.allSatisfy(\.isFinite)
+            else {
                 throw fail(.badHeader, "subgrid \(k) has no north-up lon/lat georeferencing")
             }
             // Node centres: GDAL's geotransform is corner-based whatever the raster type.
@@ -110,9 +124,12 @@ enum GeoTIFFShiftGrid {
             for r in 0..<rows {
                 let j = t[5] < 0 ? rows - 1 - r : r  // ours run south to north
                 for c in 0..<cols {
-                    let rawLat = window.sample(x: c, y: r, band: latBand), rawLon = window.sample(x: c, y: r, band: lonBand)
+                    let rawLat = window.sample(x: c, y: r, band: latBand),
+                        rawLon = window.sample(x: c, y: r, band: lonBand)
                     let o = 2 * (j * cols + c)
-                    if let nodata, rawLat == nodata || rawLon == nodata || (nodata.isNaN && (rawLat.isNaN || rawLon.isNaN)) {
+                    if let nodata,
+                        rawLat == nodata || rawLon == nodata || (nodata.isNaN && (rawLat.isNaN || rawLon.isNaN))
+                    {
                         // No shift known here: lookups touching this node fall outside the grid.
                         shifts[o] = .nan
                         shifts[o + 1] = .nan
@@ -128,9 +145,15 @@ enum GeoTIFFShiftGrid {
                 }
             }
             extents.append((west, south, east, north))
-            names.append((item("grid_name").flatMap { $0.isEmpty ? nil : $0 }, item("parent_grid_name").flatMap { $0.isEmpty ? nil : $0 }))
-            subgrids.append(ShiftSubgrid(name: item("grid_name") ?? "\(k)", west: west, south: south, lonStep: t[1], latStep: latStep,
-                                         columns: cols, rows: rows, parent: nil, shifts: shifts))
+            names.append(
+                (
+                    item("grid_name").flatMap { $0.isEmpty ? nil : $0 },
+                    item("parent_grid_name").flatMap { $0.isEmpty ? nil : $0 }
+                ))
+            subgrids.append(
+                ShiftSubgrid(
+                    name: item("grid_name") ?? "\(k)", west: west, south: south, lonStep: t[1], latStep: latStep,
+                    columns: cols, rows: rows, parent: nil, shifts: shifts))
         }
         // PROJ's hierarchy: by names when they say, else by extents.
         func contains(_ a: Int, _ b: Int) -> Bool {
@@ -161,8 +184,9 @@ enum GeoTIFFShiftGrid {
             children[at].append(k)
         }
         let withParents = subgrids.enumerated().map { k, g in
-            ShiftSubgrid(name: g.name, west: g.west, south: g.south, lonStep: g.lonStep, latStep: g.latStep,
-                         columns: g.columns, rows: g.rows, parent: parents[k], shifts: g.shifts)
+            ShiftSubgrid(
+                name: g.name, west: g.west, south: g.south, lonStep: g.lonStep, latStep: g.latStep,
+                columns: g.columns, rows: g.rows, parent: parents[k], shifts: g.shifts)
         }
         return HorizontalShiftGrid(path: path, subgrids: withParents)
     }

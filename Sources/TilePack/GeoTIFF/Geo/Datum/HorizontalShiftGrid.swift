@@ -22,8 +22,10 @@ public struct ShiftSubgrid: Sendable {
     /// south to north, each row from west to east.
     let shifts: [Float]
 
-    init(name: String, west: Double, south: Double, lonStep: Double, latStep: Double,
-         columns: Int, rows: Int, parent: Int?, shifts: [Float]) {
+    init(
+        name: String, west: Double, south: Double, lonStep: Double, latStep: Double,
+        columns: Int, rows: Int, parent: Int?, shifts: [Float]
+    ) {
         precondition(columns >= 2 && rows >= 2 && shifts.count == 2 * columns * rows, "shift subgrid shape")
         self.name = name
         self.west = west

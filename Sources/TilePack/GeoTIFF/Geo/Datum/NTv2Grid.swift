@@ -35,10 +35,18 @@ enum NTv2Grid {
         func fail(_ kind: DatumGridError.Kind, _ detail: String) -> DatumGridError {
             DatumGridError(path: path, kind: kind, detail: "NTv2: " + detail)
         }
-        guard bytes.count >= 176 else { throw fail(.truncated, "\(bytes.count) bytes, shorter than the 176-byte overview header") }
-        guard text(bytes, 0, 8).hasPrefix("NUM_OREC") else { throw fail(.badHeader, "not an NTv2 file (no NUM_OREC record)") }
+        guard bytes.count >= 176 else {
+            throw fail(.truncated, "\(bytes.count) bytes, shorter than the 176-byte overview header")
+        }
+        guard text(bytes, 0, 8).hasPrefix("NUM_OREC") else {
+            throw fail(.badHeader, "not an NTv2 file (no NUM_OREC record)")
+        }
         let little: Bool
-        if int32(bytes, 8, little: true) == 11 { little = true } else if int32(bytes, 8, little: false) == 11 { little = false } else {
+        if int32(bytes, 8, little: true) == 11 {
+            little = true
+        } else if int32(bytes, 8, little: false) == 11 {
+            little = false
+        } else {
             throw fail(.badHeader, "NUM_OREC is not 11")
         }
         guard text(bytes, 16, 8).hasPrefix("NUM_SREC"), int32(bytes, 24, little: little) == 11 else {
@@ -46,22 +54,27 @@ enum NTv2Grid {
         }
         guard text(bytes, 32, 8).hasPrefix("NUM_FILE") else { throw fail(.badHeader, "no NUM_FILE record") }
         let count = Int(int32(bytes, 40, little: little))
-        guard count >= 1, count <= maximumSubgrids else { throw fail(.badHeader, "NUM_FILE \(count) is outside 1…\(maximumSubgrids)") }
+        guard count >= 1, count <= maximumSubgrids else {
+            throw fail(.badHeader, "NUM_FILE \(count) is outside 1…\(maximumSubgrids)")
+        }
         let unit = text(bytes, 56, 8).uppercased()
         // Header extents in `unit`; degrees per unit and arc-seconds per unit.
-        let (degrees, seconds): (Double, Double) = switch unit {
-        case "SECONDS": (1.0 / 3600, 1)
-        case "MINUTES": (1.0 / 60, 60)
-        case "DEGREES": (1, 3600)
-        default: throw fail(.badHeader, "GS_TYPE \"\(unit)\" is not SECONDS, MINUTES or DEGREES")
-        }
+        let (degrees, seconds): (Double, Double) =
+            switch unit {
+            case "SECONDS": (1.0 / 3600, 1)
+            case "MINUTES": (1.0 / 60, 60)
+            case "DEGREES": (1, 3600)
+            default: throw fail(.badHeader, "GS_TYPE \"\(unit)\" is not SECONDS, MINUTES or DEGREES")
+            }
 
         var offset = 176
         var names: [String] = []
         var parents: [String] = []
         var grids: [(west: Double, south: Double, dx: Double, dy: Double, cols: Int, rows: Int, shifts: [Float])] = []
         for k in 0..<count {
-            guard bytes.count - offset >= 176 else { throw fail(.truncated, "subgrid \(k + 1) of \(count) header past the end of the file") }
+            guard bytes.count - offset >= 176 else {
+                throw fail(.truncated, "subgrid \(k + 1) of \(count) header past the end of the file")
+            }
             let h = offset
             guard text(bytes, h, 8).hasPrefix("SUB_NAME"), text(bytes, h + 160, 8).hasPrefix("GS_COUNT") else {
                 throw fail(.badHeader, "subgrid \(k + 1) header lacks SUB_NAME/GS_COUNT")
@@ -73,12 +86,18 @@ enum NTv2Grid {
             let dy = double(bytes, h + 136, little: little), dx = double(bytes, h + 152, little: little)
             let nodes = Int(int32(bytes, h + 168, little: little))
             guard [s, n, e, w, dy, dx].allSatisfy(\.isFinite), dx > 0, dy > 0, n > s, w > e,
-                  abs(s * degrees) <= 90, abs(n * degrees) <= 90, abs(e * degrees) <= 540, abs(w * degrees) <= 540 else {
-                throw fail(.badHeader, "subgrid \(name) has an impossible extent or increment (S \(s) N \(n) E \(e) W \(w) Δlat \(dy) Δlon \(dx))")
+                abs(s * degrees) <= 90, abs(n * degrees) <= 90, abs(e * degrees) <= 540, abs(w * degrees) <= 540
+            else {
+                throw fail(
+                    .badHeader,
+                    "subgrid \(name) has an impossible extent or increment (S \(s) N \(n) E \(e) W \(w) Δlat \(dy) Δlon \(dx))"
+                )
             }
             let rowsF = ((n - s) / dy).rounded() + 1, colsF = ((w - e) / dx).rounded() + 1
-            guard rowsF <= Double(maximumSide), colsF <= Double(maximumSide), let rows = Int(exactly: rowsF), let cols = Int(exactly: colsF),
-                  rows >= 2, cols >= 2 else {
+            guard rowsF <= Double(maximumSide), colsF <= Double(maximumSide), let rows = Int(exactly: rowsF),
+                let cols = Int(exactly: colsF),
+                rows >= 2, cols >= 2
+            else {
                 throw fail(.tooLarge, "subgrid \(name) would be \(colsF)x\(rowsF) nodes (each side 2…\(maximumSide))")
             }
             guard nodes == rows * cols else {
@@ -86,7 +105,9 @@ enum NTv2Grid {
             }
             offset += 176
             guard (bytes.count - offset) / 16 >= nodes else {
-                throw fail(.truncated, "subgrid \(name) needs \(nodes) nodes, the file ends after \((bytes.count - offset) / 16)")
+                throw fail(
+                    .truncated,
+                    "subgrid \(name) needs \(nodes) nodes, the file ends after \((bytes.count - offset) / 16)")
             }
             var shifts = [Float](repeating: 0, count: 2 * nodes)
             for r in 0..<rows {
@@ -106,7 +127,11 @@ enum NTv2Grid {
             offset += 16 * nodes
             names.append(name)
             parents.append(parent)
-            grids.append((west: -w * degrees, south: s * degrees, dx: dx * degrees, dy: dy * degrees, cols: cols, rows: rows, shifts: shifts))
+            grids.append(
+                (
+                    west: -w * degrees, south: s * degrees, dx: dx * degrees, dy: dy * degrees, cols: cols, rows: rows,
+                    shifts: shifts
+                ))
         }
         var subgrids: [ShiftSubgrid] = []
         for (k, g) in grids.enumerated() {
@@ -117,8 +142,10 @@ enum NTv2Grid {
                 }
                 parent = p
             }
-            subgrids.append(ShiftSubgrid(name: names[k], west: g.west, south: g.south, lonStep: g.dx, latStep: g.dy,
-                                         columns: g.cols, rows: g.rows, parent: parent, shifts: g.shifts))
+            subgrids.append(
+                ShiftSubgrid(
+                    name: names[k], west: g.west, south: g.south, lonStep: g.dx, latStep: g.dy,
+                    columns: g.cols, rows: g.rows, parent: parent, shifts: g.shifts))
         }
         return HorizontalShiftGrid(path: path, subgrids: subgrids)
     }
@@ -153,7 +180,8 @@ enum GridFile {
     static func bytes(path: String, limit: Int) throws(DatumGridError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
-            throw DatumGridError(path: path, kind: .unreadable, detail: "cannot open (\(String(cString: strerror(errno))))")
+            throw DatumGridError(
+                path: path, kind: .unreadable, detail: "cannot open (\(String(cString: strerror(errno))))")
         }
         defer { close(fd) }
         var st = stat()
@@ -161,14 +189,17 @@ enum GridFile {
             throw DatumGridError(path: path, kind: .unreadable, detail: RegularFile.notRegular(mode: st.st_mode))
         }
         guard let size = Int(exactly: st.st_size), size <= limit else {
-            throw DatumGridError(path: path, kind: .tooLarge, detail: "\(st.st_size) bytes, over the \(limit >> 20) MiB a grid may have")
+            throw DatumGridError(
+                path: path, kind: .tooLarge, detail: "\(st.st_size) bytes, over the \(limit >> 20) MiB a grid may have")
         }
         var out = [UInt8](repeating: 0, count: size)
         var done = 0
         while done < size {
             let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, size - done, off_t(done)) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw DatumGridError(path: path, kind: .truncated, detail: "read stopped at byte \(done) of \(size)") }
+            guard n > 0 else {
+                throw DatumGridError(path: path, kind: .truncated, detail: "read stopped at byte \(done) of \(size)")
+            }
             done += n
         }
         return out

@@ -32,6 +32,7 @@ public enum ShiftGridCache {
         let lower = path.lowercased()
         if lower.hasSuffix(".gsb") { return try NTv2Grid.read(path: path) }
         if lower.hasSuffix(".tif") || lower.hasSuffix(".tiff") { return try GeoTIFFShiftGrid.read(path: path) }
-        throw DatumGridError(path: path, kind: .unsupported, detail: "not a .gsb (NTv2) or .tif (PROJ GeoTIFF) horizontal shift grid")
+        throw DatumGridError(
+            path: path, kind: .unsupported, detail: "not a .gsb (NTv2) or .tif (PROJ GeoTIFF) horizontal shift grid")
     }
 }

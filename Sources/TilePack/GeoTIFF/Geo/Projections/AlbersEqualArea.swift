@@ -16,18 +16,20 @@ import Darwin
 public struct AlbersEqualArea: Sendable, Equatable {
     let a: Double, e: Double, e2: Double
     let n: Double
-    let c: Double            // C = m1² + n·q1
-    let rho0: Double         // ρ at the latitude of false origin
-    let qPole: Double        // q(90°): the largest |q|
+    let c: Double  // C = m1² + n·q1
+    let rho0: Double  // ρ at the latitude of false origin
+    let qPole: Double  // q(90°): the largest |q|
     let lon0: Double
     let fe: Double, fn: Double
     static let maxIterations = 12
 
     /// - Parameters: standard parallels, latitude/longitude of false origin (degrees),
     ///   easting/northing at the false origin (metres).
-    public init(ellipsoid: Ellipsoid, standardParallel1: Double, standardParallel2: Double,
-                latitudeOfFalseOrigin: Double, longitudeOfFalseOrigin: Double,
-                eastingAtFalseOrigin: Double, northingAtFalseOrigin: Double) {
+    public init(
+        ellipsoid: Ellipsoid, standardParallel1: Double, standardParallel2: Double,
+        latitudeOfFalseOrigin: Double, longitudeOfFalseOrigin: Double,
+        eastingAtFalseOrigin: Double, northingAtFalseOrigin: Double
+    ) {
         a = ellipsoid.semiMajorAxis
         e = ellipsoid.eccentricity
         e2 = ellipsoid.eccentricitySquared

@@ -22,8 +22,10 @@ public struct AmericanPolyconic: Sendable, Equatable {
     static let maxIterations = 20
 
     /// - Parameters: natural origin (degrees), false easting/northing (metres).
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         a = ellipsoid.semiMajorAxis
         e2 = ellipsoid.eccentricitySquared
         arc = MeridianArc(ellipsoid)

@@ -14,15 +14,17 @@ import Darwin
 public struct BonneSouthOrientated: Sendable, Equatable {
     let arc: MeridianArc
     let a: Double, e2: Double
-    let rho0: Double         // a·m₀/sinφ₀
-    let m0: Double           // M(φ₀)
-    let sign: Double         // sign of sinφ₀ (ρ's sign follows it)
+    let rho0: Double  // a·m₀/sinφ₀
+    let m0: Double  // M(φ₀)
+    let sign: Double  // sign of sinφ₀ (ρ's sign follows it)
     let lon0: Double
     let fe: Double, fn: Double
 
     /// - Parameters: latitude/longitude of natural origin (degrees; latitude ≠ 0).
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         arc = MeridianArc(ellipsoid)
         a = ellipsoid.semiMajorAxis
         e2 = ellipsoid.eccentricitySquared

@@ -25,8 +25,10 @@ public struct CassiniSoldner: Sendable, Equatable {
 
     /// - Parameters: natural origin (degrees), false easting/northing (metres), `hyperbolic`
     ///   for EPSG 9833.
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double, hyperbolic: Bool = false) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double, hyperbolic: Bool = false
+    ) {
         e2 = ellipsoid.eccentricitySquared
         a = ellipsoid.semiMajorAxis
         arc = MeridianArc(ellipsoid)

@@ -19,8 +19,10 @@ public struct ColombiaUrban: Sendable, Equatable {
     let fe: Double, fn: Double
 
     /// Natural origin (degrees), its false easting/northing and the plane's height h₀ (metres).
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double, originHeight h0: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double, originHeight h0: Double
+    ) {
         a = ellipsoid.semiMajorAxis
         e2 = ellipsoid.eccentricitySquared
         phi0 = latitudeOfOrigin * .pi / 180

@@ -34,7 +34,8 @@ enum ConformalLatitude {
         let stol = 0.1 * Double.ulpOfOne.squareRoot() * max(1, abs(taup))
         for _ in 0..<8 {
             let taupa = tauPrime(tau: tau, e: e)
-            let dtau = (taup - taupa) * (1 + e2m * tau * tau)
+            let dtau =
+                (taup - taupa) * (1 + e2m * tau * tau)
                 / (e2m * (1 + tau * tau).squareRoot() * (1 + taupa * taupa).squareRoot())
             tau += dtau
             if !(abs(dtau) >= stol) { break }

@@ -20,8 +20,10 @@ public struct EquidistantCylindrical: Sendable, Equatable {
     let fe: Double, fn: Double
 
     /// - Parameters: standard parallel φ₁ and longitude of natural origin in degrees.
-    public init(ellipsoid: Ellipsoid, standardParallel: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, standardParallel: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         arc = MeridianArc(ellipsoid)
         let p1 = standardParallel * .pi / 180, s1 = sin(p1)
         nu1Cos = ellipsoid.semiMajorAxis / (1 - ellipsoid.eccentricitySquared * s1 * s1).squareRoot() * cos(p1)

@@ -18,8 +18,10 @@ public struct GuamProjection: Sendable, Equatable {
     let lon0: Double
     let fe: Double, fn: Double
 
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         arc = MeridianArc(ellipsoid)
         a = ellipsoid.semiMajorAxis
         e2 = ellipsoid.eccentricitySquared

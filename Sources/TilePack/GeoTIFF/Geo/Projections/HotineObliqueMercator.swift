@@ -17,22 +17,24 @@ import Darwin
 /// cylinder (|U| = 1) have no image (non-finite).
 public struct HotineObliqueMercator: Sendable, Equatable {
     let e: Double
-    let b: Double            // B
-    let aOverB: Double       // A/B
-    let lnH: Double          // ln H
-    let sinG0: Double, cosG0: Double   // γ0
-    let sinGc: Double, cosGc: Double   // γc
-    let lon0: Double         // λ0: longitude of the natural origin
-    let uOffset: Double      // variant B: |uc|·sign(φc); variant A: 0
+    let b: Double  // B
+    let aOverB: Double  // A/B
+    let lnH: Double  // ln H
+    let sinG0: Double, cosG0: Double  // γ0
+    let sinGc: Double, cosGc: Double  // γc
+    let lon0: Double  // λ0: longitude of the natural origin
+    let uOffset: Double  // variant B: |uc|·sign(φc); variant A: 0
     let fe: Double, fn: Double
 
     /// - Parameters: latitude/longitude of projection centre (degrees), azimuth of the initial
     ///   line αc (degrees), angle from rectified to skew grid γc (degrees; γ0 when nil), scale on
     ///   the initial line kc, false easting/northing (variant A: at the natural origin;
     ///   variant B: at the projection centre), `variantB`.
-    public init(ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfCentre: Double,
-                azimuth: Double, rectifiedGridAngle: Double?, scale kc: Double,
-                falseEasting: Double, falseNorthing: Double, variantB: Bool) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfCentre: Double,
+        azimuth: Double, rectifiedGridAngle: Double?, scale kc: Double,
+        falseEasting: Double, falseNorthing: Double, variantB: Bool
+    ) {
         e = ellipsoid.eccentricity
         let e2 = ellipsoid.eccentricitySquared
         let phic = latitudeOfCentre * .pi / 180

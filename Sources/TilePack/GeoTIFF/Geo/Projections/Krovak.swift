@@ -27,8 +27,13 @@ public struct Krovak: Sendable, Equatable {
         public var c1: Double, c2: Double, c3: Double, c4: Double, c5: Double
         public var c6: Double, c7: Double, c8: Double, c9: Double, c10: Double
 
-        public init(x0: Double, y0: Double, c: (Double, Double, Double, Double, Double,
-                                                Double, Double, Double, Double, Double)) {
+        public init(
+            x0: Double, y0: Double,
+            c: (
+                Double, Double, Double, Double, Double,
+                Double, Double, Double, Double, Double
+            )
+        ) {
             self.x0 = x0
             self.y0 = y0
             (c1, c2, c3, c4, c5, c6, c7, c8, c9, c10) = c
@@ -39,17 +44,21 @@ public struct Krovak: Sendable, Equatable {
         /// conversion and drops these twelve, so a registry read without them uses this.
         public static let sJTSK05 = Modification(
             x0: 1_089_000, y0: 654_000,
-            c: (2.946529277e-02, 2.515965696e-02, 1.193845912e-07, -4.668270147e-07, 9.233980362e-12,
-                1.523735715e-12, 1.696780024e-18, 4.408314235e-18, -8.331083518e-24, -3.689471323e-24))
+            c: (
+                2.946529277e-02, 2.515965696e-02, 1.193845912e-07, -4.668270147e-07, 9.233980362e-12,
+                1.523735715e-12, 1.696780024e-18, 4.408314235e-18, -8.331083518e-24, -3.689471323e-24
+            ))
 
         /// (dX, dY) at reduced coordinates (Xr, Yr).
         func delta(_ xr: Double, _ yr: Double) -> (dx: Double, dy: Double) {
             let x2 = xr * xr, y2 = yr * yr
             let quartic = x2 * x2 + y2 * y2 - 6 * x2 * y2
-            let dx = c1 + c3 * xr - c4 * yr - 2 * c6 * xr * yr + c5 * (x2 - y2)
+            let dx =
+                c1 + c3 * xr - c4 * yr - 2 * c6 * xr * yr + c5 * (x2 - y2)
                 + c7 * xr * (x2 - 3 * y2) - c8 * yr * (3 * x2 - y2)
                 + 4 * c9 * xr * yr * (x2 - y2) + c10 * quartic
-            let dy = c2 + c3 * yr + c4 * xr + 2 * c5 * xr * yr + c6 * (x2 - y2)
+            let dy =
+                c2 + c3 * yr + c4 * xr + 2 * c5 * xr * yr + c6 * (x2 - y2)
                 + c8 * xr * (x2 - 3 * y2) + c7 * yr * (3 * x2 - y2)
                 - 4 * c10 * xr * yr * (x2 - y2) + c9 * quartic
             return (dx, dy)
@@ -57,12 +66,12 @@ public struct Krovak: Sendable, Equatable {
     }
 
     let e: Double
-    let b: Double            // B: Gauss sphere longitude factor
-    let lnT0: Double         // ln t0
-    let sinAc: Double, cosAc: Double   // co-latitude of the cone axis αc
-    let n: Double            // sin φp
-    let r0: Double           // kp·A/tan φp
-    let tanHalfP: Double     // tan(π/4 + φp/2)
+    let b: Double  // B: Gauss sphere longitude factor
+    let lnT0: Double  // ln t0
+    let sinAc: Double, cosAc: Double  // co-latitude of the cone axis αc
+    let n: Double  // sin φp
+    let r0: Double  // kp·A/tan φp
+    let tanHalfP: Double  // tan(π/4 + φp/2)
     let lonO: Double
     let fe: Double, fn: Double
     let modification: Modification?
@@ -71,9 +80,11 @@ public struct Krovak: Sendable, Equatable {
     ///   the cone axis αc, latitude of the pseudo standard parallel φp (degrees), scale kp on
     ///   it, false easting/northing (metres, added to westing/southing), and for the modified
     ///   methods their polynomial.
-    public init(ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfOrigin: Double,
-                coLatitudeOfConeAxis: Double, pseudoStandardParallel: Double, scale kp: Double,
-                falseEasting: Double, falseNorthing: Double, modification: Modification? = nil) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfOrigin: Double,
+        coLatitudeOfConeAxis: Double, pseudoStandardParallel: Double, scale kp: Double,
+        falseEasting: Double, falseNorthing: Double, modification: Modification? = nil
+    ) {
         e = ellipsoid.eccentricity
         let e2 = ellipsoid.eccentricitySquared
         let phic = latitudeOfCentre * .pi / 180

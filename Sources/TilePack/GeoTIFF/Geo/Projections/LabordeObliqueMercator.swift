@@ -24,8 +24,10 @@ public struct LabordeObliqueMercator: Sendable, Equatable {
 
     /// - Parameters: latitude/longitude of the projection centre and azimuth of the initial
     ///   line (degrees), scale on the initial line, false easting/northing (metres).
-    public init(ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfCentre: Double, azimuth: Double,
-                scale k: Double, falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfCentre: Double, azimuth: Double,
+        scale k: Double, falseEasting: Double, falseNorthing: Double
+    ) {
         e = ellipsoid.eccentricity
         let e2 = e * e
         let phiC = latitudeOfCentre * .pi / 180

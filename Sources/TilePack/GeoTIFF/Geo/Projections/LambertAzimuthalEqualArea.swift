@@ -21,8 +21,10 @@ public struct LambertAzimuthalEqualArea: Sendable, Equatable {
     let lon0: Double
     let fe: Double, fn: Double
 
-    public init(ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfCentre: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfCentre: Double, longitudeOfCentre: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         a = ellipsoid.semiMajorAxis
         e = ellipsoid.eccentricity
         e2 = ellipsoid.eccentricitySquared

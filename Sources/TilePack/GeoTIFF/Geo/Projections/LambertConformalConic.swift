@@ -14,8 +14,8 @@ import Darwin
 public struct LambertConformalConic: Sendable, Equatable {
     let e: Double
     let n: Double
-    let aFk: Double          // r = aFk · t^n
-    var rOrigin: Double      // r at the (false or natural) origin latitude
+    let aFk: Double  // r = aFk · t^n
+    var rOrigin: Double  // r at the (false or natural) origin latitude
     let lon0: Double
     let fe: Double, fn: Double
     /// −1 for the west-orientated method (x is a westing), else 1.
@@ -24,8 +24,10 @@ public struct LambertConformalConic: Sendable, Equatable {
     var thetaShift: Double = 0
 
     /// 1SP: natural origin (degrees) with scale k0 there.
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                scale k0: Double, falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        scale k0: Double, falseEasting: Double, falseNorthing: Double
+    ) {
         e = ellipsoid.eccentricity
         let phi0 = latitudeOfOrigin * .pi / 180
         let t0 = ConformalLatitude.t(phi: phi0, e: e)
@@ -39,9 +41,11 @@ public struct LambertConformalConic: Sendable, Equatable {
     }
 
     /// 2SP: standard parallels φ1, φ2 and the false origin (degrees, metres).
-    public init(ellipsoid: Ellipsoid, standardParallel1: Double, standardParallel2: Double,
-                latitudeOfFalseOrigin: Double, longitudeOfFalseOrigin: Double,
-                eastingAtFalseOrigin: Double, northingAtFalseOrigin: Double) {
+    public init(
+        ellipsoid: Ellipsoid, standardParallel1: Double, standardParallel2: Double,
+        latitudeOfFalseOrigin: Double, longitudeOfFalseOrigin: Double,
+        eastingAtFalseOrigin: Double, northingAtFalseOrigin: Double
+    ) {
         e = ellipsoid.eccentricity
         let p1 = standardParallel1 * .pi / 180, p2 = standardParallel2 * .pi / 180
         let pf = latitudeOfFalseOrigin * .pi / 180

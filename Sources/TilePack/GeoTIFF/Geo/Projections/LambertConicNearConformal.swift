@@ -22,8 +22,10 @@ public struct LambertConicNearConformal: Sendable, Equatable {
     let fe: Double, fn: Double
 
     /// - Parameters: latitude of natural origin (≠ 0) and longitude (degrees), k₀, FE, FN.
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                scale: Double, falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        scale: Double, falseEasting: Double, falseNorthing: Double
+    ) {
         let a = ellipsoid.semiMajorAxis, e2 = ellipsoid.eccentricitySquared, f = ellipsoid.flattening
         let n = f / (2 - f), n2 = n * n, n3 = n2 * n, n4 = n3 * n, n5 = n4 * n
         let phi0 = latitudeOfOrigin * .pi / 180

@@ -17,8 +17,10 @@ public struct LambertCylindricalEqualArea: Sendable, Equatable {
     let fe: Double, fn: Double
 
     /// - Parameters: standard parallel φ₁ and longitude of natural origin in degrees.
-    public init(ellipsoid: Ellipsoid, standardParallel: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, standardParallel: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         e = ellipsoid.eccentricity
         let p1 = standardParallel * .pi / 180, s1 = sin(p1)
         let k0 = cos(p1) / (1 - e * e * s1 * s1).squareRoot()

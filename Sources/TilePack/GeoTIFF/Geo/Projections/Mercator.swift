@@ -19,9 +19,11 @@ public struct Mercator: Sendable, Equatable {
     /// - Parameters:
     ///   - spherical: project geodetic latitudes with the spherical formulas (pseudo-mercator).
     ///   - scale: k0 at the equator (1SP); ignored when `standardParallel` is given (2SP).
-    public init(ellipsoid: Ellipsoid, spherical: Bool = false, centralMeridian: Double,
-                scale: Double = 1, standardParallel: Double? = nil,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, spherical: Bool = false, centralMeridian: Double,
+        scale: Double = 1, standardParallel: Double? = nil,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         e = spherical ? 0 : ellipsoid.eccentricity
         var k0 = scale
         if let lat1 = standardParallel {

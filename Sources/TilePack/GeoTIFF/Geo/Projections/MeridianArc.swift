@@ -16,8 +16,8 @@ struct MeridianArc: Sendable, Equatable {
     let a: Double, e2: Double
     /// Rectifying radius A: M(π/2) = A·π/2.
     let rectifyingRadius: Double
-    let f1: Double, f2: Double, f3: Double, f4: Double   // μ = φ + Σ fj sin 2jφ
-    let g1: Double, g2: Double, g3: Double, g4: Double   // φ = μ + Σ gj sin 2jμ
+    let f1: Double, f2: Double, f3: Double, f4: Double  // μ = φ + Σ fj sin 2jφ
+    let g1: Double, g2: Double, g3: Double, g4: Double  // φ = μ + Σ gj sin 2jμ
 
     init(_ ellipsoid: Ellipsoid) {
         a = ellipsoid.semiMajorAxis
@@ -78,7 +78,8 @@ enum AuthalicLatitude {
         let beta = asin(q / qp)
         guard e != 0 else { return beta }
         let e2 = e * e, e4 = e2 * e2, e6 = e4 * e2
-        var phi = beta + (e2 / 3 + 31 * e4 / 180 + 517 * e6 / 5040) * sin(2 * beta)
+        var phi =
+            beta + (e2 / 3 + 31 * e4 / 180 + 517 * e6 / 5040) * sin(2 * beta)
             + (23 * e4 / 360 + 251 * e6 / 3780) * sin(4 * beta) + (761 * e6 / 45360) * sin(6 * beta)
         for _ in 0..<6 {
             let s = sin(phi), c = cos(phi)

@@ -19,8 +19,10 @@ public struct ModifiedAzimuthalEquidistant: Sendable, Equatable {
     let lon0: Double
     let fe: Double, fn: Double
 
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         a = ellipsoid.semiMajorAxis
         e = ellipsoid.eccentricity
         e2 = ellipsoid.eccentricitySquared
@@ -50,8 +52,10 @@ public struct ModifiedAzimuthalEquidistant: Sendable, Equatable {
             s = asin(UnitClamp.clamp(sin(dl) * cos(psi) / sa))
         }
         let h2 = h * h, s2 = s * s
-        let c = nu0 * s * (1 - s2 * h2 * (1 - h2) / 6 + s2 * s / 8 * g * h * (1 - 2 * h2)
-                           + s2 * s2 / 120 * (h2 * (4 - 7 * h2) - 3 * g * g * (1 - 7 * h2)) - s2 * s2 * s / 48 * g * h)
+        let c =
+            nu0 * s
+            * (1 - s2 * h2 * (1 - h2) / 6 + s2 * s / 8 * g * h * (1 - 2 * h2)
+                + s2 * s2 / 120 * (h2 * (4 - 7 * h2) - 3 * g * g * (1 - 7 * h2)) - s2 * s2 * s / 48 * g * h)
         return (fe + c * sa, fn + c * ca)
     }
 

@@ -16,8 +16,10 @@ import Darwin
 public struct NewZealandMapGrid: Sendable, Equatable {
     /// Δψ = Σ Aᵢ Δφⁱ, Δφ in units of 10⁵ arc-seconds.
     static let aCoeff: (Double, Double, Double, Double, Double, Double, Double, Double, Double, Double) =
-        (0.6399175073, -0.1358797613, 0.063294409, -0.02526853, 0.0117879,
-         -0.0055161, 0.0026906, -0.001333, 0.00067, -0.00034)
+        (
+            0.6399175073, -0.1358797613, 0.063294409, -0.02526853, 0.0117879,
+            -0.0055161, 0.0026906, -0.001333, 0.00067, -0.00034
+        )
     /// Bₙ (real, imaginary), n = 1…6.
     static let bRe: (Double, Double, Double, Double, Double, Double) =
         (0.7557853228, 0.249204646, -0.001541739, -0.10162907, -0.26623489, -0.6870983)
@@ -36,8 +38,10 @@ public struct NewZealandMapGrid: Sendable, Equatable {
     let phi0: Double, lon0: Double
     let fe: Double, fn: Double
 
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         a = ellipsoid.semiMajorAxis
         phi0 = latitudeOfOrigin * .pi / 180
         lon0 = centralMeridian * .pi / 180
@@ -47,18 +51,26 @@ public struct NewZealandMapGrid: Sendable, Equatable {
 
     static func psi(_ d: Double) -> Double {
         let c = aCoeff
-        return d * (c.0 + d * (c.1 + d * (c.2 + d * (c.3 + d * (c.4 + d * (c.5 + d * (c.6 + d * (c.7 + d * (c.8 + d * c.9)))))))))
+        return d
+            * (c.0 + d
+                * (c.1 + d * (c.2 + d * (c.3 + d * (c.4 + d * (c.5 + d * (c.6 + d * (c.7 + d * (c.8 + d * c.9)))))))))
     }
 
     static func dPsi(_ d: Double) -> Double {
         let c = aCoeff
-        return c.0 + d * (2 * c.1 + d * (3 * c.2 + d * (4 * c.3 + d * (5 * c.4 + d * (6 * c.5 + d * (7 * c.6 + d * (8 * c.7 + d * (9 * c.8 + d * 10 * c.9))))))))
+        return c.0 + d
+            * (2 * c.1 + d
+                * (3 * c.2 + d
+                    * (4 * c.3 + d
+                        * (5 * c.4 + d * (6 * c.5 + d * (7 * c.6 + d * (8 * c.7 + d * (9 * c.8 + d * 10 * c.9))))))))
     }
 
     /// Σ (re,im)ₙ zⁿ by Horner, n = 1…6, and its derivative Σ n(re,im)ₙ zⁿ⁻¹.
-    static func poly(_ re: (Double, Double, Double, Double, Double, Double),
-                     _ im: (Double, Double, Double, Double, Double, Double),
-                     _ x: Double, _ y: Double) -> (Double, Double, Double, Double) {
+    static func poly(
+        _ re: (Double, Double, Double, Double, Double, Double),
+        _ im: (Double, Double, Double, Double, Double, Double),
+        _ x: Double, _ y: Double
+    ) -> (Double, Double, Double, Double) {
         // Horner for p(z) = z(c1 + z(c2 + … z c6)) and p′(z) = c1 + z(2c2 + … z 6c6).
         var pr = re.5, pi = im.5
         var dr = 6 * re.5, di = 6 * im.5
@@ -97,7 +109,12 @@ public struct NewZealandMapGrid: Sendable, Equatable {
         }
         let dpsi = tr
         let dc = Self.dCoeff
-        var d = dpsi * (dc.0 + dpsi * (dc.1 + dpsi * (dc.2 + dpsi * (dc.3 + dpsi * (dc.4 + dpsi * (dc.5 + dpsi * (dc.6 + dpsi * (dc.7 + dpsi * dc.8))))))))
+        var d =
+            dpsi
+            * (dc.0 + dpsi
+                * (dc.1 + dpsi
+                    * (dc.2 + dpsi
+                        * (dc.3 + dpsi * (dc.4 + dpsi * (dc.5 + dpsi * (dc.6 + dpsi * (dc.7 + dpsi * dc.8))))))))
         for _ in 0..<6 {
             let step = (Self.psi(d) - dpsi) / Self.dPsi(d)
             d -= step

@@ -13,8 +13,10 @@ enum NewtonInverse {
     static let maxIterations = 10
 
     @inline(__always)
-    static func refine(x: Double, y: Double, start: (lon: Double, lat: Double), tolerance: Double = 1e-6,
-                       forward: (Double, Double) -> (x: Double, y: Double)) -> (lon: Double, lat: Double) {
+    static func refine(
+        x: Double, y: Double, start: (lon: Double, lat: Double), tolerance: Double = 1e-6,
+        forward: (Double, Double) -> (x: Double, y: Double)
+    ) -> (lon: Double, lat: Double) {
         var lon = start.lon, lat = start.lat
         guard lon.isFinite, lat.isFinite else { return (.nan, .nan) }
         let h = 1e-8  // radians (~6 cm): finite-difference step; the fixed point does not depend on it

@@ -17,16 +17,18 @@ import Darwin
 /// origin (on Gauss's sphere) has no image (NaN).
 public struct ObliqueStereographic: Sendable, Equatable {
     let e: Double
-    let n: Double            // Gauss sphere longitude factor
-    let k: Double            // K = atanh(sin χ0) − n·ψ0
+    let n: Double  // Gauss sphere longitude factor
+    let k: Double  // K = atanh(sin χ0) − n·ψ0
     let sinChi0: Double, cosChi0: Double
-    let twoRk0: Double       // 2·R·k0
+    let twoRk0: Double  // 2·R·k0
     let lon0: Double
     let fe: Double, fn: Double
 
     /// - Parameters: natural origin (degrees), scale k0 there, false easting/northing (metres).
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                scale k0: Double, falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        scale k0: Double, falseEasting: Double, falseNorthing: Double
+    ) {
         e = ellipsoid.eccentricity
         let e2 = ellipsoid.eccentricitySquared
         let phi0 = latitudeOfOrigin * .pi / 180
@@ -54,8 +56,10 @@ public struct ObliqueStereographic: Sendable, Equatable {
         // b ≈ (angular distance from the antipode)²/2: within ~10 m of it the plane point is
         // beyond 1e13 m and meaningless, at it there is none.
         guard b > 1e-12 else { return (.nan, .nan) }
-        return (fe + twoRk0 * cosChi * sin(dl) / b,
-                fn + twoRk0 * (sinChi * cosChi0 - cosChi * sinChi0 * cdl) / b)
+        return (
+            fe + twoRk0 * cosChi * sin(dl) / b,
+            fn + twoRk0 * (sinChi * cosChi0 - cosChi * sinChi0 * cdl) / b
+        )
     }
 
     /// Easting/northing (metres) → geodetic lon/lat (radians).

@@ -7,15 +7,19 @@ import TilePackCore
 extension PolarStereographic {
     /// Variant C: standard parallel (degrees; its sign picks the pole), longitude of origin,
     /// easting/northing at the false origin (metres).
-    public init(ellipsoid: Ellipsoid, standardParallel: Double, longitudeOfOrigin: Double,
-                eastingAtFalseOrigin: Double, northingAtFalseOrigin: Double) {
-        var p = PolarStereographic(ellipsoid: ellipsoid, standardParallel: standardParallel,
-                                   centralMeridian: longitudeOfOrigin, falseEasting: eastingAtFalseOrigin,
-                                   falseNorthing: 0)
+    public init(
+        ellipsoid: Ellipsoid, standardParallel: Double, longitudeOfOrigin: Double,
+        eastingAtFalseOrigin: Double, northingAtFalseOrigin: Double
+    ) {
+        var p = PolarStereographic(
+            ellipsoid: ellipsoid, standardParallel: standardParallel,
+            centralMeridian: longitudeOfOrigin, falseEasting: eastingAtFalseOrigin,
+            falseNorthing: 0)
         let rhoF = p.aK * ConformalLatitude.t(phi: abs(standardParallel) * .pi / 180, e: p.e)
-        p = PolarStereographic(ellipsoid: ellipsoid, standardParallel: standardParallel,
-                               centralMeridian: longitudeOfOrigin, falseEasting: eastingAtFalseOrigin,
-                               falseNorthing: northingAtFalseOrigin + p.s * rhoF)
+        p = PolarStereographic(
+            ellipsoid: ellipsoid, standardParallel: standardParallel,
+            centralMeridian: longitudeOfOrigin, falseEasting: eastingAtFalseOrigin,
+            falseNorthing: northingAtFalseOrigin + p.s * rhoF)
         self = p
     }
 }

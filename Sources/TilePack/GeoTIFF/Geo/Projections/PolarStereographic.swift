@@ -13,14 +13,16 @@ import Darwin
 /// O(1), allocation-free.
 public struct PolarStereographic: Sendable, Equatable {
     let e: Double
-    let aK: Double           // ρ = aK · t
-    let s: Double            // +1 north pole, −1 south pole
+    let aK: Double  // ρ = aK · t
+    let s: Double  // +1 north pole, −1 south pole
     let lon0: Double
     let fe: Double, fn: Double
 
     /// Variant A: origin at the pole `latitudeOfOrigin` (±90) with scale k0.
-    public init(ellipsoid: Ellipsoid, northPole: Bool, centralMeridian: Double, scale k0: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, northPole: Bool, centralMeridian: Double, scale k0: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         e = ellipsoid.eccentricity
         let c = (pow(1 + e, 1 + e) * pow(1 - e, 1 - e)).squareRoot()
         aK = ellipsoid.semiMajorAxis * 2 * k0 / c
@@ -31,8 +33,10 @@ public struct PolarStereographic: Sendable, Equatable {
     }
 
     /// Variant B: true scale on `standardParallel` (degrees; its sign picks the pole).
-    public init(ellipsoid: Ellipsoid, standardParallel: Double, centralMeridian: Double,
-                falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, standardParallel: Double, centralMeridian: Double,
+        falseEasting: Double, falseNorthing: Double
+    ) {
         e = ellipsoid.eccentricity
         s = standardParallel >= 0 ? 1 : -1
         let phic = abs(standardParallel) * .pi / 180

@@ -155,12 +155,14 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     /// the initial longitude (western limit of zone 1).
     public var zoneWidth: Double? = nil
 
-    public init(method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
-                scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
-                standardParallel1: Double? = nil, standardParallel2: Double? = nil,
-                azimuth: Double? = nil, rectifiedGridAngle: Double? = nil, pseudoStandardParallel: Double? = nil,
-                latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil,
-                zoneWidth: Double? = nil) {
+    public init(
+        method: ProjectionMethod, latitudeOfOrigin: Double = 0, centralMeridian: Double = 0,
+        scale: Double = 1, falseEasting: Double = 0, falseNorthing: Double = 0,
+        standardParallel1: Double? = nil, standardParallel2: Double? = nil,
+        azimuth: Double? = nil, rectifiedGridAngle: Double? = nil, pseudoStandardParallel: Double? = nil,
+        latitudeOfFalseOrigin: Double? = nil, ellipsoidScale: Double? = nil, originHeight: Double? = nil,
+        zoneWidth: Double? = nil
+    ) {
         self.method = method
         self.latitudeOfOrigin = latitudeOfOrigin
         self.centralMeridian = centralMeridian
@@ -181,8 +183,9 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
     /// UTM zone 1…60 (central meridian −183° + 6°·zone, k0 0.9996, FE 500 km, FN 10,000 km south).
     public static func utm(zone: Int, north: Bool) -> ProjectionParameters {
         precondition((1...60).contains(zone), "UTM zones are 1…60")
-        return ProjectionParameters(method: .transverseMercator, centralMeridian: Double(6 * zone - 183),
-                                    scale: 0.9996, falseEasting: 500_000, falseNorthing: north ? 0 : 10_000_000)
+        return ProjectionParameters(
+            method: .transverseMercator, centralMeridian: Double(6 * zone - 183),
+            scale: 0.9996, falseEasting: 500_000, falseNorthing: north ? 0 : 10_000_000)
     }
 
     /// One line for `info`, e.g. "Transverse Mercator: lat0 0°, lon0 −75°, k0 0.9996, FE 500000 m, FN 0 m".
@@ -190,7 +193,7 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
         var parts = ["lat0 \(latitudeOfOrigin)°", "lon0 \(centralMeridian)°"]
         switch method {
         case .mercator2SP, .polarStereographicB, .polarStereographicC, .equidistantCylindrical,
-             .equidistantCylindricalSpherical, .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
+            .equidistantCylindricalSpherical, .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
             parts.append("lat_ts \(standardParallel1 ?? 0)°")
         case .colombiaUrban:
             parts.append("h0 \(originHeight ?? 0) m")
@@ -201,12 +204,13 @@ public struct ProjectionParameters: Sendable, Equatable, CustomStringConvertible
             parts.append("azimuth \(azimuth ?? 0)°")
             parts.append("k \(scale)")
         case .newZealandMapGrid, .equalEarth, .lambertAzimuthalEqualAreaSpherical, .guamProjection,
-             .bonneSouthOrientated, .modifiedAzimuthalEquidistant:
+            .bonneSouthOrientated, .modifiedAzimuthalEquidistant:
             break
         case .lambertConicConformal2SP:
             parts.append("lat1 \(standardParallel1 ?? 0)°")
             parts.append("lat2 \(standardParallel2 ?? 0)°")
-        case .lambertAzimuthalEqualArea, .pseudoMercator, .cassiniSoldner, .hyperbolicCassiniSoldner, .americanPolyconic:
+        case .lambertAzimuthalEqualArea, .pseudoMercator, .cassiniSoldner, .hyperbolicCassiniSoldner,
+            .americanPolyconic:
             break
         case .albersEqualArea, .lambertConicConformal2SPBelgium:
             parts.append("lat1 \(standardParallel1 ?? 0)°")
@@ -268,74 +272,88 @@ public enum Projection: Sendable, Equatable {
         switch p.method {
         case .transverseMercator, .transverseMercator3D:
             // TM 3D differs from TM only in carrying ellipsoidal height through unchanged.
-            self = .transverseMercator(TransverseMercator(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .transverseMercator(
+                TransverseMercator(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .mercator1SP, .mercator2SP, .pseudoMercator:
-            self = .mercator(Mercator(
-                ellipsoid: ellipsoid, spherical: p.method == .pseudoMercator, centralMeridian: p.centralMeridian,
-                scale: p.scale, standardParallel: p.method == .mercator2SP ? (p.standardParallel1 ?? 0) : nil,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .mercator(
+                Mercator(
+                    ellipsoid: ellipsoid, spherical: p.method == .pseudoMercator, centralMeridian: p.centralMeridian,
+                    scale: p.scale, standardParallel: p.method == .mercator2SP ? (p.standardParallel1 ?? 0) : nil,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .polarStereographicA:
-            self = .polarStereographic(PolarStereographic(
-                ellipsoid: ellipsoid, northPole: p.latitudeOfOrigin > 0, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .polarStereographic(
+                PolarStereographic(
+                    ellipsoid: ellipsoid, northPole: p.latitudeOfOrigin > 0, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .polarStereographicB:
-            self = .polarStereographic(PolarStereographic(
-                ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
-                centralMeridian: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .polarStereographic(
+                PolarStereographic(
+                    ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
+                    centralMeridian: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .lambertAzimuthalEqualArea:
-            self = .lambertAzimuthalEqualArea(LambertAzimuthalEqualArea(
-                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .lambertAzimuthalEqualArea(
+                LambertAzimuthalEqualArea(
+                    ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .lambertConicConformal1SP:
-            self = .lambertConformalConic(LambertConformalConic(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .lambertConformalConic(
+                LambertConformalConic(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .lambertConicConformal2SP:
-            self = .lambertConformalConic(LambertConformalConic(
-                ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
-                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
-                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
-                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+            self = .lambertConformalConic(
+                LambertConformalConic(
+                    ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                    standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                    latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                    eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
         case .lambertConicConformal1SPVariantB:
-            self = .lambertConformalConic(.variantB(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, latitudeOfFalseOrigin: p.latitudeOfFalseOrigin ?? p.latitudeOfOrigin,
-                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+            self = .lambertConformalConic(
+                .variantB(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, latitudeOfFalseOrigin: p.latitudeOfFalseOrigin ?? p.latitudeOfOrigin,
+                    eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
         case .lambertConicConformal2SPBelgium:
-            self = .lambertConformalConic(.belgium(
-                ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
-                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
-                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
-                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+            self = .lambertConformalConic(
+                .belgium(
+                    ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                    standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                    latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                    eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
         case .lambertConicConformal2SPMichigan:
-            self = .lambertConformalConic(.michigan(
-                ellipsoid: ellipsoid, ellipsoidScale: p.ellipsoidScale ?? 1,
-                standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
-                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
-                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
-                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+            self = .lambertConformalConic(
+                .michigan(
+                    ellipsoid: ellipsoid, ellipsoidScale: p.ellipsoidScale ?? 1,
+                    standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                    standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                    latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                    eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
         case .lambertConicConformalWestOrientated:
-            self = .lambertConformalConic(.westOrientated(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .lambertConformalConic(
+                .westOrientated(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .albersEqualArea:
-            self = .albersEqualArea(AlbersEqualArea(
-                ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
-                standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
-                latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
-                eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
+            self = .albersEqualArea(
+                AlbersEqualArea(
+                    ellipsoid: ellipsoid, standardParallel1: p.standardParallel1 ?? p.latitudeOfOrigin,
+                    standardParallel2: p.standardParallel2 ?? p.standardParallel1 ?? p.latitudeOfOrigin,
+                    latitudeOfFalseOrigin: p.latitudeOfOrigin, longitudeOfFalseOrigin: p.centralMeridian,
+                    eastingAtFalseOrigin: p.falseEasting, northingAtFalseOrigin: p.falseNorthing))
         case .obliqueStereographic:
-            self = .obliqueStereographic(ObliqueStereographic(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .obliqueStereographic(
+                ObliqueStereographic(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .hotineObliqueMercatorA, .hotineObliqueMercatorB:
-            self = .hotineObliqueMercator(HotineObliqueMercator(
-                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
-                azimuth: p.azimuth ?? 0, rectifiedGridAngle: p.rectifiedGridAngle, scale: p.scale,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
-                variantB: p.method == .hotineObliqueMercatorB))
+            self = .hotineObliqueMercator(
+                HotineObliqueMercator(
+                    ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                    azimuth: p.azimuth ?? 0, rectifiedGridAngle: p.rectifiedGridAngle, scale: p.scale,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
+                    variantB: p.method == .hotineObliqueMercatorB))
         case .krovak, .krovakNorthOrientated, .krovakModified, .krovakModifiedNorthOrientated:
             var modification: Krovak.Modification?
             if p.method == .krovakModified || p.method == .krovakModifiedNorthOrientated {
@@ -347,78 +365,99 @@ public enum Projection: Sendable, Equatable {
                 modification = Krovak.Modification(
                     x0: x0, y0: y0, c: (ci(0), ci(1), ci(2), ci(3), ci(4), ci(5), ci(6), ci(7), ci(8), ci(9)))
             }
-            self = .krovak(Krovak(
-                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfOrigin: p.centralMeridian,
-                coLatitudeOfConeAxis: p.azimuth ?? 0, pseudoStandardParallel: p.pseudoStandardParallel ?? 0,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
-                modification: modification))
+            self = .krovak(
+                Krovak(
+                    ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfOrigin: p.centralMeridian,
+                    coLatitudeOfConeAxis: p.azimuth ?? 0, pseudoStandardParallel: p.pseudoStandardParallel ?? 0,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
+                    modification: modification))
         case .cassiniSoldner, .hyperbolicCassiniSoldner:
-            self = .cassiniSoldner(CassiniSoldner(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
-                hyperbolic: p.method == .hyperbolicCassiniSoldner))
+            self = .cassiniSoldner(
+                CassiniSoldner(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing,
+                    hyperbolic: p.method == .hyperbolicCassiniSoldner))
         case .americanPolyconic:
-            self = .americanPolyconic(AmericanPolyconic(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .americanPolyconic(
+                AmericanPolyconic(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .transverseMercatorSouthOrientated:
-            self = .transverseMercatorSouthOrientated(TransverseMercatorSouthOrientated(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .transverseMercatorSouthOrientated(
+                TransverseMercatorSouthOrientated(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .equidistantCylindrical, .equidistantCylindricalSpherical:
-            self = .equidistantCylindrical(EquidistantCylindrical(
-                ellipsoid: p.method == .equidistantCylindrical ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
-                standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .equidistantCylindrical(
+                EquidistantCylindrical(
+                    ellipsoid: p.method == .equidistantCylindrical ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
+                    standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical:
-            self = .lambertCylindricalEqualArea(LambertCylindricalEqualArea(
-                ellipsoid: p.method == .lambertCylindricalEqualArea ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
-                standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .lambertCylindricalEqualArea(
+                LambertCylindricalEqualArea(
+                    ellipsoid: p.method == .lambertCylindricalEqualArea
+                        ? ellipsoid : AuthalicLatitude.sphere(ellipsoid),
+                    standardParallel: p.standardParallel1 ?? 0, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .polarStereographicC:
-            self = .polarStereographic(PolarStereographic(
-                ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
-                longitudeOfOrigin: p.centralMeridian, eastingAtFalseOrigin: p.falseEasting,
-                northingAtFalseOrigin: p.falseNorthing))
+            self = .polarStereographic(
+                PolarStereographic(
+                    ellipsoid: ellipsoid, standardParallel: p.standardParallel1 ?? p.latitudeOfOrigin,
+                    longitudeOfOrigin: p.centralMeridian, eastingAtFalseOrigin: p.falseEasting,
+                    northingAtFalseOrigin: p.falseNorthing))
         case .newZealandMapGrid:
-            self = .newZealandMapGrid(NewZealandMapGrid(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .newZealandMapGrid(
+                NewZealandMapGrid(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .equalEarth:
-            self = .equalEarth(EqualEarth(ellipsoid: ellipsoid, centralMeridian: p.centralMeridian,
-                                          falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .equalEarth(
+                EqualEarth(
+                    ellipsoid: ellipsoid, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .lambertAzimuthalEqualAreaSpherical:
-            self = .lambertAzimuthalEqualArea(LambertAzimuthalEqualArea(
-                ellipsoid: AuthalicLatitude.sphere(ellipsoid), latitudeOfCentre: p.latitudeOfOrigin,
-                longitudeOfCentre: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .lambertAzimuthalEqualArea(
+                LambertAzimuthalEqualArea(
+                    ellipsoid: AuthalicLatitude.sphere(ellipsoid), latitudeOfCentre: p.latitudeOfOrigin,
+                    longitudeOfCentre: p.centralMeridian, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .colombiaUrban:
-            self = .colombiaUrban(ColombiaUrban(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing, originHeight: p.originHeight ?? 0))
+            self = .colombiaUrban(
+                ColombiaUrban(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing, originHeight: p.originHeight ?? 0))
         case .guamProjection:
-            self = .guamProjection(GuamProjection(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .guamProjection(
+                GuamProjection(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .bonneSouthOrientated:
-            self = .bonneSouthOrientated(BonneSouthOrientated(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .bonneSouthOrientated(
+                BonneSouthOrientated(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .labordeObliqueMercator:
-            self = .labordeObliqueMercator(LabordeObliqueMercator(
-                ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
-                azimuth: p.azimuth ?? 0, scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .labordeObliqueMercator(
+                LabordeObliqueMercator(
+                    ellipsoid: ellipsoid, latitudeOfCentre: p.latitudeOfOrigin, longitudeOfCentre: p.centralMeridian,
+                    azimuth: p.azimuth ?? 0, scale: p.scale, falseEasting: p.falseEasting,
+                    falseNorthing: p.falseNorthing))
         case .modifiedAzimuthalEquidistant:
-            self = .modifiedAzimuthalEquidistant(ModifiedAzimuthalEquidistant(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .modifiedAzimuthalEquidistant(
+                ModifiedAzimuthalEquidistant(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .lambertConicNearConformal:
-            self = .lambertConicNearConformal(LambertConicNearConformal(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
-                scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .lambertConicNearConformal(
+                LambertConicNearConformal(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, centralMeridian: p.centralMeridian,
+                    scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
         case .transverseMercatorZonedGrid:
-            self = .transverseMercatorZonedGrid(TransverseMercatorZonedGrid(
-                ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, initialLongitude: p.centralMeridian,
-                zoneWidth: p.zoneWidth ?? 6, scale: p.scale, falseEasting: p.falseEasting, falseNorthing: p.falseNorthing))
+            self = .transverseMercatorZonedGrid(
+                TransverseMercatorZonedGrid(
+                    ellipsoid: ellipsoid, latitudeOfOrigin: p.latitudeOfOrigin, initialLongitude: p.centralMeridian,
+                    zoneWidth: p.zoneWidth ?? 6, scale: p.scale, falseEasting: p.falseEasting,
+                    falseNorthing: p.falseNorthing))
         }
     }
 

@@ -20,16 +20,16 @@ extension ProjectionMethod {
         case .transverseMercatorSouthOrientated, .bonneSouthOrientated:
             (false, false)
         case .transverseMercator, .mercator1SP, .mercator2SP, .pseudoMercator, .polarStereographicA,
-             .polarStereographicB, .lambertAzimuthalEqualArea, .lambertConicConformal1SP, .lambertConicConformal2SP,
-             .lambertConicConformal1SPVariantB, .lambertConicConformal2SPBelgium, .lambertConicConformal2SPMichigan,
-             .albersEqualArea, .obliqueStereographic, .hotineObliqueMercatorA, .hotineObliqueMercatorB,
-             .krovak, .krovakNorthOrientated, .krovakModified, .krovakModifiedNorthOrientated,
-             .cassiniSoldner, .hyperbolicCassiniSoldner, .americanPolyconic,
-             .transverseMercator3D, .equidistantCylindrical, .equidistantCylindricalSpherical,
-             .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical, .polarStereographicC,
-             .newZealandMapGrid, .equalEarth, .lambertAzimuthalEqualAreaSpherical, .colombiaUrban,
-             .transverseMercatorZonedGrid, .guamProjection, .labordeObliqueMercator,
-             .modifiedAzimuthalEquidistant, .lambertConicNearConformal:
+            .polarStereographicB, .lambertAzimuthalEqualArea, .lambertConicConformal1SP, .lambertConicConformal2SP,
+            .lambertConicConformal1SPVariantB, .lambertConicConformal2SPBelgium, .lambertConicConformal2SPMichigan,
+            .albersEqualArea, .obliqueStereographic, .hotineObliqueMercatorA, .hotineObliqueMercatorB,
+            .krovak, .krovakNorthOrientated, .krovakModified, .krovakModifiedNorthOrientated,
+            .cassiniSoldner, .hyperbolicCassiniSoldner, .americanPolyconic,
+            .transverseMercator3D, .equidistantCylindrical, .equidistantCylindricalSpherical,
+            .lambertCylindricalEqualArea, .lambertCylindricalEqualAreaSpherical, .polarStereographicC,
+            .newZealandMapGrid, .equalEarth, .lambertAzimuthalEqualAreaSpherical, .colombiaUrban,
+            .transverseMercatorZonedGrid, .guamProjection, .labordeObliqueMercator,
+            .modifiedAzimuthalEquidistant, .lambertConicNearConformal:
             (true, true)
         }
     }

@@ -24,7 +24,8 @@ extension ProjectionParameters {
                 self = .latitudeOfOrigin
             case 8821:  // Latitude of false origin: the origin for 2SP cones, a second latitude for 1SP variant B
                 self = hasNaturalOrigin ? .latitudeOfFalseOrigin : .latitudeOfOrigin
-            case 8802, 8812, 8822, 8833, 8830:  // Longitude of natural origin / projection centre / false origin / origin; initial longitude (zoned TM)
+            // Longitude of natural origin / projection centre / false origin / origin; initial longitude (zoned TM)
+            case 8802, 8812, 8822, 8833, 8830:
                 self = .centralMeridian
             case 8805, 8815, 8819:  // Scale factor at natural origin / on initial line / on pseudo standard parallel
                 self = .scale
@@ -93,7 +94,9 @@ extension ProjectionParameters {
                 p[i] = value
                 evaluationPoint = p
             case .zoneWidth:
-                guard value > 0, value <= 360 else { throw .invalidValue(key: "EPSG parameter \(code) (zone width)", value: "\(value)") }
+                guard value > 0, value <= 360 else {
+                    throw .invalidValue(key: "EPSG parameter \(code) (zone width)", value: "\(value)")
+                }
                 zoneWidth = value
             case .krovakCoefficient(let i):
                 var c = krovakCoefficients ?? Array(repeating: .nan, count: 10)
@@ -105,7 +108,8 @@ extension ProjectionParameters {
         // None at all is proj.db's way (it stores seven parameters and drops the twelve
         // correction terms): then the one correction EPSG defines for these methods applies.
         if (method == .krovakModified || method == .krovakModifiedNorthOrientated)
-            && evaluationPoint == nil && krovakCoefficients == nil {
+            && evaluationPoint == nil && krovakCoefficients == nil
+        {
             let m = Krovak.Modification.sJTSK05
             evaluationPoint = [m.x0, m.y0]
             krovakCoefficients = [m.c1, m.c2, m.c3, m.c4, m.c5, m.c6, m.c7, m.c8, m.c9, m.c10]

@@ -13,17 +13,19 @@ import Darwin
 /// allocation (about 6 transcendental evaluations each plus a 2–3 step Newton inverse).
 public struct TransverseMercator: Sendable, Equatable {
     let e: Double
-    let k0A: Double          // k0 · rectifying radius A
-    let alpha: [Double]      // α1…α6 (forward)
-    let beta: [Double]       // β1…β6 (inverse)
-    let lon0: Double         // radians
+    let k0A: Double  // k0 · rectifying radius A
+    let alpha: [Double]  // α1…α6 (forward)
+    let beta: [Double]  // β1…β6 (inverse)
+    let lon0: Double  // radians
     let fe: Double, fn: Double
-    let xi0: Double          // ξ of the latitude of origin on the central meridian
+    let xi0: Double  // ξ of the latitude of origin on the central meridian
 
     /// - Parameters: latitude/longitude of natural origin in degrees, scale k0, false
     ///   easting/northing in metres.
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                scale k0: Double, falseEasting: Double, falseNorthing: Double) {
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        scale k0: Double, falseEasting: Double, falseNorthing: Double
+    ) {
         let f = ellipsoid.flattening
         let n = f / (2 - f)
         let n2 = n * n, n3 = n2 * n, n4 = n3 * n, n5 = n4 * n, n6 = n5 * n

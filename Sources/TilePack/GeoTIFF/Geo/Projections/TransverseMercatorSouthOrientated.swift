@@ -12,10 +12,13 @@ public struct TransverseMercatorSouthOrientated: Sendable, Equatable {
     let tm: TransverseMercator
     let fe: Double, fn: Double
 
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
-                scale k0: Double, falseEasting: Double, falseNorthing: Double) {
-        tm = TransverseMercator(ellipsoid: ellipsoid, latitudeOfOrigin: latitudeOfOrigin,
-                                centralMeridian: centralMeridian, scale: k0, falseEasting: 0, falseNorthing: 0)
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, centralMeridian: Double,
+        scale k0: Double, falseEasting: Double, falseNorthing: Double
+    ) {
+        tm = TransverseMercator(
+            ellipsoid: ellipsoid, latitudeOfOrigin: latitudeOfOrigin,
+            centralMeridian: centralMeridian, scale: k0, falseEasting: 0, falseNorthing: 0)
         fe = falseEasting
         fn = falseNorthing
     }

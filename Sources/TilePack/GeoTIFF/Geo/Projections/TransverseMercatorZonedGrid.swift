@@ -16,16 +16,19 @@ import Darwin
 /// O(1), allocation-free.
 public struct TransverseMercatorZonedGrid: Sendable, Equatable {
     let tm: TransverseMercator
-    let lonI: Double, width: Double      // degrees
-    let zones: Double                    // 360 / W
+    let lonI: Double, width: Double  // degrees
+    let zones: Double  // 360 / W
     let fe: Double
 
     /// - Parameters: latitude of natural origin, initial longitude (western limit of zone 1) and
     ///   zone width (degrees, 0 < W ≤ 360), k₀, FE, FN.
-    public init(ellipsoid: Ellipsoid, latitudeOfOrigin: Double, initialLongitude: Double, zoneWidth: Double,
-                scale k0: Double, falseEasting: Double, falseNorthing: Double) {
-        tm = TransverseMercator(ellipsoid: ellipsoid, latitudeOfOrigin: latitudeOfOrigin, centralMeridian: 0,
-                                scale: k0, falseEasting: 0, falseNorthing: falseNorthing)
+    public init(
+        ellipsoid: Ellipsoid, latitudeOfOrigin: Double, initialLongitude: Double, zoneWidth: Double,
+        scale k0: Double, falseEasting: Double, falseNorthing: Double
+    ) {
+        tm = TransverseMercator(
+            ellipsoid: ellipsoid, latitudeOfOrigin: latitudeOfOrigin, centralMeridian: 0,
+            scale: k0, falseEasting: 0, falseNorthing: falseNorthing)
         lonI = initialLongitude
         width = zoneWidth
         zones = (360 / zoneWidth).rounded(.down)

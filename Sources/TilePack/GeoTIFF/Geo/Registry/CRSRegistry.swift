@@ -50,7 +50,9 @@ public final class CRSRegistry: Sendable {
     ///   never opened for reading by SQLite), not SQLite, truncated, another layout version,
     ///   no EPSG.VERSION, or tables the reader needs missing.
     /// `environment` supplies `PROJ_DATA`/`PROJ_LIB` for the grid search path.
-    public init(projDB path: String, origin: String = "--proj-db", environment: [String: String] = [:]) throws(CRSRegistryError) {
+    public init(
+        projDB path: String, origin: String = "--proj-db", environment: [String: String] = [:]
+    ) throws(CRSRegistryError) {
         let (db, version) = try ProjDBFile.openDatabase(path: path, origin: origin)
         let reader = try ProjDBReader(db: db, path: path, origin: origin, epsgVersion: version)
         source = .projDB(path: path, epsgVersion: version)
@@ -61,9 +63,12 @@ public final class CRSRegistry: Sendable {
     /// The registry found the way PROJ finds its database (``ProjDBLocation``): `explicitPath`
     /// (`--proj-db`), `PROJ_DATA`, `PROJ_LIB`, the system path; else ``builtin``.
     /// - Throws: ``CRSRegistryError`` for a path or variable naming a missing or bad proj.db.
-    public static func locate(explicitPath: String?, environment: [String: String],
-                              systemPath: String = ProjDBLocation.systemPath) throws(CRSRegistryError) -> CRSRegistry {
-        let location = try ProjDBLocation.resolve(explicitPath: explicitPath, environment: environment, systemPath: systemPath)
+    public static func locate(
+        explicitPath: String?, environment: [String: String],
+        systemPath: String = ProjDBLocation.systemPath
+    ) throws(CRSRegistryError) -> CRSRegistry {
+        let location = try ProjDBLocation.resolve(
+            explicitPath: explicitPath, environment: environment, systemPath: systemPath)
         guard let path = location.path else { return .builtin }
         return try CRSRegistry(projDB: path, origin: location.origin, environment: environment)
     }
@@ -76,7 +81,9 @@ public final class CRSRegistry: Sendable {
     ///   for a geocentric, compound, vertical … CRS or one whose axes or units it cannot apply.
     public func crs(epsg code: Int) throws(CRSError) -> CRS {
         if let crs = try registered(epsg: code) { return crs }
-        if case .projDB(let path, let version) = source { throw .notInRegistry(code: code, file: path, epsgVersion: version) }
+        if case .projDB(let path, let version) = source {
+            throw .notInRegistry(code: code, file: path, epsgVersion: version)
+        }
         throw .unsupportedEPSG(code)
     }
 
@@ -89,9 +96,11 @@ public final class CRSRegistry: Sendable {
             if let cached = state.cache[code] { return cached }
             let r: Result<CRS?, CRSError>
             do throws(CRSError) {
-                r = .success(try state.reader.crs(epsg: code).map { crs throws(CRSError) in
-                    try Self.attachDatumTransformation(crs, code: code, db: state.reader.db, gridDirectories: gridDirectories)
-                })
+                r = .success(
+                    try state.reader.crs(epsg: code).map { crs throws(CRSError) in
+                        try Self.attachDatumTransformation(
+                            crs, code: code, db: state.reader.db, gridDirectories: gridDirectories)
+                    })
             } catch { r = .failure(error) }
             // An I/O failure may pass; a definition (or its absence) will not change.
             if case .failure(.registry) = r {} else { state.cache[code] = r }
@@ -107,7 +116,8 @@ public final class CRSRegistry: Sendable {
     /// Cost: O(1) after the first lookup of a code (cached with the others).
     private func withProjDBDatumTransformation(_ builtin: CRS, code: Int) throws(CRSError) -> CRS {
         guard let session, builtin.datumTransformation == nil, builtin.datum.toWGS84 == nil,
-              !builtin.datum.isWGS84Compatible, builtin.datum.epsg != 6326 else { return builtin }
+            !builtin.datum.isWGS84Compatible, builtin.datum.epsg != 6326
+        else { return builtin }
         let result = session.state.withLock { state -> Result<CRS?, CRSError> in
             if let cached = state.cache[code] { return cached }
             let r: Result<CRS?, CRSError>
@@ -119,7 +129,9 @@ public final class CRSRegistry: Sendable {
                 } else {
                     crs.geodeticCRSCode = code
                 }
-                r = .success(try Self.attachDatumTransformation(crs, code: code, db: state.reader.db, gridDirectories: gridDirectories))
+                r = .success(
+                    try Self.attachDatumTransformation(
+                        crs, code: code, db: state.reader.db, gridDirectories: gridDirectories))
             } catch { r = .failure(error) }
             if case .failure(.registry) = r {} else { state.cache[code] = r }
             return r
@@ -131,17 +143,21 @@ public final class CRSRegistry: Sendable {
     /// apply (``DatumTransformation/best(fromGeodeticCRS:in:gridDirectories:areaOfInterest:)``).
     /// - Throws: ``CRSError/unsupportedRegistryCRS(code:name:problem:file:)`` naming the grid
     ///   or proj.db when a listed grid is corrupt or the lookup fails (never a silent Helmert).
-    private static func attachDatumTransformation(_ crs: CRS, code: Int, db: SQLiteConnection,
-                                                  gridDirectories: [String]) throws(CRSError) -> CRS {
+    private static func attachDatumTransformation(
+        _ crs: CRS, code: Int, db: SQLiteConnection,
+        gridDirectories: [String]
+    ) throws(CRSError) -> CRS {
         guard let base = crs.geodeticCRSCode else { return crs }
         do {
-            guard let t = try DatumTransformation.best(fromGeodeticCRS: base, in: db, gridDirectories: gridDirectories) else {
+            guard let t = try DatumTransformation.best(fromGeodeticCRS: base, in: db, gridDirectories: gridDirectories)
+            else {
                 return crs
             }
             return crs.with(datumTransformation: t)
         } catch {
-            throw .unsupportedRegistryCRS(code: code, name: crs.name,
-                                          problem: "its datum transformation cannot be applied: \(error)", file: db.path)
+            throw .unsupportedRegistryCRS(
+                code: code, name: crs.name,
+                problem: "its datum transformation cannot be applied: \(error)", file: db.path)
         }
     }
 
@@ -212,8 +228,9 @@ public final class CRSRegistry: Sendable {
         var entries: [Int: Entry] = [:]
         for code in CRS.supportedEPSGCodes {
             guard let crs = try? CRS(epsg: code) else { continue }
-            entries[code] = Entry(code: code, name: crs.name, method: crs.projectionParameters?.method.rawValue,
-                                  source: CRSSource.builtin.kind, deprecated: false)
+            entries[code] = Entry(
+                code: code, name: crs.name, method: crs.projectionParameters?.method.rawValue,
+                source: CRSSource.builtin.kind, deprecated: false)
         }
         if let session {
             let found = try session.state.withLock { state throws(CRSError) -> [Entry] in
@@ -226,8 +243,10 @@ public final class CRSRegistry: Sendable {
                         continue
                     }
                     guard let crs else { continue }
-                    out.append(Entry(code: code, name: crs.name, method: crs.projectionParameters?.method.rawValue,
-                                     source: crs.source.kind, deprecated: crs.isDeprecated))
+                    out.append(
+                        Entry(
+                            code: code, name: crs.name, method: crs.projectionParameters?.method.rawValue,
+                            source: crs.source.kind, deprecated: crs.isDeprecated))
                 }
                 return out
             }

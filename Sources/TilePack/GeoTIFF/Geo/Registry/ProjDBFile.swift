@@ -38,7 +38,9 @@ enum ProjDBFile {
         guard fstat(fd, &info) == 0 else {
             throw .unreadable(path: path, origin: origin, reason: String(cString: strerror(errno)))
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path, origin: origin, kind: RegularFile.kind(mode: info.st_mode)) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .notRegularFile(path: path, origin: origin, kind: RegularFile.kind(mode: info.st_mode))
+        }
         var header = [UInt8](repeating: 0, count: 100)
         var filled = 0
         while filled < header.count {
@@ -54,7 +56,9 @@ enum ProjDBFile {
             filled += n
         }
         let magic = Array("SQLite format 3".utf8) + [0]
-        guard filled == header.count, Array(header[0..<16]) == magic else { throw .notSQLite(path: path, origin: origin) }
+        guard filled == header.count, Array(header[0..<16]) == magic else {
+            throw .notSQLite(path: path, origin: origin)
+        }
         // Page size: big-endian at 16 (1 means 65536); page count at 28, valid when the
         // "version-valid-for" number at 92 equals the change counter at 24 (SQLite ≥ 3.7.0).
         func be32(_ at: Int) -> Int {
@@ -70,17 +74,22 @@ enum ProjDBFile {
         if pages > 0, be32(92) == be32(24) {
             let (expected, overflow) = pages.multipliedReportingOverflow(by: pageSize)
             guard !overflow, size >= expected else {
-                throw .badSchema(path: path, origin: origin,
-                                 problem: "truncated: \(size) bytes, the SQLite header says \(pages) pages of \(pageSize) bytes")
+                throw .badSchema(
+                    path: path, origin: origin,
+                    problem: "truncated: \(size) bytes, the SQLite header says \(pages) pages of \(pageSize) bytes")
             }
         } else if size % pageSize != 0 {
-            throw .badSchema(path: path, origin: origin, problem: "truncated: \(size) bytes is not a whole number of \(pageSize)-byte pages")
+            throw .badSchema(
+                path: path, origin: origin,
+                problem: "truncated: \(size) bytes is not a whole number of \(pageSize)-byte pages")
         }
     }
 
     /// Opens a checked file read-only and reads its EPSG version after checking the layout.
     /// Cost: one small metadata query.
-    static func openDatabase(path: String, origin: String) throws(CRSRegistryError) -> (SQLiteConnection, epsgVersion: String) {
+    static func openDatabase(
+        path: String, origin: String
+    ) throws(CRSRegistryError) -> (SQLiteConnection, epsgVersion: String) {
         try checkFile(path: path, origin: origin)
         let db: SQLiteConnection
         do { db = try SQLiteConnection(path: path, mode: .readOnly) } catch {
@@ -88,20 +97,27 @@ enum ProjDBFile {
         }
         var meta: [String: String] = [:]
         do {
-            let stmt = try db.prepare("SELECT key, value FROM metadata WHERE key IN ('DATABASE.LAYOUT.VERSION.MAJOR', 'DATABASE.LAYOUT.VERSION.MINOR', 'EPSG.VERSION')")
+            let stmt = try db.prepare(
+                "SELECT key, value FROM metadata WHERE key IN ('DATABASE.LAYOUT.VERSION.MAJOR', 'DATABASE.LAYOUT.VERSION.MINOR', 'EPSG.VERSION')"
+            )
             while try stmt.step() {
                 if let k = stmt.string(at: 0), let v = stmt.string(at: 1) { meta[k] = v }
             }
         } catch {
-            throw .badSchema(path: path, origin: origin, problem: "not a proj.db: cannot read its metadata table (\(error.message))")
+            throw .badSchema(
+                path: path, origin: origin, problem: "not a proj.db: cannot read its metadata table (\(error.message))")
         }
         guard let majorText = meta["DATABASE.LAYOUT.VERSION.MAJOR"], let major = Int(majorText) else {
-            throw .badSchema(path: path, origin: origin, problem: "not a proj.db: metadata has no DATABASE.LAYOUT.VERSION.MAJOR")
+            throw .badSchema(
+                path: path, origin: origin, problem: "not a proj.db: metadata has no DATABASE.LAYOUT.VERSION.MAJOR")
         }
         guard major == layoutMajor else {
             let minor = meta["DATABASE.LAYOUT.VERSION.MINOR"].map { ".\($0)" } ?? ""
-            throw .badSchema(path: path, origin: origin,
-                             problem: "database layout version \(major)\(minor); tilepack reads layout \(layoutMajor).x (PROJ 8.1 to 9.x)")
+            throw .badSchema(
+                path: path, origin: origin,
+                problem:
+                    "database layout version \(major)\(minor); tilepack reads layout \(layoutMajor).x (PROJ 8.1 to 9.x)"
+            )
         }
         guard let version = meta["EPSG.VERSION"], !version.isEmpty else {
             throw .badSchema(path: path, origin: origin, problem: "metadata has no EPSG.VERSION: no EPSG dataset in it")

@@ -24,8 +24,10 @@ public struct ProjDBLocation: Sendable, Equatable {
     /// Resolves the location. Cost: at most one `access` per directory listed, no file read.
     /// - Throws: ``CRSRegistryError/notFoundInEnvironment(variable:value:)`` for a variable
     ///   none of whose directories holds proj.db.
-    public static func resolve(explicitPath: String?, environment: [String: String],
-                               systemPath: String = ProjDBLocation.systemPath) throws(CRSRegistryError) -> ProjDBLocation {
+    public static func resolve(
+        explicitPath: String?, environment: [String: String],
+        systemPath: String = ProjDBLocation.systemPath
+    ) throws(CRSRegistryError) -> ProjDBLocation {
         if let explicitPath { return ProjDBLocation(path: explicitPath, origin: "--proj-db") }
         for variable in ["PROJ_DATA", "PROJ_LIB"] {
             guard let value = environment[variable], !value.isEmpty else { continue }

@@ -68,36 +68,46 @@ final class ProjDBReader {
         self.epsgVersion = epsgVersion
         func prepare(_ sql: String) throws(CRSRegistryError) -> SQLiteStatement {
             do { return try db.prepare(sql) } catch {
-                throw .badSchema(path: path, origin: origin, problem: "not a proj.db tilepack can read (\(error.message))")
+                throw .badSchema(
+                    path: path, origin: origin, problem: "not a proj.db tilepack can read (\(error.message))")
             }
         }
-        projectedStmt = try prepare("""
+        projectedStmt = try prepare(
+            """
             SELECT name, deprecated, coordinate_system_auth_name, coordinate_system_code,
                    geodetic_crs_auth_name, geodetic_crs_code, conversion_auth_name, conversion_code
             FROM projected_crs WHERE auth_name = ? AND code = ?
             """)
-        let params = (1...7).map { "c.param\($0)_auth_name, c.param\($0)_code, c.param\($0)_value, c.param\($0)_uom_auth_name, c.param\($0)_uom_code" }
-        conversionStmt = try prepare("""
+        let params = (1...7).map {
+            "c.param\($0)_auth_name, c.param\($0)_code, c.param\($0)_value, c.param\($0)_uom_auth_name, c.param\($0)_uom_code"
+        }
+        conversionStmt = try prepare(
+            """
             SELECT c.method_auth_name, c.method_code, m.name, \(params.joined(separator: ", "))
             FROM conversion_table c LEFT JOIN conversion_method m ON m.auth_name = c.method_auth_name AND m.code = c.method_code
             WHERE c.auth_name = ? AND c.code = ?
             """)
-        geodeticStmt = try prepare("""
+        geodeticStmt = try prepare(
+            """
             SELECT name, type, coordinate_system_auth_name, coordinate_system_code, datum_auth_name, datum_code, deprecated
             FROM geodetic_crs WHERE auth_name = ? AND code = ?
             """)
-        datumStmt = try prepare("""
+        datumStmt = try prepare(
+            """
             SELECT name, ellipsoid_auth_name, ellipsoid_code, prime_meridian_auth_name, prime_meridian_code
             FROM geodetic_datum WHERE auth_name = ? AND code = ?
             """)
-        ellipsoidStmt = try prepare("""
+        ellipsoidStmt = try prepare(
+            """
             SELECT name, semi_major_axis, uom_auth_name, uom_code, inv_flattening, semi_minor_axis
             FROM ellipsoid WHERE auth_name = ? AND code = ?
             """)
-        meridianStmt = try prepare("SELECT name, longitude, uom_auth_name, uom_code FROM prime_meridian WHERE auth_name = ? AND code = ?")
+        meridianStmt = try prepare(
+            "SELECT name, longitude, uom_auth_name, uom_code FROM prime_meridian WHERE auth_name = ? AND code = ?")
         unitStmt = try prepare("SELECT name, type, conv_factor FROM unit_of_measure WHERE auth_name = ? AND code = ?")
         csStmt = try prepare("SELECT type FROM coordinate_system WHERE auth_name = ? AND code = ?")
-        axisStmt = try prepare("""
+        axisStmt = try prepare(
+            """
             SELECT orientation, uom_auth_name, uom_code FROM axis
             WHERE coordinate_system_auth_name = ? AND coordinate_system_code = ? ORDER BY coordinate_system_order
             """)
@@ -108,7 +118,9 @@ final class ProjDBReader {
     // MARK: Rows
 
     /// Runs `stmt` with `binds` and hands each row to `body`; the statement is reset after.
-    private func rows(_ stmt: SQLiteStatement, _ binds: [String], _ body: (SQLiteStatement) throws(CRSError) -> Void) throws(CRSError) {
+    private func rows(
+        _ stmt: SQLiteStatement, _ binds: [String], _ body: (SQLiteStatement) throws(CRSError) -> Void
+    ) throws(CRSError) {
         stmt.reset()
         defer { stmt.reset() }
         do {
@@ -131,8 +143,9 @@ final class ProjDBReader {
     func projected(_ k: Key) throws(CRSError) -> ProjectedRow? {
         var row: ProjectedRow?
         try rows(projectedStmt, [k.authority, k.code]) { s in
-            row = ProjectedRow(name: s.string(at: 0) ?? "", deprecated: s.int(at: 1) != 0, cs: key(s, 2, 3),
-                               geodetic: key(s, 4, 5), conversion: key(s, 6, 7))
+            row = ProjectedRow(
+                name: s.string(at: 0) ?? "", deprecated: s.int(at: 1) != 0, cs: key(s, 2, 3),
+                geodetic: key(s, 4, 5), conversion: key(s, 6, 7))
         }
         return row
     }
@@ -146,7 +159,8 @@ final class ProjDBReader {
                 guard let code = key(s, base, base + 1), !s.isNull(at: base + 2) else { continue }
                 parameters.append((code, s.double(at: base + 2), key(s, base + 3, base + 4)))
             }
-            row = ConversionRow(method: key(s, 0, 1), methodName: s.string(at: 2) ?? "unnamed method", parameters: parameters)
+            row = ConversionRow(
+                method: key(s, 0, 1), methodName: s.string(at: 2) ?? "unnamed method", parameters: parameters)
         }
         return row
     }
@@ -155,8 +169,9 @@ final class ProjDBReader {
         if let cached = geodeticRows[k] { return cached }
         var row: GeodeticRow?
         try rows(geodeticStmt, [k.authority, k.code]) { s in
-            row = GeodeticRow(name: s.string(at: 0) ?? "", type: s.string(at: 1) ?? "", cs: key(s, 2, 3),
-                              datum: key(s, 4, 5), deprecated: s.int(at: 6) != 0)
+            row = GeodeticRow(
+                name: s.string(at: 0) ?? "", type: s.string(at: 1) ?? "", cs: key(s, 2, 3),
+                datum: key(s, 4, 5), deprecated: s.int(at: 6) != 0)
         }
         geodeticRows[k] = row
         return row
@@ -166,8 +181,9 @@ final class ProjDBReader {
         if let cached = units[k] { return cached }
         var unit: RegistryUnit?
         try rows(unitStmt, [k.authority, k.code]) { s in
-            unit = RegistryUnit(authority: k.authority, code: k.code, name: s.string(at: 0) ?? "unit \(k.code)",
-                                type: s.string(at: 1) ?? "", factor: s.isNull(at: 2) ? nil : s.double(at: 2))
+            unit = RegistryUnit(
+                authority: k.authority, code: k.code, name: s.string(at: 0) ?? "unit \(k.code)",
+                type: s.string(at: 1) ?? "", factor: s.isNull(at: 2) ? nil : s.double(at: 2))
         }
         units[k] = unit
         return unit
@@ -196,15 +212,19 @@ final class ProjDBReader {
     func ellipsoidRow(_ k: Key) throws(CRSError) -> (name: String, a: Double, unit: Key?, rf: Double?, b: Double?)? {
         var row: (String, Double, Key?, Double?, Double?)?
         try rows(ellipsoidStmt, [k.authority, k.code]) { s in
-            row = (s.string(at: 0) ?? "", s.double(at: 1), key(s, 2, 3),
-                   s.isNull(at: 4) ? nil : s.double(at: 4), s.isNull(at: 5) ? nil : s.double(at: 5))
+            row = (
+                s.string(at: 0) ?? "", s.double(at: 1), key(s, 2, 3),
+                s.isNull(at: 4) ? nil : s.double(at: 4), s.isNull(at: 5) ? nil : s.double(at: 5)
+            )
         }
         return row
     }
 
     func meridianRow(_ k: Key) throws(CRSError) -> (name: String, longitude: Double, unit: Key?)? {
         var row: (String, Double, Key?)?
-        try rows(meridianStmt, [k.authority, k.code]) { s in row = (s.string(at: 0) ?? "", s.double(at: 1), key(s, 2, 3)) }
+        try rows(meridianStmt, [k.authority, k.code]) { s in
+            row = (s.string(at: 0) ?? "", s.double(at: 1), key(s, 2, 3))
+        }
         return row
     }
 
@@ -232,7 +252,10 @@ final class ProjDBReader {
     func geographicCodes() throws(CRSError) -> [Int] {
         var out: [Int] = []
         let stmt: SQLiteStatement
-        do { stmt = try db.prepare("SELECT code FROM geodetic_crs WHERE auth_name = 'EPSG' AND type = 'geographic 2D' ORDER BY code") } catch {
+        do {
+            stmt = try db.prepare(
+                "SELECT code FROM geodetic_crs WHERE auth_name = 'EPSG' AND type = 'geographic 2D' ORDER BY code")
+        } catch {
             throw .registry(.query(error))
         }
         try rows(stmt, []) { s in if let c = Int(exactly: s.int(at: 0)), c > 0 { out.append(c) } }

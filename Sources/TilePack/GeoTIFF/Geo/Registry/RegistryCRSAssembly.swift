@@ -14,8 +14,9 @@ extension ProjDBReader {
         if let row = try geodetic(key) { return try geographicCRS(code: code, row) }
         if let other = try otherKind(key) {
             let kind = other.table.hasSuffix("_crs") ? String(other.table.dropLast(4)) : other.table
-            throw .unsupportedRegistryCRS(code: code, name: other.name,
-                                          problem: "a \(kind) CRS; tilepack places rasters in projected or geographic 2D CRSs only", file: path)
+            throw .unsupportedRegistryCRS(
+                code: code, name: other.name,
+                problem: "a \(kind) CRS; tilepack places rasters in projected or geographic 2D CRSs only", file: path)
         }
         return nil
     }
@@ -30,32 +31,40 @@ extension ProjDBReader {
             throw unsupported(code, row.name, "defined by a PROJ string or WKT, not an EPSG conversion")
         }
         guard let methodKey = conv.method, methodKey.authority == "EPSG", let methodCode = Int(methodKey.code) else {
-            throw .unsupportedRegistryMethod(code: code, name: row.name, method: conv.methodName,
-                                             methodCode: conv.method?.code ?? "none", file: path)
+            throw .unsupportedRegistryMethod(
+                code: code, name: row.name, method: conv.methodName,
+                methodCode: conv.method?.code ?? "none", file: path)
         }
         var values: [Int: Double] = [:]
         for p in conv.parameters {
             guard p.code.authority == "EPSG", let pc = Int(p.code.code) else {
-                throw unsupported(code, row.name, "parameter \(p.code.authority):\(p.code.code) is not an EPSG parameter")
+                throw unsupported(
+                    code, row.name, "parameter \(p.code.authority):\(p.code.code) is not an EPSG parameter")
             }
             guard let uk = p.unit, let u = try self.unit(uk), let v = u.parameterValue(p.value) else {
-                throw unsupported(code, row.name, "parameter \(pc) is in unit \(p.unit.map { "\($0.authority):\($0.code)" } ?? "none"), which tilepack cannot convert")
+                throw unsupported(
+                    code, row.name,
+                    "parameter \(pc) is in unit \(p.unit.map { "\($0.authority):\($0.code)" } ?? "none"), which tilepack cannot convert"
+                )
             }
             values[pc] = v
         }
-        guard let csKey = row.cs, let cs = try coordinateSystem(csKey), cs.type == "Cartesian", cs.axes.count >= 2 else {
+        guard let csKey = row.cs, let cs = try coordinateSystem(csKey), cs.type == "Cartesian", cs.axes.count >= 2
+        else {
             throw unsupported(code, row.name, "its coordinate system is not a 2D Cartesian one")
         }
         let (linear, axes) = try projectedAxes(cs, methodCode: methodCode, code: code, name: row.name)
-        return CRSRegistry.ProjectedDefinition(code: code, name: row.name, methodCode: methodCode, methodName: conv.methodName,
-                                               parameters: values, linearUnit: linear, axes: axes, deprecated: row.deprecated)
+        return CRSRegistry.ProjectedDefinition(
+            code: code, name: row.name, methodCode: methodCode, methodName: conv.methodName,
+            parameters: values, linearUnit: linear, axes: axes, deprecated: row.deprecated)
     }
 
     func projectedCRS(code: Int, _ row: ProjectedRow) throws(CRSError) -> CRS {
         let def = try definition(code: code, row)
         guard let method = ProjectionMethod(epsgMethodCode: def.methodCode) else {
-            throw .unsupportedRegistryMethod(code: code, name: row.name, method: def.methodName,
-                                             methodCode: String(def.methodCode), file: path)
+            throw .unsupportedRegistryMethod(
+                code: code, name: row.name, method: def.methodName,
+                methodCode: String(def.methodCode), file: path)
         }
         let (values, linear, axes) = (def.parameters, def.linearUnit, def.axes)
         let parameters: ProjectionParameters
@@ -81,18 +90,26 @@ extension ProjDBReader {
         guard row.type == "geographic 2D" else {
             throw unsupported(code, row.name, "a \(row.type) CRS; tilepack reads geographic 2D (lon/lat) rasters only")
         }
-        guard let datumKey = row.datum else { throw unsupported(code, row.name, "no datum (defined by a PROJ string or WKT)") }
+        guard let datumKey = row.datum else {
+            throw unsupported(code, row.name, "no datum (defined by a PROJ string or WKT)")
+        }
         let datum = try self.datum(datumKey, crs: code, name: row.name)
-        guard let csKey = row.cs, let cs = try coordinateSystem(csKey), cs.type == "ellipsoidal", cs.axes.count == 2 else {
+        guard let csKey = row.cs, let cs = try coordinateSystem(csKey), cs.type == "ellipsoidal", cs.axes.count == 2
+        else {
             throw unsupported(code, row.name, "its coordinate system is not a 2D ellipsoidal one")
         }
         let directions = Set(cs.axes.map { $0.orientation.lowercased() })
         guard directions == ["north", "east"] else {
-            throw unsupported(code, row.name, "axes \(cs.axes.map(\.orientation).joined(separator: "/")); tilepack reads latitude north, longitude east")
+            throw unsupported(
+                code, row.name,
+                "axes \(cs.axes.map(\.orientation).joined(separator: "/")); tilepack reads latitude north, longitude east"
+            )
         }
         guard let uk = cs.axes[0].unit, cs.axes[1].unit == uk, let u = try self.unit(uk), let angular = u.angular,
-              angular.radians != nil else {
-            throw unsupported(code, row.name, "its axes' unit \(cs.axes[0].unit?.code ?? "none") is not an angle tilepack can scale")
+            angular.radians != nil
+        else {
+            throw unsupported(
+                code, row.name, "its axes' unit \(cs.axes[0].unit?.code ?? "none") is not an angle tilepack can scale")
         }
         // Always (longitude, latitude) whatever the CS order: PROJ's always_xy, GDAL's GIS order.
         var crs = CRS(geographic: row.name, epsg: code, datum: datum, angularUnit: angular)
@@ -140,19 +157,28 @@ extension ProjDBReader {
         // Datums the built-in table calls WGS 84-compatible (≲ 2 m) keep that; any other is
         // noted as treated as WGS 84 until a datum transformation is attached.
         let compatible = datumCode.flatMap { Datum.epsg($0)?.isWGS84Compatible } ?? false
-        return Datum(name: d.name, epsg: datumCode, ellipsoid: ellipsoid, primeMeridian: pm, isWGS84Compatible: compatible)
+        return Datum(
+            name: d.name, epsg: datumCode, ellipsoid: ellipsoid, primeMeridian: pm, isWGS84Compatible: compatible)
     }
 
     /// The CS's linear unit and the ``AxisMapping`` from the method's output to PROJ's
     /// always_xy order and signs.
-    func projectedAxes(_ cs: CoordinateSystemRow, methodCode: Int, code: Int, name: String) throws(CRSError) -> (LinearUnit, AxisMapping) {
+    func projectedAxes(
+        _ cs: CoordinateSystemRow, methodCode: Int, code: Int, name: String
+    ) throws(CRSError) -> (LinearUnit, AxisMapping) {
         let a0 = cs.axes[0], a1 = cs.axes[1]
         guard let uk = a0.unit, a1.unit == uk, let u = try self.unit(uk), let linear = u.linear else {
-            throw unsupported(code, name, "its axes' unit \(a0.unit?.code ?? "none") is not one length tilepack can scale")
+            throw unsupported(
+                code, name, "its axes' unit \(a0.unit?.code ?? "none") is not one length tilepack can scale")
         }
-        guard let axes = AxisMapping(orientations: (a0.orientation, a1.orientation),
-                                     native: ProjectionMethod(epsgMethodCode: methodCode)?.forwardAxes ?? (true, true)) else {
-            throw unsupported(code, name, "axes \(ErrorText.quoted(a0.orientation))/\(ErrorText.quoted(a1.orientation)) tilepack cannot orient")
+        guard
+            let axes = AxisMapping(
+                orientations: (a0.orientation, a1.orientation),
+                native: ProjectionMethod(epsgMethodCode: methodCode)?.forwardAxes ?? (true, true))
+        else {
+            throw unsupported(
+                code, name,
+                "axes \(ErrorText.quoted(a0.orientation))/\(ErrorText.quoted(a1.orientation)) tilepack cannot orient")
         }
         return (linear, axes)
     }

@@ -158,18 +158,6 @@ import Darwin
         }
     }
 
-    /// The table in BENCHMARKS.md ("Tile store: eviction policy vs Belady"):
-    /// `TILEPACK_POLICY_TABLE=1 swift test --filter StorePolicyTests/printTheComparisonTable`.
-    @Test(.enabled(if: getenv("TILEPACK_POLICY_TABLE") != nil))
-    func printTheComparisonTable() throws {
-        let extent = try #require(Self.extent)
-        let rows = CacheSimulation.compare(
-            traces: Self.traces(extent), budgets: [16, 64, 256],
-            contenders: Self.allContenders)
-        print(CacheSimulation.table(rows))
-        #expect(rows.allSatisfy { $0.ofBelady <= 1 })
-    }
-
     @Test func beladyMatchesABruteForceOptimumOnASmallTrace() {
         // Exhaustive search over eviction choices on a short trace, cache of 3.
         let ids: [Int32] = [0, 1, 2, 3, 0, 1, 4, 0, 1, 2, 3, 4, 2, 0, 3, 1]

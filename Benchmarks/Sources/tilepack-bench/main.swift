@@ -9,6 +9,9 @@
 //                                            and its cost inside a tile-store hit (AccessBench.swift)
 //   tilepack-bench elevation NEW OLD [--runs R]  elevation decode and store load per tile of two
 //                                            archives, and their ratio (ElevationBench.swift)
+//   tilepack-bench policy-table              every eviction policy and Belady's optimum over the
+//                                            viewer traces: BENCHMARKS.md's table (PolicyTableBench.swift)
+//   tilepack-bench png-interop DIR           the Swift half of Scripts/png-check (PNGInteropBench.swift)
 import TilePack
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +36,14 @@ if args.first == "access" {
     runAccessBench(Array(args.dropFirst()))
     exit(0)
 }
-guard args.count >= 2, args[0] == "decode" else { fail("usage: tilepack-bench decode FILE [--repeat N] | store ARCHIVE [options] | access [options]") }
+if args.first == "policy-table" {
+    runPolicyTable(Array(args.dropFirst()))
+    exit(0)
+}
+if args.first == "png-interop" {
+    runPNGInterop(Array(args.dropFirst()))
+}
+guard args.count >= 2, args[0] == "decode" else { fail("usage: tilepack-bench decode FILE [--repeat N] | store ARCHIVE [options] | access [options] | elevation NEW OLD | policy-table | png-interop DIR") }
 let path = args[1]
 var repeats = 3
 if let i = args.firstIndex(of: "--repeat"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { repeats = n }

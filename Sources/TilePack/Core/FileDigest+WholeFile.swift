@@ -23,7 +23,7 @@ extension FileDigest {
     ///   - body: reads the bytes; they are valid only during the call.
     /// - Throws: ``InputFileError`` naming `path`: not a regular file (a FIFO is refused at once),
     ///   too large, unreadable, or shrinking while read; or what `body` throws.
-    /// - Cost: one allocation of the file's size; one extra thread for the hash.
+    /// - Cost: one allocation of the file's size; one background job for the hash.
     package static func readWhole<R>(
         path: String, maxBytes: Int, what: String,
         _ body: (UnsafeRawBufferPointer) throws(InputFileError) -> R
@@ -41,37 +41,31 @@ extension FileDigest {
         }
         let count = Int(opened.size)
         let handoff = SliceHandoff(byteCount: count)
-        let hashed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            handoff.hashSlices()
-            hashed.signal()
-        }
-        let outcome: Result<R, InputFileError>
-        do throws(InputFileError) {
-            try handoff.read(fd: opened.fd, path: path, what: what)
-            outcome = .success(try body(UnsafeRawBufferPointer(handoff.buffer)))
-        } catch {
-            handoff.closeReading()
-            outcome = .failure(error)
-        }
-        // The hasher reads the buffer until it is done; only then may the buffer go.
-        hashed.wait()
-        return (try outcome.get(), handoff.digest)
+        // The background pass hashes slices as they land. This thread finishes whatever that
+        // pass has not (all of it, should no worker thread be free to start it), so the call
+        // never waits on a job that may not run; the pass holds the buffer alive while it reads.
+        DispatchQueue.global().async { _ = handoff.hash() }
+        try handoff.read(fd: opened.fd, path: path, what: what)
+        let result = try body(UnsafeRawBufferPointer(handoff.buffer))
+        return (result, handoff.hash())
     }
 }
 
-/// The buffer one thread reads into and another hashes behind it. `@unchecked Sendable`: the
-/// reader writes only bytes past `filled` and the hasher reads only bytes before it, `filled`
-/// and `closed` change under `lock`, and `digest` is written before the hasher signals the
-/// semaphore the reader waits on.
+/// The buffer one thread reads into and whoever holds the hash (the background pass or the
+/// caller) hashes behind it. `@unchecked Sendable`: the reader writes only bytes past `filled`;
+/// bytes are hashed only below it, by one holder at a time (`hashing`); every counter changes
+/// under `lock`, and the `SHA256` state is touched only by the holder or under `lock`.
 private final class SliceHandoff: @unchecked Sendable {
-    /// 4 MiB: the hasher starts ~1 ms after the read does, and a slice is one `pread`.
+    /// 4 MiB: hashing starts ~1 ms after the read does, and a slice is one `pread`.
     static let sliceBytes = 4 << 20
     let buffer: UnsafeMutableRawBufferPointer
     private let lock = ConditionLock()
     private var filled = 0
     private var closed = false
-    private(set) var digest = ""
+    private var hashed = 0
+    private var hashing = false
+    private var hasher = SHA256()
+    private var digest: String?
 
     init(byteCount: Int) {
         buffer = .allocate(byteCount: byteCount, alignment: 16)
@@ -79,9 +73,12 @@ private final class SliceHandoff: @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
-    /// Fills the buffer slice by slice, publishing each; closes the handoff when done.
+    /// Fills the buffer slice by slice, publishing each; closes the handoff when done, read or not.
     func read(fd: Int32, path: String, what: String) throws(InputFileError) {
-        defer { closeReading() }
+        defer {
+            lock.withLock { closed = true }
+            lock.broadcast()
+        }
         var done = 0
         while done < buffer.count {
             guard let base = buffer.baseAddress else { break }
@@ -98,24 +95,30 @@ private final class SliceHandoff: @unchecked Sendable {
         }
     }
 
-    func closeReading() {
-        lock.withLock { closed = true }
-        lock.broadcast()
-    }
-
-    /// Hashes bytes as they are published, until the reader closes the handoff.
-    func hashSlices() {
-        var hasher = SHA256()
-        var hashed = 0
+    /// Hashes published slices until the handoff is closed and every byte read is hashed, then
+    /// returns the digest. Waits only for slices still to be read or for another holder at work,
+    /// both of which make progress.
+    func hash() -> String {
+        lock.lock()
+        defer { lock.unlock() }
         while true {
-            lock.lock()
-            while filled == hashed && !closed { lock.wait() }
-            let upto = filled
-            lock.unlock()
-            guard upto > hashed else { break }  // closed, and everything read is hashed
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[hashed..<upto]))
-            hashed = upto
+            if let digest { return digest }
+            if hashing {
+                lock.wait()
+            } else if hashed < filled {
+                hashing = true
+                let slice = hashed..<filled
+                lock.unlock()
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[slice]))
+                lock.lock()
+                hashed = slice.upperBound
+                hashing = false
+                lock.broadcast()
+            } else if closed {
+                digest = hasher.finalize().hexString
+            } else {
+                lock.wait()
+            }
         }
-        digest = hasher.finalize().hexString
     }
 }

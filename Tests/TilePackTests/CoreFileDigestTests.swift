@@ -10,7 +10,7 @@ import Darwin
 /// A file read whole and hashed beside the read (`FileDigest.readWhole`, what a VRT is opened
 /// with): the body sees every byte, the digest is the file's at every size around the 4 MiB
 /// slices, and a FIFO, an oversized file or a body's error is reported, never waited on.
-@Suite("Core: a file read whole with its digest")
+@Suite("Core: a file read whole with its digest", .tags(.concurrent))
 struct CoreFileDigestTests {
     @Test func theDigestIsTheFilesAtEverySliceBoundary() throws {
         let dir = TemporaryDirectory()

@@ -8,7 +8,6 @@ import TilePackCore
 /// server's peak RSS stays within that budget + 64 MiB with the default 16 MiB.
 final class EncodedTileCache: Sendable {
     private let cache: ByteBudgetCache<String, ByteBuffer>
-    var limit: Int { cache.limit }
 
     /// A tile above a quarter of `limit` is served but not kept.
     init(limit: Int) { cache = ByteBudgetCache(limit: limit, maxEntryBytes: limit / 4) }

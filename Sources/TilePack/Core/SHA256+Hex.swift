@@ -22,14 +22,14 @@ extension SHA256.Digest {
 package enum FileDigest {
     /// Lowercase hex SHA-256 of a file's bytes, read in 1 MiB chunks (bounded memory).
     package static func sha256(path: String) throws(InputFileError) -> String {
-        // O_NONBLOCK so a FIFO cannot hang the open; only regular files are hashed.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw InputFileError(path: path, problem: "cannot open for reading (errno \(errno))") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw InputFileError(path: path, problem: RegularFile.notRegular(mode: info.st_mode))
+        // The one way tilepack opens a file it reads (non-blocking, regular files only), as
+        // readWhole does: a FIFO is refused at once, never waited on.
+        let fd: Int32
+        switch RegularFile.openForReading(path) {
+        case .success(let opened): fd = opened.fd
+        case .failure(let failure): throw InputFileError(path: path, problem: failure.problem)
         }
+        defer { close(fd) }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
@@ -46,13 +46,6 @@ package enum FileDigest {
 }
 
 extension FileDigest {
-    /// Lowercase hex SHA-256 of bytes already read (a file read whole is hashed from the bytes
-    /// its parser reads, not read a second time).
-    /// - Cost: O(n), ~40 ms for 61 MB on one core.
-    package static func sha256(bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).hexString
-    }
-
     /// Lowercase hex SHA-256 of a string's UTF-8 bytes (identities of builds, not files).
     package static func sha256(text: String) -> String {
         SHA256.hash(data: Array(text.utf8)).hexString

@@ -78,59 +78,23 @@ public final class MBTilesWriter {
         public var elevationTiles = 0
     }
 
-    /// A journal of finished work kept in the temporary archive, so a build killed at any
-    /// moment (SIGKILL, power loss) can resume from its last committed batch.
-    ///
-    /// Two tables live beside the MBTiles ones while the archive is built: `tilepack_build`
-    /// (name, value: the ``identity`` of the build) and `tilepack_roots` (a tile on the map
-    /// grid and an opaque `pixels` blob the caller records once everything below that tile is
-    /// written: ``recordRoot(_:payload:)``). A root row goes into the same transaction as the
-    /// tiles written just before it, so a committed root means a committed subtree.
-    /// ``finish()`` drops both tables (keeping the root rows at and above ``keptRootZoom`` when set)
-    /// and hands the freed pages back to the file system (incremental auto-vacuum).
-    public struct Journal: Sendable, Equatable {
-        /// What the build is (e.g. source digest and options). The caller compares it with an
-        /// interrupted archive's before resuming (``Interrupted/identity``).
-        public var identity: [String: String]
-        /// Root rows at this zoom and above (lower zoom numbers) stay in the finished archive:
-        /// shard archives keep the pixels of their shard-zoom tiles and of the tiles above
-        /// they built, for the merge. Nil drops them all.
-        public var keptRootZoom: Int?
-
-        public init(identity: [String: String], keptRootZoom: Int? = nil) {
-            self.identity = identity
-            self.keptRootZoom = keptRootZoom
-        }
-    }
-
-    /// A temporary archive of this target left by a writer that is gone (see
-    /// ``MBTilesWriter/interrupted(target:)``).
-    public struct Interrupted: Sendable, Equatable {
-        public let path: String
-        /// Its journal's identity; nil when it has none (killed while being created, or
-        /// written without a journal): such a file cannot be resumed.
-        public let identity: [String: String]?
-        /// Roots recorded as finished.
-        public let finishedRoots: Int
-    }
-
     private enum State { case open, finished, failed(String), abandoned }
 
     /// Where the finished archive goes.
     public let targetPath: String
     /// Where it is built; gone after ``finish()`` or failure.
     public var temporaryPath: String { replacement.temporaryPath }
-    private let replacement: AtomicReplacement
+    let replacement: AtomicReplacement
     /// Written at ``finish()``; may be updated until then (e.g. the bounds once known).
     public var metadata: MBTilesMetadata
     public let options: Options
-    public private(set) var statistics = Statistics()
+    public internal(set) var statistics = Statistics()
 
     private var state = State.open
     /// Encodings of the elevation tiles written by this writer.
     private var elevationEncodingsUsed: Set<ElevationEncoding> = []
     /// Encodings of every elevation row in the file, read at ``finish()`` for the metadata.
-    private var storedElevationEncodings: Set<String> = []
+    var storedElevationEncodings: Set<String> = []
     private var connection: SQLiteConnection?
     private var insertImage: SQLiteStatement?
     private var insertMap: SQLiteStatement?
@@ -142,10 +106,10 @@ public final class MBTilesWriter {
     /// Batches committed so far (by count, bytes or time; not the schema's or finish's).
     public private(set) var commits = 0
     /// Per zoom: min x, max x, min y, max y of the tiles written (for default bounds).
-    private var extent: [Int: (Int, Int, Int, Int)] = [:]
+    var extent: [Int: (Int, Int, Int, Int)] = [:]
     public let journal: Journal?
-    private var insertRoot: SQLiteStatement?
-    private var selectRoot: SQLiteStatement?
+    var insertRoot: SQLiteStatement?
+    var selectRoot: SQLiteStatement?
     /// Roots an interrupted writer recorded as finished (empty for a fresh archive).
     public private(set) var finishedRoots: Set<TileID> = []
     /// The file holds tiles this writer did not count (a resumed build, copied archives):
@@ -243,100 +207,12 @@ public final class MBTilesWriter {
     }
 
     /// SQLite's files beside a database.
-    private static let companions = ["-wal", "-shm", "-journal"]
-
-    /// Temporary archives of `target` whose writers are gone (killed, or the machine lost
-    /// power), newest first, each with its journal's identity when it has one.
-    /// - Cost: a directory listing; opening each candidate (recovering its WAL) and reading
-    ///   its `tilepack_build` rows and root count.
-    public static func interrupted(target: String) -> [Interrupted] {
-        AtomicReplacement(targetPath: target, companionSuffixes: companions).abandonedTemporaries().map { path in
-            guard access(path, F_OK) == 0, let db = try? SQLiteConnection(path: path, mode: .readWriteCreate),
-                let rows = try? db.prepare("SELECT name, value FROM tilepack_build")
-            else {
-                return Interrupted(path: path, identity: nil, finishedRoots: 0)
-            }
-            var identity: [String: String] = [:]
-            while (try? rows.step()) == true {
-                if let name = rows.string(at: 0) { identity[name] = rows.string(at: 1) ?? "" }
-            }
-            let count =
-                (try? db.prepare("SELECT count(*) FROM tilepack_roots")).flatMap { s in
-                    (try? s.step()) == true ? s.int(at: 0) : nil
-                } ?? 0
-            return Interrupted(path: path, identity: identity.isEmpty ? nil : identity, finishedRoots: count)
-        }
-    }
-
-    /// Moves an interrupted archive to this writer's temporary name: its WAL is checkpointed
-    /// into the file first, so the file alone holds every committed batch.
-    private func adopt(_ interrupted: Interrupted) throws {
-        do {
-            let old = try SQLiteConnection(path: interrupted.path, mode: .readWriteCreate)
-            try old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        } catch {
-            throw Self.writeFailure(error, path: interrupted.path, doing: "recovering the interrupted archive")
-        }
-        guard interrupted.path != temporaryPath else { return }
-        replacement.removeTemporary()
-        guard rename(interrupted.path, temporaryPath) == 0 else {
-            throw ArchiveError(
-                path: interrupted.path, problem: .writeFailed,
-                detail: "cannot move to \(temporaryPath): \(AtomicReplacement.message(errno))")
-        }
-        for suffix in Self.companions { unlink(interrupted.path + suffix) }
-    }
-
-    private static func rootKeys(_ db: SQLiteConnection) throws -> Set<TileID> {
-        let rows = try db.prepare("SELECT zoom_level, tile_column, tile_row FROM tilepack_roots")
-        var keys = Set<TileID>()
-        while try rows.step() {
-            let z = rows.int(at: 0)
-            guard (0...TileID.maxZoom).contains(z) else { continue }
-            if let id = TileID(z: z, x: rows.int(at: 1), tmsY: rows.int(at: 2)) { keys.insert(id) }
-        }
-        return keys
-    }
+    static let companions = ["-wal", "-shm", "-journal"]
 
     deinit {
         switch state {
         case .finished, .abandoned: return
         case .open, .failed: closeAndRemove()
-        }
-    }
-
-    /// Records that everything below `tile` (and `tile`) is written, with the caller's
-    /// `payload` for it (nil: an empty tile), in the current batch. Needs a ``Journal``.
-    /// - Cost: one indexed insert of the payload.
-    public func recordRoot(_ tile: TileID, payload: [UInt8]?) throws {
-        try checkOpen()
-        guard let stmt = insertRoot else { preconditionFailure("recordRoot on a writer without a journal") }
-        do {
-            try beginBatchIfNeeded()
-            try stmt.bind(tile.z, at: 1)
-            try stmt.bind(tile.x, at: 2)
-            try stmt.bind(tile.tmsY, at: 3)
-            if let payload { try stmt.bind(payload, at: 4) } else { try stmt.bindNull(at: 4) }
-            try stmt.run()
-            try endBatchIfFull(adding: payload?.count ?? 0)
-        } catch {
-            throw fail(error, doing: "recording finished tile \(tile)")
-        }
-    }
-
-    /// The payload recorded for a root: `.some(nil)` for an empty tile, nil when none is recorded.
-    public func rootPayload(_ tile: TileID) throws -> [UInt8]?? {
-        try checkOpen()
-        guard let stmt = selectRoot else { preconditionFailure("rootPayload on a writer without a journal") }
-        do {
-            try stmt.bind(tile.z, at: 1)
-            try stmt.bind(tile.x, at: 2)
-            try stmt.bind(tile.tmsY, at: 3)
-            defer { stmt.reset() }
-            guard try stmt.step() else { return nil }
-            return .some(stmt.isNull(at: 0) ? nil : stmt.bytes(at: 0) ?? [])
-        } catch {
-            throw fail(error, doing: "reading finished tile \(tile)")
         }
     }
 
@@ -507,76 +383,7 @@ public final class MBTilesWriter {
         return hasher.finalize().hexString
     }
 
-    /// Widens the per-zoom extent that default bounds and zoom range come from.
-    private func noteExtent(_ tile: TileID) {
-        guard let e = extent[tile.z] else {
-            extent[tile.z] = (tile.x, tile.x, tile.y, tile.y)
-            return
-        }
-        extent[tile.z] = (min(e.0, tile.x), max(e.1, tile.x), min(e.2, tile.y), max(e.3, tile.y))
-    }
-
-    /// Statistics and extent from the file itself (after resuming or copying).
-    private func recount(_ db: SQLiteConnection) throws {
-        func scalar(_ sql: String) throws -> Int {
-            let s = try db.prepare(sql)
-            return try s.step() ? s.int(at: 0) : 0
-        }
-        statistics.tiles = try scalar("SELECT count(*) FROM map")
-        statistics.distinctImages = try scalar("SELECT count(*) FROM images")
-        statistics.storedBytes = try scalar("SELECT coalesce(sum(length(tile_data)), 0) FROM images")
-        statistics.elevationTiles = try scalar("SELECT count(*) FROM elevation")
-        extent = [:]
-        let rows = try db.prepare(
-            "SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY zoom_level"
-        )
-        while try rows.step() {
-            let z = rows.int(at: 0)
-            guard (0...TileID.maxZoom).contains(z) else { continue }
-            let top = (1 << z) - 1
-            extent[z] = (rows.int(at: 1), rows.int(at: 2), top - rows.int(at: 4), top - rows.int(at: 3))
-        }
-    }
-
-    private func resolvedMetadataRows() -> [(String, String)] {
-        let zooms = extent.keys.sorted()
-        let minZoom = metadata.minZoom ?? zooms.first ?? 0
-        let maxZoom = metadata.maxZoom ?? zooms.last ?? 0
-        let bounds =
-            metadata.bounds
-            ?? {
-                guard let z = zooms.last, let e = extent[z] else {
-                    return GeoBounds.webMercatorWorld
-                }
-                let nw = WebMercator.bounds(of: TileID(unchecked: z, e.0, e.2))
-                let se = WebMercator.bounds(of: TileID(unchecked: z, e.1, e.3))
-                return GeoBounds(west: nw.west, south: se.south, east: se.east, north: nw.north)
-            }()
-        let center =
-            metadata.center
-            ?? MBTilesMetadata.Center(
-                lon: (bounds.west + bounds.east) / 2, lat: (bounds.south + bounds.north) / 2, zoom: minZoom)
-        let quantized = ElevationEncoding.quantizedPlanarDeflate.rawValue
-        let hasQuantized = storedElevationEncodings.contains(quantized)
-        let encodingName: String
-        if let fixed = options.elevationEncoding,
-            fixed != .quantizedPlanarDeflate || storedElevationEncodings == [quantized]
-        {
-            encodingName = fixed.rawValue
-        } else if options.elevationStep != nil, storedElevationEncodings == [quantized] {
-            encodingName = quantized
-        } else {
-            encodingName = "per-tile"
-        }
-        return metadata.rows(
-            bounds: bounds, center: center, minZoom: minZoom, maxZoom: maxZoom,
-            elevationTiles: statistics.elevationTiles > 0, elevationEncoding: encodingName,
-            formatVersion: storedElevationEncodings.compactMap(ElevationEncoding.init(rawValue:)).map(\.formatVersion)
-                .max() ?? 1,
-            elevationPrecision: hasQuantized ? options.elevationStep.map(MBTilesMetadata.precisionText) : nil)
-    }
-
-    private func checkOpen() throws {
+    func checkOpen() throws {
         switch state {
         case .open: return
         case .finished:
@@ -588,7 +395,7 @@ public final class MBTilesWriter {
         }
     }
 
-    private func beginBatchIfNeeded() throws {
+    func beginBatchIfNeeded() throws {
         if let db = connection, !db.isInTransaction { try db.execute("BEGIN IMMEDIATE") }
     }
 
@@ -596,7 +403,7 @@ public final class MBTilesWriter {
     /// each tile and each root, never inside one: a root row is committed with (or after) the
     /// tiles below it, whatever ends the batch, so the journal always matches the tiles.
     /// - Cost: one clock read per call.
-    private func endBatchIfFull(adding bytes: Int) throws {
+    func endBatchIfFull(adding bytes: Int) throws {
         pendingTiles += 1
         pendingBytes += bytes
         let now = ContinuousClock.now
@@ -611,14 +418,14 @@ public final class MBTilesWriter {
     }
 
     /// Puts the writer in the failed state: rolls back, closes and deletes the temporary file.
-    private func fail(_ error: any Error, doing what: String) -> any Error {
+    func fail(_ error: any Error, doing what: String) -> any Error {
         let wrapped = Self.writeFailure(error, path: targetPath, doing: what)
         state = .failed(wrapped.detail)
         closeAndRemove()
         return wrapped
     }
 
-    private static func writeFailure(_ error: any Error, path: String, doing what: String) -> ArchiveError {
+    static func writeFailure(_ error: any Error, path: String, doing what: String) -> ArchiveError {
         if let archive = error as? ArchiveError { return archive }
         return ArchiveError(path: path, problem: .writeFailed, detail: "\(what) failed: \(error)")
     }

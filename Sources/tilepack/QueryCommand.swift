@@ -91,10 +91,17 @@ extension QueryCommand {
                 archive.map { path in path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "." } ?? library ?? "."
             let opened = try regions.open(directory: directory, readOnly: true)
             reportProblems(opened)
-            // A library: its archives and the layers of its installed packs.
-            let archives: [any TileArchive] =
-                try archive.map { [try MBTilesReader(path: $0)] } ?? opened.drawingLayers().map(\.archive)
-            let store = try PointQuery.openStore(archives: archives, accessPolicy: opened.accessPolicy())
+            // A library: its archives and the layers of its installed packs. One archive: that
+            // file alone, under the policy of the library it lies in.
+            let store: TileStore
+            if let archive {
+                var options = TileStoreOptions()
+                options.accessPolicy = opened.accessPolicy()
+                store = try TileStore(
+                    archives: [try MBTilesReader(path: archive)], budget: PointQuery.defaultBudget, options: options)
+            } else {
+                store = try opened.openTileStore(budget: PointQuery.defaultBudget).store
+            }
             let kind = opened.kind
             let answers: [PointAnswer]
             if archive != nil {
@@ -110,7 +117,7 @@ extension QueryCommand {
                             LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
                 } else {
                     printError(
-                        "no region archive in \(place) covers \(query.lat), \(query.lon) (\(archives.count) archive\(archives.count == 1 ? "" : "s") searched)"
+                        "no region archive in \(place) covers \(query.lat), \(query.lon) (\(store.archives.count) archive\(store.archives.count == 1 ? "" : "s") searched)"
                     )
                 }
                 throw ExitCode(TilePackErrorCategory.notFound.exitStatus)

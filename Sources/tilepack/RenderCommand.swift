@@ -85,10 +85,8 @@ struct RenderCommand: ParsableCommand {
             let frame = try frame()
             let library = try regions.open(readOnly: true)
             reportProblems(library)
-            let drawing = try library.drawingLayers()
-            let layers = try MapLayers(
-                archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
-                budget: try MemoryBudget(parsing: budget), accessPolicy: library.accessPolicy())
+            let opened = try library.openTileStore(budget: try MemoryBudget(parsing: budget))
+            let layers = MapLayers(store: opened.store, credits: opened.layers.map(\.attribution))
             let picture = try layers.render(frame)
             let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"
@@ -113,7 +111,7 @@ struct RenderCommand: ParsableCommand {
                 let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
                 printError(
                     "no region archive in \(regions.library ?? "the current directory") covers \(place) "
-                        + "(\(drawing.count) archive\(drawing.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only"
+                        + "(\(opened.layers.count) archive\(opened.layers.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only"
                 )
                 throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }

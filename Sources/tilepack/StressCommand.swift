@@ -72,19 +72,20 @@ struct StressCommand: ParsableCommand {
             options.simulatedWarnings = try memoryWarnings.map { text throws(TileStoreError) in
                 try SimulatedMemoryWarnings(parsing: text)
             }
-            let paths = try archive.map { [$0] } ?? PointQuery.archives(in: library ?? ".")
-            // A damaged archive in a library is reported and skipped: the store serves the rest.
-            var readers: [any TileArchive] = []
-            for path in paths {
-                do { readers.append(try MBTilesReader(path: path)) } catch {
-                    if archive != nil { throw error }
-                    printError("\(error.description) (skipped)")
+            let memory = try MemoryBudget(parsing: budget)
+            // One archive, or a library opened the one way every command opens one (open
+            // access: stress measures the store, not the shop); a damaged archive is named.
+            let store: TileStore
+            if let archive {
+                store = try TileStore(archives: [try MBTilesReader(path: archive)], budget: memory, options: options)
+            } else {
+                let opened = try RegionLibrary(directory: library ?? ".", trust: nil)
+                    .openTileStore(budget: memory, options: options)
+                guard !opened.layers.isEmpty else {
+                    throw InputFileError(path: library ?? ".", problem: "no readable region archive")
                 }
+                store = opened.store
             }
-            guard !readers.isEmpty else {
-                throw InputFileError(path: library ?? ".", problem: "no readable region archive")
-            }
-            let store = try TileStore(archives: readers, budget: try MemoryBudget(parsing: budget), options: options)
             var configuration = TileStoreStress.Configuration()
             configuration.threads = threads
             configuration.duration = .milliseconds(Int64((seconds * 1000).rounded()))

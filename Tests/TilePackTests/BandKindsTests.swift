@@ -406,7 +406,7 @@ struct BandKindsTests {
             let answer = try #require(
                 try PointQuery.answer(
                     try TileQuery(lat: lat, lon: lon, zoom: c.report.metadata.maxZoom),
-                    archives: [c.outputPath]
+                    store: TileStore.over([c.outputPath])
                 ).first)
             #expect(answer.value == code && answer.valueKind == .class && answer.elevationMetres == nil)
             let json = try answer.json
@@ -419,7 +419,7 @@ struct BandKindsTests {
         let answer = try #require(
             try PointQuery.answer(
                 try TileQuery(lat: lat, lon: lon, zoom: p.report.metadata.maxZoom),
-                archives: [p.outputPath]
+                store: TileStore.over([p.outputPath])
             ).first)
         let v = try #require(answer.value)
         #expect(abs(v - 50) < 2 && answer.valueKind == .percent && answer.elevationMetres == nil)
@@ -456,7 +456,9 @@ struct QueryZoomOrderTests {
         let lon = DEMFixture.west + 20.5 * DEMFixture.step, lat = DEMFixture.north - 30.5 * DEMFixture.step
         for zoom in [minZoom, max(0, minZoom - 6)] {
             let answer = try #require(
-                try PointQuery.answer(try TileQuery(lat: lat, lon: lon, zoom: zoom), archives: [built.outputPath]).first
+                try PointQuery.answer(
+                    try TileQuery(lat: lat, lon: lon, zoom: zoom), store: TileStore.over([built.outputPath])
+                ).first
             )
             let metres = try #require(answer.elevationMetres, "zoom \(zoom)")
             #expect(

@@ -68,8 +68,11 @@ struct EndToEndTests {
         // A library query: the archive answers inside its bounds, nothing answers outside.
         let library = try PointQuery.archives(in: dir)
         #expect(library == [result.outputPath])
-        #expect(try PointQuery.answer(try TileQuery(lat: 45.85, lon: 6.88, zoom: 12), archives: library).count == 1)
-        #expect(try PointQuery.answer(try TileQuery(lat: 10, lon: 10, zoom: 12), archives: library).isEmpty)
+        #expect(
+            try PointQuery.answer(try TileQuery(lat: 45.85, lon: 6.88, zoom: 12), store: TileStore.over(library)).count
+                == 1)
+        #expect(
+            try PointQuery.answer(try TileQuery(lat: 10, lon: 10, zoom: 12), store: TileStore.over(library)).isEmpty)
 
         let tiff = try TIFFFile(path: Self.sampleRegions + "/montblanc-dem.tif")
         let geo = try GeoReference(image: tiff.image, path: tiff.path)

@@ -159,8 +159,8 @@ struct MosaicTests {
         ] {
             let lon = DEMFixture.west + Double(c) * s, lat = DEMFixture.north - Double(r) * s
             let query = try TileQuery(lat: lat, lon: lon, zoom: whole.report.metadata.maxZoom)
-            let a = try PointQuery.answer(query, archives: [whole.outputPath])
-            let b = try PointQuery.answer(query, archives: [mosaic.outputPath])
+            let a = try PointQuery.answer(query, store: TileStore.over([whole.outputPath]))
+            let b = try PointQuery.answer(query, store: TileStore.over([mosaic.outputPath]))
             #expect(a.first?.elevationMetres != nil)
             #expect(a.first?.elevationMetres == b.first?.elevationMetres, "seam point \(c),\(r)")
             #expect(a.first?.rgba == b.first?.rgba)

@@ -9,7 +9,9 @@ import TilePack
     static let budget: MemoryBudget = { (try? MemoryBudget(bytes: 64 << 20))! }()
     static let point = (lat: 45.86, lon: 6.88)
 
-    static func layers() throws -> MapLayers { try MapLayers(paths: SampleLibrary.archives, budget: budget) }
+    static func layers() throws -> MapLayers {
+        MapLayers(store: try TileStore.over(SampleLibrary.archives, budget: budget), credits: [])
+    }
 
     /// The archives' shared zooms (the samples are built alike).
     static func zooms(_ store: TileStore) throws -> ClosedRange<Int> {
@@ -95,7 +97,7 @@ import TilePack
     }
 
     @Test func queryBelowAndBeyondTheZoomsAnswersAndSaysFromWhere() throws {
-        let store = try PointQuery.openStore(SampleLibrary.archives)
+        let store = try TileStore.over(SampleLibrary.archives)
         let zooms = try Self.zooms(store)
         let dem = try #require(store.archivePaths.firstIndex { $0.hasSuffix("montblanc-dem.mbtiles") })
         let exact = try PointQuery.answer(
@@ -194,7 +196,7 @@ import TilePack
             "render", "45.86", "6.88", "15", "--size", "256x256", "--library", dir, "-o", out.file("deep.png"),
         ])
         #expect(deep.status == 0 && deep.stdout.contains("made from zoom 12"), "\(deep.stdout)\(deep.stderr)")
-        let zooms = try Self.zooms(PointQuery.openStore(SampleLibrary.archives))
+        let zooms = try Self.zooms(TileStore.over(SampleLibrary.archives))
         let low = try Self.run(["query", "45.86", "6.88", "\(zooms.lowerBound - 2)", "--library", dir, "--json"])
         #expect(low.status == 0, "\(low.stderr)")
         let answers = try low.stdout.split(separator: "\n").map { try CLIStoreVerifyTests.json(String($0)) }

@@ -257,8 +257,7 @@ struct RegionsAccessMaskTests {
     }
 
     static func store(_ policy: any AccessPolicy) throws -> TileStore {
-        try PointQuery.openStore(
-            SampleLibrary.archives, budget: try MemoryBudget(bytes: 64 << 20), accessPolicy: policy)
+        try TileStore.over(SampleLibrary.archives, budget: try MemoryBudget(bytes: 64 << 20), accessPolicy: policy)
     }
 
     @Test func decodedReadsOfAPartialTileAreTransparentExactlyOutside() throws {
@@ -350,7 +349,8 @@ struct RegionsAccessMaskTests {
         let catalog = try SampleLibrary.catalog()
         let budget = try MemoryBudget(bytes: 64 << 20)
         func picture(_ p: any AccessPolicy) throws -> MapPicture {
-            try MapLayers(paths: SampleLibrary.archives, budget: budget, accessPolicy: p).render(MapFrame(tile: t))
+            try MapLayers(store: TileStore.over(SampleLibrary.archives, budget: budget, accessPolicy: p), credits: [])
+                .render(MapFrame(tile: t))
         }
         let partial = try picture(policy)
         let nothing = try picture(RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements()))

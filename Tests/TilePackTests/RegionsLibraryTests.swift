@@ -254,7 +254,7 @@ import Testing
         #expect(Self.opens(policy.access(Self.zA)))
         #expect(Self.offerIDs(policy.access(Self.zB)) == [Self.subscriptionID, Self.regionB, Self.bundleID])
 
-        let store = try PointQuery.openStore(lib.archives, accessPolicy: policy)
+        let store = try library.openTileStore(budget: PointQuery.defaultBudget).store
         #expect(try store.pixels(Self.zA, archive: 0) != nil)
         #expect(throws: TileStoreError.self) { _ = try store.pixels(Self.zB, archive: 1) }
         do { _ = try store.tile(Self.zB, archive: 1); Issue.record("B's tile was served") } catch {
@@ -277,13 +277,35 @@ import Testing
 
     // MARK: - (c) Bundle
 
+    /// The one way a library becomes a tile store: its layers in the store's order, every tile
+    /// asked of the library's policy (a tile locked before a purchase opens after it, in the
+    /// same store), and a damaged master archive named rather than left out.
+    @Test func openTileStoreGatesEveryLayerAndNamesADamagedArchive() throws {
+        let lib = try Library()
+        let library = try lib.open()
+        let opened = try library.openTileStore(budget: PointQuery.defaultBudget)
+        #expect(opened.layers.map(\.name) == ["a", "b"])
+        #expect(opened.store.archivePaths == opened.layers.map(\.archive.path))
+        #expect(try Self.answer(Self.pointA, opened.store).locked)
+        _ = try Self.bought(library.buy(Self.regionA))
+        #expect(try Self.answer(Self.pointA, opened.store).rgba == [200, 10, 10, 255])
+        #expect(try Self.answer(Self.pointB, opened.store).locked)
+
+        writeFile(lib.libraryPath + "/b.mbtiles", Array("not an archive".utf8))
+        #expect {
+            try library.openTileStore(budget: PointQuery.defaultBudget)
+        } throws: { error in
+            error is ArchiveError && "\(error)".hasPrefix(lib.libraryPath + "/b.mbtiles: ")
+        }
+    }
+
     @Test func aBundleUnlocksBothRegions() throws {
         let lib = try Library()
         let library = try lib.open()
         _ = try Self.bought(library.buy(Self.bundleID))
         let policy = library.accessPolicy()
         #expect(Self.opens(policy.access(Self.zA)) && Self.opens(policy.access(Self.zB)))
-        let store = try PointQuery.openStore(lib.archives, accessPolicy: policy)
+        let store = try library.openTileStore(budget: PointQuery.defaultBudget).store
         #expect(try Self.answer(Self.pointA, store).rgba == [200, 10, 10, 255])
         #expect(try Self.answer(Self.pointB, store).rgba == [10, 10, 200, 255])
         #expect(Set(try library.listings().filter(\.owned).map(\.id)) == [Self.regionA, Self.regionB, Self.bundleID])
@@ -347,7 +369,7 @@ import Testing
         #expect(try library.refund(bought.transactionID) == LedgerImportSummary(replaced: 1))
         let policy = library.accessPolicy()
         #expect(Self.offerIDs(policy.access(Self.zA)) == [Self.subscriptionID, Self.regionA, Self.bundleID])
-        let store = try PointQuery.openStore(lib.archives, accessPolicy: policy)
+        let store = try library.openTileStore(budget: PointQuery.defaultBudget).store
         #expect(try Self.answer(Self.pointA, store).locked)
         #expect(try library.report().entitlements.isEmpty)
         // The refund was delivered and finished; refunding again changes nothing.
@@ -362,7 +384,7 @@ import Testing
         let lib = try Library()
         let library = try lib.open()
         let policy = library.accessPolicy()
-        let store = try PointQuery.openStore(lib.archives, accessPolicy: policy)
+        let store = try library.openTileStore(budget: PointQuery.defaultBudget).store
         #expect(try Self.answer(Self.pointA, store).locked)
 
         let bought = try Self.bought(library.buy(Self.regionA))
@@ -402,7 +424,7 @@ import Testing
         let server = try lib.open(readOnly: true)
         let policy = server.accessPolicy()
         #expect(Self.opens(policy.access(Self.zA)))
-        let tileStore = try PointQuery.openStore(lib.archives, accessPolicy: policy)
+        let tileStore = try server.openTileStore(budget: PointQuery.defaultBudget).store
         #expect(try tileStore.pixels(Self.zA, archive: 0) != nil)
 
         _ = try lib.open().refund(bought.transactionID)

@@ -10,6 +10,19 @@ import Foundation
 import Glibc
 #endif
 
+extension TileStore {
+    /// One store over archive files, for tests that read archives without a library: the
+    /// library path is `RegionLibrary.openTileStore`.
+    static func over(
+        _ paths: [String], budget: MemoryBudget = PointQuery.defaultBudget,
+        accessPolicy: any AccessPolicy = OpenAccess()
+    ) throws -> TileStore {
+        var options = TileStoreOptions()
+        options.accessPolicy = accessPolicy
+        return try TileStore(archives: paths.map { try MBTilesReader(path: $0) }, budget: budget, options: options)
+    }
+}
+
 /// The two sample archives (PNG tiles up to zoom 12) and the sample catalog in one library
 /// (`catalog.json`, and `catalog.jws` signed with ``RegionsFixture/publisher``), built once per
 /// test process for the render and server tests.
@@ -46,7 +59,7 @@ struct RenderTests {
 
     @Test func rendersTheSampleDEMAsAPictureThatIsNotBlank() throws {
         let dem = SampleLibrary.directory + "/montblanc-dem.mbtiles"
-        let layers = try MapLayers(paths: [dem], budget: Self.budget)
+        let layers = MapLayers(store: try TileStore.over([dem], budget: Self.budget), credits: [])
         let frame = try MapFrame(lat: 45.86, lon: 6.88, zoom: 11, width: 512, height: 384)
         let picture = try layers.render(frame)
         #expect(picture.tilesDrawn >= 4 && picture.tilesLocked == 0)
@@ -58,7 +71,7 @@ struct RenderTests {
     }
 
     @Test func rendersOneTileAt256Pixels() throws {
-        let layers = try MapLayers(paths: SampleLibrary.archives, budget: Self.budget)
+        let layers = MapLayers(store: try TileStore.over(SampleLibrary.archives, budget: Self.budget), credits: [])
         let hit = try #require(WebMercator.tile(lon: 6.88, lat: 45.86, zoom: 10))
         let picture = try layers.render(MapFrame(tile: hit.tile))
         #expect(picture.image.width == 256 && picture.image.height == 256)
@@ -69,7 +82,8 @@ struct RenderTests {
         let catalog = try SampleLibrary.catalog()
         let entitlements = FixedEntitlements()
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
-        let layers = try MapLayers(paths: SampleLibrary.archives, budget: Self.budget, accessPolicy: policy)
+        let layers = MapLayers(
+            store: try TileStore.over(SampleLibrary.archives, budget: Self.budget, accessPolicy: policy), credits: [])
         // Zoom 12 is above the free zoom (10): everything is for sale.
         let frame = try MapFrame(lat: 45.86, lon: 6.88, zoom: 12, width: 512, height: 512)
         let locked = try layers.render(frame)

@@ -289,7 +289,7 @@ struct TerrainDetectionTests {
         let lat = DEMFixture.north - (Double(row) + 0.5) * DEMFixture.step
         let answers = try PointQuery.answer(
             try TileQuery(lat: lat, lon: lon, zoom: result.report.metadata.maxZoom),
-            archives: [result.outputPath])
+            store: TileStore.over([result.outputPath]))
         let answer = try #require(answers.first)
         let metres = try #require(answer.elevationMetres, "no elevation answered")
         // Within the source samples two pixels around the point (a blend of blends of them).

@@ -10,35 +10,18 @@ public struct MapLayers: Sendable {
     /// is credited by its region name).
     public let attribution: String
 
-    /// Opens `paths` (drawing order, the first at the bottom) into one store.
-    /// - Throws: ``ArchiveError`` naming a damaged archive, ``TileStoreError`` for bad options.
-    public init(paths: [String], budget: MemoryBudget, accessPolicy: any AccessPolicy = OpenAccess()) throws {
-        var readers: [any TileArchive] = []
-        var credits: [String] = []
-        for path in paths {
-            let reader = try MBTilesReader(path: path)
-            credits.append(reader.metadata[MBTilesMetadata.Key.attribution] ?? "")
-            readers.append(reader)
-        }
-        try self.init(archives: readers, credits: credits, budget: budget, accessPolicy: accessPolicy)
-    }
-
-    /// One store over `archives` (drawing order, the first at the bottom); `credits[i]` is
-    /// archive i's attribution (empty: its region name).
-    /// - Throws: ``TileStoreError`` for bad options.
-    public init(
-        archives: [any TileArchive], credits: [String], budget: MemoryBudget,
-        accessPolicy: any AccessPolicy = OpenAccess()
-    ) throws(TileStoreError) {
+    /// Layers over `store`, its archives in drawing order (the first at the bottom): a
+    /// library's store (`RegionLibrary.openTileStore`) or one ``TileStore`` over archives.
+    /// `credits[i]` is archive i's attribution (empty: its region name).
+    /// - Cost: O(archives) to join the credits.
+    public init(store: TileStore, credits: [String]) {
         var attributions: [String] = []
-        for (i, archive) in archives.enumerated() {
+        for (i, archive) in store.archives.enumerated() {
             var credit = i < credits.count ? String(credits[i].trimmingWhitespace()) : ""
-            if credit.isEmpty { credit = String(archive.summary.name.trimmingWhitespace()) }
+            if credit.isEmpty { credit = String(archive.name.trimmingWhitespace()) }
             if !credit.isEmpty, !attributions.contains(credit) { attributions.append(credit) }
         }
-        var options = TileStoreOptions()
-        options.accessPolicy = accessPolicy
-        store = try TileStore(archives: archives, budget: budget, options: options)
+        self.store = store
         attribution = attributions.joined(separator: "; ")
     }
 

@@ -65,10 +65,9 @@ public final class TileService: Sendable {
 
     public init(_ options: Options) throws {
         library = try options.library ?? RegionLibrary(directory: options.libraryDirectory, trust: nil)
-        let drawing = try library.drawingLayers()
-        layers = try MapLayers(
-            archives: drawing.map(\.archive), credits: drawing.map(\.attribution),
-            budget: options.budget, accessPolicy: library.accessPolicy())
+        let opened = try library.openTileStore(budget: options.budget)
+        let drawing = opened.layers
+        layers = MapLayers(store: opened.store, credits: drawing.map(\.attribution))
         var names: [String] = [], index: [String: Int] = [:]
         for (i, layer) in drawing.enumerated() {
             names.append(layer.name)

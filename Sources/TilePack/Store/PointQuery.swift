@@ -221,38 +221,11 @@ public enum PointQuery {
         return names.sorted().map { directory == "." ? $0 : prefix + $0 }
     }
 
-    /// Opens `paths` as MBTiles archives into one store. A damaged archive throws (naming
-    /// the file) rather than being skipped silently.
-    public static func openStore(
-        _ paths: [String], budget: MemoryBudget = defaultBudget,
-        accessPolicy: any AccessPolicy = OpenAccess()
-    ) throws -> TileStore {
-        var readers: [any TileArchive] = []
-        for path in paths { readers.append(try MBTilesReader(path: path)) }
-        return try openStore(archives: readers, budget: budget, accessPolicy: accessPolicy)
-    }
-
-    /// One store over `archives` (master archives, pack layers), asking `accessPolicy`.
-    public static func openStore(
-        archives readers: [any TileArchive], budget: MemoryBudget = defaultBudget,
-        accessPolicy: any AccessPolicy = OpenAccess()
-    ) throws(TileStoreError) -> TileStore {
-        var options = TileStoreOptions()
-        options.accessPolicy = accessPolicy
-        return try TileStore(archives: readers, budget: budget, options: options)
-    }
-
     /// The answers of every archive of `store` whose bounds contain the point, in store order.
     public static func answer(_ query: TileQuery, store: TileStore) throws -> [PointAnswer] {
         try store.archives.indices
             .filter { store.archives[$0].contains(lon: query.lon, lat: query.lat) }
             .map { try answer(query, store: store, archive: $0) }
-    }
-
-    /// The answers of every archive in `archives` whose bounds contain the point, through a
-    /// store opened for the call.
-    public static func answer(_ query: TileQuery, archives: [String]) throws -> [PointAnswer] {
-        try answer(query, store: openStore(archives))
     }
 
     /// What one open archive holds at the point (whether or not its bounds contain it),

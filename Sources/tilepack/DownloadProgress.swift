@@ -35,7 +35,7 @@ final class DownloadProgressDisplay: Sendable {
             let width = 24
             let filled = Int((p.fraction * Double(width)).rounded(.down))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            let eta = p.secondsRemaining.map { Self.clock($0) } ?? "--:--"
+            let eta = p.timeRemaining.map { Self.clock($0.inSeconds) } ?? "--:--"
             let phase = p.phase == .downloading ? "" : " \(p.phase.rawValue)"
             printProgress(
                 "\r\(p.packID) [\(bar)] \(Int(p.fraction * 100))% \(Self.megabytes(p.bytesReceived))/\(Self.megabytes(p.totalBytes)) MB "
@@ -84,7 +84,7 @@ final class DownloadProgressDisplay: Sendable {
             try c.encode(p.totalBytes, forKey: .bytesTotal)
             try c.encode(p.resumedFrom, forKey: .resumedFrom)
             try c.encode(p.bytesPerSecond.rounded(), forKey: .bytesPerSecond)
-            try c.encodeOrNull(p.secondsRemaining.map { ($0 * 10).rounded() / 10 }, forKey: .etaSeconds)
+            try c.encodeOrNull(p.timeRemaining.map { ($0.inSeconds * 10).rounded() / 10 }, forKey: .etaSeconds)
         }
     }
 }

@@ -28,7 +28,7 @@ struct StoreEntitlementsCommand: ParsableCommand {
                 if json {
                     print(try JSONOutput.string(e))
                 } else {
-                    let expiry = e.expiresDate.map { " until \($0 / 1000) (unix s)" } ?? ""
+                    let expiry = e.expiresDate.map { " until \($0.appStoreMilliseconds / 1000) (unix s)" } ?? ""
                     print("\(e.productID)  transaction \(e.transactionID)\(expiry)")
                 }
             }

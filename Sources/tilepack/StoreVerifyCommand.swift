@@ -66,17 +66,17 @@ struct StoreVerifyCommand: ParsableCommand {
         switch kind {
         case .transaction:
             let transaction = try verifier.verifyTransaction(token, source: tokenFile)
-            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            let now = Date()
             switch transaction.problem(at: now) {
             case .revoked:
                 throw AppStoreVerificationError(
                     .revoked, source: tokenFile,
-                    "transaction \(transaction.transactionId ?? "?") was revoked at \(transaction.revocationDate ?? 0) (ms since 1970)"
+                    "transaction \(transaction.transactionId ?? "?") was revoked at \(transaction.revocationDate?.appStoreMilliseconds ?? 0) (ms since 1970)"
                 )
             case .expired:
                 throw AppStoreVerificationError(
                     .expired, source: tokenFile,
-                    "transaction \(transaction.transactionId ?? "?") expired at \(transaction.expiresDate ?? 0) (ms since 1970)"
+                    "transaction \(transaction.transactionId ?? "?") expired at \(transaction.expiresDate?.appStoreMilliseconds ?? 0) (ms since 1970)"
                 )
             default: break
             }

@@ -206,17 +206,22 @@ import TilePackTools
             try Self.token("mock_signed_data/transactionInfo"), source: "transactionInfo")
         #expect(
             transaction
-                == AppStoreTransaction(bundleId: "com.example", signedDate: 1_672_956_154_000, environment: .sandbox))
+                == AppStoreTransaction(
+                    bundleId: "com.example", signedDate: Date(appStoreMilliseconds: 1_672_956_154_000),
+                    environment: .sandbox))
         let renewal = try verifier.verifyRenewalInfo(
             try Self.token("mock_signed_data/renewalInfo"), source: "renewalInfo")
-        #expect(renewal == AppStoreRenewalInfo(signedDate: 1_672_956_154_000, environment: .sandbox))
+        #expect(
+            renewal
+                == AppStoreRenewalInfo(signedDate: Date(appStoreMilliseconds: 1_672_956_154_000), environment: .sandbox)
+        )
         let notification = try verifier.verifyNotification(
             try Self.token("mock_signed_data/testNotification"), source: "testNotification")
         #expect(notification.notificationType == "TEST")
         #expect(notification.notificationUUID == "9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(notification.data?.appAppleId == 1234)
         #expect(notification.data?.bundleId == "com.example")
-        #expect(notification.signedDate == 1_681_314_324_000)
+        #expect(notification.signedDate?.appStoreMilliseconds == 1_681_314_324_000)
         // transactionInfo's x5c[2] is not the pinned root, byte for byte: the pinned one decides.
         let header = try #require(try Self.token("mock_signed_data/transactionInfo").split(separator: ".").first)
         let json = try JSONSerialization.jsonObject(with: Data(Base64URL.decode(header))) as? [String: Any]
@@ -232,15 +237,15 @@ import TilePackTools
         let verifier = AppStoreVerifier(anchors: anchors)
         let transaction = try verifier.verifyTransaction(
             try Self.token("xcode/xcode-signed-transaction"), source: "xcode")
-        #expect(transaction.purchaseDate == 1_697_679_936_049)
-        #expect(transaction.signedDate == 1_697_679_936_056)
-        #expect(transaction.expiresDate == 1_700_358_336_049)
+        #expect(transaction.purchaseDate?.appStoreMilliseconds == 1_697_679_936_049)
+        #expect(transaction.signedDate?.appStoreMilliseconds == 1_697_679_936_056)
+        #expect(transaction.expiresDate?.appStoreMilliseconds == 1_700_358_336_049)
         #expect(transaction.type == .autoRenewable)
         #expect(transaction.environment == .xcode)
         #expect(transaction.productId == "pass.premium")
         #expect(transaction.isUpgraded == false)
         let renewal = try verifier.verifyRenewalInfo(try Self.token("xcode/xcode-signed-renewal-info"), source: "xcode")
-        #expect(renewal.renewalDate == 1_700_358_336_049)
+        #expect(renewal.renewalDate?.appStoreMilliseconds == 1_700_358_336_049)
         #expect(renewal.autoRenewStatus == 1)
     }
 
@@ -290,7 +295,10 @@ import TilePackTools
                 appStoreRoots: [try Self.bytes("chain/" + row.root)],
                 bundleID: "com.example", environments: [.production]))
         let leaf = try Self.bytes("chain/" + row.leaf), intermediate = try Self.bytes("chain/" + row.intermediate)
-        if let error = Self.failure({ try verifier.verifyChain(leaf: leaf, intermediate: intermediate, at: row.at) }) {
+        if let error = Self.failure({
+            try verifier.verifyChain(
+                leaf: leaf, intermediate: intermediate, at: Date(timeIntervalSince1970: TimeInterval(row.at)))
+        }) {
             #expect(!row.valid, "rejected (\(error)); Apple's verdict is valid")
             #expect(error.reason == .chain)
         } else {
@@ -306,7 +314,10 @@ import TilePackTools
                     appStoreRoots: [try Self.bytes("chain/" + root)],
                     bundleID: "com.example", environments: [.production]))
             let leaf = try Self.bytes("chain/" + leaf), intermediate = try Self.bytes("chain/" + intermediate)
-            return Self.failure({ try verifier.verifyChain(leaf: leaf, intermediate: intermediate, at: at) })?.detail
+            return Self.failure({
+                try verifier.verifyChain(
+                    leaf: leaf, intermediate: intermediate, at: Date(timeIntervalSince1970: TimeInterval(at)))
+            })?.detail
                 ?? "valid"
         }
         #expect(
@@ -341,11 +352,12 @@ import TilePackTools
     {
         AppStoreTransaction(
             transactionId: "2000000001", originalTransactionId: "2000000001", bundleId: bundle,
-            productId: "com.tilepack.region.chamonix", purchaseDate: 1_763_000_000_000,
-            originalPurchaseDate: 1_763_000_000_000,
+            productId: "com.tilepack.region.chamonix", purchaseDate: Date(appStoreMilliseconds: 1_763_000_000_000),
+            originalPurchaseDate: Date(appStoreMilliseconds: 1_763_000_000_000),
             quantity: 1, type: .nonConsumable, appAccountToken: "6f0c5d1e-0b1a-4c55-9d7e-2f4a1f5c9b10",
             inAppOwnershipType: "PURCHASED",
-            signedDate: 1_763_000_000_500, environment: environment, storefront: "FRA", storefrontId: "143442",
+            signedDate: Date(appStoreMilliseconds: 1_763_000_000_500), environment: environment, storefront: "FRA",
+            storefrontId: "143442",
             transactionReason: "PURCHASE", currency: "EUR", price: 990)
     }
 
@@ -368,14 +380,15 @@ import TilePackTools
 
         let renewal = AppStoreRenewalInfo(
             originalTransactionId: "2000000002", autoRenewProductId: "com.tilepack.updates",
-            productId: "com.tilepack.updates", autoRenewStatus: 1, signedDate: 1_763_000_000_000,
-            environment: .sandbox, renewalDate: 1_794_536_000_000)
+            productId: "com.tilepack.updates", autoRenewStatus: 1,
+            signedDate: Date(appStoreMilliseconds: 1_763_000_000_000),
+            environment: .sandbox, renewalDate: Date(appStoreMilliseconds: 1_794_536_000_000))
         #expect(try verifier.verifyRenewalInfo(try ca.sign(renewal), source: "r") == renewal)
 
         let notification = AppStoreNotification(
             notificationType: "REFUND", notificationUUID: "c0ffee00-0000-4000-8000-000000000001",
             data: .init(bundleId: Self.bundle, environment: .sandbox, signedTransactionInfo: jws), version: "2.0",
-            signedDate: 1_763_000_001_000)
+            signedDate: Date(appStoreMilliseconds: 1_763_000_001_000))
         let verified = try verifier.verifyNotification(try ca.sign(notification), source: "n")
         #expect(verified == notification)
         #expect(
@@ -494,13 +507,18 @@ import TilePackTools
         #expect(
             reason {
                 _ = try verifier.verifyRenewalInfo(
-                    try! ca.sign(AppStoreRenewalInfo(signedDate: 1_763_000_000_000, environment: .sandbox)), source: "r"
+                    try! ca.sign(
+                        AppStoreRenewalInfo(
+                            signedDate: Date(appStoreMilliseconds: 1_763_000_000_000), environment: .sandbox)),
+                    source: "r"
                 )
             } == nil)
         #expect(
             reason {
                 _ = try verifier.verifyRenewalInfo(
-                    try! ca.sign(AppStoreRenewalInfo(signedDate: 1_763_000_000_000, environment: .production)),
+                    try! ca.sign(
+                        AppStoreRenewalInfo(
+                            signedDate: Date(appStoreMilliseconds: 1_763_000_000_000), environment: .production)),
                     source: "r")
             } == .environment)
         // Production notifications must carry the app's appAppleId when the anchors give one.
@@ -513,7 +531,7 @@ import TilePackTools
                 AppStoreNotification(
                     notificationType: "TEST",
                     data: .init(appAppleId: id, bundleId: Self.bundle, environment: .production),
-                    signedDate: 1_763_000_000_000))
+                    signedDate: Date(appStoreMilliseconds: 1_763_000_000_000)))
         }
         #expect(reason { _ = try production.verifyNotification(note(42), source: "n") } == nil)
         #expect(reason { _ = try production.verifyNotification(note(43), source: "n") } == .appID)
@@ -581,7 +599,7 @@ import TilePackTools
         #expect(verifier.cachedChainCount == 1)
         // A signedDate outside the chain's validity is checked again, and fails.
         var late = Self.transaction()
-        late.signedDate = 2_600_000_000_000
+        late.signedDate = Date(appStoreMilliseconds: 2_600_000_000_000)
         let lateToken = try ca.sign(late)
         let error = Self.failure { _ = try verifier.verifyTransaction(lateToken, source: "t") }
         #expect(error?.reason == .chain)
@@ -648,18 +666,20 @@ import TilePackTools
 
     @Test func transactionProblems() {
         var t = Self.transaction()
-        #expect(t.problem(at: 1_763_000_000_000) == nil)
-        t.expiresDate = 1_800_000_000_000
-        #expect(t.problem(at: 1_799_999_999_999) == nil)
-        #expect(t.problem(at: 1_800_000_000_000) == .expired)
-        t.revocationDate = 1_790_000_000_000
+        #expect(t.problem(at: Date(appStoreMilliseconds: 1_763_000_000_000)) == nil)
+        t.expiresDate = Date(appStoreMilliseconds: 1_800_000_000_000)
+        #expect(t.problem(at: Date(appStoreMilliseconds: 1_799_999_999_999)) == nil)
+        #expect(t.problem(at: Date(appStoreMilliseconds: 1_800_000_000_000)) == .expired)
+        t.revocationDate = Date(appStoreMilliseconds: 1_790_000_000_000)
         t.revocationReason = 0
-        #expect(t.problem(at: 1_763_000_000_000) == .revoked)
+        #expect(t.problem(at: Date(appStoreMilliseconds: 1_763_000_000_000)) == .revoked)
     }
 
     @Test func encodingWritesOnlyPresentFieldsSorted() throws {
         let json = try JSONOutput.string(
-            AppStoreRenewalInfo(originalTransactionId: "7", autoRenewStatus: 1, signedDate: 5, environment: .sandbox))
+            AppStoreRenewalInfo(
+                originalTransactionId: "7", autoRenewStatus: 1, signedDate: Date(appStoreMilliseconds: 5),
+                environment: .sandbox))
         #expect(json == #"{"autoRenewStatus":1,"environment":"Sandbox","originalTransactionId":"7","signedDate":5}"#)
         let decoded = try JSONDecoder().decode(
             AppStoreTransaction.self, from: Data(try JSONOutput.string(Self.transaction()).utf8))

@@ -112,12 +112,13 @@ import TilePackTools
         }
     }
 
-    static func transaction(expires: Int64? = nil, revoked: Int64? = nil) -> AppStoreTransaction {
+    static func transaction(expires: Date? = nil, revoked: Date? = nil) -> AppStoreTransaction {
         AppStoreTransaction(
             transactionId: "2000000042", originalTransactionId: "2000000042", bundleId: bundle,
-            productId: "com.tilepack.region.chamonix", purchaseDate: 1_763_000_000_000,
+            productId: "com.tilepack.region.chamonix", purchaseDate: Date(appStoreMilliseconds: 1_763_000_000_000),
             expiresDate: expires, type: expires == nil ? .nonConsumable : .autoRenewable,
-            signedDate: 1_763_000_000_100, revocationReason: revoked.map { _ in 0 }, revocationDate: revoked,
+            signedDate: Date(appStoreMilliseconds: 1_763_000_000_100), revocationReason: revoked.map { _ in 0 },
+            revocationDate: revoked,
             environment: .sandbox)
     }
 
@@ -198,7 +199,7 @@ import TilePackTools
             "renewal.jws",
             AppStoreRenewalInfo(
                 originalTransactionId: "7", autoRenewProductId: "com.tilepack.updates",
-                signedDate: 1_763_000_000_000, environment: .sandbox))
+                signedDate: Date(appStoreMilliseconds: 1_763_000_000_000), environment: .sandbox))
         let r = try Self.tilepack([
             "store", "verify", renewal, "--trust", setup.trust, "--kind", "renewal-info", "--json",
         ])
@@ -209,7 +210,7 @@ import TilePackTools
             "note.jws",
             AppStoreNotification(
                 notificationType: "TEST", data: .init(bundleId: Self.bundle, environment: .sandbox),
-                signedDate: 1_763_000_000_000))
+                signedDate: Date(appStoreMilliseconds: 1_763_000_000_000)))
         let n = try Self.tilepack(["store", "verify", notification, "--trust", setup.trust, "--kind", "notification"])
         #expect(n.status == 0, "\(n.stderr)")
         #expect(n.stdout == "valid: notification TEST, environment Sandbox\n")
@@ -238,8 +239,8 @@ import TilePackTools
         #expect(object["detail"] as? String == "the ES256 signature does not verify with the leaf certificate's key")
 
         let cases: [(String, AppStoreTransaction, String)] = [
-            ("revoked.jws", Self.transaction(revoked: 1_763_000_000_050), "revoked"),
-            ("expired.jws", Self.transaction(expires: 1_763_000_001_000), "expired"),
+            ("revoked.jws", Self.transaction(revoked: Date(appStoreMilliseconds: 1_763_000_000_050)), "revoked"),
+            ("expired.jws", Self.transaction(expires: Date(appStoreMilliseconds: 1_763_000_001_000)), "expired"),
             (
                 "bundle.jws",
                 {

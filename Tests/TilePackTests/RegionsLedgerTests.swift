@@ -21,7 +21,7 @@ import Darwin
     static let day = RegionsFixture.day
     static let account = RegionsFixture.account
     static let otherAccount = RegionsFixture.otherAccount
-    static func ms(_ seconds: Double) -> Int64 { RegionsFixture.ms(seconds) }
+    static func ms(_ date: Date) -> Int64 { RegionsFixture.ms(date) }
 
     /// A test App Store and a read-write ledger of `account` in one scratch directory, on one
     /// movable clock.
@@ -59,7 +59,7 @@ import Darwin
         }
 
         /// Product ids entitled at `now`.
-        func owned(_ now: Double = RegionsLedgerTests.t0) throws -> [String] {
+        func owned(_ now: Date = RegionsLedgerTests.t0) throws -> [String] {
             try ledger.entitlements(now: now).map(\.productID)
         }
 
@@ -219,7 +219,7 @@ import Darwin
         let t = bought.payload
         #expect(t.environment == .sandbox && t.type == .nonConsumable && t.bundleId == RegionsFixture.bundleID)
         #expect(t.appAccountToken == f.account && t.productId == "chamonix")
-        #expect(t.purchaseDate == Self.ms(Self.t0) && t.signedDate == Self.ms(Self.t0) && t.expiresDate == nil)
+        #expect(t.purchaseDate == Self.t0 && t.signedDate == Self.t0 && t.expiresDate == nil)
         #expect(t.originalTransactionId == bought.id && bought.id.count == 16)
         // App Store format: ES256 with the test CA's three certificates.
         let header = try JSONDecoder().decode(
@@ -233,7 +233,7 @@ import Darwin
             entitlements == [
                 Entitlement(
                     productID: "chamonix", type: .nonConsumable, transactionID: bought.id,
-                    originalTransactionID: bought.id, purchaseDate: Self.ms(Self.t0), expiresDate: nil)
+                    originalTransactionID: bought.id, purchaseDate: Self.t0, expiresDate: nil)
             ])
         let json = try JSONOutput.string(entitlements[0])
         #expect(
@@ -285,17 +285,17 @@ import Darwin
         let f = try Fixture()
         let bought = try f.buy("updates", type: .autoRenewable, period: "P1M")
         // P1M from 2024-01-01: 31 days.
-        #expect(bought.payload.type == .autoRenewable && bought.payload.expiresDate == Self.ms(Self.t0 + 31 * Self.day))
+        #expect(bought.payload.type == .autoRenewable && bought.payload.expiresDate == Self.t0 + 31 * Self.day)
         #expect(try f.owned(Self.t0 + 30 * Self.day) == ["updates"])
         #expect(try f.owned(Self.t0 + 31 * Self.day).isEmpty)
         // The memoized answer must not outlive an expiry boundary in either direction.
-        let expiry = Double(bought.payload.expiresDate ?? 0) / 1000
+        let expiry = bought.payload.expiresDate ?? .distantPast
         for (now, entitled) in [
             (expiry - 0.001, true), (expiry, false), (expiry - 1, true), (Self.t0, true), (expiry + 1, false),
         ] {
             let report = try f.ledger.report(now: now)
             #expect(report.entitlements.isEmpty != entitled, "at \(now)")
-            #expect(report.now == Int64(now * 1000))
+            #expect(report.now == now.appStoreMilliseconds)
         }
         // Expired is not rejected: the row verifies, it just grants nothing now.
         let report = try f.ledger.report(now: Self.t0 + 32 * Self.day)
@@ -310,7 +310,7 @@ import Darwin
         #expect(renewal.id != bought.id)
         let renewed = try f.ledger.entitlements(now: Self.t0 + 40 * Self.day)
         // 2024-02-01 + P1M = 2024-03-01 (a leap February).
-        #expect(renewed.map(\.productID) == ["updates"] && renewed[0].expiresDate == Self.ms(Self.t0 + 60 * Self.day))
+        #expect(renewed.map(\.productID) == ["updates"] && renewed[0].expiresDate == Self.t0 + 60 * Self.day)
         #expect(renewed[0].transactionID == renewal.id)
     }
 
@@ -321,7 +321,7 @@ import Darwin
         let revocation = try f.store.refund(transactionID: refunded.id, reason: 0)
         let revoked = try f.verifier.verifyTransaction(revocation, source: "refund")
         #expect(revoked.transactionId == refunded.id && revoked.revocationDate != nil && revoked.revocationReason == 0)
-        #expect((revoked.signedDate ?? 0) > (refunded.payload.signedDate ?? .max))
+        #expect((revoked.signedDate ?? .distantPast) > (refunded.payload.signedDate ?? .distantFuture))
         #expect(try f.ledger.import(signed: [revocation]) == LedgerImportSummary(replaced: 1))
         #expect(try f.owned() == ["chamonix"])
         // Refunding twice returns the same revocation and charges nothing back twice.
@@ -558,6 +558,7 @@ import Darwin
         let revocation = try f.store.refund(transactionID: refunded.id, reason: 0)
         try f.ledger.import(signed: [revocation])
         let newestSigned = try #require(try f.verifier.verifyTransaction(revocation, source: "t").signedDate)
+            .appStoreMilliseconds
         #expect(newestSigned >= Self.ms(Self.t0 + 10 * Self.day))
         // Deleting meta loses the observed time, but not below the newest verified signed date.
         try f.sql("DELETE FROM meta")
@@ -756,7 +757,7 @@ import Darwin
             try writer.execute(
                 """
                 INSERT INTO transactions VALUES ('\(id)', '\(id)', 'zermatt', '\(f.account)', 'Non-Consumable',
-                    \(t.purchaseDate ?? 0), NULL, NULL, \(t.signedDate ?? 0), '\(signed)')
+                    \(t.purchaseDate?.appStoreMilliseconds ?? 0), NULL, NULL, \(t.signedDate?.appStoreMilliseconds ?? 0), '\(signed)')
                 """)
             // Half done. The connection goes without COMMIT.
             #expect(writer.isInTransaction)

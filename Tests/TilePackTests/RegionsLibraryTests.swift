@@ -16,7 +16,7 @@ import Testing
 @Suite(.tags(.concurrent)) struct RegionsLibraryTests {
     static let t0 = RegionsFixture.t0
     static let day = RegionsFixture.day
-    static func ms(_ seconds: Double) -> Int64 { RegionsFixture.ms(seconds) }
+    static func ms(_ date: Date) -> Int64 { RegionsFixture.ms(date) }
 
     static let regionA = "t.region.a"
     static let regionB = "t.region.b"
@@ -245,7 +245,7 @@ import Testing
         let library = try lib.open()
         let bought = try Self.bought(library.buy(Self.regionA))
         #expect(bought.productID == Self.regionA && bought.type == .nonConsumable && bought.expiresDate == nil)
-        #expect(bought.purchaseDate == Self.ms(Self.t0))
+        #expect(bought.purchaseDate == Self.t0)
         // Recorded, then finished at the store: nothing is redelivered.
         #expect(try lib.unfinished().isEmpty)
         #expect(try lib.shop.storeCount() == 1)
@@ -317,7 +317,7 @@ import Testing
         let lib = try Library()
         let bought = try Self.bought(lib.open().buy(Self.subscriptionID))
         // P1M from 2024-01-01: 31 days.
-        #expect(bought.type == .autoRenewable && bought.expiresDate == Self.ms(Self.t0 + 31 * Self.day))
+        #expect(bought.type == .autoRenewable && bought.expiresDate == Self.t0 + 31 * Self.day)
 
         lib.clock.set(Self.t0 + Self.day)
         let dayLater = try lib.open().accessPolicy()
@@ -646,15 +646,15 @@ import Testing
         let entitled = try upgraded.report().entitlements
         #expect(
             entitled.map(\.transactionID) == [a, s] && entitled.map(\.productID) == [Self.regionA, Self.subscriptionID])
-        #expect(entitled.allSatisfy { $0.purchaseDate == bought })
-        #expect(entitled.last?.expiresDate == Self.ms(Self.t0 + 21 * Self.day))
+        #expect(entitled.allSatisfy { $0.purchaseDate.appStoreMilliseconds == bought })
+        #expect(entitled.last?.expiresDate == Self.t0 + 21 * Self.day)
         #expect(try upgraded.report().rejected.isEmpty && Self.opens(upgraded.accessPolicy().access(Self.zB)))
         // The store's records are now App Store transactions of this app (the refund kept).
         let reissued = try lib.store.transactions(account: legacyAccount, bundleID: RegionsFixture.bundleID)
         let payloads = try reissued.map { try lib.shop.verifier.verifyTransaction($0, source: "store") }
         #expect(payloads.map(\.transactionId) == [a, b, s])
         #expect(payloads.allSatisfy { $0.environment == .sandbox && $0.bundleId == RegionsFixture.bundleID })
-        #expect(payloads[1].revocationDate == bought + 5)
+        #expect(payloads[1].revocationDate?.appStoreMilliseconds == bought + 5)
         // And the ledger opens normally from now on, read-only too.
         #expect(try lib.open(account: nil, readOnly: true).report().entitlements == entitled)
     }

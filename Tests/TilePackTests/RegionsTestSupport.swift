@@ -16,8 +16,9 @@ import Darwin
 /// earlier tilepack left behind (a schema-1 ledger, the old simulator's Ed25519 rows).
 enum RegionsFixture {
     /// 2024-01-01T00:00:00Z: the tests' "now" (inside the test CA's 2020…2049 validity).
-    static let t0 = 1_704_067_200.0
-    static let day = 86_400.0
+    static let t0 = Date(timeIntervalSince1970: 1_704_067_200)
+    /// Seconds in a day, to add to a date.
+    static let day: TimeInterval = 86_400
     static let bundleID = "com.tilepack.tests"
     /// StoreKit `appAccountToken`s.
     static let account = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"
@@ -64,16 +65,16 @@ enum RegionsFixture {
             productID: productID, type: type, bundleID: bundleID, account: account, period: period.map(Self.period))
     }
 
-    /// Milliseconds since 1970 of `seconds`, as the store signs dates.
-    static func ms(_ seconds: Double) -> Int64 { Int64(seconds * 1000) }
+    /// Milliseconds since 1970 of `date`, as the store signs dates and the ledger counts time.
+    static func ms(_ date: Date) -> Int64 { date.appStoreMilliseconds }
 }
 
 /// A clock the test moves (shared by a store, a ledger and a library as one machine's clock).
 final class MovableClock: RegionClock {
-    private let seconds: Locked<Double>
-    init(_ seconds: Double) { self.seconds = Locked(seconds) }
-    func now() -> Double { seconds.withLock { $0 } }
-    func set(_ value: Double) { seconds.withLock { $0 = value } }
+    private let date: Locked<Date>
+    init(_ date: Date) { self.date = Locked(date) }
+    func now() -> Date { date.withLock { $0 } }
+    func set(_ value: Date) { date.withLock { $0 = value } }
 }
 
 /// Errors collected from threads.
@@ -95,8 +96,8 @@ struct TestStoreFixture {
 
     var storeDirectory: String { dir.file("store") }
 
-    init(clock seconds: Double = RegionsFixture.t0, prepare: (String) throws -> Void = { _ in }) throws {
-        clock = MovableClock(seconds)
+    init(clock date: Date = RegionsFixture.t0, prepare: (String) throws -> Void = { _ in }) throws {
+        clock = MovableClock(date)
         #expect(mkdir(dir.file("store"), 0o700) == 0)
         try prepare(dir.file("store"))
         store = try TestAppStore(directory: dir.file("store"), clock: clock)

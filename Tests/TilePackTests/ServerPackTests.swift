@@ -20,7 +20,7 @@ struct ServerPackTests {
     static let regionA = RegionsLibraryTests.regionA
     static let regionB = RegionsLibraryTests.regionB
     static let t0ms = RegionsFixture.ms(RegionsFixture.t0)
-    static let dayMs = RegionsFixture.ms(RegionsFixture.day)
+    static let dayMs = Int64(RegionsFixture.day * 1000)
 
     /// Deterministic stand-in bytes (the server never opens a pack as SQLite).
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {

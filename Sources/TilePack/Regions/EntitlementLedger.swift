@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import TilePackCore
 import TilePackSQLite
 import Synchronization
@@ -17,12 +22,13 @@ public struct Entitlement: Codable, Sendable, Hashable {
     public var type: AppStoreProductType
     public var transactionID: String
     public var originalTransactionID: String
-    public var purchaseDate: Int64
-    public var expiresDate: Int64?
+    public var purchaseDate: Date
+    /// Nil for a purchase that does not expire.
+    public var expiresDate: Date?
 
     public init(
         productID: String, type: AppStoreProductType, transactionID: String, originalTransactionID: String,
-        purchaseDate: Int64, expiresDate: Int64?
+        purchaseDate: Date, expiresDate: Date?
     ) {
         self.productID = productID
         self.type = type
@@ -35,7 +41,8 @@ public struct Entitlement: Codable, Sendable, Hashable {
     init(_ t: LedgerTransaction) {
         self.init(
             productID: t.productID, type: t.type, transactionID: t.transactionID,
-            originalTransactionID: t.originalTransactionID, purchaseDate: t.purchaseDate, expiresDate: t.expiresDate)
+            originalTransactionID: t.originalTransactionID, purchaseDate: Date(appStoreMilliseconds: t.purchaseDate),
+            expiresDate: t.expiresDate.map(Date.init(appStoreMilliseconds:)))
     }
 
     enum CodingKeys: String, CodingKey {
@@ -50,8 +57,23 @@ public struct Entitlement: Codable, Sendable, Hashable {
         try c.encode(type, forKey: .type)
         try c.encode(transactionID, forKey: .transactionID)
         try c.encode(originalTransactionID, forKey: .originalTransactionID)
-        try c.encode(purchaseDate, forKey: .purchaseDate)
-        try c.encodeOrNull(expiresDate, forKey: .expiresDate)
+        try c.encode(purchaseDate.appStoreMilliseconds, forKey: .purchaseDate)
+        try c.encodeOrNull(expiresDate?.appStoreMilliseconds, forKey: .expiresDate)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        productID = try c.decode(String.self, forKey: .productID)
+        type = try c.decode(AppStoreProductType.self, forKey: .type)
+        transactionID = try c.decode(String.self, forKey: .transactionID)
+        originalTransactionID = try c.decode(String.self, forKey: .originalTransactionID)
+        guard let purchased = try c.decodeAppStoreDate(forKey: .purchaseDate) else {
+            throw DecodingError.valueNotFound(
+                Date.self,
+                .init(codingPath: c.codingPath + [CodingKeys.purchaseDate], debugDescription: "no purchase_date"))
+        }
+        purchaseDate = purchased
+        expiresDate = try c.decodeAppStoreDate(forKey: .expiresDate)
     }
 }
 
@@ -83,10 +105,10 @@ struct LedgerTransaction: Sendable, Equatable {
         productID = try need(t.productId, "productId")
         account = try need(t.appAccountToken, "appAccountToken")
         type = try need(t.type, "type")
-        purchaseDate = try need(t.purchaseDate, "purchaseDate")
-        signedDate = try need(t.signedDate, "signedDate")
-        expiresDate = t.expiresDate
-        revocationDate = t.revocationDate
+        purchaseDate = try need(t.purchaseDate, "purchaseDate").appStoreMilliseconds
+        signedDate = try need(t.signedDate, "signedDate").appStoreMilliseconds
+        expiresDate = t.expiresDate?.appStoreMilliseconds
+        revocationDate = t.revocationDate?.appStoreMilliseconds
         for (name, value) in [
             ("transactionId", transactionID), ("originalTransactionId", originalTransactionID),
             ("productId", productID), ("appAccountToken", account),
@@ -478,13 +500,11 @@ public final class EntitlementLedger: Sendable {
     /// For read-only commands: raises the observed time in the ledger at `path` if the file
     /// exists and can be written, and does nothing otherwise (a read-only file system, a
     /// locked file). The only write a read-only command attempts, and it never creates.
-    public static func recordObservedTime(path: String, now seconds: Double) {
-        guard access(path, W_OK) == 0, seconds.isFinite, seconds >= 0,
-            seconds * 1000 < Double(AppStoreDate.maxMilliseconds)
-        else { return }
+    public static func recordObservedTime(path: String, now: Date) {
+        guard access(path, W_OK) == 0, now.isInAppStoreRange else { return }
         guard let db = try? SQLiteConnection(path: path, mode: .readWriteExisting) else { return }
         try? db.execute("PRAGMA busy_timeout = 200")
-        try? db.inTransaction { try raiseObserved(db, to: Int64(seconds * 1000)) }
+        try? db.inTransaction { try raiseObserved(db, to: now.appStoreMilliseconds) }
     }
 
     private static func raiseObserved(_ db: SQLiteConnection, to now: Int64) throws {
@@ -676,9 +696,9 @@ public final class EntitlementLedger: Sendable {
         return ChangeToken(dataVersion: try version.step() ? version.int(at: 0) : -1, generation: state.generation)
     }
 
-    /// Entitlements of `account` (default: the ledger's) at `now` (seconds since 1970;
-    /// default: the clock), with every row not counted and the clock check.
-    package func report(account: String? = nil, now: Double? = nil) throws(LedgerError) -> LedgerReport {
+    /// Entitlements of `account` (default: the ledger's) at `now` (default: the clock), with
+    /// every row not counted and the clock check.
+    package func report(account: String? = nil, now: Date? = nil) throws(LedgerError) -> LedgerReport {
         let account = account ?? self.account
         let nowMs = try nowMilliseconds(now ?? clock.now())
         let (snapshot, overlay) = try currentSnapshot()
@@ -756,8 +776,8 @@ public final class EntitlementLedger: Sendable {
         return report
     }
 
-    /// The products `account` may use at `now` (seconds; defaults as in ``report(account:now:)``).
-    public func entitlements(account: String? = nil, now: Double? = nil) throws(LedgerError) -> [Entitlement] {
+    /// The products `account` may use at `now` (defaults as in ``report(account:now:)``).
+    public func entitlements(account: String? = nil, now: Date? = nil) throws(LedgerError) -> [Entitlement] {
         try report(account: account, now: now).entitlements
     }
 
@@ -777,11 +797,12 @@ public final class EntitlementLedger: Sendable {
         return best?.jws
     }
 
-    private func nowMilliseconds(_ seconds: Double) throws(LedgerError) -> Int64 {
-        guard seconds.isFinite, seconds >= 0, seconds * 1000 < Double(AppStoreDate.maxMilliseconds) else {
-            throw LedgerError(.invalidArgument, subject: "clock", "the time \(seconds) is outside 1970…9999")
+    private func nowMilliseconds(_ date: Date) throws(LedgerError) -> Int64 {
+        guard date.isInAppStoreRange else {
+            throw LedgerError(
+                .invalidArgument, subject: "clock", "the time \(date.timeIntervalSince1970) is outside 1970…9999")
         }
-        return Int64(seconds * 1000)
+        return date.appStoreMilliseconds
     }
 
     private func currentSnapshot() throws(LedgerError) -> (Snapshot, [String: LedgerTransaction]) {

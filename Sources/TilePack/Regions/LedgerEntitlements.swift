@@ -59,10 +59,12 @@ public final class LedgerEntitlements: EntitlementSource {
         let refused = report.entitlements.filter { !accepts($0) }.map {
             "transaction \($0.transactionID): a \($0.type.rawValue) does not buy \($0.productID) (the catalog sells it as another kind)"
         }
-        let expiry = kept.compactMap(\.expiresDate).min() ?? .max
+        let expiry = kept.compactMap { $0.expiresDate?.appStoreMilliseconds }.min() ?? .max
         var lapsed: [String: Int64] = [:]
         for e in report.lapsed where accepts(e) {
-            if let end = e.expiresDate { lapsed[e.productID] = max(lapsed[e.productID] ?? .min, end) }
+            if let end = e.expiresDate?.appStoreMilliseconds {
+                lapsed[e.productID] = max(lapsed[e.productID] ?? .min, end)
+            }
         }
         let now = Self.monotonicNanoseconds()
         state.withLock { s in
@@ -94,7 +96,7 @@ public final class LedgerEntitlements: EntitlementSource {
             return (true, s.token)
         }
         if due {
-            let wall = Int64((ledger.clock.now() * 1000).rounded(.down))
+            let wall = ledger.clock.now().appStoreMilliseconds
             let expired = state.withLock { wall >= $0.nextExpiry }
             let changed = (try? ledger.changeToken()).map { $0 != token } ?? true
             // A failure to re-derive leaves nothing entitled rather than something stale.

@@ -439,7 +439,11 @@ public final class RegionLibrary: Sendable {
             .filter {
                 Self.kindMatches($0, catalog) && catalog.entitlementClosure(of: [$0.productID]).contains(productID)
             }
-            .sorted { ($0.expiresDate ?? .max, $0.transactionID) > ($1.expiresDate ?? .max, $1.transactionID) }
+            .sorted {
+                ($0.expiresDate ?? .distantFuture, $0.transactionID) > (
+                    $1.expiresDate ?? .distantFuture, $1.transactionID
+                )
+            }
         for entitlement in candidates {
             if let jws = try? ledger.signedTransaction(id: entitlement.transactionID) { return jws }
         }

@@ -121,9 +121,12 @@ struct PackAuthorizer: Sendable {
         if let revoked = current.revocationDate {
             throw PackError(
                 .revoked, subject: subject,
-                "transaction \(id) was refunded or revoked at \(AppStoreDate.text(milliseconds: revoked))")
+                "transaction \(id) was refunded or revoked at \(AppStoreDate.text(milliseconds: revoked.appStoreMilliseconds))"
+            )
         }
-        if let expires = current.expiresDate, expires <= nowMilliseconds(), manifest.releasedAt > expires {
+        if let expires = current.expiresDate?.appStoreMilliseconds, expires <= nowMilliseconds(),
+            manifest.releasedAt > expires
+        {
             throw PackError(
                 .expired, subject: subject,
                 "the subscription of transaction \(id) ended at \(AppStoreDate.text(milliseconds: expires)), before version \(manifest.version) was released (\(AppStoreDate.text(milliseconds: manifest.releasedAt)))"
@@ -134,9 +137,8 @@ struct PackAuthorizer: Sendable {
     /// The library clock's time in ms (a clock outside 1970…9999 counts as the far future:
     /// every subscription has then ended).
     private func nowMilliseconds() -> Int64 {
-        let seconds = library.clock.now()
-        guard seconds.isFinite, seconds >= 0, seconds < 253_402_300_799 else { return Int64.max }
-        return Int64(seconds * 1000)
+        let now = library.clock.now()
+        return now.isInAppStoreRange ? now.appStoreMilliseconds : Int64.max
     }
 
     /// The token of `Bearer TOKEN` (scheme case-insensitive), when TOKEN is 1…64 KiB of

@@ -123,7 +123,7 @@ public final class PackDownloads: Sendable {
             e.bytes = p.bytesReceived
             e.total = p.totalBytes
             e.rate = p.bytesPerSecond
-            e.eta = p.secondsRemaining
+            e.eta = p.timeRemaining?.inSeconds
             t[id] = e
         }
     }

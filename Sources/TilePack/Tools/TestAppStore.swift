@@ -141,8 +141,11 @@ public final class TestAppStore: Storefront, Sendable {
                 let payload = AppStoreTransaction(
                     transactionId: id, originalTransactionId: id, bundleId: request.bundleID,
                     productId: request.productID,
-                    purchaseDate: now, originalPurchaseDate: now, expiresDate: expires, quantity: 1, type: request.type,
-                    appAccountToken: request.account, inAppOwnershipType: "PURCHASED", signedDate: now,
+                    purchaseDate: Date(appStoreMilliseconds: now),
+                    originalPurchaseDate: Date(appStoreMilliseconds: now),
+                    expiresDate: expires.map(Date.init(appStoreMilliseconds:)), quantity: 1, type: request.type,
+                    appAccountToken: request.account, inAppOwnershipType: "PURCHASED",
+                    signedDate: Date(appStoreMilliseconds: now),
                     environment: Self.environment, transactionReason: "PURCHASE")
                 let jws = try ca.sign(payload)
                 let insert = try db.prepare(
@@ -190,11 +193,12 @@ public final class TestAppStore: Storefront, Sendable {
                     "\(transactionID) is a record of an earlier tilepack: run tilepack store restore first")
             }
             var payload = try Self.payload(of: jws)
-            let purchased = payload.purchaseDate ?? now
-            payload.revocationDate = max(now, purchased)
+            let purchased = payload.purchaseDate ?? Date(appStoreMilliseconds: now)
+            payload.revocationDate = max(Date(appStoreMilliseconds: now), purchased)
             payload.revocationReason = reason
             payload.revocationType = "REFUND_FULL"
-            payload.signedDate = max(now, (payload.signedDate ?? 0) + 1)
+            payload.signedDate = Date(
+                appStoreMilliseconds: max(now, (payload.signedDate?.appStoreMilliseconds ?? 0) + 1))
             let revoked = try ca.sign(payload)
             let update = try db.prepare(
                 "UPDATE transactions SET jws = ?, revoked = 1, finished = 0 WHERE transaction_id = ?")
@@ -229,14 +233,17 @@ public final class TestAppStore: Storefront, Sendable {
         for jws in try transactions(account: account, bundleID: bundleID) {
             let t = try Self.payload(of: jws)
             guard t.type == .autoRenewable, let original = t.originalTransactionId else { continue }
-            if let held = latest[original], (held.purchaseDate ?? 0) >= (t.purchaseDate ?? 0) { continue }
+            if let held = latest[original], (held.purchaseDate ?? .distantPast) >= (t.purchaseDate ?? .distantPast) {
+                continue
+            }
             latest[original] = t
         }
         return try latest.keys.sorted().compactMap { key in
             guard let t = latest[key] else { return nil }
             let info = AppStoreRenewalInfo(
                 originalTransactionId: t.originalTransactionId, autoRenewProductId: t.productId, productId: t.productId,
-                autoRenewStatus: t.revocationDate == nil ? 1 : 0, signedDate: now, environment: Self.environment,
+                autoRenewStatus: t.revocationDate == nil ? 1 : 0, signedDate: Date(appStoreMilliseconds: now),
+                environment: Self.environment,
                 recentSubscriptionStartDate: t.purchaseDate, renewalDate: t.expiresDate,
                 appAccountToken: t.appAccountToken)
             return try ca.sign(info)
@@ -315,11 +322,14 @@ public final class TestAppStore: Storefront, Sendable {
             let old = try Self.legacyPayload(of: jws, transactionID: id)
             let payload = AppStoreTransaction(
                 transactionId: old.transactionId, originalTransactionId: old.originalTransactionId, bundleId: bundleID,
-                productId: old.productId, purchaseDate: old.purchaseDate, originalPurchaseDate: old.purchaseDate,
-                expiresDate: old.expiresDate, quantity: 1, type: old.type, appAccountToken: account,
-                inAppOwnershipType: "PURCHASED", signedDate: max(now, old.signedDate),
+                productId: old.productId, purchaseDate: Date(appStoreMilliseconds: old.purchaseDate),
+                originalPurchaseDate: Date(appStoreMilliseconds: old.purchaseDate),
+                expiresDate: old.expiresDate.map(Date.init(appStoreMilliseconds:)), quantity: 1, type: old.type,
+                appAccountToken: account, inAppOwnershipType: "PURCHASED",
+                signedDate: Date(appStoreMilliseconds: max(now, old.signedDate)),
                 revocationReason: old.revocationReason,
-                revocationDate: old.revocationDate, environment: Self.environment, transactionReason: "PURCHASE")
+                revocationDate: old.revocationDate.map(Date.init(appStoreMilliseconds:)), environment: Self.environment,
+                transactionReason: "PURCHASE")
             let update = try db.prepare(
                 """
                 UPDATE transactions SET jws = ?, bundle_id = ?, type = ?, expires_date = ?, revoked = ?, finished = 1
@@ -380,10 +390,11 @@ public final class TestAppStore: Storefront, Sendable {
     }
 
     private func nowMilliseconds() throws(LedgerError) -> Int64 {
-        let seconds = clock.now()
-        guard seconds.isFinite, seconds >= 0, seconds < 253_402_300_799 else {
-            throw LedgerError(.invalidArgument, subject: "clock", "the time \(seconds) is outside 1970…9999")
+        let now = clock.now()
+        guard now.isInAppStoreRange else {
+            throw LedgerError(
+                .invalidArgument, subject: "clock", "the time \(now.timeIntervalSince1970) is outside 1970…9999")
         }
-        return Int64(seconds * 1000)
+        return now.appStoreMilliseconds
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Dates in App Store signed data: milliseconds since 1970-01-01 UTC, as a JSON number.
 ///
 /// The App Store writes integers; StoreKit Testing in Xcode writes fractions
@@ -29,23 +35,56 @@ package enum AppStoreDate {
 }
 
 extension KeyedDecodingContainer {
-    /// The date at `key` in milliseconds, nil when absent or null; a fraction is truncated.
+    /// The date at `key`, nil when absent or null; a fraction of a millisecond is truncated.
     /// Throws `DecodingError.dataCorrupted` for a number outside 1970…9999 or not finite.
-    func decodeAppStoreDate(forKey key: Key) throws -> Int64? {
+    func decodeAppStoreDate(forKey key: Key) throws -> Date? {
         guard contains(key), try !decodeNil(forKey: key) else { return nil }
         if let whole = try? decode(Int64.self, forKey: key) {
             guard whole >= 0, whole <= AppStoreDate.maxMilliseconds else {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: self, debugDescription: "\(whole) is outside 1970…9999")
             }
-            return whole
+            return Date(appStoreMilliseconds: whole)
         }
         let value = try decode(Double.self, forKey: key)
         guard value.isFinite, value >= 0, value < Double(AppStoreDate.maxMilliseconds) + 1 else {
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: self, debugDescription: "\(value) is outside 1970…9999")
         }
-        return Int64(value.rounded(.towardZero))
+        return Date(appStoreMilliseconds: Int64(value.rounded(.towardZero)))
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// Writes `date` as whole milliseconds since 1970, as the App Store does; nothing when nil.
+    mutating func encodeAppStoreDate(_ date: Date?, forKey key: Key) throws {
+        guard let date else { return }
+        try encode(date.appStoreMilliseconds, forKey: key)
+    }
+}
+
+extension Date {
+    /// The instant `milliseconds` after 1970-01-01T00:00:00Z: how App Store signed data and
+    /// the ledger count time. Exact: ``appStoreMilliseconds`` gives `milliseconds` back.
+    package init(appStoreMilliseconds milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    /// This instant in whole milliseconds since 1970 (to the nearest), clamped to the App
+    /// Store's 1970…9999: a date from outside (an app's `.distantFuture`, a clock set to 1900)
+    /// still compares, and nothing converts unchecked.
+    /// - Cost: O(1).
+    package var appStoreMilliseconds: Int64 {
+        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite, milliseconds > 0 else { return 0 }
+        guard milliseconds < Double(AppStoreDate.maxMilliseconds) else { return AppStoreDate.maxMilliseconds }
+        return Int64(milliseconds)
+    }
+
+    /// Whether this instant lies in 1970…9999, the range App Store dates and the ledger use.
+    package var isInAppStoreRange: Bool {
+        let seconds = timeIntervalSince1970
+        return seconds.isFinite && seconds >= 0 && seconds * 1000 <= Double(AppStoreDate.maxMilliseconds)
     }
 }
 

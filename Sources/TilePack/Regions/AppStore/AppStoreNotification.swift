@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 /// A signed notification's payload: App Store Server Notifications V2's
 /// `ResponseBodyV2DecodedPayload`, with Apple's field names. The bundle id, app id and
 /// environment it is checked against come from ``data``, else ``summary``, else
@@ -18,7 +23,7 @@ public struct AppStoreNotification: Codable, Sendable, Hashable {
     /// The notification format version (`2.0`).
     public var version: String?
     /// When the App Store signed this payload, ms since 1970: the time the chain is checked at.
-    public var signedDate: Int64?
+    public var signedDate: Date?
     /// For a subscription-renewal-date extension across many customers.
     public var summary: Summary?
     /// For an external purchase token notification.
@@ -33,7 +38,7 @@ public struct AppStoreNotification: Codable, Sendable, Hashable {
         notificationUUID: String? = nil,
         data: NotificationData? = nil,
         version: String? = nil,
-        signedDate: Int64? = nil,
+        signedDate: Date? = nil,
         summary: Summary? = nil,
         externalPurchaseToken: ExternalPurchaseToken? = nil,
         appData: AppData? = nil
@@ -66,6 +71,20 @@ public struct AppStoreNotification: Codable, Sendable, Hashable {
         summary = try c.decodeIfPresent(Summary.self, forKey: .summary)
         externalPurchaseToken = try c.decodeIfPresent(ExternalPurchaseToken.self, forKey: .externalPurchaseToken)
         appData = try c.decodeIfPresent(AppData.self, forKey: .appData)
+    }
+
+    /// Apple's field names; dates as whole milliseconds since 1970; nil fields left out.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(notificationType, forKey: .notificationType)
+        try c.encodeIfPresent(subtype, forKey: .subtype)
+        try c.encodeIfPresent(notificationUUID, forKey: .notificationUUID)
+        try c.encodeIfPresent(data, forKey: .data)
+        try c.encodeIfPresent(version, forKey: .version)
+        try c.encodeAppStoreDate(signedDate, forKey: .signedDate)
+        try c.encodeIfPresent(summary, forKey: .summary)
+        try c.encodeIfPresent(externalPurchaseToken, forKey: .externalPurchaseToken)
+        try c.encodeIfPresent(appData, forKey: .appData)
     }
 
     /// The bundle id, app id and environment the notification is about, taken from the first

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 /// A signed renewal info's payload: StoreKit 2's `JWSRenewalInfoDecodedPayload`, with Apple's
 /// field names and units (dates in milliseconds since 1970 UTC). It says what a subscription
 /// will do next; it carries no bundle id, so only its chain, signature and environment are checked.
@@ -19,19 +24,19 @@ public struct AppStoreRenewalInfo: Codable, Sendable, Hashable {
     /// 0 the customer has not yet answered a price increase, 1 consented.
     public var priceIncreaseStatus: Int?
     /// End of the billing grace period, ms since 1970.
-    public var gracePeriodExpiresDate: Int64?
+    public var gracePeriodExpiresDate: Date?
     /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
     public var offerType: Int?
     /// The offer the subscription renews with.
     public var offerIdentifier: String?
     /// When the App Store signed this payload, ms since 1970: the time the chain is checked at.
-    public var signedDate: Int64?
+    public var signedDate: Date?
     /// Which App Store environment signed it.
     public var environment: AppStoreEnvironment?
     /// Start of the latest unbroken run of paid periods, ms since 1970.
-    public var recentSubscriptionStartDate: Int64?
+    public var recentSubscriptionStartDate: Date?
     /// When the next period starts, ms since 1970.
-    public var renewalDate: Int64?
+    public var renewalDate: Date?
     /// ISO 4217 currency code of ``renewalPrice``.
     public var currency: String?
     /// The next period's price in milliunits of ``currency``.
@@ -56,13 +61,13 @@ public struct AppStoreRenewalInfo: Codable, Sendable, Hashable {
         autoRenewStatus: Int? = nil,
         isInBillingRetryPeriod: Bool? = nil,
         priceIncreaseStatus: Int? = nil,
-        gracePeriodExpiresDate: Int64? = nil,
+        gracePeriodExpiresDate: Date? = nil,
         offerType: Int? = nil,
         offerIdentifier: String? = nil,
-        signedDate: Int64? = nil,
+        signedDate: Date? = nil,
         environment: AppStoreEnvironment? = nil,
-        recentSubscriptionStartDate: Int64? = nil,
-        renewalDate: Int64? = nil,
+        recentSubscriptionStartDate: Date? = nil,
+        renewalDate: Date? = nil,
         currency: String? = nil,
         renewalPrice: Int64? = nil,
         offerDiscountType: String? = nil,
@@ -125,5 +130,31 @@ public struct AppStoreRenewalInfo: Codable, Sendable, Hashable {
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken)
         appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
         offerPeriod = try c.decodeIfPresent(String.self, forKey: .offerPeriod)
+    }
+
+    /// Apple's field names; dates as whole milliseconds since 1970; nil fields left out.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(expirationIntent, forKey: .expirationIntent)
+        try c.encodeIfPresent(originalTransactionId, forKey: .originalTransactionId)
+        try c.encodeIfPresent(autoRenewProductId, forKey: .autoRenewProductId)
+        try c.encodeIfPresent(productId, forKey: .productId)
+        try c.encodeIfPresent(autoRenewStatus, forKey: .autoRenewStatus)
+        try c.encodeIfPresent(isInBillingRetryPeriod, forKey: .isInBillingRetryPeriod)
+        try c.encodeIfPresent(priceIncreaseStatus, forKey: .priceIncreaseStatus)
+        try c.encodeAppStoreDate(gracePeriodExpiresDate, forKey: .gracePeriodExpiresDate)
+        try c.encodeIfPresent(offerType, forKey: .offerType)
+        try c.encodeIfPresent(offerIdentifier, forKey: .offerIdentifier)
+        try c.encodeAppStoreDate(signedDate, forKey: .signedDate)
+        try c.encodeIfPresent(environment, forKey: .environment)
+        try c.encodeAppStoreDate(recentSubscriptionStartDate, forKey: .recentSubscriptionStartDate)
+        try c.encodeAppStoreDate(renewalDate, forKey: .renewalDate)
+        try c.encodeIfPresent(currency, forKey: .currency)
+        try c.encodeIfPresent(renewalPrice, forKey: .renewalPrice)
+        try c.encodeIfPresent(offerDiscountType, forKey: .offerDiscountType)
+        try c.encodeIfPresent(eligibleWinBackOfferIds, forKey: .eligibleWinBackOfferIds)
+        try c.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
+        try c.encodeIfPresent(appTransactionId, forKey: .appTransactionId)
+        try c.encodeIfPresent(offerPeriod, forKey: .offerPeriod)
     }
 }

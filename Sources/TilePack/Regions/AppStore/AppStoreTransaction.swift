@@ -1,12 +1,18 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 /// A signed transaction's payload: StoreKit 2's `JWSTransactionDecodedPayload`, with Apple's
-/// field names and units (dates in milliseconds since 1970 UTC, prices in milliunits).
+/// field names and units (prices in milliunits); dates are `Date`s, whole milliseconds on the
+/// wire as Apple writes them.
 ///
 /// Obtain one from ``AppStoreVerifier/verifyTransaction(_:source:)``; one built by hand
 /// proves nothing. A refund is the same transaction signed again with ``revocationDate`` set.
 ///
 /// ```swift
 /// let transaction = try verifier.verifyTransaction(jws, source: "ledger row 3")
-/// if let problem = transaction.problem(at: nowMilliseconds) { … }   // .revoked, .expired
+/// if let problem = transaction.problem(at: Date()) { … }   // .revoked, .expired
 /// ```
 ///
 /// Cost: decoding is a JSON parse of about 1 KiB (tens of microseconds); the type holds no buffers.
@@ -24,11 +30,11 @@ public struct AppStoreTransaction: Codable, Sendable, Hashable {
     /// Subscriptions: the group the product belongs to.
     public var subscriptionGroupIdentifier: String?
     /// When the App Store charged (or a subscription renewed), ms since 1970.
-    public var purchaseDate: Int64?
+    public var purchaseDate: Date?
     /// When the original transaction was bought, ms since 1970.
-    public var originalPurchaseDate: Int64?
+    public var originalPurchaseDate: Date?
     /// Subscriptions: when this period ends, ms since 1970.
-    public var expiresDate: Int64?
+    public var expiresDate: Date?
     /// Consumables: how many were bought.
     public var quantity: Int?
     /// What sort of product.
@@ -38,11 +44,11 @@ public struct AppStoreTransaction: Codable, Sendable, Hashable {
     /// `PURCHASED` or `FAMILY_SHARED`.
     public var inAppOwnershipType: String?
     /// When the App Store signed this payload, ms since 1970: the time the chain is checked at.
-    public var signedDate: Int64?
+    public var signedDate: Date?
     /// Set with ``revocationDate``: 0 other, 1 an issue in the app.
     public var revocationReason: Int?
     /// When the App Store refunded or revoked the transaction, ms since 1970.
-    public var revocationDate: Int64?
+    public var revocationDate: Date?
     /// Subscriptions: the user upgraded to another product of the group.
     public var isUpgraded: Bool?
     /// 1 introductory, 2 promotional, 3 offer code, 4 win-back.
@@ -80,16 +86,16 @@ public struct AppStoreTransaction: Codable, Sendable, Hashable {
         bundleId: String? = nil,
         productId: String? = nil,
         subscriptionGroupIdentifier: String? = nil,
-        purchaseDate: Int64? = nil,
-        originalPurchaseDate: Int64? = nil,
-        expiresDate: Int64? = nil,
+        purchaseDate: Date? = nil,
+        originalPurchaseDate: Date? = nil,
+        expiresDate: Date? = nil,
         quantity: Int? = nil,
         type: AppStoreProductType? = nil,
         appAccountToken: String? = nil,
         inAppOwnershipType: String? = nil,
-        signedDate: Int64? = nil,
+        signedDate: Date? = nil,
         revocationReason: Int? = nil,
-        revocationDate: Int64? = nil,
+        revocationDate: Date? = nil,
         isUpgraded: Bool? = nil,
         offerType: Int? = nil,
         offerIdentifier: String? = nil,
@@ -180,13 +186,48 @@ public struct AppStoreTransaction: Codable, Sendable, Hashable {
         revocationPercentage = try c.decodeIfPresent(Int.self, forKey: .revocationPercentage)
     }
 
-    /// Why this transaction grants nothing at `nowMs` (ms since 1970), or nil when it does:
+    /// Apple's field names; dates as whole milliseconds since 1970; nil fields left out.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(transactionId, forKey: .transactionId)
+        try c.encodeIfPresent(originalTransactionId, forKey: .originalTransactionId)
+        try c.encodeIfPresent(webOrderLineItemId, forKey: .webOrderLineItemId)
+        try c.encodeIfPresent(bundleId, forKey: .bundleId)
+        try c.encodeIfPresent(productId, forKey: .productId)
+        try c.encodeIfPresent(subscriptionGroupIdentifier, forKey: .subscriptionGroupIdentifier)
+        try c.encodeAppStoreDate(purchaseDate, forKey: .purchaseDate)
+        try c.encodeAppStoreDate(originalPurchaseDate, forKey: .originalPurchaseDate)
+        try c.encodeAppStoreDate(expiresDate, forKey: .expiresDate)
+        try c.encodeIfPresent(quantity, forKey: .quantity)
+        try c.encodeIfPresent(type, forKey: .type)
+        try c.encodeIfPresent(appAccountToken, forKey: .appAccountToken)
+        try c.encodeIfPresent(inAppOwnershipType, forKey: .inAppOwnershipType)
+        try c.encodeAppStoreDate(signedDate, forKey: .signedDate)
+        try c.encodeIfPresent(revocationReason, forKey: .revocationReason)
+        try c.encodeAppStoreDate(revocationDate, forKey: .revocationDate)
+        try c.encodeIfPresent(isUpgraded, forKey: .isUpgraded)
+        try c.encodeIfPresent(offerType, forKey: .offerType)
+        try c.encodeIfPresent(offerIdentifier, forKey: .offerIdentifier)
+        try c.encodeIfPresent(environment, forKey: .environment)
+        try c.encodeIfPresent(storefront, forKey: .storefront)
+        try c.encodeIfPresent(storefrontId, forKey: .storefrontId)
+        try c.encodeIfPresent(transactionReason, forKey: .transactionReason)
+        try c.encodeIfPresent(currency, forKey: .currency)
+        try c.encodeIfPresent(price, forKey: .price)
+        try c.encodeIfPresent(offerDiscountType, forKey: .offerDiscountType)
+        try c.encodeIfPresent(appTransactionId, forKey: .appTransactionId)
+        try c.encodeIfPresent(offerPeriod, forKey: .offerPeriod)
+        try c.encodeIfPresent(revocationType, forKey: .revocationType)
+        try c.encodeIfPresent(revocationPercentage, forKey: .revocationPercentage)
+    }
+
+    /// Why this transaction grants nothing at `date`, or nil when it does:
     /// ``AppStoreVerificationError/Reason/revoked`` when it carries a ``revocationDate``,
     /// ``AppStoreVerificationError/Reason/expired`` when its ``expiresDate`` is at or before now.
     /// - Cost: two comparisons.
-    public func problem(at nowMs: Int64) -> AppStoreVerificationError.Reason? {
+    public func problem(at date: Date) -> AppStoreVerificationError.Reason? {
         if revocationDate != nil { return .revoked }
-        if let expiresDate, expiresDate <= nowMs { return .expired }
+        if let expiresDate, expiresDate <= date { return .expired }
         return nil
     }
 }

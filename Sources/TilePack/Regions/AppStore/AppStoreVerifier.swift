@@ -83,7 +83,7 @@ public struct AppStoreVerifier: Sendable {
         _ jws: String, source: String
     ) throws(AppStoreVerificationError) -> AppStoreTransaction {
         let (transaction, signer) = try verifiedPayload(jws, source: source, as: AppStoreTransaction.self) {
-            $0.signedDate
+            $0.signedDate?.appStoreMilliseconds
         }
         try checkBundle(transaction.bundleId, source: source)
         try checkEnvironment(transaction.environment, signer: signer, source: source)
@@ -95,7 +95,9 @@ public struct AppStoreVerifier: Sendable {
     public func verifyRenewalInfo(
         _ jws: String, source: String
     ) throws(AppStoreVerificationError) -> AppStoreRenewalInfo {
-        let (info, signer) = try verifiedPayload(jws, source: source, as: AppStoreRenewalInfo.self) { $0.signedDate }
+        let (info, signer) = try verifiedPayload(jws, source: source, as: AppStoreRenewalInfo.self) {
+            $0.signedDate?.appStoreMilliseconds
+        }
         try checkEnvironment(info.environment, signer: signer, source: source)
         return info
     }
@@ -107,7 +109,7 @@ public struct AppStoreVerifier: Sendable {
         _ jws: String, source: String
     ) throws(AppStoreVerificationError) -> AppStoreNotification {
         let (notification, signer) = try verifiedPayload(jws, source: source, as: AppStoreNotification.self) {
-            $0.signedDate
+            $0.signedDate?.appStoreMilliseconds
         }
         let identity = notification.appIdentity
         try checkBundle(identity.bundleId, source: source)
@@ -122,13 +124,15 @@ public struct AppStoreVerifier: Sendable {
     }
 
     /// Checks that `leaf` and `intermediate` (DER) chain to one of the anchors' App Store roots
-    /// with Apple's OIDs, valid at `seconds` since 1970 — the chain step of verification alone.
+    /// with Apple's OIDs, valid at `date` (to the second) — the chain step of verification alone.
     /// - Cost: one chain validation (not cached).
-    public func verifyChain(leaf: [UInt8], intermediate: [UInt8], at seconds: Int64) throws(AppStoreVerificationError) {
+    public func verifyChain(leaf: [UInt8], intermediate: [UInt8], at date: Date) throws(AppStoreVerificationError) {
         let source = "certificate chain"
-        guard seconds >= 0, seconds <= AppStoreDate.maxMilliseconds / 1000 else {
-            throw AppStoreVerificationError(.chain, source: source, "validation time \(seconds) is outside 1970…9999")
+        guard date.isInAppStoreRange else {
+            throw AppStoreVerificationError(
+                .chain, source: source, "validation time \(date.timeIntervalSince1970) is outside 1970…9999")
         }
+        let seconds = date.appStoreMilliseconds / 1000
         let leafCertificate = try parseCertificate(leaf, name: "leaf", source: source)
         let intermediateCertificate = try parseCertificate(intermediate, name: "intermediate", source: source)
         _ = try validateChain(

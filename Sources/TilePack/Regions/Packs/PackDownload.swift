@@ -189,7 +189,13 @@ struct PackDownload {
             PackProgress(
                 packID: packID, phase: phase, file: fileName, bytesReceived: bytes, totalBytes: expectedBytes,
                 resumedFrom: resumedFrom, bytesPerSecond: rate,
-                secondsRemaining: rate > 0 ? Double(remaining) / rate : (remaining == 0 ? 0 : nil)))
+                timeRemaining: rate > 0 ? Self.duration(bytes: remaining, at: rate) : (remaining == 0 ? .zero : nil)))
+    }
+
+    /// `bytes` at `rate` bytes a second, capped at a year (a stalled transfer's rate can be
+    /// tiny, and `Duration` must not overflow).
+    static func duration(bytes: Int64, at rate: Double) -> Duration {
+        .seconds(min(Double(max(0, bytes)) / rate, 365 * 86_400))
     }
 
     private func readState() -> PartState? {

@@ -23,16 +23,16 @@ public struct PackProgress: Sendable, Equatable {
     public var resumedFrom: Int64
     /// Bytes per second over the last few seconds (0 before there is a measurement).
     public var bytesPerSecond: Double
-    /// Seconds left at that rate; nil while the rate is unknown.
-    public var secondsRemaining: Double?
+    /// Time left at that rate; nil while the rate is unknown.
+    public var timeRemaining: Duration?
 
     public init(
         packID: String, phase: Phase, file: String, bytesReceived: Int64, totalBytes: Int64, resumedFrom: Int64,
-        bytesPerSecond: Double, secondsRemaining: Double?
+        bytesPerSecond: Double, timeRemaining: Duration?
     ) {
         self.packID = packID; self.phase = phase; self.file = file; self.bytesReceived = bytesReceived
         self.totalBytes = totalBytes; self.resumedFrom = resumedFrom; self.bytesPerSecond = bytesPerSecond
-        self.secondsRemaining = secondsRemaining
+        self.timeRemaining = timeRemaining
     }
 
     /// 0…1.

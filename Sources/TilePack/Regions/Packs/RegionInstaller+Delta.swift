@@ -52,7 +52,7 @@ extension RegionInstaller {
         progress?(
             PackProgress(
                 packID: id, phase: .applying, file: PackManifest.packFileName(id), bytesReceived: bytes,
-                totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, secondsRemaining: nil))
+                totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, timeRemaining: nil))
         let output = directory.update(id)
         let intermediate = output + ".step"
         var source = packPath
@@ -94,7 +94,7 @@ extension RegionInstaller {
         progress?(
             PackProgress(
                 packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: bytes,
-                totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, secondsRemaining: 0))
+                totalBytes: bytes, resumedFrom: resumed, bytesPerSecond: 0, timeRemaining: .zero))
         return PackInstallResult(
             packID: id, version: manifest.version, mode: .delta, bytesReceived: received, bytesTotal: bytes,
             resumedFrom: resumed, sha256: manifest.sha256, reason: PackUpdatePlan.deltas(chain, bytes: bytes).reason)

@@ -220,7 +220,7 @@ public final class RegionInstaller: Sendable {
                     progress?(
                         PackProgress(
                             packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: 0,
-                            totalBytes: 0, resumedFrom: 0, bytesPerSecond: 0, secondsRemaining: 0))
+                            totalBytes: 0, resumedFrom: 0, bytesPerSecond: 0, timeRemaining: .zero))
                     return PackInstallResult(
                         packID: id, version: intact.version, mode: .upToDate, bytesReceived: 0, bytesTotal: 0,
                         resumedFrom: 0, sha256: intact.sha256, reason: "up-to-date")
@@ -316,7 +316,7 @@ public final class RegionInstaller: Sendable {
             PackProgress(
                 packID: id, phase: .verifying, file: PackManifest.packFileName(id), bytesReceived: manifest.totalBytes,
                 totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0,
-                secondsRemaining: nil))
+                timeRemaining: nil))
         let digest: String
         do { digest = try FileDigest.sha256(path: part) } catch { throw PackError(.io, subject: part, error.problem) }
         guard digest == manifest.sha256 else {
@@ -338,7 +338,7 @@ public final class RegionInstaller: Sendable {
             PackProgress(
                 packID: id, phase: .done, file: PackManifest.packFileName(id), bytesReceived: manifest.totalBytes,
                 totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0,
-                secondsRemaining: 0))
+                timeRemaining: .zero))
         return PackInstallResult(
             packID: id, version: manifest.version, mode: .full, bytesReceived: outcome.received,
             bytesTotal: manifest.totalBytes, resumedFrom: outcome.resumedFrom, sha256: manifest.sha256, reason: reason)

@@ -158,7 +158,8 @@ struct JSONOutputTests {
                 elevationMetres: metres, elevationZoom: 9)
             #expect(try a.json.contains(#""elevation_m":\#(text),"#), "\(metres)")
         }
-        let uncovered = try uncoveredPointJSON(try TileQuery(lat: 10, lon: 10, zoom: 12), searched: "/tmp/mb")
+        let uncovered = try UncoveredPointAnswer(query: try TileQuery(lat: 10, lon: 10, zoom: 12), searched: "/tmp/mb")
+            .json
         #expect(
             uncovered
                 == #"{"archive":null,"data_zoom":null,"elevation_m":null,"elevation_zoom":null,"lat":10,"locked":false,"lon":10,"message":"no region archive in /tmp/mb covers this point","overzoomed":false,"pixel":{"x":199,"y":163},"present":false,"region":null,"rgba":null,"tile":{"x":2161,"y":1933,"z":12},"tms_y":2162,"unlock":[],"value":null,"value_kind":null,"zoom":12}"#

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
@@ -149,10 +150,10 @@ struct ServerTests {
         #expect(Self.service.library.kind == .store)
         #expect(
             store.hasPrefix(
-                #"{"library":"store","catalog":true,"catalog_problem":null,"free_max_zoom":10,"products":[{"#))
+                #"{"catalog":true,"catalog_problem":null,"free_max_zoom":10,"library":"store","products":[{"#))
         let open = String(decoding: Self.openService.storeListing().body, as: UTF8.self)
         #expect(
-            open == #"{"library":"open","catalog":false,"catalog_problem":null,"free_max_zoom":null,"products":[]}"#)
+            open == #"{"catalog":false,"catalog_problem":null,"free_max_zoom":null,"library":"open","products":[]}"#)
 
         // The open library's archives (no catalog.jws there) with trust anchors: failing closed.
         _ = Self.openService
@@ -160,8 +161,8 @@ struct ServerTests {
         let closed = try Self.storeService(
             directory: SampleLibrary.directory + "-open", ledger: scratch.file("ledger.sqlite"))
         let listing = String(decoding: closed.storeListing().body, as: UTF8.self)
-        #expect(listing.hasPrefix(#"{"library":"store","catalog":false,"catalog_problem":""#))
-        #expect(listing.hasSuffix(#","free_max_zoom":0,"products":[]}"#))
+        #expect(listing.hasPrefix(#"{"catalog":false,"catalog_problem":""#))
+        #expect(listing.hasSuffix(#","free_max_zoom":0,"library":"store","products":[]}"#))
         let parts = Self.freeTile.split(separator: "/").map(String.init)
         #expect(closed.tile(region: "montblanc-dem", z: parts[0], x: parts[1], y: parts[2] + ".png").status == 403)
         #expect(closed.tile(region: "montblanc-dem", z: "0", x: "0", y: "0.png").status != 403)
@@ -223,6 +224,17 @@ struct ServerTests {
                 #expect(r.status == .ok && String(buffer: r.body).contains("\"archive\":null"))
             }
         }
+    }
+
+    /// Every JSON body is Codable-encoded with `<` escaped: a region name echoed in an error
+    /// cannot close a `<script>` the body is pasted into, and the body still parses.
+    @Test func jsonBodiesEscapeAngleBrackets() throws {
+        let reply = Self.service.tile(region: "</script><b>", z: "1", x: "0", y: "0")
+        let text = String(decoding: reply.body, as: UTF8.self)
+        #expect(reply.status == 404 && !text.contains("<") && text.contains(#"\u003c/script>"#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
+        #expect(object["error"] as? String == "notFound" && object["status"] as? Int == 404)
+        #expect((object["message"] as? String)?.contains("</script><b>") == true)
     }
 
     /// Hostile and malformed input: always a 4xx with a JSON body, never a crash or a 5xx.

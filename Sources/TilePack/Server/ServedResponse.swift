@@ -1,5 +1,6 @@
 import NIOCore
 import TilePackCore
+import TilePackStore
 
 /// What a route answers, before HTTP: a status, headers and a body. The routes of
 /// ``TileService`` return these so they can be tested and fuzzed without a socket; the
@@ -42,13 +43,20 @@ public struct ServedResponse: Sendable {
             headers: [("Cache-Control", cache)], body: Array(text.utf8))
     }
 
-    /// `{"error": KIND, "message": TEXT}` with `status`.
-    public static func error(
-        _ status: Int, kind: String, message: String, extra: [(String, String)] = []
+    /// `{"error": KIND, "message": TEXT, "status": N}` with `status`.
+    public static func error(_ status: Int, kind: String, message: String) -> ServedResponse {
+        .json(encoding: ErrorBody(error: kind, message: message, status: status), status: status, cache: "no-store")
+    }
+
+    /// 403 for a tile the access policy locks: the error body with the region, the tile and
+    /// the products that unlock it.
+    static func locked(
+        kind: String, message: String, region: String, tile: TileID, unlock: [ProductOffer]
     ) -> ServedResponse {
-        var fields = ["\"error\":\(jsonString(kind))", "\"message\":\(jsonString(message))", "\"status\":\(status)"]
-        fields += extra.map { "\(jsonString($0.0)):\($0.1)" }
-        return .json("{" + fields.joined(separator: ",") + "}", status: status, cache: "no-store")
+        let body = ErrorBody(
+            error: kind, message: message, status: 403,
+            locked: .init(region: region, tile: tile.description, unlock: unlock))
+        return .json(encoding: body, status: 403, cache: "no-store")
     }
 
     /// The HTTP status for an error category: the server's half of "the CLI maps kinds to
@@ -74,29 +82,6 @@ public struct ServedResponse: Sendable {
         }
         return .error(500, kind: "internal", message: "\(error)")
     }
-}
-
-/// A JSON string literal.
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for scalar in s.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case "<": out += "\\u003c"  // safe inside an HTML <script>
-        default:
-            if scalar.value < 0x20 {
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return out + "\""
 }
 
 /// A 64-bit hash of `bytes` for ETags: FNV-1a's step over 8-byte words in four independent

@@ -188,14 +188,14 @@ public final class StorefrontActions: Sendable {
             return Self.failure(error)
         }
         try? served.entitlements?.refresh()
-        var fields = ["\"product_id\":\(jsonString(product))"]
+        let reply: PurchaseReply
         switch result {
         case .bought(let entitlement):
-            fields += ["\"already_owned\":false", "\"transaction_id\":\(jsonString(entitlement.transactionID))"]
+            reply = PurchaseReply(productID: product, alreadyOwned: false, transactionID: entitlement.transactionID)
         case .alreadyOwned:
-            fields.append("\"already_owned\":true")
+            reply = PurchaseReply(productID: product, alreadyOwned: true)
         }
-        return .json("{" + fields.joined(separator: ",") + "}", cache: "no-store")
+        return .json(encoding: reply, cache: "no-store")
     }
 
     /// `POST /store/restore`.

@@ -33,10 +33,10 @@ extension TileService {
         do {
             let q = try TileQuery(lat: la, lon: lo, zoom: z)
             let answers = try PointQuery.answer(q, store: store)
-            let objects =
+            let reply: QueryReply =
                 answers.isEmpty
-                ? [try uncoveredPointJSON(q, searched: "this server's library")] : try answers.map { try $0.json }
-            return .json("[" + objects.joined(separator: ",") + "]")
+                ? .uncovered(UncoveredPointAnswer(query: q, searched: "this server's library")) : .answers(answers)
+            return .json(encoding: reply)
         } catch {
             return .from(error)
         }
@@ -48,20 +48,17 @@ extension TileService {
     /// counts the packs `/packs` offers; absent when serve was started without `--packs`.
     public func storeListing() -> ServedResponse {
         _ = library.entitlements?.generation  // sees a purchase made since (data_version, at most every 5 ms)
-        let kind = "\"library\":\(jsonString(library.kind.rawValue))"
-        let packCount = packs.map { ",\"packs\":\($0.count)" } ?? ""
-        let problem = "\"catalog_problem\":" + (library.catalogProblem.map { jsonString($0.description) } ?? "null")
-        guard let catalog = library.catalog, library.catalogProblem == nil else {
-            let free =
-                library.catalog.map { "\($0.freeMaxZoom)" }
-                ?? (library.kind == .store ? "\(RegionLibrary.failClosedMaxZoom)" : "null")
-            return .json("{\(kind),\"catalog\":false,\(problem),\"free_max_zoom\":\(free),\"products\":[]\(packCount)}")
-        }
+        var listing = StoreListing(
+            library: library.kind.rawValue, catalog: false, catalogProblem: library.catalogProblem?.description,
+            freeMaxZoom: library.catalog?.freeMaxZoom
+                ?? (library.kind == .store ? RegionLibrary.failClosedMaxZoom : nil),
+            products: [], packs: packs?.count)
+        guard let catalog = library.catalog, library.catalogProblem == nil else { return .json(encoding: listing) }
         do {
-            let products = try library.listings().map { try JSONOutput.string($0) }
-            return .json(
-                "{\(kind),\"catalog\":true,\(problem),\"free_max_zoom\":\(catalog.freeMaxZoom),\"products\":["
-                    + products.joined(separator: ",") + "]\(packCount)}")
+            listing.catalog = true
+            listing.freeMaxZoom = catalog.freeMaxZoom
+            listing.products = try library.listings()
+            return .json(encoding: listing)
         } catch {
             return .from(error)
         }
@@ -70,40 +67,31 @@ extension TileService {
     /// `/regions`: each region's name, title, bounds, zooms, codec and whether it has elevation,
     /// and the catalog products' polygons: what the viewer draws.
     public func regionsListing() -> ServedResponse {
-        var regions: [String] = []
-        for (i, name) in regionNames.enumerated() {
+        let regions = regionNames.enumerated().map { i, name in
             let s = store.archives[i]
-            var f = [
-                "\"region\":\(jsonString(name))", "\"name\":\(jsonString(s.name))",
-                "\"codec\":\(jsonString(s.codecName))",
-                "\"elevation\":\(s.valueKind?.isMetres == true)",
-            ]
-            if let b = s.bounds { f.append("\"bounds\":[\(b.west),\(b.south),\(b.east),\(b.north)]") }
-            if let z = s.zoomRange { f += ["\"minzoom\":\(z.lowerBound)", "\"maxzoom\":\(z.upperBound)"] }
-            regions.append("{" + f.joined(separator: ",") + "}")
+            return RegionsListing.Region(
+                region: name, name: s.name, codec: s.codecName, elevation: s.valueKind?.isMetres == true,
+                bounds: s.bounds.map { [$0.west, $0.south, $0.east, $0.north] }, minzoom: s.zoomRange?.lowerBound,
+                maxzoom: s.zoomRange?.upperBound)
         }
-        var areas: [String] = []
-        for p in library.catalog?.products ?? [] {
-            guard let area = p.area else { continue }
-            let rings = area.rings.map { ring in "[" + ring.map { "[\($0.lon),\($0.lat)]" }.joined(separator: ",") + "]"
+        let areas = (library.catalog?.products ?? []).compactMap { p in
+            p.area.map { area in
+                RegionsListing.Area(id: p.id, title: p.title, rings: area.rings.map { $0.map { [$0.lon, $0.lat] } })
             }
-            areas.append(
-                "{\"id\":\(jsonString(p.id)),\"title\":\(jsonString(p.title)),\"rings\":[\(rings.joined(separator: ","))]}"
-            )
         }
+        let zooms = viewZooms
         return .json(
-            "{\"regions\":[\(regions.joined(separator: ","))],\"areas\":[\(areas.joined(separator: ","))],"
-                + "\"attribution\":\(jsonString(layers.attribution)),\(viewZooms)}")
+            encoding: RegionsListing(
+                regions: regions, areas: areas, attribution: layers.attribution, viewMinzoom: zooms.lowerBound,
+                viewMaxzoom: zooms.upperBound))
     }
 
-    /// `"view_minzoom":N,"view_maxzoom":N`: the zooms `/view` draws something at, which the
-    /// viewer's map follows: from ``Overzoom/maxUnderzoomLevels`` below the coarsest archive's
-    /// min zoom to ``Overzoom/maxZoom`` (or a finer archive's max); 0…18 without archives.
-    var viewZooms: String {
+    /// The zooms `/view` draws something at, which the viewer's map follows: from
+    /// ``Overzoom/maxUnderzoomLevels`` below the coarsest archive's min zoom to
+    /// ``Overzoom/maxZoom`` (or a finer archive's max); 0…18 without archives.
+    var viewZooms: ClosedRange<Int> {
         let reaches = store.archives.compactMap(\.zoomRange).map(Overzoom.reach(of:))
-        guard let lo = reaches.map(\.lowerBound).min(), let hi = reaches.map(\.upperBound).max() else {
-            return "\"view_minzoom\":0,\"view_maxzoom\":18"
-        }
-        return "\"view_minzoom\":\(lo),\"view_maxzoom\":\(min(hi, TileID.maxZoom))"
+        guard let lo = reaches.map(\.lowerBound).min(), let hi = reaches.map(\.upperBound).max() else { return 0...18 }
+        return lo...max(lo, min(hi, TileID.maxZoom))
     }
 }

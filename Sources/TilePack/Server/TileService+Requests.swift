@@ -84,7 +84,8 @@ extension TileService {
     func unknownRegion(_ region: String) -> ServedResponse {
         .error(
             404, kind: "notFound",
-            message: "no region \(jsonSafe(region)) in this library (regions: \(regionNames.joined(separator: ", ")))")
+            message: "no region \(Self.shown(region)) in this library (regions: \(regionNames.joined(separator: ", ")))"
+        )
     }
 
     func notFound(_ region: String, _ id: TileID) -> ServedResponse {
@@ -94,23 +95,22 @@ extension TileService {
     /// 403 with the products that unlock a locked tile (kind `locked`), or of a partly owned
     /// tile's payload (kind `partialTile`); other store errors by category.
     func tileError(_ error: TileStoreError, region: String, id: TileID) -> ServedResponse {
-        let offers = (try? JSONOutput.string(error.offers)) ?? "[]"
-        let extra = [("region", jsonString(region)), ("tile", jsonString(id.description)), ("unlock", offers)]
         let buy =
             error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
         switch error.problem {
         case .locked:
-            return .error(403, kind: "locked", message: "tile \(id) of \(region) is locked: " + buy, extra: extra)
+            return .locked(
+                kind: "locked", message: "tile \(id) of \(region) is locked: " + buy, region: region, tile: id,
+                unlock: error.offers)
         case .partialTile:
-            return .error(
-                403, kind: "partialTile",
+            return .locked(
+                kind: "partialTile",
                 message: "tile \(id) of \(region) is partly locked: its payload cannot be served masked; "
                     + "ask /tiles/\(region)/\(id).png for the owned pixels, or " + buy,
-                extra: extra)
+                region: region, tile: id, unlock: error.offers)
         default:
             return .from(error)
         }
     }
 
-    func jsonSafe(_ s: String) -> String { Self.shown(s) }
 }

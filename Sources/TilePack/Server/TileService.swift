@@ -289,24 +289,18 @@ public final class TileService: Sendable {
         let region = String(file.dropLast(5))
         guard let a = regionIndex[region] else { return unknownRegion(region) }
         let s = store.archives[a]
-        var fields = [
-            "\"tilejson\":\"3.0.0\"", "\"name\":\(jsonString(s.name))", "\"scheme\":\"xyz\"",
-            "\"tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}.png"))]",
-            "\"attribution\":\(jsonString(layers.attribution))",
-            "\"tilepack:region\":\(jsonString(region))",
-            "\"tilepack:codec\":\(jsonString(s.codecName))",
-            "\"tilepack:payload_tiles\":[\(jsonString("\(base)/tiles/\(region)/{z}/{x}/{y}"))]",
-        ]
-        if s.valueKind?.isMetres == true {
-            fields.append("\"tilepack:terrain_tiles\":[\(jsonString("\(base)/terrain/\(region)/{z}/{x}/{y}.png"))]")
-            fields.append("\"tilepack:terrain_encoding\":\"terrarium\"")
+        let center = s.bounds.map { b in
+            [
+                (b.west + b.east) / 2, (b.south + b.north) / 2,
+                Double(s.zoomRange.map { ($0.lowerBound + $0.upperBound) / 2 } ?? 0),
+            ]
         }
-        if let z = s.zoomRange { fields += ["\"minzoom\":\(z.lowerBound)", "\"maxzoom\":\(z.upperBound)"] }
-        if let b = s.bounds {
-            fields.append("\"bounds\":[\(b.west),\(b.south),\(b.east),\(b.north)]")
-            let zoom = s.zoomRange.map { ($0.lowerBound + $0.upperBound) / 2 } ?? 0
-            fields.append("\"center\":[\((b.west + b.east) / 2),\((b.south + b.north) / 2),\(zoom)]")
-        }
-        return .json("{" + fields.joined(separator: ",") + "}", cache: "public, max-age=60")
+        let document = TileJSONDocument(
+            name: s.name, tiles: ["\(base)/tiles/\(region)/{z}/{x}/{y}.png"], attribution: layers.attribution,
+            region: region, codec: s.codecName, payloadTiles: ["\(base)/tiles/\(region)/{z}/{x}/{y}"],
+            terrainTiles: s.valueKind?.isMetres == true ? ["\(base)/terrain/\(region)/{z}/{x}/{y}.png"] : nil,
+            minzoom: s.zoomRange?.lowerBound, maxzoom: s.zoomRange?.upperBound,
+            bounds: s.bounds.map { [$0.west, $0.south, $0.east, $0.north] }, center: center)
+        return .json(encoding: document, cache: "public, max-age=60")
     }
 }

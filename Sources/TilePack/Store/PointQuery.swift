@@ -185,11 +185,6 @@ public struct UncoveredPointAnswer: Sendable, Encodable {
     }
 }
 
-/// ``UncoveredPointAnswer``'s JSON.
-public func uncoveredPointJSON(_ query: TileQuery, searched place: String) throws -> String {
-    try UncoveredPointAnswer(query: query, searched: place).json
-}
-
 /// Answers point queries against downloaded regions: which archives cover a point, what
 /// colour their tile has there, and for terrain the elevation in metres. Every tile and
 /// elevation grid comes through a ``TileStore``, so repeated queries in one process hit its

@@ -55,7 +55,7 @@ struct StoreVerifyCommand: ParsableCommand {
                 try report(token: token, verifier: verifier)
             } catch {
                 if json {
-                    print(try JSONOutput.string(Rejected(reason: error.reason.rawValue, detail: error.detail)))
+                    print(try JSONOutput.string(Rejected(reason: error.code.rawValue, detail: error.explanation)))
                 }
                 throw error
             }

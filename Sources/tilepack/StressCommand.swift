@@ -82,7 +82,7 @@ struct StressCommand: ParsableCommand {
                 }
             }
             guard !readers.isEmpty else {
-                throw InputFileError(path: library ?? ".", problem: "no readable region archive")
+                throw InputFileError(path: library ?? ".", detail: "no readable region archive")
             }
             let store = try TileStore(archives: readers, budget: try MemoryBudget(parsing: budget), options: options)
             var configuration = TileStoreStress.Configuration()

@@ -145,13 +145,13 @@ enum HandPNG {
     @Test func rejectsDamagedInput() throws {
         var random = TestRandom(seed: 14)
         let good = try PNGEncoder().encode(rgba: random.bytes(32 * 32 * 4), width: 32, height: 32)
-        func problem(_ bytes: [UInt8], _ decoder: PNGDecoder = PNGDecoder()) -> PNGError.Problem? {
+        func problem(_ bytes: [UInt8], _ decoder: PNGDecoder = PNGDecoder()) -> PNGError.Code? {
             do {
                 _ = try decoder.decode(bytes, source: "t.png")
                 return nil
             } catch {
                 #expect(error.description.hasPrefix("t.png: PNG "))
-                return error.problem
+                return error.code
             }
         }
         #expect(problem(good) == nil)

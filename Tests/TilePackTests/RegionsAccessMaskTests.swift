@@ -285,7 +285,7 @@ struct RegionsAccessMaskTests {
         // The raw payload is refused, named as partial (category locked), with the offers.
         #expect(throws: TileStoreError.self) { _ = try store.tile(t, archive: a) }
         do { _ = try store.tile(t, archive: a); Issue.record("no error") } catch {
-            #expect(error.problem == .partialTile && error.category == .locked && !error.offers.isEmpty)
+            #expect(error.code == .partialTile && error.category == .locked && !error.offers.isEmpty)
             #expect(!error.description.contains("\n"))
         }
         // Asked of every archive, the partial archives refuse their payloads too.

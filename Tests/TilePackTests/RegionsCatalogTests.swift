@@ -107,7 +107,7 @@ import Testing
         do throws(CatalogError) {
             _ = try Catalog(contentsOf: dir.file("catalog.json"))
         } catch {
-            #expect(error.kind == .notFound && error.category == .notFound)
+            #expect(error.code == .notFound && error.category == .notFound)
             #expect(error.description == dir.file("catalog.json") + ": no such file")
         }
     }
@@ -153,7 +153,7 @@ import Testing
     struct BadCatalog: CustomTestStringConvertible, Sendable {
         let label: String
         let json: [UInt8]
-        let kind: CatalogError.Kind
+        let kind: CatalogError.Code
         let field: String?
         /// The whole text after "lib/catalog.json: FIELD ", or a part of it.
         let detail: String
@@ -333,7 +333,7 @@ import Testing
             let catalog = try Self.decode(bad.json)
             Issue.record("accepted: \(catalog.products.map(\.id))")
         } catch {
-            #expect(error.kind == bad.kind, "\(error)")
+            #expect(error.code == bad.kind, "\(error)")
             #expect(error.field == bad.field, "\(error)")
             #expect(error.detail.contains(bad.detail), "\(error)")
             let prefix = "lib/catalog.json: " + (bad.field.map { $0 + " " } ?? "")
@@ -358,7 +358,7 @@ import Testing
             _ = try Self.decode(key)
             Issue.record("accepted")
         } catch {
-            #expect(error.kind == .unknownField)
+            #expect(error.code == .unknownField)
             #expect(error.description == "lib/catalog.json: [\"a\\nb\"] is not a field of the catalog schema")
         }
     }
@@ -470,9 +470,9 @@ import Testing
     }
 
     @Test func polygonValidation() {
-        func problem(_ rings: [[[Double]]]) -> RegionPolygon.Problem.Kind? {
+        func problem(_ rings: [[[Double]]]) -> RegionPolygon.Problem.Code? {
             do throws(RegionPolygon.Problem) { _ = try RegionPolygon(rings: rings); return nil } catch {
-                return error.kind
+                return error.code
             }
         }
         #expect(problem([]) == .noRings)

@@ -136,8 +136,8 @@ import Darwin
         let token = try JWS.sign(Claim(sub: "x", n: 7), key: key, kid: kid)
         let parts = token.split(separator: ".").map(String.init)
 
-        func kind(_ t: String) -> JWSError.Kind? {
-            do { _ = try JWS.verify(t, publicKeys: keys, source: "token"); return nil } catch { return error.kind }
+        func kind(_ t: String) -> JWSError.Code? {
+            do { _ = try JWS.verify(t, publicKeys: keys, source: "token"); return nil } catch { return error.code }
         }
         #expect(kind(token) == nil)
         // alg none (with and without a signature), and another algorithm.
@@ -195,9 +195,9 @@ import Darwin
         #expect(throws: JWSError.self) { try JWK.read(path: publicPath, requirePrivate: true) }
         chmod(privatePath, 0o644)
         let loose = #expect(throws: JWSError.self) { try JWK.read(path: privatePath, requirePrivate: true) }
-        #expect(loose?.kind == .badKey)
+        #expect(loose?.code == .badKey)
         let garbage = try dir.write("bad.jwk", Array(#"{"kty":"RSA","crv":"Ed25519","x":"AAAA"}"#.utf8))
-        #expect(thrown(JWSError.self) { try JWK.read(path: garbage) }?.kind == .badKey)
+        #expect(thrown(JWSError.self) { try JWK.read(path: garbage) }?.code == .badKey)
 
         // The test App Store's CA keys are private files too; reopening keeps the CA.
         let store = try TestAppStore(directory: dir.file("store"), clock: FixedRegionClock(Self.t0))
@@ -251,25 +251,25 @@ import Darwin
     @Test func badArgumentsAreOneLineErrors() throws {
         let f = try Fixture()
         let empty = #expect(throws: LedgerError.self) { try f.store.purchase(f.shop.request("")) }
-        #expect(empty?.kind == .invalidArgument && empty?.description.hasPrefix("product id: ") == true)
+        #expect(empty?.code == .invalidArgument && empty?.description.hasPrefix("product id: ") == true)
         let newline = #expect(throws: LedgerError.self) { try f.store.purchase(f.shop.request("a\nb")) }
         #expect(newline?.description.contains("\n") == false)
         // A subscription needs a term; consumables are not sold.
         #expect(
-            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .autoRenewable)) }?.kind
+            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .autoRenewable)) }?.code
                 == .invalidArgument)
         #expect(
-            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .consumable)) }?.kind
+            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .consumable)) }?.code
                 == .invalidArgument)
         let unknown = #expect(throws: LedgerError.self) { try f.store.refund(transactionID: "123", reason: 0) }
-        #expect(unknown?.kind == .notFound && unknown?.category == .notFound)
+        #expect(unknown?.code == .notFound && unknown?.category == .notFound)
         let bought = try f.buy("chamonix")
         #expect(
-            thrown(LedgerError.self) { try f.store.refund(transactionID: bought.id, reason: 7) }?.kind
+            thrown(LedgerError.self) { try f.store.refund(transactionID: bought.id, reason: 7) }?.code
                 == .invalidArgument)
         // A token that is not App Store signed data.
         let junk = #expect(throws: LedgerError.self) { try f.ledger.import(signed: ["a.b.c"]) }
-        #expect(junk?.kind == .rejected && junk?.verification == .malformed && junk?.category == .invalidInput)
+        #expect(junk?.code == .rejected && junk?.verification == .malformed && junk?.category == .invalidInput)
         // A batch is verified whole before anything is written.
         let good = try f.shop.sell("zermatt")
         #expect(thrown(LedgerError.self) { try f.ledger.import(signed: [good, "x.y.z"]) }?.verification == .malformed)
@@ -278,7 +278,7 @@ import Darwin
         let account = #expect(throws: LedgerError.self) {
             try EntitlementLedger(path: f.dir.file("other.sqlite"), verifier: f.verifier, account: "has space")
         }
-        #expect(account?.kind == .invalidArgument && !fileExists(f.dir.file("other.sqlite")))
+        #expect(account?.code == .invalidArgument && !fileExists(f.dir.file("other.sqlite")))
     }
 
     @Test func subscriptionExpires() throws {
@@ -597,7 +597,7 @@ import Darwin
         #expect(try empty.report(now: Self.t0).entitlements.isEmpty && !empty.accountWasDrawn)
         try empty.observe()
         try empty.recordAcceptedCatalog(serial: 1, jws: "x")
-        #expect(thrown(LedgerError.self) { try empty.import(signed: [bought]) }?.kind == .storage)
+        #expect(thrown(LedgerError.self) { try empty.import(signed: [bought]) }?.code == .storage)
         #expect(!fileExists(missing) && !fileExists(missing + "-wal") && !fileExists(missing + "-shm"))
 
         // An existing ledger: read, observe, overlay, refuse imports; its bytes stay as they were.
@@ -610,7 +610,7 @@ import Darwin
         try reader.observe()
         try reader.recordAcceptedCatalog(serial: 9, jws: "y")
         #expect(reader.acceptedCatalog() == nil)
-        #expect(thrown(LedgerError.self) { try reader.import(signed: [bought]) }?.kind == .storage)
+        #expect(thrown(LedgerError.self) { try reader.import(signed: [bought]) }?.code == .storage)
         // The store's refund, held in memory: counted, not written.
         let revocation = try shop.store.refund(transactionID: try shop.transactionID(bought), reason: 0)
         try reader.overlay([revocation])
@@ -637,7 +637,7 @@ import Darwin
             let refused = #expect(throws: LedgerError.self) {
                 try EntitlementLedger(path: path, verifier: shop.verifier, mode: mode)
             }
-            #expect(refused?.kind == .legacyLedger && refused?.category == .invalidInput, "\(mode)")
+            #expect(refused?.code == .legacyLedger && refused?.category == .invalidInput, "\(mode)")
             #expect(
                 refused?.description.contains("run tilepack store restore") == true
                     && refused?.description.hasPrefix(path) == true)
@@ -661,7 +661,7 @@ import Darwin
         let newer = #expect(throws: LedgerError.self) {
             try EntitlementLedger(path: future, verifier: shop.verifier, mode: .upgradingLegacy)
         }
-        #expect(newer?.kind == .storage && newer?.category == .unsupported)
+        #expect(newer?.code == .storage && newer?.category == .unsupported)
     }
 
     @Test func theAcceptedCatalogSerialNeverGoesDown() throws {

@@ -62,7 +62,7 @@ private final class DeclaringArchive: TileArchive {
             _ = try store.elevation(Self.id)
             Issue.record("a 4096 × 4096 grid was decoded for a 256-pixel archive")
         } catch {
-            #expect(error.problem == .damagedTile)
+            #expect(error.code == .damagedTile)
             #expect(
                 error.description.contains("forged.mbtiles") && error.description.contains("\(Self.id)")
                     && error.description.contains("4096×4096") && !error.description.contains("\n"), "\(error)")
@@ -79,7 +79,7 @@ private final class DeclaringArchive: TileArchive {
             _ = try store.elevation(Self.id)
             Issue.record("a 1 MiB grid in a 512 KiB budget")
         } catch {
-            #expect(error.problem == .budgetExhausted)
+            #expect(error.code == .budgetExhausted)
         }
         #expect(big.decodeCount == 0 && store.accountingProblem() == nil)
         // Beyond twice the tile size: refused by name, never decoded.
@@ -90,7 +90,7 @@ private final class DeclaringArchive: TileArchive {
             Issue.record("a 513-wide grid for 256-pixel tiles")
         } catch {
             #expect(
-                error.problem == .damagedTile && error.description.contains("forged.mbtiles")
+                error.code == .damagedTile && error.description.contains("forged.mbtiles")
                     && error.description.contains("513×16"))
         }
         #expect(wide.decodeCount == 0)
@@ -114,7 +114,7 @@ private final class DeclaringArchive: TileArchive {
             _ = try store.elevation(TileID(z: 6, x: 21, y: 25)!)
             Issue.record("the made grid fitted only by evicting the grid it was made from")
         } catch {
-            #expect(error.problem == .budgetExhausted)
+            #expect(error.code == .budgetExhausted)
         }
         let s = store.statistics
         #expect(s.budgetViolations == 0 && s.leasedEntries == 0 && store.accountingProblem() == nil)

@@ -274,7 +274,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             ])
         let bad = try Self.store(odd)
         do { _ = try bad.elevation(Self.parent); Issue.record("no error") } catch {
-            #expect(error.problem == .damagedTile && !error.description.contains("\n"))
+            #expect(error.code == .damagedTile && !error.description.contains("\n"))
         }
         #expect(bad.accountingProblem() == nil)
     }
@@ -323,7 +323,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
                         _ = try store.elevation(id)
                     }
                 } catch {
-                    if error.problem != .budgetExhausted { failures.withLock { $0.append("\(id): \(error)") } }
+                    if error.code != .budgetExhausted { failures.withLock { $0.append("\(id): \(error)") } }
                 }
                 if let problem = store.accountingProblem() { failures.withLock { $0.append(problem) } }
             }
@@ -353,7 +353,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             { _ = try store.zoomedElevation(child) },
         ] as [() throws -> Void] {
             do { try body(); Issue.record("served a locked tile") } catch let error as TileStoreError {
-                #expect(error.problem == .locked && error.offers == [offer])
+                #expect(error.code == .locked && error.offers == [offer])
             }
         }
         // Below the min zoom the same: the requested tile decides (here z3 is free).
@@ -414,7 +414,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         do throws(TileStoreError) {
             if exists(try nothing.pixels(first)) { Issue.record("a z11 tile nobody owns was served") }
         } catch {
-            #expect(error.problem == .locked && !error.offers.isEmpty)
+            #expect(error.code == .locked && !error.offers.isEmpty)
         }
         // Chamonix owned: a z12 tile across its edge is masked per requested pixel.
         let policy = RegionAccessPolicy(
@@ -462,7 +462,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         do throws(TileStoreError) {
             if exists(try nobody.pixels(deep)) { Issue.record("a z15 tile nobody owns was served") }
         } catch {
-            #expect(error.problem == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
+            #expect(error.code == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
         }
     }
 
@@ -531,7 +531,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             _ = try locked.overzoomedTile(child)
             Issue.record("a locked tile's ancestor payload was handed out")
         } catch {
-            #expect(error.problem == .locked && error.offers == [offer])
+            #expect(error.code == .locked && error.offers == [offer])
         }
         let partial = try Self.store(
             archive,

@@ -53,7 +53,7 @@ package struct ArchiveReport: Sendable, Encodable {
     public init(path: String) throws(ArchiveError) {
         do {
             try self.init(pack: try PackReader(path: path))
-        } catch  where error.problem == .notPack {
+        } catch  where error.code == .notPack {
             try self.init(mbtiles: try MBTilesReader(path: path))
         }
     }

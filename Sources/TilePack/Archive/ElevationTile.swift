@@ -113,7 +113,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     public func decode(_ blob: [UInt8], width: Int, height: Int, path: String) throws(ArchiveError) -> ElevationTile {
         guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         let count = width * height
@@ -135,11 +135,11 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
         switch inflated {
         case .success(let n): produced = n
         case .failure(let error):
-            throw ArchiveError(path: path, problem: .badElevation, detail: "elevation data does not inflate: \(error)")
+            throw ArchiveError(path: path, code: .badElevation, detail: "elevation data does not inflate: \(error)")
         }
         guard produced == count * 4 else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation data holds \(produced) bytes, expected \(count * 4) for \(width)×\(height)")
         }
         if self == .float32PredictorDeflate {
@@ -184,7 +184,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     ) throws(ArchiveError) -> ElevationTile {
         guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         var failure: ArchiveError?

@@ -57,7 +57,7 @@ public final class MBTilesReader: TileArchive {
             let id = try appID.step() ? Int32(truncatingIfNeeded: appID.int(at: 0)) : 0
             guard id == 0 || id == MBTilesSchema.applicationID else {
                 throw ArchiveError(
-                    path: path, problem: .notMBTiles,
+                    path: path, code: .notMBTiles,
                     detail:
                         "not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258 or none)"
                 )
@@ -69,14 +69,14 @@ public final class MBTilesReader: TileArchive {
             while try names.step() { if let n = names.string(at: 0) { found.insert(n) } }
             for required in ["tiles", "metadata"] where !found.contains(required) {
                 throw ArchiveError(
-                    path: path, problem: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
+                    path: path, code: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
             }
             hasElevation = found.contains("elevation")
             do {
                 try first.prepareStatements(elevation: hasElevation)
             } catch {
                 throw ArchiveError(
-                    path: path, problem: .notMBTiles,
+                    path: path, code: .notMBTiles,
                     detail: "not an MBTiles archive (tiles or elevation lacks the expected columns: \(error.message))")
             }
             var rows: [String: String] = [:]
@@ -91,7 +91,7 @@ public final class MBTilesReader: TileArchive {
                 !(Int(version).map(MBTilesMetadata.readableFormatVersions.contains) ?? false)
             {
                 throw ArchiveError(
-                    path: path, problem: .unsupportedVersion,
+                    path: path, code: .unsupportedVersion,
                     detail:
                         "tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))"
                 )
@@ -179,7 +179,7 @@ public final class MBTilesReader: TileArchive {
             let detail = StoredBlobLimit.refusal(
                 type: refused.type, length: refused.length, limit: limit, what: "tile \(id)")
         {
-            throw ArchiveError(path: path, problem: .damaged, detail: detail)
+            throw ArchiveError(path: path, code: .damaged, detail: detail)
         }
         if let bodyError { throw bodyError }
         return result
@@ -239,12 +239,12 @@ public final class MBTilesReader: TileArchive {
                 }
                 if found == nil {
                     failure = ArchiveError(
-                        path: path, problem: .badElevation, detail: "elevation tile \(id) has no data")
+                        path: path, code: .badElevation, detail: "elevation tile \(id) has no data")
                 }
             } catch {
                 failure =
                     error as? ArchiveError
-                    ?? ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id): \(error)")
+                    ?? ArchiveError(path: path, code: .badElevation, detail: "elevation tile \(id): \(error)")
             }
             return (true, tile)
         }
@@ -253,7 +253,7 @@ public final class MBTilesReader: TileArchive {
         guard let row = try storedElevation(id, admitting: admit) else { return nil }
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
         }
         return try encoding.decode(row.data, width: row.width, height: row.height, path: path)
@@ -272,7 +272,7 @@ public final class MBTilesReader: TileArchive {
         if let detail = StoredBlobLimit.refusal(
             type: type, length: length, limit: limit, what: "elevation tile \(id) (\(width)×\(height))")
         {
-            throw ArchiveError(path: path, problem: .badElevation, detail: detail)
+            throw ArchiveError(path: path, code: .badElevation, detail: detail)
         }
         return max(0, length)
     }
@@ -388,7 +388,7 @@ public final class MBTilesReader: TileArchive {
         for (column, row) in rows {
             guard let id = TileID(z: zoom, x: column, tmsY: row) else {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail: "tile row (zoom \(zoom), column \(column), row \(row)) lies outside the zoom's grid")
             }
             ids.append(id)
@@ -427,7 +427,7 @@ public final class MBTilesReader: TileArchive {
         let summary = self.summary
         guard let codec = summary.codec else {
             throw ArchiveError(
-                path: path, problem: .damaged,
+                path: path, code: .damaged,
                 detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
         }
         let decoder = codec.decoder()
@@ -437,7 +437,7 @@ public final class MBTilesReader: TileArchive {
                 guard let bytes = try tile(id) else { continue }
                 do { _ = try decoder.decode(bytes, width: summary.tileSize, height: summary.tileSize) } catch {
                     throw ArchiveError(
-                        path: path, problem: .damaged,
+                        path: path, code: .damaged,
                         detail: "tile \(id) does not decode as \(codec.rawValue): \(error)")
                 }
                 tiles += 1
@@ -457,7 +457,7 @@ public final class MBTilesReader: TileArchive {
         guard answer == "ok" else {
             // SQLite's report spans lines ("*** in database main ***\nPage 5: ..."); keep one.
             throw ArchiveError(
-                path: path, problem: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
+                path: path, code: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
         }
     }
 

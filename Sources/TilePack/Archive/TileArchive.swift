@@ -54,7 +54,7 @@ extension TileArchive {
         try withTile(id) { stored in
             guard stored.count <= maxBytes else {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) it may hold")
             }
             return try body(stored)

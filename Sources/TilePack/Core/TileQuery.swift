@@ -1,9 +1,29 @@
 /// A bad point or zoom given to `tilepack query` (or any caller that takes a place from a
 /// person). One line naming the value; the CLI shows it with the usage (exit 64).
 public struct QueryInputError: TilePackError, Equatable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// A point, zoom or URI that is malformed or out of range (the only code today).
+        public static let invalidValue = Code("invalidValue")
+    }
+
+    public let code: Code
+    /// The value at fault (`zoom 30`, the URI), or empty when the message names it itself.
+    public let subject: String
+    public let detail: String
+    public var cause: (any Error)? { nil }
     public var category: TilePackErrorCategory { .invalidArgument }
+
+    public init(_ code: Code = .invalidValue, subject: String, detail: String) {
+        self.code = code
+        self.subject = subject
+        self.detail = detail
+    }
+
+    /// A message that names its value itself: no separate subject.
+    public init(_ message: String) { self.init(subject: "", detail: message) }
 }
 
 /// A `geo:` URI (RFC 5870): `geo:LAT,LON[,ALT][;crs=wgs84][;u=UNCERTAINTY][;other=params]`.

@@ -6,18 +6,32 @@ import CZlib
 /// MBTiles payloads may be zlib too. All entry points work on `[UInt8]`/buffer pointers so
 /// that hot paths never touch `Data` subscripts.
 public enum Zlib {
-    /// Why inflation or deflation failed, in zlib's own terms.
-    public struct Failure: Error, CustomStringConvertible, Sendable, Equatable {
-        /// zlib's return code (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …).
-        public var code: Int32
+    /// Why inflation or deflation failed, in zlib's own terms: `code` wraps zlib's return code,
+    /// `subject` is "zlib error N", `detail` zlib's message (or what went wrong).
+    public struct Failure: TilePackError, Equatable {
+        /// zlib's return code (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …): any value is representable.
+        public struct Code: TilePackErrorCode, RawRepresentable {
+            public let rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let dataError = Code(rawValue: Z_DATA_ERROR)
+            public static let bufferError = Code(rawValue: Z_BUF_ERROR)
+            public static let streamError = Code(rawValue: Z_STREAM_ERROR)
+            public static let memoryError = Code(rawValue: Z_MEM_ERROR)
+            /// "zlib \(rawValue)".
+            public var description: String { "zlib \(rawValue)" }
+        }
+
+        public let code: Code
+        /// "zlib error N", N being zlib's return code.
+        public var subject: String { "zlib error \(code.rawValue)" }
         /// zlib's message, or a description of what went wrong.
-        public var message: String
-        public var description: String { "zlib error \(code): \(message)" }
+        public let detail: String
+        public var cause: (any Error)? { nil }
 
         /// A failure in zlib's terms (codecs built on zlib report their own refusals this way).
         public init(code: Int32, message: String) {
-            self.code = code
-            self.message = message
+            self.code = Code(rawValue: code)
+            self.detail = message
         }
     }
 

@@ -42,7 +42,7 @@ extension Catalog {
             "\(name) holds " + (archiveZooms[name].map { "z\($0.lowerBound)–\($0.upperBound)" } ?? "nothing")
         }
         return CatalogError(
-            path: path, field: "products[\(i)].maxzoom", kind: .badZoomRange,
+            path: path, field: "products[\(i)].maxzoom", code: .badZoomRange,
             detail:
                 "\(ErrorText.quoted(first.productID)) sells zooms \(Self.spans(first.zooms)) that none of its archives holds ("
                 + held.joined(separator: ", ") + ")")

@@ -37,7 +37,7 @@ package struct CatalogPayload: Sendable {
         let catalog = try Catalog(json: bytes, path: path, libraryDirectory: nil)
         guard catalog.version >= 2 else {
             throw CatalogError(
-                path: path, field: "version", kind: .unsupportedVersion,
+                path: path, field: "version", code: .unsupportedVersion,
                 detail: "\(catalog.version): a signed catalog is version 2 (add \"serial\": 1)")
         }
         var hashes = catalog.archiveSHA256
@@ -48,8 +48,8 @@ package struct CatalogPayload: Sendable {
                 hashes[name] = try FileDigest.sha256(path: dir + name)
             } catch {
                 throw CatalogError(
-                    path: dir + name, field: nil, kind: .notFound,
-                    detail: "\(error.problem) (the catalog names it and gives no SHA-256)")
+                    path: dir + name, field: nil, code: .notFound,
+                    detail: "\(error.detail) (the catalog names it and gives no SHA-256)")
             }
             hashed.append(name)
         }
@@ -63,7 +63,7 @@ package struct CatalogPayload: Sendable {
         do {
             self.bytes = Array((try JSONOutput.string(filled) + "\n").utf8)
         } catch {
-            throw CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be written back: \(error)")
+            throw CatalogError(path: path, field: nil, code: .malformed, detail: "cannot be written back: \(error)")
         }
         self.catalog = filled
         assert(Self.decodes(self.bytes, to: filled), "\(path): the rewritten catalog does not decode to itself")

@@ -95,17 +95,9 @@ extension Catalog {
                 price = try Price(parsing: priceText, minorUnits: Price.minorUnits(ofCurrency: currency))
             } catch {
                 let quoted = ErrorText.quoted(priceText)
-                switch error {
-                case .negative: throw CatalogIssue(.negativePrice, field("price"), "\(quoted) is negative")
-                case .malformed:
-                    throw CatalogIssue(.badPrice, field("price"), "\(quoted) is not a decimal such as \"4.99\"")
-                case .tooLarge: throw CatalogIssue(.badPrice, field("price"), "\(quoted) is too large")
-                case .tooManyDecimals(let allowed):
-                    throw CatalogIssue(
-                        .badPrice, field("price"),
-                        "\(quoted) has more than \(allowed) decimal\(allowed == 1 ? "" : "s") (\(currency)'s minor units)"
-                    )
-                }
+                let kind: CatalogError.Code = error.code == .negative ? .negativePrice : .badPrice
+                let currencyNote = error.code == .tooManyDecimals ? " (\(currency)'s minor units)" : ""
+                throw CatalogIssue(kind, field("price"), "\(quoted) \(error.detail)\(currencyNote)")
             }
 
             let kindText = try c.decode(String.self, forKey: .kind)
@@ -146,10 +138,7 @@ extension Catalog {
                 do throws(RegionPolygon.Problem) {
                     area = try RegionPolygon(rings: rings)
                 } catch {
-                    var at = field("area")
-                    if let r = error.ring { at += "[\(r)]" }
-                    if let p = error.point { at += "[\(p)]" }
-                    throw CatalogIssue(.badPolygon, at, error.detail)
+                    throw CatalogIssue(.badPolygon, field("area") + error.subject, error.detail)
                 }
                 let minZoom = try c.decode(Int.self, forKey: .minzoom)
                 let maxZoom = try c.decode(Int.self, forKey: .maxzoom)

@@ -825,7 +825,7 @@ public final class EntitlementLedger: Sendable {
                         rejected.append(
                             RejectedLedgerRow(
                                 rowID: rowID, storedTransactionID: stored[0], reason: .unverified,
-                                verification: error.reason, detail: error.detail))
+                                verification: error.code, detail: error.explanation))
                         continue
                     }
                     let names = EntitlementLedger.columns.split(separator: ",").map { $0.trimmingPrefix(" ") }

@@ -123,7 +123,7 @@ public final class RegionLibrary: Sendable {
             return (
                 fallback,
                 CatalogError(
-                    path: path, field: nil, kind: .badSignature,
+                    path: path, field: nil, code: .badSignature,
                     detail: "the trust anchors name no publisher key: no catalog can be trusted")
             )
         }
@@ -133,7 +133,7 @@ public final class RegionLibrary: Sendable {
                 return (
                     fallback,
                     CatalogError(
-                        path: path, field: "serial", kind: .staleSerial,
+                        path: path, field: "serial", code: .staleSerial,
                         detail: "\(serial) is lower than \(accepted.serial), which this device already accepted")
                 )
             }
@@ -185,7 +185,7 @@ public final class RegionLibrary: Sendable {
         if let catalogProblem { throw catalogProblem }
         guard let catalog else {
             throw CatalogError(
-                path: directory + "/" + Catalog.fileName, field: nil, kind: .notFound,
+                path: directory + "/" + Catalog.fileName, field: nil, code: .notFound,
                 detail: "no catalog in this library: nothing is for sale")
         }
         return catalog
@@ -359,12 +359,12 @@ public final class RegionLibrary: Sendable {
         let catalog = try requireCatalog()
         guard let product = catalog.product(id: productID) else {
             throw CatalogError(
-                path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
+                path: directory + "/" + SignedCatalog.fileName, field: nil, code: .unknownProduct,
                 detail: "no product \(ErrorText.quoted(productID)) in the catalog")
         }
         if case .unavailable(let reason) = product.availability {
             throw CatalogError(
-                path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
+                path: directory + "/" + SignedCatalog.fileName, field: nil, code: .unknownProduct,
                 detail: "product \(ErrorText.quoted(productID)) is not available: \(reason)")
         }
         let ledger = try requireLedger()

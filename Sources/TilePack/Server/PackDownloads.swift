@@ -142,7 +142,7 @@ public final class PackDownloads: Sendable {
                 e.bytes = e.total
             case .failure(let error):
                 e.state = .failed
-                e.error = error.description + (error.cause.map { " (\(ErrorText.oneLine($0)))" } ?? "")
+                e.error = error.description + (error.cause.map { " (\(ErrorText.oneLine("\($0)")))" } ?? "")
                 e.code = error.code.rawValue
                 e.eta = nil
             }

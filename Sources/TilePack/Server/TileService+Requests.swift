@@ -98,7 +98,7 @@ extension TileService {
         let extra = [("region", jsonString(region)), ("tile", jsonString(id.description)), ("unlock", offers)]
         let buy =
             error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
-        switch error.problem {
+        switch error.code {
         case .locked:
             return .error(403, kind: "locked", message: "tile \(id) of \(region) is locked: " + buy, extra: extra)
         case .partialTile:

@@ -120,7 +120,7 @@ public final class TileService: Sendable {
             let found: TileLease?
             do throws(TileStoreError) {
                 found = try store.tile(id, archive: a)
-            } catch  where error.problem == .partialTile && format == .png {
+            } catch  where error.code == .partialTile && format == .png {
                 return maskedPNG(region: region, archive: a, id: id, ifNoneMatch: ifNoneMatch)
             }
             guard let lease = found else { return notFound(region, id) }

@@ -207,7 +207,7 @@ public enum PointQuery {
     /// The `.mbtiles` files directly inside `directory`, sorted by name.
     public static func archives(in directory: String) throws(InputFileError) -> [String] {
         guard let dir = opendir(directory) else {
-            throw InputFileError(path: directory, problem: "cannot open the region library directory (errno \(errno))")
+            throw InputFileError(path: directory, detail: "cannot open the region library directory (errno \(errno))")
         }
         defer { closedir(dir) }
         var names: [String] = []
@@ -280,12 +280,12 @@ public enum PointQuery {
         do throws(TileStoreError) {
             (rgba, colourZoom) = try colour(at: query, store: store, archive: a) ?? (nil, nil)
         } catch {
-            switch error.problem {
+            switch error.code {
             case .locked, .partialTile:
                 return locked(error.offers)
             case .undecodable:
                 // An archive of JPEG or vector tiles: name the file and the codec, as before the store.
-                throw InputFileError(path: path, problem: error.detail)
+                throw InputFileError(path: path, detail: error.detail)
             default:
                 throw error
             }
@@ -341,7 +341,7 @@ public enum PointQuery {
         do {
             return try store.zoomedElevation(id, archive: archive)
         } catch {
-            if error.problem == .locked { return nil }
+            if error.code == .locked { return nil }
             throw error
         }
     }

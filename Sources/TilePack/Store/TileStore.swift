@@ -399,7 +399,7 @@ public final class TileStore: Sendable {
                             break
                         }
                     } catch {
-                        if error.problem == .budgetExhausted { fits = false }
+                        if error.code == .budgetExhausted { fits = false }
                         break
                     }
                 }

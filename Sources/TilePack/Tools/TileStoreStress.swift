@@ -163,7 +163,7 @@ public enum TileStoreStress {
                 let lease = decode ? try store.pixels(id) : try store.tile(id)
                 if i % leaseEvery == 0, let lease { held = consume lease }
             } catch {
-                if error.problem == .budgetExhausted {
+                if error.code == .budgetExhausted {
                     report.budgetExhaustedErrors += 1
                     held = nil  // give the budget back, as an app would
                 } else if report.otherErrors.count < 5 {

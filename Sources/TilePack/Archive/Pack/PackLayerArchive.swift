@@ -84,7 +84,7 @@ public final class PackLayerArchive: TileArchive {
         case mismatch
         case badHash
         /// Stored bytes refused unread (``StoredBlobLimit``): the problem and one-line reason.
-        case refused(ArchiveError.Problem, String)
+        case refused(ArchiveError.Code, String)
     }
 
     /// Calls `body` with tile `id`'s stored bytes (SQLite's buffer, valid during the call)
@@ -192,7 +192,7 @@ public final class PackLayerArchive: TileArchive {
         guard let (name, width, height, blob) = try unwrap(lookup, what: "elevation \(id)") else { return nil }
         guard let encoding = ElevationEncoding(rawValue: name) else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
         }
         try admit(width, height)
@@ -205,17 +205,17 @@ public final class PackLayerArchive: TileArchive {
         case .found(let value): return value
         case .missingContent:
             throw ArchiveError(
-                path: path, problem: .damaged, detail: "\(what) is in the tile index but its content is missing")
+                path: path, code: .damaged, detail: "\(what) is in the tile index but its content is missing")
         case .mismatch:
             throw ArchiveError(
-                path: path, problem: .hashMismatch,
+                path: path, code: .hashMismatch,
                 detail: "\(what) does not match its tile index hash (edited or swapped after the pack was written)")
         case .badHash:
             throw ArchiveError(
-                path: path, problem: .damaged,
+                path: path, code: .damaged,
                 detail: "\(what) has a tile index hash that is not 64 lowercase hex digits")
         case .refused(let problem, let detail):
-            throw ArchiveError(path: path, problem: problem, detail: detail)
+            throw ArchiveError(path: path, code: problem, detail: detail)
         }
     }
 }

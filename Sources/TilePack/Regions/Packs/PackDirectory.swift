@@ -44,7 +44,9 @@ struct PackDirectory: Sendable {
     func update(_ id: String) -> String { pack(id) + ".update" }
 
     func create() throws(PackError) {
-        do { try RegionFiles.makeDirectories(path) } catch { throw PackError(.io, subject: error.path, error.problem) }
+        do { try RegionFiles.makeDirectories(path) } catch {
+            throw PackError(.io, subject: error.subject, error.detail)
+        }
     }
 
     /// Names in the directory (none when it does not exist).

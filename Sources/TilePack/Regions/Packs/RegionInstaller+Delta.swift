@@ -75,7 +75,7 @@ extension RegionInstaller {
             }
             guard try PackReader(path: output).indexDigest() == manifest.tileIndexSHA256 else {
                 throw ArchiveError(
-                    path: output, problem: .deltaMismatch, detail: "the updated pack's tile index is not the signed one"
+                    path: output, code: .deltaMismatch, detail: "the updated pack's tile index is not the signed one"
                 )
             }
         } catch {
@@ -83,11 +83,11 @@ extension RegionInstaller {
             unlink(intermediate)
             discardDeltas()
             let code: PackError.Code =
-                error.problem == .writeFailed || error.problem == .cannotOpen ? .io : .deltaMismatch
+                error.code == .writeFailed || error.code == .cannotOpen ? .io : .deltaMismatch
             throw PackError(
-                code, subject: error.path,
+                code, subject: error.subject,
                 "the delta update to version \(manifest.version) failed: \(error.detail); version \(installed.version) stays installed",
-                cause: error.description)
+                cause: error)
         }
         try commit(id, staged: output, manifestJWS: listed.jws)
         discardDeltas()

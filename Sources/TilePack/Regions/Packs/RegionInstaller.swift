@@ -94,13 +94,13 @@ public final class RegionInstaller: Sendable {
         let response: PackResponse
         do { response = try await transport.get(url: url, headers: [("Accept", "application/json")]) } catch {
             throw PackError(
-                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
+                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: error)
         }
         guard response.status == 200 else { throw await PackDownload.failure(response, url: url) }
         let body: [UInt8]?
         do { body = try await response.body.collect(limit: PackListing.maxBytes) } catch {
             throw PackError(
-                .network, subject: url, "the listing broke off: \(PackDownload.describe(error))", cause: "\(error)")
+                .network, subject: url, "the listing broke off: \(PackDownload.describe(error))", cause: error)
         }
         guard let body else {
             throw PackError(.network, subject: url, "the listing is over \(PackListing.maxBytes) bytes")
@@ -318,7 +318,7 @@ public final class RegionInstaller: Sendable {
                 totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0,
                 secondsRemaining: nil))
         let digest: String
-        do { digest = try FileDigest.sha256(path: part) } catch { throw PackError(.io, subject: part, error.problem) }
+        do { digest = try FileDigest.sha256(path: part) } catch { throw PackError(.io, subject: part, error.detail) }
         guard digest == manifest.sha256 else {
             discardPart(id)
             throw PackError(

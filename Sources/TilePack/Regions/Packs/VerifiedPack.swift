@@ -76,7 +76,7 @@ public struct VerifiedPack: Sendable {
             digest = try reader.indexDigest()
         } catch {
             throw PackError(
-                .hashMismatch, subject: path, "cannot be read as a pack: \(error.description)", cause: error.description
+                .hashMismatch, subject: path, "cannot be read as a pack: \(error.description)", cause: error
             )
         }
         guard digest == manifest.tileIndexSHA256 else {

@@ -51,9 +51,9 @@ struct StoreVerifyCommand: ParsableCommand {
             let anchors = try TrustAnchors(contentsOf: try TrustFileOption.resolve(trust))
             let token = try TokenFile.read(tokenFile)
             let verifier = AppStoreVerifier(anchors: anchors)
-            do throws(AppStoreVerificationError) {
+            do {
                 try report(token: token, verifier: verifier)
-            } catch {
+            } catch let error as AppStoreVerificationError {
                 if json {
                     print(try JSONOutput.string(Rejected(reason: error.code.rawValue, detail: error.explanation)))
                 }
@@ -62,7 +62,7 @@ struct StoreVerifyCommand: ParsableCommand {
         }
     }
 
-    private func report(token: String, verifier: AppStoreVerifier) throws(AppStoreVerificationError) {
+    private func report(token: String, verifier: AppStoreVerifier) throws {
         switch kind {
         case .transaction:
             let transaction = try verifier.verifyTransaction(token, source: tokenFile)

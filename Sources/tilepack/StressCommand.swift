@@ -57,7 +57,7 @@ struct StressCommand: ParsableCommand {
         if !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds \(seconds) must be above 0 and at most 86400")
         }
-        do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError("--budget: \(error.description)") }
+        do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError("--budget: \(error)") }
         if let memoryWarnings {
             do { _ = try SimulatedMemoryWarnings(parsing: memoryWarnings) } catch {
                 throw ValidationError("--memory-warnings: \(error.description)")
@@ -78,7 +78,7 @@ struct StressCommand: ParsableCommand {
             for path in paths {
                 do { readers.append(try MBTilesReader(path: path)) } catch {
                     if archive != nil { throw error }
-                    printError("\(error.description) (skipped)")
+                    printError("\(error) (skipped)")
                 }
             }
             guard !readers.isEmpty else {

@@ -181,7 +181,7 @@ import TilePackTools
             case .notification:
                 outcome = .success(try verifier.verifyNotification(text, source: row.token).appIdentity.environment)
             }
-        } catch {
+        } catch let error as AppStoreVerificationError {
             outcome = .failure(error)
         }
         switch (outcome, row.expected) {
@@ -774,7 +774,7 @@ import TilePackTools
             do {
                 _ = try TrustAnchors(contentsOf: path)
                 Issue.record("accepted: \(json)")
-            } catch {
+            } catch let error as TrustFileError {
                 let text = error.description.replacingOccurrences(of: dir.path + "/", with: "")
                 #expect(text.hasPrefix(expected), "\(text)")
                 #expect(!text.contains("\n"))
@@ -786,7 +786,7 @@ import TilePackTools
         #expect(throws: TrustFileError.self) { try TrustAnchors(contentsOf: big) }
         do {
             _ = try TrustAnchors(contentsOf: dir.path + "/none.json")
-        } catch {
+        } catch let error as TrustFileError {
             #expect(error.category == .notFound)
         }
     }
@@ -800,7 +800,7 @@ import TilePackTools
         do {
             _ = try TrustAnchors(contentsOf: dir.path + "/trust.json")
             Issue.record("a FIFO was read as a trust file")
-        } catch {
+        } catch let error as TrustFileError {
             #expect(error.description == "\(dir.path)/trust.json: is a FIFO, not a regular file")
         }
         let real = try Self.writeTrust(
@@ -808,7 +808,7 @@ import TilePackTools
         do {
             _ = try TrustAnchors(contentsOf: real)
             Issue.record("a FIFO was read as a root")
-        } catch {
+        } catch let error as TrustFileError {
             #expect(error.subject.hasSuffix(": app_store_roots[0]"))
             #expect(error.detail.hasSuffix("root.der: is a FIFO, not a regular file"))
         }

@@ -259,7 +259,7 @@ enum PackFixture {
         let dem = try #require(reader.layer(1))
         var refused = 0
         for t in PackFixture.tiles {
-            do { _ = try dem.elevation(t) } catch {
+            do { _ = try dem.elevation(t) } catch let error as ArchiveError {
                 #expect(
                     error.code == .badElevation && error.description.contains("stores 2000000 bytes")
                         && error.description.contains("not read"),

@@ -149,9 +149,9 @@ struct CoreErrorShapeTests {
     static var polygonProblem: RegionPolygon.Problem {
         do {
             _ = try RegionPolygon(rings: [[[0, 0], [1, 0], [0, 0]]])
-        } catch {
+        } catch let error as RegionPolygon.Problem {
             return error
-        }
+        } catch {}
         fatalError("a three-point ring was accepted")
     }
 

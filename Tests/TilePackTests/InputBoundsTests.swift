@@ -180,10 +180,10 @@ import CZlib
         #expect(try reader.tile(Self.id)?.count == 2_000_000)
         let store = try TileStore(archives: [reader], budget: MemoryBudget(parsing: "64MiB"))
         for attempt in 0..<3 {
-            do throws(TileStoreError) {
+            do {
                 _ = try store.tile(Self.id)
                 Issue.record("a 2 MB blob was served from a 256-pixel archive")
-            } catch {
+            } catch let error as TileStoreError {
                 #expect(error.code == .damagedTile, "attempt \(attempt): \(error)")
                 #expect(
                     error.description.contains("2000000 bytes") && error.description.contains("not read"), "\(error)")
@@ -211,7 +211,7 @@ import CZlib
         do {
             _ = try reader.elevation(Self.id)
             Issue.record("a 4 MiB stream decoded as a 256 KiB grid")
-        } catch {
+        } catch let error as ArchiveError {
             #expect(error.code == .badElevation)
             #expect(error.description.contains("expected 262144"), "\(error)")
         }
@@ -230,7 +230,7 @@ import CZlib
         do {
             _ = try reader.elevation(Self.id)
             Issue.record("a 1 MB blob was read for an 8×8 grid")
-        } catch {
+        } catch let error as ArchiveError {
             #expect(
                 error.description.contains("(8×8) stores 1000000 bytes, more than the 66048 it may hold; not read"),
                 "\(error)")

@@ -257,7 +257,9 @@ import Testing
         let store = try PointQuery.openStore(lib.archives, accessPolicy: policy)
         #expect(try store.pixels(Self.zA, archive: 0) != nil)
         #expect(throws: TileStoreError.self) { _ = try store.pixels(Self.zB, archive: 1) }
-        do { _ = try store.tile(Self.zB, archive: 1); Issue.record("B's tile was served") } catch {
+        do { _ = try store.tile(Self.zB, archive: 1); Issue.record("B's tile was served") } catch let error
+            as TileStoreError
+        {
             #expect(error.code == .locked)
             #expect(error.offers.map(\.id) == [Self.subscriptionID, Self.regionB, Self.bundleID])
         }

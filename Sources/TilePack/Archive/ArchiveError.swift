@@ -80,4 +80,16 @@ public struct ArchiveError: TilePackError, Equatable {
         let what = code == .notSQLite ? "not an SQLite database" : "\(what) failed"
         return ArchiveError(path: path, code: code, detail: "\(what): \(error.detail)", cause: error)
     }
+
+    /// Runs `body`, a call of the untyped public API whose implementation throws `ArchiveError`
+    /// alone, for typed callers inside the module; anything else becomes `damaged`, as its cause.
+    package static func typed<T>(path: String, _ body: () throws -> T) throws(ArchiveError) -> T {
+        do {
+            return try body()
+        } catch let error as ArchiveError {
+            throw error
+        } catch {
+            throw ArchiveError(path: path, code: .damaged, detail: "\(error)", cause: error)
+        }
+    }
 }

@@ -42,7 +42,7 @@ public final class MBTilesReader: TileArchive {
     private let pool: Locked<[PooledConnection]>
 
     /// Opens and validates `path`. See the type's documentation for what is checked.
-    public init(path: String) throws(ArchiveError) {
+    public init(path: String) throws {
         self.path = path
         try Self.checkFile(path)
         let first: PooledConnection
@@ -122,7 +122,7 @@ public final class MBTilesReader: TileArchive {
 
     /// The payload of tile `id`, or nil when the archive has none there.
     /// - Cost: one indexed lookup and one copy of the payload.
-    public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
+    public func tile(_ id: TileID) throws -> [UInt8]? {
         do {
             return try withTile(id) { Array($0) }
         } catch let error as ArchiveError {
@@ -196,7 +196,7 @@ public final class MBTilesReader: TileArchive {
     }
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
-    public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+    public func elevation(_ id: TileID) throws -> ElevationTile? {
         try elevation(id) { _, _ throws(ArchiveError) in }
     }
 
@@ -205,7 +205,7 @@ public final class MBTilesReader: TileArchive {
     public func elevation(
         _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
     )
-        throws(ArchiveError) -> ElevationTile?
+        throws -> ElevationTile?
     {
         guard hasElevation else { return nil }
         // Quantised rows decode straight from SQLite's buffer: the grid is the only allocation.
@@ -280,7 +280,7 @@ public final class MBTilesReader: TileArchive {
     /// The elevation row of tile `id` as stored (encoding name, grid size, encoded bytes),
     /// undecoded: what a pack copies unchanged. nil when there is none.
     /// - Cost: one indexed lookup and one copy of the blob.
-    public func storedElevation(_ id: TileID) throws(ArchiveError) -> StoredElevation? {
+    public func storedElevation(_ id: TileID) throws -> StoredElevation? {
         try storedElevation(id) { _, _ throws(ArchiveError) in }
     }
 
@@ -327,7 +327,7 @@ public final class MBTilesReader: TileArchive {
     /// see ``MBTilesWriter/Journal``): `.some(nil)` for an empty tile, nil when the archive
     /// has no row for it (or no such table).
     /// - Cost: one indexed lookup (a statement prepared per call: the merge asks once per tile).
-    public func buildRoot(_ id: TileID) throws(ArchiveError) -> [UInt8]?? {
+    public func buildRoot(_ id: TileID) throws -> [UInt8]?? {
         try withConnection(doing: "reading the shard pixels of \(id)") { conn throws(SQLiteError) -> [UInt8]?? in
             let table = try conn.db.prepare(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
@@ -346,7 +346,7 @@ public final class MBTilesReader: TileArchive {
     /// (`tilepack_roots`): the shard-zoom tiles it built and those above it built whole.
     /// Empty when it has none (or no such table); rows outside the tile grid are skipped.
     /// - Cost: one scan of the roots' primary key (a shard keeps a few dozen rows).
-    public func buildRootTiles(upToZoom z: Int) throws(ArchiveError) -> [TileID] {
+    public func buildRootTiles(upToZoom z: Int) throws -> [TileID] {
         try withConnection(doing: "listing the shard tiles") { conn throws(SQLiteError) -> [TileID] in
             let table = try conn.db.prepare(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
@@ -374,7 +374,7 @@ public final class MBTilesReader: TileArchive {
 
     /// The tiles stored at `zoom`, in XYZ, ordered by row then column.
     /// - Throws: ``ArchiveError`` (damaged) for a row outside the zoom's grid.
-    public func tileIDs(zoom: Int) throws(ArchiveError) -> [TileID] {
+    public func tileIDs(zoom: Int) throws -> [TileID] {
         guard zoom >= 0, zoom <= TileID.maxZoom else { return [] }
         let rows: [(Int, Int)] = try withConnection(doing: "listing zoom \(zoom)") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare("SELECT tile_column, tile_row FROM tiles WHERE zoom_level = ?")
@@ -412,7 +412,7 @@ public final class MBTilesReader: TileArchive {
     }
 
     /// Rows of the `elevation` table (0 without one). - Cost: O(rows) (SQLite counts an index).
-    public func elevationRowCount() throws(ArchiveError) -> Int {
+    public func elevationRowCount() throws -> Int {
         guard hasElevation else { return 0 }
         return try withConnection(doing: "counting elevation rows") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare("SELECT count(*) FROM elevation")
@@ -423,7 +423,7 @@ public final class MBTilesReader: TileArchive {
     /// Decodes every tile with the archive's codec and every elevation row with its encoding;
     /// the first that does not decode is thrown (damaged), naming the tile.
     /// - Cost: O(archive): one read and one decode per tile and per elevation row.
-    public func decodeAllTiles() throws(ArchiveError) -> (tiles: Int, elevationRows: Int) {
+    public func decodeAllTiles() throws -> (tiles: Int, elevationRows: Int) {
         let summary = self.summary
         guard let codec = summary.codec else {
             throw ArchiveError(
@@ -449,7 +449,7 @@ public final class MBTilesReader: TileArchive {
 
     /// Runs `PRAGMA integrity_check`; throws ``ArchiveError`` (damaged) with SQLite's first
     /// complaint unless it answers "ok". - Cost: reads the whole file.
-    public func verifyIntegrity() throws(ArchiveError) {
+    public func verifyIntegrity() throws {
         let answer: String = try withConnection(doing: "checking integrity") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare("PRAGMA integrity_check(1)")
             return try stmt.step() ? (stmt.string(at: 0) ?? "") : ""

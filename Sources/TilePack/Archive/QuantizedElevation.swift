@@ -194,7 +194,9 @@ package enum QuantizedElevation {
                 }
             }
         }
-        out += try Zlib.deflate(payload, level: level, strategy: .filtered)
+        out += try Zlib.Failure.typed({ try Zlib.deflate(payload, level: level, strategy: .filtered) }) {
+            Zlib.Failure(code: -2, message: "\($0)")  // Z_STREAM_ERROR: deflate throws Zlib.Failure alone
+        }
         return out
     }
 

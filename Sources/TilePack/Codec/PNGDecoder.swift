@@ -26,7 +26,7 @@ public struct PNGDecoder: Sendable {
     }
 
     /// Decodes a whole PNG file. `source` names it in errors (a path, or a tile id).
-    public func decode(_ data: [UInt8], source: String = "PNG data") throws(PNGError) -> RGBAImage {
+    public func decode(_ data: [UInt8], source: String = "PNG data") throws -> RGBAImage {
         func fail(_ problem: PNGError.Code, _ detail: String) -> PNGError {
             PNGError(problem, source: source, detail: detail)
         }
@@ -126,14 +126,13 @@ public struct PNGDecoder: Sendable {
         let rowBytes = (h.width * bitsPerPixel + 7) / 8
         let rawCount = h.height * (rowBytes + 1)
         var raw = [UInt8](repeating: 0, count: rawCount)
-        let inflated: Result<Int, Zlib.Failure> = idat.withUnsafeBytes { src in
-            raw.withUnsafeMutableBytes { dst in Result { () throws(Zlib.Failure) in try Zlib.inflate(src, into: dst) } }
+        let inflated: Result<Int, any Error> = idat.withUnsafeBytes { src in
+            raw.withUnsafeMutableBytes { dst in Result { try Zlib.inflate(src, into: dst) } }
         }
         switch inflated {
         case .failure(let error):
-            throw fail(
-                error.detail.contains("truncated") ? .truncated : .corruptData,
-                "IDAT does not inflate: \(error.detail)")
+            let why = (error as? Zlib.Failure)?.detail ?? "\(error)"
+            throw fail(why.contains("truncated") ? .truncated : .corruptData, "IDAT does not inflate: \(why)")
         case .success(let produced):
             guard produced == rawCount else {
                 throw fail(.truncated, "IDAT holds \(produced) bytes of rows, the image needs \(rawCount)")

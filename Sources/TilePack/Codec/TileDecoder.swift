@@ -124,7 +124,7 @@ public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
         let raw: [UInt8]
         do { raw = try Zlib.inflate(data, limit: rawCount) } catch {
             throw CodecError.byteCount(
-                what: "\(base.name) payload (\(error.description))", expected: rawCount, actual: data.count)
+                what: "\(base.name) payload (\(error))", expected: rawCount, actual: data.count)
         }
         guard raw.count == rawCount else {
             throw CodecError.byteCount(what: "inflated \(base.name) payload", expected: rawCount, actual: raw.count)

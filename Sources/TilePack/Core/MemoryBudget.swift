@@ -8,7 +8,7 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
     public let bytes: Int
 
     /// - Throws: ``MemoryBudgetError`` for zero or a negative size.
-    public init(bytes: Int) throws(MemoryBudgetError) {
+    public init(bytes: Int) throws {
         guard bytes > 0 else {
             throw MemoryBudgetError(.outOfRange, text: "\(bytes)", detail: "a budget must be at least 1 byte")
         }
@@ -18,7 +18,7 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
     /// Parses `8MiB`, `512KiB`, `2 GiB`, `1.5MiB`, `4096`.
     /// - Throws: ``MemoryBudgetError`` naming the text for anything else, zero, or a size past
     ///   `Int.max`.
-    public init(parsing text: String) throws(MemoryBudgetError) {
+    public init(parsing text: String) throws {
         let bytes = try ByteSize.parse(text)
         guard bytes > 0 else {
             throw MemoryBudgetError(.outOfRange, text: text, detail: "a budget must be at least 1 byte")
@@ -30,7 +30,7 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
         let bytes = try decoder.singleValueContainer().decode(Int.self)
         do { try self.init(bytes: bytes) } catch {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: error.description))
+                .init(codingPath: decoder.codingPath, debugDescription: "\(error)"))
         }
     }
 
@@ -76,7 +76,7 @@ public enum ByteSize {
     ]
 
     /// Bytes in `text` (`8MiB`, `1.5 GiB`, `4096`); fractions round to the nearest byte.
-    public static func parse(_ text: String) throws(MemoryBudgetError) -> Int {
+    public static func parse(_ text: String) throws -> Int {
         let lower = text.lowercased().filter { $0 != " " && $0 != "_" }
         var number = Substring(lower), shift = 0
         for (suffix, s) in units where lower.hasSuffix(suffix) {

@@ -59,6 +59,26 @@ extension TilePackError {
     public var description: String { subject.isEmpty ? detail : "\(subject): \(detail)" }
 }
 
+extension TilePackError {
+    /// Runs `body`, a call of an untyped public API whose implementation throws `Self` alone,
+    /// for a typed caller (`throws(Self)`): a `Self` passes through, anything else is `wrap`ped.
+    package static func typed<T>(_ body: () throws -> T, or wrap: (any Error) -> Self) throws(Self) -> T {
+        do {
+            return try body()
+        } catch let error as Self {
+            throw error
+        } catch {
+            throw wrap(error)
+        }
+    }
+}
+
+extension Error {
+    /// The ``TilePackError/detail`` of a tilepack error, the whole text of any other: what a
+    /// wrapping error quotes after its own words.
+    package var detailText: String { (self as? any TilePackError)?.detail ?? "\(self)" }
+}
+
 extension TilePackError where Self: Equatable {
     /// Errors are equal when their code, subject and detail are: the `cause` (an arbitrary,
     /// possibly non-`Equatable` error) is not compared.

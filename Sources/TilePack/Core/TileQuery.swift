@@ -42,7 +42,7 @@ public struct GeoURI: Sendable, Equatable {
     /// Parses a geo URI. Only the WGS 84 CRS exists for us: `crs=` must be `wgs84` (the
     /// RFC's default and only registered value). O(length).
     /// - Throws: ``QueryInputError`` naming the URI and what is wrong.
-    public init(_ text: String) throws(QueryInputError) {
+    public init(_ text: String) throws {
         guard Self.isGeoURI(text) else { throw QueryInputError("\"\(text)\" is not a geo: URI") }
         let body = text.dropFirst(4)
         let parts = body.split(separator: ";", omittingEmptySubsequences: false)
@@ -121,7 +121,7 @@ public struct TileQuery: Sendable, Equatable, Codable {
     }
 
     /// The tile and pixel for a checked point. O(1).
-    public init(lat: Double, lon: Double, zoom: Int) throws(QueryInputError) {
+    public init(lat: Double, lon: Double, zoom: Int) throws {
         guard lat.isFinite, abs(lat) <= WebMercator.maxLatitude else {
             throw QueryInputError(
                 "latitude \(lat) is outside web mercator's ±\(WebMercator.maxLatitude)° (the square map stops there)")
@@ -145,7 +145,7 @@ public struct TileQuery: Sendable, Equatable, Codable {
 
     /// Parses the command line's words: `LAT LON ZOOM` or `geo:LAT,LON ZOOM`.
     /// - Throws: ``QueryInputError`` naming the word that is not a number or out of range.
-    public init(arguments: [String]) throws(QueryInputError) {
+    public init(arguments: [String]) throws {
         let lat: Double, lon: Double, zoomText: String
         if let first = arguments.first, GeoURI.isGeoURI(first) {
             guard arguments.count == 2 else {
@@ -201,7 +201,7 @@ extension TileQuery {
         } catch {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
-                    codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error.description)",
+                    codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error)",
                     underlyingError: error))
         }
     }

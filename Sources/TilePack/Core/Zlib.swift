@@ -46,7 +46,7 @@ public enum Zlib {
         _ input: UnsafeRawBufferPointer,
         into output: UnsafeMutableRawBufferPointer,
         windowBits: Int32 = 15
-    ) throws(Failure) -> Int {
+    ) throws -> Int {
         try Inflater(windowBits: windowBits).inflate(input, into: output)
     }
 
@@ -58,7 +58,7 @@ public enum Zlib {
         private let stream: UnsafeMutablePointer<z_stream>
         private var needsReset = false
 
-        public init(windowBits: Int32 = 15) throws(Failure) {
+        public init(windowBits: Int32 = 15) throws {
             stream = .allocate(capacity: 1)
             stream.initialize(to: z_stream())
             let initCode = tp_inflateInit2(stream, windowBits)
@@ -77,7 +77,7 @@ public enum Zlib {
         /// - Cost: O(input + output); no allocation.
         public func inflate(
             _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
-        ) throws(Failure) -> Int {
+        ) throws -> Int {
             if needsReset { inflateReset(stream) }
             needsReset = true
             guard output.count > 0, let out = output.baseAddress else { return 0 }
@@ -112,7 +112,7 @@ public enum Zlib {
         /// - Cost: O(input + output); no allocation.
         public func inflateExactly(
             _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
-        ) throws(Failure) {
+        ) throws {
             let produced = try inflate(input, into: output)
             guard produced == output.count else {
                 throw Failure(
@@ -137,7 +137,7 @@ public enum Zlib {
 
     /// Inflates a zlib stream of unknown output size, refusing to grow past `limit` bytes
     /// (a guard against decompression bombs in archives and PNGs).
-    public static func inflate(_ input: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
+    public static func inflate(_ input: [UInt8], limit: Int) throws -> [UInt8] {
         var stream = z_stream()
         let initCode = tp_inflateInit2(&stream, 15)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "inflateInit2 failed") }
@@ -206,7 +206,7 @@ public enum Zlib {
     public static func deflate(
         _ input: UnsafeRawBufferPointer, level: Int32 = 6,
         strategy: Strategy = .default
-    ) throws(Failure) -> [UInt8] {
+    ) throws -> [UInt8] {
         var stream = z_stream()
         let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, strategy.zlibValue)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "deflateInit2 failed") }
@@ -230,11 +230,8 @@ public enum Zlib {
     /// Deflates an array; see ``deflate(_:level:)-(UnsafeRawBufferPointer,_)``.
     public static func deflate(
         _ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default
-    ) throws(Failure) -> [UInt8] {
-        let result: Result<[UInt8], Failure> = input.withUnsafeBytes { raw in
-            Result { () throws(Failure) in try deflate(raw, level: level, strategy: strategy) }
-        }
-        return try result.get()
+    ) throws -> [UInt8] {
+        try input.withUnsafeBytes { raw in try deflate(raw, level: level, strategy: strategy) }
     }
 
     /// CRC-32 as PNG chunks use it, continuing from `crc` (start with 0).

@@ -73,14 +73,14 @@ public struct Catalog: Sendable, Codable {
     /// The catalog of a library directory, or nil when it has no `catalog.json` (then every
     /// archive is open, as without a region store). Products whose archives are missing from
     /// the directory are marked unavailable.
-    public static func load(libraryDirectory: String) throws(CatalogError) -> Catalog? {
+    public static func load(libraryDirectory: String) throws -> Catalog? {
         let path = libraryDirectory.hasSuffix("/") ? libraryDirectory + fileName : libraryDirectory + "/" + fileName
         guard Self.exists(path) else { return nil }
         return try Catalog(contentsOf: path)
     }
 
     /// Reads and validates a catalog file; archives are looked up in the file's directory.
-    public init(contentsOf path: String) throws(CatalogError) {
+    public init(contentsOf path: String) throws {
         let bytes = try Self.readFile(path)
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
@@ -90,7 +90,7 @@ public struct Catalog: Sendable, Codable {
     /// Decodes and validates catalog JSON; `path` names it in errors. With a
     /// `libraryDirectory`, products whose archives are not regular files there are marked
     /// unavailable; without one, every product stays available.
-    public init(json: [UInt8], path: String, libraryDirectory: String?) throws(CatalogError) {
+    public init(json: [UInt8], path: String, libraryDirectory: String?) throws {
         do {
             self = try JSONDecoder().decode(Catalog.self, from: Data(json))
         } catch let issue as CatalogIssue {

@@ -91,9 +91,9 @@ extension Catalog {
                 // A JSON number would already have gone through a Double: refuse it.
                 throw CatalogIssue(.badPrice, field("price"), "must be a decimal string such as \"4.99\", not a number")
             }
-            do throws(Price.ParseProblem) {
+            do {
                 price = try Price(parsing: priceText, minorUnits: Price.minorUnits(ofCurrency: currency))
-            } catch {
+            } catch let error as Price.ParseProblem {
                 let quoted = ErrorText.quoted(priceText)
                 let kind: CatalogError.Code = error.code == .negative ? .negativePrice : .badPrice
                 let currencyNote = error.code == .tooManyDecimals ? " (\(currency)'s minor units)" : ""
@@ -135,9 +135,9 @@ extension Catalog {
                 } catch DecodingError.typeMismatch {
                     throw CatalogIssue(.badPolygon, field("area"), "must be an array of rings of [lon, lat] points")
                 }
-                do throws(RegionPolygon.Problem) {
+                do {
                     area = try RegionPolygon(rings: rings)
-                } catch {
+                } catch let error as RegionPolygon.Problem {
                     throw CatalogIssue(.badPolygon, field("area") + error.subject, error.detail)
                 }
                 let minZoom = try c.decode(Int.self, forKey: .minzoom)

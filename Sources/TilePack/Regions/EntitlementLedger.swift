@@ -318,7 +318,7 @@ public final class EntitlementLedger: Sendable {
     public init(
         path: String? = nil, verifier: AppStoreVerifier, account: String? = nil,
         clock: any RegionClock = SystemRegionClock(), mode: OpenMode = .readWrite
-    ) throws(LedgerError) {
+    ) throws {
         let resolved = path ?? EntitlementLedger.defaultPath()
         self.path = resolved
         self.clock = clock
@@ -461,7 +461,7 @@ public final class EntitlementLedger: Sendable {
     // MARK: Time
 
     /// Raises `meta.observed_ms` to the clock's now (never lowers it). Read-only: nothing.
-    public func observe() throws(LedgerError) {
+    public func observe() throws {
         guard mode != .readOnly else { return }
         let now = try nowMilliseconds(clock.now())
         try LedgerError.mapping(path: path, doing: "recording the time") {
@@ -522,7 +522,7 @@ public final class EntitlementLedger: Sendable {
     }
 
     /// Records a verified catalog when its serial is at least the one held (read-only: nothing).
-    public func recordAcceptedCatalog(serial: Int64, jws: String) throws(LedgerError) {
+    public func recordAcceptedCatalog(serial: Int64, jws: String) throws {
         guard mode != .readOnly else { return }
         if let held = acceptedCatalog(), held.serial > serial || (held.serial == serial && held.jws == jws) { return }
         try LedgerError.mapping(path: path, doing: "recording the catalog") {
@@ -554,7 +554,7 @@ public final class EntitlementLedger: Sendable {
     @discardableResult
     public func `import`(
         signed batch: [String], source: String = "signed transaction"
-    ) throws(LedgerError) -> LedgerImportSummary {
+    ) throws -> LedgerImportSummary {
         let verified = try verify(batch, source: source)
         guard mode != .readOnly else {
             throw LedgerError(
@@ -582,7 +582,7 @@ public final class EntitlementLedger: Sendable {
     /// Holds the store's current versions of transactions in memory, as if imported, for a
     /// ledger that cannot be written (read-only commands): a revocation the store knows of
     /// counts even when the file says otherwise. Verified like an import.
-    public func overlay(_ batch: [String], source: String = "store transaction") throws(LedgerError) {
+    public func overlay(_ batch: [String], source: String = "store transaction") throws {
         let verified = try verify(batch, source: source)
         state.withLock { state in
             for t in verified where state.overlay[t.transactionID].map({ t.supersedes($0) }) ?? true {
@@ -605,8 +605,10 @@ public final class EntitlementLedger: Sendable {
             do {
                 out.append(
                     try LedgerTransaction(verifier.verifyTransaction(jws, source: origin), jws: jws, source: origin))
-            } catch {
+            } catch let error as AppStoreVerificationError {
                 throw LedgerError(error)
+            } catch {
+                throw LedgerError(.rejected, subject: origin, "\(error)", cause: error)
             }
         }
         return out
@@ -664,7 +666,7 @@ public final class EntitlementLedger: Sendable {
     // MARK: Deriving entitlements
 
     /// What changes when the ledger's answers may change: cheap (one pragma step under a lock).
-    public func changeToken() throws(LedgerError) -> ChangeToken {
+    public func changeToken() throws -> ChangeToken {
         try LedgerError.mapping(path: path, doing: "reading the ledger") {
             try state.withLock { state in try Self.token(&state) }
         }
@@ -757,7 +759,7 @@ public final class EntitlementLedger: Sendable {
     }
 
     /// The products `account` may use at `now` (seconds; defaults as in ``report(account:now:)``).
-    public func entitlements(account: String? = nil, now: Double? = nil) throws(LedgerError) -> [Entitlement] {
+    public func entitlements(account: String? = nil, now: Double? = nil) throws -> [Entitlement] {
         try report(account: account, now: now).entitlements
     }
 
@@ -766,7 +768,7 @@ public final class EntitlementLedger: Sendable {
     /// signature), from the file's rows or the store's versions held in memory; nil when no
     /// verified version exists. What a device presents to a pack server (`Authorization: Bearer`).
     /// - Cost: as ``report(account:now:)`` when the ledger changed; a dictionary scan otherwise.
-    public func signedTransaction(id: String) throws(LedgerError) -> String? {
+    public func signedTransaction(id: String) throws -> String? {
         let (snapshot, overlay) = try currentSnapshot()
         var best: LedgerTransaction?
         for t in snapshot.verified.map(\.transaction) + Array(overlay.values)
@@ -819,8 +821,10 @@ public final class EntitlementLedger: Sendable {
                         guard let jws = stored[9] else {
                             throw AppStoreVerificationError(.malformed, source: source, "no jws")
                         }
-                        transaction = try LedgerTransaction(
-                            verifier.verifyTransaction(jws, source: source), jws: jws, source: source)
+                        let verified = try AppStoreVerificationError.typed({
+                            try verifier.verifyTransaction(jws, source: source)
+                        }) { AppStoreVerificationError(.malformed, source: source, "\($0)") }
+                        transaction = try LedgerTransaction(verified, jws: jws, source: source)
                     } catch {
                         rejected.append(
                             RejectedLedgerRow(

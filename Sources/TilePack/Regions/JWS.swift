@@ -196,7 +196,7 @@ public enum JWS {
         _ compact: String, publicKeys: [String: Curve25519.Signing.PublicKey],
         type: String? = nil, maxLength: Int = maxCompactLength,
         source: String = "JWS"
-    ) throws(JWSError) -> [UInt8] {
+    ) throws -> [UInt8] {
         let (h, p, s) = try split(compact, maxLength: maxLength, source: source)
         let header = try decodeHeader(h, source: source)
         guard header.alg == algorithm else {
@@ -309,7 +309,7 @@ public struct JWK: Codable, Sendable, Equatable {
     }
 
     /// The Ed25519 public key, after checking `kty`, `crv` and `x`.
-    public func publicKey(source: String) throws(JWSError) -> Curve25519.Signing.PublicKey {
+    public func publicKey(source: String) throws -> Curve25519.Signing.PublicKey {
         guard kty == "OKP", crv == "Ed25519" else {
             throw JWSError(
                 .badKey, source: source,
@@ -327,7 +327,7 @@ public struct JWK: Codable, Sendable, Equatable {
     }
 
     /// The Ed25519 private key from `d`, checked against `x`.
-    public func privateKey(source: String) throws(JWSError) -> Curve25519.Signing.PrivateKey {
+    public func privateKey(source: String) throws -> Curve25519.Signing.PrivateKey {
         guard let d else { throw JWSError(.badKey, source: source, "JWK has no private part d") }
         let publicKey = try publicKey(source: source)
         let raw = try Base64URL.decode(d, source: source)
@@ -342,7 +342,7 @@ public struct JWK: Codable, Sendable, Equatable {
 
     /// The JWK in the file at `path` (at most 64 KiB of JSON).
     /// With `requirePrivate`, the file must carry `d` and be unreadable by group and others.
-    public static func read(path: String, requirePrivate: Bool = false) throws(JWSError) -> JWK {
+    public static func read(path: String, requirePrivate: Bool = false) throws -> JWK {
         let bytes: [UInt8]
         do {
             bytes = try RegionFiles.contents(path: path, limit: 64 * 1024, privateFile: requirePrivate)

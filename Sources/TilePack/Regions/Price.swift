@@ -65,20 +65,22 @@ public struct Price: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// No sign, exponent, spaces or thousands separators. `minorUnits` is the currency's
     /// (``Price/minorUnits(ofCurrency:)``); "4.990" is refused for EUR even though it equals
     /// 4.99, because a store cannot charge a tenth of a cent.
-    public init(parsing text: String, minorUnits: Int) throws(ParseProblem) {
+    public init(parsing text: String, minorUnits: Int) throws {
         let bytes = Array(text.utf8)
-        if bytes.first == UInt8(ascii: "-") { throw .negative }
+        if bytes.first == UInt8(ascii: "-") { throw ParseProblem.negative }
         let point = bytes.firstIndex(of: UInt8(ascii: "."))
         let whole = bytes[..<(point ?? bytes.endIndex)]
         let fraction = point.map { bytes[($0 + 1)...] } ?? []
         func isDigits(_ s: ArraySlice<UInt8>) -> Bool {
             !s.isEmpty && s.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
         }
-        guard isDigits(whole), point == nil || isDigits(fraction) else { throw .malformed }
+        guard isDigits(whole), point == nil || isDigits(fraction) else { throw ParseProblem.malformed }
         // Leading zeros do not count against the size ("0004.99" is small).
-        guard whole.drop(while: { $0 == UInt8(ascii: "0") }).count <= Self.maxWholeDigits else { throw .tooLarge }
+        guard whole.drop(while: { $0 == UInt8(ascii: "0") }).count <= Self.maxWholeDigits else {
+            throw ParseProblem.tooLarge
+        }
         let allowed = min(max(minorUnits, 0), Self.maxScale)
-        guard fraction.count <= allowed else { throw .tooManyDecimals(allowed: allowed) }
+        guard fraction.count <= allowed else { throw ParseProblem.tooManyDecimals(allowed: allowed) }
         var value: Int64 = 0
         // At most 12 significant whole digits and 4 fraction digits: < 10^16, no overflow.
         for digit in whole.drop(while: { $0 == UInt8(ascii: "0") }) + fraction {

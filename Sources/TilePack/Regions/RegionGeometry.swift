@@ -79,7 +79,7 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
     /// finite with lon in −180…180 and lat within web mercator's ±85.0511°, no point repeated
     /// back to back, no edge crossing or touching another (adjacent edges share only their
     /// vertex), and an area. Holes lie inside the outer ring, and no two rings cross or touch.
-    public init(rings raw: [[[Double]]]) throws(Problem) {
+    public init(rings raw: [[[Double]]]) throws {
         guard !raw.isEmpty else { throw Problem(kind: .noRings, ring: nil, point: nil, detail: "has no rings") }
         let total = raw.reduce(0) { $0 + $1.count }
         guard total <= Self.maxPoints else {

@@ -139,8 +139,10 @@ public final class RegionLibrary: Sendable {
             }
             if let serial = catalog.serial { try? ledger.recordAcceptedCatalog(serial: serial, jws: jws) }
             return (catalog, nil)
-        } catch {
+        } catch let error as CatalogError {
             return (fallback, error)
+        } catch {
+            return (fallback, CatalogError(path: path, field: nil, code: .cannotRead, detail: "\(error)"))
         }
     }
 
@@ -181,7 +183,7 @@ public final class RegionLibrary: Sendable {
     }
 
     /// The catalog, or a one-line error naming the library when it has none it can use.
-    public func requireCatalog() throws(CatalogError) -> Catalog {
+    public func requireCatalog() throws -> Catalog {
         if let catalogProblem { throw catalogProblem }
         guard let catalog else {
             throw CatalogError(
@@ -298,7 +300,7 @@ public final class RegionLibrary: Sendable {
     /// The library's `.mbtiles` files in drawing order (the first at the bottom): the order in
     /// which the catalog's products name them when there is a catalog, then the rest by file
     /// name. What `render` and `serve` composite.
-    public func archivePathsInDrawingOrder() throws(InputFileError) -> [String] {
+    public func archivePathsInDrawingOrder() throws -> [String] {
         let paths = try PointQuery.archives(in: directory)
         guard let catalog else { return paths }
         var rank: [String: Int] = [:]
@@ -315,7 +317,7 @@ public final class RegionLibrary: Sendable {
     // MARK: - Purchases
 
     /// The ledger, or the error saying this library has no store.
-    public func requireLedger() throws(LedgerError) -> EntitlementLedger {
+    public func requireLedger() throws -> EntitlementLedger {
         guard let ledger else {
             throw LedgerError(
                 .invalidArgument, subject: "--trust",

@@ -56,12 +56,12 @@ public enum SignedCatalog {
     public static func verify(
         _ jws: String, publisherKeys: [JWK], path: String,
         libraryDirectory: String?
-    ) throws(CatalogError) -> Catalog {
+    ) throws -> Catalog {
         var keys: [String: Curve25519.Signing.PublicKey] = [:]
         for jwk in publisherKeys {
             do { keys[jwk.keyID] = try jwk.publicKey(source: "publisher key") } catch {
                 throw CatalogError(
-                    path: path, field: nil, code: .badSignature, detail: "publisher key: \(error.detail)")
+                    path: path, field: nil, code: .badSignature, detail: "publisher key: \(error.detailText)")
             }
         }
         let payload: [UInt8]
@@ -70,7 +70,7 @@ public enum SignedCatalog {
         } catch {
             throw CatalogError(
                 path: path, field: nil, code: .badSignature,
-                detail: "not signed by a trusted publisher key: \(error.detail)")
+                detail: "not signed by a trusted publisher key: \(error.detailText)")
         }
         let catalog = try Catalog(json: payload, path: path, libraryDirectory: libraryDirectory)
         try requireSignable(catalog, path: path)
@@ -81,7 +81,7 @@ public enum SignedCatalog {
     /// Returns the catalog and the JWS text (which a device keeps as its last trusted catalog).
     public static func load(
         libraryDirectory: String, publisherKeys: [JWK]
-    ) throws(CatalogError) -> (catalog: Catalog, jws: String) {
+    ) throws -> (catalog: Catalog, jws: String) {
         let path = libraryDirectory.hasSuffix("/") ? libraryDirectory + fileName : libraryDirectory + "/" + fileName
         let bytes = try Catalog.readFile(path, limit: maxFileBytes)
         guard let text = String(validating: bytes, as: UTF8.self) else {

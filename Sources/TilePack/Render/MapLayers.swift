@@ -38,7 +38,9 @@ public struct MapLayers: Sendable {
         }
         var options = TileStoreOptions()
         options.accessPolicy = accessPolicy
-        store = try TileStore(archives: archives, budget: budget, options: options)
+        store = try TileStoreError.typed({ try TileStore(archives: archives, budget: budget, options: options) }) {
+            TileStoreError(.invalidOptions, subject: "tile store", detail: "\($0)", cause: $0)
+        }
         attribution = attributions.joined(separator: "; ")
     }
 

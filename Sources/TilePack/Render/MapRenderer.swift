@@ -133,7 +133,7 @@ public enum MapRenderer {
                     break
                 }
                 do throws(TileStoreError) {
-                    if let lease = try store.pixels(id, archive: a), side > 0, lease.count >= side * side * 4 {
+                    if let lease = try store.typedPixels(id, archive: a), side > 0, lease.count >= side * side * 4 {
                         lease.withUnsafeBytes { raw in
                             draw(raw, side: side, into: &picture.image, left: left, top: top, skip: locks.locked)
                         }

@@ -82,7 +82,7 @@ struct PackAuthorizer: Sendable {
         do {
             presented = try verifier.verifyTransaction(token, source: "Authorization")
         } catch {
-            throw PackError(.invalidTransaction, subject: subject, error.description)
+            throw PackError(.invalidTransaction, subject: subject, "\(error)")
         }
         guard let id = presented.transactionId, let bought = presented.productId else {
             throw PackError(

@@ -205,7 +205,7 @@ public enum PointQuery {
     }()
 
     /// The `.mbtiles` files directly inside `directory`, sorted by name.
-    public static func archives(in directory: String) throws(InputFileError) -> [String] {
+    public static func archives(in directory: String) throws -> [String] {
         guard let dir = opendir(directory) else {
             throw InputFileError(path: directory, detail: "cannot open the region library directory (errno \(errno))")
         }
@@ -236,7 +236,7 @@ public enum PointQuery {
     public static func openStore(
         archives readers: [any TileArchive], budget: MemoryBudget = defaultBudget,
         accessPolicy: any AccessPolicy = OpenAccess()
-    ) throws(TileStoreError) -> TileStore {
+    ) throws -> TileStore {
         var options = TileStoreOptions()
         options.accessPolicy = accessPolicy
         return try TileStore(archives: readers, budget: budget, options: options)
@@ -321,7 +321,7 @@ public enum PointQuery {
     /// there.
     static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> ([UInt8], Int)?
     {
-        guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
+        guard let pixels = try store.typedPixels(query.tile, archive: a) else { return nil }
         let size = store.archives[a].tileSize
         let (px, py) = pixel(of: query, side: size)
         let i = (py * size + px) * 4
@@ -339,7 +339,7 @@ public enum PointQuery {
         _ id: TileID, store: TileStore, archive: Int
     ) throws(TileStoreError) -> ZoomedElevation? {
         do {
-            return try store.zoomedElevation(id, archive: archive)
+            return try store.typedZoomedElevation(id, archive: archive)
         } catch {
             if error.code == .locked { return nil }
             throw error

@@ -382,8 +382,8 @@ extension TileStore {
     }
 
     /// An archive error's message without the path repeated (the store error names it).
-    private static func detail(of error: any TilePackError, path: String) -> String {
-        let text = error.description
+    private static func detail(of error: any Error, path: String) -> String {
+        let text = "\(error)"
         return text.hasPrefix(path + ": ") ? String(text.dropFirst(path.count + 2)) : text
     }
 

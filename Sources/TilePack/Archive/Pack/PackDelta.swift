@@ -157,7 +157,7 @@ package enum PackDelta {
         delta: String, installed: String, output: String, packID: String, from: Int, to: Int,
         expectedDigest: String
     ) throws(ArchiveError) {
-        let deltaReader = try PackReader(path: delta)
+        let deltaReader = try ArchiveError.typed(path: delta) { try PackReader(path: delta) }
         guard deltaReader.hasRemovedTable else {
             throw ArchiveError(
                 path: delta, code: .notPack, detail: "not a tilepack delta (no tilepack_removed table)")
@@ -180,7 +180,8 @@ package enum PackDelta {
                     "a delta for another version: it makes tile index \(ErrorText.quoted(String((meta[PackSchema.Key.tileIndexSHA256] ?? "").prefix(64)))), expected \(expectedDigest)"
             )
         }
-        _ = try PackReader(path: installed)  // a pack this reader reads, before copying it
+        // A pack this reader reads, before copying it.
+        _ = try ArchiveError.typed(path: installed) { try PackReader(path: installed) }
 
         let replacement = AtomicReplacement(targetPath: output, companionSuffixes: companions)
         for stale in replacement.abandonedTemporaries() where stale != replacement.temporaryPath {

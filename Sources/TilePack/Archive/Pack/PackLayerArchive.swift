@@ -138,7 +138,7 @@ public final class PackLayerArchive: TileArchive {
 
     /// Tile `id`'s checked bytes as a new array, nil when the layer has none.
     /// - Cost: as ``withTile(_:_:)`` plus one copy of the payload.
-    public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
+    public func tile(_ id: TileID) throws -> [UInt8]? {
         do {
             return try withTile(id) { Array($0) }
         } catch let error as ArchiveError {
@@ -152,7 +152,7 @@ public final class PackLayerArchive: TileArchive {
     /// when the layer has none there.
     /// - Cost: two seeks, one SHA-256 and one inflate of the blob (refused unread when longer
     ///   than its grid may need, ``StoredBlobLimit/elevation(width:height:)``).
-    public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+    public func elevation(_ id: TileID) throws -> ElevationTile? {
         try elevation(id) { _, _ throws(ArchiveError) in }
     }
 
@@ -161,7 +161,7 @@ public final class PackLayerArchive: TileArchive {
     public func elevation(
         _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
     )
-        throws(ArchiveError) -> ElevationTile?
+        throws -> ElevationTile?
     {
         guard summary.hasElevation else { return nil }
         let lookup: Lookup<(String, Int, Int, [UInt8])> = try pool.withConnection(

@@ -32,7 +32,7 @@ public final class PackReader: Sendable {
 
     /// Opens and validates `path` (see the type's documentation).
     /// - Cost: O(1) pages, the metadata rows, and O(layers) index seeks.
-    public init(path: String) throws(ArchiveError) {
+    public init(path: String) throws {
         self.path = path
         try ArchiveFile.check(path)
         let db: SQLiteConnection
@@ -162,7 +162,7 @@ public final class PackReader: Sendable {
     /// compared with before a pack is used.
     /// - Cost: one scan of the index (O(index rows)); no tile content is read.
     /// - Throws: ``ArchiveError`` (damaged) for an index row that is not well formed.
-    public func indexDigest() throws(ArchiveError) -> String {
+    public func indexDigest() throws -> String {
         try withDatabase(doing: "reading the tile index") { db throws(ArchiveError) in
             try PackIndex.digest(db, path: path)
         }
@@ -317,7 +317,11 @@ public final class PackReader: Sendable {
                 path: archive.path, code: .badElevation,
                 detail: "elevation tile \(tile) has unknown encoding \(ErrorText.quoted(name))")
         }
-        if decode { _ = try encoding.decode(data, width: width, height: height, path: archive.path) }
+        if decode {
+            _ = try ArchiveError.typed(path: archive.path) {
+                try encoding.decode(data, width: width, height: height, path: archive.path)
+            }
+        }
     }
 
     /// Runs `body` on a pooled connection; its SQLite failures become ArchiveErrors.

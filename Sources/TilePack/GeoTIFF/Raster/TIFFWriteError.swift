@@ -64,8 +64,9 @@ public struct TIFFWriteError: TilePackError, Equatable {
     }
 
     /// zlib refused to compress a block.
-    public static func compressionFailed(path: String, _ failure: Zlib.Failure) -> TIFFWriteError {
-        TIFFWriteError(.compressionFailed, path: path, detail: "deflate failed: \(failure.detail)", cause: failure)
+    public static func compressionFailed(path: String, _ failure: any Error) -> TIFFWriteError {
+        let why = (failure as? Zlib.Failure)?.detail ?? "\(failure)"
+        return TIFFWriteError(.compressionFailed, path: path, detail: "deflate failed: \(why)", cause: failure)
     }
 
     /// `bytes` past classic TIFF's 4 GiB.

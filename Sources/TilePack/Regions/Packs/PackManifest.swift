@@ -179,11 +179,11 @@ public enum SignedPackManifest {
     /// The manifest `jws` carries, after checking its signature with one of `publisherKeys`
     /// (by `kid`), its `typ`, and its values (``PackManifest/problem()``).
     /// - Throws: ``PackError`` (`badSignature`, `invalidManifest`) naming `source`.
-    public static func verify(_ jws: String, publisherKeys: [JWK], source: String) throws(PackError) -> PackManifest {
+    public static func verify(_ jws: String, publisherKeys: [JWK], source: String) throws -> PackManifest {
         var keys: [String: Curve25519.Signing.PublicKey] = [:]
         for jwk in publisherKeys {
             do { keys[jwk.keyID] = try jwk.publicKey(source: "publisher key") } catch {
-                throw PackError(.badSignature, subject: source, "publisher key: \(error.detail)")
+                throw PackError(.badSignature, subject: source, "publisher key: \(error.detailText)")
             }
         }
         guard !keys.isEmpty else {
@@ -193,21 +193,22 @@ public enum SignedPackManifest {
         do {
             payload = try JWS.verify(jws, publicKeys: keys, type: type, maxLength: maxBytes, source: source)
         } catch {
-            throw PackError(.badSignature, subject: source, "not signed by a trusted publisher key: \(error.detail)")
+            throw PackError(
+                .badSignature, subject: source, "not signed by a trusted publisher key: \(error.detailText)")
         }
         return try decode(payload, source: source)
     }
 
     /// The manifest in `jws` WITHOUT checking its signature: for a server listing its own
     /// packs directory and for `info`, never for a decision on a device.
-    public static func unverifiedPayload(_ jws: String, source: String) throws(PackError) -> PackManifest {
+    public static func unverifiedPayload(_ jws: String, source: String) throws -> PackManifest {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard jws.utf8.count <= maxBytes, parts.count == 3 else {
             throw PackError(.invalidManifest, subject: source, "is not a compact JWS")
         }
         let payload: [UInt8]
         do { payload = try Base64URL.decode(parts[1], source: source) } catch {
-            throw PackError(.invalidManifest, subject: source, error.detail)
+            throw PackError(.invalidManifest, subject: source, error.detailText)
         }
         return try decode(payload, source: source)
     }
@@ -225,13 +226,13 @@ public enum SignedPackManifest {
     /// Returns the manifest and the JWS text.
     public static func load(
         path: String, publisherKeys: [JWK]
-    ) throws(PackError) -> (manifest: PackManifest, jws: String) {
+    ) throws -> (manifest: PackManifest, jws: String) {
         let jws = try readText(path: path)
         return (try verify(jws, publisherKeys: publisherKeys, source: path), jws)
     }
 
     /// A `.manifest.jws` file's text, trimmed (at most ``maxBytes``, regular files only).
-    public static func readText(path: String) throws(PackError) -> String {
+    public static func readText(path: String) throws -> String {
         let bytes: [UInt8]
         do { bytes = try RegionFiles.contents(path: path, limit: maxBytes) } catch {
             throw PackError(.io, subject: path, error.detail)

@@ -13,7 +13,7 @@ extension RegionInstaller {
     public static func refreshCatalog(
         server: String, transport: any PackTransport, libraryDirectory: String,
         publisherKeys: [JWK]
-    ) async throws(PackError) -> Int64? {
+    ) async throws -> Int64? {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         let url = base + "/catalog"
@@ -37,7 +37,7 @@ extension RegionInstaller {
         do {
             offered = try SignedCatalog.verify(jws, publisherKeys: publisherKeys, path: url, libraryDirectory: nil)
         } catch {
-            throw PackError(.badSignature, subject: url, error.detail)
+            throw PackError(.badSignature, subject: url, error.detailText)
         }
         let held = try? SignedCatalog.load(libraryDirectory: libraryDirectory, publisherKeys: publisherKeys).catalog
         if let held, (held.serial ?? 0) >= (offered.serial ?? 0) { return nil }

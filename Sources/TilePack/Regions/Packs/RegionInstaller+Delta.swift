@@ -64,7 +64,9 @@ extension RegionInstaller {
                 if last {
                     expected = manifest.tileIndexSHA256
                 } else {
-                    expected = try PackReader(path: delta).metadata[PackSchema.Key.tileIndexSHA256] ?? ""
+                    expected =
+                        try ArchiveError.typed(path: delta) { try PackReader(path: delta) }.metadata[
+                            PackSchema.Key.tileIndexSHA256] ?? ""
                 }
                 let target = last ? output : (source == intermediate ? output : intermediate)
                 try PackDelta.apply(
@@ -73,7 +75,10 @@ extension RegionInstaller {
                 if source != packPath && source != target { unlink(source) }
                 source = target
             }
-            guard try PackReader(path: output).indexDigest() == manifest.tileIndexSHA256 else {
+            guard
+                try ArchiveError.typed(path: output, { try PackReader(path: output).indexDigest() })
+                    == manifest.tileIndexSHA256
+            else {
                 throw ArchiveError(
                     path: output, code: .deltaMismatch, detail: "the updated pack's tile index is not the signed one"
                 )

@@ -548,8 +548,8 @@ public final class EntitlementLedger: Sendable {
     /// in one transaction (idempotent by `transactionId`): a new transaction is inserted; a
     /// signed revocation replaces a purchase; an unrevoked copy never replaces a revoked one;
     /// the same blob again changes nothing (but repairs edited columns).
-    /// - Throws: ``LedgerError/Kind/rejected`` for a blob that does not verify; nothing is
-    ///   written then. Read-only ledgers refuse (``LedgerError/Kind/storage``).
+    /// - Throws: ``LedgerError/Code/rejected`` for a blob that does not verify; nothing is
+    ///   written then. Read-only ledgers refuse (``LedgerError/Code/storage``).
     /// - Cost: one ES256 verification per blob (and per replaced row), one commit.
     @discardableResult
     public func `import`(

@@ -6,7 +6,7 @@ import TilePackCodec
 /// through the pack's tile index.
 ///
 /// Every read checks the content's SHA-256 against the index row's hash and throws
-/// ``ArchiveError`` (``ArchiveError/Problem/hashMismatch``) when they differ: the device's
+/// ``ArchiveError`` (``ArchiveError/Code/hashMismatch``) when they differ: the device's
 /// defence against tiles edited or swapped into an installed pack after its index digest was
 /// checked against the signed manifest. A damaged tile is never handed out as a good one.
 ///

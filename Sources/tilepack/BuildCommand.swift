@@ -215,7 +215,7 @@ struct BuildCommand: ParsableCommand {
         if let shard, BuildShard(argument: shard) == nil {
             throw ValidationError("--shard \(shard) must be K/N with 0 ≤ K < N ≤ \(BuildShard.maxCount), e.g. 0/4")
         }
-        do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error.description)") }
+        do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error)") }
         if let bands { do { _ = try BandSelection.parse(bands) } catch { throw ValidationError(error.description) } }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
@@ -246,7 +246,9 @@ struct BuildCommand: ParsableCommand {
         request.options.elevationPrecision = elevationPrecision
         request.options.elevationStorage = elevationEncoding
         if let workers { request.options.workers = workers }
-        do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch {
+        do { request.options.memoryBudget = try MemoryBudget(parsing: memory).bytes } catch let error
+            as MemoryBudgetError
+        {
             printError("--memory \(error.description)")
             throw ExitCode(error.category.exitStatus)
         }

@@ -24,7 +24,7 @@ struct CatalogKeygenCommand: ParsableCommand {
             if force {
                 try RegionFiles.writeAtomically(path: output, bytes: bytes, mode: 0o600)
             } else if try !RegionFiles.createExclusively(path: output, bytes: bytes, mode: 0o600) {
-                throw InputFileError(path: output, problem: "already exists (pass --force to replace it)")
+                throw InputFileError(path: output, detail: "already exists (pass --force to replace it)")
             }
             print(try jwk.publicJWK.jsonString())
         }

@@ -17,7 +17,16 @@ struct CodecCommand: ParsableCommand {
 
 /// Bad command-line input the library does not see (file names, sizes).
 struct CodecInputError: TilePackError {
-    let description: String
+    struct Code: TilePackErrorCode {
+        var description: String { "invalidInput" }
+    }
+    let code = Code()
+    let subject = ""
+    /// The whole line (it names the option or file itself).
+    let detail: String
+    var cause: (any Error)? { nil }
+
+    init(description: String) { self.detail = description }
 }
 
 enum CodecIO {

@@ -80,7 +80,7 @@ struct DownloadCommand: AsyncParsableCommand {
                     {
                         printNotice("catalog: serial \(serial) from \(server) -> \(dir)/\(SignedCatalog.fileName)")
                     }
-                } catch  where error.code == .badSignature {
+                } catch let error as PackError where error.code == .badSignature {
                     throw error
                 } catch {
                     printNotice("warning: \(error) (the library's catalog is kept)")
@@ -104,6 +104,7 @@ struct DownloadCommand: AsyncParsableCommand {
         let ids: [String]
         if all {
             do { ids = try installer.installed().map(\.packID) } catch {
+                let error = Self.packError(error)
                 printError(error.description)
                 return Self.exitStatus(error)
             }
@@ -114,7 +115,7 @@ struct DownloadCommand: AsyncParsableCommand {
         var status: Int32 = 0
         let display = DownloadProgressDisplay(style: progress.resolved(stderrIsTerminal: stderrIsTerminal))
         for id in ids {
-            do throws(PackError) {
+            do {
                 if check {
                     let answer = try await installer.check(id)
                     report(id, answer)
@@ -139,6 +140,7 @@ struct DownloadCommand: AsyncParsableCommand {
                     }
                 }
             } catch {
+                let error = Self.packError(error)
                 display.finish()
                 printError(error.description)
                 if status == 0 || status == Self.updateAvailableStatus { status = Self.exitStatus(error) }
@@ -180,13 +182,19 @@ struct DownloadCommand: AsyncParsableCommand {
         }
     }
 
+    /// The installer throws PackError alone (its public face is untyped); anything else is `io`.
+    static func packError(_ error: any Error) -> PackError {
+        error as? PackError ?? PackError(.io, subject: "tilepack download", "\(error)", cause: error)
+    }
+
     /// 3 refused by the server, 2 a signature, hash or delta mismatch, 1 the environment.
     static func exitStatus(_ error: PackError) -> Int32 {
         switch error.code {
         case .notEntitled, .missingTransaction, .invalidTransaction, .revoked, .expired: 3
         case .badSignature, .hashMismatch, .deltaMismatch, .invalidManifest, .downgrade, .unsupportedVersion: 2
-        case .network, .noSpace, .busy, .io, .notFound: 1
         case .invalidInput: 64
+        // .network, .noSpace, .busy, .io, .notFound, and any code added later.
+        default: 1
         }
     }
 }

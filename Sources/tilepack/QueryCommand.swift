@@ -51,7 +51,7 @@ struct QueryCommand: ParsableCommand {
         do {
             _ = try TileQuery(arguments: values)
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError("\(error)")
         }
         if archive != nil && library != nil {
             throw ValidationError("give --archive or --library, not both")
@@ -65,7 +65,7 @@ struct QueryCommand: ParsableCommand {
         let query: TileQuery
         do {
             query = try TileQuery(arguments: values)
-        } catch {
+        } catch let error as QueryInputError {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }

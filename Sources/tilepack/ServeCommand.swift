@@ -99,7 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level '\(logLevel)' is not a log level")
         }
-        do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError(error.description) }
+        do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError("\(error)") }
         if let problem = try connectionLimits().problem { throw ValidationError(problem) }
         for origin in cors where origin != "*" {
             let lower = origin.lowercased()
@@ -118,10 +118,10 @@ struct ServeCommand: AsyncParsableCommand {
     func connectionLimits() throws -> ConnectionLimits {
         let headers: Int, body: Int
         do { headers = try ByteSize.parse(maxHeaderBytes) } catch {
-            throw ValidationError("--max-header-bytes " + error.description)
+            throw ValidationError("--max-header-bytes \(error)")
         }
         do { body = try ByteSize.parse(maxBodyBytes) } catch {
-            throw ValidationError("--max-body-bytes " + error.description)
+            throw ValidationError("--max-body-bytes \(error)")
         }
         let connections =
             maxConnections

@@ -55,7 +55,7 @@ struct StoreTrustCommand: ParsableCommand {
                 guard key.d == nil else {
                     throw InputFileError(
                         path: path,
-                        problem:
+                        detail:
                             "holds a private key (d); give the publisher's public JWK: a trust file holds no private key"
                     )
                 }

@@ -51,18 +51,18 @@ struct StoreVerifyCommand: ParsableCommand {
             let anchors = try TrustAnchors(contentsOf: try TrustFileOption.resolve(trust))
             let token = try TokenFile.read(tokenFile)
             let verifier = AppStoreVerifier(anchors: anchors)
-            do throws(AppStoreVerificationError) {
+            do {
                 try report(token: token, verifier: verifier)
-            } catch {
+            } catch let error as AppStoreVerificationError {
                 if json {
-                    print(try JSONOutput.string(Rejected(reason: error.reason.rawValue, detail: error.detail)))
+                    print(try JSONOutput.string(Rejected(reason: error.code.rawValue, detail: error.explanation)))
                 }
                 throw error
             }
         }
     }
 
-    private func report(token: String, verifier: AppStoreVerifier) throws(AppStoreVerificationError) {
+    private func report(token: String, verifier: AppStoreVerifier) throws {
         switch kind {
         case .transaction:
             let transaction = try verifier.verifyTransaction(token, source: tokenFile)

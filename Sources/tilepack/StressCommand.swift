@@ -57,7 +57,7 @@ struct StressCommand: ParsableCommand {
         if !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds \(seconds) must be above 0 and at most 86400")
         }
-        do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError("--budget: \(error.description)") }
+        do { _ = try MemoryBudget(parsing: budget) } catch { throw ValidationError("--budget: \(error)") }
         if let memoryWarnings {
             do { _ = try SimulatedMemoryWarnings(parsing: memoryWarnings) } catch {
                 throw ValidationError("--memory-warnings: \(error.description)")
@@ -82,7 +82,7 @@ struct StressCommand: ParsableCommand {
                 let opened = try RegionLibrary(directory: library ?? ".", trust: nil)
                     .openTileStore(budget: memory, options: options)
                 guard !opened.layers.isEmpty else {
-                    throw InputFileError(path: library ?? ".", problem: "no readable region archive")
+                    throw InputFileError(path: library ?? ".", detail: "no readable region archive")
                 }
                 store = opened.store
             }

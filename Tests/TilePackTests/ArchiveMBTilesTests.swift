@@ -190,7 +190,7 @@ import Darwin
             try failing.finish()
         } throws: { error in
             guard let e = error as? ArchiveError else { return false }
-            return e.problem == .writeFailed && e.description.contains("blocked.mbtiles")
+            return e.code == .writeFailed && e.description.contains("blocked.mbtiles")
         }
         #expect(dir.listing() == ["blocked.mbtiles", "keep.mbtiles"])
         #expect(throws: ArchiveError.self) { try failing.write([2], for: id) }
@@ -210,14 +210,14 @@ import Darwin
         let bytes = readFile(good)
 
         func expectArchiveError(
-            _ path: String, _ problem: ArchiveError.Problem, _ body: (MBTilesReader) throws -> Void = { _ in }
+            _ path: String, _ problem: ArchiveError.Code, _ body: (MBTilesReader) throws -> Void = { _ in }
         ) {
             do {
                 let reader = try MBTilesReader(path: path)
                 try body(reader)
                 Issue.record("\(path) opened and read without error")
             } catch let error as ArchiveError {
-                #expect(error.problem == problem, "\(error)")
+                #expect(error.code == problem, "\(error)")
                 #expect(error.description.hasPrefix(path + ": "))
                 #expect(!error.description.contains("\n"))
             } catch {

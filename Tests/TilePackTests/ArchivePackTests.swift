@@ -208,7 +208,7 @@ enum PackFixture {
         try PackFixture.execute(path, "UPDATE tilepack_elevation SET width = 8 WHERE rowid = 1")
         let failures = PackFixture.tiles.filter { t in
             do { _ = try dem.elevation(t); return false } catch {
-                return (error as? ArchiveError)?.problem == .hashMismatch
+                return (error as? ArchiveError)?.code == .hashMismatch
             }
         }
         #expect(failures.count == 1)
@@ -259,9 +259,9 @@ enum PackFixture {
         let dem = try #require(reader.layer(1))
         var refused = 0
         for t in PackFixture.tiles {
-            do { _ = try dem.elevation(t) } catch {
+            do { _ = try dem.elevation(t) } catch let error as ArchiveError {
                 #expect(
-                    error.problem == .badElevation && error.description.contains("stores 2000000 bytes")
+                    error.code == .badElevation && error.description.contains("stores 2000000 bytes")
                         && error.description.contains("not read"),
                     "\(error)")
                 refused += 1
@@ -448,7 +448,7 @@ enum PackFixture {
         let v = try Versions()
         let out = v.dir.file("out.mbtiles")
         func refuse(
-            _ problem: ArchiveError.Problem, delta: String? = nil, installed: String? = nil,
+            _ problem: ArchiveError.Code, delta: String? = nil, installed: String? = nil,
             packID: String = "chamonix",
             from: Int = 1, to: Int = 2, digest: String? = nil, contains: String? = nil,
             sourceLocation: SourceLocation = #_sourceLocation
@@ -519,14 +519,14 @@ extension String {
 
 /// Expects `body` to throw an ArchiveError of `problem` whose one-line description starts with `path`.
 func expectPackError(
-    _ problem: ArchiveError.Problem, _ path: String, contains: String? = nil,
+    _ problem: ArchiveError.Code, _ path: String, contains: String? = nil,
     sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
 ) {
     do {
         try body()
         Issue.record("no error (expected \(problem))", sourceLocation: sourceLocation)
     } catch let error as ArchiveError {
-        #expect(error.problem == problem, "\(error)", sourceLocation: sourceLocation)
+        #expect(error.code == problem, "\(error)", sourceLocation: sourceLocation)
         #expect(error.description.hasPrefix(path + ": "), "\(error)", sourceLocation: sourceLocation)
         #expect(!error.description.contains("\n"), sourceLocation: sourceLocation)
         if let contains { #expect(error.description.contains(contains), "\(error)", sourceLocation: sourceLocation) }

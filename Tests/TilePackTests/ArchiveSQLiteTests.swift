@@ -21,7 +21,7 @@ import Testing
             #expect(error.code == .error)
             #expect(error.message.contains("no such table"))
             #expect(error.sql == "SELECT nope FROM nowhere")
-            #expect(error.path == dir.file("a.db"))
+            #expect(error.subject == dir.file("a.db"))
             #expect(
                 error.description
                     == "\(dir.file("a.db")): SQLite error 1 (no such table: nowhere) in `SELECT nope FROM nowhere`")

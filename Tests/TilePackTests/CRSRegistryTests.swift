@@ -169,8 +169,10 @@ struct CRSRegistryTests {
             _ = try CRSRegistry(projDB: other)
             Issue.record("a SQLite file without metadata opened as proj.db")
         } catch {
-            guard case .badSchema(let path, _, let problem) = error else { Issue.record("\(error)"); return }
-            #expect(path == other && problem.hasPrefix("not a proj.db: cannot read its metadata table"))
+            guard error.code == .badSchema else { Issue.record("\(error)"); return }
+            #expect(
+                error.subject == "proj.db \(other) (--proj-db)"
+                    && error.detail.hasPrefix("not a proj.db: cannot read its metadata table"))
         }
         // Layout 1 with metadata but none of the CRS tables: refused when opened, not at the first lookup.
         let bare = dir.file("bare.db")
@@ -179,8 +181,8 @@ struct CRSRegistryTests {
             _ = try CRSRegistry(projDB: bare)
             Issue.record("a proj.db without CRS tables opened")
         } catch {
-            guard case .badSchema(_, _, let problem) = error else { Issue.record("\(error)"); return }
-            #expect(problem.hasPrefix("not a proj.db tilepack can read (no such table: projected_crs"))
+            guard error.code == .badSchema else { Issue.record("\(error)"); return }
+            #expect(error.detail.hasPrefix("not a proj.db tilepack can read (no such table: projected_crs"))
         }
     }
 
@@ -195,8 +197,10 @@ struct CRSRegistryTests {
             _ = try CRSRegistry(projDB: cut)
             Issue.record("a truncated proj.db opened")
         } catch {
-            guard case .badSchema(let path, _, let problem) = error else { Issue.record("\(error)"); return }
-            #expect(path == cut && problem.hasPrefix("truncated: \(bytes.count / 2) bytes"))
+            guard error.code == .badSchema else { Issue.record("\(error)"); return }
+            #expect(
+                error.subject == "proj.db \(cut) (--proj-db)"
+                    && error.detail.hasPrefix("truncated: \(bytes.count / 2) bytes"))
             #expect(!error.description.contains("\n"))
         }
     }
@@ -364,10 +368,13 @@ struct CRSRegistryTests {
                 _ = try r.crs(epsg: code)
                 Issue.record("EPSG:\(code) resolved")
             } catch {
-                guard case .unsupportedRegistryCRS(let c, _, _, let file) = error else {
+                guard error.code == .unsupportedRegistryCRS else {
                     Issue.record("\(error)"); continue
                 }
-                #expect(c == code && file == systemProjDB && !error.description.contains("\n"))
+                #expect(
+                    error.subject.hasPrefix("EPSG:\(code) (")
+                        && error.detail.hasSuffix("(CRS from proj.db \(systemProjDB))")
+                        && !error.description.contains("\n"))
             }
         }
     }

@@ -43,11 +43,11 @@ struct CoreFileDigestTests {
         do {
             _ = try FileDigest.readWhole(path: big, maxBytes: 1 << 20, what: "file") {
                 (_) throws(InputFileError) -> Int in
-                throw InputFileError(path: big, problem: "the body refused it")
+                throw InputFileError(path: big, detail: "the body refused it")
             }
             Issue.record("the body's error was lost")
         } catch {
-            #expect(error.problem == "the body refused it")
+            #expect(error.detail == "the body refused it")
         }
     }
 }

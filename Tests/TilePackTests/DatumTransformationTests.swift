@@ -166,20 +166,20 @@ struct DatumTransformationTests {
             return error
         }
         Issue.record("\(name) was accepted")
-        return DatumGridError(path: path, kind: .unsupported, detail: "accepted")
+        return DatumGridError(path: path, code: .unsupported, detail: "accepted")
     }
 
     @Test func corruptNTv2FilesAreOneLineErrors() throws {
         let good = NTv2Fixture.bytes([NTv2Fixture.parent, NTv2Fixture.child])
-        #expect(try gridError(Array(good.prefix(100))).kind == .truncated)
-        #expect(try gridError(Array(good.prefix(176 + 176 + 500))).kind == .truncated)
+        #expect(try gridError(Array(good.prefix(100))).code == .truncated)
+        #expect(try gridError(Array(good.prefix(176 + 176 + 500))).code == .truncated)
         var badMagic = good
         badMagic[0] = UInt8(ascii: "X")
-        #expect(try gridError(badMagic).kind == .badHeader)
+        #expect(try gridError(badMagic).code == .badHeader)
         var badCount = good
         badCount[8] = 12  // NUM_OREC 12
-        #expect(try gridError(badCount).kind == .badHeader)
-        #expect(try gridError(NTv2Fixture.bytes([NTv2Fixture.parent], numFile: 1_000_000)).kind == .badHeader)
+        #expect(try gridError(badCount).code == .badHeader)
+        #expect(try gridError(NTv2Fixture.bytes([NTv2Fixture.parent], numFile: 1_000_000)).code == .badHeader)
         // Huge dimensions: a 1e-6″ step over 2° would be billions of nodes — refused before
         // allocating. LAT_INC and LONG_INC are records 8 and 9 of the subgrid header.
         var patched = NTv2Fixture.bytes([NTv2Fixture.parent])
@@ -187,21 +187,21 @@ struct DatumTransformationTests {
         for record in [8, 9] {
             for i in 0..<8 { patched[176 + 16 * record + 8 + i] = UInt8((tiny >> (8 * UInt64(i))) & 255) }
         }
-        #expect(try gridError(patched).kind == .tooLarge)
+        #expect(try gridError(patched).code == .tooLarge)
         var count = NTv2Fixture.parent
         count.gsCount = 80
-        #expect(try gridError(NTv2Fixture.bytes([count])).kind == .badHeader)
+        #expect(try gridError(NTv2Fixture.bytes([count])).code == .badHeader)
         var nan = NTv2Fixture.parent
         nan.shift = { lat, _ in lat == 50 * 3600 ? (.nan, 0) : (0, 0) }
-        #expect(try gridError(NTv2Fixture.bytes([nan])).kind == .badValue)
+        #expect(try gridError(NTv2Fixture.bytes([nan])).code == .badValue)
         var inverted = NTv2Fixture.parent
         inverted.north = 48 * 3600
-        #expect(try gridError(NTv2Fixture.bytes([inverted])).kind == .badHeader)
+        #expect(try gridError(NTv2Fixture.bytes([inverted])).code == .badHeader)
         var orphan = NTv2Fixture.child
         orphan.parent = "NOSUCH"
-        #expect(try gridError(NTv2Fixture.bytes([NTv2Fixture.parent, orphan])).kind == .badHeader)
-        #expect(try gridError(good, name: "grid.dat").kind == .unsupported)
-        #expect(try gridError(Array("not a tiff at all".utf8), name: "bad.tif").kind == .badHeader)
+        #expect(try gridError(NTv2Fixture.bytes([NTv2Fixture.parent, orphan])).code == .badHeader)
+        #expect(try gridError(good, name: "grid.dat").code == .unsupported)
+        #expect(try gridError(Array("not a tiff at all".utf8), name: "bad.tif").code == .badHeader)
     }
 
     @Test func fifoGridFailsWithoutHanging() throws {
@@ -462,7 +462,7 @@ struct DatumTransformationTests {
             _ = try best(4314, dirs: [dir.path])
             Issue.record("a truncated BETA2007.gsb was accepted")
         } catch let error as DatumGridError {
-            #expect(error.path == dir.file("BETA2007.gsb") && error.kind == .truncated)
+            #expect(error.subject == dir.file("BETA2007.gsb") && error.code == .truncated)
         }
     }
 

@@ -24,7 +24,7 @@ struct GeoQueryTests {
 
     @Test func rejectsBadInputWithClearMessages() {
         func message(_ args: [String]) -> String? {
-            do { _ = try TileQuery(arguments: args); return nil } catch { return error.description }
+            do { _ = try TileQuery(arguments: args); return nil } catch { return "\(error)" }
         }
         #expect(message(["86", "0", "3"])?.contains("web mercator") == true)
         #expect(message(["-85.06", "0", "3"]) != nil)

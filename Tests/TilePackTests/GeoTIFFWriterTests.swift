@@ -282,7 +282,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         let error = #expect(throws: TIFFWriteError.self) {
             try GeoTIFFWriter(path: "\(dir)/classic.tif", options: options).write(blockProvider: fill)
         }
-        if case .tooLargeForClassicTIFF? = error?.reason {
+        if error?.code == .tooLargeForClassicTIFF {
         } else {
             Issue.record("expected tooLargeForClassicTIFF, got \(String(describing: error))")
         }
@@ -295,7 +295,7 @@ private func undoFloatingPointPredictor(_ bytes: inout [UInt8], width: Int, rows
         let path = "/nonexistent-tilepack-dir/out.tif"
         let writer = try GeoTIFFWriter(path: path, options: options)
         let error = #expect(throws: TIFFWriteError.self) { try writer.write { _, _, _ in } }
-        #expect(error?.reason == .cannotCreate(errno: ENOENT))
+        #expect(error == .cannotCreate(path: path, errno: ENOENT))
         #expect(error?.description.contains(path) == true)
         #expect(error?.category == .environment)
     }

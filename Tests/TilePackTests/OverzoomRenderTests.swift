@@ -155,7 +155,7 @@ import TilePack
                 "X-Tile-Overzoom") == nil)
         let regions = String(decoding: service.regionsListing().body, as: UTF8.self)
         #expect(
-            regions.contains("\"view_minzoom\":\(zooms.lowerBound - 3),\"view_maxzoom\":22"), "\(regions.suffix(80))")
+            regions.contains("\"view_maxzoom\":22,\"view_minzoom\":\(zooms.lowerBound - 3)"), "\(regions.suffix(80))")
         // The page itself (served only where Leaflet is installed; a 503 naming it elsewhere).
         #expect(ViewerPage.html.contains("map.setMaxZoom(info.view_maxzoom)"))
         // /query over nothing: 200 with the uncovered object.

@@ -118,7 +118,7 @@ import Testing
         // The error names the file on one line.
         do {
             _ = try Self.codec.decode(Array(blob.prefix(blob.count - 3)), width: 32, height: 32, path: "d.mbtiles")
-        } catch {
+        } catch let error as ArchiveError {
             #expect(error.description.hasPrefix("d.mbtiles: ") && !error.description.contains("\n"))
         }
     }

@@ -283,8 +283,8 @@ struct RegionsAccessMaskTests {
         #expect(outside == mask.pixelCount - mask.ownedCount && outside > 0)
         // The raw payload is refused, named as partial (category locked), with the offers.
         #expect(throws: TileStoreError.self) { _ = try store.tile(t, archive: a) }
-        do { _ = try store.tile(t, archive: a); Issue.record("no error") } catch {
-            #expect(error.problem == .partialTile && error.category == .locked && !error.offers.isEmpty)
+        do { _ = try store.tile(t, archive: a); Issue.record("no error") } catch let error as TileStoreError {
+            #expect(error.code == .partialTile && error.category == .locked && !error.offers.isEmpty)
             #expect(!error.description.contains("\n"))
         }
         // Asked of every archive, the partial archives refuse their payloads too.

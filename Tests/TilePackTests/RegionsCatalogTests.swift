@@ -73,7 +73,9 @@ import Testing
     }
 
     static func decode(_ json: [UInt8], library: String? = nil) throws(CatalogError) -> Catalog {
-        try Catalog(json: json, path: "lib/catalog.json", libraryDirectory: library)
+        try CatalogError.typed({ try Catalog(json: json, path: "lib/catalog.json", libraryDirectory: library) }) {
+            CatalogError(path: "lib/catalog.json", field: nil, code: .malformed, detail: "\($0)")
+        }
     }
 
     // MARK: - Loading
@@ -104,10 +106,10 @@ import Testing
         let library = try RegionLibrary(directory: dir.path, trust: nil)
         #expect(library.kind == .open && library.catalog == nil && library.accessPolicy() is OpenAccess)
         #expect(throws: CatalogError.self) { try Catalog(contentsOf: dir.file("catalog.json")) }
-        do throws(CatalogError) {
+        do {
             _ = try Catalog(contentsOf: dir.file("catalog.json"))
-        } catch {
-            #expect(error.kind == .notFound && error.category == .notFound)
+        } catch let error as CatalogError {
+            #expect(error.code == .notFound && error.category == .notFound)
             #expect(error.description == dir.file("catalog.json") + ": no such file")
         }
     }
@@ -153,7 +155,7 @@ import Testing
     struct BadCatalog: CustomTestStringConvertible, Sendable {
         let label: String
         let json: [UInt8]
-        let kind: CatalogError.Kind
+        let kind: CatalogError.Code
         let field: String?
         /// The whole text after "lib/catalog.json: FIELD ", or a part of it.
         let detail: String
@@ -333,7 +335,7 @@ import Testing
             let catalog = try Self.decode(bad.json)
             Issue.record("accepted: \(catalog.products.map(\.id))")
         } catch {
-            #expect(error.kind == bad.kind, "\(error)")
+            #expect(error.code == bad.kind, "\(error)")
             #expect(error.field == bad.field, "\(error)")
             #expect(error.detail.contains(bad.detail), "\(error)")
             let prefix = "lib/catalog.json: " + (bad.field.map { $0 + " " } ?? "")
@@ -358,7 +360,7 @@ import Testing
             _ = try Self.decode(key)
             Issue.record("accepted")
         } catch {
-            #expect(error.kind == .unknownField)
+            #expect(error.code == .unknownField)
             #expect(error.description == "lib/catalog.json: [\"a\\nb\"] is not a field of the catalog schema")
         }
     }
@@ -470,9 +472,12 @@ import Testing
     }
 
     @Test func polygonValidation() {
-        func problem(_ rings: [[[Double]]]) -> RegionPolygon.Problem.Kind? {
-            do throws(RegionPolygon.Problem) { _ = try RegionPolygon(rings: rings); return nil } catch {
-                return error.kind
+        func problem(_ rings: [[[Double]]]) -> RegionPolygon.Problem.Code? {
+            do { _ = try RegionPolygon(rings: rings); return nil } catch let error as RegionPolygon.Problem {
+                return error.code
+            } catch {
+                Issue.record("\(error)")
+                return nil
             }
         }
         #expect(problem([]) == .noRings)

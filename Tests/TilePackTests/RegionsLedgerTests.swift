@@ -136,8 +136,10 @@ import Darwin
         let token = try JWS.sign(Claim(sub: "x", n: 7), key: key, kid: kid)
         let parts = token.split(separator: ".").map(String.init)
 
-        func kind(_ t: String) -> JWSError.Kind? {
-            do { _ = try JWS.verify(t, publicKeys: keys, source: "token"); return nil } catch { return error.kind }
+        func kind(_ t: String) -> JWSError.Code? {
+            do { _ = try JWS.verify(t, publicKeys: keys, source: "token"); return nil } catch {
+                return (error as? JWSError)?.code
+            }
         }
         #expect(kind(token) == nil)
         // alg none (with and without a signature), and another algorithm.
@@ -174,7 +176,7 @@ import Darwin
         // Errors are one line naming the source.
         do {
             _ = try JWS.verify(Self.withHeader(token, #"{"alg":"none"}"#), publicKeys: keys, source: "ledger row 3")
-        } catch {
+        } catch let error as JWSError {
             #expect(error.description.hasPrefix("ledger row 3: "))
             #expect(!error.description.contains("\n"))
         }
@@ -195,9 +197,9 @@ import Darwin
         #expect(throws: JWSError.self) { try JWK.read(path: publicPath, requirePrivate: true) }
         chmod(privatePath, 0o644)
         let loose = #expect(throws: JWSError.self) { try JWK.read(path: privatePath, requirePrivate: true) }
-        #expect(loose?.kind == .badKey)
+        #expect(loose?.code == .badKey)
         let garbage = try dir.write("bad.jwk", Array(#"{"kty":"RSA","crv":"Ed25519","x":"AAAA"}"#.utf8))
-        #expect(thrown(JWSError.self) { try JWK.read(path: garbage) }?.kind == .badKey)
+        #expect(thrown(JWSError.self) { try JWK.read(path: garbage) }?.code == .badKey)
 
         // The test App Store's CA keys are private files too; reopening keeps the CA.
         let store = try TestAppStore(directory: dir.file("store"), clock: FixedRegionClock(Self.t0))
@@ -251,25 +253,25 @@ import Darwin
     @Test func badArgumentsAreOneLineErrors() throws {
         let f = try Fixture()
         let empty = #expect(throws: LedgerError.self) { try f.store.purchase(f.shop.request("")) }
-        #expect(empty?.kind == .invalidArgument && empty?.description.hasPrefix("product id: ") == true)
+        #expect(empty?.code == .invalidArgument && empty?.description.hasPrefix("product id: ") == true)
         let newline = #expect(throws: LedgerError.self) { try f.store.purchase(f.shop.request("a\nb")) }
         #expect(newline?.description.contains("\n") == false)
         // A subscription needs a term; consumables are not sold.
         #expect(
-            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .autoRenewable)) }?.kind
+            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .autoRenewable)) }?.code
                 == .invalidArgument)
         #expect(
-            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .consumable)) }?.kind
+            thrown(LedgerError.self) { try f.store.purchase(f.shop.request("x", type: .consumable)) }?.code
                 == .invalidArgument)
         let unknown = #expect(throws: LedgerError.self) { try f.store.refund(transactionID: "123", reason: 0) }
-        #expect(unknown?.kind == .notFound && unknown?.category == .notFound)
+        #expect(unknown?.code == .notFound && unknown?.category == .notFound)
         let bought = try f.buy("chamonix")
         #expect(
-            thrown(LedgerError.self) { try f.store.refund(transactionID: bought.id, reason: 7) }?.kind
+            thrown(LedgerError.self) { try f.store.refund(transactionID: bought.id, reason: 7) }?.code
                 == .invalidArgument)
         // A token that is not App Store signed data.
         let junk = #expect(throws: LedgerError.self) { try f.ledger.import(signed: ["a.b.c"]) }
-        #expect(junk?.kind == .rejected && junk?.verification == .malformed && junk?.category == .invalidInput)
+        #expect(junk?.code == .rejected && junk?.verification == .malformed && junk?.category == .invalidInput)
         // A batch is verified whole before anything is written.
         let good = try f.shop.sell("zermatt")
         #expect(thrown(LedgerError.self) { try f.ledger.import(signed: [good, "x.y.z"]) }?.verification == .malformed)
@@ -278,7 +280,7 @@ import Darwin
         let account = #expect(throws: LedgerError.self) {
             try EntitlementLedger(path: f.dir.file("other.sqlite"), verifier: f.verifier, account: "has space")
         }
-        #expect(account?.kind == .invalidArgument && !fileExists(f.dir.file("other.sqlite")))
+        #expect(account?.code == .invalidArgument && !fileExists(f.dir.file("other.sqlite")))
     }
 
     @Test func subscriptionExpires() throws {
@@ -598,7 +600,7 @@ import Darwin
         #expect(try empty.report(now: Self.t0).entitlements.isEmpty && !empty.accountWasDrawn)
         try empty.observe()
         try empty.recordAcceptedCatalog(serial: 1, jws: "x")
-        #expect(thrown(LedgerError.self) { try empty.import(signed: [bought]) }?.kind == .storage)
+        #expect(thrown(LedgerError.self) { try empty.import(signed: [bought]) }?.code == .storage)
         #expect(!fileExists(missing) && !fileExists(missing + "-wal") && !fileExists(missing + "-shm"))
 
         // An existing ledger: read, observe, overlay, refuse imports; its bytes stay as they were.
@@ -611,7 +613,7 @@ import Darwin
         try reader.observe()
         try reader.recordAcceptedCatalog(serial: 9, jws: "y")
         #expect(reader.acceptedCatalog() == nil)
-        #expect(thrown(LedgerError.self) { try reader.import(signed: [bought]) }?.kind == .storage)
+        #expect(thrown(LedgerError.self) { try reader.import(signed: [bought]) }?.code == .storage)
         // The store's refund, held in memory: counted, not written.
         let revocation = try shop.store.refund(transactionID: try shop.transactionID(bought), reason: 0)
         try reader.overlay([revocation])
@@ -638,7 +640,7 @@ import Darwin
             let refused = #expect(throws: LedgerError.self) {
                 try EntitlementLedger(path: path, verifier: shop.verifier, mode: mode)
             }
-            #expect(refused?.kind == .legacyLedger && refused?.category == .invalidInput, "\(mode)")
+            #expect(refused?.code == .legacyLedger && refused?.category == .invalidInput, "\(mode)")
             #expect(
                 refused?.description.contains("run tilepack store restore") == true
                     && refused?.description.hasPrefix(path) == true)
@@ -662,7 +664,7 @@ import Darwin
         let newer = #expect(throws: LedgerError.self) {
             try EntitlementLedger(path: future, verifier: shop.verifier, mode: .upgradingLegacy)
         }
-        #expect(newer?.kind == .storage && newer?.category == .unsupported)
+        #expect(newer?.code == .storage && newer?.category == .unsupported)
     }
 
     @Test func theAcceptedCatalogSerialNeverGoesDown() throws {

@@ -257,8 +257,10 @@ import Testing
         let store = try library.openTileStore(budget: PointQuery.defaultBudget).store
         #expect(try store.pixels(Self.zA, archive: 0) != nil)
         #expect(throws: TileStoreError.self) { _ = try store.pixels(Self.zB, archive: 1) }
-        do { _ = try store.tile(Self.zB, archive: 1); Issue.record("B's tile was served") } catch {
-            #expect(error.problem == .locked)
+        do { _ = try store.tile(Self.zB, archive: 1); Issue.record("B's tile was served") } catch let error
+            as TileStoreError
+        {
+            #expect(error.code == .locked)
             #expect(error.offers.map(\.id) == [Self.subscriptionID, Self.regionB, Self.bundleID])
         }
         // A free zoom of B is served.
@@ -510,7 +512,7 @@ import Testing
         // Offline, a device has nothing to restore from.
         let offline = try lib.open(ledger: lib.dir.file("device/offline.sqlite"), online: false)
         #expect(try offline.report().entitlements.isEmpty)
-        #expect(thrown(LedgerError.self) { try offline.restore() }?.kind == .store)
+        #expect(thrown(LedgerError.self) { try offline.restore() }?.code == .store)
 
         // A fresh ledger of another account restores nothing.
         let stranger = try lib.open(ledger: lib.dir.file("device/other.sqlite"), account: RegionsFixture.otherAccount)
@@ -582,7 +584,7 @@ import Testing
         #expect(try library.listings().allSatisfy { !$0.owned })
         #expect(library.problems().contains { $0.contains("does not buy \(Self.subscriptionID)") })
         // Buying it as this catalog sells it: the store fixed the product's type at its first sale.
-        #expect(thrown(LedgerError.self) { try library.buy(Self.subscriptionID) }?.kind == .invalidArgument)
+        #expect(thrown(LedgerError.self) { try library.buy(Self.subscriptionID) }?.code == .invalidArgument)
         #expect(try lib.shop.storeCount() == 1)
     }
 
@@ -635,7 +637,7 @@ import Testing
         for readOnly in [false, true] {
             let refused = thrown(LedgerError.self) { try lib.open(account: nil, readOnly: readOnly) }
             #expect(
-                refused?.kind == .legacyLedger && refused?.description.contains("run tilepack store restore") == true)
+                refused?.code == .legacyLedger && refused?.description.contains("run tilepack store restore") == true)
         }
         // `store restore`: the ledger is emptied (keeping its account), the store re-issues its
         // earlier records in the App Store format, and they are imported.
@@ -665,14 +667,14 @@ import Testing
         let lib = try Library()
         let library = try lib.open()
         for (id, kind, words) in [
-            ("t.nope", CatalogError.Kind.unknownProduct, "no product"),
+            ("t.nope", CatalogError.Code.unknownProduct, "no product"),
             (Self.missingID, .unknownProduct, "not available"),
         ] {
             do {
                 _ = try library.buy(id)
                 Issue.record("bought \(id)")
             } catch let error as CatalogError {
-                #expect(error.kind == kind)
+                #expect(error.code == kind)
                 #expect(error.description.contains("\"\(id)\""))
                 #expect(error.description.contains(words))
                 #expect(!error.description.contains("\n"))
@@ -695,7 +697,7 @@ import Testing
         // Never accepted one: nothing above zoom 0.
         unlink(jwsPath)
         let never = try lib.open(ledger: lib.dir.file("device/never.sqlite"))
-        #expect(never.catalogProblem?.kind == .notFound && never.entitlements == nil)
+        #expect(never.catalogProblem?.code == .notFound && never.entitlements == nil)
         let closed = try #require(never.accessPolicy() as? FreeZoomAccess)
         #expect(closed.maxZoom == RegionLibrary.failClosedMaxZoom)
         #expect(closed.access(TileID(z: 0, x: 0, y: 0)!) == .allowed)
@@ -711,7 +713,7 @@ import Testing
         #expect(Self.opens(try lib.open().accessPolicy().access(Self.zA)))
 
         let other = JWK.newPrivateKey()
-        let cases: [(String, CatalogError.Kind?, () throws -> Void)] = [
+        let cases: [(String, CatalogError.Code?, () throws -> Void)] = [
             ("missing", .notFound, { unlink(jwsPath) }),
             (
                 "edited", .badSignature,
@@ -754,7 +756,7 @@ import Testing
             let library = try lib.open()
             #expect(library.catalogProblem != nil, "\(name)")
             if let kind {
-                #expect(library.catalogProblem?.kind == kind, "\(name): \(String(describing: library.catalogProblem))")
+                #expect(library.catalogProblem?.code == kind, "\(name): \(String(describing: library.catalogProblem))")
             }
             #expect(library.catalog?.freeMaxZoom == Self.freeMaxZoom && library.entitlements == nil, "\(name)")
             let policy = library.accessPolicy()
@@ -774,12 +776,12 @@ import Testing
         var keyless = lib.trust
         keyless.publisherKeys = []
         let noKeys = try lib.open(trust: keyless)
-        #expect(noKeys.catalogProblem?.kind == .badSignature && !noKeys.accessPolicy().access(Self.zA).isAllowed)
+        #expect(noKeys.catalogProblem?.code == .badSignature && !noKeys.accessPolicy().access(Self.zA).isAllowed)
         // A newer edition is accepted, and from then on the older one is stale.
         try lib.sign(serial: 3)
         #expect(try lib.open().catalogProblem == nil)
         writeFile(jwsPath, signed)
-        #expect(try lib.open().catalogProblem?.kind == .staleSerial)
+        #expect(try lib.open().catalogProblem?.code == .staleSerial)
     }
 
     /// An entitlement covers the archive the publisher hashed, not another file renamed to it.
@@ -801,7 +803,7 @@ import Testing
         #expect(library.kind == .open && library.ledger == nil && library.entitlements == nil)
         #expect(library.accessPolicy() is OpenAccess)
         #expect(Self.opens(library.accessPolicy().access(Self.zA)))
-        #expect(thrown(LedgerError.self) { try library.requireLedger() }?.kind == .invalidArgument)
+        #expect(thrown(LedgerError.self) { try library.requireLedger() }?.code == .invalidArgument)
         #expect(!fileExists(lib.ledgerPath))
         // Its catalog.json is read (for listings), unsigned: it decides nothing.
         #expect(library.catalog?.serial == 2)

@@ -58,11 +58,11 @@ private final class DeclaringArchive: TileArchive {
         let reader = try MBTilesReader(path: path)
         #expect(try reader.storedElevation(Self.id)?.encoding == "q-planar-deflate")
         let store = try TileStore(archives: [reader], budget: MemoryBudget(parsing: "256MiB"))
-        do throws(TileStoreError) {
+        do {
             _ = try store.elevation(Self.id)
             Issue.record("a 4096 × 4096 grid was decoded for a 256-pixel archive")
-        } catch {
-            #expect(error.problem == .damagedTile)
+        } catch let error as TileStoreError {
+            #expect(error.code == .damagedTile)
             #expect(
                 error.description.contains("forged.mbtiles") && error.description.contains("\(Self.id)")
                     && error.description.contains("4096×4096") && !error.description.contains("\n"), "\(error)")
@@ -75,22 +75,22 @@ private final class DeclaringArchive: TileArchive {
         // the archive never got to allocate the grid.
         let big = DeclaringArchive(tileSize: 256, declares: (512, 512))
         let store = try TileStore(archives: [big], budget: MemoryBudget(parsing: "512KiB"))
-        do throws(TileStoreError) {
+        do {
             _ = try store.elevation(Self.id)
             Issue.record("a 1 MiB grid in a 512 KiB budget")
-        } catch {
-            #expect(error.problem == .budgetExhausted)
+        } catch let error as TileStoreError {
+            #expect(error.code == .budgetExhausted)
         }
         #expect(big.decodeCount == 0 && store.accountingProblem() == nil)
         // Beyond twice the tile size: refused by name, never decoded.
         let wide = DeclaringArchive(tileSize: 256, declares: (513, 16))
         let wideStore = try TileStore(archives: [wide], budget: MemoryBudget(parsing: "64MiB"))
-        do throws(TileStoreError) {
+        do {
             _ = try wideStore.elevation(Self.id)
             Issue.record("a 513-wide grid for 256-pixel tiles")
-        } catch {
+        } catch let error as TileStoreError {
             #expect(
-                error.problem == .damagedTile && error.description.contains("forged.mbtiles")
+                error.code == .damagedTile && error.description.contains("forged.mbtiles")
                     && error.description.contains("513×16"))
         }
         #expect(wide.decodeCount == 0)
@@ -110,11 +110,11 @@ private final class DeclaringArchive: TileArchive {
         let archive = try ZoomFakeArchive(zooms: 5...5, side: side, pixels: [:], grids: [parent: grid])
         let store = try TileStore(archives: [archive], budget: MemoryBudget(parsing: "24KiB"))
         #expect(try store.elevation(parent) == grid)
-        do throws(TileStoreError) {
+        do {
             _ = try store.elevation(TileID(z: 6, x: 21, y: 25)!)
             Issue.record("the made grid fitted only by evicting the grid it was made from")
-        } catch {
-            #expect(error.problem == .budgetExhausted)
+        } catch let error as TileStoreError {
+            #expect(error.code == .budgetExhausted)
         }
         let s = store.statistics
         #expect(s.budgetViolations == 0 && s.leasedEntries == 0 && store.accountingProblem() == nil)

@@ -273,8 +273,8 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
                 kids[1]: ElevationTile(width: 2, height: 2, values: [1, 2, 3, 4]),
             ])
         let bad = try Self.store(odd)
-        do { _ = try bad.elevation(Self.parent); Issue.record("no error") } catch {
-            #expect(error.problem == .damagedTile && !error.description.contains("\n"))
+        do { _ = try bad.elevation(Self.parent); Issue.record("no error") } catch let error as TileStoreError {
+            #expect(error.code == .damagedTile && !error.description.contains("\n"))
         }
         #expect(bad.accountingProblem() == nil)
     }
@@ -314,7 +314,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
                 let x = scaled(100) + rng.below(span)
                 let y = scaled(60) + rng.below(span)
                 guard let id = TileID(z: z, x: x, y: y) else { continue }
-                do throws(TileStoreError) {
+                do {
                     if rng.below(2) == 0 {
                         if let lease = try store.pixels(id), lease.count != side * side * 4 {
                             failures.withLock { $0.append("\(id): \(lease.count) bytes") }
@@ -322,8 +322,10 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
                     } else {
                         _ = try store.elevation(id)
                     }
+                } catch let error as TileStoreError {
+                    if error.code != .budgetExhausted { failures.withLock { $0.append("\(id): \(error)") } }
                 } catch {
-                    if error.problem != .budgetExhausted { failures.withLock { $0.append("\(id): \(error)") } }
+                    failures.withLock { $0.append("\(id): \(error)") }
                 }
                 if let problem = store.accountingProblem() { failures.withLock { $0.append(problem) } }
             }
@@ -353,7 +355,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
             { _ = try store.zoomedElevation(child) },
         ] as [() throws -> Void] {
             do { try body(); Issue.record("served a locked tile") } catch let error as TileStoreError {
-                #expect(error.problem == .locked && error.offers == [offer])
+                #expect(error.code == .locked && error.offers == [offer])
             }
         }
         // Below the min zoom the same: the requested tile decides (here z3 is free).
@@ -411,10 +413,10 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         #expect(try read(nothing, free) != nil)
         // One zoom past the free tier: locked and priced, though its z10 ancestor is free.
         let first = free.children[0]
-        do throws(TileStoreError) {
+        do {
             if exists(try nothing.pixels(first)) { Issue.record("a z11 tile nobody owns was served") }
-        } catch {
-            #expect(error.problem == .locked && !error.offers.isEmpty)
+        } catch let error as TileStoreError {
+            #expect(error.code == .locked && !error.offers.isEmpty)
         }
         // Chamonix owned: a z12 tile across its edge is masked per requested pixel.
         let policy = RegionAccessPolicy(
@@ -459,10 +461,10 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let nobody = try Self.store(
             archive,
             policy: RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(), storedMaxZooms: stored))
-        do throws(TileStoreError) {
+        do {
             if exists(try nobody.pixels(deep)) { Issue.record("a z15 tile nobody owns was served") }
-        } catch {
-            #expect(error.problem == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
+        } catch let error as TileStoreError {
+            #expect(error.code == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
         }
     }
 
@@ -527,11 +529,11 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         let child = TileID(z: 7, x: 41, y: 50)!  // 1, 2 of the parent's 4 × 4 grandchildren
         let locked = try Self.store(
             archive, policy: ClosurePolicy { id, _ in id.z <= 5 ? .allowed : .denied(unlockedBy: [offer]) })
-        do throws(TileStoreError) {
+        do {
             _ = try locked.overzoomedTile(child)
             Issue.record("a locked tile's ancestor payload was handed out")
-        } catch {
-            #expect(error.problem == .locked && error.offers == [offer])
+        } catch let error as TileStoreError {
+            #expect(error.code == .locked && error.offers == [offer])
         }
         let partial = try Self.store(
             archive,

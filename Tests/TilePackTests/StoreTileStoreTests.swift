@@ -306,7 +306,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let l2 = try lease(store, ids[2]), l3 = try lease(store, ids[3])
         #expect(store.statistics.leasedEntries == 4)
         let error = try #require(storeError { _ = try contents(store.tile(ids[10])) })
-        #expect(error.problem == .budgetExhausted)
+        #expect(error.code == .budgetExhausted)
         #expect(error.category == .budgetExhausted)
         #expect(!error.description.contains("\n") && error.description.contains("budget"))
         // A hit on a leased tile still works; the failed load left nothing behind.
@@ -488,7 +488,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
                             keptLeases.withLock { $0 += 1 }
                         }
                     }
-                } catch let error as TileStoreError where error.problem == .budgetExhausted {
+                } catch let error as TileStoreError where error.code == .budgetExhausted {
                     exhausted.withLock { $0 += 1 }  // leases and loads in flight filled the budget: allowed
                 } catch {
                     failures.add("thread \(t): \(error)")
@@ -585,7 +585,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
 
         for text in ["every:0", "soon", "every:", "every:-3", "random:x", "random", ""] {
             let error = #expect(throws: TileStoreError.self, "'\(text)'") { try SimulatedMemoryWarnings(parsing: text) }
-            #expect(error?.problem == .invalidOptions)
+            #expect(error?.code == .invalidOptions)
         }
         #expect(try SimulatedMemoryWarnings(parsing: "every:5") == .every(5))
         #expect(try SimulatedMemoryWarnings(parsing: "random:42") == .random(seed: 42))
@@ -596,7 +596,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let big = StoreFakeArchive(path: "big-tiles.mbtiles", tiles: tiles(2), tileSize: 256)
         let error = try #require(
             storeError { _ = try TileStore(archives: [small, big], budget: MemoryBudget(bytes: 20_000)) })
-        #expect(error.problem == .invalidOptions && error.category == .invalidArgument)
+        #expect(error.code == .invalidOptions && error.category == .invalidArgument)
         #expect(error.subject == big.path)
         #expect(error.description.hasPrefix(big.path) && !error.description.contains("\n"))
         // The small archive alone fits that budget.
@@ -607,7 +607,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
             storeError {
                 _ = try TileStore(archives: [small], budget: MemoryBudget(parsing: "1MiB"), options: options)
             }?
-            .problem == .invalidOptions)
+            .code == .invalidOptions)
     }
 
     @Test func aDamagedTileIsTypedAndTheStoreKeepsServing() throws {
@@ -629,12 +629,12 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
             for attempt in 0..<2 {
                 let error = try #require(
                     storeError { _ = try contents(store.tile(id)) }, "tile \(id) attempt \(attempt)")
-                #expect(error.problem == .damagedTile && error.category == .invalidInput)
+                #expect(error.code == .damagedTile && error.category == .invalidInput)
                 #expect(error.subject == a.path)
                 #expect(error.description.contains(a.path) && error.description.contains("\(id)"))
                 #expect(!error.description.contains("\n"))
             }
-            #expect(storeError { _ = try contents(store.pixels(id)) }?.problem == .damagedTile)
+            #expect(storeError { _ = try contents(store.pixels(id)) }?.code == .damagedTile)
             #expect(store.accountingProblem() == nil)
         }
         // Both archives keep serving: a's good tiles, b's own, and b's copy of a tile a also has.
@@ -655,7 +655,7 @@ private func tiles(_ count: Int, z: Int = 10, x0: Int = 100, y0: Int = 200, colu
         let store = try TileStore(archives: [fake], budget: budget)
         for attempt in 0..<5 {
             let error = try #require(storeError { _ = try contents(store.tile(ids[0])) }, "attempt \(attempt)")
-            #expect(error.problem == .archive && error.subject == fake.path)
+            #expect(error.code == .archive && error.subject == fake.path)
             #expect(store.accountingProblem() == nil)
         }
         // The failed loads hold nothing: the whole budget is there for other tiles.

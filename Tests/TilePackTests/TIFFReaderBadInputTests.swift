@@ -22,7 +22,7 @@ import Testing
             _ = try file.read(window: PixelWindow(x: 0, y: 0, width: file.image.width, height: file.image.height))
             return nil
         } catch {
-            #expect(error.path == path)
+            #expect(error.subject == path)
             #expect(error.description.hasPrefix(path + ": "))
             #expect(!error.description.contains("\n"))
             #expect(error.category == .invalidInput || error.category == .unsupported)
@@ -43,24 +43,24 @@ import Testing
 
     @Test func truncatedHeader() throws {
         let dir = TemporaryDirectory()
-        #expect(try failure([0x49, 0x49, 42], in: dir)?.kind == .truncated)
-        #expect(try failure([], in: dir)?.kind == .truncated)
+        #expect(try failure([0x49, 0x49, 42], in: dir)?.code == .truncated)
+        #expect(try failure([], in: dir)?.code == .truncated)
         let cut = Array(try valid().prefix(100))
         #expect(try failure(cut, in: dir) != nil)
     }
 
     @Test func notATIFF() throws {
         let dir = TemporaryDirectory()
-        #expect(try failure(Array("GIF89a-not-a-tiff".utf8), in: dir)?.kind == .badHeader)
-        #expect(try failure([0x49, 0x49, 41, 0, 8, 0, 0, 0], in: dir)?.kind == .badHeader)
-        #expect(try failure([0x49, 0x49, 43, 0, 4, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0], in: dir)?.kind == .badHeader)
+        #expect(try failure(Array("GIF89a-not-a-tiff".utf8), in: dir)?.code == .badHeader)
+        #expect(try failure([0x49, 0x49, 41, 0, 8, 0, 0, 0], in: dir)?.code == .badHeader)
+        #expect(try failure([0x49, 0x49, 43, 0, 4, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0], in: dir)?.code == .badHeader)
     }
 
     @Test func ifdOffsetPastTheEnd() throws {
         let dir = TemporaryDirectory()
         var file = try valid()
         file.replaceSubrange(4..<8, with: [0xF0, 0xFF, 0xFF, 0x0F])
-        #expect(try failure(file, in: dir)?.kind == .offsetPastEnd)
+        #expect(try failure(file, in: dir)?.code == .offsetPastEnd)
     }
 
     @Test func ifdLoop() throws {
@@ -71,39 +71,39 @@ import Testing
         let next = ifd + 2 + n * 12
         file.replaceSubrange(next..<next + 4, with: file[4..<8])  // next IFD = this IFD
         let error = try failure(file, in: dir)
-        #expect(error?.kind == .ifdLoop)
+        #expect(error?.code == .ifdLoop)
         #expect(error?.description.contains("loop") == true)
     }
 
     @Test func absurdDimensionsAndCounts() throws {
         let dir = TemporaryDirectory()
         // Width 0.
-        #expect(try failure(try valid { $0.extraTags[256] = .longs([0]) }, in: dir)?.kind == .absurdDimensions)
+        #expect(try failure(try valid { $0.extraTags[256] = .longs([0]) }, in: dir)?.code == .absurdDimensions)
         // A tile of 2^20 × 2^20 pixels.
         let huge = try valid {
             $0.tile = (16, 16); $0.extraTags[322] = .longs([1 << 20]); $0.extraTags[323] = .longs([1 << 20])
         }
-        #expect(try failure(huge, in: dir)?.kind == .absurdDimensions)
+        #expect(try failure(huge, in: dir)?.code == .absurdDimensions)
         // A billion-pixel-high image in one-row strips: a billion blocks, over TIFFLimits.maxBlocks
         // (refused before its offsets are read; nothing is allocated).
         let tall = try valid {
             $0.extraTags[257] = .longs([1_000_000_000]); $0.extraTags[278] = .longs([1])
         }
         let tallError = try failure(tall, in: dir)
-        #expect(tallError?.kind == .absurdDimensions)
+        #expect(tallError?.code == .absurdDimensions)
         #expect(tallError?.description.contains("\(TIFFLimits.maxBlocks)") == true)
         // Under the block cap the offsets and counts still have to agree.
         let short = try valid {
             $0.extraTags[257] = .longs([1_000_000]); $0.extraTags[278] = .longs([1])
         }
-        #expect(try failure(short, in: dir)?.kind == .badTag)
+        #expect(try failure(short, in: dir)?.code == .badTag)
         // A tag claiming 2^31 doubles.
         let fat = try valid {
             $0.extraTags[TIFFTag.modelTiepoint] = .raw(type: 12, count: 1 << 31, bytes: [0, 0, 0, 0, 0, 0, 0, 0])
         }
-        #expect(try failure(fat, in: dir)?.kind == .absurdDimensions)
+        #expect(try failure(fat, in: dir)?.code == .absurdDimensions)
         // SamplesPerPixel 0.
-        #expect(try failure(try valid { $0.extraTags[277] = .shorts([0]) }, in: dir)?.kind == .absurdDimensions)
+        #expect(try failure(try valid { $0.extraTags[277] = .shorts([0]) }, in: dir)?.code == .absurdDimensions)
     }
 
     /// The 180-byte BigTIFF of issue 8 that killed `tilepack info`: a valid 8 × 1 image whose
@@ -133,7 +133,7 @@ import Testing
         let bomb = Self.pixelScaleCountBomb()
         #expect(bomb.count == 180)
         let error = try failure(bomb, name: "scale-bomb.tif", in: dir)
-        #expect(error?.kind == .absurdDimensions)
+        #expect(error?.code == .absurdDimensions)
         #expect(error?.description.contains("tag 33550") == true)
         // The same count on the other typed readers: integers (unsigned), rationals, floats.
         for (tag, type): (UInt16, UInt16) in [
@@ -143,7 +143,7 @@ import Testing
         ] {
             for count: UInt64 in [1 << 63, UInt64.max, 1 << 62, 1 << 32] {
                 let error = try failure(Self.pixelScaleCountBomb(count: count, tag: tag, type: type), in: dir)
-                #expect(error?.kind == .absurdDimensions, "tag \(tag) type \(type) count \(count)")
+                #expect(error?.code == .absurdDimensions, "tag \(tag) type \(type) count \(count)")
             }
         }
         // `tilepack info`'s path: the report is built from the file alone.
@@ -161,7 +161,7 @@ import Testing
             let valueField = 16 + 8 + 6 * 20 + 12
             withUnsafeBytes(of: code.littleEndian) { patched.replaceSubrange(valueField..<valueField + 8, with: $0) }
             let error = try failure(patched, in: dir)
-            if case .unsupported? = error?.kind {} else { Issue.record("code \(code): \(String(describing: error))") }
+            if case .unsupported? = error?.code {} else { Issue.record("code \(code): \(String(describing: error))") }
         }
     }
 
@@ -172,32 +172,32 @@ import Testing
             t.blockOverride = [0: try! Zlib.deflate([UInt8](repeating: 7, count: 10))]
         }
         let error = try failure(short, in: dir)
-        #expect(error?.kind == .corruptBlock)
+        #expect(error?.code == .corruptBlock)
         #expect(error?.description.contains("expected 48") == true)
         // Garbage instead of a zlib stream.
         let garbage = try valid { t in
             t.compression = 8; t.blockOverride = [0: [UInt8](repeating: 0x55, count: 40)]
         }
-        #expect(try failure(garbage, in: dir)?.kind == .corruptBlock)
+        #expect(try failure(garbage, in: dir)?.code == .corruptBlock)
         // An LZW code beyond the table.
         let lzw = try valid { t in
             t.compression = 5; t.blockOverride = [0: [0x80, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF]]
         }
-        #expect(try failure(lzw, in: dir)?.kind == .corruptBlock)
+        #expect(try failure(lzw, in: dir)?.code == .corruptBlock)
         // PackBits that runs out early.
         let pb = try valid { t in
             t.compression = 32773; t.blockOverride = [0: [0x02, 1, 2, 3]]
         }
-        #expect(try failure(pb, in: dir)?.kind == .corruptBlock)
+        #expect(try failure(pb, in: dir)?.code == .corruptBlock)
         // Uncompressed strip shorter than the image needs.
         let un = try valid { t in t.blockOverride = [0: [1, 2, 3, 4]] }
-        #expect(try failure(un, in: dir)?.kind == .corruptBlock)
+        #expect(try failure(un, in: dir)?.code == .corruptBlock)
     }
 
     @Test func blockOffsetPastTheEnd() throws {
         let dir = TemporaryDirectory()
         let file = try valid { $0.extraTags[273] = .longs([0x7FFF_0000]) }
-        #expect(try failure(file, in: dir)?.kind == .offsetPastEnd)
+        #expect(try failure(file, in: dir)?.code == .offsetPastEnd)
         let long = try valid {
             $0.extraTags[279] = .longs([0x7FFF_0000]); $0.compression = 8
         }
@@ -207,29 +207,29 @@ import Testing
     @Test func unsupportedFeaturesAreDeclinedByName() throws {
         let dir = TemporaryDirectory()
         let jpeg = try failure(try valid { $0.compression = 7 }, name: "photo.tif", in: dir)
-        #expect(jpeg?.kind == .unsupported(feature: "JPEG compression", code: 7))
+        #expect(jpeg?.detail == "unsupported JPEG compression (code 7)")
         #expect(jpeg?.description.contains("photo.tif") == true)
         #expect(jpeg?.description.contains("JPEG") == true)
         #expect(
-            try failure(try valid { $0.compression = 50000 }, in: dir)?.kind
-                == .unsupported(feature: "ZSTD compression", code: 50000))
+            try failure(try valid { $0.compression = 50000 }, in: dir)?.detail
+                == "unsupported ZSTD compression (code 50000)")
         #expect(
-            try failure(try valid { $0.compression = 50001 }, in: dir)?.kind
-                == .unsupported(feature: "WebP compression", code: 50001))
+            try failure(try valid { $0.compression = 50001 }, in: dir)?.detail
+                == "unsupported WebP compression (code 50001)")
         #expect(
-            try failure(try valid { $0.extraTags[258] = .shorts([1]) }, in: dir)?.kind
-                == .unsupported(feature: "1-bit (bilevel) samples", code: 1))
+            try failure(try valid { $0.extraTags[258] = .shorts([1]) }, in: dir)?.detail
+                == "unsupported 1-bit (bilevel) samples (code 1)")
         #expect(
             try failure(
                 try valid {
                     $0.bits = 16; $0.sampleFormat = 3
-                }, in: dir)?.kind == .unsupported(feature: "16-bit floating point samples", code: 16))
+                }, in: dir)?.detail == "unsupported 16-bit floating point samples (code 16)")
         #expect(
-            try failure(try valid { $0.photometric = 6 }, in: dir)?.kind
-                == .unsupported(feature: "YCbCr photometric interpretation (subsampled colour)", code: 6))
+            try failure(try valid { $0.photometric = 6 }, in: dir)?.detail
+                == "unsupported YCbCr photometric interpretation (subsampled colour) (code 6)")
         #expect(
-            try failure(try valid { $0.extraTags[TIFFTag.predictor] = .shorts([9]) }, in: dir)?.kind
-                == .unsupported(feature: "predictor", code: 9))
+            try failure(try valid { $0.extraTags[TIFFTag.predictor] = .shorts([9]) }, in: dir)?.detail
+                == "unsupported predictor (code 9)")
     }
 
     @Test func missingFileAndWindowOutside() throws {
@@ -237,7 +237,7 @@ import Testing
         let missing = dir.path + "/nope.tif"
         #expect(throws: TIFFError.self) { try TIFFFile(path: missing) }
         do { _ = try TIFFFile(path: missing) } catch {
-            #expect(error.kind == .io && error.description.hasPrefix(missing))
+            #expect(error.code == .io && error.description.hasPrefix(missing))
         }
         let file = try TIFFFile(path: try dir.write("ok.tif", try valid()))
         for w in [
@@ -245,7 +245,7 @@ import Testing
             PixelWindow(x: 0, y: 0, width: 0, height: 1), PixelWindow(x: Int.max, y: 0, width: 2, height: 1),
         ] {
             do { _ = try file.read(window: w); Issue.record("window \(w) accepted") } catch {
-                #expect(error.kind == .badWindow)
+                #expect(error.code == .badWindow)
             }
         }
     }

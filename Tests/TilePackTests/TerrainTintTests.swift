@@ -117,7 +117,8 @@ import Testing
             #expect {
                 try TintRange(argument: bad)
             } throws: { error in
-                guard let e = error as? BuildError, case let .invalidOption(text) = e else { return false }
+                guard let e = error as? BuildError, e.code == .invalidOption else { return false }
+                let text = e.detail
                 return text.hasPrefix("--tint-range \(ErrorText.quoted(bad)): ") && text.contains(problem)
                     && !text.contains("\n")
             }
@@ -164,7 +165,7 @@ import Testing
             try ColorReliefFile(bytes: Array(text.utf8), path: "bad.txt")
         } throws: { error in
             guard let e = error as? ColorReliefFileError else { return false }
-            return e.line == line && e.description.hasPrefix("--tint bad.txt:\(line): ")
+            return e.subject == "--tint bad.txt:\(line)" && e.description.hasPrefix("--tint bad.txt:\(line): ")
                 && e.description.contains(problem)
                 && !e.description.contains("\n") && e.category == .invalidArgument
         }

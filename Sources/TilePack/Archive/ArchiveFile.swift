@@ -14,20 +14,20 @@ package enum ArchiveFile {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             throw ArchiveError(
-                path: path, problem: errno == ENOENT ? .notFound : .cannotOpen,
+                path: path, code: errno == ENOENT ? .notFound : .cannotOpen,
                 detail: "cannot open archive: \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ArchiveError(path: path, problem: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
+            throw ArchiveError(path: path, code: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
         }
         var header = [UInt8](repeating: 0, count: 100)
         let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
         let magic = Array("SQLite format 3\u{0}".utf8)
         guard got == 100, header.prefix(16).elementsEqual(magic) else {
             throw ArchiveError(
-                path: path, problem: .notSQLite,
+                path: path, code: .notSQLite,
                 detail: "not an SQLite database (\(info.st_size) bytes, no SQLite header)")
         }
         // Page size: bytes 16–17 big-endian, 1 meaning 65536. Page count: bytes 28–31, valid
@@ -44,7 +44,7 @@ package enum ArchiveFile {
             let (expected, overflow) = Int64(be32(28)).multipliedReportingOverflow(by: Int64(pageSize))
             if overflow || Int64(info.st_size) < expected {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail:
                         "archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \(pageSize) bytes"
                 )
@@ -60,18 +60,18 @@ package enum ArchiveFile {
         let input = open(from, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard input >= 0 else {
             throw ArchiveError(
-                path: from, problem: errno == ENOENT ? .notFound : .cannotOpen,
+                path: from, code: errno == ENOENT ? .notFound : .cannotOpen,
                 detail: "cannot open for copying: \(AtomicReplacement.message(errno))")
         }
         defer { close(input) }
         var info = stat()
         guard fstat(input, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw ArchiveError(path: from, problem: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
+            throw ArchiveError(path: from, code: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
         }
         let output = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else {
             throw ArchiveError(
-                path: to, problem: .writeFailed, detail: "cannot create the copy: \(AtomicReplacement.message(errno))")
+                path: to, code: .writeFailed, detail: "cannot create the copy: \(AtomicReplacement.message(errno))")
         }
         defer { close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -80,7 +80,7 @@ package enum ArchiveFile {
             if n < 0 {
                 if errno == EINTR { continue }
                 throw ArchiveError(
-                    path: from, problem: .cannotOpen, detail: "reading failed: \(AtomicReplacement.message(errno))")
+                    path: from, code: .cannotOpen, detail: "reading failed: \(AtomicReplacement.message(errno))")
             }
             if n == 0 { break }
             var done = 0
@@ -89,7 +89,7 @@ package enum ArchiveFile {
                 if w < 0 {
                     if errno == EINTR { continue }
                     throw ArchiveError(
-                        path: to, problem: .writeFailed,
+                        path: to, code: .writeFailed,
                         detail: "writing the copy failed: \(AtomicReplacement.message(errno))")
                 }
                 done += w
@@ -97,7 +97,7 @@ package enum ArchiveFile {
         }
         guard fsync(output) == 0 else {
             throw ArchiveError(
-                path: to, problem: .writeFailed, detail: "cannot sync the copy: \(AtomicReplacement.message(errno))")
+                path: to, code: .writeFailed, detail: "cannot sync the copy: \(AtomicReplacement.message(errno))")
         }
     }
 }

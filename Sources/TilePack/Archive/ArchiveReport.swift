@@ -50,15 +50,15 @@ package struct ArchiveReport: Sendable, Encodable {
 
     /// Reads `path`: a pack or delta when it has a tile index, else an MBTiles archive.
     /// - Throws: ``ArchiveError`` naming the file when it is neither.
-    public init(path: String) throws(ArchiveError) {
+    public init(path: String) throws {
         do {
             try self.init(pack: try PackReader(path: path))
-        } catch  where error.problem == .notPack {
+        } catch let error as ArchiveError where error.code == .notPack {
             try self.init(mbtiles: try MBTilesReader(path: path))
         }
     }
 
-    private init(pack: PackReader) throws(ArchiveError) {
+    private init(pack: PackReader) throws {
         let stats = try pack.statistics()
         let meta = pack.metadata
         kind = pack.hasRemovedTable ? "delta" : "pack"
@@ -82,7 +82,7 @@ package struct ArchiveReport: Sendable, Encodable {
         license = meta["license"]
     }
 
-    private init(mbtiles reader: MBTilesReader) throws(ArchiveError) {
+    private init(mbtiles reader: MBTilesReader) throws {
         let meta = reader.metadata
         let counts = try reader.zoomStatistics()
         kind = "archive"

@@ -62,7 +62,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// - Cost: one quantised encode (level 9) or two Float32 encodes.
     public static func pack(
         _ tile: ElevationTile, step: Double?, level: Int32 = 6
-    ) throws(Zlib.Failure) -> (ElevationEncoding, [UInt8]) {
+    ) throws -> (ElevationEncoding, [UInt8]) {
         if let step, let blob = try QuantizedElevation.encode(tile, step: step) {
             return (.quantizedPlanarDeflate, blob)
         }
@@ -75,7 +75,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// `step`; without one, or for a tile it cannot hold (see ``pack(_:step:level:)``), this
     /// throws a `Zlib.Failure` with code `Z_DATA_ERROR` naming the reason.
     /// - Cost: O(width × height), one scratch buffer of 4 bytes a sample plus the deflate output.
-    public func encode(_ tile: ElevationTile, level: Int32 = 6, step: Double? = nil) throws(Zlib.Failure) -> [UInt8] {
+    public func encode(_ tile: ElevationTile, level: Int32 = 6, step: Double? = nil) throws -> [UInt8] {
         if self == .quantizedPlanarDeflate {
             guard let step, step.isFinite, step > 0 else {
                 throw Zlib.Failure(code: -3, message: "q-planar-deflate needs a positive finite step")
@@ -110,10 +110,10 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// Unpacks a blob written by ``encode(_:level:)`` for a `width × height` tile.
     /// Throws when the sides are out of range or the blob does not inflate to exactly
     /// `width × height × 4` bytes; never allocates more than that.
-    public func decode(_ blob: [UInt8], width: Int, height: Int, path: String) throws(ArchiveError) -> ElevationTile {
+    public func decode(_ blob: [UInt8], width: Int, height: Int, path: String) throws -> ElevationTile {
         guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         let count = width * height
@@ -126,20 +126,20 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
             return try result.get()
         }
         var bytes = [UInt8](repeating: 0, count: count * 4 + 1)  // one spare byte detects over-long data
-        let inflated: Result<Int, Zlib.Failure> = blob.withUnsafeBytes { src in
+        let inflated: Result<Int, any Error> = blob.withUnsafeBytes { src in
             bytes.withUnsafeMutableBytes { dst in
-                Result { () throws(Zlib.Failure) in try Zlib.inflate(src, into: dst) }
+                Result { try Zlib.inflate(src, into: dst) }
             }
         }
         let produced: Int
         switch inflated {
         case .success(let n): produced = n
         case .failure(let error):
-            throw ArchiveError(path: path, problem: .badElevation, detail: "elevation data does not inflate: \(error)")
+            throw ArchiveError(path: path, code: .badElevation, detail: "elevation data does not inflate: \(error)")
         }
         guard produced == count * 4 else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation data holds \(produced) bytes, expected \(count * 4) for \(width)×\(height)")
         }
         if self == .float32PredictorDeflate {
@@ -171,7 +171,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// For ``quantizedPlanarDeflate`` the returned grid is the only allocation (scratch is pooled).
     public func decode(
         _ blob: UnsafeRawBufferPointer, width: Int, height: Int, path: String
-    ) throws(ArchiveError) -> ElevationTile {
+    ) throws -> ElevationTile {
         guard self == .quantizedPlanarDeflate else {
             return try decode(Array(blob), width: width, height: height, path: path)
         }
@@ -184,7 +184,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     ) throws(ArchiveError) -> ElevationTile {
         guard width > 0, height > 0, width <= ElevationTile.maxSide, height <= ElevationTile.maxSide else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile size \(width)×\(height) is outside 1…\(ElevationTile.maxSide)")
         }
         var failure: ArchiveError?

@@ -42,7 +42,7 @@ public final class MBTilesReader: TileArchive {
     private let pool: Locked<[PooledConnection]>
 
     /// Opens and validates `path`. See the type's documentation for what is checked.
-    public init(path: String) throws(ArchiveError) {
+    public init(path: String) throws {
         self.path = path
         try Self.checkFile(path)
         let first: PooledConnection
@@ -57,7 +57,7 @@ public final class MBTilesReader: TileArchive {
             let id = try appID.step() ? Int32(truncatingIfNeeded: appID.int(at: 0)) : 0
             guard id == 0 || id == MBTilesSchema.applicationID else {
                 throw ArchiveError(
-                    path: path, problem: .notMBTiles,
+                    path: path, code: .notMBTiles,
                     detail:
                         "not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258 or none)"
                 )
@@ -69,14 +69,14 @@ public final class MBTilesReader: TileArchive {
             while try names.step() { if let n = names.string(at: 0) { found.insert(n) } }
             for required in ["tiles", "metadata"] where !found.contains(required) {
                 throw ArchiveError(
-                    path: path, problem: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
+                    path: path, code: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
             }
             hasElevation = found.contains("elevation")
             do {
                 try first.prepareStatements(elevation: hasElevation)
             } catch {
                 throw ArchiveError(
-                    path: path, problem: .notMBTiles,
+                    path: path, code: .notMBTiles,
                     detail: "not an MBTiles archive (tiles or elevation lacks the expected columns: \(error.message))")
             }
             var rows: [String: String] = [:]
@@ -91,7 +91,7 @@ public final class MBTilesReader: TileArchive {
                 !(Int(version).map(MBTilesMetadata.readableFormatVersions.contains) ?? false)
             {
                 throw ArchiveError(
-                    path: path, problem: .unsupportedVersion,
+                    path: path, code: .unsupportedVersion,
                     detail:
                         "tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))"
                 )
@@ -122,7 +122,7 @@ public final class MBTilesReader: TileArchive {
 
     /// The payload of tile `id`, or nil when the archive has none there.
     /// - Cost: one indexed lookup and one copy of the payload.
-    public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
+    public func tile(_ id: TileID) throws -> [UInt8]? {
         do {
             return try withTile(id) { Array($0) }
         } catch let error as ArchiveError {
@@ -179,7 +179,7 @@ public final class MBTilesReader: TileArchive {
             let detail = StoredBlobLimit.refusal(
                 type: refused.type, length: refused.length, limit: limit, what: "tile \(id)")
         {
-            throw ArchiveError(path: path, problem: .damaged, detail: detail)
+            throw ArchiveError(path: path, code: .damaged, detail: detail)
         }
         if let bodyError { throw bodyError }
         return result
@@ -196,7 +196,7 @@ public final class MBTilesReader: TileArchive {
     }
 
     /// The elevation grid of tile `id`, or nil when there is none (or no elevation table).
-    public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+    public func elevation(_ id: TileID) throws -> ElevationTile? {
         try elevation(id) { _, _ throws(ArchiveError) in }
     }
 
@@ -205,7 +205,7 @@ public final class MBTilesReader: TileArchive {
     public func elevation(
         _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
     )
-        throws(ArchiveError) -> ElevationTile?
+        throws -> ElevationTile?
     {
         guard hasElevation else { return nil }
         // Quantised rows decode straight from SQLite's buffer: the grid is the only allocation.
@@ -239,12 +239,12 @@ public final class MBTilesReader: TileArchive {
                 }
                 if found == nil {
                     failure = ArchiveError(
-                        path: path, problem: .badElevation, detail: "elevation tile \(id) has no data")
+                        path: path, code: .badElevation, detail: "elevation tile \(id) has no data")
                 }
             } catch {
                 failure =
                     error as? ArchiveError
-                    ?? ArchiveError(path: path, problem: .badElevation, detail: "elevation tile \(id): \(error)")
+                    ?? ArchiveError(path: path, code: .badElevation, detail: "elevation tile \(id): \(error)")
             }
             return (true, tile)
         }
@@ -253,7 +253,7 @@ public final class MBTilesReader: TileArchive {
         guard let row = try storedElevation(id, admitting: admit) else { return nil }
         guard let encoding = ElevationEncoding(rawValue: row.encoding) else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(row.encoding))")
         }
         return try encoding.decode(row.data, width: row.width, height: row.height, path: path)
@@ -272,7 +272,7 @@ public final class MBTilesReader: TileArchive {
         if let detail = StoredBlobLimit.refusal(
             type: type, length: length, limit: limit, what: "elevation tile \(id) (\(width)×\(height))")
         {
-            throw ArchiveError(path: path, problem: .badElevation, detail: detail)
+            throw ArchiveError(path: path, code: .badElevation, detail: detail)
         }
         return max(0, length)
     }
@@ -280,7 +280,7 @@ public final class MBTilesReader: TileArchive {
     /// The elevation row of tile `id` as stored (encoding name, grid size, encoded bytes),
     /// undecoded: what a pack copies unchanged. nil when there is none.
     /// - Cost: one indexed lookup and one copy of the blob.
-    public func storedElevation(_ id: TileID) throws(ArchiveError) -> StoredElevation? {
+    public func storedElevation(_ id: TileID) throws -> StoredElevation? {
         try storedElevation(id) { _, _ throws(ArchiveError) in }
     }
 
@@ -327,7 +327,7 @@ public final class MBTilesReader: TileArchive {
     /// see ``MBTilesWriter/Journal``): `.some(nil)` for an empty tile, nil when the archive
     /// has no row for it (or no such table).
     /// - Cost: one indexed lookup (a statement prepared per call: the merge asks once per tile).
-    public func buildRoot(_ id: TileID) throws(ArchiveError) -> [UInt8]?? {
+    public func buildRoot(_ id: TileID) throws -> [UInt8]?? {
         try withConnection(doing: "reading the shard pixels of \(id)") { conn throws(SQLiteError) -> [UInt8]?? in
             let table = try conn.db.prepare(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
@@ -346,7 +346,7 @@ public final class MBTilesReader: TileArchive {
     /// (`tilepack_roots`): the shard-zoom tiles it built and those above it built whole.
     /// Empty when it has none (or no such table); rows outside the tile grid are skipped.
     /// - Cost: one scan of the roots' primary key (a shard keeps a few dozen rows).
-    public func buildRootTiles(upToZoom z: Int) throws(ArchiveError) -> [TileID] {
+    public func buildRootTiles(upToZoom z: Int) throws -> [TileID] {
         try withConnection(doing: "listing the shard tiles") { conn throws(SQLiteError) -> [TileID] in
             let table = try conn.db.prepare(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tilepack_roots'")
@@ -374,7 +374,7 @@ public final class MBTilesReader: TileArchive {
 
     /// The tiles stored at `zoom`, in XYZ, ordered by row then column.
     /// - Throws: ``ArchiveError`` (damaged) for a row outside the zoom's grid.
-    public func tileIDs(zoom: Int) throws(ArchiveError) -> [TileID] {
+    public func tileIDs(zoom: Int) throws -> [TileID] {
         guard zoom >= 0, zoom <= TileID.maxZoom else { return [] }
         let rows: [(Int, Int)] = try withConnection(doing: "listing zoom \(zoom)") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare("SELECT tile_column, tile_row FROM tiles WHERE zoom_level = ?")
@@ -388,7 +388,7 @@ public final class MBTilesReader: TileArchive {
         for (column, row) in rows {
             guard let id = TileID(z: zoom, x: column, tmsY: row) else {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail: "tile row (zoom \(zoom), column \(column), row \(row)) lies outside the zoom's grid")
             }
             ids.append(id)
@@ -412,7 +412,7 @@ public final class MBTilesReader: TileArchive {
     }
 
     /// Rows of the `elevation` table (0 without one). - Cost: O(rows) (SQLite counts an index).
-    public func elevationRowCount() throws(ArchiveError) -> Int {
+    public func elevationRowCount() throws -> Int {
         guard hasElevation else { return 0 }
         return try withConnection(doing: "counting elevation rows") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare("SELECT count(*) FROM elevation")
@@ -423,11 +423,11 @@ public final class MBTilesReader: TileArchive {
     /// Decodes every tile with the archive's codec and every elevation row with its encoding;
     /// the first that does not decode is thrown (damaged), naming the tile.
     /// - Cost: O(archive): one read and one decode per tile and per elevation row.
-    public func decodeAllTiles() throws(ArchiveError) -> (tiles: Int, elevationRows: Int) {
+    public func decodeAllTiles() throws -> (tiles: Int, elevationRows: Int) {
         let summary = self.summary
         guard let codec = summary.codec else {
             throw ArchiveError(
-                path: path, problem: .damaged,
+                path: path, code: .damaged,
                 detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
         }
         let decoder = codec.decoder()
@@ -437,7 +437,7 @@ public final class MBTilesReader: TileArchive {
                 guard let bytes = try tile(id) else { continue }
                 do { _ = try decoder.decode(bytes, width: summary.tileSize, height: summary.tileSize) } catch {
                     throw ArchiveError(
-                        path: path, problem: .damaged,
+                        path: path, code: .damaged,
                         detail: "tile \(id) does not decode as \(codec.rawValue): \(error)")
                 }
                 tiles += 1
@@ -449,7 +449,7 @@ public final class MBTilesReader: TileArchive {
 
     /// Runs `PRAGMA integrity_check`; throws ``ArchiveError`` (damaged) with SQLite's first
     /// complaint unless it answers "ok". - Cost: reads the whole file.
-    public func verifyIntegrity() throws(ArchiveError) {
+    public func verifyIntegrity() throws {
         let answer: String = try withConnection(doing: "checking integrity") { conn throws(SQLiteError) in
             let stmt = try conn.db.prepare("PRAGMA integrity_check(1)")
             return try stmt.step() ? (stmt.string(at: 0) ?? "") : ""
@@ -457,7 +457,7 @@ public final class MBTilesReader: TileArchive {
         guard answer == "ok" else {
             // SQLite's report spans lines ("*** in database main ***\nPage 5: ..."); keep one.
             throw ArchiveError(
-                path: path, problem: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
+                path: path, code: .damaged, detail: "integrity check failed: \(ErrorText.oneLine(answer))")
         }
     }
 

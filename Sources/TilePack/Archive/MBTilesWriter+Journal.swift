@@ -85,7 +85,7 @@ extension MBTilesWriter {
         replacement.removeTemporary()
         guard rename(interrupted.path, temporaryPath) == 0 else {
             throw ArchiveError(
-                path: interrupted.path, problem: .writeFailed,
+                path: interrupted.path, code: .writeFailed,
                 detail: "cannot move to \(temporaryPath): \(AtomicReplacement.message(errno))")
         }
         for suffix in Self.companions { unlink(interrupted.path + suffix) }

@@ -132,11 +132,11 @@ public final class MBTilesWriter {
         journal: Journal? = nil, resuming: Interrupted? = nil
     ) throws {
         guard !metadata.name.isEmpty else {
-            throw ArchiveError(path: path, problem: .invalidArgument, detail: "archive name must not be empty")
+            throw ArchiveError(path: path, code: .invalidArgument, detail: "archive name must not be empty")
         }
         guard metadata.tileSize > 0 else {
             throw ArchiveError(
-                path: path, problem: .invalidArgument, detail: "tile size \(metadata.tileSize) must be positive")
+                path: path, code: .invalidArgument, detail: "tile size \(metadata.tileSize) must be positive")
         }
         precondition(options.batchTiles > 0 && options.batchBytes > 0, "batch limits must be positive")
         precondition(options.commitInterval.map { $0 >= .zero } ?? true, "commit interval must not be negative")
@@ -365,7 +365,7 @@ public final class MBTilesWriter {
             connection = nil  // last reference: closes the file before the rename
             if let code = replacement.commit() {
                 throw ArchiveError(
-                    path: targetPath, problem: .writeFailed,
+                    path: targetPath, code: .writeFailed,
                     detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
             state = .finished
@@ -389,9 +389,9 @@ public final class MBTilesWriter {
         case .finished:
             preconditionFailure("MBTilesWriter used after finish()")
         case .abandoned:
-            throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "writer was abandoned")
+            throw ArchiveError(path: targetPath, code: .writeFailed, detail: "writer was abandoned")
         case .failed(let reason):
-            throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "writer already failed: \(reason)")
+            throw ArchiveError(path: targetPath, code: .writeFailed, detail: "writer already failed: \(reason)")
         }
     }
 
@@ -427,7 +427,7 @@ public final class MBTilesWriter {
 
     static func writeFailure(_ error: any Error, path: String, doing what: String) -> ArchiveError {
         if let archive = error as? ArchiveError { return archive }
-        return ArchiveError(path: path, problem: .writeFailed, detail: "\(what) failed: \(error)")
+        return ArchiveError(path: path, code: .writeFailed, detail: "\(what) failed: \(error)")
     }
 
     private func closeAndRemove() {

@@ -53,32 +53,32 @@ package enum QuantizedElevation {
         public init(_ blob: UnsafeRawBufferPointer, path: String) throws(ArchiveError) {
             guard blob.count >= QuantizedElevation.headerSize else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation,
+                    path: path, code: .badElevation,
                     detail:
                         "quantised elevation blob of \(blob.count) bytes is shorter than its \(QuantizedElevation.headerSize)-byte header"
                 )
             }
             guard blob[0] == 1, blob[1] == 1 else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation,
+                    path: path, code: .badElevation,
                     detail: "quantised elevation has layout \(blob[0]) and predictor \(blob[1]), expected 1 and 1")
             }
             let b = Int(blob[2])
             guard b == 0 || b == 1 || b == 2 || b == 4 else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation,
+                    path: path, code: .badElevation,
                     detail: "quantised elevation has \(b) residual bytes a sample, expected 0, 1, 2 or 4")
             }
             guard blob[3] & ~0b11 == 0 else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation, detail: "quantised elevation has unknown flags \(blob[3])")
+                    path: path, code: .badElevation, detail: "quantised elevation has unknown flags \(blob[3])")
             }
             var stepBits: UInt64 = 0
             for k in 0..<8 { stepBits |= UInt64(blob[4 + k]) << (8 * k) }
             let step = Double(bitPattern: stepBits)
             guard step.isFinite, step > 0 else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation,
+                    path: path, code: .badElevation,
                     detail: "quantised elevation step \(step) is not positive and finite")
             }
             residualBytes = b
@@ -194,7 +194,9 @@ package enum QuantizedElevation {
                 }
             }
         }
-        out += try Zlib.deflate(payload, level: level, strategy: .filtered)
+        out += try Zlib.Failure.typed({ try Zlib.deflate(payload, level: level, strategy: .filtered) }) {
+            Zlib.Failure(code: -2, message: "\($0)")  // Z_STREAM_ERROR: deflate throws Zlib.Failure alone
+        }
         return out
     }
 
@@ -253,7 +255,7 @@ package enum QuantizedElevation {
         if header.allNaN {
             guard blob.count == headerSize, header.residualBytes == 0, !header.hasMask else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation, detail: "an all-NaN quantised elevation tile carries data")
+                    path: path, code: .badElevation, detail: "an all-NaN quantised elevation tile carries data")
             }
             out.update(repeating: nanValue)
             return
@@ -270,16 +272,16 @@ package enum QuantizedElevation {
         if expected == 0 {
             guard stream.isEmpty else {
                 throw ArchiveError(
-                    path: path, problem: .badElevation,
+                    path: path, code: .badElevation,
                     detail: "a constant quantised elevation tile carries \(stream.count) bytes of data")
             }
         } else {
             guard let inflater = scratch.inflater else {
-                throw ArchiveError(path: path, problem: .badElevation, detail: "zlib could not start an inflater")
+                throw ArchiveError(path: path, code: .badElevation, detail: "zlib could not start an inflater")
             }
             do { try inflater.inflateExactly(stream, into: bytes) } catch {
                 throw ArchiveError(
-                    path: path, problem: .badElevation,
+                    path: path, code: .badElevation,
                     detail:
                         "quantised elevation data does not inflate to \(expected) bytes for \(width)×\(height): \(error)"
                 )

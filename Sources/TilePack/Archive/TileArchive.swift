@@ -28,7 +28,7 @@ public protocol TileArchive: Sendable {
 
     /// The elevation grid of tile `id`, nil when there is none.
     /// - Throws: ``ArchiveError`` for a damaged archive or elevation blob.
-    func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile?
+    func elevation(_ id: TileID) throws -> ElevationTile?
 
     /// ``elevation(_:)`` that first calls `admit` with the stored row's declared width and
     /// height, before a grid of that size is allocated or anything is decoded: the caller
@@ -40,7 +40,7 @@ public protocol TileArchive: Sendable {
     func elevation(
         _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
     )
-        throws(ArchiveError) -> ElevationTile?
+        throws -> ElevationTile?
 
     /// The name an access policy knows the archive by. Defaults to the path's last component
     /// (`montblanc-color.mbtiles`, as a catalog's `archives` name it).
@@ -54,7 +54,7 @@ extension TileArchive {
         try withTile(id) { stored in
             guard stored.count <= maxBytes else {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail: "tile \(id) stores \(stored.count) bytes, more than the \(maxBytes) it may hold")
             }
             return try body(stored)
@@ -64,7 +64,7 @@ extension TileArchive {
     public func elevation(
         _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
     )
-        throws(ArchiveError) -> ElevationTile?
+        throws -> ElevationTile?
     {
         guard let grid = try elevation(id) else { return nil }
         try admit(grid.width, grid.height)

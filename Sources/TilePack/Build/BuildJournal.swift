@@ -87,12 +87,12 @@ extension MBTilesWriter: BuildJournal {
     public func finishedPixels(_ root: TileID) throws -> TilePixels? {
         guard let stored = try rootPayload(root) else {
             throw ArchiveError(
-                path: temporaryPath, problem: .damaged, detail: "journal has no pixels for finished tile \(root)")
+                path: temporaryPath, code: .damaged, detail: "journal has no pixels for finished tile \(root)")
         }
         guard let payload = stored else { return nil }
         guard let pixels = TilePixels(payload: payload, size: metadata.tileSize) else {
             throw ArchiveError(
-                path: temporaryPath, problem: .damaged, detail: "journal pixels of tile \(root) do not decode")
+                path: temporaryPath, code: .damaged, detail: "journal pixels of tile \(root) do not decode")
         }
         return pixels
     }

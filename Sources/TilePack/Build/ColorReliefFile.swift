@@ -143,22 +143,30 @@ public struct ColorReliefFile: Sendable, Equatable {
     }
 }
 
-/// A colour file (`--tint FILE`) that cannot be read: "PATH:LINE: problem", one line.
+/// A colour file (`--tint FILE`) that cannot be read: `subject` is "--tint PATH:LINE" (no
+/// line for the file as a whole), `detail` the problem; one line.
 public struct ColorReliefFileError: TilePackError, Equatable {
-    public let path: String
-    /// 1-based line of the problem; nil for the file as a whole.
-    public let line: Int?
-    public let problem: String
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// The file cannot be read or used (the only code today).
+        public static let unusable = Code("unusable")
+    }
 
+    public let code: Code
+    /// "--tint PATH" or "--tint PATH:LINE" (1-based).
+    public let subject: String
+    public let detail: String
+    public var cause: (any Error)? { nil }
+
+    /// `line` is 1-based, nil for the file as a whole.
     public init(path: String, line: Int?, problem: String) {
-        self.path = path
-        self.line = line
-        self.problem = problem
+        self.code = .unusable
+        self.subject = "--tint \(path)\(line.map { ":\($0)" } ?? "")"
+        self.detail = problem
     }
 
     public var category: TilePackErrorCategory { .invalidArgument }
-
-    public var description: String {
-        "--tint \(path)\(line.map { ":\($0)" } ?? ""): \(problem)"
-    }
 }

@@ -97,7 +97,7 @@ extension MosaicSource {
             }
             guard box.minC.isFinite, box.maxC.isFinite, box.minR.isFinite, box.maxR.isFinite else {
                 throw InputFileError(
-                    path: f.path, problem: "cannot be placed in \(ref.crs.name), the CRS of \(head.path)")
+                    path: f.path, detail: "cannot be placed in \(ref.crs.name), the CRS of \(head.path)")
             }
             boxes.append(box)
         }
@@ -109,14 +109,14 @@ extension MosaicSource {
         let hi = (c: boxes.map(\.maxC).max() ?? 0, r: boxes.map(\.maxR).max() ?? 0)
         guard abs(lo.c) < limit, abs(lo.r) < limit, abs(hi.c) < limit, abs(hi.r) < limit else {
             throw InputFileError(
-                path: head.path, problem: "the mosaic's files span more than 2^31 pixels of this file's grid")
+                path: head.path, detail: "the mosaic's files span more than 2^31 pixels of this file's grid")
         }
         let minC = Int(floor(lo.c + eps)), minR = Int(floor(lo.r + eps))
         let gridW = Int(ceil(hi.c - eps)) - minC, gridH = Int(ceil(hi.r - eps)) - minR
         guard gridW > 0, gridH > 0, gridW < (1 << 31), gridH < (1 << 31) else {
             throw InputFileError(
                 path: head.path,
-                problem: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
+                detail: "the mosaic's grid \(gridW)x\(gridH) is empty or larger than 2^31 pixels a side")
         }
         var placements: [Placement] = []
         var exactOrigin: (x: Double?, y: Double?) = (nil, nil)
@@ -152,7 +152,7 @@ extension MosaicSource {
         }
         let grid: GeoReference
         do { grid = try GeoReference(crs: ref.crs, transform: GeoTransform(g), width: gridW, height: gridH) } catch {
-            throw InputFileError(path: head.path, problem: error.description)
+            throw InputFileError(path: head.path, detail: error.description)
         }
         return (grid, placements)
     }
@@ -170,7 +170,7 @@ extension MosaicSource {
         vrt: VRTDocument, maxOpenFiles: Int = MosaicSource.defaultMaxOpenFiles,
         registry: CRSRegistry = .builtin
     ) throws {
-        func fail(_ problem: String) -> InputFileError { InputFileError(path: vrt.path, problem: problem) }
+        func fail(_ problem: String) -> InputFileError { InputFileError(path: vrt.path, detail: problem) }
         let sources = vrt.bands[0].sources
         guard !sources.isEmpty else { throw fail("VRTRasterBand 1 has no sources") }
         var picks: [Int] = []  // the file band (1-based) each VRT band shows
@@ -300,19 +300,19 @@ extension MosaicSource {
         guard tiff.bands == first.bands, tiff.sampleType == first.sampleType else {
             throw InputFileError(
                 path: tiff.path,
-                problem:
+                detail:
                     "has \(describe(tiff)), but \(first.path) has \(describe(first)); a mosaic's files must agree in bands and sample type"
             )
         }
         guard tiff.colorMap == first.colorMap else {
             throw InputFileError(
                 path: tiff.path,
-                problem: "has a different palette from \(first.path); a mosaic's palettes must be identical")
+                detail: "has a different palette from \(first.path); a mosaic's palettes must be identical")
         }
         guard tiff.alphaBand == first.alphaBand else {
             throw InputFileError(
                 path: tiff.path,
-                problem:
+                detail:
                     "has its alpha band at \(tiff.alphaBand.map(String.init) ?? "none"), \(first.path) at \(first.alphaBand.map(String.init) ?? "none")"
             )
         }

@@ -321,7 +321,7 @@ public struct MosaicSource: RasterSource {
         else {
             throw InputFileError(
                 path: f.path,
-                problem:
+                detail:
                     "changed while the mosaic was being read (now \(file.width)x\(file.height), \(file.bands) bands \(file.sampleType.rawValue))"
             )
         }

@@ -177,7 +177,7 @@ public struct RegionBuild: Sendable {
             try builder.checkSourceFits(plan)
             return (builder, plan)
         } catch let error as BuildError {
-            throw InputFileError(path: opened.input.label, problem: error.description)
+            throw InputFileError(path: opened.input.label, detail: error.description)
         }
     }
 
@@ -234,7 +234,7 @@ public struct RegionBuild: Sendable {
                 writerOptions.elevationStep = try ElevationPrecision.step(
                     for: opened.source, precision: request.options.elevationPrecision)
             } catch let error as BuildError {
-                throw InputFileError(path: opened.input.label, problem: error.description)
+                throw InputFileError(path: opened.input.label, detail: error.description)
             }
         }
         let writer = try MBTilesWriter(
@@ -253,8 +253,8 @@ public struct RegionBuild: Sendable {
         } catch let error as BuildError {
             // An option no source could satisfy (a budget below the smallest build) is the
             // caller's argument, not the file's fault: it keeps its usage category.
-            if case .invalidOption = error { throw error }
-            throw InputFileError(path: opened.input.label, problem: error.description)
+            if error.code == .invalidOption { throw error }
+            throw InputFileError(path: opened.input.label, detail: error.description, cause: error)
         } catch is InterruptingSink.Interrupted {
             writer.abandon()
             throw InterruptingSink.Interrupted()

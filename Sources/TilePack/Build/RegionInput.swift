@@ -31,7 +31,7 @@ public enum RegionInput: Sendable, Equatable {
         }
         var all: [String] = []
         for p in paths {
-            if isVRT(p) { throw InputFileError(path: p, problem: "a VRT is a mosaic by itself; give it alone") }
+            if isVRT(p) { throw InputFileError(path: p, detail: "a VRT is a mosaic by itself; give it alone") }
             if isDirectory(p) { all += try geoTIFFs(in: p) } else { all.append(p) }
         }
         return .files(all, label: first)
@@ -63,7 +63,7 @@ public enum RegionInput: Sendable, Equatable {
     /// The folder's `.tif`/`.tiff` files (any case), sorted by name so builds are repeatable.
     static func geoTIFFs(in folder: String) throws -> [String] {
         guard let dir = opendir(folder) else {
-            throw InputFileError(path: folder, problem: "cannot list the folder: \(String(cString: strerror(errno)))")
+            throw InputFileError(path: folder, detail: "cannot list the folder: \(String(cString: strerror(errno)))")
         }
         defer { closedir(dir) }
         var names: [String] = []
@@ -76,7 +76,7 @@ public enum RegionInput: Sendable, Equatable {
             names.append(name)
         }
         guard !names.isEmpty else {
-            throw InputFileError(path: folder, problem: "the folder holds no .tif or .tiff files")
+            throw InputFileError(path: folder, detail: "the folder holds no .tif or .tiff files")
         }
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         return names.sorted().map { prefix + $0 }

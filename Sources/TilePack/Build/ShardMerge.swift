@@ -91,7 +91,7 @@ public struct ShardMerge: Sendable {
                 bounds: bounds, nativeResolutionMetres: 1, minZoom: zooms.lowerBound, maxZoom: zooms.upperBound,
                 maxTiles: Int.max)
         } catch let error as BuildError {
-            throw InputFileError(path: reference.path, problem: error.description)
+            throw InputFileError(path: reference.path, detail: error.description)
         }
         let partition = ShardPartition(plan: plan, count: reference.record.count)
         guard partition.zoom == reference.record.zoom else {

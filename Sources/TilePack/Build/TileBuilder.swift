@@ -145,7 +145,7 @@ public struct TileBuilder: Sendable {
             try BuildMemoryPlan.checkFits(
                 budget: options.memoryBudget, elevation: false,
                 levelsAboveBlock: plan.maxZoom - plan.minZoom, source: SourceFootprint(source: source))
-        } catch BuildError.invalidOption {
+        } catch let error as BuildError where error.code == .invalidOption {
             return
         }
     }

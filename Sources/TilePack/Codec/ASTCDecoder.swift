@@ -133,7 +133,7 @@ public final class ASTCDecoder {
 
     /// Decodes `blocks` (row-major, 16 bytes each) into a new RGBA8 buffer of `width × height`.
     /// - Throws: ``CodecError`` for a size outside 1…16384 or a byte count that does not match.
-    public func decode(_ blocks: [UInt8], width: Int, height: Int) throws(CodecError) -> [UInt8] {
+    public func decode(_ blocks: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         try check(blockCount: blocks.count, width: width, height: height)
         return blocks.withUnsafeBytes { src in
             [UInt8](unsafeUninitializedCapacity: width * height * 4) { dst, count in
@@ -149,19 +149,19 @@ public final class ASTCDecoder {
     public func decode(
         _ blocks: UnsafeRawBufferPointer, width: Int, height: Int,
         into rgba: UnsafeMutableRawBufferPointer
-    ) throws(CodecError) {
+    ) throws {
         try check(blockCount: blocks.count, width: width, height: height)
         guard rgba.count == width * height * 4 else {
-            throw .byteCount(what: "RGBA output", expected: width * height * 4, actual: rgba.count)
+            throw CodecError.byteCount(what: "RGBA output", expected: width * height * 4, actual: rgba.count)
         }
         decodeChecked(blocks, width: width, height: height, into: rgba)
     }
 
-    private func check(blockCount: Int, width: Int, height: Int) throws(CodecError) {
+    private func check(blockCount: Int, width: Int, height: Int) throws {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
         guard blockCount == expected else {
-            throw .byteCount(what: "\(format.rawValue) blocks", expected: expected, actual: blockCount)
+            throw CodecError.byteCount(what: "\(format.rawValue) blocks", expected: expected, actual: blockCount)
         }
     }
 

@@ -67,9 +67,12 @@ public enum ASTCFormat: String, Sendable, CaseIterable {
 
     /// Throws unless `width` × `height` is 1 … ``maximumSide`` on each side (any size is an
     /// ASTC size: partial edge blocks are cropped).
-    public func validate(width: Int, height: Int) throws(CodecError) {
+    public func validate(width: Int, height: Int) throws { try validateSize(width: width, height: height) }
+
+    /// ``validate(width:height:)`` with its typed error, for the codecs' own typed paths.
+    package func validateSize(width: Int, height: Int) throws(CodecError) {
         guard width >= 1, height >= 1, width <= Self.maximumSide, height <= Self.maximumSide else {
-            throw .sizeOutOfRange(
+            throw CodecError.sizeOutOfRange(
                 format: rawValue, width: width, height: height,
                 minimumWidth: 1, minimumHeight: 1, maximum: Self.maximumSide)
         }

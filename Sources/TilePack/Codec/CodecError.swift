@@ -1,22 +1,50 @@
 import TilePackCore
 /// Bad input to a tile codec: a size the format cannot hold or a byte count that does not
-/// match the size. One line names the value and the problem (house rule for ``TilePackError``).
-public enum CodecError: TilePackError, Equatable {
-    /// PVRTC1 sides must be powers of two (the hardware addresses words by bit interleaving).
-    case notPowerOfTwo(format: String, width: Int, height: Int)
-    /// Smaller than the format's minimum texture (2 × 2 words) or larger than ``PVRTCFormat/maximumSide``.
-    case sizeOutOfRange(format: String, width: Int, height: Int, minimumWidth: Int, minimumHeight: Int, maximum: Int)
-    /// A buffer whose length does not match the size (`what` says which buffer).
-    case byteCount(what: String, expected: Int, actual: Int)
+/// match the size. `subject` names the format or buffer, `detail` the problem; one line.
+/// Build one with the factories named after the codes (`CodecError.notPowerOfTwo(…)`).
+public struct CodecError: TilePackError, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// PVRTC1 sides must be powers of two (the hardware addresses words by bit interleaving).
+        public static let notPowerOfTwo = Code("notPowerOfTwo")
+        /// Smaller than the format's minimum texture (2 × 2 words) or larger than ``PVRTCFormat/maximumSide``.
+        public static let sizeOutOfRange = Code("sizeOutOfRange")
+        /// A buffer whose length does not match the size (`subject` says which buffer).
+        public static let byteCount = Code("byteCount")
+    }
 
-    public var description: String {
-        switch self {
-        case let .notPowerOfTwo(format, width, height):
-            return "\(format): size \(width)x\(height) is not a power of two on each side"
-        case let .sizeOutOfRange(format, width, height, minW, minH, maximum):
-            return "\(format): size \(width)x\(height) is outside \(minW)x\(minH) … \(maximum)x\(maximum)"
-        case let .byteCount(what, expected, actual):
-            return "\(what): expected \(expected) bytes, got \(actual)"
-        }
+    public let code: Code
+    /// The format (`pvrtc4`) or the buffer (`pvrtc4 words`).
+    public let subject: String
+    public let detail: String
+    public var cause: (any Error)? { nil }
+
+    public init(_ code: Code, subject: String, detail: String) {
+        self.code = code
+        self.subject = subject
+        self.detail = detail
+    }
+
+    /// A side that is not a power of two.
+    public static func notPowerOfTwo(format: String, width: Int, height: Int) -> CodecError {
+        CodecError(
+            .notPowerOfTwo, subject: format, detail: "size \(width)x\(height) is not a power of two on each side")
+    }
+
+    /// A size outside the format's minimum … maximum.
+    public static func sizeOutOfRange(
+        format: String, width: Int, height: Int, minimumWidth: Int, minimumHeight: Int, maximum: Int
+    ) -> CodecError {
+        CodecError(
+            .sizeOutOfRange, subject: format,
+            detail: "size \(width)x\(height) is outside \(minimumWidth)x\(minimumHeight) … \(maximum)x\(maximum)")
+    }
+
+    /// A buffer of the wrong length.
+    public static func byteCount(what: String, expected: Int, actual: Int) -> CodecError {
+        CodecError(.byteCount, subject: what, detail: "expected \(expected) bytes, got \(actual)")
     }
 }

@@ -26,9 +26,9 @@ public struct PNGDecoder: Sendable {
     }
 
     /// Decodes a whole PNG file. `source` names it in errors (a path, or a tile id).
-    public func decode(_ data: [UInt8], source: String = "PNG data") throws(PNGError) -> RGBAImage {
-        func fail(_ problem: PNGError.Problem, _ detail: String) -> PNGError {
-            PNGError(source: source, problem: problem, detail: detail)
+    public func decode(_ data: [UInt8], source: String = "PNG data") throws -> RGBAImage {
+        func fail(_ problem: PNGError.Code, _ detail: String) -> PNGError {
+            PNGError(problem, source: source, detail: detail)
         }
         guard data.count >= 8, data.prefix(8).elementsEqual(PNG.signature) else {
             throw fail(.notPNG, "signature missing (not a PNG file)")
@@ -126,14 +126,13 @@ public struct PNGDecoder: Sendable {
         let rowBytes = (h.width * bitsPerPixel + 7) / 8
         let rawCount = h.height * (rowBytes + 1)
         var raw = [UInt8](repeating: 0, count: rawCount)
-        let inflated: Result<Int, Zlib.Failure> = idat.withUnsafeBytes { src in
-            raw.withUnsafeMutableBytes { dst in Result { () throws(Zlib.Failure) in try Zlib.inflate(src, into: dst) } }
+        let inflated: Result<Int, any Error> = idat.withUnsafeBytes { src in
+            raw.withUnsafeMutableBytes { dst in Result { try Zlib.inflate(src, into: dst) } }
         }
         switch inflated {
         case .failure(let error):
-            throw fail(
-                error.message.contains("truncated") ? .truncated : .corruptData,
-                "IDAT does not inflate: \(error.message)")
+            let why = (error as? Zlib.Failure)?.detail ?? "\(error)"
+            throw fail(why.contains("truncated") ? .truncated : .corruptData, "IDAT does not inflate: \(why)")
         case .success(let produced):
             guard produced == rawCount else {
                 throw fail(.truncated, "IDAT holds \(produced) bytes of rows, the image needs \(rawCount)")
@@ -166,7 +165,7 @@ public struct PNGDecoder: Sendable {
     // MARK: - Internals
 
     private func parseHeader(
-        _ body: ArraySlice<UInt8>, _ fail: (PNGError.Problem, String) -> PNGError
+        _ body: ArraySlice<UInt8>, _ fail: (PNGError.Code, String) -> PNGError
     ) throws(PNGError) -> Header {
         guard body.count == 13 else { throw fail(.badHeader, "IHDR is \(body.count) bytes, not 13") }
         let b = Array(body)

@@ -1,43 +1,49 @@
 import TilePackCore
 /// Why PNG bytes could not be decoded (or pixels encoded).
 ///
-/// `description` is one line naming the source (a file, or "PNG data" / a tile id) and the
-/// problem, e.g. `"tile 3/4/2: PNG chunk IDAT has a bad CRC (stored 0x…, computed 0x…)"`.
+/// `subject` names the source (a file, or "PNG data" / a tile id), `detail` the problem, which
+/// starts with "PNG": `"tile 3/4/2: PNG chunk IDAT has a bad CRC (stored 0x…, computed 0x…)"`.
 public struct PNGError: TilePackError, Equatable {
-    public enum Problem: Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
         /// The 8-byte PNG signature is missing.
-        case notPNG
+        public static let notPNG = Code("notPNG")
         /// A chunk's length runs past the data, a required chunk is missing or out of order.
-        case malformed
+        public static let malformed = Code("malformed")
         /// A chunk's CRC-32 does not match its bytes.
-        case badCRC
+        public static let badCRC = Code("badCRC")
         /// IHDR values are invalid (zero size, bad bit depth for the colour type, …).
-        case badHeader
+        public static let badHeader = Code("badHeader")
         /// The data ends early: no IEND, or IDAT inflates to fewer bytes than the image needs.
-        case truncated
+        public static let truncated = Code("truncated")
         /// The zlib stream or a row filter byte is invalid.
-        case corruptData
+        public static let corruptData = Code("corruptData")
         /// A valid PNG feature we do not decode (interlacing, an unknown critical chunk).
-        case unsupported
+        public static let unsupported = Code("unsupported")
         /// The image is larger than the decoder's pixel limit or the caller's expected size.
-        case tooLarge
+        public static let tooLarge = Code("tooLarge")
         /// The decoded size differs from what the caller expected.
-        case sizeMismatch
+        public static let sizeMismatch = Code("sizeMismatch")
         /// Pixels handed to the encoder do not match width × height × 4.
-        case invalidArgument
+        public static let invalidArgument = Code("invalidArgument")
     }
 
-    public var source: String
-    public var problem: Problem
-    public var detail: String
+    public let code: Code
+    /// The file, "PNG data" or a tile id.
+    public let subject: String
+    /// "PNG " and the problem.
+    public let detail: String
+    public var cause: (any Error)? { nil }
 
-    public init(source: String, problem: Problem, detail: String) {
-        self.source = source
-        self.problem = problem
-        self.detail = detail
+    /// `detail` is the problem after "PNG " (`"chunk IDAT has a bad CRC"`).
+    public init(_ code: Code, source: String, detail: String) {
+        self.code = code
+        self.subject = source
+        self.detail = "PNG \(detail)"
     }
-
-    public var description: String { "\(source): PNG \(detail)" }
 }
 
 /// Shared PNG constants and the colour types of IHDR.

@@ -25,11 +25,11 @@ public final class PVRTCDecoder {
     public init() {}
 
     /// Decodes `words` (Morton order, as stored) into a new RGBA8 buffer.
-    public func decode(_ words: [UInt8], format: PVRTCFormat, width: Int, height: Int) throws(CodecError) -> [UInt8] {
+    public func decode(_ words: [UInt8], format: PVRTCFormat, width: Int, height: Int) throws -> [UInt8] {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
         guard words.count == expected else {
-            throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count)
+            throw CodecError.byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count)
         }
         let layout = PVRTCLayout(format: format, width: width, height: height)
         // Every output byte is written by the decoder, so skip zero-filling.
@@ -46,14 +46,14 @@ public final class PVRTCDecoder {
     public func decode(
         _ words: UnsafeRawBufferPointer, format: PVRTCFormat, width: Int, height: Int,
         into rgba: UnsafeMutableRawBufferPointer
-    ) throws(CodecError) {
+    ) throws {
         try format.validate(width: width, height: height)
         let expected = format.byteCount(width: width, height: height)
         guard words.count == expected else {
-            throw .byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count)
+            throw CodecError.byteCount(what: "\(format.rawValue) words", expected: expected, actual: words.count)
         }
         guard rgba.count == width * height * 4 else {
-            throw .byteCount(what: "RGBA output", expected: width * height * 4, actual: rgba.count)
+            throw CodecError.byteCount(what: "RGBA output", expected: width * height * 4, actual: rgba.count)
         }
         decodeChecked(words, layout: PVRTCLayout(format: format, width: width, height: height), into: rgba)
     }

@@ -30,15 +30,18 @@ public enum PVRTCFormat: String, Sendable, CaseIterable {
     }
 
     /// Throws unless `width` × `height` is a size this codec encodes and decodes.
-    public func validate(width: Int, height: Int) throws(CodecError) {
+    public func validate(width: Int, height: Int) throws { try validateSize(width: width, height: height) }
+
+    /// ``validate(width:height:)`` with its typed error, for the codecs' own typed paths.
+    package func validateSize(width: Int, height: Int) throws(CodecError) {
         let minW = 2 * blockWidth, minH = 8
         guard width >= minW, height >= minH, width <= Self.maximumSide, height <= Self.maximumSide else {
-            throw .sizeOutOfRange(
+            throw CodecError.sizeOutOfRange(
                 format: rawValue, width: width, height: height,
                 minimumWidth: minW, minimumHeight: minH, maximum: Self.maximumSide)
         }
         guard width & (width - 1) == 0, height & (height - 1) == 0 else {
-            throw .notPowerOfTwo(format: rawValue, width: width, height: height)
+            throw CodecError.notPowerOfTwo(format: rawValue, width: width, height: height)
         }
     }
 }

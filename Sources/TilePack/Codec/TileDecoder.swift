@@ -86,13 +86,13 @@ public struct PNGTileDecoder: TileDecoder {
     public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         guard width > 0, height > 0, width <= 1 << 15, height <= 1 << 15 else {
             throw PNGError(
-                source: "PNG tile", problem: .sizeMismatch,
+                .sizeMismatch, source: "PNG tile",
                 detail: "tile size \(width)×\(height) is not 1…32768 on each side")
         }
         let image = try PNGDecoder(maxPixels: width * height).decode(data, source: "PNG tile")
         guard image.width == width, image.height == height else {
             throw PNGError(
-                source: "PNG tile", problem: .sizeMismatch,
+                .sizeMismatch, source: "PNG tile",
                 detail: "is \(image.width)×\(image.height), expected \(width)×\(height)")
         }
         return image.pixels
@@ -124,7 +124,7 @@ public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
         let raw: [UInt8]
         do { raw = try Zlib.inflate(data, limit: rawCount) } catch {
             throw CodecError.byteCount(
-                what: "\(base.name) payload (\(error.description))", expected: rawCount, actual: data.count)
+                what: "\(base.name) payload (\(error))", expected: rawCount, actual: data.count)
         }
         guard raw.count == rawCount else {
             throw CodecError.byteCount(what: "inflated \(base.name) payload", expected: rawCount, actual: raw.count)

@@ -21,14 +21,14 @@ public struct TilePayloadCodec: Sendable {
     private let astcDecoders: ScratchPool<ASTCDecoder>?
 
     /// - Throws: ``CodecError`` when `tileSize` is not a size the codec can hold.
-    public init(codec: TileCodecChoice, tileSize: Int) throws(CodecError) {
+    public init(codec: TileCodecChoice, tileSize: Int) throws {
         self.codec = codec
         self.tileSize = tileSize
         astcDecoders = codec.astcFormat.map { format in ScratchPool { ASTCDecoder(format: format) } }
         switch codec {
         case .png:
             guard (1...4096).contains(tileSize) else {
-                throw .byteCount(what: "png tile side", expected: 256, actual: tileSize)
+                throw CodecError.byteCount(what: "png tile side", expected: 256, actual: tileSize)
             }
             fixedPayloadByteCount = nil
         case .pvrtc4, .pvrtc2:
@@ -53,11 +53,10 @@ public struct TilePayloadCodec: Sendable {
     /// ``payloadByteCount(storedCount:)`` bytes.
     /// - Throws: ``CodecError`` when the stored bytes are not a whole payload.
     /// - Cost: one copy, or one inflate with a pooled state; no allocation.
-    public func unwrap(_ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer) throws(CodecError)
-    {
+    public func unwrap(_ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer) throws {
         guard let raw = fixedPayloadByteCount, stored.count != raw else {
             guard payload.count == stored.count else {
-                throw .byteCount(
+                throw CodecError.byteCount(
                     what: "\(codec.rawValue) payload buffer", expected: stored.count, actual: payload.count)
             }
             if let from = stored.baseAddress, let to = payload.baseAddress {
@@ -66,16 +65,16 @@ public struct TilePayloadCodec: Sendable {
             return
         }
         guard payload.count == raw else {
-            throw .byteCount(what: "\(codec.rawValue) payload buffer", expected: raw, actual: payload.count)
+            throw CodecError.byteCount(what: "\(codec.rawValue) payload buffer", expected: raw, actual: payload.count)
         }
         guard let inflater = inflaters.take() else {
-            throw .byteCount(
+            throw CodecError.byteCount(
                 what: "\(codec.rawValue) payload (zlib could not start)", expected: raw, actual: stored.count)
         }
         defer { inflaters.give(inflater) }
         do { try inflater.inflateExactly(stored, into: payload) } catch {
-            throw .byteCount(
-                what: "\(codec.rawValue) payload (\(error.description))", expected: raw, actual: stored.count)
+            throw CodecError.byteCount(
+                what: "\(codec.rawValue) payload (\(error))", expected: raw, actual: stored.count)
         }
     }
 

@@ -33,11 +33,11 @@ extension FileDigest {
         let opened: RegularFile.Opened
         switch RegularFile.openForReading(path) {
         case .success(let o): opened = o
-        case .failure(let failure): throw InputFileError(path: path, problem: failure.problem)
+        case .failure(let failure): throw InputFileError(path: path, detail: failure.problem)
         }
         defer { close(opened.fd) }
         guard opened.size <= UInt64(maxBytes) else {
-            throw InputFileError(path: path, problem: "\(what) is larger than \(maxBytes) bytes")
+            throw InputFileError(path: path, detail: "\(what) is larger than \(maxBytes) bytes")
         }
         let count = Int(opened.size)
         let handoff = SliceHandoff(byteCount: count)
@@ -86,9 +86,9 @@ private final class SliceHandoff: @unchecked Sendable {
             let n = pread(fd, base + done, want, off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
-                throw InputFileError(path: path, problem: "read error: \(String(cString: strerror(errno)))")
+                throw InputFileError(path: path, detail: "read error: \(String(cString: strerror(errno)))")
             }
-            if n == 0 { throw InputFileError(path: path, problem: "\(what) ends early: the file shrank while read") }
+            if n == 0 { throw InputFileError(path: path, detail: "\(what) ends early: the file shrank while read") }
             done += n
             lock.withLock { filled = done }
             lock.broadcast()

@@ -8,17 +8,21 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
     public let bytes: Int
 
     /// - Throws: ``MemoryBudgetError`` for zero or a negative size.
-    public init(bytes: Int) throws(MemoryBudgetError) {
-        guard bytes > 0 else { throw MemoryBudgetError(text: "\(bytes)", problem: "a budget must be at least 1 byte") }
+    public init(bytes: Int) throws {
+        guard bytes > 0 else {
+            throw MemoryBudgetError(.outOfRange, text: "\(bytes)", detail: "a budget must be at least 1 byte")
+        }
         self.bytes = bytes
     }
 
     /// Parses `8MiB`, `512KiB`, `2 GiB`, `1.5MiB`, `4096`.
     /// - Throws: ``MemoryBudgetError`` naming the text for anything else, zero, or a size past
     ///   `Int.max`.
-    public init(parsing text: String) throws(MemoryBudgetError) {
+    public init(parsing text: String) throws {
         let bytes = try ByteSize.parse(text)
-        guard bytes > 0 else { throw MemoryBudgetError(text: text, problem: "a budget must be at least 1 byte") }
+        guard bytes > 0 else {
+            throw MemoryBudgetError(.outOfRange, text: text, detail: "a budget must be at least 1 byte")
+        }
         self.bytes = bytes
     }
 
@@ -26,7 +30,7 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
         let bytes = try decoder.singleValueContainer().decode(Int.self)
         do { try self.init(bytes: bytes) } catch {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: decoder.codingPath, debugDescription: error.description))
+                .init(codingPath: decoder.codingPath, debugDescription: "\(error)"))
         }
     }
 
@@ -38,12 +42,30 @@ public struct MemoryBudget: Sendable, Hashable, Codable, CustomStringConvertible
     public var description: String { ByteSize.format(bytes) }
 }
 
-/// A size or budget that cannot be used; `description` names the text and the problem.
+/// A size or budget that cannot be used: `subject` is "size 'TEXT'", `detail` the problem.
 public struct MemoryBudgetError: TilePackError, Equatable {
-    public let text: String
-    public let problem: String
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// Not a size at all (`8 parsecs`).
+        public static let notASize = Code("notASize")
+        /// A size, but not one that can be used (zero, more than the machine addresses).
+        public static let outOfRange = Code("outOfRange")
+    }
+
+    public let code: Code
+    /// "size 'TEXT'", TEXT as the user wrote it.
+    public let subject: String
+    public let detail: String
+    public var cause: (any Error)? { nil }
     public var category: TilePackErrorCategory { .invalidArgument }
-    public var description: String { "size '\(text)': \(problem)" }
+
+    public init(_ code: Code, text: String, detail: String) {
+        self.code = code
+        self.subject = "size '\(text)'"
+        self.detail = detail
+    }
 }
 
 /// Byte counts as text: parsing `8MiB` and printing `8 MiB`.
@@ -54,7 +76,7 @@ public enum ByteSize {
     ]
 
     /// Bytes in `text` (`8MiB`, `1.5 GiB`, `4096`); fractions round to the nearest byte.
-    public static func parse(_ text: String) throws(MemoryBudgetError) -> Int {
+    public static func parse(_ text: String) throws -> Int {
         let lower = text.lowercased().filter { $0 != " " && $0 != "_" }
         var number = Substring(lower), shift = 0
         for (suffix, s) in units where lower.hasSuffix(suffix) {
@@ -65,11 +87,12 @@ public enum ByteSize {
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
             let value = Double(number), value.isFinite
         else {
-            throw MemoryBudgetError(text: text, problem: "not a size (write e.g. 8MiB, 512KiB, 1GiB or a byte count)")
+            throw MemoryBudgetError(
+                .notASize, text: text, detail: "not a size (write e.g. 8MiB, 512KiB, 1GiB or a byte count)")
         }
         let bytes = (value * Double(1 << shift)).rounded()
         guard let exact = Int(exactly: bytes) else {
-            throw MemoryBudgetError(text: text, problem: "is larger than this machine can address")
+            throw MemoryBudgetError(.outOfRange, text: text, detail: "is larger than this machine can address")
         }
         return exact
     }

@@ -27,7 +27,7 @@ package enum FileDigest {
         let fd: Int32
         switch RegularFile.openForReading(path) {
         case .success(let opened): fd = opened.fd
-        case .failure(let failure): throw InputFileError(path: path, problem: failure.problem)
+        case .failure(let failure): throw InputFileError(path: path, detail: failure.problem)
         }
         defer { close(fd) }
         var hasher = SHA256()
@@ -36,7 +36,7 @@ package enum FileDigest {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw InputFileError(path: path, problem: "read failed (errno \(errno))")
+                throw InputFileError(path: path, detail: "read failed (errno \(errno))")
             }
             if n == 0 { break }
             buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }

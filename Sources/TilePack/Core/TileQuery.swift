@@ -1,9 +1,29 @@
 /// A bad point or zoom given to `tilepack query` (or any caller that takes a place from a
 /// person). One line naming the value; the CLI shows it with the usage (exit 64).
 public struct QueryInputError: TilePackError, Equatable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// A point, zoom or URI that is malformed or out of range (the only code today).
+        public static let invalidValue = Code("invalidValue")
+    }
+
+    public let code: Code
+    /// The value at fault (`zoom 30`, the URI), or empty when the message names it itself.
+    public let subject: String
+    public let detail: String
+    public var cause: (any Error)? { nil }
     public var category: TilePackErrorCategory { .invalidArgument }
+
+    public init(_ code: Code = .invalidValue, subject: String, detail: String) {
+        self.code = code
+        self.subject = subject
+        self.detail = detail
+    }
+
+    /// A message that names its value itself: no separate subject.
+    public init(_ message: String) { self.init(subject: "", detail: message) }
 }
 
 /// A `geo:` URI (RFC 5870): `geo:LAT,LON[,ALT][;crs=wgs84][;u=UNCERTAINTY][;other=params]`.
@@ -22,7 +42,7 @@ public struct GeoURI: Sendable, Equatable {
     /// Parses a geo URI. Only the WGS 84 CRS exists for us: `crs=` must be `wgs84` (the
     /// RFC's default and only registered value). O(length).
     /// - Throws: ``QueryInputError`` naming the URI and what is wrong.
-    public init(_ text: String) throws(QueryInputError) {
+    public init(_ text: String) throws {
         guard Self.isGeoURI(text) else { throw QueryInputError("\"\(text)\" is not a geo: URI") }
         let body = text.dropFirst(4)
         let parts = body.split(separator: ";", omittingEmptySubsequences: false)
@@ -101,7 +121,7 @@ public struct TileQuery: Sendable, Equatable, Codable {
     }
 
     /// The tile and pixel for a checked point. O(1).
-    public init(lat: Double, lon: Double, zoom: Int) throws(QueryInputError) {
+    public init(lat: Double, lon: Double, zoom: Int) throws {
         guard lat.isFinite, abs(lat) <= WebMercator.maxLatitude else {
             throw QueryInputError(
                 "latitude \(lat) is outside web mercator's ±\(WebMercator.maxLatitude)° (the square map stops there)")
@@ -125,7 +145,7 @@ public struct TileQuery: Sendable, Equatable, Codable {
 
     /// Parses the command line's words: `LAT LON ZOOM` or `geo:LAT,LON ZOOM`.
     /// - Throws: ``QueryInputError`` naming the word that is not a number or out of range.
-    public init(arguments: [String]) throws(QueryInputError) {
+    public init(arguments: [String]) throws {
         let lat: Double, lon: Double, zoomText: String
         if let first = arguments.first, GeoURI.isGeoURI(first) {
             guard arguments.count == 2 else {
@@ -181,7 +201,7 @@ extension TileQuery {
         } catch {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
-                    codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error.description)",
+                    codingPath: decoder.codingPath, debugDescription: "invalid tile query: \(error)",
                     underlyingError: error))
         }
     }

@@ -6,18 +6,32 @@ import CZlib
 /// MBTiles payloads may be zlib too. All entry points work on `[UInt8]`/buffer pointers so
 /// that hot paths never touch `Data` subscripts.
 public enum Zlib {
-    /// Why inflation or deflation failed, in zlib's own terms.
-    public struct Failure: Error, CustomStringConvertible, Sendable, Equatable {
-        /// zlib's return code (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …).
-        public var code: Int32
+    /// Why inflation or deflation failed, in zlib's own terms: `code` wraps zlib's return code,
+    /// `subject` is "zlib error N", `detail` zlib's message (or what went wrong).
+    public struct Failure: TilePackError, Equatable {
+        /// zlib's return code (`Z_DATA_ERROR`, `Z_BUF_ERROR`, …): any value is representable.
+        public struct Code: TilePackErrorCode, RawRepresentable {
+            public let rawValue: Int32
+            public init(rawValue: Int32) { self.rawValue = rawValue }
+            public static let dataError = Code(rawValue: Z_DATA_ERROR)
+            public static let bufferError = Code(rawValue: Z_BUF_ERROR)
+            public static let streamError = Code(rawValue: Z_STREAM_ERROR)
+            public static let memoryError = Code(rawValue: Z_MEM_ERROR)
+            /// "zlib \(rawValue)".
+            public var description: String { "zlib \(rawValue)" }
+        }
+
+        public let code: Code
+        /// "zlib error N", N being zlib's return code.
+        public var subject: String { "zlib error \(code.rawValue)" }
         /// zlib's message, or a description of what went wrong.
-        public var message: String
-        public var description: String { "zlib error \(code): \(message)" }
+        public let detail: String
+        public var cause: (any Error)? { nil }
 
         /// A failure in zlib's terms (codecs built on zlib report their own refusals this way).
         public init(code: Int32, message: String) {
-            self.code = code
-            self.message = message
+            self.code = Code(rawValue: code)
+            self.detail = message
         }
     }
 
@@ -32,7 +46,7 @@ public enum Zlib {
         _ input: UnsafeRawBufferPointer,
         into output: UnsafeMutableRawBufferPointer,
         windowBits: Int32 = 15
-    ) throws(Failure) -> Int {
+    ) throws -> Int {
         try Inflater(windowBits: windowBits).inflate(input, into: output)
     }
 
@@ -44,7 +58,7 @@ public enum Zlib {
         private let stream: UnsafeMutablePointer<z_stream>
         private var needsReset = false
 
-        public init(windowBits: Int32 = 15) throws(Failure) {
+        public init(windowBits: Int32 = 15) throws {
             stream = .allocate(capacity: 1)
             stream.initialize(to: z_stream())
             let initCode = tp_inflateInit2(stream, windowBits)
@@ -63,7 +77,7 @@ public enum Zlib {
         /// - Cost: O(input + output); no allocation.
         public func inflate(
             _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
-        ) throws(Failure) -> Int {
+        ) throws -> Int {
             if needsReset { inflateReset(stream) }
             needsReset = true
             guard output.count > 0, let out = output.baseAddress else { return 0 }
@@ -98,7 +112,7 @@ public enum Zlib {
         /// - Cost: O(input + output); no allocation.
         public func inflateExactly(
             _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
-        ) throws(Failure) {
+        ) throws {
             let produced = try inflate(input, into: output)
             guard produced == output.count else {
                 throw Failure(
@@ -123,7 +137,7 @@ public enum Zlib {
 
     /// Inflates a zlib stream of unknown output size, refusing to grow past `limit` bytes
     /// (a guard against decompression bombs in archives and PNGs).
-    public static func inflate(_ input: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
+    public static func inflate(_ input: [UInt8], limit: Int) throws -> [UInt8] {
         var stream = z_stream()
         let initCode = tp_inflateInit2(&stream, 15)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "inflateInit2 failed") }
@@ -192,7 +206,7 @@ public enum Zlib {
     public static func deflate(
         _ input: UnsafeRawBufferPointer, level: Int32 = 6,
         strategy: Strategy = .default
-    ) throws(Failure) -> [UInt8] {
+    ) throws -> [UInt8] {
         var stream = z_stream()
         let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, strategy.zlibValue)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "deflateInit2 failed") }
@@ -216,11 +230,8 @@ public enum Zlib {
     /// Deflates an array; see ``deflate(_:level:)-(UnsafeRawBufferPointer,_)``.
     public static func deflate(
         _ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default
-    ) throws(Failure) -> [UInt8] {
-        let result: Result<[UInt8], Failure> = input.withUnsafeBytes { raw in
-            Result { () throws(Failure) in try deflate(raw, level: level, strategy: strategy) }
-        }
-        return try result.get()
+    ) throws -> [UInt8] {
+        try input.withUnsafeBytes { raw in try deflate(raw, level: level, strategy: strategy) }
     }
 
     /// CRC-32 as PNG chunks use it, continuing from `crc` (start with 0).

@@ -32,7 +32,7 @@ public struct PNGEncoder: Sendable {
             rgba.count % 4 == 0, width.multipliedReportingOverflow(by: height) == (rgba.count / 4, false)
         else {
             throw PNGError(
-                source: "PNG encoder", problem: .invalidArgument,
+                .invalidArgument, source: "PNG encoder",
                 detail: "pixels (\(rgba.count) bytes) do not fill \(width)×\(height) RGBA")
         }
         let colorType = reducesColorType ? Self.smallestColorType(rgba) : .rgba

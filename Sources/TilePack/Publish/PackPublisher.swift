@@ -101,7 +101,7 @@ public struct PackPublisher {
                 "the master archives record no data licence (metadata `license`): say which with --license TEXT")
         }
 
-        do { try RegionFiles.makeDirectories(out) } catch { throw PackError(.io, subject: out, error.problem) }
+        do { try RegionFiles.makeDirectories(out) } catch { throw PackError(.io, subject: out, error.detail) }
         var publications: [Publication] = []
         for plan in try PackPlan.plans(for: catalog, catalogPath: catalogPath) {
             guard
@@ -165,7 +165,7 @@ public struct PackPublisher {
         do {
             fileHash = try FileDigest.sha256(path: packPath)
             size = Int64(try Self.fileSize(packPath))
-        } catch { throw PackError(.io, subject: packPath, error.problem) }
+        } catch { throw PackError(.io, subject: packPath, error.detail) }
 
         let archives: [PackManifest.Archive] = layers.compactMap { layer in
             guard let zooms = counts.layerZooms[layer.archive] else { return nil }
@@ -258,14 +258,14 @@ public struct PackPublisher {
     static func fileSize(_ path: String) throws(InputFileError) -> Int {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw InputFileError(path: path, problem: "cannot be read (errno \(errno))")
+            throw InputFileError(path: path, detail: "cannot be read (errno \(errno))")
         }
         return Int(info.st_size)
     }
 
     private static func writeText(_ text: String, to path: String) throws(PackError) {
         do { try RegionFiles.writeAtomically(path: path, bytes: Array((text + "\n").utf8), mode: 0o644) } catch {
-            throw PackError(.io, subject: path, error.problem)
+            throw PackError(.io, subject: path, error.detail)
         }
     }
 
@@ -276,7 +276,7 @@ public struct PackPublisher {
             try ArchiveFile.copy(source, to: temporary)
         } catch {
             unlink(temporary)
-            throw PackError(.io, subject: error.path, error.detail)
+            throw PackError(.io, subject: error.subject, error.detail)
         }
         guard rename(temporary, target) == 0 else {
             let code = errno

@@ -42,7 +42,7 @@ extension Catalog {
             "\(name) holds " + (archiveZooms[name].map { "z\($0.lowerBound)–\($0.upperBound)" } ?? "nothing")
         }
         return CatalogError(
-            path: path, field: "products[\(i)].maxzoom", kind: .badZoomRange,
+            path: path, field: "products[\(i)].maxzoom", code: .badZoomRange,
             detail:
                 "\(ErrorText.quoted(first.productID)) sells zooms \(Self.spans(first.zooms)) that none of its archives holds ("
                 + held.joined(separator: ", ") + ")")
@@ -67,7 +67,7 @@ extension Catalog {
     /// holds (an archive that is missing or unreadable holds none): what `catalog sign` and
     /// `pack` refuse to publish.
     /// - Cost: opens each named archive (O(1) pages each).
-    public func requireHeldZooms(libraryDirectory: String, path: String) throws(CatalogError) {
+    public func requireHeldZooms(libraryDirectory: String, path: String) throws {
         var held: [String: ClosedRange<Int>] = [:]
         let dir = libraryDirectory.hasSuffix("/") ? libraryDirectory : libraryDirectory + "/"
         for name in Set(products.flatMap(\.archives)) {

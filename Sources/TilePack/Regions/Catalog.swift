@@ -73,14 +73,14 @@ public struct Catalog: Sendable, Codable {
     /// The catalog of a library directory, or nil when it has no `catalog.json` (then every
     /// archive is open, as without a region store). Products whose archives are missing from
     /// the directory are marked unavailable.
-    public static func load(libraryDirectory: String) throws(CatalogError) -> Catalog? {
+    public static func load(libraryDirectory: String) throws -> Catalog? {
         let path = libraryDirectory.hasSuffix("/") ? libraryDirectory + fileName : libraryDirectory + "/" + fileName
         guard Self.exists(path) else { return nil }
         return try Catalog(contentsOf: path)
     }
 
     /// Reads and validates a catalog file; archives are looked up in the file's directory.
-    public init(contentsOf path: String) throws(CatalogError) {
+    public init(contentsOf path: String) throws {
         let bytes = try Self.readFile(path)
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { path[..<$0].isEmpty ? "/" : String(path[..<$0]) } ?? "."
@@ -90,15 +90,15 @@ public struct Catalog: Sendable, Codable {
     /// Decodes and validates catalog JSON; `path` names it in errors. With a
     /// `libraryDirectory`, products whose archives are not regular files there are marked
     /// unavailable; without one, every product stays available.
-    public init(json: [UInt8], path: String, libraryDirectory: String?) throws(CatalogError) {
+    public init(json: [UInt8], path: String, libraryDirectory: String?) throws {
         do {
             self = try JSONDecoder().decode(Catalog.self, from: Data(json))
         } catch let issue as CatalogIssue {
-            throw CatalogError(path: path, field: issue.field, kind: issue.kind, detail: issue.detail)
+            throw CatalogError(path: path, field: issue.field, code: issue.kind, detail: issue.detail)
         } catch let error as DecodingError {
             throw Self.describe(error, path: path)
         } catch {
-            throw CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be decoded: \(error)")
+            throw CatalogError(path: path, field: nil, code: .malformed, detail: "cannot be decoded: \(error)")
         }
         if let libraryDirectory { markAvailability(libraryDirectory: libraryDirectory) }
     }
@@ -370,18 +370,18 @@ public struct Catalog: Sendable, Codable {
         guard fd >= 0 else {
             let code = errno
             throw CatalogError(
-                path: path, field: nil, kind: code == ENOENT ? .notFound : .cannotRead,
+                path: path, field: nil, code: code == ENOENT ? .notFound : .cannotRead,
                 detail: code == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(code)))")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             throw CatalogError(
-                path: path, field: nil, kind: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
+                path: path, field: nil, code: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
         }
         guard info.st_size <= maxFileBytes else {
             throw CatalogError(
-                path: path, field: nil, kind: .cannotRead,
+                path: path, field: nil, code: .cannotRead,
                 detail: "is \(info.st_size) bytes (a catalog may have at most \(maxFileBytes))")
         }
         var bytes: [UInt8] = []
@@ -391,7 +391,7 @@ public struct Catalog: Sendable, Codable {
             if n < 0, errno == EINTR { continue }
             guard n >= 0 else {
                 throw CatalogError(
-                    path: path, field: nil, kind: .cannotRead,
+                    path: path, field: nil, code: .cannotRead,
                     detail: "cannot read: \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
@@ -399,7 +399,7 @@ public struct Catalog: Sendable, Codable {
             // The file may grow after fstat: the cap holds for what is read, too.
             guard bytes.count <= maxFileBytes else {
                 throw CatalogError(
-                    path: path, field: nil, kind: .cannotRead, detail: "grew past \(maxFileBytes) bytes while read")
+                    path: path, field: nil, code: .cannotRead, detail: "grew past \(maxFileBytes) bytes while read")
             }
         }
         return bytes
@@ -420,24 +420,24 @@ public struct Catalog: Sendable, Codable {
         switch error {
         case .keyNotFound(let key, let context):
             return CatalogError(
-                path: path, field: CatalogIssue.field(context.codingPath + [key]), kind: .malformed,
+                path: path, field: CatalogIssue.field(context.codingPath + [key]), code: .malformed,
                 detail: "is missing")
         case .typeMismatch(let type, let context):
             return CatalogError(
-                path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
+                path: path, field: CatalogIssue.field(context.codingPath), code: .malformed,
                 detail: "must be \(typeName(type))")
         case .valueNotFound(let type, let context):
             return CatalogError(
-                path: path, field: CatalogIssue.field(context.codingPath), kind: .malformed,
+                path: path, field: CatalogIssue.field(context.codingPath), code: .malformed,
                 detail: "is null (must be \(typeName(type)))")
         case .dataCorrupted(let context):
             let field = CatalogIssue.field(context.codingPath)
             let detail =
                 field == nil
                 ? "is not valid JSON (\(context.debugDescription))" : "is not valid: \(context.debugDescription)"
-            return CatalogError(path: path, field: field, kind: .malformed, detail: detail)
+            return CatalogError(path: path, field: field, code: .malformed, detail: detail)
         @unknown default:
-            return CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be decoded: \(error)")
+            return CatalogError(path: path, field: nil, code: .malformed, detail: "cannot be decoded: \(error)")
         }
     }
 }

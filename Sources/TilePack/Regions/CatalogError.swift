@@ -2,79 +2,80 @@ import TilePackCore
 
 /// Why a region catalog could not be read or was refused.
 ///
-/// `description` is one line naming the file, the field (a JSON path) and the problem:
+/// `subject` is the file, `detail` the field (a JSON path) and the problem, one line:
 /// `catalog.json: products[2].price "-1.00" is negative`.
 public struct CatalogError: TilePackError, Equatable {
-    /// The kinds of failure a caller (or a test) may want to tell apart.
-    public enum Kind: Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
         /// The catalog file does not exist.
-        case notFound
+        public static let notFound = Code("notFound")
         /// The file exists but cannot be read (permissions, a directory, too large).
-        case cannotRead
+        public static let cannotRead = Code("cannotRead")
         /// The path names a FIFO, directory, device or socket where a catalog is expected.
-        case notRegularFile
+        public static let notRegularFile = Code("notRegularFile")
         /// Not JSON, or JSON of the wrong shape (a missing field, a string where a number goes).
-        case malformed
+        public static let malformed = Code("malformed")
         /// A field the schema does not have (a typo such as `minZoom`), or one that does not
         /// belong to the product's kind (`includes` on a region).
-        case unknownField
+        public static let unknownField = Code("unknownField")
         /// A `version` this tilepack does not read.
-        case unsupportedVersion
+        public static let unsupportedVersion = Code("unsupportedVersion")
         /// A value out of range or of the wrong form (a zoom of 30, an id with a space, a bad period).
-        case invalidValue
+        public static let invalidValue = Code("invalidValue")
         /// A price that is not a decimal string with at most the currency's minor units.
-        case badPrice
+        public static let badPrice = Code("badPrice")
         /// A negative price.
-        case negativePrice
+        public static let negativePrice = Code("negativePrice")
         /// A currency that is not three uppercase letters, or differs from the catalog's others.
-        case badCurrency
+        public static let badCurrency = Code("badCurrency")
         /// Two products with one id.
-        case duplicateID
+        public static let duplicateID = Code("duplicateID")
         /// A bundle or subscription naming a product the catalog does not have.
-        case unknownProduct
+        public static let unknownProduct = Code("unknownProduct")
         /// A bundle that includes itself, directly or through other bundles.
-        case cycle
+        public static let cycle = Code("cycle")
         /// An area that is not a valid polygon (not closed, too few points, self-intersecting, …).
-        case badPolygon
+        public static let badPolygon = Code("badPolygon")
         /// minzoom > maxzoom, or a zoom outside 0…24.
-        case badZoomRange
+        public static let badZoomRange = Code("badZoomRange")
         /// A region without archives, or an archive name that is not a plain file name.
-        case badArchives
+        public static let badArchives = Code("badArchives")
         /// A library whose trust anchors name publisher keys has no `catalog.jws`, or its
         /// signature does not verify with any of them, or its `typ` or `alg` is wrong.
-        case badSignature
+        public static let badSignature = Code("badSignature")
         /// A signed catalog whose `serial` is lower than one this device already accepted.
-        case staleSerial
+        public static let staleSerial = Code("staleSerial")
     }
 
+    public let code: Code
     /// The file, as the caller named it.
-    public var path: String
+    public let subject: String
     /// The JSON path of the field at fault (`products[2].price`), nil for the file as a whole.
-    public var field: String?
-    public var kind: Kind
-    /// The problem, after the field's name (`"-1.00" is negative`).
-    public var detail: String
+    public let field: String?
+    /// The field and the problem (`products[2].price "-1.00" is negative`), on one line.
+    public let detail: String
+    public var cause: (any Error)? { nil }
 
-    public init(path: String, field: String?, kind: Kind, detail: String) {
-        self.path = path
+    /// `detail` is the problem after the field's name (`"-1.00" is negative`).
+    public init(path: String, field: String?, code: Code, detail: String) {
+        self.subject = path
         self.field = field
-        self.kind = kind
-        self.detail = detail
+        self.code = code
+        // Parts of the field and detail come from the file (keys, ids): keep them on one line.
+        let text = ErrorText.oneLine(detail)
+        self.detail = field.map { "\(ErrorText.oneLine($0)) \(text)" } ?? text
     }
 
     public var category: TilePackErrorCategory {
-        switch kind {
+        switch code {
         case .notFound: .notFound
         case .cannotRead: .environment
         case .unsupportedVersion: .unsupported
         default: .invalidInput
         }
-    }
-
-    public var description: String {
-        // Parts of the field and detail come from the file (keys, ids): keep them on one line.
-        let text = ErrorText.oneLine(detail)
-        return field.map { "\(path): \(ErrorText.oneLine($0)) \(text)" } ?? "\(path): \(text)"
     }
 }
 
@@ -82,10 +83,10 @@ public struct CatalogError: TilePackError, Equatable {
 /// the JSON): ``Catalog`` adds the path and throws a ``CatalogError``.
 struct CatalogIssue: Error {
     var field: String?
-    var kind: CatalogError.Kind
+    var kind: CatalogError.Code
     var detail: String
 
-    init(_ kind: CatalogError.Kind, _ field: String?, _ detail: String) {
+    init(_ kind: CatalogError.Code, _ field: String?, _ detail: String) {
         self.kind = kind
         self.field = field
         self.detail = detail

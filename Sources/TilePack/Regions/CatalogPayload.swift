@@ -23,7 +23,7 @@ package struct CatalogPayload: Sendable {
     /// - Cost: one decode, O(bytes).
     public init(bytes: [UInt8], path: String) throws(CatalogError) {
         self.bytes = bytes
-        self.catalog = try Catalog(json: bytes, path: path, libraryDirectory: nil)
+        self.catalog = try Catalog.typed(json: bytes, path: path)
         self.hashed = []
     }
 
@@ -34,10 +34,10 @@ package struct CatalogPayload: Sendable {
     ///   archive that is missing.
     /// - Cost: one decode, one SHA-256 pass per archive hashed, and one encode when any was.
     public init(filling bytes: [UInt8], path: String, libraryDirectory: String) throws(CatalogError) {
-        let catalog = try Catalog(json: bytes, path: path, libraryDirectory: nil)
+        let catalog = try Catalog.typed(json: bytes, path: path)
         guard catalog.version >= 2 else {
             throw CatalogError(
-                path: path, field: "version", kind: .unsupportedVersion,
+                path: path, field: "version", code: .unsupportedVersion,
                 detail: "\(catalog.version): a signed catalog is version 2 (add \"serial\": 1)")
         }
         var hashes = catalog.archiveSHA256
@@ -48,8 +48,8 @@ package struct CatalogPayload: Sendable {
                 hashes[name] = try FileDigest.sha256(path: dir + name)
             } catch {
                 throw CatalogError(
-                    path: dir + name, field: nil, kind: .notFound,
-                    detail: "\(error.problem) (the catalog names it and gives no SHA-256)")
+                    path: dir + name, field: nil, code: .notFound,
+                    detail: "\(error.detail) (the catalog names it and gives no SHA-256)")
             }
             hashed.append(name)
         }
@@ -63,7 +63,7 @@ package struct CatalogPayload: Sendable {
         do {
             self.bytes = Array((try JSONOutput.string(filled) + "\n").utf8)
         } catch {
-            throw CatalogError(path: path, field: nil, kind: .malformed, detail: "cannot be written back: \(error)")
+            throw CatalogError(path: path, field: nil, code: .malformed, detail: "cannot be written back: \(error)")
         }
         self.catalog = filled
         assert(Self.decodes(self.bytes, to: filled), "\(path): the rewritten catalog does not decode to itself")
@@ -74,5 +74,14 @@ package struct CatalogPayload: Sendable {
         guard let again = try? Catalog(json: bytes, path: "", libraryDirectory: nil) else { return false }
         return again.products == catalog.products && again.archiveSHA256 == catalog.archiveSHA256
             && again.serial == catalog.serial && again.freeMaxZoom == catalog.freeMaxZoom
+    }
+}
+
+extension Catalog {
+    /// ``init(json:path:libraryDirectory:)`` (no library) with its typed error.
+    static func typed(json: [UInt8], path: String) throws(CatalogError) -> Catalog {
+        try CatalogError.typed({ try Catalog(json: json, path: path, libraryDirectory: nil) }) {
+            CatalogError(path: path, field: nil, code: .malformed, detail: "\($0)")
+        }
     }
 }

@@ -91,21 +91,13 @@ extension Catalog {
                 // A JSON number would already have gone through a Double: refuse it.
                 throw CatalogIssue(.badPrice, field("price"), "must be a decimal string such as \"4.99\", not a number")
             }
-            do throws(Price.ParseProblem) {
+            do {
                 price = try Price(parsing: priceText, minorUnits: Price.minorUnits(ofCurrency: currency))
-            } catch {
+            } catch let error as Price.ParseProblem {
                 let quoted = ErrorText.quoted(priceText)
-                switch error {
-                case .negative: throw CatalogIssue(.negativePrice, field("price"), "\(quoted) is negative")
-                case .malformed:
-                    throw CatalogIssue(.badPrice, field("price"), "\(quoted) is not a decimal such as \"4.99\"")
-                case .tooLarge: throw CatalogIssue(.badPrice, field("price"), "\(quoted) is too large")
-                case .tooManyDecimals(let allowed):
-                    throw CatalogIssue(
-                        .badPrice, field("price"),
-                        "\(quoted) has more than \(allowed) decimal\(allowed == 1 ? "" : "s") (\(currency)'s minor units)"
-                    )
-                }
+                let kind: CatalogError.Code = error.code == .negative ? .negativePrice : .badPrice
+                let currencyNote = error.code == .tooManyDecimals ? " (\(currency)'s minor units)" : ""
+                throw CatalogIssue(kind, field("price"), "\(quoted) \(error.detail)\(currencyNote)")
             }
 
             let kindText = try c.decode(String.self, forKey: .kind)
@@ -143,13 +135,10 @@ extension Catalog {
                 } catch DecodingError.typeMismatch {
                     throw CatalogIssue(.badPolygon, field("area"), "must be an array of rings of [lon, lat] points")
                 }
-                do throws(RegionPolygon.Problem) {
+                do {
                     area = try RegionPolygon(rings: rings)
-                } catch {
-                    var at = field("area")
-                    if let r = error.ring { at += "[\(r)]" }
-                    if let p = error.point { at += "[\(p)]" }
-                    throw CatalogIssue(.badPolygon, at, error.detail)
+                } catch let error as RegionPolygon.Problem {
+                    throw CatalogIssue(.badPolygon, field("area") + error.subject, error.detail)
                 }
                 let minZoom = try c.decode(Int.self, forKey: .minzoom)
                 let maxZoom = try c.decode(Int.self, forKey: .maxzoom)

@@ -340,7 +340,7 @@ public final class EntitlementLedger: Sendable {
     public init(
         path: String? = nil, verifier: AppStoreVerifier, account: String? = nil,
         clock: any RegionClock = SystemRegionClock(), mode: OpenMode = .readWrite
-    ) throws(LedgerError) {
+    ) throws {
         let resolved = path ?? EntitlementLedger.defaultPath()
         self.path = resolved
         self.clock = clock
@@ -483,7 +483,7 @@ public final class EntitlementLedger: Sendable {
     // MARK: Time
 
     /// Raises `meta.observed_ms` to the clock's now (never lowers it). Read-only: nothing.
-    public func observe() throws(LedgerError) {
+    public func observe() throws {
         guard mode != .readOnly else { return }
         let now = try nowMilliseconds(clock.now())
         try LedgerError.mapping(path: path, doing: "recording the time") {
@@ -542,7 +542,7 @@ public final class EntitlementLedger: Sendable {
     }
 
     /// Records a verified catalog when its serial is at least the one held (read-only: nothing).
-    public func recordAcceptedCatalog(serial: Int64, jws: String) throws(LedgerError) {
+    public func recordAcceptedCatalog(serial: Int64, jws: String) throws {
         guard mode != .readOnly else { return }
         if let held = acceptedCatalog(), held.serial > serial || (held.serial == serial && held.jws == jws) { return }
         try LedgerError.mapping(path: path, doing: "recording the catalog") {
@@ -568,13 +568,13 @@ public final class EntitlementLedger: Sendable {
     /// in one transaction (idempotent by `transactionId`): a new transaction is inserted; a
     /// signed revocation replaces a purchase; an unrevoked copy never replaces a revoked one;
     /// the same blob again changes nothing (but repairs edited columns).
-    /// - Throws: ``LedgerError/Kind/rejected`` for a blob that does not verify; nothing is
-    ///   written then. Read-only ledgers refuse (``LedgerError/Kind/storage``).
+    /// - Throws: ``LedgerError/Code/rejected`` for a blob that does not verify; nothing is
+    ///   written then. Read-only ledgers refuse (``LedgerError/Code/storage``).
     /// - Cost: one ES256 verification per blob (and per replaced row), one commit.
     @discardableResult
     public func `import`(
         signed batch: [String], source: String = "signed transaction"
-    ) throws(LedgerError) -> LedgerImportSummary {
+    ) throws -> LedgerImportSummary {
         let verified = try verify(batch, source: source)
         guard mode != .readOnly else {
             throw LedgerError(
@@ -602,7 +602,7 @@ public final class EntitlementLedger: Sendable {
     /// Holds the store's current versions of transactions in memory, as if imported, for a
     /// ledger that cannot be written (read-only commands): a revocation the store knows of
     /// counts even when the file says otherwise. Verified like an import.
-    public func overlay(_ batch: [String], source: String = "store transaction") throws(LedgerError) {
+    public func overlay(_ batch: [String], source: String = "store transaction") throws {
         let verified = try verify(batch, source: source)
         state.withLock { state in
             for t in verified where state.overlay[t.transactionID].map({ t.supersedes($0) }) ?? true {
@@ -625,8 +625,10 @@ public final class EntitlementLedger: Sendable {
             do {
                 out.append(
                     try LedgerTransaction(verifier.verifyTransaction(jws, source: origin), jws: jws, source: origin))
-            } catch {
+            } catch let error as AppStoreVerificationError {
                 throw LedgerError(error)
+            } catch {
+                throw LedgerError(.rejected, subject: origin, "\(error)", cause: error)
             }
         }
         return out
@@ -684,7 +686,7 @@ public final class EntitlementLedger: Sendable {
     // MARK: Deriving entitlements
 
     /// What changes when the ledger's answers may change: cheap (one pragma step under a lock).
-    public func changeToken() throws(LedgerError) -> ChangeToken {
+    public func changeToken() throws -> ChangeToken {
         try LedgerError.mapping(path: path, doing: "reading the ledger") {
             try state.withLock { state in try Self.token(&state) }
         }
@@ -777,7 +779,7 @@ public final class EntitlementLedger: Sendable {
     }
 
     /// The products `account` may use at `now` (defaults as in ``report(account:now:)``).
-    public func entitlements(account: String? = nil, now: Date? = nil) throws(LedgerError) -> [Entitlement] {
+    public func entitlements(account: String? = nil, now: Date? = nil) throws -> [Entitlement] {
         try report(account: account, now: now).entitlements
     }
 
@@ -786,7 +788,7 @@ public final class EntitlementLedger: Sendable {
     /// signature), from the file's rows or the store's versions held in memory; nil when no
     /// verified version exists. What a device presents to a pack server (`Authorization: Bearer`).
     /// - Cost: as ``report(account:now:)`` when the ledger changed; a dictionary scan otherwise.
-    public func signedTransaction(id: String) throws(LedgerError) -> String? {
+    public func signedTransaction(id: String) throws -> String? {
         let (snapshot, overlay) = try currentSnapshot()
         var best: LedgerTransaction?
         for t in snapshot.verified.map(\.transaction) + Array(overlay.values)
@@ -840,13 +842,15 @@ public final class EntitlementLedger: Sendable {
                         guard let jws = stored[9] else {
                             throw AppStoreVerificationError(.malformed, source: source, "no jws")
                         }
-                        transaction = try LedgerTransaction(
-                            verifier.verifyTransaction(jws, source: source), jws: jws, source: source)
+                        let verified = try AppStoreVerificationError.typed({
+                            try verifier.verifyTransaction(jws, source: source)
+                        }) { AppStoreVerificationError(.malformed, source: source, "\($0)") }
+                        transaction = try LedgerTransaction(verified, jws: jws, source: source)
                     } catch {
                         rejected.append(
                             RejectedLedgerRow(
                                 rowID: rowID, storedTransactionID: stored[0], reason: .unverified,
-                                verification: error.reason, detail: error.detail))
+                                verification: error.code, detail: error.explanation))
                         continue
                     }
                     let names = EntitlementLedger.columns.split(separator: ",").map { $0.trimmingPrefix(" ") }

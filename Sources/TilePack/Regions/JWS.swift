@@ -6,36 +6,39 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A JWS, JWK or signed-payload problem: one line that names where the text came from
-/// (``source``: a file, an argument, a ledger row) and what is wrong. `kind` lets callers
-/// match without parsing text.
+/// A JWS, JWK or signed-payload problem: `subject` names where the text came from (a file, an
+/// argument, a ledger row), `detail` what is wrong; `code` lets callers match without parsing text.
 public struct JWSError: TilePackError, Equatable {
-    public enum Kind: String, Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`;
+    /// `rawValue` is the stable word scripts and JSON see.
+    public struct Code: TilePackErrorCode, RawRepresentable, Codable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
         /// Not three base64url parts, bad base64url, header or payload not JSON, wrong sizes.
-        case malformed
+        public static let malformed = Code(rawValue: "malformed")
         /// The header's `kid` names no key we hold (or there is no `kid`).
-        case unknownKey
+        public static let unknownKey = Code(rawValue: "unknownKey")
         /// `alg` is not `EdDSA` (`none` included), or the header asks for `crit` extensions.
-        case badAlgorithm
+        public static let badAlgorithm = Code(rawValue: "badAlgorithm")
         /// The Ed25519 signature does not verify over `header.payload`.
-        case badSignature
+        public static let badSignature = Code(rawValue: "badSignature")
         /// A JWK (key file) is malformed, the wrong key type, or unsafe (private key readable by others).
-        case badKey
+        public static let badKey = Code(rawValue: "badKey")
     }
 
-    public var kind: Kind
+    public let code: Code
     /// Where the text came from: a path, an argument name, `ledger row 12`.
-    public var source: String
-    /// The problem, without the source.
-    public var detail: String
+    public let subject: String
+    /// The problem, without the source, on one line.
+    public let detail: String
+    public var cause: (any Error)? { nil }
 
-    public init(_ kind: Kind, source: String, _ detail: String) {
-        self.kind = kind
-        self.source = source
-        self.detail = detail
+    public init(_ code: Code, source: String, _ detail: String) {
+        self.code = code
+        self.subject = source
+        self.detail = ErrorText.oneLine(detail)
     }
-
-    public var description: String { "\(source): \(ErrorText.oneLine(detail))" }
 }
 
 /// Base64url without padding (RFC 7515 §2, RFC 4648 §5), strict in what it accepts:
@@ -193,7 +196,7 @@ public enum JWS {
         _ compact: String, publicKeys: [String: Curve25519.Signing.PublicKey],
         type: String? = nil, maxLength: Int = maxCompactLength,
         source: String = "JWS"
-    ) throws(JWSError) -> [UInt8] {
+    ) throws -> [UInt8] {
         let (h, p, s) = try split(compact, maxLength: maxLength, source: source)
         let header = try decodeHeader(h, source: source)
         guard header.alg == algorithm else {
@@ -306,7 +309,7 @@ public struct JWK: Codable, Sendable, Equatable {
     }
 
     /// The Ed25519 public key, after checking `kty`, `crv` and `x`.
-    public func publicKey(source: String) throws(JWSError) -> Curve25519.Signing.PublicKey {
+    public func publicKey(source: String) throws -> Curve25519.Signing.PublicKey {
         guard kty == "OKP", crv == "Ed25519" else {
             throw JWSError(
                 .badKey, source: source,
@@ -324,7 +327,7 @@ public struct JWK: Codable, Sendable, Equatable {
     }
 
     /// The Ed25519 private key from `d`, checked against `x`.
-    public func privateKey(source: String) throws(JWSError) -> Curve25519.Signing.PrivateKey {
+    public func privateKey(source: String) throws -> Curve25519.Signing.PrivateKey {
         guard let d else { throw JWSError(.badKey, source: source, "JWK has no private part d") }
         let publicKey = try publicKey(source: source)
         let raw = try Base64URL.decode(d, source: source)
@@ -339,12 +342,12 @@ public struct JWK: Codable, Sendable, Equatable {
 
     /// The JWK in the file at `path` (at most 64 KiB of JSON).
     /// With `requirePrivate`, the file must carry `d` and be unreadable by group and others.
-    public static func read(path: String, requirePrivate: Bool = false) throws(JWSError) -> JWK {
+    public static func read(path: String, requirePrivate: Bool = false) throws -> JWK {
         let bytes: [UInt8]
         do {
             bytes = try RegionFiles.contents(path: path, limit: 64 * 1024, privateFile: requirePrivate)
         } catch {
-            throw JWSError(.badKey, source: path, error.problem)
+            throw JWSError(.badKey, source: path, error.detail)
         }
         let jwk: JWK
         do {

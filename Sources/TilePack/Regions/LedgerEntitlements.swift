@@ -44,7 +44,7 @@ public final class LedgerEntitlements: EntitlementSource {
     /// to the product's kind there); it must be pure.
     public init(
         ledger: EntitlementLedger, accepts: @escaping @Sendable (Entitlement) -> Bool = { _ in true }
-    ) throws(LedgerError) {
+    ) throws {
         self.ledger = ledger
         self.accepts = accepts
         state = Locked(Snapshot(ids: [], nextExpiry: .min, token: nil, generation: 0, checkedAt: 0, refused: []))
@@ -52,7 +52,7 @@ public final class LedgerEntitlements: EntitlementSource {
     }
 
     /// Derives the entitlements again from the ledger and bumps the generation.
-    public func refresh() throws(LedgerError) {
+    public func refresh() throws {
         let token = try ledger.changeToken()
         let report = try ledger.report()
         let kept = report.entitlements.filter(accepts)

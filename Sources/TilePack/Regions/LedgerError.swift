@@ -1,63 +1,69 @@
 import TilePackCore
 import TilePackSQLite
 
-/// A failure of the entitlement ledger or the store simulator: one line naming the file (or
-/// argument) and the problem; ``kind`` for matching, ``category`` for exit statuses.
+/// A failure of the entitlement ledger or the store simulator: `subject` names the file (or
+/// argument), `detail` the problem, `code` is for matching and ``category`` for exit statuses;
+/// `cause` is the SQLite, verification or file error underneath, when there was one.
 public struct LedgerError: TilePackError, Equatable {
-    public enum Kind: String, Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`;
+    /// `rawValue` is the stable word scripts and JSON see.
+    public struct Code: TilePackErrorCode, RawRepresentable, Codable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
         /// An argument (product id, account, period, transaction id) is not acceptable.
-        case invalidArgument
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
         /// A transaction id the store does not know.
-        case notFound
+        public static let notFound = Code(rawValue: "notFound")
         /// A signed transaction was refused (``verification`` says why).
-        case rejected
+        public static let rejected = Code(rawValue: "rejected")
         /// The SQLite file or a key file failed (locked, full, damaged, unreadable).
-        case storage
+        public static let storage = Code(rawValue: "storage")
         /// A ledger written by an earlier tilepack (Ed25519-signed transactions): refused
         /// until `tilepack store restore` re-imports its purchases in the App Store format.
-        case legacyLedger
+        public static let legacyLedger = Code(rawValue: "legacyLedger")
         /// The store cannot be reached or refused the request.
-        case store
+        public static let store = Code(rawValue: "store")
     }
 
-    public var kind: Kind
+    public let code: Code
     /// The file or argument the problem is about.
-    public var subject: String
-    /// The problem, without the subject.
-    public var detail: String
-    /// For ``Kind/rejected``: why the signed transaction was refused.
-    public var verification: AppStoreVerificationError.Reason?
-    /// For ``Kind/storage``: the category of the underlying error.
-    public var storageCategory: TilePackErrorCategory?
+    public let subject: String
+    /// The problem, without the subject, on one line.
+    public let detail: String
+    /// The error underneath, if any; not compared by `==`.
+    public let cause: (any Error)?
+    /// For ``Code/rejected``: why the signed transaction was refused.
+    public let verification: AppStoreVerificationError.Reason?
+    /// For ``Code/storage``: the category of the underlying error.
+    public let storageCategory: TilePackErrorCategory?
 
     public init(
-        _ kind: Kind, subject: String, _ detail: String, verification: AppStoreVerificationError.Reason? = nil,
-        storageCategory: TilePackErrorCategory? = nil
+        _ code: Code, subject: String, _ detail: String, verification: AppStoreVerificationError.Reason? = nil,
+        storageCategory: TilePackErrorCategory? = nil, cause: (any Error)? = nil
     ) {
-        self.kind = kind
+        self.code = code
         self.subject = subject
-        self.detail = detail
+        self.detail = ErrorText.oneLine(detail)
         self.verification = verification
         self.storageCategory = storageCategory
+        self.cause = cause
     }
 
     /// A refused signed transaction: the verifier's own line (it names its source).
     public init(_ error: AppStoreVerificationError) {
-        self.init(
-            .rejected, subject: error.source, "\(error.reason.rawValue): \(error.detail)", verification: error.reason)
+        self.init(.rejected, subject: error.subject, error.detail, verification: error.code, cause: error)
     }
 
     public var category: TilePackErrorCategory {
-        switch kind {
+        switch code {
         case .invalidArgument: .invalidArgument
         case .notFound: .notFound
-        case .rejected, .legacyLedger: .invalidInput
         case .store: .environment
         case .storage: storageCategory ?? .environment
+        default: .invalidInput
         }
     }
-
-    public var description: String { "\(subject): \(ErrorText.oneLine(detail))" }
 
     /// Runs `body`, turning SQLite, JWS and file errors into ledger errors about `path`.
     package static func mapping<T>(path: String, doing: String, _ body: () throws -> T) throws(LedgerError) -> T {
@@ -70,11 +76,12 @@ public struct LedgerError: TilePackError, Equatable {
         } catch let error as SQLiteError {
             throw LedgerError(
                 .storage, subject: path, "\(doing): SQLite error \(error.code.rawValue) (\(error.message))",
-                storageCategory: error.category)
+                storageCategory: error.category, cause: error)
         } catch let error as InputFileError {
-            throw LedgerError(.storage, subject: error.path, error.problem, storageCategory: .environment)
+            throw LedgerError(
+                .storage, subject: error.subject, error.detail, storageCategory: .environment, cause: error)
         } catch {
-            throw LedgerError(.storage, subject: path, "\(doing): \(error)")
+            throw LedgerError(.storage, subject: path, "\(doing): \(error)", cause: error)
         }
     }
 }

@@ -27,7 +27,7 @@ package enum RegionFiles {
             prefix += "/" + component
             if mkdir(prefix, 0o700) != 0, errno != EEXIST {
                 throw InputFileError(
-                    path: prefix, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
+                    path: prefix, detail: "cannot create directory (\(AtomicReplacement.message(errno)))")
             }
         }
     }
@@ -101,7 +101,7 @@ package enum RegionFiles {
         do {
             return try regularFileBytes(path: path, limit: limit, privateFile: privateFile)
         } catch {
-            throw InputFileError(path: path, problem: error.problem)
+            throw InputFileError(path: path, detail: error.problem)
         }
     }
 
@@ -112,7 +112,7 @@ package enum RegionFiles {
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
-            throw InputFileError(path: path, problem: "cannot rename into place (\(AtomicReplacement.message(code)))")
+            throw InputFileError(path: path, detail: "cannot rename into place (\(AtomicReplacement.message(code)))")
         }
     }
 
@@ -132,13 +132,13 @@ package enum RegionFiles {
         if link(temporary, path) == 0 { return true }
         let code = errno
         if code == EEXIST { return false }
-        throw InputFileError(path: path, problem: "cannot create (\(AtomicReplacement.message(code)))")
+        throw InputFileError(path: path, detail: "cannot create (\(AtomicReplacement.message(code)))")
     }
 
     private static func writeNew(path: String, bytes: [UInt8], mode: mode_t) throws(InputFileError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else {
-            throw InputFileError(path: path, problem: "cannot create (\(AtomicReplacement.message(errno)))")
+            throw InputFileError(path: path, detail: "cannot create (\(AtomicReplacement.message(errno)))")
         }
         var written = 0
         while written < bytes.count {
@@ -148,7 +148,7 @@ package enum RegionFiles {
                 let code = errno
                 close(fd)
                 unlink(path)
-                throw InputFileError(path: path, problem: "write failed (\(AtomicReplacement.message(code)))")
+                throw InputFileError(path: path, detail: "write failed (\(AtomicReplacement.message(code)))")
             }
             written += n
         }

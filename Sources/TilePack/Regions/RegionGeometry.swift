@@ -40,26 +40,46 @@ public struct RegionPolygon: Sendable, Equatable, Encodable {
     private let ringEnds: [Int]
     private let minX: Double, minY: Double, maxX: Double, maxY: Double
 
-    /// Why a polygon was refused; ``detail`` is the text after the field's name, and
-    /// ``ring``/``point`` say where, for the catalog's JSON path.
-    public struct Problem: Error, Sendable, Equatable {
-        public enum Kind: Sendable, Equatable {
-            case noRings, tooManyPoints, tooFewPoints, notClosed, badPoint, outOfRange,
-                repeatedPoint, selfIntersecting, ringsCross, noArea, holeOutside
+    /// Why a polygon was refused: `subject` says where, as a JSON path suffix (`[1]` for ring 1,
+    /// `[1][4]` for its point 4, empty for the polygon as a whole), `detail` is the text after
+    /// the field's name (`repeats the point before it`).
+    public struct Problem: TilePackError, Equatable {
+        /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+        public struct Code: TilePackErrorCode {
+            private let name: String
+            private init(_ name: String) { self.name = name }
+            public var description: String { name }
+            public static let noRings = Code("noRings")
+            public static let tooManyPoints = Code("tooManyPoints")
+            public static let tooFewPoints = Code("tooFewPoints")
+            public static let notClosed = Code("notClosed")
+            public static let badPoint = Code("badPoint")
+            public static let outOfRange = Code("outOfRange")
+            public static let repeatedPoint = Code("repeatedPoint")
+            public static let selfIntersecting = Code("selfIntersecting")
+            public static let ringsCross = Code("ringsCross")
+            public static let noArea = Code("noArea")
+            public static let holeOutside = Code("holeOutside")
         }
-        public let kind: Kind
-        /// The ring at fault (nil for the polygon as a whole).
-        public let ring: Int?
-        /// The point at fault within `ring`, when one point is.
-        public let point: Int?
+
+        public let code: Code
+        public let subject: String
         public let detail: String
+        public var cause: (any Error)? { nil }
+
+        /// `ring` is the ring at fault (nil for the polygon as a whole), `point` the point within it.
+        init(kind: Code, ring: Int?, point: Int?, detail: String) {
+            self.code = kind
+            self.subject = (ring.map { "[\($0)]" } ?? "") + (point.map { "[\($0)]" } ?? "")
+            self.detail = detail
+        }
     }
 
     /// Validates and projects. Each ring: at least 4 points, closed, every point `[lon, lat]`
     /// finite with lon in −180…180 and lat within web mercator's ±85.0511°, no point repeated
     /// back to back, no edge crossing or touching another (adjacent edges share only their
     /// vertex), and an area. Holes lie inside the outer ring, and no two rings cross or touch.
-    public init(rings raw: [[[Double]]]) throws(Problem) {
+    public init(rings raw: [[[Double]]]) throws {
         guard !raw.isEmpty else { throw Problem(kind: .noRings, ring: nil, point: nil, detail: "has no rings") }
         let total = raw.reduce(0) { $0 + $1.count }
         guard total <= Self.maxPoints else {

@@ -123,7 +123,7 @@ public final class RegionLibrary: Sendable {
             return (
                 fallback,
                 CatalogError(
-                    path: path, field: nil, kind: .badSignature,
+                    path: path, field: nil, code: .badSignature,
                     detail: "the trust anchors name no publisher key: no catalog can be trusted")
             )
         }
@@ -133,14 +133,16 @@ public final class RegionLibrary: Sendable {
                 return (
                     fallback,
                     CatalogError(
-                        path: path, field: "serial", kind: .staleSerial,
+                        path: path, field: "serial", code: .staleSerial,
                         detail: "\(serial) is lower than \(accepted.serial), which this device already accepted")
                 )
             }
             if let serial = catalog.serial { try? ledger.recordAcceptedCatalog(serial: serial, jws: jws) }
             return (catalog, nil)
-        } catch {
+        } catch let error as CatalogError {
             return (fallback, error)
+        } catch {
+            return (fallback, CatalogError(path: path, field: nil, code: .cannotRead, detail: "\(error)"))
         }
     }
 
@@ -181,11 +183,11 @@ public final class RegionLibrary: Sendable {
     }
 
     /// The catalog, or a one-line error naming the library when it has none it can use.
-    public func requireCatalog() throws(CatalogError) -> Catalog {
+    public func requireCatalog() throws -> Catalog {
         if let catalogProblem { throw catalogProblem }
         guard let catalog else {
             throw CatalogError(
-                path: directory + "/" + Catalog.fileName, field: nil, kind: .notFound,
+                path: directory + "/" + Catalog.fileName, field: nil, code: .notFound,
                 detail: "no catalog in this library: nothing is for sale")
         }
         return catalog
@@ -298,7 +300,7 @@ public final class RegionLibrary: Sendable {
     /// The library's `.mbtiles` files in drawing order (the first at the bottom): the order in
     /// which the catalog's products name them when there is a catalog, then the rest by file
     /// name. What `render` and `serve` composite.
-    public func archivePathsInDrawingOrder() throws(InputFileError) -> [String] {
+    public func archivePathsInDrawingOrder() throws -> [String] {
         let paths = try PointQuery.archives(in: directory)
         guard let catalog else { return paths }
         var rank: [String: Int] = [:]
@@ -315,7 +317,7 @@ public final class RegionLibrary: Sendable {
     // MARK: - Purchases
 
     /// The ledger, or the error saying this library has no store.
-    public func requireLedger() throws(LedgerError) -> EntitlementLedger {
+    public func requireLedger() throws -> EntitlementLedger {
         guard let ledger else {
             throw LedgerError(
                 .invalidArgument, subject: "--trust",
@@ -359,12 +361,12 @@ public final class RegionLibrary: Sendable {
         let catalog = try requireCatalog()
         guard let product = catalog.product(id: productID) else {
             throw CatalogError(
-                path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
+                path: directory + "/" + SignedCatalog.fileName, field: nil, code: .unknownProduct,
                 detail: "no product \(ErrorText.quoted(productID)) in the catalog")
         }
         if case .unavailable(let reason) = product.availability {
             throw CatalogError(
-                path: directory + "/" + SignedCatalog.fileName, field: nil, kind: .unknownProduct,
+                path: directory + "/" + SignedCatalog.fileName, field: nil, code: .unknownProduct,
                 detail: "product \(ErrorText.quoted(productID)) is not available: \(reason)")
         }
         let ledger = try requireLedger()

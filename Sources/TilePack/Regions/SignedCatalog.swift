@@ -56,12 +56,12 @@ public enum SignedCatalog {
     public static func verify(
         _ jws: String, publisherKeys: [JWK], path: String,
         libraryDirectory: String?
-    ) throws(CatalogError) -> Catalog {
+    ) throws -> Catalog {
         var keys: [String: Curve25519.Signing.PublicKey] = [:]
         for jwk in publisherKeys {
             do { keys[jwk.keyID] = try jwk.publicKey(source: "publisher key") } catch {
                 throw CatalogError(
-                    path: path, field: nil, kind: .badSignature, detail: "publisher key: \(error.detail)")
+                    path: path, field: nil, code: .badSignature, detail: "publisher key: \(error.detailText)")
             }
         }
         let payload: [UInt8]
@@ -69,8 +69,8 @@ public enum SignedCatalog {
             payload = try JWS.verify(jws, publicKeys: keys, type: type, maxLength: maxFileBytes, source: path)
         } catch {
             throw CatalogError(
-                path: path, field: nil, kind: .badSignature,
-                detail: "not signed by a trusted publisher key: \(error.detail)")
+                path: path, field: nil, code: .badSignature,
+                detail: "not signed by a trusted publisher key: \(error.detailText)")
         }
         let catalog = try Catalog(json: payload, path: path, libraryDirectory: libraryDirectory)
         try requireSignable(catalog, path: path)
@@ -81,11 +81,11 @@ public enum SignedCatalog {
     /// Returns the catalog and the JWS text (which a device keeps as its last trusted catalog).
     public static func load(
         libraryDirectory: String, publisherKeys: [JWK]
-    ) throws(CatalogError) -> (catalog: Catalog, jws: String) {
+    ) throws -> (catalog: Catalog, jws: String) {
         let path = libraryDirectory.hasSuffix("/") ? libraryDirectory + fileName : libraryDirectory + "/" + fileName
         let bytes = try Catalog.readFile(path, limit: maxFileBytes)
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw CatalogError(path: path, field: nil, kind: .badSignature, detail: "is not text")
+            throw CatalogError(path: path, field: nil, code: .badSignature, detail: "is not text")
         }
         let jws = String(
             text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == "\n" || $0 == "\r" || $0 == " " }).reversed()
@@ -97,13 +97,13 @@ public enum SignedCatalog {
     private static func requireSignable(_ catalog: Catalog, path: String) throws(CatalogError) {
         guard catalog.version >= 2, catalog.serial != nil else {
             throw CatalogError(
-                path: path, field: "version", kind: .unsupportedVersion,
+                path: path, field: "version", code: .unsupportedVersion,
                 detail: "\(catalog.version): a signed catalog is version 2 (with a serial)")
         }
         for (i, product) in catalog.products.enumerated() {
             for (j, name) in product.archives.enumerated() where catalog.archiveSHA256[name] == nil {
                 throw CatalogError(
-                    path: path, field: "products[\(i)].archives[\(j)]", kind: .badArchives,
+                    path: path, field: "products[\(i)].archives[\(j)]", code: .badArchives,
                     detail: "\(ErrorText.quoted(name)) has no SHA-256 in archive_sha256")
             }
         }

@@ -36,10 +36,31 @@ extension MapFrame {
 }
 
 /// A bad render request (a point off the map, a zoom or size out of range): a usage error.
+/// `subject` is the value when split out, or empty when the message names it itself.
 public struct RenderInputError: TilePackError, Equatable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// A point, zoom, size or tile that is malformed or out of range (the only code today).
+        public static let invalidValue = Code("invalidValue")
+    }
+
+    public let code: Code
+    public let subject: String
+    public let detail: String
+    public var cause: (any Error)? { nil }
     public var category: TilePackErrorCategory { .invalidArgument }
+
+    public init(_ code: Code = .invalidValue, subject: String, detail: String) {
+        self.code = code
+        self.subject = subject
+        self.detail = detail
+    }
+
+    /// A message that names its value itself: no separate subject.
+    public init(_ message: String) { self.init(subject: "", detail: message) }
 }
 
 /// What ``MapRenderer`` drew.
@@ -112,14 +133,14 @@ public enum MapRenderer {
                     break
                 }
                 do throws(TileStoreError) {
-                    if let lease = try store.pixels(id, archive: a), side > 0, lease.count >= side * side * 4 {
+                    if let lease = try store.typedPixels(id, archive: a), side > 0, lease.count >= side * side * 4 {
                         lease.withUnsafeBytes { raw in
                             draw(raw, side: side, into: &picture.image, left: left, top: top, skip: locks.locked)
                         }
                         if lease.sourceZoom != id.z { sourceZooms.insert(lease.sourceZoom) }
                         drew = true
                     }
-                } catch  where error.problem == .locked {
+                } catch  where error.code == .locked {
                     // Denied between the two questions (a refund): lock what is left.
                     locks.lockAll(offer: error.offers.first, in: &picture)
                     break

@@ -6,7 +6,7 @@ import CSQLite
 /// A `RawRepresentable` struct rather than an enum so that every code SQLite may return
 /// (including extended codes we do not name) is representable, while `catch` and `switch`
 /// can still match the named ones: `case .busy` matches `SQLITE_BUSY` and its extended codes.
-public struct SQLiteResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+public struct SQLiteResultCode: RawRepresentable, TilePackErrorCode {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
@@ -43,22 +43,32 @@ public struct SQLiteResultCode: RawRepresentable, Hashable, Sendable, CustomStri
 /// A failed SQLite call: the result code, SQLite's message, the SQL that was running (if
 /// any) and the database file, everything a person needs to see what went wrong.
 ///
-/// `description` is one line: `PATH: SQLite error N (message) in `SQL``.
+/// `subject` is the database file; `detail` is "SQLite error N (message) in `SQL`", one line.
+/// `Code` is ``SQLiteResultCode``, extensible like every error code. Besides the common shape it
+/// keeps SQLite's `message` and the `sql`, which callers quote on their own lines.
 public struct SQLiteError: TilePackError, Equatable {
+    public typealias Code = SQLiteResultCode
     /// The (extended) result code.
-    public var code: SQLiteResultCode
-    /// SQLite's message from `sqlite3_errmsg`, or its name for the code.
-    public var message: String
-    /// The statement that failed, or nil for open/close.
-    public var sql: String?
+    public let code: SQLiteResultCode
     /// The database file.
-    public var path: String
+    public let subject: String
+    /// SQLite's message from `sqlite3_errmsg`, or its name for the code.
+    public let message: String
+    /// The statement that failed, or nil for open/close.
+    public let sql: String?
+    public var cause: (any Error)? { nil }
 
     public init(code: SQLiteResultCode, message: String, sql: String? = nil, path: String) {
         self.code = code
         self.message = message
         self.sql = sql
-        self.path = path
+        self.subject = path
+    }
+
+    /// "SQLite error N (message) in `SQL`", on one line.
+    public var detail: String {
+        let sqlPart = sql.map { " in `\(ErrorText.oneLine($0))`" } ?? ""
+        return "SQLite error \(code.rawValue) (\(ErrorText.oneLine(message)))\(sqlPart)"
     }
 
     /// Environment failures (disk full, I/O, busy), or a damaged or wrong file.
@@ -67,10 +77,5 @@ public struct SQLiteError: TilePackError, Equatable {
         case .full, .ioError, .busy, .locked, .cantOpen, .readOnly: .environment
         default: .invalidInput
         }
-    }
-
-    public var description: String {
-        let sqlPart = sql.map { " in `\(ErrorText.oneLine($0))`" } ?? ""
-        return "\(path): SQLite error \(code.rawValue) (\(ErrorText.oneLine(message)))\(sqlPart)"
     }
 }

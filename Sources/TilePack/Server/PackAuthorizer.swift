@@ -82,7 +82,7 @@ struct PackAuthorizer: Sendable {
         do {
             presented = try verifier.verifyTransaction(token, source: "Authorization")
         } catch {
-            throw PackError(.invalidTransaction, subject: subject, error.description)
+            throw PackError(.invalidTransaction, subject: subject, "\(error)")
         }
         guard let id = presented.transactionId, let bought = presented.productId else {
             throw PackError(
@@ -102,7 +102,7 @@ struct PackAuthorizer: Sendable {
             answer = try storefront.currentTransaction(id: id, bundleID: trust.bundleID)
         } catch {
             throw PackError(
-                .network, subject: subject, "the store did not answer for transaction \(id)", cause: "\(error)")
+                .network, subject: subject, "the store did not answer for transaction \(id)", cause: error)
         }
         guard let answer else {
             throw PackError(.revoked, subject: subject, "the store knows no transaction \(id)")
@@ -113,7 +113,7 @@ struct PackAuthorizer: Sendable {
         } catch {
             throw PackError(
                 .network, subject: subject, "the store's answer for transaction \(id) does not verify",
-                cause: error.description)
+                cause: error)
         }
         guard current.transactionId == id, current.productId == bought, current.type == presented.type else {
             throw PackError(.network, subject: subject, "the store answered another transaction than \(id)")

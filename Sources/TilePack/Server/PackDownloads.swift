@@ -93,22 +93,25 @@ public final class PackDownloads: Sendable {
             return made
         }
         let installer: RegionInstaller
-        do throws(PackError) {
+        do {
             installer = try RegionInstaller(library: library, server: server, transport: client)
         } catch {
+            // RegionInstaller throws PackError alone (its public face is untyped).
+            let error = error as? PackError ?? PackError(.io, subject: library.directory, "\(error)", cause: error)
             finish(id, .failure(error))
             return .error(503, kind: "unavailable", message: error.description)
         }
         let task = Task.detached { [self] in
             let progress: @Sendable (PackProgress) -> Void = { [self] p in self.record(id, p) }
-            do throws(PackError) {
+            do {
                 let result =
                     update
                     ? try await installer.update(id, progress: progress)
                     : try await installer.install(id, progress: progress)
                 finish(id, .success(result))
             } catch {
-                finish(id, .failure(error))
+                // The installer throws PackError alone (its public face is untyped).
+                finish(id, .failure(error as? PackError ?? PackError(.io, subject: id, "\(error)", cause: error)))
             }
             _ = tasks.withLock { $0.removeValue(forKey: id) }
         }
@@ -142,7 +145,7 @@ public final class PackDownloads: Sendable {
                 e.bytes = e.total
             case .failure(let error):
                 e.state = .failed
-                e.error = error.description + (error.cause.map { " (\(ErrorText.oneLine($0)))" } ?? "")
+                e.error = error.description + (error.cause.map { " (\(ErrorText.oneLine("\($0)")))" } ?? "")
                 e.code = error.code.rawValue
                 e.eta = nil
             }

@@ -204,7 +204,7 @@ public final class PackService: Sendable {
         }
         let kind = error.code == .network ? "unavailable" : error.code.rawValue
         var message = error.description
-        if let cause = error.cause { message += " (\(ErrorText.oneLine(cause)))" }
+        if let cause = error.cause { message += " (\(ErrorText.oneLine("\(cause)")))" }
         return ServedResponse.error(status, kind: kind, message: message).adding(extra)
     }
 }

@@ -199,7 +199,7 @@ public final class ServedPacks: Sendable {
                 continue
             }
             let manifest: PackManifest, jws: String
-            do throws(PackError) {
+            do {
                 jws = try SignedPackManifest.readText(path: manifestPath)
                 if let publisherKeys {
                     manifest = try SignedPackManifest.verify(jws, publisherKeys: publisherKeys, source: manifestPath)
@@ -207,7 +207,7 @@ public final class ServedPacks: Sendable {
                     manifest = try SignedPackManifest.unverifiedPayload(jws, source: manifestPath)
                 }
             } catch {
-                problems.append("\(error.description); pack \(id) not served")
+                problems.append("\(error); pack \(id) not served")
                 continue
             }
             guard manifest.packID == id else {

@@ -226,10 +226,10 @@ public final class StorefrontActions: Sendable {
     /// A buy or restore failure: the store not answering is 503, a product not for sale 404,
     /// the rest by category.
     static func failure(_ error: any Error) -> ServedResponse {
-        if let e = error as? LedgerError, e.kind == .store {
+        if let e = error as? LedgerError, e.code == .store {
             return .error(503, kind: "unavailable", message: e.description).adding([("Retry-After", "1")])
         }
-        if let e = error as? CatalogError, e.kind == .unknownProduct {
+        if let e = error as? CatalogError, e.code == .unknownProduct {
             return .error(404, kind: "notFound", message: e.description)
         }
         return .from(error)

@@ -97,7 +97,7 @@ extension TileService {
     func tileError(_ error: TileStoreError, region: String, id: TileID) -> ServedResponse {
         let buy =
             error.offers.first.map { "buy \($0.title) (\($0.price) \($0.currency))" } ?? "no product on sale unlocks it"
-        switch error.problem {
+        switch error.code {
         case .locked:
             return .locked(
                 kind: "locked", message: "tile \(id) of \(region) is locked: " + buy, region: region, tile: id,

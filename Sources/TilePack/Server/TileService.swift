@@ -118,8 +118,8 @@ public final class TileService: Sendable {
         do throws(TileStoreError) {
             let found: TileLease?
             do throws(TileStoreError) {
-                found = try store.tile(id, archive: a)
-            } catch  where error.problem == .partialTile && format == .png {
+                found = try store.typedTile(id, archive: a)
+            } catch  where error.code == .partialTile && format == .png {
                 return maskedPNG(region: region, archive: a, id: id, ifNoneMatch: ifNoneMatch)
             }
             guard let lease = found else { return notFound(region, id) }
@@ -144,7 +144,7 @@ public final class TileService: Sendable {
                 if let cached = encoded.get(etag) {
                     return ServedResponse(contentType: "image/png", headers: tileHeaders(etag), shared: cached)
                 }
-                guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
+                guard let pixels = try store.typedPixels(id, archive: a) else { return notFound(region, id) }
                 return encodedPNG(etag: etag, rgba: pixels.array, side: summary.tileSize)
             }
         } catch {
@@ -159,7 +159,7 @@ public final class TileService: Sendable {
         let side = store.archives[a].tileSize
         do throws(TileStoreError) {
             let seed = store.access(id, archive: a).mask?.fingerprint ?? 0
-            guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
+            guard let pixels = try store.typedPixels(id, archive: a) else { return notFound(region, id) }
             let etag = "\"m" + pixels.withUnsafeBytes { hex16(fnv1a($0, seed: seed)) } + "\""
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
             if let cached = encoded.get(etag) {
@@ -178,7 +178,7 @@ public final class TileService: Sendable {
         let side = store.archives[a].tileSize
         do throws(TileStoreError) {
             let mask = store.access(id, archive: a).mask?.fingerprint ?? 0
-            guard let pixels = try store.pixels(id, archive: a) else { return notFound(region, id) }
+            guard let pixels = try store.typedPixels(id, archive: a) else { return notFound(region, id) }
             let seed = mask ^ UInt64(pixels.sourceZoom) &* 0x9E37_79B9_7F4A_7C15
             let etag = "\"z" + pixels.withUnsafeBytes { hex16(fnv1a($0, seed: seed)) } + "\""
             let extra = [("X-Tile-Overzoom", "\(pixels.sourceZoom)")]
@@ -255,7 +255,8 @@ public final class TileService: Sendable {
             // masked values' hash, seeded with the mask's fingerprint.
             let seed = store.access(id, archive: a).mask?.fingerprint
             // Outside the archive's zooms the store makes the grid from the nearest zoom with data.
-            guard let zoomed = try store.zoomedElevation(id, archive: a), zoomed.grid.width > 0, zoomed.grid.height > 0
+            guard let zoomed = try store.typedZoomedElevation(id, archive: a), zoomed.grid.width > 0,
+                zoomed.grid.height > 0
             else {
                 return notFound(region, id)
             }

@@ -200,9 +200,9 @@ public enum PointQuery {
     }()
 
     /// The `.mbtiles` files directly inside `directory`, sorted by name.
-    public static func archives(in directory: String) throws(InputFileError) -> [String] {
+    public static func archives(in directory: String) throws -> [String] {
         guard let dir = opendir(directory) else {
-            throw InputFileError(path: directory, problem: "cannot open the region library directory (errno \(errno))")
+            throw InputFileError(path: directory, detail: "cannot open the region library directory (errno \(errno))")
         }
         defer { closedir(dir) }
         var names: [String] = []
@@ -248,12 +248,12 @@ public enum PointQuery {
         do throws(TileStoreError) {
             (rgba, colourZoom) = try colour(at: query, store: store, archive: a) ?? (nil, nil)
         } catch {
-            switch error.problem {
+            switch error.code {
             case .locked, .partialTile:
                 return locked(error.offers)
             case .undecodable:
                 // An archive of JPEG or vector tiles: name the file and the codec, as before the store.
-                throw InputFileError(path: path, problem: error.detail)
+                throw InputFileError(path: path, detail: error.detail)
             default:
                 throw error
             }
@@ -289,7 +289,7 @@ public enum PointQuery {
     /// there.
     static func colour(at query: TileQuery, store: TileStore, archive a: Int) throws(TileStoreError) -> ([UInt8], Int)?
     {
-        guard let pixels = try store.pixels(query.tile, archive: a) else { return nil }
+        guard let pixels = try store.typedPixels(query.tile, archive: a) else { return nil }
         let size = store.archives[a].tileSize
         let (px, py) = pixel(of: query, side: size)
         let i = (py * size + px) * 4
@@ -307,9 +307,9 @@ public enum PointQuery {
         _ id: TileID, store: TileStore, archive: Int
     ) throws(TileStoreError) -> ZoomedElevation? {
         do {
-            return try store.zoomedElevation(id, archive: archive)
+            return try store.typedZoomedElevation(id, archive: archive)
         } catch {
-            if error.problem == .locked { return nil }
+            if error.code == .locked { return nil }
             throw error
         }
     }

@@ -158,7 +158,7 @@ extension TileStore {
             state.abandon(slot)
             // Only the row's own fault is remembered: a full budget, a lock or a transient
             // archive error may pass.
-            if error.problem == .damagedTile { state.failures.remember(key, error) }
+            if error.code == .damagedTile { state.failures.remember(key, error) }
         }
         state.checkInvariants()
         lock.broadcast()
@@ -224,7 +224,7 @@ extension TileStore {
             } catch {
                 if let filled { returnBuffer(filled) }
                 if let error = error as? TileStoreError { throw error }
-                if let error = error as? ArchiveError, error.problem == .damaged {
+                if let error = error as? ArchiveError, error.code == .damaged {
                     // The row itself is bad (a refused size, a damaged page): remembered as such.
                     throw TileStoreError(.damagedTile, subject: path, detail: Self.detail(of: error, path: path))
                 }
@@ -325,7 +325,7 @@ extension TileStore {
             grid = try source.archive.elevation(key.tile) { width, height throws(ArchiveError) in
                 guard (1...limit).contains(width), (1...limit).contains(height) else {
                     throw ArchiveError(
-                        path: path, problem: .badElevation,
+                        path: path, code: .badElevation,
                         detail:
                             "elevation tile \(key.tile) declares a \(width)×\(height) grid; tiles are \(tileSize) pixels, "
                             + "grids at most \(limit) a side")
@@ -334,7 +334,7 @@ extension TileStore {
                     reserved = try reserveGrid(width * height, evict: evict, subject: path)
                 } catch {
                     refusal = error
-                    throw ArchiveError(path: path, problem: .badElevation, detail: error.detail)
+                    throw ArchiveError(path: path, code: .badElevation, detail: error.detail)
                 }
             }
         } catch {
@@ -382,8 +382,8 @@ extension TileStore {
     }
 
     /// An archive error's message without the path repeated (the store error names it).
-    private static func detail(of error: any TilePackError, path: String) -> String {
-        let text = error.description
+    private static func detail(of error: any Error, path: String) -> String {
+        let text = "\(error)"
         return text.hasPrefix(path + ": ") ? String(text.dropFirst(path.count + 2)) : text
     }
 

@@ -70,7 +70,7 @@ public final class TileStore: Sendable {
     public init(
         archives: [any TileArchive], budget: MemoryBudget, options: TileStoreOptions = TileStoreOptions()
     )
-        throws(TileStoreError)
+        throws
     {
         var sources: [Source] = []
         for archive in archives {
@@ -80,7 +80,7 @@ public final class TileStore: Sendable {
                 do { payload = try TilePayloadCodec(codec: codec, tileSize: summary.tileSize) } catch {
                     throw TileStoreError(
                         .invalidOptions, subject: archive.path,
-                        detail: "tile size \(summary.tileSize) does not suit \(codec.rawValue): \(error.description)")
+                        detail: "tile size \(summary.tileSize) does not suit \(codec.rawValue): \(error)")
                 }
                 // The smallest useful budget holds one payload (pixels() needs room for a
                 // decoded tile too, and says budgetExhausted when there is none).
@@ -123,7 +123,10 @@ public final class TileStore: Sendable {
     ///   exhausted, a damaged archive or tile.
     /// - Cost: a hit is O(1) under one lock plus the policy's (cached) answer; a miss reads
     ///   the archive.
-    public func tile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
+    public func tile(_ id: TileID, archive: Int? = nil) throws -> TileLease? { try typedTile(id, archive: archive) }
+
+    /// ``tile(_:archive:)`` with its typed error, for the library's own callers.
+    package func typedTile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive) {
             switch access(id, archive: a) {
@@ -152,7 +155,12 @@ public final class TileStore: Sendable {
     /// - Throws: as ``tile(_:archive:)``.
     /// - Cost: as ``tile(_:archive:)``, plus one lookup per zoom between `id`'s and the
     ///   nearest one the archive stores a tile at.
-    public func overzoomedTile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> OverzoomedPayload? {
+    public func overzoomedTile(_ id: TileID, archive: Int? = nil) throws -> OverzoomedPayload? {
+        try typedOverzoomedTile(id, archive: archive)
+    }
+
+    /// ``overzoomedTile(_:archive:)`` with its typed error, for the library's own callers.
+    package func typedOverzoomedTile(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> OverzoomedPayload? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive, reach: true) {
             let summary = sources[a].summary
@@ -197,7 +205,10 @@ public final class TileStore: Sendable {
     /// under the mask's fingerprint, beside the unmasked decode, which is never handed out.
     /// - Throws: as ``tile(_:archive:)`` (but never `partialTile`), and `undecodable` for
     ///   codecs tilepack cannot decode.
-    public func pixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
+    public func pixels(_ id: TileID, archive: Int? = nil) throws -> TileLease? { try typedPixels(id, archive: archive) }
+
+    /// ``pixels(_:archive:)`` with its typed error, for the library's own callers.
+    package func typedPixels(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> TileLease? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive, reach: true) {
             if let found = try permittedEntry(id, archive: a, whole: .pixels, masked: .maskedPixels, refused: &refused)
@@ -223,14 +234,24 @@ public final class TileStore: Sendable {
     /// makes pixels (bilinear up, the mean of valid samples down, NaN dropped); the grid keeps
     /// the source grid's size. ``zoomedElevation(_:archive:)`` also says which zoom.
     /// - Throws: as ``pixels(_:archive:)``.
-    public func elevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ElevationTile? {
-        try zoomedElevation(id, archive: archive)?.grid
+    public func elevation(_ id: TileID, archive: Int? = nil) throws -> ElevationTile? {
+        try typedElevation(id, archive: archive)
+    }
+
+    /// ``elevation(_:archive:)`` with its typed error, for the library's own callers.
+    package func typedElevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ElevationTile? {
+        try typedZoomedElevation(id, archive: archive)?.grid
     }
 
     /// ``elevation(_:archive:)`` with the zoom the grid came from.
     /// - Cost: as ``elevation(_:archive:)``; a made grid costs one bilinear pass (up) or up to
     ///   4 + 16 + 64 grid reads (down), once, then it is cached.
-    public func zoomedElevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ZoomedElevation? {
+    public func zoomedElevation(_ id: TileID, archive: Int? = nil) throws -> ZoomedElevation? {
+        try typedZoomedElevation(id, archive: archive)
+    }
+
+    /// ``zoomedElevation(_:archive:)`` with its typed error, for the library's own callers.
+    package func typedZoomedElevation(_ id: TileID, archive: Int? = nil) throws(TileStoreError) -> ZoomedElevation? {
         var refused: TileStoreError?
         for a in candidates(for: id, archive: archive, reach: true) where sources[a].summary.hasElevation {
             if let found = try permittedEntry(
@@ -349,38 +370,23 @@ public final class TileStore: Sendable {
 
     /// The async face of ``tile(_:archive:)``. The load runs on the calling task; a wait for
     /// another thread's load of the same tile blocks for at most that one load.
-    public func tile(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> TileLease? {
-        try tileSync(id, archive: archive)
+    public func tile(_ id: TileID, archive: Int? = nil) async throws -> TileLease? {
+        try typedTile(id, archive: archive)
     }
 
     /// The async face of ``pixels(_:archive:)``.
-    public func pixels(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> TileLease? {
-        try pixelsSync(id, archive: archive)
+    public func pixels(_ id: TileID, archive: Int? = nil) async throws -> TileLease? {
+        try typedPixels(id, archive: archive)
     }
 
     /// The async face of ``elevation(_:archive:)``.
-    public func elevation(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> ElevationTile? {
-        try elevationSync(id, archive: archive)
+    public func elevation(_ id: TileID, archive: Int? = nil) async throws -> ElevationTile? {
+        try typedElevation(id, archive: archive)
     }
 
     /// The async face of ``zoomedElevation(_:archive:)``.
-    public func zoomedElevation(_ id: TileID, archive: Int? = nil) async throws(TileStoreError) -> ZoomedElevation? {
-        try zoomedElevationSync(id, archive: archive)
-    }
-
-    // Named sync forwarders: inside an `async` overload, a call by the same name resolves to
-    // the async overload itself (recursion), so the async faces call these.
-    private func tileSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? {
-        try tile(id, archive: archive)
-    }
-    private func pixelsSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> TileLease? {
-        try pixels(id, archive: archive)
-    }
-    private func elevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ElevationTile? {
-        try elevation(id, archive: archive)
-    }
-    private func zoomedElevationSync(_ id: TileID, archive: Int?) throws(TileStoreError) -> ZoomedElevation? {
-        try zoomedElevation(id, archive: archive)
+    public func zoomedElevation(_ id: TileID, archive: Int? = nil) async throws -> ZoomedElevation? {
+        try typedZoomedElevation(id, archive: archive)
     }
 
     /// Loads `ids` (payloads) in the background, only into free budget: a prefetch never
@@ -399,7 +405,7 @@ public final class TileStore: Sendable {
                             break
                         }
                     } catch {
-                        if error.problem == .budgetExhausted { fits = false }
+                        if error.code == .budgetExhausted { fits = false }
                         break
                     }
                 }

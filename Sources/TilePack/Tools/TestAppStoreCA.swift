@@ -69,11 +69,11 @@ public final class TestAppStoreCA: Sendable {
         do {
             leafKey = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: leafPEM, as: UTF8.self))
         } catch {
-            throw InputFileError(path: folder + "/leaf.key.pem", problem: "not a P-256 private key in PEM")
+            throw InputFileError(path: folder + "/leaf.key.pem", detail: "not a P-256 private key in PEM")
         }
         let leaf = try Certificate(derEncoded: leafCertificateDER)
         guard leaf.publicKey == Certificate.PublicKey(leafKey.publicKey) else {
-            throw InputFileError(path: folder + "/leaf.der", problem: "the leaf certificate is not for leaf.key.pem")
+            throw InputFileError(path: folder + "/leaf.der", detail: "the leaf certificate is not for leaf.key.pem")
         }
         signer = AppStoreJWSSigner(
             leafKey: leafKey, certificateChain: [leafCertificateDER, intermediateCertificateDER, rootCertificateDER])
@@ -102,7 +102,7 @@ public final class TestAppStoreCA: Sendable {
             "\(directory)/.\(folderName).tmp-\(getpid())-\(String(UInt64.random(in: .min ... .max), radix: 36))"
         guard mkdir(temporary, 0o700) == 0 else {
             throw InputFileError(
-                path: temporary, problem: "cannot create directory (\(AtomicReplacement.message(errno)))")
+                path: temporary, detail: "cannot create directory (\(AtomicReplacement.message(errno)))")
         }
         var written: [String] = []
         defer {
@@ -119,7 +119,7 @@ public final class TestAppStoreCA: Sendable {
         }
         let code = errno
         guard code == EEXIST || code == ENOTEMPTY else {
-            throw InputFileError(path: folder, problem: "cannot rename into place (\(AtomicReplacement.message(code)))")
+            throw InputFileError(path: folder, detail: "cannot rename into place (\(AtomicReplacement.message(code)))")
         }
     }
 

@@ -160,10 +160,10 @@ public enum TileStoreStress {
             let id = requests[i % requests.count]
             i += 1
             do throws(TileStoreError) {
-                let lease = decode ? try store.pixels(id) : try store.tile(id)
+                let lease = decode ? try store.typedPixels(id) : try store.typedTile(id)
                 if i % leaseEvery == 0, let lease { held = consume lease }
             } catch {
-                if error.problem == .budgetExhausted {
+                if error.code == .budgetExhausted {
                     report.budgetExhaustedErrors += 1
                     held = nil  // give the budget back, as an app would
                 } else if report.otherErrors.count < 5 {

@@ -49,7 +49,7 @@ package enum PackDelta {
     ) throws -> PackDeltaSummary {
         guard !packID.isEmpty, from >= 1, to > from else {
             throw ArchiveError(
-                path: output, problem: .invalidArgument,
+                path: output, code: .invalidArgument,
                 detail:
                     "a delta needs a pack id and versions 1 ≤ from < to (got \(ErrorText.quoted(packID)) v\(from)→v\(to))"
             )
@@ -107,7 +107,7 @@ package enum PackDelta {
                             throw ArchiveError.reading(error, path: output, doing: "writing the delta")
                         } catch {
                             throw ArchiveError(
-                                path: output, problem: .writeFailed, detail: "writing the delta failed: \(error)")
+                                path: output, code: .writeFailed, detail: "writing the delta failed: \(error)")
                         }
                         let bytes = try copier.copy(kind: key.kind, hash: hash, hex: hex, row: key)
                         summary.contents += 1
@@ -128,7 +128,7 @@ package enum PackDelta {
             }
             if let code = replacement.commit() {
                 throw ArchiveError(
-                    path: output, problem: .writeFailed,
+                    path: output, code: .writeFailed,
                     detail: "cannot move \(replacement.temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
         } catch {
@@ -157,10 +157,10 @@ package enum PackDelta {
         delta: String, installed: String, output: String, packID: String, from: Int, to: Int,
         expectedDigest: String
     ) throws(ArchiveError) {
-        let deltaReader = try PackReader(path: delta)
+        let deltaReader = try ArchiveError.typed(path: delta) { try PackReader(path: delta) }
         guard deltaReader.hasRemovedTable else {
             throw ArchiveError(
-                path: delta, problem: .notPack, detail: "not a tilepack delta (no tilepack_removed table)")
+                path: delta, code: .notPack, detail: "not a tilepack delta (no tilepack_removed table)")
         }
         let meta = deltaReader.metadata
         let names = (
@@ -168,19 +168,20 @@ package enum PackDelta {
         )
         guard names == (packID, String(from), String(to)) else {
             throw ArchiveError(
-                path: delta, problem: .deltaMismatch,
+                path: delta, code: .deltaMismatch,
                 detail:
                     "a delta for another version: it updates pack \(ErrorText.quoted(String(names.0.prefix(200)))) v\(ErrorText.oneLine(String(names.1.prefix(20))))→v\(ErrorText.oneLine(String(names.2.prefix(20)))), expected \(ErrorText.quoted(packID)) v\(from)→v\(to)"
             )
         }
         guard meta[PackSchema.Key.tileIndexSHA256] == expectedDigest else {
             throw ArchiveError(
-                path: delta, problem: .deltaMismatch,
+                path: delta, code: .deltaMismatch,
                 detail:
                     "a delta for another version: it makes tile index \(ErrorText.quoted(String((meta[PackSchema.Key.tileIndexSHA256] ?? "").prefix(64)))), expected \(expectedDigest)"
             )
         }
-        _ = try PackReader(path: installed)  // a pack this reader reads, before copying it
+        // A pack this reader reads, before copying it.
+        _ = try ArchiveError.typed(path: installed) { try PackReader(path: installed) }
 
         let replacement = AtomicReplacement(targetPath: output, companionSuffixes: companions)
         for stale in replacement.abandonedTemporaries() where stale != replacement.temporaryPath {
@@ -209,19 +210,19 @@ package enum PackDelta {
                 } catch {
                     // A row of the installed pack that the new layers do not have, say.
                     throw ArchiveError(
-                        path: delta, problem: .deltaMismatch,
+                        path: delta, code: .deltaMismatch,
                         detail: "applied to \(installed), it gives no valid pack: \(error.detail)")
                 }
                 guard digest == expectedDigest else {
                     throw ArchiveError(
-                        path: delta, problem: .deltaMismatch,
+                        path: delta, code: .deltaMismatch,
                         detail: "applied to \(installed) it gives tile index \(digest), expected \(expectedDigest)")
                 }
             }
             try syncFile(temp)
             if let code = replacement.commit() {
                 throw ArchiveError(
-                    path: output, problem: .writeFailed,
+                    path: output, code: .writeFailed,
                     detail: "cannot move \(temp) into place: \(AtomicReplacement.message(code))")
             }
         } catch let error as ArchiveError {
@@ -229,7 +230,7 @@ package enum PackDelta {
             throw error
         } catch {
             replacement.removeTemporary()
-            throw ArchiveError(path: output, problem: .writeFailed, detail: "applying \(delta) failed: \(error)")
+            throw ArchiveError(path: output, code: .writeFailed, detail: "applying \(delta) failed: \(error)")
         }
     }
 
@@ -265,7 +266,7 @@ package enum PackDelta {
                 layer: removed.int(at: 0), kind: removed.int(at: 1), z: removed.int(at: 2),
                 column: removed.int(at: 3), row: removed.int(at: 4))
             guard removed.int(at: 5) == 1 else {
-                throw ArchiveError(path: delta, problem: .damaged, detail: "removed row \(key.text) is not integers")
+                throw ArchiveError(path: delta, code: .damaged, detail: "removed row \(key.text) is not integers")
             }
             try sql("removing rows") { () throws(SQLiteError) in
                 try bind(key, to: delete)
@@ -321,7 +322,7 @@ package enum PackDelta {
         }
         if let orphan {
             throw ArchiveError(
-                path: delta, problem: .deltaMismatch, detail: "applied, it leaves tile \(orphan) without content")
+                path: delta, code: .deltaMismatch, detail: "applied, it leaves tile \(orphan) without content")
         }
         try sql("committing the update") { () throws(SQLiteError) in try db.execute("COMMIT") }
     }
@@ -365,7 +366,7 @@ package enum PackDelta {
             let code = errno
             if fd >= 0 { close(fd) }
             throw ArchiveError(
-                path: path, problem: .writeFailed,
+                path: path, code: .writeFailed,
                 detail: "cannot sync the updated pack: \(AtomicReplacement.message(code))")
         }
         close(fd)
@@ -418,7 +419,7 @@ private struct ContentCopier {
         }
         guard found else {
             throw ArchiveError(
-                path: fromPath, problem: .damaged, detail: "\(row.text) is in the tile index but its content is missing"
+                path: fromPath, code: .damaged, detail: "\(row.text) is in the tile index but its content is missing"
             )
         }
         return try copyCurrent(stmt, kind: kind)
@@ -444,7 +445,7 @@ private struct ContentCopier {
         let key = stmt.string(at: 0) ?? ""
         guard let expected = PackSchema.hashBytes(hex: key) else {
             throw ArchiveError(
-                path: fromPath, problem: .damaged,
+                path: fromPath, code: .damaged,
                 detail: "content key \(ErrorText.quoted(String(key.prefix(64)))) is not 64 lowercase hex digits")
         }
         let data: [UInt8]
@@ -459,7 +460,7 @@ private struct ContentCopier {
             type: stmt.string(at: sizeColumn) ?? "null", length: stmt.int(at: sizeColumn + 1),
             limit: limit, what: "\(isTile ? "tile" : "elevation") content \(key)")
         {
-            throw ArchiveError(path: fromPath, problem: .damaged, detail: refusal)
+            throw ArchiveError(path: fromPath, code: .damaged, detail: refusal)
         }
         if isTile {
             data = stmt.bytes(at: 1) ?? []
@@ -477,7 +478,7 @@ private struct ContentCopier {
         }
         guard matches else {
             throw ArchiveError(
-                path: fromPath, problem: .hashMismatch,
+                path: fromPath, code: .hashMismatch,
                 detail: "\(kind == 0 ? "tile" : "elevation") content \(key) does not hash to its key")
         }
         do {

@@ -28,14 +28,14 @@ enum PackIndex {
             while try stmt.step() {
                 guard layers.count < PackSchema.maxLayers else {
                     throw ArchiveError(
-                        path: path, problem: .damaged, detail: "pack has more than \(PackSchema.maxLayers) layers")
+                        path: path, code: .damaged, detail: "pack has more than \(PackSchema.maxLayers) layers")
                 }
                 let number = stmt.int(at: 0)
                 guard stmt.int(at: 3) == 1, number == layers.count, let archive = stmt.string(at: 1),
                     let text = stmt.string(at: 2)
                 else {
                     throw ArchiveError(
-                        path: path, problem: .damaged,
+                        path: path, code: .damaged,
                         detail:
                             "pack layer row \(layers.count) is damaged (layers must be numbered 0, 1, … with text names and metadata)"
                     )
@@ -87,12 +87,12 @@ enum PackIndex {
             let hex = stmt.string(at: 5) ?? ""
             guard stmt.int(at: 6) == 1, let hash = PackSchema.hashBytes(hex: hex) else {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail: "tile index row \(key.text) is damaged (not integers and a 64-digit lowercase hex hash)")
             }
             try check(key, path: path, layerCount: layerCount)
             if let previous, !(previous < key) {
-                throw ArchiveError(path: path, problem: .damaged, detail: "tile index repeats \(key.text)")
+                throw ArchiveError(path: path, code: .damaged, detail: "tile index repeats \(key.text)")
             }
             previous = key
             try body(key, hash, hex)
@@ -106,7 +106,7 @@ enum PackIndex {
             (0..<(1 << key.z)).contains(key.row)
         else {
             throw ArchiveError(
-                path: path, problem: .damaged,
+                path: path, code: .damaged,
                 detail: "tile index row \(key.text) names no layer, kind or tile of the pack (\(layerCount) layers)")
         }
     }
@@ -127,7 +127,7 @@ enum PackIndex {
                 let textCount = UInt32(exactly: text.count)
             else {
                 throw ArchiveError(
-                    path: path, problem: .damaged, detail: "pack layer \(layer.layer) is too large to hash")
+                    path: path, code: .damaged, detail: "pack layer \(layer.layer) is too large to hash")
             }
             PackSchema.appendBE32(number, to: &buffer)
             PackSchema.appendBE32(nameCount, to: &buffer)

@@ -6,7 +6,7 @@ import TilePackCodec
 /// through the pack's tile index.
 ///
 /// Every read checks the content's SHA-256 against the index row's hash and throws
-/// ``ArchiveError`` (``ArchiveError/Problem/hashMismatch``) when they differ: the device's
+/// ``ArchiveError`` (``ArchiveError/Code/hashMismatch``) when they differ: the device's
 /// defence against tiles edited or swapped into an installed pack after its index digest was
 /// checked against the signed manifest. A damaged tile is never handed out as a good one.
 ///
@@ -84,7 +84,7 @@ public final class PackLayerArchive: TileArchive {
         case mismatch
         case badHash
         /// Stored bytes refused unread (``StoredBlobLimit``): the problem and one-line reason.
-        case refused(ArchiveError.Problem, String)
+        case refused(ArchiveError.Code, String)
     }
 
     /// Calls `body` with tile `id`'s stored bytes (SQLite's buffer, valid during the call)
@@ -138,7 +138,7 @@ public final class PackLayerArchive: TileArchive {
 
     /// Tile `id`'s checked bytes as a new array, nil when the layer has none.
     /// - Cost: as ``withTile(_:_:)`` plus one copy of the payload.
-    public func tile(_ id: TileID) throws(ArchiveError) -> [UInt8]? {
+    public func tile(_ id: TileID) throws -> [UInt8]? {
         do {
             return try withTile(id) { Array($0) }
         } catch let error as ArchiveError {
@@ -152,7 +152,7 @@ public final class PackLayerArchive: TileArchive {
     /// when the layer has none there.
     /// - Cost: two seeks, one SHA-256 and one inflate of the blob (refused unread when longer
     ///   than its grid may need, ``StoredBlobLimit/elevation(width:height:)``).
-    public func elevation(_ id: TileID) throws(ArchiveError) -> ElevationTile? {
+    public func elevation(_ id: TileID) throws -> ElevationTile? {
         try elevation(id) { _, _ throws(ArchiveError) in }
     }
 
@@ -161,7 +161,7 @@ public final class PackLayerArchive: TileArchive {
     public func elevation(
         _ id: TileID, admitting admit: (_ width: Int, _ height: Int) throws(ArchiveError) -> Void
     )
-        throws(ArchiveError) -> ElevationTile?
+        throws -> ElevationTile?
     {
         guard summary.hasElevation else { return nil }
         let lookup: Lookup<(String, Int, Int, [UInt8])> = try pool.withConnection(
@@ -192,7 +192,7 @@ public final class PackLayerArchive: TileArchive {
         guard let (name, width, height, blob) = try unwrap(lookup, what: "elevation \(id)") else { return nil }
         guard let encoding = ElevationEncoding(rawValue: name) else {
             throw ArchiveError(
-                path: path, problem: .badElevation,
+                path: path, code: .badElevation,
                 detail: "elevation tile \(id) has unknown encoding \(ErrorText.quoted(name))")
         }
         try admit(width, height)
@@ -205,17 +205,17 @@ public final class PackLayerArchive: TileArchive {
         case .found(let value): return value
         case .missingContent:
             throw ArchiveError(
-                path: path, problem: .damaged, detail: "\(what) is in the tile index but its content is missing")
+                path: path, code: .damaged, detail: "\(what) is in the tile index but its content is missing")
         case .mismatch:
             throw ArchiveError(
-                path: path, problem: .hashMismatch,
+                path: path, code: .hashMismatch,
                 detail: "\(what) does not match its tile index hash (edited or swapped after the pack was written)")
         case .badHash:
             throw ArchiveError(
-                path: path, problem: .damaged,
+                path: path, code: .damaged,
                 detail: "\(what) has a tile index hash that is not 64 lowercase hex digits")
         case .refused(let problem, let detail):
-            throw ArchiveError(path: path, problem: problem, detail: detail)
+            throw ArchiveError(path: path, code: problem, detail: detail)
         }
     }
 }

@@ -32,7 +32,7 @@ public final class PackReader: Sendable {
 
     /// Opens and validates `path` (see the type's documentation).
     /// - Cost: O(1) pages, the metadata rows, and O(layers) index seeks.
-    public init(path: String) throws(ArchiveError) {
+    public init(path: String) throws {
         self.path = path
         try ArchiveFile.check(path)
         let db: SQLiteConnection
@@ -49,7 +49,7 @@ public final class PackReader: Sendable {
             let id = try appID.step() ? Int32(truncatingIfNeeded: appID.int(at: 0)) : 0
             guard id == MBTilesSchema.applicationID else {
                 throw ArchiveError(
-                    path: path, problem: .notPack,
+                    path: path, code: .notPack,
                     detail:
                         "not a tilepack pack (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258)"
                 )
@@ -66,18 +66,18 @@ public final class PackReader: Sendable {
                 }
             }
             for table in PackSchema.requiredTables where found[table]?.type != "table" {
-                throw ArchiveError(path: path, problem: .notPack, detail: "not a tilepack pack (no \(table) table)")
+                throw ArchiveError(path: path, code: .notPack, detail: "not a tilepack pack (no \(table) table)")
             }
             // The digest and every read trust the index's key and types: it must be exactly ours.
             guard found["tilepack_tile_index"]?.sql == PackSchema.createIndex else {
                 throw ArchiveError(
-                    path: path, problem: .notPack,
+                    path: path, code: .notPack,
                     detail: "not a tilepack pack (tilepack_tile_index is not defined as the pack format defines it)")
             }
             if let table = found["tilepack_removed"] {
                 guard table.type == "table", table.sql == PackSchema.createRemoved else {
                     throw ArchiveError(
-                        path: path, problem: .notPack,
+                        path: path, code: .notPack,
                         detail: "not a tilepack delta (tilepack_removed is not defined as the pack format defines it)")
                 }
                 removed = true
@@ -95,30 +95,30 @@ public final class PackReader: Sendable {
         }
         guard let formatText = rows[PackSchema.Key.packFormat] else {
             throw ArchiveError(
-                path: path, problem: .notPack, detail: "not a tilepack pack (no \(PackSchema.Key.packFormat) metadata)")
+                path: path, code: .notPack, detail: "not a tilepack pack (no \(PackSchema.Key.packFormat) metadata)")
         }
         guard let format = Int(formatText), format >= 1 else {
             throw ArchiveError(
-                path: path, problem: .notPack,
+                path: path, code: .notPack,
                 detail:
                     "not a tilepack pack (\(PackSchema.Key.packFormat) \(ErrorText.quoted(String(formatText.prefix(40)))) is not a version)"
             )
         }
         guard format <= PackSchema.readerVersion else {
             throw ArchiveError(
-                path: path, problem: .unsupportedVersion,
+                path: path, code: .unsupportedVersion,
                 detail:
                     "pack format \(format) needs a newer tilepack (this one reads format \(PackSchema.readerVersion))")
         }
         stored = try PackIndex.storedLayers(db, path: path)
         guard !stored.isEmpty else {
-            throw ArchiveError(path: path, problem: .damaged, detail: "pack has no layers")
+            throw ArchiveError(path: path, code: .damaged, detail: "pack has no layers")
         }
         var infos: [PackLayerInfo] = []
         for layer in stored {
             guard let rows = PackLayerInfo.metadata(fromText: layer.metadataText) else {
                 throw ArchiveError(
-                    path: path, problem: .damaged,
+                    path: path, code: .damaged,
                     detail:
                         "pack layer \(layer.layer) (\(ErrorText.quoted(layer.archive))) has metadata that is not a JSON object of strings"
                 )
@@ -130,7 +130,7 @@ public final class PackReader: Sendable {
             first = try PackConnection(path: path)
         } catch {
             throw ArchiveError(
-                path: path, problem: .notPack,
+                path: path, code: .notPack,
                 detail: "not a tilepack pack (tables lack the expected columns: \(ErrorText.oneLine(error.message)))")
         }
         metadata = rows
@@ -162,7 +162,7 @@ public final class PackReader: Sendable {
     /// compared with before a pack is used.
     /// - Cost: one scan of the index (O(index rows)); no tile content is read.
     /// - Throws: ``ArchiveError`` (damaged) for an index row that is not well formed.
-    public func indexDigest() throws(ArchiveError) -> String {
+    public func indexDigest() throws -> String {
         try withDatabase(doing: "reading the tile index") { db throws(ArchiveError) in
             try PackIndex.digest(db, path: path)
         }
@@ -245,20 +245,20 @@ public final class PackReader: Sendable {
         } catch {
             throw ArchiveError.reading(error, path: archive.path, doing: "verifying tile \(tile)")
         }
-        if let refusal { throw ArchiveError(path: archive.path, problem: .damaged, detail: refusal) }
+        if let refusal { throw ArchiveError(path: archive.path, code: .damaged, detail: refusal) }
         guard let bytes else {
             throw ArchiveError(
-                path: archive.path, problem: .damaged,
+                path: archive.path, code: .damaged,
                 detail: "tile \(tile) is in the tile index but its content is missing")
         }
         guard bytes.withUnsafeBytes({ PackSchema.tileHash($0).elementsEqual(hash) }) else {
             throw ArchiveError(
-                path: archive.path, problem: .hashMismatch, detail: "tile \(tile) does not match its tile index hash")
+                path: archive.path, code: .hashMismatch, detail: "tile \(tile) does not match its tile index hash")
         }
         guard let decoder else { return }
         guard let decoder else {
             throw ArchiveError(
-                path: archive.path, problem: .invalidArgument,
+                path: archive.path, code: .invalidArgument,
                 detail:
                     "tile \(tile) cannot be decoded: tilepack has no decoder for codec \(ErrorText.quoted(archive.summary.codecName))"
             )
@@ -268,7 +268,7 @@ public final class PackReader: Sendable {
             _ = try decoder.decode(bytes, width: side, height: side)
         } catch {
             throw ArchiveError(
-                path: archive.path, problem: .damaged,
+                path: archive.path, code: .damaged,
                 detail:
                     "tile \(tile) does not decode as \(decoder.name) \(side)×\(side): \(ErrorText.oneLine(String(describing: error)))"
             )
@@ -298,10 +298,10 @@ public final class PackReader: Sendable {
         } catch {
             throw ArchiveError.reading(error, path: archive.path, doing: "verifying elevation \(tile)")
         }
-        if let refusal { throw ArchiveError(path: archive.path, problem: .badElevation, detail: refusal) }
+        if let refusal { throw ArchiveError(path: archive.path, code: .badElevation, detail: refusal) }
         guard let (name, width, height, data) = row else {
             throw ArchiveError(
-                path: archive.path, problem: .damaged,
+                path: archive.path, code: .damaged,
                 detail: "elevation \(tile) is in the tile index but its content is missing")
         }
         let actual = data.withUnsafeBytes {
@@ -309,15 +309,19 @@ public final class PackReader: Sendable {
         }
         guard let actual, actual.elementsEqual(hash) else {
             throw ArchiveError(
-                path: archive.path, problem: .hashMismatch,
+                path: archive.path, code: .hashMismatch,
                 detail: "elevation \(tile) does not match its tile index hash")
         }
         guard let encoding = ElevationEncoding(rawValue: name) else {
             throw ArchiveError(
-                path: archive.path, problem: .badElevation,
+                path: archive.path, code: .badElevation,
                 detail: "elevation tile \(tile) has unknown encoding \(ErrorText.quoted(name))")
         }
-        if decode { _ = try encoding.decode(data, width: width, height: height, path: archive.path) }
+        if decode {
+            _ = try ArchiveError.typed(path: archive.path) {
+                try encoding.decode(data, width: width, height: height, path: archive.path)
+            }
+        }
     }
 
     /// Runs `body` on a pooled connection; its SQLite failures become ArchiveErrors.

@@ -51,14 +51,14 @@ package final class PackWriter {
     public init(path: String, layers: [PackLayerInfo], metadata: [String: String], batchRows: Int = 4_096) throws {
         guard !layers.isEmpty, layers.count <= PackSchema.maxLayers else {
             throw ArchiveError(
-                path: path, problem: .invalidArgument,
+                path: path, code: .invalidArgument,
                 detail: "a pack needs 1…\(PackSchema.maxLayers) layers, got \(layers.count)")
         }
         var names = Set<String>()
         for layer in layers {
             guard !layer.archive.isEmpty, names.insert(layer.archive).inserted else {
                 throw ArchiveError(
-                    path: path, problem: .invalidArgument,
+                    path: path, code: .invalidArgument,
                     detail:
                         "pack layer archive names must be non-empty and distinct (\(ErrorText.quoted(layer.archive)))")
             }
@@ -166,7 +166,7 @@ package final class PackWriter {
         // A known encoding has no 0 byte, which keeps the row hash unambiguous.
         guard ElevationEncoding(rawValue: encoding) != nil else {
             throw ArchiveError(
-                path: targetPath, problem: .invalidArgument,
+                path: targetPath, code: .invalidArgument,
                 detail: "elevation \(id) of layer \(layer) has unknown encoding \(ErrorText.quoted(encoding))")
         }
         guard (1...ElevationTile.maxSide).contains(width), (1...ElevationTile.maxSide).contains(height),
@@ -175,7 +175,7 @@ package final class PackWriter {
             })
         else {
             throw ArchiveError(
-                path: targetPath, problem: .invalidArgument,
+                path: targetPath, code: .invalidArgument,
                 detail: "elevation \(id) of layer \(layer) is \(width)×\(height), outside 1…\(ElevationTile.maxSide)")
         }
         let hex = hash.hexString
@@ -225,7 +225,7 @@ package final class PackWriter {
             releaseConnection()
             if let code = replacement.commit() {
                 throw ArchiveError(
-                    path: targetPath, problem: .writeFailed,
+                    path: targetPath, code: .writeFailed,
                     detail: "cannot move \(temporaryPath) into place: \(AtomicReplacement.message(code))")
             }
             state = .finished
@@ -272,7 +272,7 @@ package final class PackWriter {
     static func writeFailure(_ error: any Error, path: String, doing what: String) -> ArchiveError {
         if let archive = error as? ArchiveError { return archive }
         return ArchiveError(
-            path: path, problem: .writeFailed, detail: "\(what) failed: \(ErrorText.oneLine(String(describing: error)))"
+            path: path, code: .writeFailed, detail: "\(what) failed: \(ErrorText.oneLine(String(describing: error)))"
         )
     }
 
@@ -303,7 +303,7 @@ package final class PackWriter {
     private func checkLayer(_ layer: Int, tile: TileID) throws {
         guard layers.indices.contains(layer) else {
             throw ArchiveError(
-                path: targetPath, problem: .invalidArgument,
+                path: targetPath, code: .invalidArgument,
                 detail: "tile \(tile) names layer \(layer); the pack has layers 0…\(layers.count - 1)")
         }
     }
@@ -312,11 +312,11 @@ package final class PackWriter {
         switch state {
         case .open: return
         case .finished:
-            throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "pack writer used after finish()")
+            throw ArchiveError(path: targetPath, code: .writeFailed, detail: "pack writer used after finish()")
         case .abandoned:
-            throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "pack writer was abandoned")
+            throw ArchiveError(path: targetPath, code: .writeFailed, detail: "pack writer was abandoned")
         case .failed(let reason):
-            throw ArchiveError(path: targetPath, problem: .writeFailed, detail: "pack writer already failed: \(reason)")
+            throw ArchiveError(path: targetPath, code: .writeFailed, detail: "pack writer already failed: \(reason)")
         }
     }
 

@@ -514,7 +514,7 @@ public final class ASTCEncoder {
     /// last row and column.
     /// - Throws: ``CodecError`` for a size outside 1…16384 or a wrong byte count.
     public func encode(rgba: [UInt8], width: Int, height: Int, level: Level = .quality) throws(CodecError) -> [UInt8] {
-        try format.validate(width: width, height: height)
+        try format.validateSize(width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA input", expected: width * height * 4, actual: rgba.count)
         }

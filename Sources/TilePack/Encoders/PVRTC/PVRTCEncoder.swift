@@ -84,7 +84,7 @@ public final class PVRTCEncoder {
         rgba: [UInt8], width: Int, height: Int, format: PVRTCFormat = .pvrtc4,
         level: Level = .quality
     ) throws(CodecError) -> [UInt8] {
-        try format.validate(width: width, height: height)
+        try format.validateSize(width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA input \(width)x\(height)", expected: width * height * 4, actual: rgba.count)
         }
@@ -103,7 +103,7 @@ public final class PVRTCEncoder {
         rgba: UnsafeRawBufferPointer, width: Int, height: Int, format: PVRTCFormat, level: Level,
         into words: UnsafeMutableRawBufferPointer
     ) throws(CodecError) {
-        try format.validate(width: width, height: height)
+        try format.validateSize(width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA input \(width)x\(height)", expected: width * height * 4, actual: rgba.count)
         }

@@ -5,67 +5,123 @@ import Glibc
 import Darwin
 #endif
 
-/// Why a coordinate reference system could not be built from an EPSG code or GeoKeys.
-/// Each description is one line naming the code, key or method.
-public enum CRSError: TilePackError, Equatable {
-    /// An EPSG code outside tilepack's built-in table.
-    case unsupportedEPSG(Int)
-    /// A projection method (GeoTIFF ProjCoordTransGeoKey code) tilepack does not implement.
-    case unsupportedMethod(code: Int, name: String)
-    /// GTModelTypeGeoKey is geocentric or unknown.
-    case unsupportedModelType(Int)
-    /// Neither a model type nor a CRS code: nothing says what the coordinates mean.
-    case missingCRS
-    /// A key the CRS needs is absent (e.g. ProjCoordTrans for a user-defined projection).
-    case missingKey(String)
-    /// A unit, datum, ellipsoid or prime meridian code we do not know.
-    case unsupportedCode(key: String, code: Int)
-    /// A key's value is impossible (negative axis, NaN, 1/f below 1 …).
-    case invalidValue(key: String, value: String)
-    /// A code neither proj.db (`file`, EPSG `epsgVersion`) nor the built-in table holds.
-    case notInRegistry(code: Int, file: String, epsgVersion: String)
-    /// A proj.db CRS whose projection method tilepack does not compute.
-    case unsupportedRegistryMethod(code: Int, name: String, method: String, methodCode: String, file: String)
-    /// A proj.db CRS tilepack cannot use for another reason (geocentric, compound, an axis
-    /// or unit it cannot apply): `problem` says which.
-    case unsupportedRegistryCRS(code: Int, name: String, problem: String, file: String)
-    /// proj.db itself could not be used.
-    case registry(CRSRegistryError)
+/// Why a coordinate reference system could not be built from an EPSG code or GeoKeys:
+/// `subject` names the code or key when the message leads with it (`EPSG:2056`), `detail` the
+/// problem; one line. Built with the factories named after the codes (`CRSError.missingKey(_:)`).
+public struct CRSError: TilePackError, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// An EPSG code outside tilepack's built-in table.
+        public static let unsupportedEPSG = Code("unsupportedEPSG")
+        /// A projection method (GeoTIFF ProjCoordTransGeoKey code) tilepack does not implement.
+        public static let unsupportedMethod = Code("unsupportedMethod")
+        /// GTModelTypeGeoKey is geocentric or unknown.
+        public static let unsupportedModelType = Code("unsupportedModelType")
+        /// Neither a model type nor a CRS code: nothing says what the coordinates mean.
+        public static let missingCRS = Code("missingCRS")
+        /// A key the CRS needs is absent (e.g. ProjCoordTrans for a user-defined projection).
+        public static let missingKey = Code("missingKey")
+        /// A unit, datum, ellipsoid or prime meridian code we do not know.
+        public static let unsupportedCode = Code("unsupportedCode")
+        /// A key's value is impossible (negative axis, NaN, 1/f below 1 …).
+        public static let invalidValue = Code("invalidValue")
+        /// A code neither proj.db nor the built-in table holds.
+        public static let notInRegistry = Code("notInRegistry")
+        /// A proj.db CRS whose projection method tilepack does not compute.
+        public static let unsupportedRegistryMethod = Code("unsupportedRegistryMethod")
+        /// A proj.db CRS tilepack cannot use for another reason (geocentric, compound, an axis
+        /// or unit it cannot apply).
+        public static let unsupportedRegistryCRS = Code("unsupportedRegistryCRS")
+        /// proj.db itself could not be used: `cause` is the ``CRSRegistryError``.
+        public static let registry = Code("registry")
+    }
+
+    public let code: Code
+    /// The code or key the message leads with, or empty when it reads as one sentence.
+    public let subject: String
+    public let detail: String
+    /// The ``CRSRegistryError`` for ``Code/registry``; not compared by `==`.
+    public let cause: (any Error)?
+
+    public init(_ code: Code, subject: String, detail: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.subject = subject
+        self.detail = detail
+        self.cause = cause
+    }
 
     public var category: TilePackErrorCategory {
-        switch self {
-        case .unsupportedEPSG, .unsupportedMethod, .unsupportedModelType, .unsupportedCode: .unsupported
-        case .notInRegistry, .unsupportedRegistryMethod, .unsupportedRegistryCRS: .unsupported
+        switch code {
         case .missingCRS, .missingKey, .invalidValue: .invalidInput
-        case .registry(let e): e.category
+        case .registry: (cause as? any TilePackError)?.category ?? .invalidInput
+        default: .unsupported
         }
     }
 
-    public var description: String {
-        switch self {
-        case .unsupportedEPSG(let code):
-            "EPSG:\(code) is not in tilepack's CRS table (supported: geographic 4326/4269/4258/4283/4674/4267/4322/4019/4035/4047, 3857, 3395, UTM, polar stereographic, 3035, 3034, 2154)"
-        case .unsupportedMethod(let code, let name):
-            "projection method \(name) (ProjCoordTransGeoKey \(code)) is not supported by tilepack"
-        case .unsupportedModelType(let t):
-            "GTModelTypeGeoKey \(t) is not supported (need 1 projected or 2 geographic)"
-        case .missingCRS:
-            "GeoKeys name no CRS: no GTModelType, ProjectedCSType or GeographicType"
-        case .missingKey(let key):
-            "GeoKey \(key) is required for this CRS but missing"
-        case .unsupportedCode(let key, let code):
-            "\(key) \(code) is not supported"
-        case .invalidValue(let key, let value):
-            "GeoKey \(key) has an invalid value \(value)"
-        case .notInRegistry(let code, let file, let version):
-            "EPSG:\(code) is neither in proj.db \(file) (EPSG \(version)) nor in tilepack's built-in CRS table"
-        case .unsupportedRegistryMethod(let code, let name, let method, let methodCode, let file):
-            "EPSG:\(code) (\(ErrorText.quoted(name))): projection method \(ErrorText.quoted(method)) (EPSG method \(methodCode)) is not implemented by tilepack (CRS from proj.db \(file))"
-        case .unsupportedRegistryCRS(let code, let name, let problem, let file):
-            "EPSG:\(code) (\(ErrorText.quoted(name))): \(ErrorText.oneLine(problem)) (CRS from proj.db \(file))"
-        case .registry(let e):
-            e.description
-        }
+    public static func unsupportedEPSG(_ code: Int) -> CRSError {
+        CRSError(
+            .unsupportedEPSG, subject: "",
+            detail:
+                "EPSG:\(code) is not in tilepack's CRS table (supported: geographic 4326/4269/4258/4283/4674/4267/4322/4019/4035/4047, 3857, 3395, UTM, polar stereographic, 3035, 3034, 2154)"
+        )
+    }
+
+    public static func unsupportedMethod(code: Int, name: String) -> CRSError {
+        CRSError(
+            .unsupportedMethod, subject: "",
+            detail: "projection method \(name) (ProjCoordTransGeoKey \(code)) is not supported by tilepack")
+    }
+
+    public static func unsupportedModelType(_ t: Int) -> CRSError {
+        CRSError(
+            .unsupportedModelType, subject: "",
+            detail: "GTModelTypeGeoKey \(t) is not supported (need 1 projected or 2 geographic)")
+    }
+
+    public static let missingCRS = CRSError(
+        .missingCRS, subject: "", detail: "GeoKeys name no CRS: no GTModelType, ProjectedCSType or GeographicType")
+
+    public static func missingKey(_ key: String) -> CRSError {
+        CRSError(.missingKey, subject: "", detail: "GeoKey \(key) is required for this CRS but missing")
+    }
+
+    public static func unsupportedCode(key: String, code: Int) -> CRSError {
+        CRSError(.unsupportedCode, subject: "", detail: "\(key) \(code) is not supported")
+    }
+
+    public static func invalidValue(key: String, value: String) -> CRSError {
+        CRSError(.invalidValue, subject: "", detail: "GeoKey \(key) has an invalid value \(value)")
+    }
+
+    public static func notInRegistry(code: Int, file: String, epsgVersion: String) -> CRSError {
+        CRSError(
+            .notInRegistry, subject: "",
+            detail:
+                "EPSG:\(code) is neither in proj.db \(file) (EPSG \(epsgVersion)) nor in tilepack's built-in CRS table")
+    }
+
+    public static func unsupportedRegistryMethod(
+        code: Int, name: String, method: String, methodCode: String, file: String
+    ) -> CRSError {
+        CRSError(
+            .unsupportedRegistryMethod, subject: "EPSG:\(code) (\(ErrorText.quoted(name)))",
+            detail:
+                "projection method \(ErrorText.quoted(method)) (EPSG method \(methodCode)) is not implemented by tilepack (CRS from proj.db \(file))"
+        )
+    }
+
+    public static func unsupportedRegistryCRS(code: Int, name: String, problem: String, file: String) -> CRSError {
+        CRSError(
+            .unsupportedRegistryCRS, subject: "EPSG:\(code) (\(ErrorText.quoted(name)))",
+            detail: "\(ErrorText.oneLine(problem)) (CRS from proj.db \(file))")
+    }
+
+    /// proj.db could not be used: the registry error's own line.
+    public static func registry(_ error: CRSRegistryError) -> CRSError {
+        CRSError(.registry, subject: error.subject, detail: error.detail, cause: error)
     }
 }
 

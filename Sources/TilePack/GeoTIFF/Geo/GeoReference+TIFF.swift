@@ -11,21 +11,21 @@ extension GeoReference {
     /// `registry` (proj.db). Cost: O(1) plus a registry lookup for a code new to it.
     public init(image: TIFFImage, path: String, registry: CRSRegistry) throws(InputFileError) {
         guard let keys = image.geoKeys else {
-            throw InputFileError(path: path, problem: "no GeoKey directory: the file is not georeferenced")
+            throw InputFileError(path: path, detail: "no GeoKey directory: the file is not georeferenced")
         }
         guard let transform = image.geoTransform else {
             throw InputFileError(
                 path: path,
-                problem:
+                detail:
                     "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced"
             )
         }
         let crs: CRS
         do { crs = try CRS(geoKeys: keys, registry: registry) } catch {
-            throw InputFileError(path: path, problem: "unsupported CRS: \(error.description)")
+            throw InputFileError(path: path, detail: "unsupported CRS: \(error.description)")
         }
         do { try self.init(crs: crs, transform: transform, width: image.width, height: image.height) } catch {
-            throw InputFileError(path: path, problem: error.description)
+            throw InputFileError(path: path, detail: error.description)
         }
     }
 }
@@ -47,7 +47,7 @@ public struct SourceInfo: Sendable, Encodable {
             georeferencingProblem = nil
         } catch {
             georeference = nil
-            georeferencingProblem = tiff.image.geoKeys == nil && tiff.image.geoTransform == nil ? nil : error.problem
+            georeferencingProblem = tiff.image.geoKeys == nil && tiff.image.geoTransform == nil ? nil : error.detail
         }
     }
 

@@ -19,15 +19,38 @@ public struct GeoReference: Sendable {
     public let height: Int
     private let toPixel: GeoTransform
 
-    /// Errors creating a georeference from reader output.
-    public enum Error: TilePackError, Equatable {
-        case singularTransform([Double])
-        case invalidSize(width: Int, height: Int)
-        public var description: String {
-            switch self {
-            case .singularTransform(let c): "geotransform \(c) is singular or not finite: pixels have no area"
-            case .invalidSize(let w, let h): "raster size \(w)×\(h) is not positive"
-            }
+    /// Why a georeference could not be made from reader output (a singular transform, an
+    /// empty raster). `subject` is empty: the detail names the value itself.
+    public struct Error: TilePackError, Equatable {
+        /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+        public struct Code: TilePackErrorCode {
+            private let name: String
+            private init(_ name: String) { self.name = name }
+            public var description: String { name }
+            /// The geotransform has no inverse or is not finite.
+            public static let singularTransform = Code("singularTransform")
+            /// Width or height is not positive.
+            public static let invalidSize = Code("invalidSize")
+        }
+
+        public let code: Code
+        public let subject: String
+        public let detail: String
+        public var cause: (any Swift.Error)? { nil }
+
+        public init(_ code: Code, subject: String = "", detail: String) {
+            self.code = code
+            self.subject = subject
+            self.detail = detail
+        }
+
+        public static func singularTransform(_ c: [Double]) -> GeoReference.Error {
+            GeoReference.Error(
+                .singularTransform, detail: "geotransform \(c) is singular or not finite: pixels have no area")
+        }
+
+        public static func invalidSize(width: Int, height: Int) -> GeoReference.Error {
+            GeoReference.Error(.invalidSize, detail: "raster size \(width)×\(height) is not positive")
         }
     }
 

@@ -69,7 +69,7 @@ struct GeoTIFFTags: Sendable {
         let n = min(Int(dir[3]), (dir.count - 4) / 4)
         guard n <= TIFFLimits.maxGeoKeys else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions,
+                path: path, code: .absurdDimensions,
                 detail: "GeoKeyDirectory lists \(n) keys, more than the \(TIFFLimits.maxGeoKeys) tilepack reads")
         }
         var resolved = 0
@@ -80,7 +80,7 @@ struct GeoTIFFTags: Sendable {
             resolved += location == 0 ? 1 : count
             guard resolved <= TIFFLimits.maxGeoKeyValues else {
                 throw TIFFError(
-                    path: path, kind: .absurdDimensions,
+                    path: path, code: .absurdDimensions,
                     detail: "GeoKeys resolve to more than the \(TIFFLimits.maxGeoKeyValues) values tilepack reads")
             }
             switch location {

@@ -124,7 +124,7 @@ public struct GeoTIFFWriter: Sendable {
     public init(path: String, options: Options) throws(TIFFWriteError) {
         self.path = path
         self.options = options
-        func invalid(_ why: String) -> TIFFWriteError { TIFFWriteError(path: path, reason: .invalidOptions(why)) }
+        func invalid(_ why: String) -> TIFFWriteError { TIFFWriteError.invalidOptions(path: path, why) }
         let o = options
         guard o.width > 0, o.height > 0, o.width <= Int(UInt32.max), o.height <= Int(UInt32.max) else {
             throw invalid("image size \(o.width)×\(o.height) must be 1…\(UInt32.max) on each side")
@@ -255,7 +255,7 @@ public struct GeoTIFFWriter: Sendable {
         do {
             return try Zlib.deflate(block, level: o.compressionLevel)
         } catch {
-            throw TIFFWriteError(path: path, reason: .compressionFailed(error.message))
+            throw TIFFWriteError.compressionFailed(path: path, error)
         }
     }
 
@@ -298,7 +298,7 @@ public struct GeoTIFFWriter: Sendable {
         case .automatic: big = classicEnd > options.classicLimit
         case .classic:
             guard classicEnd <= options.classicLimit else {
-                throw TIFFWriteError(path: path, reason: .tooLargeForClassicTIFF(bytes: classicEnd))
+                throw TIFFWriteError.tooLargeForClassicTIFF(path: path, bytes: classicEnd)
             }
             big = false
         }

@@ -29,7 +29,7 @@ struct TIFFBlockDecoder {
         let readCount = image.compression == TIFFCompression.none ? min(count, UInt64(expected)) : min(count, maxInput)
         guard readCount <= handle.size, let readBytes = Int(exactly: readCount) else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions, detail: "\(what) claims \(count) bytes, more than the file")
+                path: path, code: .absurdDimensions, detail: "\(what) claims \(count) bytes, more than the file")
         }
         var raw = try handle.read(offset: offset, count: readBytes, what: what)
         if image.fillOrderReversed {
@@ -47,7 +47,7 @@ struct TIFFBlockDecoder {
             }
         guard raw.count.multipliedReportingOverflow(by: maxRatio).partialValue >= expected else {
             throw TIFFError(
-                path: path, kind: .corruptBlock,
+                path: path, code: .corruptBlock,
                 detail: "\(what) holds \(raw.count) bytes, too few to decode to \(expected) (\(image.compressionName))")
         }
         var decoded = [UInt8](repeating: 0, count: expected)
@@ -59,11 +59,11 @@ struct TIFFBlockDecoder {
                 }
             }
         } catch {
-            throw TIFFError(path: path, kind: .corruptBlock, detail: "\(what): \(error.message)")
+            throw TIFFError(path: path, code: .corruptBlock, detail: "\(what): \(error.message)")
         }
         guard produced == expected else {
             throw TIFFError(
-                path: path, kind: .corruptBlock,
+                path: path, code: .corruptBlock,
                 detail: "\(what) decodes to \(produced) bytes, expected \(expected) (\(image.compressionName))")
         }
 

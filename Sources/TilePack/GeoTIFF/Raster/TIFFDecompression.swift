@@ -28,7 +28,7 @@ enum TIFFDecompression {
             do {
                 return try Zlib.inflate(UnsafeRawBufferPointer(input), into: UnsafeMutableRawBufferPointer(output))
             } catch {
-                throw Failure(message: "deflate: \(error.message)")
+                throw Failure(message: "deflate: \((error as? Zlib.Failure)?.detail ?? "\(error)")")
             }
         default:
             preconditionFailure("compression \(compression) passed validation but has no decoder")

@@ -49,7 +49,7 @@ struct TIFFStructureReader: Sendable {
     static func readHeader(_ handle: TIFFFileHandle) throws(TIFFError) -> TIFFHeader {
         guard handle.size >= 8 else {
             throw TIFFError(
-                path: handle.path, kind: .truncated,
+                path: handle.path, code: .truncated,
                 detail: "file is \(handle.size) bytes, too short for a TIFF header")
         }
         let head = try handle.read(offset: 0, count: Int(min(16, handle.size)), what: "header")
@@ -58,7 +58,7 @@ struct TIFFStructureReader: Sendable {
         case (0x49, 0x49): order = .little
         case (0x4D, 0x4D): order = .big
         default:
-            throw TIFFError(path: handle.path, kind: .badHeader, detail: "not a TIFF file (no II/MM byte-order mark)")
+            throw TIFFError(path: handle.path, code: .badHeader, detail: "not a TIFF file (no II/MM byte-order mark)")
         }
         let r = TIFFByteReader(head, order: order)
         switch r.uint16(at: 2) {
@@ -66,16 +66,16 @@ struct TIFFStructureReader: Sendable {
             return TIFFHeader(order: order, isBigTIFF: false, firstIFDOffset: UInt64(r.uint32(at: 4)))
         case 43:
             guard head.count >= 16 else {
-                throw TIFFError(path: handle.path, kind: .truncated, detail: "file too short for a BigTIFF header")
+                throw TIFFError(path: handle.path, code: .truncated, detail: "file too short for a BigTIFF header")
             }
             guard r.uint16(at: 4) == 8, r.uint16(at: 6) == 0 else {
                 throw TIFFError(
-                    path: handle.path, kind: .badHeader,
+                    path: handle.path, code: .badHeader,
                     detail: "BigTIFF header declares offset size \(r.uint16(at: 4)), expected 8")
             }
             return TIFFHeader(order: order, isBigTIFF: true, firstIFDOffset: r.uint64(at: 8))
         case let magic:
-            throw TIFFError(path: handle.path, kind: .badHeader, detail: "not a TIFF file (magic number \(magic))")
+            throw TIFFError(path: handle.path, code: .badHeader, detail: "not a TIFF file (magic number \(magic))")
         }
     }
 
@@ -87,12 +87,12 @@ struct TIFFStructureReader: Sendable {
         while offset != 0 {
             guard seen.insert(offset).inserted else {
                 throw TIFFError(
-                    path: path, kind: .ifdLoop,
+                    path: path, code: .ifdLoop,
                     detail: "IFD chain loops back to offset \(offset) after \(result.count) directories")
             }
             guard result.count < Self.maxDirectories else {
                 throw TIFFError(
-                    path: path, kind: .absurdDimensions,
+                    path: path, code: .absurdDimensions,
                     detail: "more than \(Self.maxDirectories) IFDs in the chain")
             }
             let dir = try readDirectory(at: offset, index: result.count)
@@ -100,7 +100,7 @@ struct TIFFStructureReader: Sendable {
             offset = dir.nextOffset
         }
         guard !result.isEmpty else {
-            throw TIFFError(path: path, kind: .badHeader, detail: "header points to no IFD (offset 0)")
+            throw TIFFError(path: path, code: .badHeader, detail: "header points to no IFD (offset 0)")
         }
         return result
     }
@@ -113,7 +113,7 @@ struct TIFFStructureReader: Sendable {
         let cr = TIFFByteReader(countBytes, order: order)
         let n64 = isBigTIFF ? cr.uint64(at: 0) : UInt64(cr.uint16(at: 0))
         guard n64 <= UInt64(Self.maxEntries) else {
-            throw TIFFError(path: path, kind: .absurdDimensions, detail: "IFD \(index) claims \(n64) entries")
+            throw TIFFError(path: path, code: .absurdDimensions, detail: "IFD \(index) claims \(n64) entries")
         }
         let n = Int(n64)
         let bodySize = n * entrySize + (isBigTIFF ? 8 : 4)
@@ -151,14 +151,14 @@ struct TIFFStructureReader: Sendable {
         // large allocation either (its values are widened to 8 bytes each by ``unsigned``).
         guard entry.count <= UInt64(TIFFLimits.maxTagValues) else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions,
+                path: path, code: .absurdDimensions,
                 detail: "\(name) holds more than the \(TIFFLimits.maxTagValues) values tilepack reads from one tag")
         }
         // byteCount saturates at UInt64.max on overflow, so this one comparison also refuses
         // counts whose byte size does not fit 64 bits; the file size always fits an Int.
         guard entry.byteCount <= handle.size, let byteCount = Int(exactly: entry.byteCount) else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions,
+                path: path, code: .absurdDimensions,
                 detail: "\(name) is larger than the whole file")
         }
         return try handle.read(offset: entry.valueOffset, count: byteCount, what: name)
@@ -174,7 +174,7 @@ struct TIFFStructureReader: Sendable {
             !overflow, needed <= bytes.count
         else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions,
+                path: path, code: .absurdDimensions,
                 detail: "tag \(entry.tag) claims \(entry.count) values, more than its \(bytes.count) bytes hold")
         }
         return n
@@ -196,7 +196,7 @@ struct TIFFStructureReader: Sendable {
         case .long8, .ifd8, .slong8: return (0..<n).map { r.uint64(at: $0 * 8) }
         case .rational, .srational, .float, .double:
             throw TIFFError(
-                path: path, kind: .badTag,
+                path: path, code: .badTag,
                 detail: "tag \(tag) has non-integer type \(entry.type) where integers are required")
         }
     }
@@ -205,7 +205,7 @@ struct TIFFStructureReader: Sendable {
     func scalar(_ dir: TIFFDirectory, _ tag: UInt16, default value: UInt64? = nil) throws(TIFFError) -> UInt64? {
         guard let values = try unsigned(dir, tag) else { return value }
         guard let first = values.first else {
-            throw TIFFError(path: path, kind: .badTag, detail: "tag \(tag) has no values")
+            throw TIFFError(path: path, code: .badTag, detail: "tag \(tag) has no values")
         }
         return first
     }
@@ -261,7 +261,7 @@ struct TIFFStructureReader: Sendable {
     func textBytes(_ entry: TIFFDirectoryEntry) throws(TIFFError) -> [UInt8] {
         guard entry.byteCount <= UInt64(TIFFLimits.maxTextBytes) else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions,
+                path: path, code: .absurdDimensions,
                 detail:
                     "tag \(entry.tag) holds \(entry.byteCount) bytes of text, more than the \(TIFFLimits.maxTextBytes) tilepack reads"
             )

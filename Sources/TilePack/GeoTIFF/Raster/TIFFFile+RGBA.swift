@@ -5,13 +5,13 @@ extension TIFFFile {
 
     /// The whole first image as RGBA8 rows (top first), for 8-bit gray, gray+alpha, RGB and
     /// RGBA images: what the codec CLI and previews need. Other layouts throw
-    /// ``TIFFError/Kind/unsupported(feature:code:)``.
+    /// ``TIFFError/Code/unsupported``.
     /// Cost: one full read, width × height × (bands + 4) bytes.
     public func readRGBA8() throws(TIFFError) -> [UInt8] {
         let img = image
         guard img.sampleType == .uint8, (1...4).contains(img.bands), img.photometric != 3 else {
             throw TIFFError(
-                path: path, kind: .unsupported(feature: "RGBA8 conversion", code: img.bands),
+                path: path, code: .unsupported,
                 detail:
                     "\(img.bands)-band \(img.sampleType.rawValue) \(img.photometricName) image cannot be read as RGBA8 (need 8-bit gray, RGB or RGBA)"
             )
@@ -19,7 +19,7 @@ extension TIFFFile {
         // Sparse files can declare huge images in a few bytes: cap before allocating.
         guard img.width <= Self.rgbaMaximumSide, img.height <= Self.rgbaMaximumSide else {
             throw TIFFError(
-                path: path, kind: .absurdDimensions,
+                path: path, code: .absurdDimensions,
                 detail:
                     "\(img.width)×\(img.height) is too large to read as one RGBA8 image (limit \(Self.rgbaMaximumSide) per side)"
             )

@@ -93,7 +93,7 @@ public final class TIFFFile: Sendable {
     public func read(window: PixelWindow, overview index: Int) throws(TIFFError) -> RasterWindow {
         guard overviews.indices.contains(index) else {
             throw TIFFError(
-                path: path, kind: .badWindow, detail: "no overview \(index) (the file has \(overviews.count))")
+                path: path, code: .badWindow, detail: "no overview \(index) (the file has \(overviews.count))")
         }
         let ov = overviews[index]
         return try read(ov, window: window, bands: 0..<ov.bands)
@@ -103,7 +103,7 @@ public final class TIFFFile: Sendable {
     func read(_ image: TIFFImage, window: PixelWindow, bands: Range<Int>) throws(TIFFError) -> RasterWindow {
         guard window.fits(width: image.width, height: image.height) else {
             throw TIFFError(
-                path: path, kind: .badWindow,
+                path: path, code: .badWindow,
                 detail: "window \(window) is outside the \(image.width)x\(image.height) image")
         }
         precondition(
@@ -114,7 +114,7 @@ public final class TIFFFile: Sendable {
         let (pixels, o1) = window.width.multipliedReportingOverflow(by: window.height)
         let (total, o2) = pixels.multipliedReportingOverflow(by: outPixelBytes)
         guard !o1, !o2 else {
-            throw TIFFError(path: path, kind: .badWindow, detail: "window \(window) is too large to hold in memory")
+            throw TIFFError(path: path, code: .badWindow, detail: "window \(window) is too large to hold in memory")
         }
         var out = [UInt8](repeating: 0, count: total)
         let planes: [Int] = image.planarConfig == .contig ? [0] : Array(bands)

@@ -24,7 +24,7 @@ final class TIFFFileHandle: Sendable {
             self.fd = opened.fd
             self.size = opened.size
         case .failure(let failure):
-            throw TIFFError(path: path, kind: failure.errno == 0 ? .notRegularFile : .io, detail: failure.problem)
+            throw TIFFError(path: path, code: failure.errno == 0 ? .notRegularFile : .io, detail: failure.problem)
         }
     }
 
@@ -43,12 +43,12 @@ final class TIFFFileHandle: Sendable {
         precondition(count >= 0)
         guard offset <= size else {
             throw TIFFError(
-                path: path, kind: .offsetPastEnd,
+                path: path, code: .offsetPastEnd,
                 detail: "\(what()) at offset \(offset) is past the end of the file (\(size) bytes)")
         }
         guard UInt64(count) <= size - offset else {
             throw TIFFError(
-                path: path, kind: .truncated,
+                path: path, code: .truncated,
                 detail: "\(what()) (\(count) bytes at offset \(offset)) runs past the end of the file (\(size) bytes)")
         }
         // Uninitialised, then filled by pread: zeroing first cost a pass over every byte read
@@ -70,11 +70,11 @@ final class TIFFFileHandle: Sendable {
         }
         let got = buffer.count
         if failure != 0 {
-            throw TIFFError(path: path, kind: .io, detail: "read error: \(String(cString: strerror(failure)))")
+            throw TIFFError(path: path, code: .io, detail: "read error: \(String(cString: strerror(failure)))")
         }
         guard got == count else {
             throw TIFFError(
-                path: path, kind: .truncated,
+                path: path, code: .truncated,
                 detail: "\(what()) ends early: file shrank while reading")
         }
         return buffer

@@ -145,10 +145,10 @@ extension TIFFImage {
     static func parse(_ dir: TIFFDirectory, index: Int, reader: TIFFStructureReader) throws(TIFFError) -> TIFFImage {
         let path = reader.path
         func bad(_ detail: String) -> TIFFError {
-            TIFFError(path: path, kind: .badTag, detail: "IFD \(index): \(detail)")
+            TIFFError(path: path, code: .badTag, detail: "IFD \(index): \(detail)")
         }
         func absurd(_ detail: String) -> TIFFError {
-            TIFFError(path: path, kind: .absurdDimensions, detail: "IFD \(index): \(detail)")
+            TIFFError(path: path, code: .absurdDimensions, detail: "IFD \(index): \(detail)")
         }
         guard let w = try reader.scalar(dir, TIFFTag.imageWidth),
             let h = try reader.scalar(dir, TIFFTag.imageLength)
@@ -164,7 +164,7 @@ extension TIFFImage {
         // Checked before anything is sized by it: every per-band buffer downstream scales with it.
         guard spp64 <= UInt64(TIFFLimits.maxBands), let bands = Int(exactly: spp64) else {
             throw TIFFError(
-                path: path, kind: .unsupported(feature: "bands", code: Int(clamping: spp64)),
+                path: path, code: .unsupported,
                 detail: "\(spp64) bands; tilepack reads at most \(TIFFLimits.maxBands)")
         }
 

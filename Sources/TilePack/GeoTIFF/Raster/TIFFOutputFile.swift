@@ -17,7 +17,7 @@ final class TIFFOutputFile {
         self.path = path
         replacement = AtomicReplacement(targetPath: path)
         fd = open(replacement.temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw TIFFWriteError(path: path, reason: .cannotCreate(errno: errno)) }
+        guard fd >= 0 else { throw TIFFWriteError.cannotCreate(path: path, errno: errno) }
     }
 
     func write(_ bytes: [UInt8]) throws(TIFFWriteError) {
@@ -39,7 +39,7 @@ final class TIFFOutputFile {
             }
             return nil
         }
-        if let failure { throw TIFFWriteError(path: path, reason: .writeFailed(errno: failure)) }
+        if let failure { throw TIFFWriteError.writeFailed(path: path, errno: failure) }
     }
 
     /// Closes and renames onto the target.
@@ -49,10 +49,10 @@ final class TIFFOutputFile {
         guard closed == 0 else {
             let e = errno
             replacement.removeTemporary()
-            throw TIFFWriteError(path: path, reason: .writeFailed(errno: e))
+            throw TIFFWriteError.writeFailed(path: path, errno: e)
         }
         if let code = replacement.commit() {
-            throw TIFFWriteError(path: path, reason: .cannotRename(errno: code))
+            throw TIFFWriteError.cannotRename(path: path, errno: code)
         }
     }
 

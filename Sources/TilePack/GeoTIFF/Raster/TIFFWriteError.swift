@@ -5,48 +5,79 @@ import Glibc
 import Darwin
 #endif
 
-/// Why a GeoTIFF could not be written; `description` names the target path.
+/// Why a GeoTIFF could not be written: `subject` is the target path (not the temporary file),
+/// `detail` the problem (errno's text included), `code` the kind. Built with the factories named
+/// after the codes (`TIFFWriteError.writeFailed(path:errno:)`).
 public struct TIFFWriteError: TilePackError, Equatable {
-    public enum Reason: Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
         /// The options describe an image TIFF cannot hold or the writer does not produce.
-        case invalidOptions(String)
-        /// The temporary file next to the target could not be created (errno).
-        case cannotCreate(errno: Int32)
-        /// A write to the temporary file failed (errno), e.g. a full disk.
-        case writeFailed(errno: Int32)
-        /// The finished temporary file could not be renamed onto the target (errno).
-        case cannotRename(errno: Int32)
+        public static let invalidOptions = Code("invalidOptions")
+        /// The temporary file next to the target could not be created.
+        public static let cannotCreate = Code("cannotCreate")
+        /// A write to the temporary file failed, e.g. a full disk.
+        public static let writeFailed = Code("writeFailed")
+        /// The finished temporary file could not be renamed onto the target.
+        public static let cannotRename = Code("cannotRename")
         /// zlib refused to compress a block.
-        case compressionFailed(String)
+        public static let compressionFailed = Code("compressionFailed")
         /// The image passed 4 GiB but classic TIFF was demanded.
-        case tooLargeForClassicTIFF(bytes: UInt64)
+        public static let tooLargeForClassicTIFF = Code("tooLargeForClassicTIFF")
     }
 
+    public let code: Code
     /// The file the caller asked for (not the temporary one).
-    public var path: String
-    public var reason: Reason
+    public let subject: String
+    public let detail: String
+    /// The error underneath (a zlib failure), if any; not compared by `==`.
+    public let cause: (any Error)?
 
-    public init(path: String, reason: Reason) {
-        self.path = path
-        self.reason = reason
+    public init(_ code: Code, path: String, detail: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.subject = path
+        self.detail = detail
+        self.cause = cause
     }
 
-    public var description: String {
-        switch reason {
-        case .invalidOptions(let why): "\(path): cannot write GeoTIFF: \(why)"
-        case .cannotCreate(let e): "\(path): cannot create its temporary file: \(Self.message(e))"
-        case .writeFailed(let e): "\(path): write failed: \(Self.message(e))"
-        case .cannotRename(let e): "\(path): cannot rename its temporary file into place: \(Self.message(e))"
-        case .compressionFailed(let why): "\(path): deflate failed: \(why)"
-        case .tooLargeForClassicTIFF(let n): "\(path): \(n) bytes do not fit classic TIFF (4 GiB); allow BigTIFF"
-        }
+    /// Options TIFF cannot hold or the writer does not produce.
+    public static func invalidOptions(path: String, _ why: String) -> TIFFWriteError {
+        TIFFWriteError(.invalidOptions, path: path, detail: "cannot write GeoTIFF: \(why)")
+    }
+
+    /// The temporary file could not be created (`errno`).
+    public static func cannotCreate(path: String, errno: Int32) -> TIFFWriteError {
+        TIFFWriteError(.cannotCreate, path: path, detail: "cannot create its temporary file: \(message(errno))")
+    }
+
+    /// A write failed (`errno`).
+    public static func writeFailed(path: String, errno: Int32) -> TIFFWriteError {
+        TIFFWriteError(.writeFailed, path: path, detail: "write failed: \(message(errno))")
+    }
+
+    /// The temporary file could not be renamed onto the target (`errno`).
+    public static func cannotRename(path: String, errno: Int32) -> TIFFWriteError {
+        TIFFWriteError(
+            .cannotRename, path: path, detail: "cannot rename its temporary file into place: \(message(errno))")
+    }
+
+    /// zlib refused to compress a block.
+    public static func compressionFailed(path: String, _ failure: any Error) -> TIFFWriteError {
+        let why = (failure as? Zlib.Failure)?.detail ?? "\(failure)"
+        return TIFFWriteError(.compressionFailed, path: path, detail: "deflate failed: \(why)", cause: failure)
+    }
+
+    /// `bytes` past classic TIFF's 4 GiB.
+    public static func tooLargeForClassicTIFF(path: String, bytes: UInt64) -> TIFFWriteError {
+        TIFFWriteError(
+            .tooLargeForClassicTIFF, path: path, detail: "\(bytes) bytes do not fit classic TIFF (4 GiB); allow BigTIFF"
+        )
     }
 
     /// Bad options are the caller's; the rest are the environment's fault.
-    public var category: TilePackErrorCategory {
-        if case .invalidOptions = reason { return .invalidArgument }
-        return .environment
-    }
+    public var category: TilePackErrorCategory { code == .invalidOptions ? .invalidArgument : .environment }
 
     private static func message(_ code: Int32) -> String {
         guard let c = strerror(code) else { return "errno \(code)" }

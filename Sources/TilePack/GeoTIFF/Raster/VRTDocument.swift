@@ -96,11 +96,11 @@ public struct VRTDocument: Sendable, Equatable {
     }
 
     private static func root(_ bytes: UnsafeRawBufferPointer, path: String) throws(InputFileError) -> XMLElement {
-        do { return try XMLElement.parse(bytes) } catch { throw InputFileError(path: path, problem: error.description) }
+        do { return try XMLElement.parse(bytes) } catch { throw InputFileError(path: path, detail: error.description) }
     }
 
     private init(root: XMLElement, path: String) throws(InputFileError) {
-        func fail(_ problem: String) -> InputFileError { InputFileError(path: path, problem: problem) }
+        func fail(_ problem: String) -> InputFileError { InputFileError(path: path, detail: problem) }
         guard root.name == "VRTDataset" else { throw fail("root element <\(root.name)> is not <VRTDataset>") }
         if let sub = root.attributes["subClass"] {
             throw fail("VRTDataset subClass=\"\(sub)\" is not supported (only plain mosaics)")

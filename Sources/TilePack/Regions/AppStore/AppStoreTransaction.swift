@@ -222,8 +222,8 @@ public struct AppStoreTransaction: Codable, Sendable, Hashable {
     }
 
     /// Why this transaction grants nothing at `date`, or nil when it does:
-    /// ``AppStoreVerificationError/Reason/revoked`` when it carries a ``revocationDate``,
-    /// ``AppStoreVerificationError/Reason/expired`` when its ``expiresDate`` is at or before now.
+    /// ``AppStoreVerificationError/Code/revoked`` when it carries a ``revocationDate``,
+    /// ``AppStoreVerificationError/Code/expired`` when its ``expiresDate`` is at or before now.
     /// - Cost: two comparisons.
     public func problem(at date: Date) -> AppStoreVerificationError.Reason? {
         if revocationDate != nil { return .revoked }

@@ -81,7 +81,7 @@ public struct AppStoreVerifier: Sendable {
     /// It does not judge revocation or expiry: see ``AppStoreTransaction/problem(at:)``.
     public func verifyTransaction(
         _ jws: String, source: String
-    ) throws(AppStoreVerificationError) -> AppStoreTransaction {
+    ) throws -> AppStoreTransaction {
         let (transaction, signer) = try verifiedPayload(jws, source: source, as: AppStoreTransaction.self) {
             $0.signedDate?.appStoreMilliseconds
         }
@@ -94,7 +94,7 @@ public struct AppStoreVerifier: Sendable {
     /// bundle id, so only its chain, signature and environment are checked.
     public func verifyRenewalInfo(
         _ jws: String, source: String
-    ) throws(AppStoreVerificationError) -> AppStoreRenewalInfo {
+    ) throws -> AppStoreRenewalInfo {
         let (info, signer) = try verifiedPayload(jws, source: source, as: AppStoreRenewalInfo.self) {
             $0.signedDate?.appStoreMilliseconds
         }
@@ -107,7 +107,7 @@ public struct AppStoreVerifier: Sendable {
     /// The transaction and renewal info inside stay JWS strings; verify them on their own.
     public func verifyNotification(
         _ jws: String, source: String
-    ) throws(AppStoreVerificationError) -> AppStoreNotification {
+    ) throws -> AppStoreNotification {
         let (notification, signer) = try verifiedPayload(jws, source: source, as: AppStoreNotification.self) {
             $0.signedDate?.appStoreMilliseconds
         }
@@ -126,7 +126,7 @@ public struct AppStoreVerifier: Sendable {
     /// Checks that `leaf` and `intermediate` (DER) chain to one of the anchors' App Store roots
     /// with Apple's OIDs, valid at `date` (to the second) — the chain step of verification alone.
     /// - Cost: one chain validation (not cached).
-    public func verifyChain(leaf: [UInt8], intermediate: [UInt8], at date: Date) throws(AppStoreVerificationError) {
+    public func verifyChain(leaf: [UInt8], intermediate: [UInt8], at date: Date) throws {
         let source = "certificate chain"
         guard date.isInAppStoreRange else {
             throw AppStoreVerificationError(
@@ -175,7 +175,7 @@ public struct AppStoreVerifier: Sendable {
             payloadBytes = try Base64URL.decode(String(decoding: parts[1], as: UTF8.self), source: source)
             signatureBytes = try Base64URL.decode(String(decoding: parts[2], as: UTF8.self), source: source)
         } catch {
-            throw fail(.malformed, error.detail)
+            throw fail(.malformed, error.detailText)
         }
         let header: AppStoreJWSHeader
         do {

@@ -35,7 +35,7 @@ extension TrustAnchors {
     /// The file must be a regular file: it is opened non-blocking, so a FIFO fails at once.
     /// - Cost: one read of the file (and of each certificate file), one JSON parse, one DER
     ///   parse per root.
-    public init(contentsOf path: String) throws(TrustFileError) {
+    public init(contentsOf path: String) throws {
         let bytes = try TrustAnchors.readRegularFile(
             path, limit: TrustAnchors.maxFileBytes, trustFile: path, field: nil)
         let document: TrustFileDocument
@@ -95,7 +95,7 @@ extension TrustAnchors {
             do {
                 _ = try key.publicKey(source: "publisher_keys[\(i)]")
             } catch {
-                throw TrustFileError(path: path, field: "publisher_keys[\(i)]", error.detail)
+                throw TrustFileError(path: path, field: "publisher_keys[\(i)]", error.detailText)
             }
             keys.append(key)
         }

@@ -1,25 +1,30 @@
 import TilePackCore
 
-/// A trust file (``TrustAnchors/init(contentsOf:)``) that cannot be used: one line naming the
-/// file, the field when there is one (`app_store_roots[1]`, `publisher_keys[0].d`), and the problem.
+/// A trust file (``TrustAnchors/init(contentsOf:)``) that cannot be used: `subject` is the file
+/// and, when there is one, the field (`trust.json: app_store_roots[1]`), `detail` the problem.
 public struct TrustFileError: TilePackError, Equatable {
-    /// The trust file.
-    public var path: String
-    /// The JSON field at fault, or nil when the file as a whole is (missing, too large, not JSON).
-    public var field: String?
-    /// The problem, without the path or field.
-    public var detail: String
-    public var category: TilePackErrorCategory
-
-    public init(path: String, field: String? = nil, _ detail: String, category: TilePackErrorCategory = .invalidInput) {
-        self.path = path
-        self.field = field
-        self.detail = detail
-        self.category = category
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+        /// The file or a field cannot be used (the only code today; ``category`` tells why).
+        public static let unusable = Code("unusable")
     }
 
-    public var description: String {
-        if let field { return "\(path): \(field): \(ErrorText.oneLine(detail))" }
-        return "\(path): \(ErrorText.oneLine(detail))"
+    public let code: Code
+    /// "PATH" or "PATH: FIELD".
+    public let subject: String
+    /// The problem, without the path or field, on one line.
+    public let detail: String
+    public var cause: (any Error)? { nil }
+    public let category: TilePackErrorCategory
+
+    /// `field` is the JSON field at fault, nil when the file as a whole is (missing, too large, not JSON).
+    public init(path: String, field: String? = nil, _ detail: String, category: TilePackErrorCategory = .invalidInput) {
+        self.code = .unusable
+        self.subject = field.map { "\(path): \($0)" } ?? path
+        self.detail = ErrorText.oneLine(detail)
+        self.category = category
     }
 }

@@ -34,7 +34,7 @@ extension RegionLibrary {
     /// shows for this account now.
     /// - Throws: ``PackError`` (`invalidInput`) for an open library, which has no packs.
     /// - Cost: per pack, one Ed25519 verification and one scan of its tile index.
-    public func installedPackListings() throws(PackError) -> [InstalledPackListing] {
+    public func installedPackListings() throws -> [InstalledPackListing] {
         guard let trust else {
             throw PackError(
                 .invalidInput, subject: directory, "an open library (no trust anchors) has no packs: pass --trust FILE")
@@ -44,12 +44,12 @@ extension RegionLibrary {
             var problem = pack.problem
             var open = false
             if problem == nil {
-                do throws(PackError) {
+                do {
                     let verified = try VerifiedPack.open(
                         directory.manifest(pack.packID), publisherKeys: trust.publisherKeys)
                     open = isPackOpen(verified.manifest)
                 } catch {
-                    problem = error.description
+                    problem = "\(error)"
                 }
             }
             return Self.listing(pack, owned: open, problem: problem)

@@ -26,7 +26,7 @@ public struct InstalledPacks: Sendable {
 
     /// The packs in the library's `packs/`, each manifest verified.
     /// - Cost: one Ed25519 verification and one stat per pack.
-    public func list() throws(PackError) -> [InstalledPack] {
+    public func list() throws -> [InstalledPack] {
         try directory.packIDs().compactMap { directory.installed($0, publisherKeys: publisherKeys) }
     }
 
@@ -34,7 +34,7 @@ public struct InstalledPacks: Sendable {
     /// Returns the bytes freed.
     /// - Throws: ``PackError`` `notFound` when nothing of it is there, `busy` while it downloads.
     @discardableResult
-    public func remove(_ packID: String) throws(PackError) -> Int64 {
+    public func remove(_ packID: String) throws -> Int64 {
         guard PackManifest.isValidPackID(packID) else {
             throw PackError(.invalidInput, subject: packID, "is not a pack id")
         }

@@ -36,7 +36,7 @@ public struct PackCheck: Sendable, Encodable {
         let jws: String
         do { jws = try SignedPackManifest.readText(path: manifestPath) } catch {
             signature = "absent"
-            problem = error.description
+            problem = "\(error)"
             return
         }
         if let keys = publisherKeys {
@@ -45,7 +45,7 @@ public struct PackCheck: Sendable, Encodable {
                 signature = "valid"
             } catch {
                 signature = "invalid"
-                problem = error.description
+                problem = "\(error)"
                 manifest = try? SignedPackManifest.unverifiedPayload(jws, source: manifestPath)
             }
         } else {

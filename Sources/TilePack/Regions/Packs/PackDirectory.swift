@@ -44,7 +44,9 @@ struct PackDirectory: Sendable {
     func update(_ id: String) -> String { pack(id) + ".update" }
 
     func create() throws(PackError) {
-        do { try RegionFiles.makeDirectories(path) } catch { throw PackError(.io, subject: error.path, error.problem) }
+        do { try RegionFiles.makeDirectories(path) } catch {
+            throw PackError(.io, subject: error.subject, error.detail)
+        }
     }
 
     /// Names in the directory (none when it does not exist).
@@ -85,7 +87,7 @@ struct PackDirectory: Sendable {
         let manifestExists = access(manifest(id), F_OK) == 0
         guard size != nil || manifestExists else { return nil }
         var result = InstalledPack(packID: id, manifest: nil, bytes: size ?? 0, problem: nil)
-        do throws(PackError) {
+        do {
             let (manifest, _) = try SignedPackManifest.load(path: manifest(id), publisherKeys: publisherKeys)
             // A manifest copied under another pack's name must not vouch for that pack.
             guard manifest.packID == id else {
@@ -96,7 +98,7 @@ struct PackDirectory: Sendable {
             result.manifest = manifest
             if size == nil { result.problem = "\(pack(id)): missing" }
         } catch {
-            result.problem = error.description
+            result.problem = "\(error)"
         }
         return result
     }

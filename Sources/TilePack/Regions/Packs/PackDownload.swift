@@ -93,7 +93,7 @@ struct PackDownload {
             do { response = try await transport.get(url: url, headers: request) } catch {
                 dropIfEmpty()
                 throw PackError(
-                    .network, subject: url, "the request failed: \(Self.describe(error))", cause: "\(error)")
+                    .network, subject: url, "the request failed: \(Self.describe(error))", cause: error)
             }
             switch response.status {
             case 200:
@@ -169,7 +169,7 @@ struct PackDownload {
             throw PackError(
                 .network, subject: url,
                 "the transfer broke after \(offset) of \(expectedBytes) bytes (\(Self.describe(error))); run again to resume",
-                cause: "\(error)")
+                cause: error)
         }
         fsync(fd)
         guard offset == expectedBytes else {
@@ -208,7 +208,7 @@ struct PackDownload {
             try RegionFiles.writeAtomically(
                 path: statePath, bytes: Array(try JSONOutput.string(state).utf8), mode: 0o600)
         } catch let error as InputFileError {
-            throw PackError(.io, subject: error.path, error.problem)
+            throw PackError(.io, subject: error.subject, error.detail)
         } catch {
             throw PackError(.io, subject: statePath, "\(error)")
         }

@@ -52,7 +52,7 @@ public struct PackListing: Sendable {
     /// "url": "/packs/<id>", "deltas": [{"from", "url", "bytes"}]}]}`.
     /// - Throws: ``PackError`` (`network`) when the body is not such a document.
     /// - Cost: one Ed25519 verification and two JSON decodes per entry.
-    public static func parse(_ body: [UInt8], publisherKeys: [JWK], source: String) throws(PackError) -> PackListing {
+    public static func parse(_ body: [UInt8], publisherKeys: [JWK], source: String) throws -> PackListing {
         let document: Document
         do { document = try JSONDecoder().decode(Document.self, from: Data(body)) } catch {
             throw PackError(.network, subject: source, "is not a pack listing: \(error)")
@@ -68,8 +68,9 @@ public struct PackListing: Sendable {
                 case .failure(let error):
                     throw PackError(.invalidManifest, subject: subject, "is not a pack entry: \(error)")
                 }
-                let manifest = try SignedPackManifest.verify(
-                    entry.manifest, publisherKeys: publisherKeys, source: subject)
+                let manifest = try PackError.typed({
+                    try SignedPackManifest.verify(entry.manifest, publisherKeys: publisherKeys, source: subject)
+                }) { PackError(.badSignature, subject: subject, "\($0)") }
                 // The fields beside the JWS are for people and scripts; a server (or a proxy)
                 // that edits them must not make the app show one size and install another.
                 guard entry.fields == manifest else {

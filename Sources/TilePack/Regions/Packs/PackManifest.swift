@@ -179,11 +179,11 @@ public enum SignedPackManifest {
     /// The manifest `jws` carries, after checking its signature with one of `publisherKeys`
     /// (by `kid`), its `typ`, and its values (``PackManifest/problem()``).
     /// - Throws: ``PackError`` (`badSignature`, `invalidManifest`) naming `source`.
-    public static func verify(_ jws: String, publisherKeys: [JWK], source: String) throws(PackError) -> PackManifest {
+    public static func verify(_ jws: String, publisherKeys: [JWK], source: String) throws -> PackManifest {
         var keys: [String: Curve25519.Signing.PublicKey] = [:]
         for jwk in publisherKeys {
             do { keys[jwk.keyID] = try jwk.publicKey(source: "publisher key") } catch {
-                throw PackError(.badSignature, subject: source, "publisher key: \(error.detail)")
+                throw PackError(.badSignature, subject: source, "publisher key: \(error.detailText)")
             }
         }
         guard !keys.isEmpty else {
@@ -193,21 +193,22 @@ public enum SignedPackManifest {
         do {
             payload = try JWS.verify(jws, publicKeys: keys, type: type, maxLength: maxBytes, source: source)
         } catch {
-            throw PackError(.badSignature, subject: source, "not signed by a trusted publisher key: \(error.detail)")
+            throw PackError(
+                .badSignature, subject: source, "not signed by a trusted publisher key: \(error.detailText)")
         }
         return try decode(payload, source: source)
     }
 
     /// The manifest in `jws` WITHOUT checking its signature: for a server listing its own
     /// packs directory and for `info`, never for a decision on a device.
-    public static func unverifiedPayload(_ jws: String, source: String) throws(PackError) -> PackManifest {
+    public static func unverifiedPayload(_ jws: String, source: String) throws -> PackManifest {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard jws.utf8.count <= maxBytes, parts.count == 3 else {
             throw PackError(.invalidManifest, subject: source, "is not a compact JWS")
         }
         let payload: [UInt8]
         do { payload = try Base64URL.decode(parts[1], source: source) } catch {
-            throw PackError(.invalidManifest, subject: source, error.detail)
+            throw PackError(.invalidManifest, subject: source, error.detailText)
         }
         return try decode(payload, source: source)
     }
@@ -225,16 +226,16 @@ public enum SignedPackManifest {
     /// Returns the manifest and the JWS text.
     public static func load(
         path: String, publisherKeys: [JWK]
-    ) throws(PackError) -> (manifest: PackManifest, jws: String) {
+    ) throws -> (manifest: PackManifest, jws: String) {
         let jws = try readText(path: path)
         return (try verify(jws, publisherKeys: publisherKeys, source: path), jws)
     }
 
     /// A `.manifest.jws` file's text, trimmed (at most ``maxBytes``, regular files only).
-    public static func readText(path: String) throws(PackError) -> String {
+    public static func readText(path: String) throws -> String {
         let bytes: [UInt8]
         do { bytes = try RegionFiles.contents(path: path, limit: maxBytes) } catch {
-            throw PackError(.io, subject: path, error.problem)
+            throw PackError(.io, subject: path, error.detail)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw PackError(.invalidManifest, subject: path, "is not text")
@@ -243,62 +244,68 @@ public enum SignedPackManifest {
     }
 }
 
-/// A pack that cannot be made, listed, downloaded, verified or installed. One shape for the
+/// A pack that cannot be made, listed, downloaded, verified or installed. One type for the
 /// whole delivery path (publisher, server, device): `code` says what a caller may tell apart
 /// (and what the CLI's exit status reports), `subject` names the file, pack, URL or option,
-/// `detail` the problem. `description` is "subject: detail", one line.
+/// `detail` the problem, `cause` the error underneath (a network or file error), when there was one.
 public struct PackError: TilePackError, Equatable {
-    public enum Code: String, Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`;
+    /// `rawValue` is the stable word scripts and JSON see.
+    public struct Code: TilePackErrorCode, RawRepresentable, Codable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
         /// The manifest's signature does not verify, or no publisher key is trusted.
-        case badSignature
+        public static let badSignature = Code(rawValue: "badSignature")
         /// A manifest that is not one, or whose values are inconsistent.
-        case invalidManifest
+        public static let invalidManifest = Code(rawValue: "invalidManifest")
         /// A file whose SHA-256, tile index or a tile's hash differs from the manifest.
-        case hashMismatch
+        public static let hashMismatch = Code(rawValue: "hashMismatch")
         /// A delta for another version or pack, truncated, or not leading to the manifest.
-        case deltaMismatch
+        public static let deltaMismatch = Code(rawValue: "deltaMismatch")
         /// The pack needs a newer reader than this one.
-        case unsupportedVersion
+        public static let unsupportedVersion = Code(rawValue: "unsupportedVersion")
         /// A manifest older than the installed version.
-        case downgrade
+        public static let downgrade = Code(rawValue: "downgrade")
         /// The account does not own the product (401/403 at the server).
-        case notEntitled
+        public static let notEntitled = Code(rawValue: "notEntitled")
         /// No transaction to present, or one the server could not verify.
-        case missingTransaction, invalidTransaction
+        public static let missingTransaction = Code(rawValue: "missingTransaction")
+        /// No transaction to present, or one the server could not verify.
+        public static let invalidTransaction = Code(rawValue: "invalidTransaction")
         /// The transaction was refunded or revoked.
-        case revoked
+        public static let revoked = Code(rawValue: "revoked")
         /// A subscription that ended before this pack version was released.
-        case expired
+        public static let expired = Code(rawValue: "expired")
         /// Not enough disk, or the library's quota would be passed.
-        case noSpace
+        public static let noSpace = Code(rawValue: "noSpace")
         /// The server could not be reached, answered an error, or broke the protocol (more
         /// bytes than announced, a range it was not asked for).
-        case network
+        public static let network = Code(rawValue: "network")
         /// A file could not be read or written.
-        case io
+        public static let io = Code(rawValue: "io")
         /// Another download of the same pack holds its lock.
-        case busy
+        public static let busy = Code(rawValue: "busy")
         /// No such pack (on the server, in the library).
-        case notFound
+        public static let notFound = Code(rawValue: "notFound")
         /// A catalog that sells what no archive holds, a bad option.
-        case invalidInput
+        public static let invalidInput = Code(rawValue: "invalidInput")
     }
 
-    public var code: Code
-    public var subject: String
-    public var detail: String
-    /// What went wrong underneath, when it was another error.
-    public var cause: String?
+    public let code: Code
+    /// The file, pack, URL or option, on one line.
+    public let subject: String
+    /// The problem, on one line.
+    public let detail: String
+    /// What went wrong underneath, when it was another error; not compared by `==`.
+    public let cause: (any Error)?
 
-    public init(_ code: Code, subject: String, _ detail: String, cause: String? = nil) {
+    public init(_ code: Code, subject: String, _ detail: String, cause: (any Error)? = nil) {
         self.code = code
-        self.subject = subject
-        self.detail = detail
+        self.subject = ErrorText.oneLine(subject)
+        self.detail = ErrorText.oneLine(detail)
         self.cause = cause
     }
-
-    public var description: String { "\(ErrorText.oneLine(subject)): \(ErrorText.oneLine(detail))" }
-
     public var category: TilePackErrorCategory {
         switch code {
         case .io, .network, .noSpace, .busy: .environment

@@ -13,20 +13,20 @@ extension RegionInstaller {
     public static func refreshCatalog(
         server: String, transport: any PackTransport, libraryDirectory: String,
         publisherKeys: [JWK]
-    ) async throws(PackError) -> Int64? {
+    ) async throws -> Int64? {
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         let url = base + "/catalog"
         let response: PackResponse
         do { response = try await transport.get(url: url, headers: [("Accept", "application/jose")]) } catch {
             throw PackError(
-                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
+                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: error)
         }
         guard response.status == 200 else { throw await PackDownload.failure(response, url: url) }
         let body: [UInt8]?
         do { body = try await response.body.collect(limit: SignedCatalog.maxFileBytes) } catch {
             throw PackError(
-                .network, subject: url, "the catalog broke off: \(PackDownload.describe(error))", cause: "\(error)")
+                .network, subject: url, "the catalog broke off: \(PackDownload.describe(error))", cause: error)
         }
         guard let body, let text = String(validating: body, as: UTF8.self) else {
             throw PackError(
@@ -37,7 +37,7 @@ extension RegionInstaller {
         do {
             offered = try SignedCatalog.verify(jws, publisherKeys: publisherKeys, path: url, libraryDirectory: nil)
         } catch {
-            throw PackError(.badSignature, subject: url, error.detail)
+            throw PackError(.badSignature, subject: url, error.detailText)
         }
         let held = try? SignedCatalog.load(libraryDirectory: libraryDirectory, publisherKeys: publisherKeys).catalog
         if let held, (held.serial ?? 0) >= (offered.serial ?? 0) { return nil }
@@ -47,7 +47,7 @@ extension RegionInstaller {
             try RegionFiles.writeAtomically(
                 path: dir + SignedCatalog.fileName, bytes: Array((jws + "\n").utf8), mode: 0o644)
         } catch {
-            throw PackError(.io, subject: dir + SignedCatalog.fileName, error.problem)
+            throw PackError(.io, subject: dir + SignedCatalog.fileName, error.detail)
         }
         return offered.serial ?? 0
     }

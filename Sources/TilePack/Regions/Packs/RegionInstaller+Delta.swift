@@ -64,7 +64,9 @@ extension RegionInstaller {
                 if last {
                     expected = manifest.tileIndexSHA256
                 } else {
-                    expected = try PackReader(path: delta).metadata[PackSchema.Key.tileIndexSHA256] ?? ""
+                    expected =
+                        try ArchiveError.typed(path: delta) { try PackReader(path: delta) }.metadata[
+                            PackSchema.Key.tileIndexSHA256] ?? ""
                 }
                 let target = last ? output : (source == intermediate ? output : intermediate)
                 try PackDelta.apply(
@@ -73,9 +75,12 @@ extension RegionInstaller {
                 if source != packPath && source != target { unlink(source) }
                 source = target
             }
-            guard try PackReader(path: output).indexDigest() == manifest.tileIndexSHA256 else {
+            guard
+                try ArchiveError.typed(path: output, { try PackReader(path: output).indexDigest() })
+                    == manifest.tileIndexSHA256
+            else {
                 throw ArchiveError(
-                    path: output, problem: .deltaMismatch, detail: "the updated pack's tile index is not the signed one"
+                    path: output, code: .deltaMismatch, detail: "the updated pack's tile index is not the signed one"
                 )
             }
         } catch {
@@ -83,11 +88,11 @@ extension RegionInstaller {
             unlink(intermediate)
             discardDeltas()
             let code: PackError.Code =
-                error.problem == .writeFailed || error.problem == .cannotOpen ? .io : .deltaMismatch
+                error.code == .writeFailed || error.code == .cannotOpen ? .io : .deltaMismatch
             throw PackError(
-                code, subject: error.path,
+                code, subject: error.subject,
                 "the delta update to version \(manifest.version) failed: \(error.detail); version \(installed.version) stays installed",
-                cause: error.description)
+                cause: error)
         }
         try commit(id, staged: output, manifestJWS: listed.jws)
         discardDeltas()

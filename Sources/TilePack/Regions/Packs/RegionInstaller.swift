@@ -72,7 +72,7 @@ public final class RegionInstaller: Sendable {
     public convenience init(
         library: RegionLibrary, server: String, transport: any PackTransport,
         quotaBytes: Int64? = nil
-    ) throws(PackError) {
+    ) throws {
         guard let trust = library.trust else {
             throw PackError(
                 .invalidInput, subject: library.directory,
@@ -89,23 +89,28 @@ public final class RegionInstaller: Sendable {
     /// with the reason.
     /// - Throws: ``PackError`` (`network`) when the server cannot be asked or answers no listing.
     /// - Cost: one request; memory of at most ``PackListing/maxBytes``.
-    public func packs() async throws(PackError) -> PackListing {
+    public func packs() async throws -> PackListing { try await typedPacks() }
+
+    /// ``packs()`` with its typed error, for the installer's own callers.
+    func typedPacks() async throws(PackError) -> PackListing {
         let url = server + "/packs"
         let response: PackResponse
         do { response = try await transport.get(url: url, headers: [("Accept", "application/json")]) } catch {
             throw PackError(
-                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: "\(error)")
+                .network, subject: url, "the request failed: \(PackDownload.describe(error))", cause: error)
         }
         guard response.status == 200 else { throw await PackDownload.failure(response, url: url) }
         let body: [UInt8]?
         do { body = try await response.body.collect(limit: PackListing.maxBytes) } catch {
             throw PackError(
-                .network, subject: url, "the listing broke off: \(PackDownload.describe(error))", cause: "\(error)")
+                .network, subject: url, "the listing broke off: \(PackDownload.describe(error))", cause: error)
         }
         guard let body else {
             throw PackError(.network, subject: url, "the listing is over \(PackListing.maxBytes) bytes")
         }
-        return try PackListing.parse(body, publisherKeys: publisherKeys, source: url)
+        return try PackError.typed({ try PackListing.parse(body, publisherKeys: publisherKeys, source: url) }) {
+            PackError(.invalidManifest, subject: url, "\($0)")
+        }
     }
 
     /// The server's entry for `packID`, or why there is none.
@@ -113,7 +118,7 @@ public final class RegionInstaller: Sendable {
         guard PackManifest.isValidPackID(packID) else {
             throw PackError(.invalidInput, subject: packID, "is not a pack id")
         }
-        let listing = try await packs()
+        let listing = try await typedPacks()
         if let pack = listing.pack(packID) { return pack }
         if let refused = listing.refused.first(where: { $0.claimedPackID == packID }) { throw refused.error }
         throw PackError(
@@ -129,17 +134,17 @@ public final class RegionInstaller: Sendable {
     public var installedPacks: InstalledPacks { InstalledPacks(directory: directory, publisherKeys: publisherKeys) }
 
     /// The packs in the library's `packs/` (``InstalledPacks/list()``).
-    public func installed() throws(PackError) -> [InstalledPack] { try installedPacks.list() }
+    public func installed() throws -> [InstalledPack] { try installedPacks.list() }
 
     /// Removes `packID` (``InstalledPacks/remove(_:)``); returns the bytes freed.
     @discardableResult
-    public func remove(_ packID: String) throws(PackError) -> Int64 { try installedPacks.remove(packID) }
+    public func remove(_ packID: String) throws -> Int64 { try installedPacks.remove(packID) }
 
     // MARK: - Checking and installing
 
     /// Whether the installed `packID` is the server's latest version, and how it would be updated.
     /// - Cost: one listing request; no download.
-    public func check(_ packID: String) async throws(PackError) -> PackUpdateStatus {
+    public func check(_ packID: String) async throws -> PackUpdateStatus {
         let listed = try await listed(packID)
         let current = directory.installed(packID, publisherKeys: publisherKeys)
         guard let manifest = current?.manifest, current?.problem == nil else {
@@ -164,7 +169,7 @@ public final class RegionInstaller: Sendable {
     ///   Whatever fails, the installed version (if any) stays as it was.
     public func install(
         _ packID: String, progress: (@Sendable (PackProgress) -> Void)? = nil
-    ) async throws(PackError) -> PackInstallResult {
+    ) async throws -> PackInstallResult {
         try await perform(try await listed(packID), requireInstalled: false, progress: progress)
     }
 
@@ -173,14 +178,14 @@ public final class RegionInstaller: Sendable {
     /// - Throws: as ``install(_:progress:)``; `notFound` when the pack is not installed.
     public func update(
         _ packID: String, progress: (@Sendable (PackProgress) -> Void)? = nil
-    ) async throws(PackError) -> PackInstallResult {
+    ) async throws -> PackInstallResult {
         try await perform(try await listed(packID), requireInstalled: true, progress: progress)
     }
 
     /// Installs the listed pack `listed` (already verified).
     public func install(
         _ listed: ListedPack, progress: (@Sendable (PackProgress) -> Void)? = nil
-    ) async throws(PackError) -> PackInstallResult {
+    ) async throws -> PackInstallResult {
         try await perform(listed, requireInstalled: false, progress: progress)
     }
 
@@ -266,7 +271,7 @@ public final class RegionInstaller: Sendable {
                 ? nil
                 : "\(path): tile index digest \(digest), the signed manifest says \(manifest.tileIndexSHA256)"
         } catch {
-            return error.description
+            return "\(error)"
         }
     }
 
@@ -318,7 +323,7 @@ public final class RegionInstaller: Sendable {
                 totalBytes: manifest.totalBytes, resumedFrom: outcome.resumedFrom, bytesPerSecond: 0,
                 timeRemaining: nil))
         let digest: String
-        do { digest = try FileDigest.sha256(path: part) } catch { throw PackError(.io, subject: part, error.problem) }
+        do { digest = try FileDigest.sha256(path: part) } catch { throw PackError(.io, subject: part, error.detail) }
         guard digest == manifest.sha256 else {
             discardPart(id)
             throw PackError(

@@ -47,7 +47,7 @@ public struct VerifiedPack: Sendable {
     /// One installed pack, checked.
     /// - Throws: ``PackError``: a missing or unsigned manifest, a manifest for another file, a
     ///   reader too old, a pack whose tile index is not the manifest's.
-    public static func open(_ manifestPath: String, publisherKeys: [JWK]?) throws(PackError) -> VerifiedPack {
+    public static func open(_ manifestPath: String, publisherKeys: [JWK]?) throws -> VerifiedPack {
         let jws = try SignedPackManifest.readText(path: manifestPath)
         let manifest: PackManifest
         if let publisherKeys {
@@ -76,7 +76,7 @@ public struct VerifiedPack: Sendable {
             digest = try reader.indexDigest()
         } catch {
             throw PackError(
-                .hashMismatch, subject: path, "cannot be read as a pack: \(error.description)", cause: error.description
+                .hashMismatch, subject: path, "cannot be read as a pack: \(error)", cause: error
             )
         }
         guard digest == manifest.tileIndexSHA256 else {

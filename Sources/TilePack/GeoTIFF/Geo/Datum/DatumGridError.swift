@@ -7,42 +7,46 @@ import TilePackCore
 /// Helmert: the user put a file there and would otherwise get a map off by metres without
 /// knowing why.
 public struct DatumGridError: TilePackError, Equatable {
-    public enum Kind: Sendable, Equatable {
+    /// The kind of failure: extensible (a new code is not a breaking change), compared with `==`.
+    public struct Code: TilePackErrorCode {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
         /// Cannot open or read the file (permissions, I/O, not a regular file).
-        case unreadable
+        public static let unreadable = Code("unreadable")
         /// Shorter than its headers say.
-        case truncated
+        public static let truncated = Code("truncated")
         /// A header field is missing, misspelt or impossible (counts, extents, increments).
-        case badHeader
+        public static let badHeader = Code("badHeader")
         /// Dimensions or counts beyond what a horizontal shift grid can sensibly hold.
-        case tooLarge
+        public static let tooLarge = Code("tooLarge")
         /// A shift value is NaN or infinite.
-        case badValue
+        public static let badValue = Code("badValue")
         /// A layout tilepack does not read (another GeoTIFF grid type, a band it lacks).
-        case unsupported
+        public static let unsupported = Code("unsupported")
         /// A proj.db row that cannot be turned into an operation (unknown unit, bad value).
-        case badOperation
+        public static let badOperation = Code("badOperation")
     }
 
-    public let path: String
-    public let kind: Kind
+    public let code: Code
+    /// The grid file (or proj.db for a transformation row).
+    public let subject: String
+    /// The problem: "datum shift grid: …" for a grid file.
     public let detail: String
+    public var cause: (any Error)? { nil }
 
-    public init(path: String, kind: Kind, detail: String) {
-        self.path = path
-        self.kind = kind
-        self.detail = detail
+    /// `detail` is the problem; a grid file's gets the "datum shift grid: " prefix.
+    public init(path: String, code: Code, detail: String) {
+        self.subject = path
+        self.code = code
+        self.detail = code == .badOperation ? detail : "datum shift grid: \(detail)"
     }
 
     public var category: TilePackErrorCategory {
-        switch kind {
+        switch code {
         case .unreadable: .environment
         case .unsupported: .unsupported
         default: .invalidInput
         }
-    }
-
-    public var description: String {
-        kind == .badOperation ? "\(path): \(detail)" : "\(path): datum shift grid: \(detail)"
     }
 }

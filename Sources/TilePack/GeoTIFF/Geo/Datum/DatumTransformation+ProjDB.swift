@@ -100,7 +100,7 @@ struct ProjDBDatumSelector {
     func best(code: Int, areaOfInterest: GeoBounds?) throws -> DatumTransformation? {
         guard let source = try geodeticCRS(code) else {
             throw DatumGridError(
-                path: db.path, kind: .badOperation, detail: "EPSG:\(code) is not a geodetic CRS in proj.db")
+                path: db.path, code: .badOperation, detail: "EPSG:\(code) is not a geodetic CRS in proj.db")
         }
         let targets = try wgs84Frames()
         if code == 4326 || source.datum == 6326 || targets[code] != nil { return nil }
@@ -230,7 +230,7 @@ struct ProjDBDatumSelector {
         }
         guard a.isFinite, a > 1e6, a < 1e7 else {
             throw DatumGridError(
-                path: db.path, kind: .badOperation,
+                path: db.path, code: .badOperation,
                 detail: "EPSG:\(code) ellipsoid \(ellipsoidName) has semi-major axis \(a) m")
         }
         return GeodeticCRS(
@@ -374,7 +374,7 @@ struct ProjDBDatumSelector {
             }
             guard var h = Helmert(v) else {
                 throw DatumGridError(
-                    path: db.path, kind: .badOperation, detail: "EPSG:\(code) \(name) has unusable Helmert parameters")
+                    path: db.path, code: .badOperation, detail: "EPSG:\(code) \(name) has unusable Helmert parameters")
             }
             if pivot {
                 // Molodensky-Badekas: X' = T + (1 + s)·R·(X − P) + P, the Helmert whose
@@ -388,7 +388,7 @@ struct ProjDBDatumSelector {
                     ])
                 else {
                     throw DatumGridError(
-                        path: db.path, kind: .badOperation, detail: "EPSG:\(code) \(name) has an unusable pivot")
+                        path: db.path, code: .badOperation, detail: "EPSG:\(code) \(name) has an unusable pivot")
                 }
                 h = moved
             }

@@ -23,8 +23,8 @@ enum GeoTIFFShiftGrid {
 
     /// - Cost: decodes every subgrid once; allocates 8 bytes per node plus the decoded bands.
     static func read(path: String) throws(DatumGridError) -> HorizontalShiftGrid {
-        func fail(_ kind: DatumGridError.Kind, _ detail: String) -> DatumGridError {
-            DatumGridError(path: path, kind: kind, detail: "GeoTIFF grid: " + detail)
+        func fail(_ kind: DatumGridError.Code, _ detail: String) -> DatumGridError {
+            DatumGridError(path: path, code: kind, detail: "GeoTIFF grid: " + detail)
         }
         let file: TIFFFile
         let images: [TIFFImage]
@@ -32,7 +32,7 @@ enum GeoTIFFShiftGrid {
             file = try TIFFFile(path: path, cacheBytes: 1 << 20)
             images = try file.fullResolutionImages()
         } catch {
-            throw fail(error.kind == .io ? .unreadable : .badHeader, "\(error.detail)")
+            throw fail(error.code == .io ? .unreadable : .badHeader, "\(error.detail)")
         }
         guard !images.isEmpty else { throw fail(.badHeader, "no image") }
         var subgrids: [ShiftSubgrid] = []

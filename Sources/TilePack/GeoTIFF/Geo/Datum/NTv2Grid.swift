@@ -32,8 +32,8 @@ enum NTv2Grid {
     }
 
     static func parse(_ bytes: [UInt8], path: String) throws(DatumGridError) -> HorizontalShiftGrid {
-        func fail(_ kind: DatumGridError.Kind, _ detail: String) -> DatumGridError {
-            DatumGridError(path: path, kind: kind, detail: "NTv2: " + detail)
+        func fail(_ kind: DatumGridError.Code, _ detail: String) -> DatumGridError {
+            DatumGridError(path: path, code: kind, detail: "NTv2: " + detail)
         }
         guard bytes.count >= 176 else {
             throw fail(.truncated, "\(bytes.count) bytes, shorter than the 176-byte overview header")
@@ -181,16 +181,16 @@ enum GridFile {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             throw DatumGridError(
-                path: path, kind: .unreadable, detail: "cannot open (\(String(cString: strerror(errno))))")
+                path: path, code: .unreadable, detail: "cannot open (\(String(cString: strerror(errno))))")
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            throw DatumGridError(path: path, kind: .unreadable, detail: RegularFile.notRegular(mode: st.st_mode))
+            throw DatumGridError(path: path, code: .unreadable, detail: RegularFile.notRegular(mode: st.st_mode))
         }
         guard let size = Int(exactly: st.st_size), size <= limit else {
             throw DatumGridError(
-                path: path, kind: .tooLarge, detail: "\(st.st_size) bytes, over the \(limit >> 20) MiB a grid may have")
+                path: path, code: .tooLarge, detail: "\(st.st_size) bytes, over the \(limit >> 20) MiB a grid may have")
         }
         var out = [UInt8](repeating: 0, count: size)
         var done = 0
@@ -198,7 +198,7 @@ enum GridFile {
             let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, size - done, off_t(done)) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                throw DatumGridError(path: path, kind: .truncated, detail: "read stopped at byte \(done) of \(size)")
+                throw DatumGridError(path: path, code: .truncated, detail: "read stopped at byte \(done) of \(size)")
             }
             done += n
         }

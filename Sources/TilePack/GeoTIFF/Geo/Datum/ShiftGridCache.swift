@@ -33,6 +33,6 @@ public enum ShiftGridCache {
         if lower.hasSuffix(".gsb") { return try NTv2Grid.read(path: path) }
         if lower.hasSuffix(".tif") || lower.hasSuffix(".tiff") { return try GeoTIFFShiftGrid.read(path: path) }
         throw DatumGridError(
-            path: path, kind: .unsupported, detail: "not a .gsb (NTv2) or .tif (PROJ GeoTIFF) horizontal shift grid")
+            path: path, code: .unsupported, detail: "not a .gsb (NTv2) or .tif (PROJ GeoTIFF) horizontal shift grid")
     }
 }

@@ -103,7 +103,7 @@ public final class CRSRegistry: Sendable {
                     })
             } catch { r = .failure(error) }
             // An I/O failure may pass; a definition (or its absence) will not change.
-            if case .failure(.registry) = r {} else { state.cache[code] = r }
+            if case .failure(let e) = r, e.code == .registry {} else { state.cache[code] = r }
             return r
         }
         return try result.get()
@@ -133,7 +133,7 @@ public final class CRSRegistry: Sendable {
                     try Self.attachDatumTransformation(
                         crs, code: code, db: state.reader.db, gridDirectories: gridDirectories))
             } catch { r = .failure(error) }
-            if case .failure(.registry) = r {} else { state.cache[code] = r }
+            if case .failure(let e) = r, e.code == .registry {} else { state.cache[code] = r }
             return r
         }
         return try result.get() ?? builtin
@@ -239,7 +239,7 @@ public final class CRSRegistry: Sendable {
                 for code in try reader.projectedCodes() + reader.geographicCodes() where entries[code] == nil {
                     let crs: CRS?
                     do throws(CRSError) { crs = try reader.crs(epsg: code) } catch {
-                        if case .registry = error { throw error }
+                        if error.code == .registry { throw error }
                         continue
                     }
                     guard let crs else { continue }

@@ -14,6 +14,7 @@ import Darwin
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite(.tags(.concurrent)) struct ArchiveMBTilesTests {
     static func metadata() -> MBTilesMetadata {

@@ -10,6 +10,7 @@ import Darwin
 @testable import TilePackCodec
 @testable import TilePackEncoders
 @testable import TilePackArchive
+import TilePackTestSupport
 
 /// Synthetic packs for the pack format tests: PNG tiles of 16 px (they decode), and elevation.
 enum PackFixture {

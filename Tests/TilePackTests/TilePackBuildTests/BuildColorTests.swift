@@ -10,6 +10,7 @@ import Testing
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct BuildColorTests {
     static func hills(_ c: Int, _ r: Int) -> Float {

@@ -9,6 +9,7 @@ import Testing
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite(.tags(.concurrent)) struct BuildPipelineTests {
     func gridSource() -> (FunctionSource, PlateCarree) {

@@ -9,6 +9,7 @@ import Testing
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct BuildPyramidTests {
     @Test func parentIsAlphaWeightedAverageOfChildren() {

@@ -10,6 +10,7 @@ import Testing
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct BuildResampleTests {
     /// Largest |approximate − exact| source-pixel coordinate over a tile's grid.

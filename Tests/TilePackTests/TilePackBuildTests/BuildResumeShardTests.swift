@@ -8,6 +8,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import TilePackTestSupport
 
 /// Everything an archive holds that a build decides: tiles, elevation rows and metadata.
 struct ArchiveContents: Equatable {
@@ -273,7 +274,7 @@ struct BuildResumeShardTests {
     /// The datum operations proj.db gave are part of a build's identity: a resume or a shard
     /// made where BETA2007.gsb was installed does not continue one made without it (the map
     /// would move by a metre between tiles), and the refusal names the file.
-    @Test(.enabled(if: DatumTransformationTests.haveProjData)) func datumOperationsAreInTheIdentity() throws {
+    @Test(.enabled(if: ProjData.haveProjData)) func datumOperationsAreInTheIdentity() throws {
         let dir = TemporaryDirectory()
         // A 64×64 DEM in DHDN / 3-degree Gauss-Kruger zone 3 (EPSG:31467), 100 m pixels.
         let source = dir.file("gk3.tif")
@@ -298,8 +299,8 @@ struct BuildResumeShardTests {
         // proj.db in its own folder (no grids beside it) and proj.db beside Debian's grids.
         let bare = dir.file("bare")
         #expect(mkdir(bare, 0o755) == 0)
-        #expect(symlink(DatumTransformationTests.projDB, bare + "/proj.db") == 0)
-        let withGrid = try CRSRegistry(projDB: DatumTransformationTests.projDB)
+        #expect(symlink(ProjData.projDB, bare + "/proj.db") == 0)
+        let withGrid = try CRSRegistry(projDB: ProjData.projDB)
         let withoutGrid = try CRSRegistry(projDB: bare + "/proj.db")
         func request(_ registry: CRSRegistry) -> RegionBuild.Request {
             var r = RegionBuild.Request(sourcePath: source)

@@ -10,6 +10,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TilePackTestSupport
 
 /// Issue 12: the memory budget's plan, builds under different budgets, and the streaming
 /// GeoTIFF writer that makes big inputs (BigTIFF included).

@@ -9,6 +9,7 @@ import Foundation
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 /// Records every window a test source is asked for.
 final class ReadLog: Sendable {

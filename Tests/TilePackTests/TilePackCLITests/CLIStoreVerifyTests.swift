@@ -4,6 +4,7 @@ import Testing
 @testable import TilePackCLI
 @testable import TilePackRegions
 import TilePackTools
+import TilePackTestSupport
 
 /// `tilepack store trust` and `tilepack store verify`: options parsed in-process, behaviour
 /// (files written, exit statuses, stdout JSON, the one stderr line) through the built binary.

@@ -1,6 +1,7 @@
 import Testing
 @testable import TilePackCodec
 import TilePackCore
+import TilePackTestSupport
 
 /// Hand-built and astcenc-made blocks (ARM astcenc through astc-encoder-py, `medium`
 /// preset, decoded by astcenc's own decompressor); Scripts/astc-interop checks many more.

@@ -1,15 +1,8 @@
 import Crypto
 import Testing
-@testable import TilePack
 @testable import TilePackCore
-@testable import TilePackSQLite
 @testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
-@testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 /// Raw words of /work/shared/testdata/codec, embedded so the test always runs.
 enum PVRTCSamples {
@@ -57,11 +50,6 @@ enum PVRTCSamples {
         }
         return bytes
     }
-}
-
-func sha256Hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    return String(SHA256.hash(data: bytes).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
 }
 
 @Suite struct PVRTCDecoderTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import TilePackCore
+import TilePackTestSupport
 
 /// The one byte-capped cache (decoded TIFF blocks, the server's encoded tiles): its limit holds
 /// at every put, the least recently used entry goes first, an oversized value is not kept, and

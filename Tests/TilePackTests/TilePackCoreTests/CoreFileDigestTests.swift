@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TilePackTestSupport
 
 /// A file read whole and hashed beside the read (`FileDigest.readWhole`, what a VRT is opened
 /// with): the body sees every byte, the digest is the file's at every size around the 4 MiB

@@ -1,6 +1,7 @@
 import Testing
 import Dispatch
 @testable import TilePackCore
+import TilePackTestSupport
 
 @Suite(.tags(.concurrent)) struct CoreLockedTests {
     /// Eight threads incrementing one counter and appending to one array: every update lands

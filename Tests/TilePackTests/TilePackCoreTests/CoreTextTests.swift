@@ -1,5 +1,6 @@
 import Testing
 @testable import TilePackCore
+import TilePackTestSupport
 
 /// The one trimming helper every layer uses (option values, metadata lists, HTTP fields).
 @Suite("Core: trimming")

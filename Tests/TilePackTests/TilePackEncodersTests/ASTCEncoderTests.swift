@@ -2,6 +2,7 @@ import Testing
 @testable import TilePackCodec
 import TilePackCore
 @testable import TilePackEncoders
+import TilePackTestSupport
 
 @Suite struct ASTCEncoderTests {
     static func gradient(_ w: Int, _ h: Int, alpha: Bool = false) -> [UInt8] {
@@ -290,11 +291,4 @@ import TilePackCore
             try ASTCEncoder(format: .astc4x4).encode(rgba: [1, 2, 3], width: 4, height: 4)
         }
     }
-}
-
-/// The 16-byte ASTC block at `offset` as its two little-endian 64-bit halves (bits 0–63, 64–127).
-func astcBlockHalves(_ bytes: [UInt8], at offset: Int) -> (lo: UInt64, hi: UInt64) {
-    let lo = bytes[offset..<offset + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-    let hi = bytes[offset + 8..<offset + 16].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-    return (lo, hi)
 }

@@ -4,16 +4,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import TilePack
 @testable import TilePackCore
-@testable import TilePackSQLite
 @testable import TilePackCodec
 @testable import TilePackEncoders
-@testable import TilePackArchive
-@testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct PVRTCEncoderTests {
     static func image(_ width: Int, _ height: Int, _ pixel: (Int, Int) -> (Int, Int, Int, Int)) -> [UInt8] {

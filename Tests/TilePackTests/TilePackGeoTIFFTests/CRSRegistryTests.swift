@@ -8,10 +8,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackGeoTIFF
+import TilePackTestSupport
 
 /// Debian's proj.db (proj-data): CI installs it, so the real-registry tests run there; on a
 /// machine without it the built-in fallback and the error paths (on files made here) still run.

@@ -7,6 +7,7 @@ import Darwin
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackGeoTIFF
+import TilePackTestSupport
 
 /// Writes NTv2 files for tests: subgrids with shifts from a function of the node position.
 enum NTv2Fixture {
@@ -86,9 +87,9 @@ func metresApart(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double
 
 @Suite("Datum transformations: grids, Helmert, proj.db selection")
 struct DatumTransformationTests {
-    static let projDB = "/usr/share/proj/proj.db"
-    static let projDir = "/usr/share/proj"
-    static var haveProjData: Bool { access(projDB, R_OK) == 0 && access(projDir + "/BETA2007.gsb", R_OK) == 0 }
+    static let projDB = ProjData.projDB
+    static let projDir = ProjData.projDir
+    static var haveProjData: Bool { ProjData.haveProjData }
 
     // MARK: NTv2
 

@@ -1,14 +1,8 @@
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
-@testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
 @testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 /// CRSs from real GeoKey sets (as GDAL writes them) and from the EPSG table.
 @Suite("Geo CRS from GeoKeys and EPSG")

@@ -1,14 +1,8 @@
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
-@testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
 @testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 /// Worked examples from IOGP Guidance Note 7-2 (Coordinate Conversions and Transformations),
 /// one per projection family, forward to the note's centimetre figures and back to the

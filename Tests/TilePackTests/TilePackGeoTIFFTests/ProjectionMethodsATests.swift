@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TilePackGeoTIFF
+import TilePackTestSupport
 
 /// The national-grid projection methods (issue 26, part A) against fixed reference points:
 /// EPSG Guidance Note 7-2's worked examples where they exist, otherwise PROJ 9.1.1's own

@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 @testable import TilePackGeoTIFF
+import TilePackTestSupport
 
 /// The projection methods added for issue 26 (part B): per method, PROJ 9.1.1's answer for
 /// two or three points (libproj.so.25 through `proj_create_crs_to_crs` + always-xy on the same

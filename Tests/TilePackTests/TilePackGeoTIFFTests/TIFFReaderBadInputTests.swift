@@ -1,15 +1,9 @@
 import Foundation
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
-@testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
 @testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 /// Bad input gives a typed ``TIFFError`` of the right kind whose one-line message names the
 /// file: never a crash, a hang or an allocation driven by an unchecked count.

@@ -2,16 +2,10 @@ import Foundation
 import Crypto
 import Dispatch
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
-@testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
 @testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct TIFFReaderTests {
     /// Every supported combination of byte order, TIFF flavour, layout, compression, sample

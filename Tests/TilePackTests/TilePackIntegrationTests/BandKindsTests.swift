@@ -10,6 +10,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import TilePackTestSupport
 
 /// A source with the file hints a test gives.
 private struct HintedSource: RasterSource {

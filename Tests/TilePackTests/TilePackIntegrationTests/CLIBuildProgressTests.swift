@@ -2,6 +2,7 @@ import Testing
 import Foundation
 @testable import TilePack
 @testable import TilePackGeoTIFF
+import TilePackTestSupport
 
 /// `tilepack build --progress …` through the built binary (the CLI target cannot be
 /// imported): stderr redirected to a file, as in CI logs.

@@ -12,15 +12,12 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import TilePackTestSupport
 
 /// GeoTIFF in, archive out, point answered: the SampleRegions rasters through every stage.
 @Suite("End to end: build and query the sample regions")
 struct EndToEndTests {
-    static let sampleRegions: String = {
-        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        parts.removeLast(3)  // Tests/TilePackTests/EndToEndTests.swift
-        return parts.joined(separator: "/") + "/SampleRegions"
-    }()
+    static let sampleRegions = TestData.sampleRegions
 
     /// Builds a sample with PNG tiles (lossless, so colours can be compared with the source;
     /// the debug build's PVRTC quality encoder is too slow for a unit test).

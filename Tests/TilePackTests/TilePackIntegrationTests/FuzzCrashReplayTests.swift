@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TilePack
 import TilePackServer
+import TilePackTestSupport
 
 /// Replays every input the libFuzzer targets saved (Fuzz/crashes/TARGET/, written by
 /// Scripts/fuzz) through the same entry the target calls: each must now end in success or a
@@ -22,10 +23,7 @@ import TilePackServer
         "fuzz-route": ServerFuzzEntry.route,
     ]
 
-    static var fuzzDirectory: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fuzz")
-    }
+    static var fuzzDirectory: URL { TestData.fuzzDirectory }
 
     /// The saved inputs of `target`, sorted by name.
     static func crashes(_ target: String) -> [URL] {

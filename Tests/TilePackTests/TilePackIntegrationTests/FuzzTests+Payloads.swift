@@ -2,6 +2,7 @@ import Testing
 @testable import TilePackCore
 @testable import TilePackCodec
 @testable import TilePackEncoders
+import TilePackTestSupport
 
 /// The GPU payload path on its own (issue 11, must-show 5): every block codec's stored tiles,
 /// raw and zlib-wrapped, mutated, truncated, extended and replaced by random bytes, through

@@ -7,6 +7,7 @@ import Testing
 @testable import TilePackEncoders
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
+import TilePackTestSupport
 
 /// A seeded mutation fuzzer over the two parsers that read files from outside: the TIFF
 /// reader and the MBTiles reader (with the tile and elevation decoders behind it).

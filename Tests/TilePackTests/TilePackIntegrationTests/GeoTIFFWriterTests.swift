@@ -14,6 +14,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import TilePackTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

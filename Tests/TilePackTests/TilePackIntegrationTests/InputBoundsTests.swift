@@ -8,6 +8,7 @@ import CZlib
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild
 @testable import TilePackStore
+import TilePackTestSupport
 
 /// Issue 27: every size read from input is bounded before it sizes an allocation — bands,
 /// tag counts, GeoKeys, the build's per-band buffers, stored tile and elevation blobs — and

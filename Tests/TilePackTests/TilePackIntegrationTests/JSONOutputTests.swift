@@ -10,6 +10,7 @@ import Testing
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 /// Every `--json` output goes through `JSONOutput` (JSONEncoder, sorted keys, unescaped
 /// slashes). These pin the exact text: numbers as the shortest round-tripping decimal,

@@ -8,6 +8,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import TilePackTestSupport
 
 /// Writes DEM pieces: one float32 raster in EPSG:4326 (0.0003° pixels near Chamonix, as
 /// DEMFixture) cut at any window, so a mosaic of the pieces can be compared with the whole.

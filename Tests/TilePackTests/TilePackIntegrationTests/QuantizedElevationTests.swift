@@ -6,6 +6,7 @@ import Testing
 @testable import TilePackArchive
 @testable import TilePackBuild
 @testable import TilePackStore
+import TilePackTestSupport
 
 /// `q-planar-deflate` (QuantizedElevation): round trips, damaged blobs, a seeded fuzz, the
 /// writer's metadata and format version, old archives, the build options.

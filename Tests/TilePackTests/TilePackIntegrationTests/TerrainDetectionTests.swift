@@ -9,6 +9,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TilePackTestSupport
 
 /// Writes small single-band DEMs in EPSG:4326 (0.0003° pixels near Chamonix) the way SRTM
 /// tiles come: any integer or float type, a nodata value, optional vertical GeoKeys and

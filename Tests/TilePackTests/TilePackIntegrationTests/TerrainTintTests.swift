@@ -5,6 +5,7 @@ import Testing
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild
+import TilePackTestSupport
 
 /// Absolute terrain styling (issue 25): the ramp in metres, `--tint-range`, colour files,
 /// hillshade against the analytic formula, and the CLI's one-line errors.

@@ -9,6 +9,7 @@ import Testing
 @testable import TilePackBuild
 @testable import TilePackStore
 @testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct TileCodecChoiceTests {
     static let flatTile = [UInt8]((0..<(256 * 256)).flatMap { _ in [90, 120, 60, 255] as [UInt8] })

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TilePack
+import TilePackTestSupport
 
 /// `tilepack pack` on the Mont Blanc samples (issue 24, Must-show 1): packs hold exactly the
 /// product's tiles, whole tiles byte-equal to the master, edge tiles with no pixel outside.

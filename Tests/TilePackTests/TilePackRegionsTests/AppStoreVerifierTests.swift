@@ -3,6 +3,7 @@ import Testing
 @testable import TilePackCore
 @testable import TilePackRegions
 import TilePackTools
+import TilePackTestSupport
 
 /// App Store signed data: Apple's own vectors give Apple's verdicts (table-driven, one row per
 /// row of the README in ../shared/testdata/appstore), tokens of the test App Store round-trip
@@ -25,16 +26,13 @@ import TilePackTools
 
     // MARK: - Apple's vectors
 
-    /// ../shared/testdata/appstore beside the repository (Tests/TilePackTests/X.swift → three
-    /// levels up, then ../shared), or `$TILEPACK_TESTDATA/appstore` when that is set.
+    /// ../shared/testdata/appstore beside the repository (TestData.shared), or `$TILEPACK_TESTDATA/appstore` when that is set.
     static let vectors: String = {
         if let root = ProcessInfo.processInfo.environment["TILEPACK_TESTDATA"], !root.isEmpty {
             if FileManager.default.fileExists(atPath: root + "/appstore") { return root + "/appstore" }
             return root
         }
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.deletingLastPathComponent().appendingPathComponent("shared/testdata/appstore").path
+        return TestData.shared("appstore")
     }()
 
     static func bytes(_ relative: String) throws -> [UInt8] {

@@ -3,6 +3,7 @@ import Testing
 @testable import TilePackCore
 @testable import TilePackStore
 @testable import TilePackRegions
+import TilePackTestSupport
 
 /// The region catalog (loading, every validation error, availability), the polygon/tile
 /// geometry, exact prices and periods, and the access policy over the sample catalog.
@@ -10,11 +11,7 @@ import Testing
     // MARK: - Fixtures
 
     /// The repository's SampleRegions directory.
-    static let sampleDirectory: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("SampleRegions").path
-    }()
+    static let sampleDirectory = TestData.sampleRegions
 
     static let chamonixID = "com.tilepack.samples.montblanc.chamonix"
     static let courmayeurID = "com.tilepack.samples.montblanc.courmayeur"

@@ -9,6 +9,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TilePackTestSupport
 
 /// A pack server in memory with real HTTP range semantics (`Range`, `If-Range`, `ETag`,
 /// `Content-Range`), and faults on demand: a body that breaks after K bytes, one that sends

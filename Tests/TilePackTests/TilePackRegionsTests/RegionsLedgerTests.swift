@@ -11,6 +11,7 @@ import Darwin
 @testable import TilePackSQLite
 @testable import TilePackRegions
 @testable import TilePackTools
+import TilePackTestSupport
 
 /// The purchases half of the region store: base64url and the Ed25519 JWS the catalog is
 /// signed with, the test App Store's transactions, and the entitlement ledger (derived

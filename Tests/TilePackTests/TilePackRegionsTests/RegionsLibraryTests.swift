@@ -8,6 +8,7 @@ import Testing
 @testable import TilePackStore
 @testable import TilePackRegions
 @testable import TilePackTools
+import TilePackTestSupport
 
 /// The region store as `tilepack store …`, `query` and `serve` use it: ``RegionLibrary`` over
 /// a small library (a publisher-signed catalog, real MBTiles archives of PNG tiles), the

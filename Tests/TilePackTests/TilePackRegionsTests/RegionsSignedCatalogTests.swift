@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TilePackCore
 @testable import TilePackRegions
+import TilePackTestSupport
 
 /// The publisher-signed catalog (`catalog.jws`): what signs, what verifies, and every way a
 /// device owner might change it being refused.

@@ -10,6 +10,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TilePackTestSupport
 
 /// What the region store's tests share: the publisher's key and a catalog signer, a test App
 /// Store with the trust anchors that pin its root, a clock the test moves, and the records an
@@ -198,13 +199,4 @@ enum LegacyRecords {
                 1704067200000, NULL, NULL, 1704067200000, 'eyJhbGciOiJFZERTQSJ9.e30.AAAA');
             """)
     }
-}
-
-/// The error of type `E` that `body` throws, recording an issue (at the caller) when it throws
-/// none or another: `#expect(thrown(LedgerError.self) { … }?.kind == .storage)`.
-func thrown<E: Error, R>(
-    _ type: E.Type, sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () throws -> R
-) -> E? {
-    #expect(throws: type, sourceLocation: sourceLocation, performing: body)
 }

@@ -9,6 +9,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TilePackTestSupport
 
 /// The two sample archives (PNG tiles up to zoom 12) and the sample catalog in one library
 /// (`catalog.json`, and `catalog.jws` signed with ``RegionsFixture/publisher``), built once per

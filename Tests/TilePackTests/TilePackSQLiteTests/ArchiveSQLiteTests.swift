@@ -1,14 +1,7 @@
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
-@testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
-@testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackTestSupport
 
 @Suite struct ArchiveSQLiteTests {
     @Test func errorsCarryCodeMessageSQLAndPath() throws {

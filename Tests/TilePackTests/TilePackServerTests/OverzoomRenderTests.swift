@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import TilePack
 @testable import TilePackServer
+import TilePackTestSupport
 
 /// Maps that never go blank (issue 25, Must-show 5): render, query, serve and the CLI beyond
 /// the sample archives' zooms (they stop at z12).

@@ -8,6 +8,7 @@ import Darwin
 @testable import TilePackStore
 @testable import TilePackRegions
 @testable import TilePackServer
+import TilePackTestSupport
 
 /// Access per archive and per pixel at the polygon edge (issue 23): ``TileMask``, the scanline
 /// fill of ``RegionPolygon`` against a brute-force reference, ``RegionAccessPolicy``'s

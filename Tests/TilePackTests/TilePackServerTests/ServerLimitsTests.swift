@@ -11,6 +11,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TilePackTestSupport
 
 /// `serve` bounded under any client (issue 27): header size (431), header timeout (408),
 /// keep-alive idle timeout, body size (413), connection limit, over a real socket to a live

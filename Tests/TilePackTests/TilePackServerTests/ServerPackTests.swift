@@ -10,6 +10,7 @@ import Crypto
 @testable import TilePackRegions
 @testable import TilePackTools
 @testable import TilePackServer
+import TilePackTestSupport
 
 /// `serve --packs`: the catalog, the pack list, and the pack and delta files, in-process
 /// through the Hummingbird router — who may download (no token, a forged one, another

@@ -9,6 +9,7 @@ import NIOCore
 @testable import TilePackRegions
 @testable import TilePackTools
 @testable import TilePackServer
+import TilePackTestSupport
 
 /// The viewer's store actions (`POST /store/buy/{product}`, `/store/restore`,
 /// `/packs/{id}/install`), in-process through the Hummingbird router: a purchase unlocks for

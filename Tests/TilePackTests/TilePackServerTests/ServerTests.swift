@@ -8,6 +8,7 @@ import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import TilePackTestSupport
 
 /// `tilepack serve`'s routes, in-process: the plain ``TileService`` functions and the
 /// Hummingbird router over them (`app.test(.router)`), hostile input included.

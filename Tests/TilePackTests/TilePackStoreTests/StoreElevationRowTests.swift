@@ -3,6 +3,7 @@ import Testing
 @testable import TilePackSQLite
 @testable import TilePackArchive
 @testable import TilePackStore
+import TilePackTestSupport
 
 /// An archive whose one elevation row declares a size chosen by the test, and which records
 /// whether it got as far as decoding (allocating) the grid.

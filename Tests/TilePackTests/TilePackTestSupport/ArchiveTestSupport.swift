@@ -9,44 +9,44 @@ import Darwin
 #endif
 
 /// A fresh directory under /tmp for one test, removed with everything in it when dropped.
-/// The one scratch-directory helper of the test target.
-final class TemporaryDirectory {
-    let path: String
+/// The one scratch-directory helper of the test targets.
+package final class TemporaryDirectory {
+    package let path: String
 
-    init() {
+    package init() {
         var template = Array("/tmp/tilepack-test-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(made != nil, "mkdtemp failed")
         path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
     }
 
-    func file(_ name: String) -> String { "\(path)/\(name)" }
+    package func file(_ name: String) -> String { "\(path)/\(name)" }
 
     /// Writes `bytes` to `name` and returns the full path.
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+    package func write(_ name: String, _ bytes: [UInt8]) throws -> String {
         let p = file(name)
         try Data(bytes).write(to: URL(fileURLWithPath: p))
         return p
     }
 
     /// Names in the directory, sorted, without . and ..
-    func listing() -> [String] {
+    package func listing() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+package func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-func writeFile(_ path: String, _ bytes: [UInt8]) {
+package func writeFile(_ path: String, _ bytes: [UInt8]) {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     precondition(fd >= 0)
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     close(fd)
 }
 
-func readFile(_ path: String) -> [UInt8] {
+package func readFile(_ path: String) -> [UInt8] {
     let fd = open(path, O_RDONLY)
     precondition(fd >= 0)
     defer { close(fd) }
@@ -61,14 +61,16 @@ func readFile(_ path: String) -> [UInt8] {
 }
 
 /// Deterministic bytes for tests (xorshift64*), so failures reproduce.
-struct TestRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed | 1 }
-    mutating func next() -> UInt64 {
+package struct TestRandom {
+    package var state: UInt64
+    package init(seed: UInt64) { state = seed | 1 }
+    package mutating func next() -> UInt64 {
         state ^= state >> 12
         state ^= state << 25
         state ^= state >> 27
         return state &* 2_685_821_657_736_338_717
     }
-    mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: next() >> 32) } }
+    package mutating func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8(truncatingIfNeeded: next() >> 32) }
+    }
 }

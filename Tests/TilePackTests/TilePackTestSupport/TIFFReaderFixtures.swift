@@ -1,20 +1,12 @@
 import Foundation
-@testable import TilePack
-@testable import TilePackCore
-@testable import TilePackSQLite
-@testable import TilePackCodec
-@testable import TilePackEncoders
-@testable import TilePackArchive
-@testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
+import TilePackCore
+import TilePackGeoTIFF
 
 /// Builds small TIFF files byte by byte for reader tests: any byte order, classic or BigTIFF,
 /// strips or tiles, planar 1 or 2, each supported compression and predictor, plus extra tags.
 /// Independent of the reader (its own encoders), so the tests compare two implementations.
-struct CraftedTIFF {
-    enum Value {
+package struct CraftedTIFF {
+    package enum Value {
         case shorts([UInt16])
         case longs([UInt32])
         case long8s([UInt64])
@@ -23,28 +15,30 @@ struct CraftedTIFF {
         case raw(type: UInt16, count: UInt64, bytes: [UInt8])
     }
 
-    var order: TIFFByteOrder = .little
-    var bigTIFF = false
-    var width = 8
-    var height = 6
-    var bands = 1
-    var bits = 8
-    var sampleFormat = 1
-    var compression: UInt16 = 1
-    var predictor = 1
-    var planar = 1
-    var photometric = 1
-    var tile: (width: Int, height: Int)?
-    var rowsPerStrip: Int?
-    var extraTags: [UInt16: Value] = [:]
+    package var order: TIFFByteOrder = .little
+    package var bigTIFF = false
+    package var width = 8
+    package var height = 6
+    package var bands = 1
+    package var bits = 8
+    package var sampleFormat = 1
+    package var compression: UInt16 = 1
+    package var predictor = 1
+    package var planar = 1
+    package var photometric = 1
+    package var tile: (width: Int, height: Int)?
+    package var rowsPerStrip: Int?
+    package var extraTags: [UInt16: Value] = [:]
     /// Overrides of encoded blocks (after compression), by block index.
-    var blockOverride: [Int: [UInt8]] = [:]
+    package var blockOverride: [Int: [UInt8]] = [:]
     /// Added to every offset written, for a file whose body (all but the header) will be
     /// appended after `baseOffset + header size` bytes of another: see ``chained(_:overview:)``.
-    var baseOffset = 0
+    package var baseOffset = 0
+
+    package init() {}
 
     /// Pixel-interleaved little-endian samples, `bits/8` bytes each.
-    func makeSamples(seed: Int = 1) -> [UInt8] {
+    package func makeSamples(seed: Int = 1) -> [UInt8] {
         let n = width * height * bands * bits / 8
         var state = UInt32(truncatingIfNeeded: seed &* 2_654_435_761 &+ 12345)
         var out = [UInt8](repeating: 0, count: n)
@@ -71,7 +65,7 @@ struct CraftedTIFF {
     }
 
     /// The file bytes for `samples`.
-    func build(_ samples: [UInt8]) throws -> [UInt8] {
+    package func build(_ samples: [UInt8]) throws -> [UInt8] {
         let bw = bits / 8
         let spb = planar == 2 ? 1 : bands
         let planes = planar == 2 ? bands : 1
@@ -179,7 +173,7 @@ struct CraftedTIFF {
     /// `main` followed by `overview` as its second IFD (a two-image pyramid): the overview is
     /// built with its offsets shifted past the main file, its body appended, and the main
     /// IFD's next-IFD field pointed at it. Both must share byte order and TIFF flavour.
-    static func chained(_ main: CraftedTIFF, overview: CraftedTIFF) throws -> [UInt8] {
+    package static func chained(_ main: CraftedTIFF, overview: CraftedTIFF) throws -> [UInt8] {
         precondition(main.order == overview.order && main.bigTIFF == overview.bigTIFF)
         let big = main.bigTIFF, header = big ? 16 : 8
         let first = try main.build(main.makeSamples())
@@ -246,7 +240,7 @@ struct CraftedTIFF {
     }
 
     /// PackBits with runs for repeats and literals otherwise.
-    static func packBits(_ data: [UInt8]) -> [UInt8] {
+    package static func packBits(_ data: [UInt8]) -> [UInt8] {
         var out = [UInt8](), i = 0
         while i < data.count {
             var run = 1
@@ -268,7 +262,7 @@ struct CraftedTIFF {
 
     /// TIFF LZW: new-style (MSB-first, code width grows one code early) or old-style
     /// (pre-TIFF 6.0 libtiff: LSB-first, grows on time).
-    static func lzw(_ data: [UInt8], oldStyle: Bool = false) -> [UInt8] {
+    package static func lzw(_ data: [UInt8], oldStyle: Bool = false) -> [UInt8] {
         var out = [UInt8](), acc: UInt64 = 0, nacc = 0
         var width = 9
         func emit(_ code: Int) {

@@ -8,6 +8,7 @@ import Darwin
 @testable import TilePackArchive
 @testable import TilePackStore
 @testable import TilePackTools
+import TilePackTestSupport
 
 /// The eviction policies, the access traces, and the policy comparison against Belady.
 @Suite struct StorePolicyTests {

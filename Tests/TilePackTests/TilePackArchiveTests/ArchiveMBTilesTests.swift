@@ -4,26 +4,14 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
-@testable import TilePackEncoders
 @testable import TilePackArchive
-@testable import TilePackGeoTIFF
-@testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
 import TilePackTestSupport
 
 @Suite(.tags(.concurrent)) struct ArchiveMBTilesTests {
-    static func metadata() -> MBTilesMetadata {
-        MBTilesMetadata(
-            name: "Test region", format: "png", codec: "png",
-            description: "unit test", attribution: "© tests", codecLevel: "6", tileSize: 256,
-            sourceFile: "dem.tif", sourceSHA256: String(repeating: "ab", count: 32),
-            buildOptions: "--zoom 0-2", extra: ["note": "x"])
-    }
+    static func metadata() -> MBTilesMetadata { ArchiveFixture.metadata() }
 
     @Test func roundTripDeduplicatesAndStoresTMSRows() throws {
         let dir = TemporaryDirectory()

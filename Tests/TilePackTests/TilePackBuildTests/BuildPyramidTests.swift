@@ -1,5 +1,4 @@
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
@@ -7,8 +6,6 @@ import Testing
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
 import TilePackTestSupport
 
 @Suite struct BuildPyramidTests {

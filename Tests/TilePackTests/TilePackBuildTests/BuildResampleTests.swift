@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
@@ -8,8 +7,6 @@ import Testing
 @testable import TilePackArchive
 @testable import TilePackGeoTIFF
 @testable import TilePackBuild
-@testable import TilePackStore
-@testable import TilePackSamples
 import TilePackTestSupport
 
 @Suite struct BuildResampleTests {

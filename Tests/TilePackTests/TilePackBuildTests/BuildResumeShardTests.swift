@@ -1,9 +1,9 @@
 import Testing
-@testable import TilePack
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
 @testable import TilePackArchive
+@testable import TilePackGeoTIFF
 @testable import TilePackBuild
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +48,7 @@ func freePages(_ path: String) throws -> Int {
 /// merges) is sequential; it is the slowest suite, and under TSan it took most of the run.
 @Suite("Build: resume and shards")
 struct BuildResumeShardTests {
-    static let dem = EndToEndTests.sampleRegions + "/montblanc-dem.tif"
+    static let dem = TestData.sampleRegions + "/montblanc-dem.tif"
 
     /// A DEM build (hillshade colours and lossless metres: both must survive a resume) with
     /// PVRTC fast tiles (lossy: parents cannot come from the archive's tiles), blocks of one

@@ -9,39 +9,14 @@ import TilePackTestSupport
 /// `tilepack store trust` and `tilepack store verify`: options parsed in-process, behaviour
 /// (files written, exit statuses, stdout JSON, the one stderr line) through the built binary.
 @Suite struct CLIStoreVerifyTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = TilepackBinary.Run
 
     /// Runs the built `tilepack` with `arguments`; `environment` entries are added to ours.
     static func tilepack(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
-        let scratch = TemporaryDirectory()
-        let outPath = scratch.file("stdout"), errPath = scratch.file("stderr")
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLIBuildProgressTests.binary)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Run(
-            status: process.terminationStatus,
-            stdout: try String(contentsOfFile: outPath, encoding: .utf8),
-            stderr: try String(contentsOfFile: errPath, encoding: .utf8))
+        try TilepackBinary.tilepack(arguments, environment: environment)
     }
 
-    static func json(_ text: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-    }
+    static func json(_ text: String) throws -> [String: Any] { try TilepackBinary.json(text) }
 
     // MARK: - Parsing
 
@@ -284,24 +259,24 @@ import TilePackTestSupport
         let dir = TemporaryDirectory()
         let config = dir.path + "/config/tilepack"
         try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
-        _ = try dir.write("config/tilepack/testCA.der", try AppStoreVerifierTests.bytes("certs/testCA.der"))
+        _ = try dir.write("config/tilepack/testCA.der", try TestData.appStoreVector("certs/testCA.der"))
         _ = try dir.write(
             "config/tilepack/trust.json",
             Array(#"{"bundle_id":"com.example","environments":["Sandbox"],"app_store_roots":["testCA.der"]}"#.utf8))
-        let token = AppStoreVerifierTests.vectors + "/mock_signed_data/transactionInfo"
+        let token = TestData.appStoreVectors + "/mock_signed_data/transactionInfo"
         let run = try Self.tilepack(
             ["store", "verify", token, "--json"], environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Self.json(run.stdout)["environment"] as? String == "Sandbox")
         let renewal = try Self.tilepack(
             [
-                "store", "verify", AppStoreVerifierTests.vectors + "/mock_signed_data/renewalInfo", "--kind",
+                "store", "verify", TestData.appStoreVectors + "/mock_signed_data/renewalInfo", "--kind",
                 "renewal-info",
             ],
             environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
         #expect(renewal.status == 0, "\(renewal.stderr)")
         let legacy = try Self.tilepack(
-            ["store", "verify", AppStoreVerifierTests.vectors + "/mock_signed_data/legacyTransaction"],
+            ["store", "verify", TestData.appStoreVectors + "/mock_signed_data/legacyTransaction"],
             environment: ["XDG_CONFIG_HOME": dir.path + "/config"])
         #expect(legacy.status == 2)
         #expect(legacy.stderr.contains(": malformed: "), "\(legacy.stderr)")

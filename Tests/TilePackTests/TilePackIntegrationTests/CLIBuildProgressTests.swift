@@ -8,15 +8,8 @@ import TilePackTestSupport
 /// imported): stderr redirected to a file, as in CI logs.
 @Suite("CLI: build progress on a terminal, in a log, as JSON")
 struct CLIBuildProgressTests {
-    /// The `tilepack` binary next to this test bundle (both are products of the same build).
-    static let binary: String = {
-        let exe =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-        // On Darwin the tests live in a .xctest bundle: Contents/MacOS/<name>.
-        while dir.path.contains(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appendingPathComponent("tilepack").path
-    }()
+    /// The `tilepack` binary next to this test bundle.
+    static let binary = TilepackBinary.path
 
     struct Run {
         var status: Int32

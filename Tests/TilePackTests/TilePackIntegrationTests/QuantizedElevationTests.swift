@@ -169,7 +169,7 @@ import TilePackTestSupport
         let path = dir.file("q.mbtiles")
         var options = MBTilesWriter.Options()
         options.elevationStep = 0.01
-        let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
+        let writer = try MBTilesWriter(path: path, metadata: ArchiveFixture.metadata(), options: options)
         let id = TileID(z: 3, x: 1, y: 2)!
         let values: [Float] = (0..<(16 * 16)).map { (i: Int) -> Float in Float(i) * 0.123 }
         try writer.write([1], for: id)
@@ -194,7 +194,7 @@ import TilePackTestSupport
         let path = dir.file("mixed.mbtiles")
         var options = MBTilesWriter.Options()
         options.elevationStep = 1
-        let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
+        let writer = try MBTilesWriter(path: path, metadata: ArchiveFixture.metadata(), options: options)
         let plain = TileID(z: 4, x: 1, y: 1)!, odd = TileID(z: 4, x: 2, y: 1)!
         let whole: [Float] = (0..<64).map { (i: Int) -> Float in Float(i * 7) }
         var infinite = whole
@@ -219,7 +219,7 @@ import TilePackTestSupport
         let path = dir.file("old.mbtiles")
         var options = MBTilesWriter.Options()  // no step: Float32 as before format version 2
         options.elevationEncoding = nil
-        let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
+        let writer = try MBTilesWriter(path: path, metadata: ArchiveFixture.metadata(), options: options)
         let id = TileID(z: 3, x: 1, y: 2)!
         let values: [Float] = (0..<(16 * 16)).map { (i: Int) -> Float in Float(i) * 0.123 + 0.000_1 }
         try writer.write([1], for: id)

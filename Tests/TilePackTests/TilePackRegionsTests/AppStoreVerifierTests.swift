@@ -26,18 +26,10 @@ import TilePackTestSupport
 
     // MARK: - Apple's vectors
 
-    /// ../shared/testdata/appstore beside the repository (TestData.shared), or `$TILEPACK_TESTDATA/appstore` when that is set.
-    static let vectors: String = {
-        if let root = ProcessInfo.processInfo.environment["TILEPACK_TESTDATA"], !root.isEmpty {
-            if FileManager.default.fileExists(atPath: root + "/appstore") { return root + "/appstore" }
-            return root
-        }
-        return TestData.shared("appstore")
-    }()
+    /// Apple's App Store Server Library vectors (TestData.appStoreVectors).
+    static let vectors = TestData.appStoreVectors
 
-    static func bytes(_ relative: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: URL(fileURLWithPath: vectors + "/" + relative)))
-    }
+    static func bytes(_ relative: String) throws -> [UInt8] { try TestData.appStoreVector(relative) }
 
     static func token(_ relative: String) throws -> String {
         String(decoding: try bytes(relative), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

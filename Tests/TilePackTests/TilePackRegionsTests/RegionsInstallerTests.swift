@@ -505,7 +505,7 @@ final class FakePackServer: PackTransport {
         let v1: Pack, v2: Pack
         let delta: [UInt8]
         init() throws {
-            let v = try ArchivePackDeltaTests.Versions()
+            let v = try PackFixture.Versions()
             v1 = Pack(bytes: readFile(v.v1), digest: v.v1Stats.indexDigest)
             v2 = Pack(bytes: readFile(v.v2), digest: v.v2Stats.indexDigest)
             delta = readFile(v.delta)

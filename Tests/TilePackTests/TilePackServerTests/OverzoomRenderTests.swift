@@ -164,10 +164,10 @@ import TilePackTestSupport
 
     // MARK: CLI
 
-    static func run(_ arguments: [String]) throws -> CLIStoreVerifyTests.Run {
+    static func run(_ arguments: [String]) throws -> TilepackBinary.Run {
         // No trust file from the machine's config: the sample library is open.
         let config = TemporaryDirectory()
-        return try CLIStoreVerifyTests.tilepack(
+        return try TilepackBinary.tilepack(
             arguments, environment: ["XDG_CONFIG_HOME": config.path, "HOME": config.path])
     }
 
@@ -176,7 +176,7 @@ import TilePackTestSupport
         let out = TemporaryDirectory()
         let query = try Self.run(["query", "10", "10", "12", "--library", dir, "--json"])
         #expect(query.status == 2, "\(query.stderr)")
-        let object = try CLIStoreVerifyTests.json(query.stdout)
+        let object = try TilepackBinary.json(query.stdout)
         #expect(object["archive"] is NSNull && object["data_zoom"] is NSNull && object["overzoomed"] as? Bool == false)
         let plain = try Self.run(["query", "10", "10", "12", "--library", dir])
         #expect(plain.status == 2 && plain.stderr.hasPrefix("error: ") && plain.stderr.contains("covers"))
@@ -198,7 +198,7 @@ import TilePackTestSupport
         let zooms = try Self.zooms(PointQuery.openStore(SampleLibrary.archives))
         let low = try Self.run(["query", "45.86", "6.88", "\(zooms.lowerBound - 2)", "--library", dir, "--json"])
         #expect(low.status == 0, "\(low.stderr)")
-        let answers = try low.stdout.split(separator: "\n").map { try CLIStoreVerifyTests.json(String($0)) }
+        let answers = try low.stdout.split(separator: "\n").map { try TilepackBinary.json(String($0)) }
         #expect(answers.count == 2)
         for answer in answers {
             #expect(

@@ -49,7 +49,7 @@ private final class DeclaringArchive: TileArchive {
         let path = dir.file("forged.mbtiles")
         var options = MBTilesWriter.Options()
         options.elevationStep = 1
-        let writer = try MBTilesWriter(path: path, metadata: ArchiveMBTilesTests.metadata(), options: options)
+        let writer = try MBTilesWriter(path: path, metadata: ArchiveFixture.metadata(), options: options)
         try writer.write([1], for: Self.id)
         try writer.writeElevation(
             ElevationTile(width: 8, height: 8, values: [Float](repeating: 1234, count: 64)), for: Self.id)

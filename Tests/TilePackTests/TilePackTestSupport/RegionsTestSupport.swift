@@ -1,37 +1,38 @@
 import Crypto
 import Foundation
 import Testing
-@testable import TilePackCore
-@testable import TilePackSQLite
-@testable import TilePackRegions
-@testable import TilePackTools
+import TilePackCore
+import TilePackRegions
+import TilePackSQLite
+import TilePackTools
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import TilePackTestSupport
 
 /// What the region store's tests share: the publisher's key and a catalog signer, a test App
 /// Store with the trust anchors that pin its root, a clock the test moves, and the records an
 /// earlier tilepack left behind (a schema-1 ledger, the old simulator's Ed25519 rows).
-enum RegionsFixture {
+package enum RegionsFixture {
     /// 2024-01-01T00:00:00Z: the tests' "now" (inside the test CA's 2020…2049 validity).
-    static let t0 = 1_704_067_200.0
-    static let day = 86_400.0
-    static let bundleID = "com.tilepack.tests"
+    package static let t0 = 1_704_067_200.0
+    package static let day = 86_400.0
+    package static let bundleID = "com.tilepack.tests"
     /// StoreKit `appAccountToken`s.
-    static let account = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"
-    static let otherAccount = "0d9e8f7a-6b5c-4d3e-8f1a-2b3c4d5e6f70"
+    package static let account = "6f1c2a4e-8b3d-4c5e-9f70-1a2b3c4d5e6f"
+    package static let otherAccount = "0d9e8f7a-6b5c-4d3e-8f1a-2b3c4d5e6f70"
 
     /// The publisher's catalog key (the publisher keeps it; devices get `publicJWK`).
-    static let publisher = JWK.newPrivateKey()
+    package static let publisher = JWK.newPrivateKey()
 
     /// Signs the catalog of the library in `libraryDirectory` as `tilepack catalog sign` does:
     /// `json` (default: the library's `catalog.json`) with `archive_sha256` filled in from the
     /// archives, signed with `key`, written to `catalog.jws`. Returns the JWS.
     @discardableResult
-    static func signCatalog(libraryDirectory: String, json: [UInt8]? = nil, key: JWK = publisher) throws -> String {
+    package static func signCatalog(
+        libraryDirectory: String, json: [UInt8]? = nil, key: JWK = publisher
+    ) throws -> String {
         let path = libraryDirectory + "/" + Catalog.fileName
         let bytes = json ?? readFile(path)
         let payload = try CatalogPayload(filling: bytes, path: path, libraryDirectory: libraryDirectory)
@@ -41,7 +42,7 @@ enum RegionsFixture {
     }
 
     /// The anchors of an app that trusts `store`'s root for Sandbox and the publisher's key.
-    static func trust(
+    package static func trust(
         _ store: TestAppStore, bundleID: String = bundleID,
         publisherKeys: [JWK] = [publisher.publicJWK]
     ) -> TrustAnchors {
@@ -51,13 +52,13 @@ enum RegionsFixture {
     }
 
     /// A subscription term.
-    static func period(_ iso8601: String) -> SubscriptionPeriod {
+    package static func period(_ iso8601: String) -> SubscriptionPeriod {
         guard let period = SubscriptionPeriod(iso8601: iso8601) else { preconditionFailure("bad period \(iso8601)") }
         return period
     }
 
     /// What a device of `account` asks the store for.
-    static func request(
+    package static func request(
         _ productID: String, type: AppStoreProductType = .nonConsumable, account: String = account,
         period: String? = nil, bundleID: String = bundleID
     ) -> PurchaseRequest {
@@ -66,37 +67,38 @@ enum RegionsFixture {
     }
 
     /// Milliseconds since 1970 of `seconds`, as the store signs dates.
-    static func ms(_ seconds: Double) -> Int64 { Int64(seconds * 1000) }
+    package static func ms(_ seconds: Double) -> Int64 { Int64(seconds * 1000) }
 }
 
 /// A clock the test moves (shared by a store, a ledger and a library as one machine's clock).
-final class MovableClock: RegionClock {
+package final class MovableClock: RegionClock {
     private let seconds: Locked<Double>
-    init(_ seconds: Double) { self.seconds = Locked(seconds) }
-    func now() -> Double { seconds.withLock { $0 } }
-    func set(_ value: Double) { seconds.withLock { $0 = value } }
+    package init(_ seconds: Double) { self.seconds = Locked(seconds) }
+    package func now() -> Double { seconds.withLock { $0 } }
+    package func set(_ value: Double) { seconds.withLock { $0 = value } }
 }
 
 /// Errors collected from threads.
-final class ThreadFailures: Sendable {
+package final class ThreadFailures: Sendable {
+    package init() {}
     private let list = Locked<[String]>([])
-    func add(_ message: String) { list.withLock { $0.append(message) } }
-    var all: [String] { list.withLock { $0 } }
+    package func add(_ message: String) { list.withLock { $0.append(message) } }
+    package var all: [String] { list.withLock { $0 } }
 }
 
 /// A test App Store in a scratch directory on a movable clock, and the trust anchors of the
 /// app `RegionsFixture.bundleID` that pin its root. `prepare` runs on the store's directory
 /// before the store opens it (to leave an earlier simulator's records there).
-struct TestStoreFixture {
-    let dir = TemporaryDirectory()
-    let clock: MovableClock
-    let store: TestAppStore
-    let trust: TrustAnchors
-    let verifier: AppStoreVerifier
+package struct TestStoreFixture {
+    package let dir = TemporaryDirectory()
+    package let clock: MovableClock
+    package let store: TestAppStore
+    package let trust: TrustAnchors
+    package let verifier: AppStoreVerifier
 
-    var storeDirectory: String { dir.file("store") }
+    package var storeDirectory: String { dir.file("store") }
 
-    init(clock seconds: Double = RegionsFixture.t0, prepare: (String) throws -> Void = { _ in }) throws {
+    package init(clock seconds: Double = RegionsFixture.t0, prepare: (String) throws -> Void = { _ in }) throws {
         clock = MovableClock(seconds)
         #expect(mkdir(dir.file("store"), 0o700) == 0)
         try prepare(dir.file("store"))
@@ -106,7 +108,7 @@ struct TestStoreFixture {
     }
 
     /// What a device of `account` asks the store for.
-    func request(
+    package func request(
         _ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
         period: String? = nil, bundleID: String = RegionsFixture.bundleID
     ) -> PurchaseRequest {
@@ -114,7 +116,7 @@ struct TestStoreFixture {
     }
 
     /// Buys at the store (nothing recorded on any device): the signed transaction.
-    func sell(
+    package func sell(
         _ productID: String, type: AppStoreProductType = .nonConsumable, account: String = RegionsFixture.account,
         period: String? = nil, bundleID: String = RegionsFixture.bundleID
     ) throws -> String {
@@ -122,37 +124,55 @@ struct TestStoreFixture {
     }
 
     /// The transaction id of a signed transaction (verified with the fixture's anchors).
-    func transactionID(_ jws: String) throws -> String {
+    package func transactionID(_ jws: String) throws -> String {
         try #require(try verifier.verifyTransaction(jws, source: "test").transactionId)
     }
 
     /// How many transactions the store holds for `account` (charges, whatever their state).
-    func storeCount(account: String = RegionsFixture.account) throws -> Int {
+    package func storeCount(account: String = RegionsFixture.account) throws -> Int {
         try store.transactions(account: account, bundleID: RegionsFixture.bundleID).count
     }
 }
 
 /// Files an earlier tilepack wrote, made by hand from its schema.
-enum LegacyRecords {
+package enum LegacyRecords {
     /// What the old simulator signed (Ed25519, `kid` its key's thumbprint): StoreKit's field
     /// names, environment `LocalSimulator`, no bundle id.
-    struct Payload: Encodable {
-        var transactionId: String
-        var originalTransactionId: String
-        var productId: String
-        var purchaseDate: Int64
-        var expiresDate: Int64?
-        var appAccountToken: String
-        var environment = "LocalSimulator"
-        var type: String
-        var signedDate: Int64
-        var revocationDate: Int64?
-        var revocationReason: Int?
+    package struct Payload: Encodable {
+        package var transactionId: String
+        package var originalTransactionId: String
+        package var productId: String
+        package var purchaseDate: Int64
+        package var expiresDate: Int64?
+        package var appAccountToken: String
+        package var environment = "LocalSimulator"
+        package var type: String
+        package var signedDate: Int64
+        package var revocationDate: Int64?
+        package var revocationReason: Int?
+
+        package init(
+            transactionId: String, originalTransactionId: String, productId: String, purchaseDate: Int64,
+            expiresDate: Int64? = nil, appAccountToken: String, environment: String = "LocalSimulator", type: String,
+            signedDate: Int64, revocationDate: Int64? = nil, revocationReason: Int? = nil
+        ) {
+            self.transactionId = transactionId
+            self.originalTransactionId = originalTransactionId
+            self.productId = productId
+            self.purchaseDate = purchaseDate
+            self.expiresDate = expiresDate
+            self.appAccountToken = appAccountToken
+            self.environment = environment
+            self.type = type
+            self.signedDate = signedDate
+            self.revocationDate = revocationDate
+            self.revocationReason = revocationReason
+        }
     }
 
     /// Creates the old simulator's `store.sqlite` in `directory` (columns seq, transaction_id,
     /// account, product_id, jws) holding `payloads`, each signed with a fresh Ed25519 key.
-    static func writeSimulatorStore(directory: String, _ payloads: [Payload]) throws {
+    package static func writeSimulatorStore(directory: String, _ payloads: [Payload]) throws {
         let key = Curve25519.Signing.PrivateKey()
         let kid = JWK(publicKey: key.publicKey).keyID
         let db = try SQLiteConnection(path: directory + "/store.sqlite", mode: .readWriteCreate)
@@ -179,7 +199,7 @@ enum LegacyRecords {
 
     /// Creates a schema-1 ledger at `path` for `account` (its tables as the old ledger made
     /// them), with one row holding an Ed25519 JWS the new code cannot verify.
-    static func writeLedger(path: String, account: String) throws {
+    package static func writeLedger(path: String, account: String) throws {
         let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
         try db.execute(
             """

@@ -30,6 +30,21 @@ package enum TestData {
         URL(fileURLWithPath: repository).deletingLastPathComponent().appendingPathComponent("shared/testdata/" + name)
             .path
     }
+
+    /// Apple's App Store Server Library vectors: ../shared/testdata/appstore beside the
+    /// repository, or `$TILEPACK_TESTDATA/appstore` when that is set.
+    package static let appStoreVectors: String = {
+        if let root = ProcessInfo.processInfo.environment["TILEPACK_TESTDATA"], !root.isEmpty {
+            if FileManager.default.fileExists(atPath: root + "/appstore") { return root + "/appstore" }
+            return root
+        }
+        return shared("appstore")
+    }()
+
+    /// The bytes of `relative` in ``appStoreVectors``.
+    package static func appStoreVector(_ relative: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: appStoreVectors + "/" + relative)))
+    }
 }
 
 /// PROJ's data as Debian installs it (proj-data): datum grids and proj.db.

@@ -204,6 +204,7 @@ let package = Package(
         .testTarget(
             name: "TilePackCLITests",
             dependencies: ["TilePackCLI", "TilePackRegions", "TilePackTools", "TilePackTestSupport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TilePackTests/TilePackCLITests"
         ),

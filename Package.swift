@@ -61,7 +61,9 @@ let package = Package(
         // What an app that shows tiles links; knows nothing of geography.
         .target(name: "TilePackCodec", dependencies: ["TilePackCore"], path: "Sources/TilePack/Codec"),
         // TileCodec: the PVRTC and PNG encoders, for builds (an app that shows tiles omits it).
-        .target(name: "TilePackEncoders", dependencies: ["TilePackCore", "TilePackCodec"], path: "Sources/TilePack/Encoders"),
+        .target(
+            name: "TilePackEncoders", dependencies: ["TilePackCore", "TilePackCodec"], path: "Sources/TilePack/Encoders"
+        ),
         // MBTiles reader and writer, elevation table. Decodes no pixels, plans no tiles.
         .target(
             name: "TilePackArchive",
@@ -69,7 +71,8 @@ let package = Package(
             path: "Sources/TilePack/Archive"
         ),
         // TIFF/BigTIFF reading and writing, GeoKeys, CRS, projections. Knows no tiles or archives.
-        .target(name: "TilePackGeoTIFF", dependencies: ["TilePackCore", "TilePackSQLite"], path: "Sources/TilePack/GeoTIFF"),
+        .target(
+            name: "TilePackGeoTIFF", dependencies: ["TilePackCore", "TilePackSQLite"], path: "Sources/TilePack/GeoTIFF"),
         // Plan, resample, colour, pyramid, the parallel pipeline, RegionBuild.
         .target(
             name: "TilePackBuild",
@@ -79,8 +82,10 @@ let package = Package(
         // Reading tiles back: point queries (and the lazy tile store). Asks Archive, never SQL.
         .target(
             name: "TilePackStore",
-            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive",
-                           .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "TilePackCore", "TilePackCodec", "TilePackArchive",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             path: "Sources/TilePack/Store"
         ),
         // The region store: catalog, signed transactions, entitlement ledger, AccessPolicy, and the
@@ -88,10 +93,12 @@ let package = Package(
         // shown, never how tiles are stored.
         .target(
             name: "TilePackRegions",
-            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore",
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "X509", package: "swift-certificates"),
-                           .product(name: "SwiftASN1", package: "swift-asn1")],
+            dependencies: [
+                "TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Sources/TilePack/Regions"
         ),
         // The app product's one import: re-exports Core, Codec, Archive, Store and Regions.
@@ -105,40 +112,52 @@ let package = Package(
         // the `TilePackRuntime` product (Scripts/module-closure checks it).
         .target(
             name: "TilePackTools",
-            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore", "TilePackRegions",
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "X509", package: "swift-certificates"),
-                           .product(name: "SwiftASN1", package: "swift-asn1")],
+            dependencies: [
+                "TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore", "TilePackRegions",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Sources/TilePack/Tools"
         ),
         // `tilepack pack`: packs cut from the master archives by the signed catalog (edge tiles
         // re-encoded), their signed manifests and deltas. The publisher's side: not in the app.
         .target(
             name: "TilePackPublish",
-            dependencies: ["TilePackCore", "TilePackCodec", "TilePackEncoders", "TilePackArchive", "TilePackStore",
-                           "TilePackRegions", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TilePackCore", "TilePackCodec", "TilePackEncoders", "TilePackArchive", "TilePackStore",
+                "TilePackRegions", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Sources/TilePack/Publish"
         ),
         // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
-        .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
+        .target(
+            name: "TilePackRender",
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore"],
+            path: "Sources/TilePack/Render"),
         // `tilepack serve`: HTTP routes over the tile and region stores, the viewer page, error →
         // status mapping. Outside the umbrella: a library user does not link an HTTP server.
         .target(
             name: "TilePackServer",
-            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions",
-                           "TilePackRender", "TilePackEncoders", .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types"),
-                           .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: [
+                "TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions",
+                "TilePackRender", "TilePackEncoders", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Sources/TilePack/Server"
         ),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
-        .target(name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"),
+        .target(
+            name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"
+        ),
         // The umbrella: `import TilePack` re-exports every layer.
         .target(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples", "TilePackTools", "TilePackPublish",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender",
+                "TilePackSamples", "TilePackTools", "TilePackPublish",
             ],
             path: "Sources/TilePack/Umbrella"
         ),
@@ -158,41 +177,55 @@ let package = Package(
         // Tests that cross layers are TilePackIntegrationTests.
         .target(
             name: "TilePackTestSupport",
-            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                           "TilePackGeoTIFF", "TilePackBuild", "TilePackRegions", "TilePackTools",
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackRegions", "TilePackTools",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TilePackTests/TilePackTestSupport"
         ),
-        .testTarget(name: "TilePackCoreTests", dependencies: ["TilePackCore", "TilePackTestSupport"], path: "Tests/TilePackTests/TilePackCoreTests"),
+        .testTarget(
+            name: "TilePackCoreTests", dependencies: ["TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackCoreTests"),
         .testTarget(
             name: "TilePackSQLiteTests", dependencies: ["TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
             path: "Tests/TilePackTests/TilePackSQLiteTests"
         ),
         .testTarget(
             name: "TilePackCodecTests",
-            dependencies: ["TilePackCodec", "TilePackCore", "TilePackTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TilePackCodec", "TilePackCore", "TilePackTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TilePackTests/TilePackCodecTests"
         ),
         .testTarget(
-            name: "TilePackEncodersTests", dependencies: ["TilePackEncoders", "TilePackCodec", "TilePackCore", "TilePackTestSupport"],
+            name: "TilePackEncodersTests",
+            dependencies: ["TilePackEncoders", "TilePackCodec", "TilePackCore", "TilePackTestSupport"],
             path: "Tests/TilePackTests/TilePackEncodersTests"
         ),
         .testTarget(
             name: "TilePackGeoTIFFTests",
-            dependencies: ["TilePackGeoTIFF", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TilePackGeoTIFF", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TilePackTests/TilePackGeoTIFFTests"
         ),
         .testTarget(
             name: "TilePackArchiveTests",
-            dependencies: ["TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TilePackTests/TilePackArchiveTests"
         ),
         .testTarget(
             name: "TilePackBuildTests",
-            dependencies: ["TilePackBuild", "TilePackArchive", "TilePackEncoders", "TilePackCodec", "TilePackGeoTIFF",
-                           "TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
+            dependencies: [
+                "TilePackBuild", "TilePackArchive", "TilePackEncoders", "TilePackCodec", "TilePackGeoTIFF",
+                "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+            ],
             path: "Tests/TilePackTests/TilePackBuildTests"
         ),
         .testTarget(
@@ -200,27 +233,41 @@ let package = Package(
             dependencies: ["TilePackTools", "TilePackStore", "TilePackArchive", "TilePackCore", "TilePackTestSupport"],
             path: "Tests/TilePackTests/TilePackToolsTests"
         ),
+        // The tile store's tests replay viewer traces (TilePackTools' AccessTrace).
+        .testTarget(
+            name: "TilePackStoreTests",
+            dependencies: [
+                "TilePackStore", "TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore",
+                "TilePackTools", "TilePackTestSupport",
+            ],
+            path: "Tests/TilePackTests/TilePackStoreTests"
+        ),
         // The CLI's parsing and validation in-process (`@testable import` of the executable target).
         .testTarget(
             name: "TilePackCLITests",
-            dependencies: ["TilePackCLI", "TilePackRegions", "TilePackTools", "TilePackTestSupport",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TilePackCLI", "TilePackRegions", "TilePackTools", "TilePackTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TilePackTests/TilePackCLITests"
         ),
         // The tests that cross layers (end-to-end builds, fuzzing several readers, the built binary)
-        // and, until each folder is its own target, the Store, Regions, Publish, Render and Server
-        // folders.
+        // and, until each folder is its own target, the Regions, Publish, Render and Server folders.
         .testTarget(
             name: "TilePackIntegrationTests",
-            dependencies: ["TilePack", "TilePackServer", "TilePackCLI", "TilePackTestSupport",
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "HummingbirdTesting", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "TilePack", "TilePackServer", "TilePackCLI", "TilePackTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             path: "Tests/TilePackTests",
-            exclude: ["TilePackTestSupport", "TilePackCoreTests", "TilePackSQLiteTests", "TilePackCodecTests",
-                      "TilePackEncodersTests", "TilePackGeoTIFFTests", "TilePackArchiveTests", "TilePackBuildTests",
-                      "TilePackToolsTests", "TilePackCLITests"]
+            exclude: [
+                "TilePackTestSupport", "TilePackCoreTests", "TilePackSQLiteTests", "TilePackCodecTests",
+                "TilePackEncodersTests", "TilePackGeoTIFFTests", "TilePackArchiveTests", "TilePackBuildTests",
+                "TilePackToolsTests", "TilePackCLITests", "TilePackStoreTests",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

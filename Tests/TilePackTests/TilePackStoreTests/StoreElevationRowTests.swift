@@ -1,6 +1,7 @@
 import Testing
-@testable import TilePack
+@testable import TilePackCore
 @testable import TilePackSQLite
+@testable import TilePackCodec
 @testable import TilePackArchive
 @testable import TilePackStore
 import TilePackTestSupport

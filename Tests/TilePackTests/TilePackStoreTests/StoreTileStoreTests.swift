@@ -2,7 +2,11 @@ import Testing
 import Dispatch
 import Foundation
 import Synchronization
-import TilePack
+import TilePackArchive
+import TilePackCodec
+import TilePackCore
+import TilePackStore
+import TilePackTools
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -61,9 +61,7 @@ let package = Package(
         // What an app that shows tiles links; knows nothing of geography.
         .target(name: "TilePackCodec", dependencies: ["TilePackCore"], path: "Sources/TilePack/Codec"),
         // TileCodec: the PVRTC and PNG encoders, for builds (an app that shows tiles omits it).
-        .target(
-            name: "TilePackEncoders", dependencies: ["TilePackCore", "TilePackCodec"], path: "Sources/TilePack/Encoders"
-        ),
+        .target(name: "TilePackEncoders", dependencies: ["TilePackCore", "TilePackCodec"], path: "Sources/TilePack/Encoders"),
         // MBTiles reader and writer, elevation table. Decodes no pixels, plans no tiles.
         .target(
             name: "TilePackArchive",
@@ -71,8 +69,7 @@ let package = Package(
             path: "Sources/TilePack/Archive"
         ),
         // TIFF/BigTIFF reading and writing, GeoKeys, CRS, projections. Knows no tiles or archives.
-        .target(
-            name: "TilePackGeoTIFF", dependencies: ["TilePackCore", "TilePackSQLite"], path: "Sources/TilePack/GeoTIFF"),
+        .target(name: "TilePackGeoTIFF", dependencies: ["TilePackCore", "TilePackSQLite"], path: "Sources/TilePack/GeoTIFF"),
         // Plan, resample, colour, pyramid, the parallel pipeline, RegionBuild.
         .target(
             name: "TilePackBuild",
@@ -82,10 +79,8 @@ let package = Package(
         // Reading tiles back: point queries (and the lazy tile store). Asks Archive, never SQL.
         .target(
             name: "TilePackStore",
-            dependencies: [
-                "TilePackCore", "TilePackCodec", "TilePackArchive",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive",
+                           .product(name: "Histogram", package: "hdrhistogram-swift")],
             path: "Sources/TilePack/Store"
         ),
         // The region store: catalog, signed transactions, entitlement ledger, AccessPolicy, and the
@@ -93,12 +88,10 @@ let package = Package(
         // shown, never how tiles are stored.
         .target(
             name: "TilePackRegions",
-            dependencies: [
-                "TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")],
             path: "Sources/TilePack/Regions"
         ),
         // The app product's one import: re-exports Core, Codec, Archive, Store and Regions.
@@ -112,52 +105,40 @@ let package = Package(
         // the `TilePackRuntime` product (Scripts/module-closure checks it).
         .target(
             name: "TilePackTools",
-            dependencies: [
-                "TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore", "TilePackRegions",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackArchive", "TilePackStore", "TilePackRegions",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")],
             path: "Sources/TilePack/Tools"
         ),
         // `tilepack pack`: packs cut from the master archives by the signed catalog (edge tiles
         // re-encoded), their signed manifests and deltas. The publisher's side: not in the app.
         .target(
             name: "TilePackPublish",
-            dependencies: [
-                "TilePackCore", "TilePackCodec", "TilePackEncoders", "TilePackArchive", "TilePackStore",
-                "TilePackRegions", .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackEncoders", "TilePackArchive", "TilePackStore",
+                           "TilePackRegions", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/TilePack/Publish"
         ),
         // Map pictures from the tile store: compositing, locked-tile drawing, a bitmap font, Terrarium.
-        .target(
-            name: "TilePackRender",
-            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore"],
-            path: "Sources/TilePack/Render"),
+        .target(name: "TilePackRender", dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore"], path: "Sources/TilePack/Render"),
         // `tilepack serve`: HTTP routes over the tile and region stores, the viewer page, error →
         // status mapping. Outside the umbrella: a library user does not link an HTTP server.
         .target(
             name: "TilePackServer",
-            dependencies: [
-                "TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions",
-                "TilePackRender", "TilePackEncoders", .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
+            dependencies: ["TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackStore", "TilePackRegions",
+                           "TilePackRender", "TilePackEncoders", .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client")],
             path: "Sources/TilePack/Server"
         ),
         // The deterministic synthetic Mont Blanc terrain behind SampleRegions/.
-        .target(
-            name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"
-        ),
+        .target(name: "TilePackSamples", dependencies: ["TilePackCore", "TilePackGeoTIFF"], path: "Sources/TilePack/Samples"),
         // The umbrella: `import TilePack` re-exports every layer.
         .target(
             name: "TilePack",
             dependencies: [
                 "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender",
-                "TilePackSamples", "TilePackTools", "TilePackPublish",
+                "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackRender", "TilePackSamples", "TilePackTools", "TilePackPublish",
             ],
             path: "Sources/TilePack/Umbrella"
         ),
@@ -173,30 +154,29 @@ let package = Package(
         // Tests/TilePackTests/<Module>Tests, depending on that module and the modules it may use
         // (Scripts/module-closure checks it), plus TilePackTestSupport, the fixtures they share
         // (scratch directories, crafted TIFFs, test archives and sources, the region store's
-        // fixtures, the SampleRegions and ../shared/testdata locators, the `concurrent` tag).
-        // Tests that cross layers are TilePackIntegrationTests.
+        // fixtures, the sample library, the SampleRegions and ../shared/testdata locators, the
+        // `concurrent` tag). Tests that cross layers are TilePackIntegrationTests.
         .target(
             name: "TilePackTestSupport",
-            dependencies: [
-                "TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
-                "TilePackGeoTIFF", "TilePackBuild", "TilePackRegions", "TilePackTools",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
+                           "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackTools",
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TilePackTests/TilePackTestSupport"
         ),
         .testTarget(
-            name: "TilePackCoreTests", dependencies: ["TilePackCore", "TilePackTestSupport"],
-            path: "Tests/TilePackTests/TilePackCoreTests"),
+            name: "TilePackCoreTests",
+            dependencies: ["TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackCoreTests"
+        ),
         .testTarget(
-            name: "TilePackSQLiteTests", dependencies: ["TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
+            name: "TilePackSQLiteTests",
+            dependencies: ["TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
             path: "Tests/TilePackTests/TilePackSQLiteTests"
         ),
         .testTarget(
             name: "TilePackCodecTests",
-            dependencies: [
-                "TilePackCodec", "TilePackCore", "TilePackTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TilePackCodec", "TilePackCore", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TilePackTests/TilePackCodecTests"
         ),
         .testTarget(
@@ -206,68 +186,81 @@ let package = Package(
         ),
         .testTarget(
             name: "TilePackGeoTIFFTests",
-            dependencies: [
-                "TilePackGeoTIFF", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TilePackGeoTIFF", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TilePackTests/TilePackGeoTIFFTests"
         ),
         .testTarget(
             name: "TilePackArchiveTests",
-            dependencies: [
-                "TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TilePackTests/TilePackArchiveTests"
         ),
         .testTarget(
             name: "TilePackBuildTests",
-            dependencies: [
-                "TilePackBuild", "TilePackArchive", "TilePackEncoders", "TilePackCodec", "TilePackGeoTIFF",
-                "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
-            ],
+            dependencies: ["TilePackBuild", "TilePackArchive", "TilePackEncoders", "TilePackCodec", "TilePackGeoTIFF",
+                           "TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
             path: "Tests/TilePackTests/TilePackBuildTests"
+        ),
+        // The tile store's tests replay viewer traces (TilePackTools' AccessTrace).
+        .testTarget(
+            name: "TilePackStoreTests",
+            dependencies: ["TilePackStore", "TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore",
+                           "TilePackTools", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackStoreTests"
+        ),
+        // The region store's tests sell at the test App Store (TilePackTools) and encode a few tiles.
+        .testTarget(
+            name: "TilePackRegionsTests",
+            dependencies: ["TilePackRegions", "TilePackStore", "TilePackArchive", "TilePackSQLite", "TilePackCore",
+                           "TilePackTools", "TilePackEncoders", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackRegionsTests"
         ),
         .testTarget(
             name: "TilePackToolsTests",
             dependencies: ["TilePackTools", "TilePackStore", "TilePackArchive", "TilePackCore", "TilePackTestSupport"],
             path: "Tests/TilePackTests/TilePackToolsTests"
         ),
-        // The tile store's tests replay viewer traces (TilePackTools' AccessTrace).
+        // The publisher's and the server's tests sell at the test App Store too.
         .testTarget(
-            name: "TilePackStoreTests",
-            dependencies: [
-                "TilePackStore", "TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore",
-                "TilePackTools", "TilePackTestSupport",
-            ],
-            path: "Tests/TilePackTests/TilePackStoreTests"
+            name: "TilePackPublishTests",
+            dependencies: ["TilePackPublish", "TilePackRegions", "TilePackStore", "TilePackArchive", "TilePackCodec",
+                           "TilePackSQLite", "TilePackCore", "TilePackTools", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackPublishTests"
+        ),
+        .testTarget(
+            name: "TilePackServerTests",
+            dependencies: ["TilePackServer", "TilePackRender", "TilePackRegions", "TilePackStore", "TilePackArchive",
+                           "TilePackEncoders", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTools",
+                           "TilePackTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Tests/TilePackTests/TilePackServerTests"
         ),
         // The CLI's parsing and validation in-process (`@testable import` of the executable target).
         .testTarget(
             name: "TilePackCLITests",
-            dependencies: [
-                "TilePackCLI", "TilePackRegions", "TilePackTools", "TilePackTestSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["TilePackCLI", "TilePackRegions", "TilePackTools", "TilePackTestSupport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TilePackTests/TilePackCLITests"
         ),
-        // The tests that cross layers (end-to-end builds, fuzzing several readers, the built binary)
-        // and, until each folder is its own target, the Regions, Publish, Render and Server folders.
+        // The tests that cross layers: end-to-end builds, fuzzing several readers, the built binary,
+        // tests over several layers at once (a renderer under the region store's policy, a reader
+        // against the sample terrain, codec choice from archive metadata). Under Tests/TilePackTests
+        // itself, the other test targets' folders excluded.
         .testTarget(
             name: "TilePackIntegrationTests",
-            dependencies: [
-                "TilePack", "TilePackServer", "TilePackCLI", "TilePackTestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
+            dependencies: ["TilePack", "TilePackServer", "TilePackCLI", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Tests/TilePackTests",
-            exclude: [
-                "TilePackTestSupport", "TilePackCoreTests", "TilePackSQLiteTests", "TilePackCodecTests",
-                "TilePackEncodersTests", "TilePackGeoTIFFTests", "TilePackArchiveTests", "TilePackBuildTests",
-                "TilePackToolsTests", "TilePackCLITests", "TilePackStoreTests",
-            ]
+            exclude: ["TilePackTestSupport", "TilePackCoreTests", "TilePackSQLiteTests", "TilePackCodecTests",
+                      "TilePackEncodersTests", "TilePackGeoTIFFTests", "TilePackArchiveTests", "TilePackBuildTests",
+                      "TilePackStoreTests", "TilePackRegionsTests", "TilePackToolsTests", "TilePackPublishTests",
+                      "TilePackServerTests", "TilePackCLITests"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -22,13 +22,7 @@ struct EndToEndTests {
     /// Builds a sample with PNG tiles (lossless, so colours can be compared with the source;
     /// the debug build's PVRTC quality encoder is too slow for a unit test).
     static func build(_ file: String, in dir: String, maxZoom: Int? = nil) throws -> (RegionBuild.Result, TilePlan) {
-        var request = RegionBuild.Request(sourcePath: sampleRegions + "/" + file)
-        request.outputPath = dir + "/" + file.replacingSuffix(".tif", with: ".mbtiles")
-        request.codec = .png
-        request.options.maxZoom = maxZoom
-        let build = RegionBuild(request)
-        let plan = try build.prepare().plan
-        return (try build.run(), plan)
+        try SampleLibrary.build(file, in: dir, maxZoom: maxZoom)
     }
 
     /// The archive is intact, carries every metadata key, and stores exactly the planned

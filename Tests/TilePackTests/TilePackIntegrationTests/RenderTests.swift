@@ -11,36 +11,6 @@ import Glibc
 #endif
 import TilePackTestSupport
 
-/// The two sample archives (PNG tiles up to zoom 12) and the sample catalog in one library
-/// (`catalog.json`, and `catalog.jws` signed with ``RegionsFixture/publisher``), built once per
-/// test process for the render and server tests.
-enum SampleLibrary {
-    static let directory: String = {
-        // Made by hand (not TemporaryDirectory, which removes itself): left in /tmp for the process.
-        var template = Array("/tmp/tilepack-samples-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            preconditionFailure("mkdtemp failed")
-        }
-        let dir = String(cString: made)
-        do {
-            _ = try EndToEndTests.build("montblanc-dem.tif", in: dir, maxZoom: 12)
-            _ = try EndToEndTests.build("montblanc-color.tif", in: dir, maxZoom: 12)
-            let catalog = try [UInt8](
-                Data(contentsOf: URL(fileURLWithPath: EndToEndTests.sampleRegions + "/catalog.json")))
-            try Data(catalog).write(to: URL(fileURLWithPath: dir + "/catalog.json"))
-            // What a store library reads: the catalog with the archives' hashes, signed by the publisher.
-            try RegionsFixture.signCatalog(libraryDirectory: dir)
-        } catch {
-            preconditionFailure("building the sample library failed: \(error)")
-        }
-        return dir
-    }()
-
-    static var archives: [String] { (try? PointQuery.archives(in: directory)) ?? [] }
-
-    static func catalog() throws -> Catalog { try Catalog(contentsOf: directory + "/catalog.json") }
-}
-
 @Suite("Render: map pictures from the tile store")
 struct RenderTests {
     static let budget: MemoryBudget = { (try? MemoryBudget(bytes: 64 << 20))! }()

@@ -366,7 +366,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
     @Test func theRegionPolicyDecidesTheRequestedZoom() throws {
         let catalog = try SampleLibrary.catalog()
         var pixels: [TileID: [UInt8]] = [:]
-        for t in RegionsAccessMaskTests.tiles(6.73, 45.75, 7.03, 45.97, z: 10) {
+        for t in CatalogFixture.tiles(6.73, 45.75, 7.03, 45.97, z: 10) {
             pixels[t] = tile(side: 16) { _, _ in [30, 140, 60, 255] }
         }
         let archive = try ZoomFakeArchive(
@@ -384,10 +384,10 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         }
         // Chamonix owned: a z12 tile across its edge is masked per requested pixel.
         let policy = RegionAccessPolicy(
-            catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]))
+            catalog: catalog, entitlements: FixedEntitlements([CatalogFixture.chamonixID]))
         let owner = try Self.store(archive, policy: policy)
         var found: (TileID, TileMask)?
-        for t in RegionsAccessMaskTests.tiles(6.75, 45.80, 7.02, 45.96, z: 12) where found == nil {
+        for t in CatalogFixture.tiles(6.75, 45.80, 7.02, 45.96, z: 12) where found == nil {
             if let m = policy.access(t, archive: "montblanc-color.mbtiles", tileSize: 16).mask, m.ownedCount > 20,
                 m.ownedCount < 236
             {
@@ -408,16 +408,16 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         // picture. Where the archive itself stores zooms nobody sells, they stay unsold.
         let stored = ["montblanc-color.mbtiles": 13]
         let reaching = RegionAccessPolicy(
-            catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
+            catalog: catalog, entitlements: FixedEntitlements([CatalogFixture.chamonixID]),
             storedMaxZooms: stored)
         let deep = try #require(
-            RegionsAccessMaskTests.tiles(6.75, 45.80, 7.02, 45.96, z: 15).first {
+            CatalogFixture.tiles(6.75, 45.80, 7.02, 45.96, z: 15).first {
                 reaching.access($0, archive: "montblanc-color.mbtiles", tileSize: 16) == .allowed
             })
         // stored zooms unknown: no reach
         #expect(policy.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) != .allowed)
         let deeper = RegionAccessPolicy(
-            catalog: catalog, entitlements: FixedEntitlements([RegionsAccessMaskTests.chamonixID]),
+            catalog: catalog, entitlements: FixedEntitlements([CatalogFixture.chamonixID]),
             storedMaxZooms: ["montblanc-color.mbtiles": 16])
         // stored z15, unsold
         #expect(deeper.access(deep, archive: "montblanc-color.mbtiles", tileSize: 16) == .denied(unlockedBy: []))
@@ -428,7 +428,7 @@ private let offer = ProductOffer(id: "p", title: "Detail", price: "1.99", curren
         do throws(TileStoreError) {
             if exists(try nobody.pixels(deep)) { Issue.record("a z15 tile nobody owns was served") }
         } catch {
-            #expect(error.problem == .locked && error.offers.contains { $0.id == RegionsAccessMaskTests.chamonixID })
+            #expect(error.problem == .locked && error.offers.contains { $0.id == CatalogFixture.chamonixID })
         }
     }
 

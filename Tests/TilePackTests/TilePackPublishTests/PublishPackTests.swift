@@ -1,6 +1,13 @@
 import Foundation
 import Testing
-@testable import TilePack
+import TilePackArchive
+import TilePackCodec
+import TilePackCore
+@testable import TilePackPublish
+import TilePackRegions
+import TilePackSQLite
+import TilePackStore
+import TilePackTools
 import TilePackTestSupport
 
 /// `tilepack pack` on the Mont Blanc samples (issue 24, Must-show 1): packs hold exactly the
@@ -14,7 +21,7 @@ struct PublishPackTests {
             for name in ["montblanc-dem.mbtiles", "montblanc-color.mbtiles"] {
                 try FileManager.default.copyItem(atPath: SampleLibrary.directory + "/" + name, toPath: dir + "/" + name)
             }
-            let json = String(decoding: readFile(EndToEndTests.sampleRegions + "/catalog.json"), as: UTF8.self)
+            let json = String(decoding: readFile(TestData.sampleRegions + "/catalog.json"), as: UTF8.self)
                 .replacingOccurrences(of: "\"maxzoom\": 13", with: "\"maxzoom\": 12")
             writeFile(dir + "/catalog.json", Array(json.utf8))
             try RegionsFixture.signCatalog(libraryDirectory: dir)
@@ -167,7 +174,7 @@ struct PublishPackTests {
         for name in ["montblanc-dem.mbtiles", "montblanc-color.mbtiles"] {
             try FileManager.default.copyItem(atPath: Self.library + "/" + name, toPath: dir + "/" + name)
         }
-        let json = String(decoding: readFile(EndToEndTests.sampleRegions + "/catalog.json"), as: UTF8.self)
+        let json = String(decoding: readFile(TestData.sampleRegions + "/catalog.json"), as: UTF8.self)
             .replacingOccurrences(of: "\"maxzoom\": 13", with: "\"maxzoom\": 15")
         writeFile(dir + "/catalog.json", Array(json.utf8))
         try RegionsFixture.signCatalog(libraryDirectory: dir)

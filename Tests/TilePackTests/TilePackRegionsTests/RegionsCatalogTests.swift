@@ -13,64 +13,29 @@ import TilePackTestSupport
     /// The repository's SampleRegions directory.
     static let sampleDirectory = TestData.sampleRegions
 
-    static let chamonixID = "com.tilepack.samples.montblanc.chamonix"
-    static let courmayeurID = "com.tilepack.samples.montblanc.courmayeur"
-    static let bundleID = "com.tilepack.samples.montblanc.bundle"
-    static let updatesID = "com.tilepack.samples.montblanc.updates"
+    static let chamonixID = CatalogFixture.chamonixID
+    static let courmayeurID = CatalogFixture.courmayeurID
+    static let bundleID = CatalogFixture.bundleID
+    static let updatesID = CatalogFixture.updatesID
 
-    /// The sample catalog in a library where both archives exist (as empty files: the
-    /// catalog only checks that they are there).
-    static func sampleLibrary() throws -> (TemporaryDirectory, Catalog) {
-        let dir = TemporaryDirectory()
-        let json = readFile(sampleDirectory + "/catalog.json")
-        _ = try dir.write("catalog.json", json)
-        _ = try dir.write("montblanc-dem.mbtiles", [])
-        _ = try dir.write("montblanc-color.mbtiles", [])
-        let catalog = try #require(try Catalog.load(libraryDirectory: dir.path))
-        return (dir, catalog)
-    }
-
-    static func tile(_ lon: Double, _ lat: Double, _ z: Int) -> TileID {
-        WebMercator.tile(lon: lon, lat: lat, zoom: z)!.tile
-    }
-
-    // Points of the sample regions: Chamonix (north-west of the crest), Courmayeur (south-east).
-    static let chamonix = (lon: 6.87, lat: 45.92)
-    static let courmayeur = (lon: 6.97, lat: 45.79)
-
-    /// A square ring, lon/lat degrees, closed.
+    static func sampleLibrary() throws -> (TemporaryDirectory, Catalog) { try CatalogFixture.sampleLibrary() }
+    static func tile(_ lon: Double, _ lat: Double, _ z: Int) -> TileID { CatalogFixture.tile(lon, lat, z) }
+    static let chamonix = CatalogFixture.chamonix
+    static let courmayeur = CatalogFixture.courmayeur
     static func square(_ w: Double, _ s: Double, _ e: Double, _ n: Double) -> [[Double]] {
-        [[w, s], [e, s], [e, n], [w, n], [w, s]]
+        CatalogFixture.square(w, s, e, n)
     }
-
-    /// One product's JSON, a region unless overridden; a nil override removes the field.
-    /// Values are raw JSON.
     static func product(_ id: String, _ overrides: [String: String?] = [:]) -> String {
-        var fields: [String: String] = [
-            "id": "\"\(id)\"", "title": "\"Region \(id)\"", "price": "\"1.99\"", "currency": "\"EUR\"",
-            "kind": "\"region\"", "area": "[[[0,0],[10,0],[10,10],[0,10],[0,0]]]",
-            "minzoom": "9", "maxzoom": "15", "archives": "[\"a.mbtiles\"]",
-        ]
-        for (key, value) in overrides { fields[key] = value }
-        return "{" + fields.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ")
-            + "}"
+        CatalogFixture.product(id, overrides)
     }
-
     static func bundle(_ id: String, includes: [String], price: String = "\"2.99\"") -> String {
-        product(
-            id,
-            [
-                "kind": "\"bundle\"", "price": price, "area": nil, "minzoom": nil, "maxzoom": nil, "archives": nil,
-                "includes": "[" + includes.map { "\"\($0)\"" }.joined(separator: ",") + "]",
-            ])
+        CatalogFixture.bundle(id, includes: includes, price: price)
     }
-
     static func catalogJSON(_ products: [String], top: String = "\"version\": 1, \"free_max_zoom\": 10") -> [UInt8] {
-        Array("{\(top), \"products\": [\(products.joined(separator: ", "))]}".utf8)
+        CatalogFixture.catalogJSON(products, top: top)
     }
-
     static func decode(_ json: [UInt8], library: String? = nil) throws(CatalogError) -> Catalog {
-        try Catalog(json: json, path: "lib/catalog.json", libraryDirectory: library)
+        try CatalogFixture.decode(json, library: library)
     }
 
     // MARK: - Loading

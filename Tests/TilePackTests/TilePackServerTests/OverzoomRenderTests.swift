@@ -1,6 +1,14 @@
 import Testing
 import Foundation
-import TilePack
+import TilePackArchive
+import TilePackCodec
+import TilePackCore
+import TilePackEncoders
+import TilePackRegions
+import TilePackRender
+import TilePackSQLite
+import TilePackStore
+import TilePackTools
 @testable import TilePackServer
 import TilePackTestSupport
 

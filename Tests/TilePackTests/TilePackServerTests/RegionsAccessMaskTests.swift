@@ -4,9 +4,15 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-@testable import TilePack
-@testable import TilePackStore
+import TilePackArchive
+import TilePackCodec
+import TilePackCore
+import TilePackEncoders
 @testable import TilePackRegions
+import TilePackRender
+import TilePackSQLite
+@testable import TilePackStore
+import TilePackTools
 @testable import TilePackServer
 import TilePackTestSupport
 
@@ -44,8 +50,7 @@ struct RegionsAccessMaskTests {
 
     /// Every tile of zoom `z` over the lon/lat box.
     static func tiles(_ w: Double, _ s: Double, _ e: Double, _ n: Double, z: Int) -> [TileID] {
-        let nw = WebMercator.tile(lon: w, lat: n, zoom: z)!.tile, se = WebMercator.tile(lon: e, lat: s, zoom: z)!.tile
-        return (nw.y...se.y).flatMap { y in (nw.x...se.x).map { TileID(z: z, x: $0, y: y)! } }
+        CatalogFixture.tiles(w, s, e, n, z: z)
     }
 
     static let triangle: [[[Double]]] = [[[6.80, 45.80], [6.95, 45.83], [6.86, 45.95], [6.80, 45.80]]]
@@ -61,7 +66,7 @@ struct RegionsAccessMaskTests {
 
     /// A catalog of `products` (region JSON objects) in a library with archives a and b.
     static func catalog(_ products: [String]) throws -> Catalog {
-        try RegionsCatalogTests.decode(RegionsCatalogTests.catalogJSON(products))
+        try CatalogFixture.decode(CatalogFixture.catalogJSON(products))
     }
 
     // MARK: - TileMask
@@ -156,7 +161,7 @@ struct RegionsAccessMaskTests {
     // MARK: - The policy
 
     @Test func insideOutsideAndAcrossTheEdge() throws {
-        let json = RegionsCatalogTests.product("t", ["area": "[[[6.80,45.80],[6.95,45.83],[6.86,45.95],[6.80,45.80]]]"])
+        let json = CatalogFixture.product("t", ["area": "[[[6.80,45.80],[6.95,45.83],[6.86,45.95],[6.80,45.80]]]"])
         let catalog = try Self.catalog([json])
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(["t"]))
         let p = try Self.polygon(Self.triangle)
@@ -194,11 +199,11 @@ struct RegionsAccessMaskTests {
     }
 
     @Test func anEntitlementOpensOnlyTheArchivesItsProductNames() throws {
-        let cheap = RegionsCatalogTests.product("terrain", ["price": "\"0.99\"", "archives": "[\"a.mbtiles\"]"])
-        let dear = RegionsCatalogTests.product("imagery", ["price": "\"49.99\"", "archives": "[\"b.mbtiles\"]"])
+        let cheap = CatalogFixture.product("terrain", ["price": "\"0.99\"", "archives": "[\"a.mbtiles\"]"])
+        let dear = CatalogFixture.product("imagery", ["price": "\"49.99\"", "archives": "[\"b.mbtiles\"]"])
         let catalog = try Self.catalog([cheap, dear])
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements(["terrain"]))
-        let t = RegionsCatalogTests.tile(5, 5, 12)  // deep inside both (identical) areas
+        let t = CatalogFixture.tile(5, 5, 12)  // deep inside both (identical) areas
         #expect(policy.access(t, archive: "a.mbtiles") == .allowed)
         #expect(policy.access(t, archive: "b.mbtiles") == .denied(unlockedBy: [catalog.product(id: "imagery")!.offer]))
         // An archive no product names is never opened above the free zooms.
@@ -211,11 +216,11 @@ struct RegionsAccessMaskTests {
     }
 
     @Test func theSampleCrestIsSplitPerPixel() throws {
-        let (_, catalog) = try RegionsCatalogTests.sampleLibrary()
+        let (_, catalog) = try CatalogFixture.sampleLibrary()
         let entitlements = FixedEntitlements([Self.chamonixID])
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: entitlements)
         // The z11 tile over the crest: Chamonix owned shows its side only.
-        let crest = RegionsCatalogTests.tile(6.97, 45.79, 11)
+        let crest = CatalogFixture.tile(6.97, 45.79, 11)
         guard case .partial(let mask, let offers) = policy.access(crest, archive: Self.colour) else {
             Issue.record("the z11 crest tile is not partial: \(policy.access(crest, archive: Self.colour))"); return
         }

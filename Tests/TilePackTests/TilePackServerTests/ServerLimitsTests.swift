@@ -6,7 +6,15 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Foundation
-@testable import TilePack
+import TilePackArchive
+import TilePackCodec
+import TilePackCore
+import TilePackEncoders
+import TilePackRegions
+import TilePackRender
+import TilePackSQLite
+import TilePackStore
+import TilePackTools
 @testable import TilePackServer
 #if canImport(Glibc)
 import Glibc

@@ -5,9 +5,14 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Crypto
-@testable import TilePack
+import TilePackArchive
+import TilePackCodec
 @testable import TilePackCore
+import TilePackEncoders
 @testable import TilePackRegions
+import TilePackRender
+import TilePackSQLite
+import TilePackStore
 @testable import TilePackTools
 @testable import TilePackServer
 import TilePackTestSupport
@@ -18,8 +23,8 @@ import TilePackTestSupport
 /// requests that try to leave the packs directory.
 @Suite("Server: pack delivery", .tags(.concurrent))
 struct ServerPackTests {
-    static let regionA = RegionsLibraryTests.regionA
-    static let regionB = RegionsLibraryTests.regionB
+    static let regionA = RegionsLibraryFixture.regionA
+    static let regionB = RegionsLibraryFixture.regionB
     static let t0ms = RegionsFixture.ms(RegionsFixture.t0)
     static let dayMs = RegionsFixture.ms(RegionsFixture.day)
 
@@ -51,13 +56,13 @@ struct ServerPackTests {
     /// A (300 KB, released the day before t0, a delta from version 1), B (released 35 days
     /// after t0), `free`, and two that must be skipped (foreign signature, wrong size).
     struct Shop {
-        let lib: RegionsLibraryTests.Library
+        let lib: RegionsLibraryFixture.Library
         let packA: [UInt8], packB: [UInt8], free: [UInt8], delta: [UInt8]
         let skipped = ThreadFailures()
         var packsPath: String { lib.dir.file("packs") }
 
         init() throws {
-            lib = try RegionsLibraryTests.Library()
+            lib = try RegionsLibraryFixture.Library()
             packA = ServerPackTests.bytes(300_000, seed: 1)
             packB = ServerPackTests.bytes(40_000, seed: 2)
             free = ServerPackTests.bytes(20_000, seed: 3)
@@ -198,7 +203,7 @@ struct ServerPackTests {
         let shop = try Shop()
         let bought = try shop.sell(Self.regionA)
         let other = try shop.sell(Self.regionB)
-        let bundle = try shop.lib.shop.sell(RegionsLibraryTests.bundleID, account: RegionsFixture.otherAccount)
+        let bundle = try shop.lib.shop.sell(RegionsLibraryFixture.bundleID, account: RegionsFixture.otherAccount)
         // The same product signed by another test App Store (a CA the trust does not pin).
         let elsewhere = TemporaryDirectory()
         let foreign = try TestAppStore(directory: elsewhere.path, clock: shop.lib.clock)
@@ -274,7 +279,7 @@ struct ServerPackTests {
 
     @Test func aLapsedSubscriptionKeepsWhatWasReleasedBeforeItEnded() async throws {
         let shop = try Shop()
-        let subscription = try shop.sell(RegionsLibraryTests.subscriptionID, type: .autoRenewable, period: "P1M")
+        let subscription = try shop.sell(RegionsLibraryFixture.subscriptionID, type: .autoRenewable, period: "P1M")
         let service = try shop.service()
         let movable = shop.lib.clock, packA = shop.packA, packB = shop.packB
         try await shop.app(service).test(.router) { client in

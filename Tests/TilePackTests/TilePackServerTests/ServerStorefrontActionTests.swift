@@ -4,9 +4,14 @@ import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-@testable import TilePack
+import TilePackArchive
+import TilePackCodec
 @testable import TilePackCore
+import TilePackEncoders
 @testable import TilePackRegions
+import TilePackRender
+import TilePackSQLite
+import TilePackStore
 @testable import TilePackTools
 @testable import TilePackServer
 import TilePackTestSupport
@@ -18,8 +23,8 @@ import TilePackTestSupport
 /// a listening server: Scripts/viewer-check drives it in a browser.)
 @Suite("Server: store actions", .tags(.concurrent))
 struct ServerStorefrontActionTests {
-    static let regionA = RegionsLibraryTests.regionA
-    static let regionB = RegionsLibraryTests.regionB
+    static let regionA = RegionsLibraryFixture.regionA
+    static let regionB = RegionsLibraryFixture.regionB
 
     /// The router test client addresses requests to `localhost` (no port: 80).
     static let port = 80

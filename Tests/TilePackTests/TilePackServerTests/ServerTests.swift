@@ -3,7 +3,15 @@ import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-@testable import TilePack
+import TilePackArchive
+import TilePackCodec
+import TilePackCore
+import TilePackEncoders
+import TilePackRegions
+import TilePackRender
+import TilePackSQLite
+import TilePackStore
+import TilePackTools
 @testable import TilePackServer
 #if canImport(Glibc)
 import Glibc
@@ -191,14 +199,14 @@ struct ServerTests {
         func owned() -> Bool { String(decoding: server.storeListing().body, as: UTF8.self).contains(#""owned":true"#) }
         #expect(status() == 403 && !owned())
 
-        guard case .bought(let bought) = try buyer.buy(RegionsCatalogTests.bundleID) else {
+        guard case .bought(let bought) = try buyer.buy(CatalogFixture.bundleID) else {
             Issue.record("the bundle was not bought")
             return
         }
-        RegionsLibraryTests.waitForTheCheckInterval()
+        RegionsLibraryFixture.waitForTheCheckInterval()
         #expect(status() == 200 && owned())
         _ = try Self.storeLibrary(ledger: ledger, readOnly: false, account: account).refund(bought.transactionID)
-        RegionsLibraryTests.waitForTheCheckInterval()
+        RegionsLibraryFixture.waitForTheCheckInterval()
         #expect(status() == 403 && !owned())
     }
 

@@ -150,11 +150,117 @@ let package = Package(
             ],
             path: "Sources/tilepack"
         ),
+        // The tests mirror the modules (issue 28): one test target per library module, in
+        // Tests/TilePackTests/<Module>Tests, depending on that module and the modules it may use
+        // (Scripts/module-closure checks it), plus TilePackTestSupport, the fixtures they share
+        // (scratch directories, crafted TIFFs, test archives and sources, the region store's
+        // fixtures, the sample library, the SampleRegions and ../shared/testdata locators, the
+        // `concurrent` tag). Tests that cross layers are TilePackIntegrationTests.
+        .target(
+            name: "TilePackTestSupport",
+            dependencies: ["TilePackCore", "TilePackSQLite", "TilePackCodec", "TilePackEncoders", "TilePackArchive",
+                           "TilePackGeoTIFF", "TilePackBuild", "TilePackStore", "TilePackRegions", "TilePackTools",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackTestSupport"
+        ),
         .testTarget(
-            name: "TilePackTests",
-            dependencies: ["TilePack", "TilePackServer", "TilePackCLI", .product(name: "Crypto", package: "swift-crypto"),
+            name: "TilePackCoreTests",
+            dependencies: ["TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackCoreTests"
+        ),
+        .testTarget(
+            name: "TilePackSQLiteTests",
+            dependencies: ["TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackSQLiteTests"
+        ),
+        .testTarget(
+            name: "TilePackCodecTests",
+            dependencies: ["TilePackCodec", "TilePackCore", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackCodecTests"
+        ),
+        .testTarget(
+            name: "TilePackEncodersTests",
+            dependencies: ["TilePackEncoders", "TilePackCodec", "TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackEncodersTests"
+        ),
+        .testTarget(
+            name: "TilePackGeoTIFFTests",
+            dependencies: ["TilePackGeoTIFF", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackGeoTIFFTests"
+        ),
+        .testTarget(
+            name: "TilePackArchiveTests",
+            dependencies: ["TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackArchiveTests"
+        ),
+        .testTarget(
+            name: "TilePackBuildTests",
+            dependencies: ["TilePackBuild", "TilePackArchive", "TilePackEncoders", "TilePackCodec", "TilePackGeoTIFF",
+                           "TilePackSQLite", "TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackBuildTests"
+        ),
+        // The tile store's tests replay viewer traces (TilePackTools' AccessTrace).
+        .testTarget(
+            name: "TilePackStoreTests",
+            dependencies: ["TilePackStore", "TilePackArchive", "TilePackCodec", "TilePackSQLite", "TilePackCore",
+                           "TilePackTools", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackStoreTests"
+        ),
+        // The region store's tests sell at the test App Store (TilePackTools) and encode a few tiles.
+        .testTarget(
+            name: "TilePackRegionsTests",
+            dependencies: ["TilePackRegions", "TilePackStore", "TilePackArchive", "TilePackSQLite", "TilePackCore",
+                           "TilePackTools", "TilePackEncoders", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackRegionsTests"
+        ),
+        .testTarget(
+            name: "TilePackToolsTests",
+            dependencies: ["TilePackTools", "TilePackStore", "TilePackArchive", "TilePackCore", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackToolsTests"
+        ),
+        // The publisher's and the server's tests sell at the test App Store too.
+        .testTarget(
+            name: "TilePackPublishTests",
+            dependencies: ["TilePackPublish", "TilePackRegions", "TilePackStore", "TilePackArchive", "TilePackCodec",
+                           "TilePackSQLite", "TilePackCore", "TilePackTools", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackPublishTests"
+        ),
+        .testTarget(
+            name: "TilePackServerTests",
+            dependencies: ["TilePackServer", "TilePackRender", "TilePackRegions", "TilePackStore", "TilePackArchive",
+                           "TilePackEncoders", "TilePackCodec", "TilePackSQLite", "TilePackCore", "TilePackTools",
+                           "TilePackTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")]
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Tests/TilePackTests/TilePackServerTests"
+        ),
+        // The CLI's parsing and validation in-process (`@testable import` of the executable target).
+        .testTarget(
+            name: "TilePackCLITests",
+            dependencies: ["TilePackCLI", "TilePackRegions", "TilePackTools", "TilePackTestSupport",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TilePackTests/TilePackCLITests"
+        ),
+        // The tests that cross layers: end-to-end builds, fuzzing several readers, the built binary,
+        // tests over several layers at once (a renderer under the region store's policy, a reader
+        // against the sample terrain, codec choice from archive metadata). Under Tests/TilePackTests
+        // itself, the other test targets' folders excluded.
+        .testTarget(
+            name: "TilePackIntegrationTests",
+            dependencies: ["TilePack", "TilePackServer", "TilePackCLI", "TilePackTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "HummingbirdTesting", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Tests/TilePackTests",
+            exclude: ["TilePackTestSupport", "TilePackCoreTests", "TilePackSQLiteTests", "TilePackCodecTests",
+                      "TilePackEncodersTests", "TilePackGeoTIFFTests", "TilePackArchiveTests", "TilePackBuildTests",
+                      "TilePackStoreTests", "TilePackRegionsTests", "TilePackToolsTests", "TilePackPublishTests",
+                      "TilePackServerTests", "TilePackCLITests"]
         ),
     ],
     swiftLanguageModes: [.v6]

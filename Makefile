@@ -1,5 +1,5 @@
 # The index of what a developer runs; each target names the one command behind it.
-.PHONY: test api closure format lint ci
+.PHONY: test api closure format lint checks bench ci
 
 # The README's test command: the whole Swift suite.
 test:
@@ -19,6 +19,16 @@ format:
 
 lint:
 	swift format lint --strict --recursive --parallel Sources Tests
+
+# The checks (checks/, pytest) against $$BIN, else the debug build built once: all but the
+# benchmarks. Select with PYTEST_ARGS, e.g. make checks PYTEST_ARGS='-m "not slow and not gdal"'.
+checks:
+	python3 -m pytest checks -m "not bench" $(PYTEST_ARGS)
+
+# The benchmarks (checks/bench/): each a script printing its figures; BENCHMARKS.md gives their
+# commands and arguments. This target runs the quick ones CI-free machines can run as they are.
+bench:
+	python3 -m pytest checks/bench -m bench $(PYTEST_ARGS)
 
 # What CI runs on a clean clone: install, the tests, the checks, the sanitizers, fuzzing.
 ci:

@@ -25,7 +25,7 @@ class Checks:
 def require(*modules):
     """Exits (status 1, the environment) naming what is missing when a Python module cannot be
     imported: the checks install nothing at run time; every tool they use is pinned in
-    Scripts/requirements.txt, which .ci/run installs."""
+    checks/requirements.txt, which .ci/run installs."""
     import importlib
     missing = []
     for m in modules:
@@ -35,7 +35,7 @@ def require(*modules):
             missing.append(m)
     if missing:
         import sys
-        sys.exit(f"{', '.join(missing)} missing: pip install -r Scripts/requirements.txt")
+        sys.exit(f"{', '.join(missing)} missing: pip install -r checks/requirements.txt")
 
 
 def tilepack_bin():

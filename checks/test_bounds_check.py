@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Sizes from input are bounded before they are allocated (issue 27, Must show 1, first two
 items), measured as the process's peak RSS (VmHWM from /proc/PID/status):
 
@@ -13,28 +12,25 @@ items), measured as the process's peak RSS (VmHWM from /proc/PID/status):
             still served, VmHWM < 128 MiB.
 
 Runs on the debug binary (BIN overrides); OLD_BIN=/path/to/an/older/tilepack measures it too
-(informational: its figures are printed, not checked; its 65,535-band build runs under a 4 GiB
-address-space limit). Every process is under `timeout`. Prints "N passed, M failed".
+(informational: its figures are printed with -s, not checked; its 65,535-band build runs under
+a 4 GiB address-space limit). Every process is under `timeout`.
+
+    python3 -m pytest checks/test_bounds_check.py
 """
-import http.client
 import os
 import shutil
 import sqlite3
 import struct
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from checks import Checks, tilepack_bin  # noqa: E402
+import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = tilepack_bin()
+from checks.lib.common import MiB, Serve, http_get, hwm_kib, run_measured
+
 OLD_BIN = os.environ.get("OLD_BIN")
-MiB = 1 << 20
 
 
 # ---------------------------------------------------------------- GeoTIFF writer
@@ -148,106 +144,6 @@ def geotiff(path, width, height, bands, bits=8, fmt=1, tile=None, pad_to=None, s
     return len(data)
 
 
-# ---------------------------------------------------------------- process measurement
-
-def hwm_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def run_measured(argv, timeout=120, limit_as=None):
-    """Runs argv, polling VmHWM until it exits. Returns (exit status, stdout, stderr, peak MiB, seconds)."""
-    if limit_as:
-        argv = ["prlimit", f"--as={limit_as}", "--"] + argv
-    argv = ["timeout", str(timeout)] + argv
-    start = time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak = 0
-    stop = threading.Event()
-
-    def poll():
-        nonlocal peak
-        # timeout → (prlimit →) tilepack: measure the deepest descendant that is tilepack.
-        while not stop.is_set():
-            for pid in descendants(p.pid):
-                v = hwm_kib(pid)
-                if v and is_tilepack(pid):
-                    peak = max(peak, v)
-            time.sleep(0.005)
-
-    t = threading.Thread(target=poll, daemon=True)
-    t.start()
-    out, err = p.communicate()
-    stop.set()
-    t.join()
-    return p.returncode, out, err, peak / 1024, time.monotonic() - start
-
-
-def descendants(pid):
-    out, frontier = [], [pid]
-    while frontier:
-        nxt = []
-        for q in frontier:
-            try:
-                with open(f"/proc/{q}/task/{q}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
-            except OSError:
-                kids = []
-            out += kids
-            nxt += kids
-        frontier = nxt
-    return out
-
-
-def is_tilepack(pid):
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip().startswith("tilepack")
-    except OSError:
-        return False
-
-
-# ---------------------------------------------------------------- serve
-
-def start_serve(binary, library, work, budget="64MiB"):
-    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(work, "config"), HOME=work)
-    out = open(os.path.join(work, "serve.out"), "w+")
-    err = open(os.path.join(work, "serve.err"), "w+")
-    p = subprocess.Popen(["timeout", "300", binary, "serve", "--library", library, "--port", "0",
-                          "--budget", budget, "--log-level", "error"], stdout=out, stderr=err, env=env)
-    port = None
-    for _ in range(300):
-        out.seek(0)
-        for line in out.read().splitlines():
-            if "http://127.0.0.1:" in line:
-                port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
-        if port:
-            break
-        time.sleep(0.05)
-    server = None
-    for pid in descendants(p.pid):
-        if is_tilepack(pid):
-            server = pid
-    return p, port, server
-
-
-def get(port, path):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        body = r.read()
-        return r.status, body
-    finally:
-        c.close()
-
-
 def build_archives(binary, work):
     """A DEM archive built by tilepack, then two hostile copies edited in SQL."""
     dem = os.path.join(work, "dem.tif")
@@ -287,10 +183,13 @@ def build_archives(binary, work):
 
 def serve_case(binary, work, elev_tiles, bad_tiles, good_tiles, rounds=15):
     lib = os.path.join(work, "lib")
-    p, port, server = start_serve(binary, lib, work)
-    if not port or not server:
-        p.kill()
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(work, "config"), HOME=work)
+    try:
+        s = Serve(["--library", lib, "--budget", "64MiB", "--log-level", "error"], binary=binary, env=env,
+                  limit=300, stdout=os.path.join(work, "serve.out"), stderr=os.path.join(work, "serve.err"))
+    except RuntimeError:
         return None
+    port, server = s.port, s.pid
     statuses = {"bomb": set(), "blob": set(), "good": set()}
     lock = threading.Lock()
     paths = ([("bomb", f"/terrain/bomb/{z}/{x}/{y}.png") for z, x, y in elev_tiles]
@@ -306,7 +205,7 @@ def serve_case(binary, work, elev_tiles, bad_tiles, good_tiles, rounds=15):
                 if (i + r) % 4 != k:
                     continue
                 try:
-                    status, _ = get(port, path)
+                    status, _, _ = http_get(port, path)
                 except Exception as e:  # noqa: BLE001 - a dropped connection is a finding
                     status = f"error {type(e).__name__}"
                 with lock:
@@ -321,87 +220,139 @@ def serve_case(binary, work, elev_tiles, bad_tiles, good_tiles, rounds=15):
         t.join()
     seconds = time.monotonic() - start
     peak = hwm_kib(server) or 0
-    alive = p.poll() is None
-    p.terminate()
-    try:
-        p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
+    alive = s.alive()
+    s.stop()
     return {"peak": peak / 1024, "statuses": statuses, "alive": alive, "requests": requests, "seconds": seconds}
 
 
-# ---------------------------------------------------------------- main
+# ---------------------------------------------------------------- the checks
 
-def main():
-    check = Checks()
-    work = tempfile.mkdtemp(prefix="bounds-check-")
-    try:
-        # 1. The 542-byte claim of 65,535 bands.
-        claim = os.path.join(work, "claims-65535.tif")
-        size = geotiff(claim, 1, 1, 1, spp=65535, pad_to=542)
-        check("the claim is 542 bytes", size == 542, f"{size} bytes")
-        status, out, err, peak, secs = run_measured([BIN, "build", claim, "-o", os.path.join(work, "claim.mbtiles"),
-                                                     "--memory", "512MiB"], timeout=60)
-        lines = [l for l in err.splitlines() if l.strip()]
-        want = f"error: {claim}: 65535 bands; tilepack reads at most 4096"
-        check("65,535 bands refused with one line, exit 2", status == 2 and lines == [want],
-              f"exit {status}, stderr {lines!r}")
-        check("65,535 bands refused within 64 MiB", 0 < peak < 64, f"VmHWM {peak:.1f} MiB, {secs:.2f} s")
-        if OLD_BIN:
-            o = run_measured([OLD_BIN, "build", claim, "-o", os.path.join(work, "old-claim.mbtiles"), "--memory", "512MiB"],
-                             timeout=60, limit_as="4G")
-            print(f"info old binary, 65,535 bands under a 4 GiB address-space limit: exit {o[0]}, "
-                  f"VmHWM {o[3]:.1f} MiB, {o[4]:.1f} s, stderr {o[2].strip().splitlines()[-1:]!r}")
-
-        # 2. 4,096 bands (at the cap) do not fit 512 MiB: refused by the memory plan.
-        wide = os.path.join(work, "bands-4096.tif")
-        geotiff(wide, 16, 16, 4096)
-        status, out, err, peak, secs = run_measured([BIN, "build", wide, "-o", os.path.join(work, "wide.mbtiles"),
-                                                     "--memory", "512MiB"], timeout=60)
-        lines = [l for l in err.splitlines() if l.strip()]
-        ok = (status == 2 and len(lines) == 1 and lines[0].startswith(f"error: {wide}: 4096 bands of 1 byte need ")
-              and lines[0].endswith("to build, more than --memory 512 MiB"))
-        check("4,096 bands that cannot fit --memory 512MiB refused naming the figure", ok, f"exit {status}, stderr {lines!r}")
-        check("... before reading pixels (VmHWM < 64 MiB)", 0 < peak < 64, f"VmHWM {peak:.1f} MiB, {secs:.2f} s")
-
-        # 3. 64 bands that fit: built within the budget.
-        many = os.path.join(work, "bands-64.tif")
-        geotiff(many, 256, 256, 64, tile=128)
-        status, out, err, peak, secs = run_measured([BIN, "build", many, "-o", os.path.join(work, "many.mbtiles"),
-                                                     "--memory", "512MiB", "--bands", "1,2,3"], timeout=110)
-        check("64 bands built with --memory 512MiB", status == 0, f"exit {status} {err.strip()[-300:]}")
-        check("... within 512 MiB", 0 < peak <= 512, f"VmHWM {peak:.1f} MiB, {secs:.1f} s")
-        if OLD_BIN:
-            o = run_measured([OLD_BIN, "build", many, "-o", os.path.join(work, "old-many.mbtiles"),
-                              "--memory", "512MiB", "--bands", "1,2,3"], timeout=110)
-            print(f"info old binary, 64 bands: exit {o[0]}, VmHWM {o[3]:.1f} MiB, {o[4]:.1f} s")
-
-        # 4. serve --budget 64MiB under elevation bombs and 100 MB blobs.
-        lib, elev, bad, good, stream_bytes = build_archives(BIN, work)
-        print(f"info {len(elev)} elevation rows of a {stream_bytes} byte stream inflating to 64 MiB, "
-              f"{len(bad)} tiles with 100 MB blobs, {len(good)} good tiles")
-        r = serve_case(BIN, work, elev, bad, good)
-        if r is None:
-            check("serve started", False, open(os.path.join(work, "serve.err")).read()[-500:])
-        else:
-            st = r["statuses"]
-            check("serve stayed up", r["alive"])
-            check("elevation bombs refused", st["bomb"] and all(isinstance(s, int) and s >= 400 for s in st["bomb"]),
-                  f"statuses {sorted(map(str, st['bomb']))}")
-            check("100 MB blobs refused", st["blob"] and all(isinstance(s, int) and s >= 400 for s in st["blob"]),
-                  f"statuses {sorted(map(str, st['blob']))}")
-            check("good tiles still served", st["good"] == {200}, f"statuses {sorted(map(str, st['good']))}")
-            check("serve --budget 64MiB under 128 MiB", 0 < r["peak"] < 128,
-                  f"VmHWM {r['peak']:.1f} MiB after {r['requests']} requests in {r['seconds']:.1f} s")
-        if OLD_BIN:
-            o = serve_case(OLD_BIN, work, elev, bad, good)
-            if o:
-                print(f"info old binary, serve --budget 64MiB: VmHWM {o['peak']:.1f} MiB after {o['requests']} requests "
-                      f"in {o['seconds']:.1f} s; statuses { {k: sorted(map(str, v)) for k, v in o['statuses'].items()} }")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return check.summary()
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("bounds-check"))
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+# 1. The 542-byte claim of 65,535 bands.
+
+@pytest.fixture(scope="module")
+def claim(work):
+    path = os.path.join(work, "claims-65535.tif")
+    return path, geotiff(path, 1, 1, 1, spp=65535, pad_to=542)
+
+
+@pytest.fixture(scope="module")
+def claim_build(tilepack, work, claim):
+    path, _ = claim
+    r = run_measured([tilepack, "build", path, "-o", os.path.join(work, "claim.mbtiles"), "--memory", "512MiB"], timeout=60)
+    if OLD_BIN:
+        o = run_measured([OLD_BIN, "build", path, "-o", os.path.join(work, "old-claim.mbtiles"), "--memory", "512MiB"],
+                         timeout=60, limit_as="4G")
+        print(f"info old binary, 65,535 bands under a 4 GiB address-space limit: exit {o[0]}, "
+              f"VmHWM {o[3]:.1f} MiB, {o[4]:.1f} s, stderr {o[2].strip().splitlines()[-1:]!r}")
+    return r
+
+
+def test_the_claim_is_542_bytes(claim):
+    assert claim[1] == 542, f"{claim[1]} bytes"
+
+
+def test_65535_bands_refused_with_one_line_exit_2(claim, claim_build):
+    status, out, err, peak, secs = claim_build
+    lines = [l for l in err.splitlines() if l.strip()]
+    want = f"error: {claim[0]}: 65535 bands; tilepack reads at most 4096"
+    assert status == 2 and lines == [want], f"exit {status}, stderr {lines!r}"
+
+
+def test_65535_bands_refused_within_64_mib(claim_build):
+    status, out, err, peak, secs = claim_build
+    assert 0 < peak < 64, f"VmHWM {peak:.1f} MiB, {secs:.2f} s"
+
+
+# 2. 4,096 bands (at the cap) do not fit 512 MiB: refused by the memory plan.
+
+@pytest.fixture(scope="module")
+def wide_build(tilepack, work):
+    wide = os.path.join(work, "bands-4096.tif")
+    geotiff(wide, 16, 16, 4096)
+    return wide, run_measured([tilepack, "build", wide, "-o", os.path.join(work, "wide.mbtiles"), "--memory", "512MiB"],
+                              timeout=60)
+
+
+def test_4096_bands_that_cannot_fit_512mib_refused_naming_the_figure(wide_build):
+    wide, (status, out, err, peak, secs) = wide_build
+    lines = [l for l in err.splitlines() if l.strip()]
+    ok = (status == 2 and len(lines) == 1 and lines[0].startswith(f"error: {wide}: 4096 bands of 1 byte need ")
+          and lines[0].endswith("to build, more than --memory 512 MiB"))
+    assert ok, f"exit {status}, stderr {lines!r}"
+
+
+def test_4096_bands_refused_before_reading_pixels(wide_build):
+    wide, (status, out, err, peak, secs) = wide_build
+    assert 0 < peak < 64, f"VmHWM {peak:.1f} MiB, {secs:.2f} s"
+
+
+# 3. 64 bands that fit: built within the budget.
+
+@pytest.fixture(scope="module")
+def many_build(tilepack, work):
+    many = os.path.join(work, "bands-64.tif")
+    geotiff(many, 256, 256, 64, tile=128)
+    r = run_measured([tilepack, "build", many, "-o", os.path.join(work, "many.mbtiles"),
+                      "--memory", "512MiB", "--bands", "1,2,3"], timeout=110)
+    if OLD_BIN:
+        o = run_measured([OLD_BIN, "build", many, "-o", os.path.join(work, "old-many.mbtiles"),
+                          "--memory", "512MiB", "--bands", "1,2,3"], timeout=110)
+        print(f"info old binary, 64 bands: exit {o[0]}, VmHWM {o[3]:.1f} MiB, {o[4]:.1f} s")
+    return r
+
+
+def test_64_bands_built_with_memory_512mib(many_build):
+    status, out, err, peak, secs = many_build
+    assert status == 0, f"exit {status} {err.strip()[-300:]}"
+
+
+def test_64_bands_built_within_512_mib(many_build):
+    status, out, err, peak, secs = many_build
+    assert 0 < peak <= 512, f"VmHWM {peak:.1f} MiB, {secs:.1f} s"
+
+
+# 4. serve --budget 64MiB under elevation bombs and 100 MB blobs.
+
+@pytest.fixture(scope="module")
+def served(tilepack, work):
+    lib, elev, bad, good, stream_bytes = build_archives(tilepack, work)
+    print(f"info {len(elev)} elevation rows of a {stream_bytes} byte stream inflating to 64 MiB, "
+          f"{len(bad)} tiles with 100 MB blobs, {len(good)} good tiles")
+    r = serve_case(tilepack, work, elev, bad, good)
+    if OLD_BIN:
+        o = serve_case(OLD_BIN, work, elev, bad, good)
+        if o:
+            print(f"info old binary, serve --budget 64MiB: VmHWM {o['peak']:.1f} MiB after {o['requests']} requests "
+                  f"in {o['seconds']:.1f} s; statuses { {k: sorted(map(str, v)) for k, v in o['statuses'].items()} }")
+    if r is None:
+        pytest.fail("serve did not start: " + open(os.path.join(work, "serve.err")).read()[-500:])
+    return r
+
+
+def test_serve_stayed_up(served):
+    assert served["alive"]
+
+
+def test_elevation_bombs_refused(served):
+    st = served["statuses"]["bomb"]
+    assert st and all(isinstance(s, int) and s >= 400 for s in st), f"statuses {sorted(map(str, st))}"
+
+
+def test_100_mb_blobs_refused(served):
+    st = served["statuses"]["blob"]
+    assert st and all(isinstance(s, int) and s >= 400 for s in st), f"statuses {sorted(map(str, st))}"
+
+
+def test_good_tiles_still_served(served):
+    st = served["statuses"]["good"]
+    assert st == {200}, f"statuses {sorted(map(str, st))}"
+
+
+def test_serve_budget_64mib_under_128_mib(served):
+    r = served
+    assert 0 < r["peak"] < 128, f"VmHWM {r['peak']:.1f} MiB after {r['requests']} requests in {r['seconds']:.1f} s"

@@ -22,7 +22,7 @@ def tilepack():
 def testdata():
     """The real test data root, ../shared/testdata beside the checkout."""
     try:
-        return common.testdata()
+        return common.data_root()
     except common.SetupError as e:
         pytest.fail(str(e), pytrace=False)
 

@@ -46,7 +46,7 @@ def tilepack_bin():
     return binary
 
 
-def testdata():
+def data_root():
     """The real test data root (../shared/testdata beside the checkout)."""
     if not os.path.isdir(TESTDATA):
         raise SetupError(f"the test data is missing: {TESTDATA} (../shared/testdata beside the checkout)")

@@ -267,3 +267,47 @@ def http_get(port, path, headers=None, timeout=30, method="GET"):
         return r.status, {k.lower(): v for k, v in r.getheaders()}, body
     finally:
         c.close()
+
+
+# ---------------------------------------------------------------- scenarios
+
+class Outcomes:
+    """The findings of a scenario that a module-scoped fixture plays once, in order (each step
+    works on the state the steps before it left), each asserted by a test of its own:
+    `outcomes(key, ok, detail)` records one while playing (and returns ok, so a step can depend
+    on it); a test calls `outcomes.check(key)`. A key never recorded fails its test saying where
+    the scenario stopped; `skip(key, reason)` records a step that could not run here (a skip,
+    never a pass)."""
+
+    def __init__(self):
+        self.items, self.skipped, self.stopped = {}, {}, None
+
+    def __call__(self, key, ok, detail=""):
+        ok = bool(ok)
+        self.items[key] = (ok, detail)
+        print(("ok   " if ok else "FAIL ") + key + (f" ({detail})" if detail else ""), flush=True)
+        return ok
+
+    def skip(self, key, reason):
+        self.skipped[key] = reason
+        print(f"SKIPPED {key}: {reason}", flush=True)
+
+    def play(self, scenario, *args, **kw):
+        """Runs scenario(self, *args, **kw); an exception stops it and is kept for the steps not reached."""
+        import traceback
+        try:
+            return scenario(self, *args, **kw)
+        except Exception as e:  # noqa: BLE001 - reported by every test not reached
+            self.stopped = f"{type(e).__name__}: {e}\n" + "".join(traceback.format_exc(limit=-3))
+            print(f"the scenario stopped: {self.stopped}", flush=True)
+            return None
+
+    def check(self, key):
+        import pytest
+        if key in self.skipped:
+            pytest.skip(self.skipped[key])
+        if key not in self.items:
+            pytest.fail(f"not reached: the scenario stopped before it ({self.stopped or 'an earlier step failed'})",
+                        pytrace=False)
+        ok, detail = self.items[key]
+        assert ok, f"{key}: {detail}"

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Bad input on the way to a device (issue 24, Must-show 4): `tilepack download` against a hostile
 pack server (a small Python server in this script that lists the real, signed packs but can lie
 about them). Each case must end in one `error:` line on stderr, the documented exit status, the
@@ -10,14 +9,39 @@ except a resumable one:
   announced · a full disk during the install (the library on a 4 MiB tmpfs; needs root, else
   reported as SKIPPED, never as passed) · a downgrade.
 
-Prints "N passed, M failed"; exits 1 when anything failed.
+The cases run in order on one device (each on the state the one before left), played once by a
+module fixture; each finding is a test of its own.
+
+    python3 -m pytest checks/test_packs_attack.py
 """
-import base64, hashlib, http.server, json, os, shutil, sqlite3, subprocess, sys, tempfile, threading, time
+import base64
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import threading
+import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from packs_check import CHAMONIX, ROOT, T, Checks, pack, rewrite_block, run, sample_store
+import pytest
 
-check = Checks()
+from checks.lib.common import Outcomes, tilepack_bin
+from checks.lib.packs import CHAMONIX, ROOT, pack, rewrite_block, run, sample_store
+
+FULL_DISK = ["a pack larger than the free space: refused before downloading, with the figures (exit 1)",
+             "the disk fills during the download: exit 1, one error line, nothing installed",
+             "with room again, the same download resumes and installs"]
+FINDINGS = ["pack version 1", "pack version 2", "setup: buy the Chamonix valley",
+            "a manifest with a wrong signature: exit 2, nothing installed",
+            "a pack whose hash does not match: exit 2, nothing installed, no .part",
+            "a server that sends more bytes than announced: exit 1, nothing installed",
+            "setup: version 1 installs from the honest listing",
+            "a delta for another version: exit 2, version 1 stays installed",
+            "a truncated delta: exit 2, version 1 stays installed",
+            "setup: version 2 installs by its delta",
+            "a downgrade (version 1 offered, 2 installed): exit 2, version 2 stays"] + FULL_DISK
 
 
 class Hostile:
@@ -120,19 +144,7 @@ def snapshot(device):
     return installed, partial
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="packs-attack-")
-    mounted = None
-    try:
-        mounted = scenario(work)
-    finally:
-        if mounted:
-            subprocess.run(["umount", mounted], capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
-    return check.summary()
-
-
-def attempt(name, env, device_args, expect_status, expect_code, device, allow_part=False, pack_id=CHAMONIX, extra=()):
+def attempt(check, name, env, device_args, expect_status, expect_code, device, allow_part=False, pack_id=CHAMONIX, extra=()):
     before, _ = snapshot(device)
     r = run(["download", pack_id, "--server", env["HOSTILE"], *device_args, *extra], env, timeout=300)
     after, partial = snapshot(device)
@@ -145,21 +157,19 @@ def attempt(name, env, device_args, expect_status, expect_code, device, allow_pa
     return r
 
 
-def scenario(work):
+def scenario(check, work):
     env, lib, trust, pub, sim = sample_store(work)
     key = os.path.join(pub, "publisher.jwk")
     packs1, packs2 = os.path.join(work, "packs-v1"), os.path.join(work, "packs-v2")
     r, _ = pack(env, lib, packs1, key)
-    if r.returncode != 0:
-        check("pack version 1", False, r.stderr[-300:])
+    if not check("pack version 1", r.returncode == 0, r.stderr[-300:]):
         return None
     tif = os.path.join(work, "montblanc-color.tif")
     rewrite_block(os.path.join(ROOT, "SampleRegions/montblanc-color.tif"), tif)
     run(["build", tif, "-o", os.path.join(lib, "montblanc-color.mbtiles"), "--codec", "png", "--max-zoom", "13", "--progress", "none"], env)
     run(["catalog", "sign", os.path.join(lib, "catalog.json"), "--key", key], env)
     r, _ = pack(env, lib, packs2, key, previous=packs1)
-    if r.returncode != 0:
-        check("pack version 2", False, r.stderr[-300:])
+    if not check("pack version 2", r.returncode == 0, r.stderr[-300:]):
         return None
 
     state = Hostile(packs1, os.path.join(lib, "catalog.jws"))
@@ -180,7 +190,7 @@ def scenario(work):
     payload = json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))
     payload["version"] = 9
     state.manifest_text[CHAMONIX] = h + "." + base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=") + "." + s
-    attempt("a manifest with a wrong signature: exit 2, nothing installed", env, dev, 2, "", device)
+    attempt(check, "a manifest with a wrong signature: exit 2, nothing installed", env, dev, 2, "", device)
     state.manifest_text.clear()
 
     # 2. A pack whose bytes are not the signed ones (same size, one byte changed at rest).
@@ -189,12 +199,12 @@ def scenario(work):
     data[len(data) // 3] ^= 0x55
     open(forged, "wb").write(data)
     state.pack_file[CHAMONIX] = forged
-    attempt("a pack whose hash does not match: exit 2, nothing installed, no .part", env, dev, 2, "SHA-256", device)
+    attempt(check, "a pack whose hash does not match: exit 2, nothing installed, no .part", env, dev, 2, "SHA-256", device)
     state.pack_file.clear()
 
     # 3. More bytes than announced.
     state.extra_bytes = 4096
-    attempt("a server that sends more bytes than announced: exit 1, nothing installed", env, dev, 1, "", device, allow_part=True)
+    attempt(check, "a server that sends more bytes than announced: exit 1, nothing installed", env, dev, 1, "", device, allow_part=True)
     state.extra_bytes = 0
 
     # Version 1 installed cleanly, then version 2 offered with hostile deltas.
@@ -220,14 +230,14 @@ def scenario(work):
     db.commit()
     db.close()
     state.delta_file[(CHAMONIX, 1)] = other
-    attempt("a delta for another version: exit 2, version 1 stays installed", env, dev, 2, "delta", device, extra=["--update"])
+    attempt(check, "a delta for another version: exit 2, version 1 stays installed", env, dev, 2, "delta", device, extra=["--update"])
 
     # 5. A truncated delta (listed with its truncated size, so the transfer itself is whole).
     truncated = os.path.join(work, "truncated.delta.mbtiles")
     whole = open(os.path.join(packs2, f"{CHAMONIX}.v1-v2.delta.mbtiles"), "rb").read()
     open(truncated, "wb").write(whole[: len(whole) // 2])
     state.delta_file[(CHAMONIX, 1)] = truncated
-    attempt("a truncated delta: exit 2, version 1 stays installed", env, dev, 2, "delta", device, extra=["--update"])
+    attempt(check, "a truncated delta: exit 2, version 1 stays installed", env, dev, 2, "delta", device, extra=["--update"])
     state.delta_file.clear()
     state.pack_file.clear()
 
@@ -235,22 +245,24 @@ def scenario(work):
     r = run(["download", CHAMONIX, "--server", env["HOSTILE"], *dev, "--update"], env)
     check("setup: version 2 installs by its delta", r.returncode == 0, r.stderr[-300:])
     state.dir = packs1
-    attempt("a downgrade (version 1 offered, 2 installed): exit 2, version 2 stays", env, dev, 2, "downgrade", device)
+    attempt(check, "a downgrade (version 1 offered, 2 installed): exit 2, version 2 stays", env, dev, 2, "downgrade", device)
     state.dir = packs2
 
     # 7. A full disk during the install: the library on a 4 MiB tmpfs.
     small = os.path.join(work, "small")
     os.makedirs(small)
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", small], capture_output=True).returncode != 0:
-        print("SKIPPED a full disk during the install: cannot mount a tmpfs here (needs root)")
+        for key in FULL_DISK:
+            check.skip(key, "a full disk during the install: cannot mount a tmpfs here (needs root)")
+        server.shutdown()
         return None
     sdev = ["--library", small] + dev[2:]
     shutil.copy(os.path.join(lib, "catalog.jws"), small)
-    attempt("a pack larger than the free space: refused before downloading, with the figures (exit 1)", env, sdev, 1, "", small)
+    attempt(check, "a pack larger than the free space: refused before downloading, with the figures (exit 1)", env, sdev, 1, "", small)
     # The free pack fits; the disk fills while it downloads.
     release = threading.Event()
     state.stall = (64 * 1024, release)
-    proc = subprocess.Popen([T, "download", "free", "--server", env["HOSTILE"], *sdev],
+    proc = subprocess.Popen([tilepack_bin(), "download", "free", "--server", env["HOSTILE"], *sdev],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     subprocess.run(["dd", "if=/dev/zero", f"of={small}/filler", "bs=64k"], capture_output=True)
@@ -270,5 +282,17 @@ def scenario(work):
     return small
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+
+@pytest.fixture(scope="module")
+def outcomes(tilepack, tmp_path_factory):
+    work = str(tmp_path_factory.mktemp("packs-attack"))
+    check = Outcomes()
+    mounted = check.play(scenario, work)
+    if mounted:
+        subprocess.run(["umount", mounted], capture_output=True)
+    return check
+
+
+@pytest.mark.parametrize("finding", FINDINGS)
+def test_packs_attack(outcomes, finding):
+    outcomes.check(finding)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build one region on a Dask cluster: N shard builds, then their merge (issue 12).
 
-    Scripts/cluster-build SOURCE... -o OUT --shards N [--scheduler ADDRESS] [--workers W]
-                          [--threads T] [--bin PATH] [--shard-dir DIR] [-- BUILD OPTIONS...]
+    checks/tools/cluster_build.py SOURCE... -o OUT --shards N [--scheduler ADDRESS] [--workers W]
+                                  [--threads T] [--bin PATH] [--shard-dir DIR] [-- BUILD OPTIONS...]
 
 Each shard is one Dask task running `tilepack build SOURCE... --shard K/N --resume
 --workers T -o SHARD_DIR/shard-K-of-N.mbtiles`; the merge is one task that depends on them
@@ -50,7 +50,7 @@ def merge_task(args, shard_results):
 
 
 def default_binary():
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".build", "release", "tilepack")
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".build", "release", "tilepack")
     if os.path.exists(here):
         return os.path.abspath(here)
     found = shutil.which("tilepack")

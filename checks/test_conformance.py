@@ -1,26 +1,40 @@
-#!/usr/bin/env bash
-# Conformance of tilepack's TIFF reader against a test-data manifest.
-#
-#   Scripts/conformance DIR      (DIR holds manifest.jsonl and the <set>/<name> files)
-#
-# Builds tilepack once (debug, reusing .build), then runs
-# `tilepack info DIR/<set>/<name> --json --checksum` for every manifest line. A file either
-# matches (every check below passes), or is declined (exit 2 with one line on stderr); anything
-# else is a failure. Ends with "N matched, M declined, K failed"; exits non-zero when K > 0 or
-# fewer than MIN_MATCHED (default 55) files match. Needs only bash and python3's stdlib.
-set -euo pipefail
-DIR="${1:?usage: Scripts/conformance DIR}"
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$ROOT"
-source "$ROOT/Scripts/lib/tilepack-bin.sh"; tilepack_bin || exit 1
-export BIN DIR
-exec python3 - <<'PY'
-import json, os, subprocess, sys
+"""Conformance of tilepack's TIFF reader against a test-data manifest.
 
-BIN = os.environ["BIN"]
-DIR = os.environ["DIR"]
+    [CONFORMANCE_DIR=DIR] python3 -m pytest checks/test_conformance.py
+    (DIR holds manifest.jsonl and the <set>/<name> files; default ../shared/testdata)
+
+Runs `tilepack info DIR/<set>/<name> --json --checksum` for every manifest line (one test per
+file). A file either matches (every check below passes), or is declined (exit 2 with one line on
+stderr); anything else is a failure. At least MIN_MATCHED (default 55) files must match (a test
+of its own); -s prints the tallies and the colour modes chosen. Needs only python3's stdlib.
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import tempfile
+
+import pytest
+
+from checks.lib.common import TESTDATA
+
+DIR = os.environ.get("CONFORMANCE_DIR", TESTDATA)
 TIMEOUT = float(os.environ.get("CONFORMANCE_TIMEOUT", "30"))
 MIN_MATCHED = int(os.environ.get("MIN_MATCHED", "55"))
+BIN = None  # the binary, set by the results fixture
+
+
+def manifest():
+    path = os.path.join(DIR, "manifest.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+ENTRIES = manifest()
+LABELS = [f'{m["set"]}/{m["name"]}' for m in ENTRIES]
+
 
 # Per-file checks: each takes (manifest entry, info JSON) and returns None when it passes or a
 # short reason when it fails. Later stages add checks by appending to CHECKS.
@@ -63,7 +77,6 @@ def check_crs(m, info):
 # Build (the Build and Archive stages): every file whose CRS is supported must build into an
 # archive (PNG tiles: the debug build's PVRTC quality encoder is too slow for CI) that SQLite
 # finds intact; a declined CRS must have been reported by info already (crs_error).
-import sqlite3, tempfile
 BUILD_TIMEOUT = float(os.environ.get("CONFORMANCE_BUILD_TIMEOUT", "120"))
 build_tally = {"built": 0, "tiles": 0}
 colour_modes = {}  # label -> the summary's "colour: MODE (reason)" text
@@ -100,51 +113,61 @@ def check_build(m, info):
 
 CHECKS = [check_shape, check_pixels, check_crs, check_build]
 
-matched = declined = failed = 0
-with open(os.path.join(DIR, "manifest.jsonl")) as f:
-    entries = [json.loads(line) for line in f if line.strip()]
-for m in entries:
+
+def classify(m):
+    """("OK" | "DECLINED" | "FAIL", detail) of one manifest entry."""
     path = os.path.join(DIR, m["set"], m["name"])
-    label = f'{m["set"]}/{m["name"]}'
     try:
         p = subprocess.run([BIN, "info", path, "--json", "--checksum"], capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        failed += 1
-        print(f"FAIL     {label}: timed out after {TIMEOUT:.0f}s")
-        continue
+        return "FAIL", f"timed out after {TIMEOUT:.0f}s"
     err = p.stderr.strip()
     if p.returncode == 2 and err and "\n" not in err and not p.stdout.strip():
-        declined += 1
-        print(f"DECLINED {label}: {err}")
-        continue
+        return "DECLINED", err
     if p.returncode != 0:
-        failed += 1
-        print(f"FAIL     {label}: exit {p.returncode}: {err.splitlines()[-1] if err else ''}")
-        continue
+        return "FAIL", f"exit {p.returncode}: {err.splitlines()[-1] if err else ''}"
     try:
         info = json.loads(p.stdout)
     except ValueError as e:
-        failed += 1
-        print(f"FAIL     {label}: output is not JSON ({e})")
-        continue
+        return "FAIL", f"output is not JSON ({e})"
     reasons = [r for r in (check(m, info) for check in CHECKS) if r]
     if reasons:
-        failed += 1
-        print(f"FAIL     {label}: " + "; ".join(reasons))
-    else:
-        matched += 1
-        print(f"OK       {label}")
+        return "FAIL", "; ".join(reasons)
+    return "OK", ""
 
-print("georeferencing: {crs_matched} EPSG codes matched GDAL, {crs_declined} CRSs declined, "
-      "{bounds_matched} lon/lat bounds within 1e-4 deg".format(**crs_tally))
-print("build: {built} georeferenced files built into intact archives ({tiles} tiles)".format(**build_tally))
-modes = {}
-for text in colour_modes.values():
-    modes[text.split(" ")[0]] = modes.get(text.split(" ")[0], 0) + 1
-print("colour modes chosen by --color auto: " + ", ".join(f"{k} {v}" for k, v in sorted(modes.items())))
-for label, text in sorted(colour_modes.items()):
-    if text.startswith("elevation"):
-        print(f"  {label}: {text}")
-print(f"{matched} matched, {declined} declined, {failed} failed")
-sys.exit(1 if failed > 0 or matched < MIN_MATCHED else 0)
-PY
+
+@pytest.fixture(scope="module")
+def results(tilepack):
+    global BIN
+    BIN = tilepack
+    assert ENTRIES, f"no manifest.jsonl in {DIR}"
+    out = {}
+    for m, label in zip(ENTRIES, LABELS):
+        out[label] = classify(m)
+        print(f"{out[label][0]:8} {label}" + (f": {out[label][1]}" if out[label][1] else ""))
+    print("georeferencing: {crs_matched} EPSG codes matched GDAL, {crs_declined} CRSs declined, "
+          "{bounds_matched} lon/lat bounds within 1e-4 deg".format(**crs_tally))
+    print("build: {built} georeferenced files built into intact archives ({tiles} tiles)".format(**build_tally))
+    modes = {}
+    for text in colour_modes.values():
+        modes[text.split(" ")[0]] = modes.get(text.split(" ")[0], 0) + 1
+    print("colour modes chosen by --color auto: " + ", ".join(f"{k} {v}" for k, v in sorted(modes.items())))
+    for label, text in sorted(colour_modes.items()):
+        if text.startswith("elevation"):
+            print(f"  {label}: {text}")
+    counts = {k: sum(1 for v in out.values() if v[0] == k) for k in ("OK", "DECLINED", "FAIL")}
+    print(f"{counts['OK']} matched, {counts['DECLINED']} declined, {counts['FAIL']} failed")
+    return out
+
+
+@pytest.mark.parametrize("label", LABELS or ["(no manifest)"])
+def test_file_matches_or_is_declined(results, label):
+    """The file matches the manifest (shape, pixels, CRS and bounds, a build) or is declined in one line."""
+    assert label in results, f"no manifest.jsonl in {DIR}"
+    verdict, detail = results[label]
+    assert verdict in ("OK", "DECLINED"), f"{label}: {detail}"
+
+
+def test_at_least_min_matched_files_match(results):
+    matched = sum(1 for v in results.values() if v[0] == "OK")
+    assert matched >= MIN_MATCHED, f"{matched} matched, fewer than MIN_MATCHED={MIN_MATCHED}"

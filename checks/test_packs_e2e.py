@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Region packs end to end over SampleRegions (issue 24, Must-show 2), as a publisher, a shop and
 a device would run them:
 
@@ -11,31 +10,58 @@ forwarded < 1.1 × the pack) → a corrupted byte is refused (exit 2, nothing in
 fresh version-2 download → refund → the pack download is 403 (exit 3) and the installed pack is
 locked.
 
-Works in a temporary directory (Scripts/lib/sample-store.sh), touching nothing of the user's.
-Prints "N passed, M failed"; exits 1 when anything failed.
+Works in a temporary directory (checks/lib/store.py), touching nothing of the user's. The steps
+run in order, played once by a module fixture; each finding is a test of its own.
+
+    python3 -m pytest checks/test_packs_e2e.py
 """
-import json, os, random, shutil, signal, subprocess, sys, tempfile, time, urllib.error, urllib.request
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from packs_check import (CHAMONIX, ROOT, T, Checks, PausingProxy, pack, rewrite_block, run, sample_store, sha256,
-                         start_serve)
+import pytest
 
-check = Checks()
+from checks.lib.common import Outcomes, tilepack_bin
+from checks.lib.packs import CHAMONIX, ROOT, PausingProxy, pack, rewrite_block, run, sample_store, sha256, start_serve
+
+FINDINGS = [
+    "pack writes free, two regions and the bundle",
+    "the Chamonix pack has edge tiles masked and whole tiles copied",
+    "verify: every tile of the Chamonix pack matches its manifest and decodes",
+    "GET /packs lists every pack with its size before anything is bought",
+    "download without a transaction exits 3 (401 missingTransaction), nothing installed",
+    "buy the Chamonix valley (test App Store, Sandbox)",
+    "10 kills mid-body at random offsets, then the download completes",
+    "the installed pack is byte-identical to the published one",
+    "bytes forwarded in all < 1.1 × the pack",
+    "the last run resumed from the bytes already there",
+    "no .part left after the install",
+    "library remove frees the pack",
+    "a byte flipped in transit: exit 2, nothing installed, no .part left",
+    "downloaded again cleanly",
+    "the edited colour source rebuilds",
+    "the catalog is signed again (new archive hash)",
+    "pack --previous writes Chamonix version 2 and its delta",
+    "download --check: exit 10, an update is available",
+    "download --update takes the delta: bytes moved < 20 % of the pack",
+    "the updated pack holds exactly the tiles of a fresh version-2 download",
+    "verify: the delta-updated pack matches version 2's tile index, every tile decodes",
+    "download --check after the update: exit 0, up to date",
+    "refund the purchase at the store",
+    "the buyer's old token, presented after the refund, gets 403 revoked",
+    "the device itself no longer presents a transaction for it: exit 3",
+    "library list: the installed Chamonix pack is not owned after the refund",
+    "rendering a Chamonix tile from the installed pack is locked (exit 3)",
+]
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="packs-e2e-")
-    procs = []
-    try:
-        return scenario(work, procs)
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def scenario(work, procs):
+def scenario(check, work, procs):
     env, lib, trust, pub, sim = sample_store(work)
     key = os.path.join(pub, "publisher.jwk")
     packs1, packs2 = os.path.join(work, "packs-v1"), os.path.join(work, "packs-v2")
@@ -48,7 +74,7 @@ def scenario(work, procs):
           ["free", CHAMONIX, "com.tilepack.samples.montblanc.courmayeur", "com.tilepack.samples.montblanc.bundle"], r.stderr[-500:])
     region = pubs.get(CHAMONIX)
     if region is None:
-        return 1
+        return
     pack1 = os.path.join(packs1, CHAMONIX + ".mbtiles")
     size = os.path.getsize(pack1)
     check("the Chamonix pack has edge tiles masked and whole tiles copied", region["masked_tiles"] > 0 and region["whole_tiles"] > 0)
@@ -79,7 +105,7 @@ def scenario(work, procs):
     total = 0
     for offset in offsets:
         proxy.reset(pause_at=offset)
-        p = subprocess.Popen([T, "download", CHAMONIX, "--server", server, *dev, "--progress", "none"], env=env,
+        p = subprocess.Popen([tilepack_bin(), "download", CHAMONIX, "--server", server, *dev, "--progress", "none"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         paused = proxy.paused.wait(60)
         time.sleep(0.2)  # let the client write what it received
@@ -96,7 +122,7 @@ def scenario(work, procs):
     check("10 kills mid-body at random offsets, then the download completes", kills == 10 and r.returncode == 0 and not bad,
           f"{kills} stalls, exit {r.returncode}, {bad}, {r.stderr[-300:]}")
     check("the installed pack is byte-identical to the published one", os.path.exists(installed) and sha256(installed) == sha256(pack1))
-    check(f"bytes forwarded in all ({total}) < 1.1 × the pack ({size})", total < 1.1 * size, f"ratio {total / size:.3f}")
+    check("bytes forwarded in all < 1.1 × the pack", total < 1.1 * size, f"{total} for {size}: ratio {total / size:.3f}")
     check("the last run resumed from the bytes already there", result.get("resumed_from", 0) > 0 and result.get("mode") == "full", str(result))
     check("no .part left after the install", not any(n.endswith(".part") for n in os.listdir(os.path.join(device, "packs"))))
     print(f"     forwarded {total} bytes for a {size}-byte pack ({total / size:.3f}×) over 11 connections")
@@ -138,9 +164,9 @@ def scenario(work, procs):
     upd = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else {}
     pack2 = os.path.join(packs2, CHAMONIX + ".mbtiles")
     size2 = os.path.getsize(pack2)
-    check(f"download --update takes the delta: {moved} bytes moved < 20 % of the pack ({size2})",
+    check("download --update takes the delta: bytes moved < 20 % of the pack",
           r.returncode == 0 and upd.get("mode") == "delta" and upd.get("version") == 2 and moved < 0.2 * size2,
-          f"exit {r.returncode}, {upd}, {moved / size2:.3f}, {r.stderr[-300:]}")
+          f"{moved} bytes moved, pack {size2}; exit {r.returncode}, {upd}, {moved / size2:.3f}, {r.stderr[-300:]}")
     fresh = os.path.join(work, "fresh")
     os.makedirs(fresh)
     for name in ("catalog.jws",):
@@ -199,8 +225,22 @@ def scenario(work, procs):
     r = run(["render", "--library", device, "--trust", trust, "--ledger", ledger, "--tile", "12/2126/1459", "-o", os.path.join(work, "t.png")], env)
     check("rendering a Chamonix tile from the installed pack is locked (exit 3)", r.returncode == 3, f"exit {r.returncode}: {r.stdout[-200:]} {r.stderr[-200:]}")
 
-    return check.summary()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+
+@pytest.fixture(scope="module")
+def outcomes(tilepack, tmp_path_factory):
+    work = str(tmp_path_factory.mktemp("packs-e2e"))
+    check, procs = Outcomes(), []
+    try:
+        check.play(scenario, work, procs)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    return check
+
+
+@pytest.mark.parametrize("finding", FINDINGS)
+def test_packs_e2e(outcomes, finding):
+    outcomes.check(finding)

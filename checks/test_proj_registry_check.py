@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Must-show 1 of issue 26: every EPSG projected CRS tilepack accepts, against PROJ itself.
 
 For every non-deprecated EPSG projected CRS in proj.db that tilepack accepts (`tilepack project
@@ -19,7 +18,7 @@ an extent with west > east crosses the antimeridian) and converted both ways:
             Laborde: 52 mm), so an exact inverse would fail against PROJ's alone; the table's
             "PROJ's own inverse" column shows PROJ's distance from the seeded points.
 
-PROJ is libproj.so.25 through ctypes (Scripts/lib/proj_ctypes.py): the same library and the
+PROJ is libproj.so.25 through ctypes (checks/lib/proj_ctypes.py): the same library and the
 same proj.db the machine has. Points PROJ itself cannot convert are left out.
 
 Also UTM 33N over 20°W–50°E (±35° from its central meridian), 2,000 points (from proj-check).
@@ -28,22 +27,41 @@ Pass: worst forward and worst inverse error < 1 mm for every CRS checked, no poi
 converts left unconverted by tilepack, and tilepack covering at least 95 % of proj.db's
 non-deprecated EPSG projected CRSs (5,135 in EPSG v10.076). Every CRS whose method is one the
 issue names (or one tilepack already computes) must be covered. Prints counts, a per-method
-table (also written as Markdown with --markdown FILE, for BENCHMARKS.md) and every failure.
+table (also written as Markdown with PROJ_REGISTRY_MARKDOWN=FILE, for BENCHMARKS.md) and every
+failure (-s shows them).
 
-Usage: Scripts/proj-registry-check [--sample N] [--points 200] [--workers 2] [--codes A,B]
-                                   [--proj-db PATH] [--markdown FILE]
-       BIN=path/to/tilepack (default .build/debug/tilepack of this checkout)
+Usage: [PROJ_REGISTRY_SAMPLE=N] [PROJ_REGISTRY_POINTS=200] [PROJ_REGISTRY_WORKERS=2]
+       [PROJ_REGISTRY_CODES=A,B] [PROJ_DB=PATH] [PROJ_REGISTRY_MARKDOWN=FILE]
+       python3 -m pytest -s checks/test_proj_registry_check.py
+       (SAMPLE: N seeded CRSs plus the named national grids and one CRS of each method instead
+       of all; .ci/run uses 400) BIN=path/to/tilepack (default the debug build of this checkout)
 """
-import argparse, json, math, os, sqlite3, subprocess, sys, time
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
-import proj_ctypes
-from checks import Checks, tilepack_bin
+import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = tilepack_bin()
+from checks.lib import proj_ctypes
+from checks.lib.common import tilepack_bin
+
+pytestmark = [pytest.mark.usefixtures("tilepack")]
+
+
+def settings():
+    e = os.environ.get
+    return SimpleNamespace(sample=int(e("PROJ_REGISTRY_SAMPLE")) if e("PROJ_REGISTRY_SAMPLE") else None,
+                           points=int(e("PROJ_REGISTRY_POINTS", "200")), workers=int(e("PROJ_REGISTRY_WORKERS", "2")),
+                           codes=e("PROJ_REGISTRY_CODES") or None, proj_db=e("PROJ_DB") or None,
+                           markdown=e("PROJ_REGISTRY_MARKDOWN") or None)
+
+
 R = 6371008.8  # mean Earth radius: angular inverse errors in metres
 SEED = 26
 TOLERANCE = 1e-3  # metres
@@ -79,10 +97,10 @@ NAMED = [27700, 2056, 21781, 28992, 31467, 31287, 2193, 5070, 3577, 2263, 3006, 
 def tilepack_codes(proj_db):
     """{code: method or None} tilepack accepts, and where the list came from."""
     extra = ["--proj-db", proj_db] if proj_db else []
-    p = subprocess.run([BIN, "project", "--list-codes", "--json", *extra], capture_output=True, text=True)
+    p = subprocess.run([tilepack_bin(), "project", "--list-codes", "--json", *extra], capture_output=True, text=True)
     if p.returncode == 0:
         return {int(e["code"]): e.get("method") for e in json.loads(p.stdout)}, "--list-codes --json"
-    p = subprocess.run([BIN, "project", "--list-codes", *extra], capture_output=True, text=True, check=True)
+    p = subprocess.run([tilepack_bin(), "project", "--list-codes", *extra], capture_output=True, text=True, check=True)
     return {int(c): None for c in p.stdout.split()}, "--list-codes (no --json: a tilepack without the registry)"
 
 
@@ -143,7 +161,7 @@ def angular_m(lon, lat, lon0, lat0):
 
 def run_tilepack(code, a, b, inverse, proj_db):
     text = "".join(f"{float(u)!r} {float(v)!r}\n" for u, v in zip(a, b))
-    args = [BIN, "project", "--epsg", str(code)] + (["--inverse"] if inverse else []) + (["--proj-db", proj_db] if proj_db else [])
+    args = [tilepack_bin(), "project", "--epsg", str(code)] + (["--inverse"] if inverse else []) + (["--proj-db", proj_db] if proj_db else [])
     p = subprocess.run(args, input=text, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         raise RuntimeError(f"exit {p.returncode}: {(p.stderr.strip().splitlines() or ['?'])[0]}")
@@ -172,16 +190,9 @@ def mm(v):
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v * 1000:.2g} mm"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sample", type=int, help="check N seeded CRSs (plus the named national grids and one CRS of each method) instead of all")
-    ap.add_argument("--points", type=int, default=200)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--codes", help="comma-separated EPSG codes to check (debugging)")
-    ap.add_argument("--proj-db", help="proj.db for both PROJ and tilepack (default: PROJ's own)")
-    ap.add_argument("--markdown", help="write the per-method table as Markdown to this file")
-    args = ap.parse_args()
-    checks = Checks()
+def compare_registry(args):
+    """Every finding: {key: (ok, detail)} (a key absent when the run does not check it), and crss."""
+    out = {}
     t0 = time.time()
 
     ctx = proj_ctypes.Context(database=args.proj_db)
@@ -192,7 +203,7 @@ def main():
     name_of = {c: n for c, n, _ in crss}
     accepted, list_source = tilepack_codes(args.proj_db)
     covered = [c for c, _, _ in crss if c in accepted]
-    print(f"PROJ {proj_ctypes.version()}, {db} (EPSG {epsg_version}); tilepack {BIN} via {list_source}")
+    print(f"PROJ {proj_ctypes.version()}, {db} (EPSG {epsg_version}); tilepack {tilepack_bin()} via {list_source}")
     print(f"{len(crss)} non-deprecated EPSG projected CRSs; tilepack accepts {len(accepted)} codes, "
           f"{len(covered)} of them these CRSs ({100 * len(covered) / len(crss):.1f} %)")
 
@@ -200,7 +211,7 @@ def main():
     named = {c: m for c, m in accepted.items() if m is not None and c in method_of}
     if named:
         wrong = [f"{c}: {m!r} vs proj.db {method_of[c]!r}" for c, m in named.items() if m != method_of[c]]
-        checks("--list-codes --json names each CRS's method as proj.db does", not wrong, "; ".join(wrong[:5]))
+        out["methods named"] = (not wrong, "; ".join(wrong[:5]))
 
     todo = covered
     if args.codes:
@@ -291,14 +302,14 @@ def main():
     for m in sorted(ISSUE_METHODS):
         if any(mm_ == m for _, _, mm_ in crss):
             miss = missing.get(m, [])
-            checks(f"{m}: all {rows[m]['total']} proj.db CRSs covered", not miss,
-                   f"{len(miss)} not accepted: {', '.join(map(str, miss[:12]))}{' …' if len(miss) > 12 else ''}" if miss else "")
+            out["method " + m] = (not miss, f"{m}: all {rows[m]['total']} proj.db CRSs covered: " +
+                                  (f"{len(miss)} not accepted: {', '.join(map(str, miss[:12]))}{' …' if len(miss) > 12 else ''}" if miss else ""))
     unlisted = sorted({m for c, _, m in crss if c not in accepted and m not in ISSUE_METHODS})
     if unlisted:
         print(f"(not in the issue's list, not covered: {', '.join(unlisted)})")
 
     need = math.ceil(0.95 * len(crss))
-    checks(f"coverage ≥ 95 % of {len(crss)} ({need})", len(covered) >= need, f"{len(covered)} covered")
+    out["coverage"] = (len(covered) >= need, f"coverage ≥ 95 % of {len(crss)} ({need}): {len(covered)} covered")
     for f in failures[:200]:
         print("  " + f)
     if len(failures) > 200:
@@ -309,11 +320,13 @@ def main():
     for d in departures:
         print("  " + d)
     if not args.codes and not args.sample:
-      checks(f"{len(covered)} accepted CRSs compared with PROJ: {len(todo) - len(incomparable) - len(departures)} within 1 mm "
-           f"({len(incomparable)} not comparable, {len(departures)} known departures), ≥ 95 % of {len(crss)}",
-             len(todo) - len(incomparable) - len(departures) - len(failures) >= math.ceil(0.95 * len(crss)))
-    checks(f"{len(todo)} CRSs within 1 mm of PROJ forward and inverse, apart from those listed above ({args.points} points each, "
-           f"{dropped} points PROJ itself could not convert left out)", not failures, f"{len(failures)} CRSs fail")
+        out["registry"] = (len(todo) - len(incomparable) - len(departures) - len(failures) >= math.ceil(0.95 * len(crss)),
+                           f"{len(covered)} accepted CRSs compared with PROJ: {len(todo) - len(incomparable) - len(departures)} "
+                           f"within 1 mm ({len(incomparable)} not comparable, {len(departures)} known departures), "
+                           f"≥ 95 % of {len(crss)}")
+    out["within 1 mm"] = (not failures, f"{len(todo)} CRSs within 1 mm of PROJ forward and inverse, apart from those listed "
+                          f"({args.points} points each, {dropped} points PROJ itself could not convert left out): "
+                          f"{len(failures)} CRSs fail: " + "; ".join(failures[:5]))
     # Transverse Mercator far beyond a zone (from Scripts/proj-check): UTM 33N (CM 15°E) out to
     # ±35° of longitude, where a short series would drift; PROJ's tmerc is exact there.
     if 32633 in accepted and not args.codes:
@@ -326,12 +339,50 @@ def main():
         ref["ilon"], ref["ilat"] = lon, lat
         ref["unit_m"] = 1.0
         fw, iw, n, problem = measure(32633, ref, args.proj_db)
-        checks("EPSG:32633 from 20°W to 50°E (±35° from the central meridian) within 1 mm of PROJ",
-               problem is None and fw < TOLERANCE and iw < TOLERANCE,
-               f"worst forward {mm(fw)}, inverse {mm(iw)} over {n} points" + (f"; {problem}" if problem else ""))
+        out["utm 33n"] = (problem is None and fw < TOLERANCE and iw < TOLERANCE,
+                          f"worst forward {mm(fw)}, inverse {mm(iw)} over {n} points" + (f"; {problem}" if problem else ""))
     print(f"time: {time.time() - t0:.0f} s ({t_ref:.1f} s PROJ, {args.workers} workers)")
-    return checks.summary()
+    out["crss"] = crss
+    return out
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return compare_registry(settings())
+
+
+def finding(registry, key, why_absent):
+    if key not in registry:
+        pytest.skip(why_absent)
+    ok, detail = registry[key]
+    assert ok, detail
+
+
+def test_list_codes_json_names_each_crss_method_as_proj_db_does(registry):
+    finding(registry, "methods named", "tilepack's --list-codes names no methods (no --json)")
+
+
+@pytest.mark.parametrize("method", sorted(ISSUE_METHODS))
+def test_every_proj_db_crs_of_the_issues_methods_is_covered(registry, method):
+    """{method}: all proj.db CRSs covered"""
+    finding(registry, "method " + method, f"proj.db has no CRS of the method {method}")
+
+
+def test_coverage_at_least_95_percent(registry):
+    finding(registry, "coverage", "")
+
+
+def test_the_whole_registry_compared_with_proj(registry):
+    """The accepted CRSs compared with PROJ: ≥ 95 % of proj.db's within 1 mm (a whole-registry run only)."""
+    finding(registry, "registry", "a sample (PROJ_REGISTRY_SAMPLE or PROJ_REGISTRY_CODES): the whole-registry figure is not checked")
+
+
+def test_crss_within_1_mm_of_proj_forward_and_inverse(registry):
+    finding(registry, "within 1 mm", "")
+
+
+def test_utm_33n_far_beyond_its_zone_within_1_mm_of_proj(registry):
+    """EPSG:32633 from 20°W to 50°E (±35° from the central meridian) within 1 mm of PROJ"""
+    finding(registry, "utm 33n", "tilepack does not accept EPSG:32633, or PROJ_REGISTRY_CODES names the codes")

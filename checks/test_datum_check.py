@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Must-show 2 of issue 26: tilepack's datum shifts against PROJ itself (libproj.so.25 via
 ctypes, the same proj.db and grids), the shift alone — datum lon/lat → WGS 84 lon/lat, no
 projection — at 200 seeded points inside each CRS's area of use:
@@ -35,19 +34,24 @@ reports for the operation it used (proj_coordoperation_get_accuracy) is printed 
 Points where PROJ's grid has no value (outside the grid), or where PROJ's per-point choice
 falls to a ballpark offset (outside every operation's area), are redrawn.
 
-Usage: Scripts/datum-check [--points N] [--proj-db PATH] [--seed S]   (needs gdal_translate)
-       (BIN=path/to/tilepack to test another binary; default .build/debug/tilepack)
-Exit 1 on any failure.
+Usage: [DATUM_POINTS=N] [DATUM_SEED=S] [PROJ_DB=PATH] python3 -m pytest -s checks/test_datum_check.py
+       (needs gdal_translate; BIN=path/to/tilepack to test another binary; default the debug build)
 """
-import argparse, math, os, random, subprocess, sys, tempfile, time
+import math
+import os
+import random
+import subprocess
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "lib"))
-from checks import Checks, tilepack_bin
-from proj_ctypes import Proj, ProjError
+import pytest
 
-ROOT = os.path.dirname(HERE)
-BIN = tilepack_bin()
+from checks.lib.common import tilepack_bin
+from checks.lib.proj_ctypes import Proj, ProjError
+
+pytestmark = [pytest.mark.gdal, pytest.mark.usefixtures("tilepack")]
+
+POINTS = int(os.environ.get("DATUM_POINTS", "200"))
+SEED = int(os.environ.get("DATUM_SEED", "26"))
+PROJ_DB = os.environ.get("PROJ_DB") or None
 R = 6371008.8  # mean earth radius: angular differences as metres
 
 HGRID = ("+proj=pipeline +step +proj=unitconvert +xy_in=deg +xy_out=rad "
@@ -85,7 +89,7 @@ def metres(a, b):
 
 def tilepack(args, points):
     text = "".join(f"{x!r} {y!r}\n" for x, y in points)
-    r = subprocess.run([BIN, *args], input=text, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([tilepack_bin(), *args], input=text, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"tilepack {' '.join(args)}: {(r.stderr.strip().splitlines() or ['exit ' + str(r.returncode)])[-1]}")
     rows = [tuple(float(v) for v in l.split()) for l in r.stdout.splitlines() if l.strip()]
@@ -160,93 +164,84 @@ def geotiff_grid(directory, gsb):
     return out
 
 
-def compare(checks, label, proj, tol, reference, points, expected, base, db_args, operation, acc, to_axes=None):
+def compare(label, proj, tol, reference, points, expected, base, db_args, operation, acc, to_axes=None):
     """tilepack forward and inverse against PROJ's answers for the same points."""
     inverse = reference.trans(expected, inverse=True)
     axes = to_axes.trans(points) if to_axes else points
     try:
-        describe = subprocess.run([BIN, "project", "--epsg", str(base), "--describe", *db_args],
+        describe = subprocess.run([tilepack_bin(), "project", "--epsg", str(base), "--describe", *db_args],
                                   capture_output=True, text=True, timeout=60).stdout.splitlines()
         got = tilepack(["project", "--epsg", str(base), "--inverse", "--wgs84", *db_args], axes)
         back = tilepack(["project", "--epsg", str(base), "--wgs84", *db_args], expected)
     except (RuntimeError, subprocess.TimeoutExpired) as e:
-        return checks(f"{label}: tilepack", False, str(e))
+        pytest.fail(f"{label}: tilepack: {e}")
     fwd = max(metres(g, q) if all(math.isfinite(v) for v in g) else math.inf for g, q in zip(got, expected))
     if to_axes:  # grads from Paris: back to Greenwich degrees to measure
         back = to_axes.trans(back, inverse=True)
     inv = max(metres(b, x) if all(math.isfinite(v) for v in b) else math.inf for b, x in zip(back, inverse))
     mine = next((l.split("datum transformation ", 1)[1].split("; unit")[0] for l in describe if "datum transformation " in l),
                 "no datum transformation")
-    return checks(f"{label} vs PROJ {operation} (PROJ accuracy {acc}): {len(points)} points within {tol * 1000:g} mm",
-                  fwd < tol and inv < tol,
-                  f"worst forward {fwd * 1000:.3f} mm, inverse {inv * 1000:.3f} mm; tilepack: {mine}")
+    detail = (f"{label} vs PROJ {operation} (PROJ accuracy {acc}): {len(points)} points within {tol * 1000:g} mm: "
+              f"worst forward {fwd * 1000:.3f} mm, inverse {inv * 1000:.3f} mm; tilepack: {mine}")
+    print(detail)
+    assert fwd < tol and inv < tol, detail
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--points", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=26)
-    ap.add_argument("--proj-db", help="proj.db for PROJ and tilepack (default: PROJ's search, tilepack's)")
-    a = ap.parse_args()
-    checks = Checks()
-    t0 = time.time()
-    db_args = ["--proj-db", a.proj_db] if a.proj_db else []
-    with Proj(proj_db=a.proj_db) as proj:
-        for code, base, (kind, what), tol in CASES:
-            label = f"EPSG:{code} (base EPSG:{base})"
-            rng = random.Random(a.seed * 100_003 + code)
-            try:
-                crs = proj.create(f"EPSG:{code}")
-                if crs.geodetic_crs().code() != str(base):
-                    checks(f"{label}: base CRS", False, f"proj.db says base EPSG:{crs.geodetic_crs().code()}")
-                    continue
-                aou = crs.area_of_use()
-                twin = GREENWICH_TWIN.get(base, base)
-                if kind == "grid":
-                    reference = proj.create(HGRID.format(what))
-                elif kind == "op":
-                    reference = proj.operation(what)
-                    o = reference.area_of_use()
-                    aou = (max(aou[0], o[0]), max(aou[1], o[1]), min(aou[2], o[2]), min(aou[3], o[3]))
-                else:
-                    reference = proj.crs_to_crs(f"EPSG:{twin}", what)
-                points, expected = draw(proj, rng, aou, reference, a.points)
-                if len(points) < a.points:
-                    checks(f"{label}: points", False, f"only {len(points)} of {a.points} inside {what}")
-                    continue
-                used = reference.last_used() if kind == "crs" else reference
-                accuracy = used.accuracy()
-                operation = used.info()["description"] or what
-                to_axes = proj.crs_to_crs(f"EPSG:{twin}", f"EPSG:{base}") if twin != base else None
-            except ProjError as e:
-                checks(f"{label}: PROJ", False, str(e))
-                continue
-            acc = f"{accuracy:g} m" if accuracy >= 0 else "unknown"
-            compare(checks, label, proj, tol, reference, points, expected, base, db_args, operation, acc, to_axes)
-
-        # PROJ's GeoTIFF grid format with subgrids, the same file for both.
-        label = "EPSG:31467 (base EPSG:4314) with de_adv_BETA2007.tif (3 IFDs)"
-        gsb = os.path.join(os.path.dirname(a.proj_db or "/usr/share/proj/proj.db"), "BETA2007.gsb")
-        with tempfile.TemporaryDirectory(prefix="transform-datum-check-") as d:
-            try:
-                tif = geotiff_grid(d, gsb)
-                os.symlink(os.path.abspath(a.proj_db or "/usr/share/proj/proj.db"), os.path.join(d, "proj.db"))
-                reference = proj.create(HGRID.format(tif))
-                aou = proj.create("EPSG:31467").area_of_use()
-                points, expected = draw(proj, random.Random(a.seed), aou, reference, a.points)
-                # Points in each child, where its multiplied shifts must be the ones used.
-                for (w, s, e, n) in [(8.9, 50.1, 10.7, 51.9), (12.2, 52.95, 13.45, 54.25)]:
-                    more, answers = draw(proj, random.Random(a.seed + 1), (w, s, e, n), reference, a.points // 4)
-                    points += more
-                    expected += answers
-            except (ProjError, subprocess.CalledProcessError, OSError) as e:
-                checks(f"{label}: setup", False, str(e))
-            else:
-                compare(checks, label, proj, 0.01, reference, points, expected, 4314, ["--proj-db", os.path.join(d, "proj.db")],
-                        "+proj=hgridshift on the same file", "unknown")
-    print(f"datum-check: {time.time() - t0:.1f} s")
-    return checks.summary()
+@pytest.fixture(scope="module")
+def proj():
+    with Proj(proj_db=PROJ_DB) as p:
+        yield p
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("code, base, reference_kind, tol", CASES, ids=[f"EPSG:{c[0]}" for c in CASES])
+def test_datum_shift_agrees_with_proj(proj, code, base, reference_kind, tol):
+    """tilepack's shift, forward and inverse, within the tolerance of PROJ's at the points."""
+    kind, what = reference_kind
+    db_args = ["--proj-db", PROJ_DB] if PROJ_DB else []
+    label = f"EPSG:{code} (base EPSG:{base})"
+    rng = random.Random(SEED * 100_003 + code)
+    try:
+        crs = proj.create(f"EPSG:{code}")
+        assert crs.geodetic_crs().code() == str(base), f"{label}: base CRS: proj.db says base EPSG:{crs.geodetic_crs().code()}"
+        aou = crs.area_of_use()
+        twin = GREENWICH_TWIN.get(base, base)
+        if kind == "grid":
+            reference = proj.create(HGRID.format(what))
+        elif kind == "op":
+            reference = proj.operation(what)
+            o = reference.area_of_use()
+            aou = (max(aou[0], o[0]), max(aou[1], o[1]), min(aou[2], o[2]), min(aou[3], o[3]))
+        else:
+            reference = proj.crs_to_crs(f"EPSG:{twin}", what)
+        points, expected = draw(proj, rng, aou, reference, POINTS)
+        assert len(points) >= POINTS, f"{label}: points: only {len(points)} of {POINTS} inside {what}"
+        used = reference.last_used() if kind == "crs" else reference
+        accuracy = used.accuracy()
+        operation = used.info()["description"] or what
+        to_axes = proj.crs_to_crs(f"EPSG:{twin}", f"EPSG:{base}") if twin != base else None
+    except ProjError as e:
+        pytest.fail(f"{label}: PROJ: {e}")
+    acc = f"{accuracy:g} m" if accuracy >= 0 else "unknown"
+    compare(label, proj, tol, reference, points, expected, base, db_args, operation, acc, to_axes)
+
+
+def test_geotiff_grid_with_subgrids_agrees_with_proj(proj, tmp_path):
+    """PROJ's GeoTIFF grid format with subgrids, the same file for both."""
+    label = "EPSG:31467 (base EPSG:4314) with de_adv_BETA2007.tif (3 IFDs)"
+    gsb = os.path.join(os.path.dirname(PROJ_DB or "/usr/share/proj/proj.db"), "BETA2007.gsb")
+    d = str(tmp_path)
+    try:
+        tif = geotiff_grid(d, gsb)
+        os.symlink(os.path.abspath(PROJ_DB or "/usr/share/proj/proj.db"), os.path.join(d, "proj.db"))
+        reference = proj.create(HGRID.format(tif))
+        aou = proj.create("EPSG:31467").area_of_use()
+        points, expected = draw(proj, random.Random(SEED), aou, reference, POINTS)
+        # Points in each child, where its multiplied shifts must be the ones used.
+        for (w, s, e, n) in [(8.9, 50.1, 10.7, 51.9), (12.2, 52.95, 13.45, 54.25)]:
+            more, answers = draw(proj, random.Random(SEED + 1), (w, s, e, n), reference, POINTS // 4)
+            points += more
+            expected += answers
+    except (ProjError, subprocess.CalledProcessError, OSError) as e:
+        pytest.fail(f"{label}: setup: {e}")
+    compare(label, proj, 0.01, reference, points, expected, 4314, ["--proj-db", os.path.join(d, "proj.db")],
+            "+proj=hgridshift on the same file", "unknown")

@@ -25,10 +25,11 @@ lint:
 checks:
 	python3 -m pytest checks -m "not bench" $(PYTEST_ARGS)
 
-# The benchmarks (checks/bench/): each a script printing its figures; BENCHMARKS.md gives their
-# commands and arguments. This target runs the quick ones CI-free machines can run as they are.
+# The benchmarks (checks/bench/, each a script; BENCHMARKS.md gives their commands): all of them
+# with their default arguments, or those whose name contains BENCH (make bench BENCH=serve-bench);
+# BENCH_ARGS passes arguments.
 bench:
-	python3 -m pytest checks/bench -m bench $(PYTEST_ARGS)
+	python3 -m pytest checks/bench -m bench $(if $(BENCH),-k "$(BENCH)") $(PYTEST_ARGS)
 
 # What CI runs on a clean clone: install, the tests, the checks, the sanitizers, fuzzing.
 ci:

@@ -190,11 +190,11 @@ def free_port():
 
 class Serve:
     """`tilepack serve ARGS --port 0` (or --port PORT) in the background, its port read from the
-    URL it prints; `pid` is the tilepack process (under `timeout` when a limit is given). Use as a
-    context manager, or call stop()."""
+    URL it prints; `pid` is the tilepack process (under `timeout` when a limit is given; `nofile`
+    sets its descriptor limit). Use as a context manager, or call stop()."""
 
     def __init__(self, args, binary=None, env=None, port=0, limit=None, stdout=None, stderr=None,
-                 startup=30, cwd=None):
+                 startup=30, cwd=None, nofile=None):
         argv = [binary or tilepack_bin(), "serve"] + [str(a) for a in args] + ["--port", str(port)]
         if limit:
             argv = ["timeout", str(limit)] + argv
@@ -202,7 +202,12 @@ class Serve:
         self.stderr_path = stderr
         out = open(stdout, "w+") if stdout else subprocess.PIPE
         err = open(stderr, "w+") if stderr else subprocess.DEVNULL
-        self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, text=True, cwd=cwd)
+        def limits():  # the server's RLIMIT_NOFILE soft limit
+            import resource
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+        self.proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, text=True, cwd=cwd,
+                                     preexec_fn=limits if nofile else None)
         self.port = None
         deadline = time.monotonic() + startup
         first = ""
@@ -311,3 +316,12 @@ class Outcomes:
                         pytrace=False)
         ok, detail = self.items[key]
         assert ok, f"{key}: {detail}"
+
+
+def require_or_exit(*modules):
+    """require() for a script (the benchmarks, the tools): exits (status 1) naming what is missing."""
+    import sys
+    try:
+        require(*modules)
+    except SetupError as e:
+        sys.exit(str(e))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Must-show 3 of issue 26: real files in national grids, written by GDAL, build like GDAL warps.
 
 For each grid (EPSG code) two GeoTIFFs are written with GDAL's command-line tools:
@@ -34,23 +33,46 @@ two different computations — and is counted apart (printed, not failed).
 Pass: ≥ 45 dB and identical masks for both files of at least 10 grids, and no grid failing
 once tilepack accepts its CRS (a grid tilepack declines — "not supported"/"not in tilepack's
 CRS table" — is reported, not failed, so the check runs before the registry lands; the count
-of ≥ 10 then fails). Prints one line per grid and file.
+of ≥ 10 then fails). One test per grid and file; -s prints the operations and a table.
 
-Usage: Scripts/national-grids-check [--grids 27700,2056,…] [--keep DIR] [--min-grids 10] [--workers 2]
-       BIN=path/to/tilepack (default .build/debug/tilepack of this checkout)
+Usage: [NATIONAL_GRIDS=27700,2056,…] [NATIONAL_KEEP=DIR] [NATIONAL_MIN_GRIDS=10] [NATIONAL_WORKERS=2]
+       python3 -m pytest -s checks/test_national_grids_check.py
+       BIN=path/to/tilepack (default the debug build of this checkout)
 """
-import argparse, json, math, os, re, shutil, sys, tempfile, time
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import numpy as np
-import proj_ctypes
-from terrain_check import (TESTDATA, Checks, archive_elevation, archive_metadata, archive_tiles, png_rgba, read_raster, run,
-                           tile_bounds_3857, tile_of, tilepack)
+import pytest
 
-GRIDS = [27700, 2056, 21781, 28992, 31467, 31287, 2193, 5070, 3577, 2263, 3006, 3067, 2180, 5514, 2157, 6933]
-DEM = os.path.join(TESTDATA, "conformance", "georust-geotiff__zh_dem_25.tif")
-RGB = os.path.join(TESTDATA, "geotiff", "rasterio__RGB.byte.tif")
+from checks.lib import proj_ctypes
+from checks.lib.common import data_root, mse as mean_square, psnr
+from checks.lib.terrain import (archive_elevation, archive_metadata, archive_tiles, png_rgba, read_raster, run,
+                                tile_bounds_3857, tile_of, tilepack)
+
+pytestmark = [pytest.mark.gdal, pytest.mark.slow, pytest.mark.usefixtures("tilepack")]
+
+GRIDS = [int(c) for c in os.environ["NATIONAL_GRIDS"].split(",")] if os.environ.get("NATIONAL_GRIDS") else \
+    [27700, 2056, 21781, 28992, 31467, 31287, 2193, 5070, 3577, 2263, 3006, 3067, 2180, 5514, 2157, 6933]
+MIN_GRIDS = int(os.environ.get("NATIONAL_MIN_GRIDS", "10"))
+WORKERS = int(os.environ.get("NATIONAL_WORKERS", "2"))
+KEEP = os.environ.get("NATIONAL_KEEP") or None
+
+
+def dem_source():
+    return os.path.join(data_root(), "conformance", "georust-geotiff__zh_dem_25.tif")
+
+
+def rgb_source():
+    return os.path.join(data_root(), "geotiff", "rasterio__RGB.byte.tif")
+
+
 THRESHOLD_DB = 45.0
 # Where a grid's area of use is mostly sea or its middle is awkward, a spot inside it on land
 # (Greenwich lon, lat). Everything else uses the middle of the area of use.
@@ -75,6 +97,7 @@ def spot(ctx, code):
 
 
 def write_files(d, code, lon, lat, x, y, unit):
+    DEM, RGB = dem_source(), rgb_source()
     dem_path, rgb_path = os.path.join(d, f"dem-{code}.tif"), os.path.join(d, f"rgb-{code}.tif")
     info = json.loads(run(["gdalinfo", "-json", DEM]).stdout)
     w, h = info["size"]
@@ -158,11 +181,6 @@ def tiles_around(src, z):
     return [(x, y) for x in range(ax, bx + 1) for y in range(ay, by + 1)]
 
 
-def psnr(a, b, peak):
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)) if a.size else float("nan")
-    return (float("inf") if mse == 0 else 10 * math.log10(peak * peak / mse)), mse
-
-
 EDGE_TIE = 0.01  # source pixels: a mask pixel decided this close to a source pixel edge is a tie
 
 
@@ -207,7 +225,7 @@ def compare(ctx, code, ct, kind, src, archive, z, d):
         ours[:, (y - y0) * 256:(y - y0 + 1) * 256, (x - x0) * 256:(x - x0 + 1) * 256] = v if v.ndim == 3 else v[None]
     ours_valid = np.isfinite(ours).all(axis=0)
     both = ours_valid & theirs_valid
-    p, mse = psnr(ours[:, both].ravel(), theirs_vals[:, both].ravel(), peak)
+    p, mse = psnr(ours[:, both].ravel(), theirs_vals[:, both].ravel(), peak), mean_square(ours[:, both].ravel(), theirs_vals[:, both].ravel())
     rr, cc = np.nonzero(ours_valid != theirs_valid)
     ties, worst = 0, 0.0
     if rr.size:
@@ -227,89 +245,87 @@ DECLINED = ("unsupported", "not supported", "not in tilepack's crs table", "not 
             "lacks")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--grids", help="comma-separated EPSG codes (default: the issue's 16 national grids)")
-    ap.add_argument("--keep", help="keep the GeoTIFFs and archives in this directory")
-    ap.add_argument("--min-grids", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=2, help="grids processed at once")
-    args = ap.parse_args()
-    grids = [int(c) for c in args.grids.split(",")] if args.grids else GRIDS
-    checks = Checks()
-    t0 = time.time()
-    d = args.keep or tempfile.mkdtemp(prefix="checks-national-")
-    os.makedirs(d, exist_ok=True)
-    passed, declined, rows = [], [], []
-
-    def grid(code):
-        """One grid's files, builds and comparisons (own PROJ context and directory: grids run
-        two at a time). Returns (code, name, lon, lat, reference op line, results)."""
-        ctx = proj_ctypes.Context()
-        gd = os.path.join(d, str(code))
-        os.makedirs(gd, exist_ok=True)
-        crs_name = ctx.create(f"EPSG:{code}").name()
-        ct, op_desc = None, None
-        lon, lat, x, y, unit = spot(ctx, code)
-        dem, rgb = write_files(gd, code, lon, lat, x, y, unit)
-        results = {}
-        for kind, src in (("DEM", dem), ("imagery", rgb)):
-            out = os.path.join(gd, f"{kind}-{code}.mbtiles")
-            try:
-                # The DEM's comparison is of its stored metres: no hillshade to draw.
-                z, secs = build(src, out, ["--no-hillshade"] if kind == "DEM" else [])
-            except RuntimeError as e:
-                msg = str(e).splitlines()[-1] if str(e) else "?"
-                results[kind] = ("declined" if any(k in msg.lower() for k in DECLINED) else "error", msg)
-                continue
-            op_used = archive_metadata(out).get("tilepack:datum_transform")
-            ct, op_desc = reference_op(ctx, code, op_used)
-            r = compare(ctx, code, ct, kind, src, out, z, gd)
-            what = (f"elevations {r['psnr']:.2f} dB (RMSE {r['rmse']:.3f} m of {r['peak']:.0f} m)" if kind == "DEM"
-                    else f"RGB {r['psnr']:.2f} dB")
-            mask = "nodata mask" if kind == "DEM" else "alpha"
-            untied = r["mask_diff"] - r["ties"]
-            detail = (f"z{z} {r['tiles']} tiles, {what} over {r['pixels']} px; {mask} differs at {untied} of {r['total']} px"
-                      + (f" (+{r['ties']} edge ties ≤ {r['worst_tie']:.1e} px)" if r["ties"] else "")
-                      + f"; build {secs:.1f} s" + (f"; tilepack:datum_transform {op_used}" if op_used else ""))
-            results[kind] = ("ok" if r["psnr"] >= THRESHOLD_DB and untied == 0 else "fail", detail, r["psnr"])
-        op_line = f"EPSG:{code} → 3857 reference: {'gdalwarp -ct ' if ct else 'gdalwarp: '}{op_desc or reference_op(ctx, code)[1]}"
-        ctx.close()
-        return code, crs_name, lon, lat, op_line, results
-
-    def guarded(code):
+def grid(d, code):
+    """One grid's files, builds and comparisons (own PROJ context and directory: grids run
+    two at a time). Returns (code, name, lon, lat, reference op line, results)."""
+    ctx = proj_ctypes.Context()
+    gd = os.path.join(d, str(code))
+    os.makedirs(gd, exist_ok=True)
+    crs_name = ctx.create(f"EPSG:{code}").name()
+    ct, op_desc = None, None
+    lon, lat, x, y, unit = spot(ctx, code)
+    dem, rgb = write_files(gd, code, lon, lat, x, y, unit)
+    results = {}
+    for kind, src in (("DEM", dem), ("imagery", rgb)):
+        out = os.path.join(gd, f"{kind}-{code}.mbtiles")
         try:
-            return grid(code)
-        except (RuntimeError, proj_ctypes.ProjError, KeyError, ValueError) as e:
-            err = ("error", f"{type(e).__name__}: {str(e)[-300:]}")
-            return code, "?", float("nan"), float("nan"), f"EPSG:{code}", {"DEM": err, "imagery": err}
+            # The DEM's comparison is of its stored metres: no hillshade to draw.
+            z, secs = build(src, out, ["--no-hillshade"] if kind == "DEM" else [])
+        except RuntimeError as e:
+            msg = str(e).splitlines()[-1] if str(e) else "?"
+            results[kind] = ("declined" if any(k in msg.lower() for k in DECLINED) else "error", msg)
+            continue
+        op_used = archive_metadata(out).get("tilepack:datum_transform")
+        ct, op_desc = reference_op(ctx, code, op_used)
+        r = compare(ctx, code, ct, kind, src, out, z, gd)
+        what = (f"elevations {r['psnr']:.2f} dB (RMSE {r['rmse']:.3f} m of {r['peak']:.0f} m)" if kind == "DEM"
+                else f"RGB {r['psnr']:.2f} dB")
+        mask = "nodata mask" if kind == "DEM" else "alpha"
+        untied = r["mask_diff"] - r["ties"]
+        detail = (f"z{z} {r['tiles']} tiles, {what} over {r['pixels']} px; {mask} differs at {untied} of {r['total']} px"
+                  + (f" (+{r['ties']} edge ties ≤ {r['worst_tie']:.1e} px)" if r["ties"] else "")
+                  + f"; build {secs:.1f} s" + (f"; tilepack:datum_transform {op_used}" if op_used else ""))
+        results[kind] = ("ok" if r["psnr"] >= THRESHOLD_DB and untied == 0 else "fail", detail, r["psnr"])
+    op_line = f"EPSG:{code} → 3857 reference: {'gdalwarp -ct ' if ct else 'gdalwarp: '}{op_desc or reference_op(ctx, code)[1]}"
+    ctx.close()
+    return code, crs_name, lon, lat, op_line, results
 
+def guarded(d, code):
     try:
-        with ThreadPoolExecutor(max_workers=args.workers) as pool:
-            for code, crs_name, lon, lat, op_line, results in pool.map(guarded, grids):
-                label = f"EPSG:{code} {crs_name} (at {lon:.2f}, {lat:.2f})"
+        return grid(d, code)
+    except (RuntimeError, proj_ctypes.ProjError, KeyError, ValueError) as e:
+        err = ("error", f"{type(e).__name__}: {str(e)[-300:]}")
+        return code, "?", float("nan"), float("nan"), f"EPSG:{code}", {"DEM": err, "imagery": err}
+
+
+
+@pytest.fixture(scope="module")
+def grids():
+    """{code: (crs name, lon, lat, reference op line, {kind: (verdict, detail[, psnr])})}, grids two at a time."""
+    d = KEEP or tempfile.mkdtemp(prefix="checks-national-")
+    os.makedirs(d, exist_ok=True)
+    t0 = time.time()
+    out = {}
+    try:
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for code, crs_name, lon, lat, op_line, results in pool.map(lambda c: guarded(d, c), GRIDS):
                 print(f"     {op_line}", flush=True)
-                if all(r[0] == "declined" for r in results.values()):
-                    declined.append(code)
-                    print(f"--   {label}: declined by tilepack: {results['DEM'][1]}", flush=True)
-                    continue
-                for kind in ("DEM", "imagery"):
-                    checks(f"{label} {kind}", results[kind][0] == "ok", results[kind][1])
-                if all(r[0] == "ok" for r in results.values()):
-                    passed.append(code)
-                rows.append((code, crs_name, results))
+                out[code] = (crs_name, lon, lat, op_line, results)
     finally:
-        if not args.keep:
+        if not KEEP:
             shutil.rmtree(d, ignore_errors=True)
     print("\n| EPSG | grid | DEM elevations PSNR | imagery RGB PSNR |\n|---|---|---:|---:|")
-    for code, name, res in rows:
-        cell = lambda r: f"{r[2]:.2f} dB" if len(r) > 2 else r[0]
+    for code, (name, _, _, _, res) in out.items():
+        cell = lambda r: f"{r[2]:.2f} dB" if len(r) > 2 else r[0]  # noqa: E731
         print(f"| {code} | {name} | {cell(res['DEM'])} | {cell(res['imagery'])} |")
-    checks(f"at least {args.min_grids} national grids pass (≥ {THRESHOLD_DB:g} dB, identical masks)",
-           len(passed) >= args.min_grids,
-           f"{len(passed)} pass: {', '.join(map(str, passed))}" + (f"; declined: {', '.join(map(str, declined))}" if declined else ""))
     print(f"time: {time.time() - t0:.0f} s")
-    return checks.summary()
+    return out
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("code", GRIDS)
+@pytest.mark.parametrize("kind", ["DEM", "imagery"])
+def test_national_grid_builds_like_gdalwarp(grids, code, kind):
+    """EPSG:{code} {kind}: ≥ 45 dB against gdalwarp and identical masks (a grid tilepack declines is reported, not failed)."""
+    crs_name, lon, lat, op_line, results = grids[code]
+    label = f"EPSG:{code} {crs_name} (at {lon:.2f}, {lat:.2f}) {kind}"
+    if all(r[0] == "declined" for r in results.values()):
+        pytest.skip(f"{label}: declined by tilepack: {results['DEM'][1]}")
+    assert results[kind][0] == "ok", f"{label}: {results[kind][1]}"
+
+
+def test_at_least_min_grids_national_grids_pass(grids):
+    """at least 10 national grids pass (≥ 45 dB, identical masks)"""
+    passed = [c for c, g in grids.items() if all(r[0] == "ok" for r in g[4].values())]
+    declined = [c for c, g in grids.items() if all(r[0] == "declined" for r in g[4].values())]
+    assert len(passed) >= MIN_GRIDS, f"at least {MIN_GRIDS} national grids pass (≥ {THRESHOLD_DB:g} dB, identical masks): " \
+        f"{len(passed)} pass: {', '.join(map(str, passed))}" + (f"; declined: {', '.join(map(str, declined))}" if declined else "")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Wall time and peak RSS of a whole process tree (the command and every process it starts).
 
-    Scripts/tree-peak OUT.json -- COMMAND [ARGS...]
+    checks/tools/tree_peak.py OUT.json -- COMMAND [ARGS...]
 
 GNU time's %M is the largest single process, which undercounts tools that fork workers
 (rio mbtiles -j 2 runs a multiprocessing pool). This samples /proc every 20 ms and sums

@@ -1,7 +1,6 @@
 """The sample region store as a publisher and a device would set it up (the region-store checks:
-regions-e2e, regions-attack, revocation-check, viewer-check, edge-mask-check, the pack checks),
-in a work directory of the caller's. The Python side of Scripts/lib/sample-store.sh (kept for
-the bash scripts still in Scripts/), sharing its cache:
+test_regions_e2e, test_regions_attack, test_revocation_check, test_viewer_check,
+test_edge_mask_check, the pack checks), in a work directory of the caller's:
 
 - The two Mont Blanc archives are built once per tilepack binary (PNG tiles up to zoom 13, the
   zooms the checks look at) into .build/sample-store/ and copied into WORK/lib. Under a lock

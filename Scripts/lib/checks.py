@@ -1,8 +1,8 @@
 """The check counter the Python scripts still in Scripts/ share: one ok/FAIL line per check and
 the closing line ("N passed, M failed"). The checks run by CI are a pytest suite in checks/;
-their helpers (checks/lib/) are reachable from the scripts too: this module lends them the
-checks package's path, so `from checks.lib.terrain import …` works beside `from checks import
-Checks` (Scripts/lib/terrain_check.py and the other old names are such re-exports)."""
+their helpers (checks/lib/, one copy each) are reachable from the scripts too: this module lends
+them the checks package's path, so `from checks.lib.common import psnr` works beside `from checks
+import Checks`."""
 import os
 import sys
 

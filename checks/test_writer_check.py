@@ -1,39 +1,57 @@
-#!/usr/bin/env bash
-# Writes GeoTIFFs with `tilepack sample-region` in many shapes and checks each with tifffile
-# AND rasterio (GDAL): dtype, bands, compression, predictor, tiling, BigTIFF, geotransform,
-# CRS (EPSG), nodata, alpha, and that the pixels equal the generator's raw samples (--raw).
-# Usage: Scripts/writer-check   (BIN=path/to/tilepack; default: builds and uses .build/debug/tilepack)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-python3 -c 'import tifffile, rasterio, numpy, imagecodecs' 2>/dev/null || { echo "tifffile, rasterio, numpy or imagecodecs missing: pip install -r checks/requirements.txt"; exit 1; }
-source Scripts/lib/tilepack-bin.sh; tilepack_bin || exit 1
-TILEPACK=$BIN
-WORK="$(mktemp -d /tmp/writer-check.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
+"""Writes GeoTIFFs with `tilepack sample-region` in many shapes and checks each with tifffile AND
+rasterio (GDAL): dtype, bands, compression, predictor, tiling, BigTIFF, geotransform, CRS (EPSG),
+nodata, alpha, and that the pixels equal the generator's raw samples (--raw). One test per case
+and file. Needs tifffile, rasterio, numpy and imagecodecs (the peers of checks/requirements.txt).
 
-# name | sample-region arguments | expectations for the DEM and colour files (key=value)
-CASES=(
-  "defaults|--size 300|dem:dtype=int16,pred=2,bands=1 color:dtype=uint8,pred=2,bands=3"
-  "float32|--size 200 --only dem --dem-type float32|dem:dtype=float32,pred=3,bands=1"
-  "float64|--size 200 --only dem --dem-type float64|dem:dtype=float64,pred=3,bands=1"
-  "uint16-alpha|--size 200 --only color --color-type uint16 --alpha|color:dtype=uint16,pred=2,bands=4,alpha=1"
-  "bigtiff|--size 160 --bigtiff|dem:dtype=int16,pred=2,bands=1,big=1 color:dtype=uint8,pred=2,bands=3,big=1"
-  "odd-size|--width 1000 --height 700|dem:dtype=int16,pred=2,bands=1 color:dtype=uint8,pred=2,bands=3"
-  "blocks128-nopred|--size 200 --block-size 128 --predictor none --dem-type uint16|dem:dtype=uint16,pred=1,bands=1,block=128 color:dtype=uint8,pred=1,bands=3,block=128"
-)
+    python3 -m pytest checks/test_writer_check.py   (BIN=path/to/tilepack; default the debug build)
+"""
+import os
+import subprocess
 
-for case in "${CASES[@]}"; do
-    IFS='|' read -r name args expect <<<"$case"
-    # shellcheck disable=SC2086
-    "$TILEPACK" sample-region --seed 11 --out "$WORK/$name" --raw $args >/dev/null
-    echo "case $name: $args"
-    python3 - "$WORK/$name" "$expect" <<'PY'
-import sys, numpy as np, tifffile, rasterio
-from rasterio.enums import ColorInterp
+import pytest
 
-folder, expect = sys.argv[1], sys.argv[2]
-failures = 0
-for spec in expect.split():
+pytestmark = [pytest.mark.gdal]
+
+# name, sample-region arguments, expectations for the DEM and colour files (key=value)
+CASES = [
+    ("defaults", "--size 300", "dem:dtype=int16,pred=2,bands=1 color:dtype=uint8,pred=2,bands=3"),
+    ("float32", "--size 200 --only dem --dem-type float32", "dem:dtype=float32,pred=3,bands=1"),
+    ("float64", "--size 200 --only dem --dem-type float64", "dem:dtype=float64,pred=3,bands=1"),
+    ("uint16-alpha", "--size 200 --only color --color-type uint16 --alpha", "color:dtype=uint16,pred=2,bands=4,alpha=1"),
+    ("bigtiff", "--size 160 --bigtiff", "dem:dtype=int16,pred=2,bands=1,big=1 color:dtype=uint8,pred=2,bands=3,big=1"),
+    ("odd-size", "--width 1000 --height 700", "dem:dtype=int16,pred=2,bands=1 color:dtype=uint8,pred=2,bands=3"),
+    ("blocks128-nopred", "--size 200 --block-size 128 --predictor none --dem-type uint16",
+     "dem:dtype=uint16,pred=1,bands=1,block=128 color:dtype=uint8,pred=1,bands=3,block=128"),
+]
+FILES = [(name, args, spec) for name, args, expect in CASES for spec in expect.split()]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    for m in ("tifffile", "rasterio", "numpy", "imagecodecs"):
+        pytest.importorskip(m, reason=f"{m} missing: pip install -r checks/requirements.txt")
+    return str(tmp_path_factory.mktemp("writer-check"))
+
+
+@pytest.fixture(scope="module")
+def written(tilepack, work):
+    """The cases' folders, each written once."""
+    out = {}
+    for name, args, _ in CASES:
+        folder = os.path.join(work, name)
+        subprocess.run([tilepack, "sample-region", "--seed", "11", "--out", folder, "--raw", *args.split()],
+                       check=True, capture_output=True)
+        out[name] = folder
+    return out
+
+
+@pytest.mark.parametrize("case, args, spec", FILES, ids=[f"{n}-{s.split(':')[0]}" for n, _, s in FILES])
+def test_written_geotiff_reads_back_in_tifffile_and_rasterio(written, case, args, spec):
+    import numpy as np
+    import rasterio
+    import tifffile
+    from rasterio.enums import ColorInterp
+    folder = written[case]
     kind, _, pairs = spec.partition(":")
     e = dict(p.split("=") for p in pairs.split(","))
     name = {"dem": "montblanc-dem", "color": "montblanc-color"}[kind]
@@ -41,6 +59,7 @@ for spec in expect.split():
     dtype, bands, pred = np.dtype(e["dtype"]), int(e["bands"]), int(e["pred"])
     block, big, alpha = int(e.get("block", 256)), e.get("big") == "1", e.get("alpha") == "1"
     checks = []
+
     def check(what, ok):
         checks.append((what, bool(ok)))
 
@@ -89,11 +108,7 @@ for spec in expect.split():
             check("elevations in 900..4800", valid.min() >= 900 and valid.max() <= 4800 and (raw == want_nodata).any())
 
     bad = [c for c, ok in checks if not ok]
-    failures += len(bad)
-    status = "ok  " if not bad else "FAIL"
-    print(f"  {status} {name}.tif {w}x{h}x{bands} {dtype.name} pred {pred} block {block} "
-          f"{'BigTIFF' if big else 'TIFF'}: {len(checks) - len(bad)}/{len(checks)} checks" + (f"; failed: {', '.join(bad)}" if bad else ""))
-sys.exit(1 if failures else 0)
-PY
-done
-echo "writer-check: all cases passed"
+    summary = (f"{name}.tif {w}x{h}x{bands} {dtype.name} pred {pred} block {block} {'BigTIFF' if big else 'TIFF'}: "
+               f"{len(checks) - len(bad)}/{len(checks)} checks")
+    print(summary)
+    assert not bad, f"{summary}; failed: {', '.join(bad)}"

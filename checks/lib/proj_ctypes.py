@@ -421,7 +421,7 @@ class PJ:
 
 
 class Proj(Context):
-    """Context under the name Scripts/datum-check knew first: Proj(proj_db=PATH)."""
+    """Context under the name checks/test_datum_check.py knew first: Proj(proj_db=PATH)."""
 
     def __init__(self, library=None, proj_db=None):
         super().__init__(database=proj_db)

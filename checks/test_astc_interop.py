@@ -60,7 +60,7 @@ def run(*args):
 
 
 def ours(blocks, bw, bh, w, h):
-    src, dst = os.path.join(tmp, "b.astc"), os.path.join(tmp, "d.rgba")
+    src, dst = os.path.join(TMP, "b.astc"), os.path.join(TMP, "d.rgba")
     open(src, "wb").write(blocks)
     run("codec", "decode", src, "--format", f"astc{bw}x{bh}", "--size", f"{w}x{h}", "-o", dst)
     return np.fromfile(dst, np.uint8)

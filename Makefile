@@ -22,6 +22,13 @@ lint:
 
 # The checks (checks/, pytest) against $$BIN, else the debug build built once: all but the
 # benchmarks. Select with PYTEST_ARGS, e.g. make checks PYTEST_ARGS='-m "not slow and not gdal"'.
+# The timing parts default to what .ci/run runs on a debug binary (set them to time a release
+# one: BIN=.build/release/tilepack LINEAR_PARTS=catalog,vrt CHECK_SPEED=1 BUILD_OPTS= …).
+checks: export LINEAR_PARTS ?= linearity
+checks: export CHECK_SPEED ?= 0
+checks: export BUILD_OPTS ?= --codec pvrtc4 --level fast
+checks: export CLUSTER_SIZE ?= 768
+checks: export PROJ_REGISTRY_SAMPLE ?= 400
 checks:
 	python3 -m pytest checks -m "not bench" $(PYTEST_ARGS)
 

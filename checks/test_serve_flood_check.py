@@ -21,7 +21,6 @@ Marked `alone`: it weighs and times the server, so .ci/run runs it after the lan
 
     python3 -m pytest -s checks/test_serve_flood_check.py
 """
-import json
 import os
 import random
 import resource

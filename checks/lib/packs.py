@@ -1,7 +1,7 @@
 """Shared by the pack checks (checks/test_packs_e2e.py, checks/test_packs_attack.py): a pausing
 proxy in front of `tilepack serve`, a GeoTIFF tile rewriter, the sample store set up as a
 publisher, a shop and a device would have it (checks/lib/store.py)."""
-import hashlib, json, os, random, re, select, socket, struct, subprocess, threading, zlib
+import hashlib, json, random, re, select, socket, struct, subprocess, threading, zlib
 
 from checks.lib.common import ROOT, tilepack_bin  # noqa: F401  (ROOT re-exported)
 from checks.lib.store import sample_store as _sample_store

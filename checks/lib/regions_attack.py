@@ -1,6 +1,6 @@
 """The attack cases of checks/test_regions_attack.py (which sets up the store library in
 WORK/device and calls scenario()). See that module's docstring."""
-import base64, datetime, threading, hashlib, http.client, json, math, os, random, shutil, signal, sqlite3, stat, subprocess, sys, time
+import base64, datetime, threading, hashlib, http.client, json, math, os, random, shutil, signal, sqlite3, stat, subprocess, time
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization

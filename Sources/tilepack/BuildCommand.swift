@@ -46,7 +46,7 @@ struct BuildCommand: ParsableCommand {
 
             --shard K/N builds part K (0…N−1) of the work: the tiles under its share of a shard \
             zoom, with their exact pixels kept for `tilepack merge`, which joins the N shard \
-            archives into the single-machine build's archive (Scripts/cluster-build runs the \
+            archives into the single-machine build's archive (checks/tools/cluster_build.py runs the \
             shards and the merge on a Dask cluster).
             """
     )

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Wall time and peak RSS of a whole process tree (the command and every process it starts).
+
+    checks/tools/tree_peak.py OUT.json -- COMMAND [ARGS...]
+
+GNU time's %M is the largest single process, which undercounts tools that fork workers
+(rio mbtiles -j 2 runs a multiprocessing pool). This samples /proc every 20 ms and sums
+VmRSS over the tree; it also records the rusage maximum of any one process. Writes
+{"seconds", "tree_peak_mib", "max_process_mib", "status"} to OUT.json and exits with the
+command's status. Sampling can miss a peak shorter than 20 ms.
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def children_map():
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                s = f.read()
+            ppid = int(s[s.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def main():
+    if len(sys.argv) < 4 or sys.argv[2] != "--":
+        sys.exit("usage: tree-peak OUT.json -- COMMAND [ARGS...]")
+    out, cmd = sys.argv[1], sys.argv[3:]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        kids = children_map()
+        total, todo = 0, [proc.pid]
+        while todo:
+            p = todo.pop()
+            total += rss_kib(p)
+            todo.extend(kids.get(p, []))
+        peak = max(peak, total)
+        time.sleep(0.02)
+    seconds = time.monotonic() - start
+    single = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with open(out, "w") as f:
+        json.dump({"seconds": round(seconds, 2), "tree_peak_mib": round(max(peak, single) / 1024, 1),
+                   "max_process_mib": round(single / 1024, 1), "status": proc.returncode}, f)
+    sys.exit(proc.returncode)
+
+
+if __name__ == "__main__":
+    main()

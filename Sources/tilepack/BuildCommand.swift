@@ -72,27 +72,45 @@ struct BuildCommand: ParsableCommand {
 
     @Option(
         help:
-            "Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers)."
+            """
+            Tile codec: astc6x6 (GPU texture, 3.56 bpp, seam-free; the default), astc4x4, astc8x8, pvrtc4 or \
+            pvrtc2 (PVRTC GPU textures for pre-A8 iOS and PowerVR), or png (for GDAL, QGIS, web viewers).
+            """
     )
     var codec: TileCodecChoice = .astc6x6
 
     @Option(
         help:
-            "PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts and two partitions) or fast (one pass)."
+            """
+            PVRTC/ASTC encoder level: quality (least-squares refinement; ASTC also tries several block layouts \
+            and two partitions) or fast (one pass).
+            """
     )
     var level: PVRTCEncoder.Level = .quality
 
     @Option(
         help:
-            "How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), percent (a fixed 0…100 ramp), classes (a categorical palette), stretch or palette."
+            """
+            How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × \
+            hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), percent (a \
+            fixed 0…100 ramp), classes (a categorical palette), stretch or palette.
+            """
     )
     var color: ColorMode = .auto
 
     @Option(
         help: ArgumentHelp(
-            "Terrain tint: absolute (the default; bathymetry and land, -11000…8849 m), land, bathymetry, or a gdaldem color-relief colour file.",
+            """
+            Terrain tint: absolute (the default; bathymetry and land, -11000…8849 m), land, bathymetry, or a \
+            gdaldem color-relief colour file.
+            """,
             discussion:
-                "A colour file has lines \"elevation R G B [A]\" (or \"elevation colourname\"); the elevation may be metres, a percentage of the source's range (50%) or nv (nodata; tiles keep nodata transparent); fields split by spaces, tabs, commas or colons; # starts a comment. A line that does not read is an error naming the line.",
+                """
+                A colour file has lines \"elevation R G B [A]\" (or \"elevation colourname\"); the elevation may \
+                be metres, a percentage of the source's range (50%) or nv (nodata; tiles keep nodata \
+                transparent); fields split by spaces, tabs, commas or colons; # starts a comment. A line that \
+                does not read is an error naming the line.
+                """,
             valueName: "preset|file"))
     var tint: String?
 
@@ -100,9 +118,16 @@ struct BuildCommand: ParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Stretch the tint over MIN..MAX metres (e.g. 1200..2900, -2340..0), or over this build's 1st–99th percentiles (percentile).",
+            """
+            Stretch the tint over MIN..MAX metres (e.g. 1200..2900, -2340..0), or over this build's 1st–99th \
+            percentiles (percentile).
+            """,
             discussion:
-                "The ramp's land stops go over the part of MIN..MAX above 0 m and its sea stops over the part below, so the coast stays at 0 m. A local stretch: two regions built with different ranges no longer match.",
+                """
+                The ramp's land stops go over the part of MIN..MAX above 0 m and its sea stops over the part \
+                below, so the coast stays at 0 m. A local stretch: two regions built with different ranges no \
+                longer match.
+                """,
             valueName: "MIN..MAX|percentile"))
     var tintRange: String?
 
@@ -126,27 +151,44 @@ struct BuildCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Source bands to draw, numbered from 1 as in GDAL: 1 (grey), 3 (R,G,B), or one more as alpha, e.g. 3,2,1 for a Landsat-order stack.",
+            """
+            Source bands to draw, numbered from 1 as in GDAL: 1 (grey), 3 (R,G,B), or one more as alpha, e.g. \
+            3,2,1 for a Landsat-order stack.
+            """,
             valueName: "B[,G,B[,A]]"))
     var bands: String?
 
     @Option(
         help: ArgumentHelp(
-            "Which zooms keep elevation (metres, or the band's values) for query and hillshade: all (the default), max-zoom or none.",
+            """
+            Which zooms keep elevation (metres, or the band's values) for query and hillshade: all (the default), \
+            max-zoom or none.
+            """,
             valueName: "none|max-zoom|all"))
     var elevation: ElevationLevels = .all
 
     @Option(
         help: ArgumentHelp(
-            "Elevation is stored to this precision in metres (default: 0.01, or the source's own step when coarser; integer sources exactly).",
+            """
+            Elevation is stored to this precision in metres (default: 0.01, or the source's own step when \
+            coarser; integer sources exactly).
+            """,
             discussion:
-                "Samples are quantised to max(precision, source step) and stored as integers with a 2-D predictor and deflate (q-planar-deflate, docs/FORMAT.md): a query answers within half the step. The source step is 1 for integer samples and, for float samples, the coarsest of 1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.02, 0.01 that every sampled value is a multiple of.",
+                """
+                Samples are quantised to max(precision, source step) and stored as integers with a 2-D predictor \
+                and deflate (q-planar-deflate, docs/FORMAT.md): a query answers within half the step. The source \
+                step is 1 for integer samples and, for float samples, the coarsest of 1, 0.5, 0.25, 0.2, 0.1, \
+                0.05, 0.02, 0.01 that every sampled value is a multiple of.
+                """,
             valueName: "METRES"))
     var elevationPrecision: Double?
 
     @Option(
         help: ArgumentHelp(
-            "How elevation is stored: quantized (the default; format version 2) or float32 (lossless Float32 as before version 2, 4–5× larger).",
+            """
+            How elevation is stored: quantized (the default; format version 2) or float32 (lossless Float32 as \
+            before version 2, 4–5× larger).
+            """,
             valueName: "quantized|float32"))
     var elevationEncoding: ElevationStorage = .quantized
 
@@ -172,7 +214,11 @@ struct BuildCommand: ParsableCommand {
         help: ArgumentHelp(
             "Memory the whole build may use, e.g. 512MiB (the default), 256MiB, 2GiB.",
             discussion:
-                "Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model."
+                """
+                Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and \
+                SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below \
+                ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model.
+                """
         ))
     var memory: String = "512MiB"
 
@@ -180,7 +226,11 @@ struct BuildCommand: ParsableCommand {
         help: ArgumentHelp(
             "Progress on stderr: auto, bar, lines, json or none.",
             discussion:
-                "auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s and one at the end, no carriage returns); json prints one object per line (done, total, zoom, tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end."
+                """
+                auto is a bar redrawn in place when stderr is a terminal, else lines (one plain line every 5 s \
+                and one at the end, no carriage returns); json prints one object per line (done, total, zoom, \
+                tiles_per_second, eta_seconds, elapsed_seconds) at most once a second and at the end.
+                """
         ))
     var progress: ProgressStyle = .auto
 
@@ -266,7 +316,11 @@ struct BuildCommand: ParsableCommand {
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print(
-                "wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \(r.metadata.minZoom)–\(r.metadata.maxZoom)"
+                """
+                wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \
+                \(result.archive.storedBytes) bytes), \(result.codec), zooms \
+                \(r.metadata.minZoom)–\(r.metadata.maxZoom)
+                """
             )
             // The terrain modes say which tint and light they drew with.
             let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
@@ -276,7 +330,10 @@ struct BuildCommand: ParsableCommand {
             if r.hillshade == nil, tint != nil || tintRange != nil {
                 // auto chose a mode without a tint: say so rather than drop the options unseen.
                 print(
-                    "  tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation and bathymetry do)"
+                    """
+                      tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation \
+                    and bathymetry do)
+                    """
                 )
             }
             if let from = result.resumedFrom {
@@ -290,12 +347,19 @@ struct BuildCommand: ParsableCommand {
             print("  per zoom: \(zooms)")
             if let m = result.mosaic {
                 print(
-                    "  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \(m.opens) opens)"
+                    """
+                      mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \
+                    \(m.opens) opens)
+                    """
                 )
             }
             if let m = r.memory { print("  memory: \(m)") }
             print(
-                "  empty tiles skipped: \(r.emptySkipped); elevation tiles: \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \(String(format2: r.seconds)) s"
+                """
+                  empty tiles skipped: \(r.emptySkipped); elevation tiles: \
+                \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \
+                \(String(format2: r.seconds)) s
+                """
             )
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first
@@ -316,7 +380,10 @@ extension BuildCommand {
         let text = MBTilesMetadata.precisionText(step)
         if let asked = elevationPrecision, asked < step {
             return
-                " (quantised to steps of \(text), the source's own step: --elevation-precision \(MBTilesMetadata.precisionText(asked)) is finer than the source holds)"
+                """
+                 (quantised to steps of \(text), the source's own step: --elevation-precision \
+                \(MBTilesMetadata.precisionText(asked)) is finer than the source holds)
+                """
         }
         return " (quantised to steps of \(text))"
     }

@@ -7,7 +7,10 @@ struct CodecDecodeCommand: ParsableCommand {
         commandName: "decode",
         abstract: "Decode PVRTC1 words (Morton order) or ASTC blocks (row-major) to raw RGBA8 or PNG.",
         discussion:
-            "The output's extension picks the format: .rgba (raw RGBA8 rows, top first) or .png. ASTC takes any size: partial edge blocks are cropped."
+            """
+            The output's extension picks the format: .rgba (raw RGBA8 rows, top first) or .png. ASTC takes any \
+            size: partial edge blocks are cropped.
+            """
     )
 
     @Argument(help: "Input file holding the PVRTC1 words or ASTC blocks (raw, no .astc header).")
@@ -15,7 +18,10 @@ struct CodecDecodeCommand: ParsableCommand {
 
     @Option(
         help:
-            "Format of the input: pvrtc4, pvrtc2, or astcNxM (astc4x4, astc5x4, astc5x5, astc6x5, astc6x6, astc8x5, astc8x6, astc8x8, astc10x5, astc10x6, astc10x8, astc10x10, astc12x10, astc12x12)."
+            """
+            Format of the input: pvrtc4, pvrtc2, or astcNxM (astc4x4, astc5x4, astc5x5, astc6x5, astc6x6, \
+            astc8x5, astc8x6, astc8x8, astc10x5, astc10x6, astc10x8, astc10x10, astc12x10, astc12x12).
+            """
     )
     var format: BlockFormatArgument
 
@@ -58,7 +64,10 @@ struct CodecDecodeCommand: ParsableCommand {
                 png ? try PNGEncoder().encode(rgba: pixels, width: width, height: height) : pixels, to: output)
             if stats {
                 print(
-                    "decode \(CodecIO.format(Double(width * height) / 1e6 / max(time.inSeconds, 1e-9))) Mpix/s (one thread)"
+                    """
+                    decode \(CodecIO.format(Double(width * height) / 1e6 / max(time.inSeconds, 1e-9))) Mpix/s \
+                    (one thread)
+                    """
                 )
             }
         } catch let error as any TilePackError {

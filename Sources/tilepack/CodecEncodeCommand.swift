@@ -7,12 +7,19 @@ struct CodecEncodeCommand: ParsableCommand {
         commandName: "encode",
         abstract: "Encode a raw RGBA image to PVRTC1 words or ASTC blocks.",
         discussion:
-            "The output holds PVRTC1 words in Morton order or ASTC blocks row by row (raw, no .astc header), ready for glCompressedTexImage2D, Metal or Vulkan. PVRTC sides must be powers of two (at least 8x8 for pvrtc4, 16x8 for pvrtc2); ASTC takes any size."
+            """
+            The output holds PVRTC1 words in Morton order or ASTC blocks row by row (raw, no .astc header), ready \
+            for glCompressedTexImage2D, Metal or Vulkan. PVRTC sides must be powers of two (at least 8x8 for \
+            pvrtc4, 16x8 for pvrtc2); ASTC takes any size.
+            """
     )
 
     @Argument(
         help:
-            "Input image: a TIFF (8-bit gray, RGB or RGBA; power-of-two sides), or raw RGBA8 rows, top row first, with --size."
+            """
+            Input image: a TIFF (8-bit gray, RGB or RGBA; power-of-two sides), or raw RGBA8 rows, top row first, \
+            with --size.
+            """
     )
     var image: String
 
@@ -21,13 +28,19 @@ struct CodecEncodeCommand: ParsableCommand {
 
     @Option(
         help:
-            "Format: pvrtc4 (4 bits a pixel), pvrtc2 (2 bits a pixel), astc4x4 (8 bpp), astc6x6 (3.56 bpp) or astc8x8 (2 bpp)."
+            """
+            Format: pvrtc4 (4 bits a pixel), pvrtc2 (2 bits a pixel), astc4x4 (8 bpp), astc6x6 (3.56 bpp) or \
+            astc8x8 (2 bpp).
+            """
     )
     var format: BlockFormatArgument = .pvrtc(.pvrtc4)
 
     @Option(
         help:
-            "Encoder effort: fast (one pass / one block layout) or quality (least-squares refinement; ASTC: several layouts and two-partition search)."
+            """
+            Encoder effort: fast (one pass / one block layout) or quality (least-squares refinement; ASTC: \
+            several layouts and two-partition search).
+            """
     )
     var level: PVRTCEncoder.Level = .quality
 
@@ -39,7 +52,10 @@ struct CodecEncodeCommand: ParsableCommand {
 
     @Option(
         help:
-            "With --stats: encode and decode this many times and report the fastest runs (the first run includes page faults and cold caches)."
+            """
+            With --stats: encode and decode this many times and report the fastest runs (the first run includes \
+            page faults and cold caches).
+            """
     )
     var `repeat` = 1
 
@@ -88,7 +104,11 @@ struct CodecEncodeCommand: ParsableCommand {
             }
             print("\(format.name) \(level.rawValue) \(input.width)x\(input.height): \(words.count) bytes\(passes())")
             print(
-                "psnr_rgb \(CodecIO.format(quality.rgb)) dB  psnr_alpha \(CodecIO.format(quality.alpha)) dB  psnr_edge \(CodecIO.format(quality.edge)) dB  psnr_interior \(CodecIO.format(quality.interior)) dB  max_error \(quality.maxErrorRGB)"
+                """
+                psnr_rgb \(CodecIO.format(quality.rgb)) dB  psnr_alpha \(CodecIO.format(quality.alpha)) dB  \
+                psnr_edge \(CodecIO.format(quality.edge)) dB  psnr_interior \(CodecIO.format(quality.interior)) \
+                dB  max_error \(quality.maxErrorRGB)
+                """
             )
             print("encode \(rate(encodeTime)) Mpix/s  decode \(rate(decodeTime)) Mpix/s (one thread)")
         } catch let error as any TilePackError {

@@ -46,7 +46,10 @@ struct DownloadCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "End with one JSON line per pack: pack_id, version, mode (full|delta|up-to-date), bytes_received, bytes_total, resumed_from, sha256, reason."
+            """
+            End with one JSON line per pack: pack_id, version, mode (full|delta|up-to-date), bytes_received, \
+            bytes_total, resumed_from, sha256, reason.
+            """
     )
     var json = false
 
@@ -135,7 +138,10 @@ struct DownloadCommand: AsyncParsableCommand {
                     case .full, .delta:
                         let resumed = result.resumedFrom > 0 ? ", resumed from byte \(result.resumedFrom)" : ""
                         print(
-                            "\(id): installed version \(result.version) (\(result.reason); \(result.bytesReceived) bytes received\(resumed))"
+                            """
+                            \(id): installed version \(result.version) (\(result.reason); \(result.bytesReceived) \
+                            bytes received\(resumed))
+                            """
                         )
                     }
                 }

@@ -38,7 +38,10 @@ final class DownloadProgressDisplay: Sendable {
             let eta = p.timeRemaining.map { Self.clock($0.inSeconds) } ?? "--:--"
             let phase = p.phase == .downloading ? "" : " \(p.phase.rawValue)"
             printProgress(
-                "\r\(p.packID) [\(bar)] \(Int(p.fraction * 100))% \(Self.megabytes(p.bytesReceived))/\(Self.megabytes(p.totalBytes)) MB "
+                """
+                \r\(p.packID) [\(bar)] \(Int(p.fraction * 100))% \
+                \(Self.megabytes(p.bytesReceived))/\(Self.megabytes(p.totalBytes)) MB 
+                """
                     + "\(Self.megabytes(Int64(p.bytesPerSecond))) MB/s ETA \(eta)\(phase)\u{1b}[K")
             drewBar.withLock { $0 = true }
         case .json:

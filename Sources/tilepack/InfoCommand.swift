@@ -6,7 +6,10 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract:
-            "Describe a TIFF/GeoTIFF (size, samples, layout, compression, georeferencing), a mosaic, an archive or a pack.",
+            """
+            Describe a TIFF/GeoTIFF (size, samples, layout, compression, georeferencing), a mosaic, an archive or \
+            a pack.
+            """,
         discussion: """
             Reads the file with tilepack's own TIFF reader. Files it cannot decode are reported \
             on stderr in one line naming the file and the problem, with exit status 2. Several \
@@ -33,7 +36,10 @@ struct InfoCommand: ParsableCommand {
 
     @Option(
         help:
-            "Trust file whose publisher keys check a pack's manifest (default: the default trust file when there is one)."
+            """
+            Trust file whose publisher keys check a pack's manifest (default: the default trust file when there \
+            is one).
+            """
     )
     var trust: String?
 
@@ -96,7 +102,10 @@ extension InfoCommand {
                 "manifest \(pack.manifestPath): signature \(pack.signature)" + (pack.problem.map { " (\($0))" } ?? ""))
             if let m = pack.manifest {
                 lines.append(
-                    "pack \(m.packID) v\(m.version), product \(m.productID ?? "none (free)"), released \(m.releasedAt) ms, reader ≥ \(m.minReaderVersion)"
+                    """
+                    pack \(m.packID) v\(m.version), product \(m.productID ?? "none (free)"), released \
+                    \(m.releasedAt) ms, reader ≥ \(m.minReaderVersion)
+                    """
                 )
                 lines.append(
                     "file SHA-256 " + (pack.sha256Matches == true ? "is the manifest's" : "differs from the manifest's")

@@ -41,14 +41,26 @@ struct MergeCommand: ParsableCommand {
             display.finish()
             let r = result.levels
             print(
-                "wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes) from \(result.shards) shards"
+                """
+                wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) \
+                distinct, \(result.archive.storedBytes) bytes) from \(result.shards) shards
+                """
             )
             print(
-                "  tiles spanning shards (above the shard zoom \(result.shardZoom)): \(r.tilesWritten) built, \(r.emptySkipped) empty skipped; \(String(format2: result.seconds)) s"
+                """
+                  tiles spanning shards (above the shard zoom \(result.shardZoom)): \(r.tilesWritten) built, \
+                \(r.emptySkipped) empty skipped; \(String(format2: result.seconds)) s
+                """
             )
             print(
-                "  time: check \(String(format2: result.checkSeconds)) s, copy \(String(format2: result.copySeconds)) s, "
-                    + "spanning tiles \(String(format2: r.seconds)) s, finish \(String(format2: result.finishSeconds)) s"
+                """
+                  time: check \(String(format2: result.checkSeconds)) s, copy \
+                \(String(format2: result.copySeconds)) s, 
+                """
+                    + """
+                    spanning tiles \(String(format2: r.seconds)) s, finish \
+                    \(String(format2: result.finishSeconds)) s
+                    """
             )
         } catch let error as any TilePackError {
             display.interrupt()

@@ -11,7 +11,10 @@ struct PackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pack",
         abstract:
-            "Write one pack per product (and the free overview) from a library's signed catalog, with signed manifests.",
+            """
+            Write one pack per product (and the free overview) from a library's signed catalog, with signed \
+            manifests.
+            """,
         discussion: """
             Reads the library's catalog.jws (verified with the key's public half) and the master \
             archives it names. Each region and bundle gets <product id>.mbtiles holding exactly \
@@ -42,7 +45,10 @@ struct PackCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Print one JSON object per pack: manifest, change (new|updated|unchanged|reformatted), whole_tiles, masked_tiles, delta_from, delta_bytes."
+            """
+            Print one JSON object per pack: manifest, change (new|updated|unchanged|reformatted), whole_tiles, \
+            masked_tiles, delta_from, delta_bytes.
+            """
     )
     var json = false
 

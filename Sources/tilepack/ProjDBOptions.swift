@@ -12,7 +12,10 @@ struct ProjDBOptions: ParsableArguments {
     @Option(
         name: .customLong("proj-db"),
         help:
-            "PROJ's EPSG database (default: $PROJ_DATA, then $PROJ_LIB, then /usr/share/proj/proj.db; without one, the built-in table)."
+            """
+            PROJ's EPSG database (default: $PROJ_DATA, then $PROJ_LIB, then /usr/share/proj/proj.db; without one, \
+            the built-in table).
+            """
     )
     var projDB: String?
 

@@ -43,7 +43,12 @@ struct QueryCommand: ParsableCommand {
     @Flag(
         name: .long,
         help:
-            "Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind (elevation|depth|percent|class|value), data_zoom, overzoomed, locked, unlock}; one object per line when several archives answer. A point no archive covers prints an object with archive null (exit 2)."
+            """
+            Print JSON: {library (store|open), archive, region, lat, lon, zoom, tile {z, x, y}, tms_y, pixel {x, \
+            y}, present, rgba, elevation_m (heights and depths only), elevation_zoom, value, value_kind \
+            (elevation|depth|percent|class|value), data_zoom, overzoomed, locked, unlock}; one object per line \
+            when several archives answer. A point no archive covers prints an object with archive null (exit 2).
+            """
     )
     var json = false
 
@@ -117,7 +122,10 @@ extension QueryCommand {
                             LibraryTagged(UncoveredPointAnswer(query: query, searched: place), library: kind)))
                 } else {
                     printError(
-                        "no region archive in \(place) covers \(query.lat), \(query.lon) (\(store.archives.count) archive\(store.archives.count == 1 ? "" : "s") searched)"
+                        """
+                        no region archive in \(place) covers \(query.lat), \(query.lon) (\(store.archives.count) \
+                        archive\(store.archives.count == 1 ? "" : "s") searched)
+                        """
                     )
                 }
                 throw ExitCode(TilePackErrorCategory.notFound.exitStatus)

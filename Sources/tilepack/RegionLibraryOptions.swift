@@ -14,13 +14,19 @@ import Glibc
 struct RegionLibraryOptions: ParsableArguments {
     @Option(
         help:
-            "Region library directory: the .mbtiles archives and the signed catalog.jws (default: the current directory)."
+            """
+            Region library directory: the .mbtiles archives and the signed catalog.jws (default: the current \
+            directory).
+            """
     )
     var library: String?
 
     @Option(
         help:
-            "Entitlement ledger (SQLite) of this device (default: $XDG_DATA_HOME/tilepack/ledger.sqlite, else ~/.local/share/tilepack/ledger.sqlite)."
+            """
+            Entitlement ledger (SQLite) of this device (default: $XDG_DATA_HOME/tilepack/ledger.sqlite, else \
+            ~/.local/share/tilepack/ledger.sqlite).
+            """
     )
     var ledger: String?
 
@@ -31,13 +37,20 @@ struct RegionLibraryOptions: ParsableArguments {
 
     @Option(
         help:
-            "Trust file: pinned App Store roots, bundle id, environments, publisher keys (default: $XDG_CONFIG_HOME/tilepack/trust.json, else ~/.config/tilepack/trust.json). Without one the library is open: no store, every tile shows."
+            """
+            Trust file: pinned App Store roots, bundle id, environments, publisher keys (default: \
+            $XDG_CONFIG_HOME/tilepack/trust.json, else ~/.config/tilepack/trust.json). Without one the library is \
+            open: no store, every tile shows.
+            """
     )
     var trust: String?
 
     @Option(
         help:
-            "The store account (StoreKit's appAccountToken, a UUID) that buys and restores (default: the ledger's; a fresh ledger draws one and prints it)."
+            """
+            The store account (StoreKit's appAccountToken, a UUID) that buys and restores (default: the ledger's; \
+            a fresh ledger draws one and prints it).
+            """
     )
     var account: String?
 
@@ -93,7 +106,10 @@ func reportProblems(_ library: RegionLibrary) {
 func announceDrawnAccount(_ library: RegionLibrary) {
     if let ledger = library.ledger, ledger.accountWasDrawn {
         printNotice(
-            "note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device"
+            """
+            note: new store account \(ledger.account): pass --account \(ledger.account) to restore these \
+            purchases on another device
+            """
         )
     }
 }

@@ -92,7 +92,10 @@ struct RenderCommand: ParsableCommand {
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"
             try CodecIO.write(png, to: path)
             var line =
-                "wrote \(path) (\(frame.width)x\(frame.height), zoom \(frame.zoom)): \(picture.tilesDrawn) tile\(picture.tilesDrawn == 1 ? "" : "s") drawn"
+                """
+                wrote \(path) (\(frame.width)x\(frame.height), zoom \(frame.zoom)): \(picture.tilesDrawn) \
+                tile\(picture.tilesDrawn == 1 ? "" : "s") drawn
+                """
             if !picture.sourceZooms.isEmpty {
                 line += " (made from zoom " + picture.sourceZooms.map(String.init).joined(separator: ", ") + ")"
             }
@@ -111,7 +114,10 @@ struct RenderCommand: ParsableCommand {
                 let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
                 printError(
                     "no region archive in \(regions.library ?? "the current directory") covers \(place) "
-                        + "(\(opened.layers.count) archive\(opened.layers.count == 1 ? "" : "s") searched): nothing drawn, \(path) is background only"
+                        + """
+                        (\(opened.layers.count) archive\(opened.layers.count == 1 ? "" : "s") searched): nothing \
+                        drawn, \(path) is background only
+                        """
                 )
                 throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }

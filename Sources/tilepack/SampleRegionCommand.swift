@@ -74,7 +74,10 @@ struct SampleRegionCommand: ParsableCommand {
 
     @Option(
         help:
-            "Evaluate the terrain every N pixels and interpolate between (N² fewer terrain samples; the terrain's finest detail becomes 1.5·N pixels). 1 = every pixel."
+            """
+            Evaluate the terrain every N pixels and interpolate between (N² fewer terrain samples; the terrain's \
+            finest detail becomes 1.5·N pixels). 1 = every pixel.
+            """
     )
     var terrainStep: Int = 1
 
@@ -83,7 +86,10 @@ struct SampleRegionCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Also write each image's raw samples (row-major, interleaved, little-endian) as DIR/<name>.raw, for verification."
+            """
+            Also write each image's raw samples (row-major, interleaved, little-endian) as DIR/<name>.raw, for \
+            verification.
+            """
     )
     var raw = false
 
@@ -164,8 +170,14 @@ struct SampleRegionCommand: ParsableCommand {
             }
             let elapsed = ContinuousClock.now - started
             print(
-                "\(path): \(raster.width)×\(raster.height)×\(raster.bands) \(raster.sampleType.rawValue) EPSG:\(raster.epsg) "
-                    + "\(summary.isBigTIFF ? "BigTIFF" : "TIFF") \(summary.blockCount) blocks \(summary.fileSize) bytes "
+                """
+                \(path): \(raster.width)×\(raster.height)×\(raster.bands) \(raster.sampleType.rawValue) \
+                EPSG:\(raster.epsg) 
+                """
+                    + """
+                    \(summary.isBigTIFF ? "BigTIFF" : "TIFF") \(summary.blockCount) blocks \(summary.fileSize) \
+                    bytes 
+                    """
                     + "in \((elapsed.inSeconds * 100).rounded() / 100) s")
             if raw || checksum {
                 let samples = raster.rawSamples()

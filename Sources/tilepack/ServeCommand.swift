@@ -51,7 +51,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Packs directory (tilepack pack -o): <id>.mbtiles, <id>.manifest.jws, <id>.vN-vM.delta.mbtiles, served under /packs."
+            """
+            Packs directory (tilepack pack -o): <id>.mbtiles, <id>.manifest.jws, <id>.vN-vM.delta.mbtiles, served \
+            under /packs.
+            """
     )
     var packs: String?
 
@@ -60,7 +63,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Open connections at most; more are closed on accept (default: what 48 MiB holds at --max-header-bytes, within the descriptor limit).",
+            """
+            Open connections at most; more are closed on accept (default: what 48 MiB holds at \
+            --max-header-bytes, within the descriptor limit).
+            """,
             valueName: "n"))
     var maxConnections: Int?
 
@@ -78,13 +84,19 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Seconds a kept-alive connection may wait for its next request (or a response for the client to read); longer → close.",
+            """
+            Seconds a kept-alive connection may wait for its next request (or a response for the client to read); \
+            longer → close.
+            """,
             valueName: "seconds"))
     var idleTimeout = ConnectionLimits.defaultIdleTimeout
 
     @Option(
         help: ArgumentHelp(
-            "An origin (scheme://host[:port]) whose pages may read responses (repeatable; '*' for a public server). Default: none, only this server's own pages.",
+            """
+            An origin (scheme://host[:port]) whose pages may read responses (repeatable; '*' for a public \
+            server). Default: none, only this server's own pages.
+            """,
             valueName: "origin"))
     var cors: [String] = []
 
@@ -185,7 +197,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedHosts = allowedHost
         try await TileServer.run(service, actions: actions, configuration: configuration, logger: logger) { bound in
             printNow(
-                "serving \(library.kind.rawValue) library: \(service.regionNames.count) region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/"
+                """
+                serving \(library.kind.rawValue) library: \(service.regionNames.count) \
+                region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/
+                """
             )
         }
     }
@@ -204,7 +219,10 @@ extension ServeCommand {
             path: regions.ledger, verifier: AppStoreVerifier(anchors: anchors), account: regions.account)
         if ledger.accountWasDrawn {
             printNotice(
-                "note: new store account \(ledger.account): pass --account \(ledger.account) to restore these purchases on another device"
+                """
+                note: new store account \(ledger.account): pass --account \(ledger.account) to restore these \
+                purchases on another device
+                """
             )
         }
     }

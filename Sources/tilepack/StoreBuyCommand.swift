@@ -19,7 +19,10 @@ struct StoreBuyCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Print the result as JSON: product_id, already_owned, and for a purchase type, transaction_id, original_transaction_id, purchase_date, expires_date."
+            """
+            Print the result as JSON: product_id, already_owned, and for a purchase type, transaction_id, \
+            original_transaction_id, purchase_date, expires_date.
+            """
     )
     var json = false
 

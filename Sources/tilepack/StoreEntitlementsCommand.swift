@@ -7,14 +7,20 @@ struct StoreEntitlementsCommand: ParsableCommand {
         commandName: "entitlements",
         abstract: "Show what this account owns, derived from the ledger's verified transactions.",
         discussion:
-            "Rows that do not verify (edited, another chain, another bundle or account) are reported on stderr and never counted. Opens the ledger read-only."
+            """
+            Rows that do not verify (edited, another chain, another bundle or account) are reported on stderr and \
+            never counted. Opens the ledger read-only.
+            """
     )
 
     @OptionGroup var options: RegionLibraryOptions
 
     @Flag(
         help:
-            "Print one JSON object per entitlement: product_id, type, transaction_id, original_transaction_id, purchase_date, expires_date (ms since 1970, null when it never expires)."
+            """
+            Print one JSON object per entitlement: product_id, type, transaction_id, original_transaction_id, \
+            purchase_date, expires_date (ms since 1970, null when it never expires).
+            """
     )
     var json = false
 

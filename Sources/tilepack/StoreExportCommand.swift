@@ -7,7 +7,10 @@ struct StoreExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write the account's signed transactions and renewal infos (JWS) from the store as files.",
         discussion:
-            "One file per token: transaction-ID.jws and renewal-ORIGINAL_ID.jws, for checks (`tilepack store verify`, Apple's own verifiers) and for support."
+            """
+            One file per token: transaction-ID.jws and renewal-ORIGINAL_ID.jws, for checks (`tilepack store \
+            verify`, Apple's own verifiers) and for support.
+            """
     )
 
     @OptionGroup var options: RegionLibraryOptions

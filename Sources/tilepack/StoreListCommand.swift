@@ -10,7 +10,10 @@ struct StoreListCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Print one JSON object per product: id, kind, title, price (a string), currency, bounds [west, south, east, north], minzoom, maxzoom, owned, available."
+            """
+            Print one JSON object per product: id, kind, title, price (a string), currency, bounds [west, south, \
+            east, north], minzoom, maxzoom, owned, available.
+            """
     )
     var json = false
 

@@ -56,7 +56,10 @@ struct StoreTrustCommand: ParsableCommand {
                     throw InputFileError(
                         path: path,
                         detail:
-                            "holds a private key (d); give the publisher's public JWK: a trust file holds no private key"
+                            """
+                            holds a private key (d); give the publisher's public JWK: a trust file holds no \
+                            private key
+                            """
                     )
                 }
                 keys.append(key)
@@ -76,7 +79,10 @@ struct StoreTrustCommand: ParsableCommand {
             _ = try TrustAnchors(contentsOf: out)
             let fingerprint = try FileDigest.sha256(path: rootPath)
             print(
-                "wrote \(out): Sandbox, bundle \(bundleId), root \(rootPath) (SHA-256 \(fingerprint)), \(keys.count) publisher key\(keys.count == 1 ? "" : "s")"
+                """
+                wrote \(out): Sandbox, bundle \(bundleId), root \(rootPath) (SHA-256 \(fingerprint)), \
+                \(keys.count) publisher key\(keys.count == 1 ? "" : "s")
+                """
             )
         }
     }

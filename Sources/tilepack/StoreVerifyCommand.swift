@@ -71,12 +71,18 @@ struct StoreVerifyCommand: ParsableCommand {
             case .revoked:
                 throw AppStoreVerificationError(
                     .revoked, source: tokenFile,
-                    "transaction \(transaction.transactionId ?? "?") was revoked at \(transaction.revocationDate?.appStoreMilliseconds ?? 0) (ms since 1970)"
+                    """
+                    transaction \(transaction.transactionId ?? "?") was revoked at \
+                    \(transaction.revocationDate?.appStoreMilliseconds ?? 0) (ms since 1970)
+                    """
                 )
             case .expired:
                 throw AppStoreVerificationError(
                     .expired, source: tokenFile,
-                    "transaction \(transaction.transactionId ?? "?") expired at \(transaction.expiresDate?.appStoreMilliseconds ?? 0) (ms since 1970)"
+                    """
+                    transaction \(transaction.transactionId ?? "?") expired at \
+                    \(transaction.expiresDate?.appStoreMilliseconds ?? 0) (ms since 1970)
+                    """
                 )
             default: break
             }

@@ -45,7 +45,10 @@ struct StressCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Print one JSON object: operations, hit_rate, peak_resident_bytes, peak_rss_bytes, budget_violations, load_p50_us, load_p99_us, memory_warnings, bytes_freed_by_pressure, and more."
+            """
+            Print one JSON object: operations, hit_rate, peak_resident_bytes, peak_rss_bytes, budget_violations, \
+            load_p50_us, load_p99_us, memory_warnings, bytes_freed_by_pressure, and more.
+            """
     )
     var json = false
 
@@ -107,11 +110,17 @@ struct StressCommand: ParsableCommand {
     static func text(_ r: TileStoreStress.Report) -> String {
         func mib(_ b: Int) -> String { ByteSize.format(b) }
         var lines = [
-            "operations:        \(r.operations) in \(String(format2: r.seconds)) s on \(r.threads) threads (\(r.trace) trace)",
+            """
+            operations:        \(r.operations) in \(String(format2: r.seconds)) s on \(r.threads) threads \
+            (\(r.trace) trace)
+            """,
             "hit rate:          \(String(format2: r.hitRate * 100)) %",
             "peak resident:     \(mib(r.peakResidentBytes)) of a \(mib(r.budgetBytes)) budget",
             "budget violations: \(r.budgetViolations)",
-            "process RSS:       idle \(mib(r.idleRSSBytes)), peak \(mib(r.peakRSSBytes)) (\(mib(r.rssAboveIdlePlusBudget)) above idle + budget)",
+            """
+            process RSS:       idle \(mib(r.idleRSSBytes)), peak \(mib(r.peakRSSBytes)) \
+            (\(mib(r.rssAboveIdlePlusBudget)) above idle + budget)
+            """,
             "load latency:      p50 \(String(format2: r.loadP50Micros)) µs, p99 \(String(format2: r.loadP99Micros)) µs",
             "memory warnings:   \(r.memoryWarnings), \(mib(r.bytesFreedByPressure)) freed",
             "budget exhausted:  \(r.budgetExhaustedErrors) loads refused while leases filled the budget",

@@ -25,7 +25,10 @@ struct TileMathCommand: ParsableCommand {
             }
             let b = WebMercator.bounds(of: hit.tile)
             out +=
-                "\(hit.tile.x) \(hit.tile.y) \(hit.tile.tmsY) \(hit.pixelX) \(hit.pixelY) \(b.west) \(b.south) \(b.east) \(b.north)\n"
+                """
+                \(hit.tile.x) \(hit.tile.y) \(hit.tile.tmsY) \(hit.pixelX) \(hit.pixelY) \(b.west) \(b.south) \
+                \(b.east) \(b.north)\n
+                """
             if out.utf8.count > 60_000 {
                 print(out, terminator: "")
                 out.removeAll(keepingCapacity: true)

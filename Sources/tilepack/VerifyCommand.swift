@@ -6,7 +6,10 @@ struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract:
-            "Check a pack (every tile's hash against the signed manifest, every tile decodes) or an archive (SQLite integrity, every tile decodes).",
+            """
+            Check a pack (every tile's hash against the signed manifest, every tile decodes) or an archive \
+            (SQLite integrity, every tile decodes).
+            """,
         discussion: """
             A pack is checked against <pack_id>.manifest.jws beside it: the signature (with the \
             trust file's publisher keys; --trust, else the default trust file), then the file's \
@@ -30,7 +33,10 @@ struct VerifyCommand: ParsableCommand {
                 try reader.verifyIntegrity()
                 let checked = try reader.decodeAllTiles()
                 print(
-                    "\(file): ok: SQLite integrity, \(checked.tiles) tiles and \(checked.elevationRows) elevation rows decode"
+                    """
+                    \(file): ok: SQLite integrity, \(checked.tiles) tiles and \(checked.elevationRows) elevation \
+                    rows decode
+                    """
                 )
                 return
             }
@@ -58,7 +64,10 @@ struct VerifyCommand: ParsableCommand {
                 }
             }
             print(
-                "\(file): ok: \(stats.tiles) tiles and \(stats.elevationRows) elevation rows match their hashes and decode; "
+                """
+                \(file): ok: \(stats.tiles) tiles and \(stats.elevationRows) elevation rows match their hashes \
+                and decode; 
+                """
                     + notes.joined(separator: "; "))
         }
     }

@@ -46,7 +46,10 @@ package enum ArchiveFile {
                 throw ArchiveError(
                     path: path, code: .damaged,
                     detail:
-                        "archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \(pageSize) bytes"
+                        """
+                        archive is truncated: \(info.st_size) bytes, its header says \(be32(28)) pages of \
+                        \(pageSize) bytes
+                        """
                 )
             }
         }

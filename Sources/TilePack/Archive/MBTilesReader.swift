@@ -59,11 +59,17 @@ public final class MBTilesReader: TileArchive {
                 throw ArchiveError(
                     path: path, code: .notMBTiles,
                     detail:
-                        "not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258 or none)"
+                        """
+                        not an MBTiles archive (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), \
+                        expected 0x4d504258 or none)
+                        """
                 )
             }
             let names = try db.prepare(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata', 'elevation')"
+                """
+                SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('tiles', 'metadata', \
+                'elevation')
+                """
             )
             var found = Set<String>()
             while try names.step() { if let n = names.string(at: 0) { found.insert(n) } }
@@ -93,7 +99,10 @@ public final class MBTilesReader: TileArchive {
                 throw ArchiveError(
                     path: path, code: .unsupportedVersion,
                     detail:
-                        "tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))"
+                        """
+                        tilepack:format_version \(ErrorText.quoted(version)) is not one this tilepack reads \
+                        (\(MBTilesMetadata.readableFormatVersions.lowerBound)…\(MBTilesMetadata.readableFormatVersions.upperBound))
+                        """
                 )
             }
             bounds = rows[MBTilesMetadata.Key.bounds].flatMap(GeoBounds.init(metadataValue:))

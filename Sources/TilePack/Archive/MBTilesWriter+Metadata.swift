@@ -34,7 +34,10 @@ extension MBTilesWriter {
         statistics.elevationTiles = try scalar("SELECT count(*) FROM elevation")
         extent = [:]
         let rows = try db.prepare(
-            "SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY zoom_level"
+            """
+            SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY \
+            zoom_level
+            """
         )
         while try rows.step() {
             let z = rows.int(at: 0)

@@ -190,7 +190,10 @@ public final class MBTilesWriter {
                 """)
             if journal != nil {
                 insertRoot = try db.prepare(
-                    "INSERT OR REPLACE INTO tilepack_roots (zoom_level, tile_column, tile_row, pixels) VALUES (?, ?, ?, ?)"
+                    """
+                    INSERT OR REPLACE INTO tilepack_roots (zoom_level, tile_column, tile_row, pixels) VALUES (?, \
+                    ?, ?, ?)
+                    """
                 )
                 selectRoot = try db.prepare(
                     "SELECT pixels FROM tilepack_roots WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")

@@ -55,7 +55,10 @@ package enum QuantizedElevation {
                 throw ArchiveError(
                     path: path, code: .badElevation,
                     detail:
-                        "quantised elevation blob of \(blob.count) bytes is shorter than its \(QuantizedElevation.headerSize)-byte header"
+                        """
+                        quantised elevation blob of \(blob.count) bytes is shorter than its \
+                        \(QuantizedElevation.headerSize)-byte header
+                        """
                 )
             }
             guard blob[0] == 1, blob[1] == 1 else {
@@ -283,7 +286,10 @@ package enum QuantizedElevation {
                 throw ArchiveError(
                     path: path, code: .badElevation,
                     detail:
-                        "quantised elevation data does not inflate to \(expected) bytes for \(width)×\(height): \(error)"
+                        """
+                        quantised elevation data does not inflate to \(expected) bytes for \(width)×\(height): \
+                        \(error)
+                        """
                 )
             }
         }

@@ -43,7 +43,10 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
         }
         guard (1...4).contains(out.count) else {
             throw BuildError.invalidOption(
-                "--bands \(ErrorText.quoted(text)): give 1 band (grey), 3 (R,G,B), or one more as alpha; got \(out.count)"
+                """
+                --bands \(ErrorText.quoted(text)): give 1 band (grey), 3 (R,G,B), or one more as alpha; got \
+                \(out.count)
+                """
             )
         }
         return out
@@ -61,7 +64,10 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
             }
             for b in requested where b < 1 || b > count {
                 throw BuildError.invalidOption(
-                    "--bands \(requested.map(String.init).joined(separator: ",")): the source has no band \(b); it has \(count) band\(count == 1 ? "" : "s") (1…\(count))"
+                    """
+                    --bands \(requested.map(String.init).joined(separator: ",")): the source has no band \(b); it \
+                    has \(count) band\(count == 1 ? "" : "s") (1…\(count))
+                    """
                 )
             }
             return BandSelection(bands: requested.map { $0 - 1 }, reason: "--bands")
@@ -102,7 +108,10 @@ public struct BandSelection: Sendable, Equatable, CustomStringConvertible {
         let data = (0..<source.bands).filter { $0 != source.alphaBand }
         guard data.count > 3 else { return nil }
         return
-            "1,2,3 of \(data.count) drawn as R,G,B (the file names no colours); for a Landsat-order stack (blue, green, red, NIR, …) use --bands 3,2,1"
+            """
+            1,2,3 of \(data.count) drawn as R,G,B (the file names no colours); for a Landsat-order stack (blue, \
+            green, red, NIR, …) use --bands 3,2,1
+            """
     }
 }
 

@@ -58,7 +58,10 @@ public struct BuildError: TilePackError, Equatable {
         BuildError(
             .invalidBounds,
             detail:
-                "source bounds west \(b.west) south \(b.south) east \(b.east) north \(b.north) are empty, not finite, or outside the web-mercator world"
+                """
+                source bounds west \(b.west) south \(b.south) east \(b.east) north \(b.north) are empty, not \
+                finite, or outside the web-mercator world
+                """
         )
     }
 
@@ -80,7 +83,10 @@ public struct BuildError: TilePackError, Equatable {
         BuildError(
             .planTooLarge,
             detail:
-                "plan for zooms \(minZoom)–\(maxZoom) has \(tiles) tiles, more than the limit \(limit); lower the max zoom"
+                """
+                plan for zooms \(minZoom)–\(maxZoom) has \(tiles) tiles, more than the limit \(limit); lower the \
+                max zoom
+                """
         )
     }
 
@@ -88,7 +94,10 @@ public struct BuildError: TilePackError, Equatable {
         BuildError(
             .windowTooLarge,
             detail:
-                "tile \(tile) needs a \(width)×\(height) source window, over the per-tile read limit; raise the max zoom towards the source resolution"
+                """
+                tile \(tile) needs a \(width)×\(height) source window, over the per-tile read limit; raise the \
+                max zoom towards the source resolution
+                """
         )
     }
 

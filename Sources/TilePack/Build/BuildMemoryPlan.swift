@@ -13,8 +13,10 @@ import TilePackGeoTIFF
 /// | ``fixedBytes`` | the process itself: code, Swift runtime, SQLite, zlib, thread stacks, malloc slack |
 /// | ``sourceCacheBytes`` | decoded source blocks kept for neighbouring tiles (budget / 8, 4–64 MiB) |
 /// | ``sqliteCacheBytes`` | SQLite page cache; dirty pages beyond it spill to the WAL (budget / 32, 2–16 MiB) |
-/// | workers × ``workerBytes`` | resample workspace, the tile's source window (raw and as floats), its RGBA, the encoder's scratch: ``perWorkerBytes(for:)`` of the source's ``SourceFootprint`` (bands × sample size) |
-/// | ``blockBytes`` | one block: its 4^k max-zoom tiles finished (buffer + encoded bytes) while the 4^(k−1) parents are made |
+/// | workers × ``workerBytes`` | resample workspace, the tile's source window (raw and as floats), its RGBA, the
+/// encoder's scratch: ``perWorkerBytes(for:)`` of the source's ``SourceFootprint`` (bands × sample size) |
+/// | ``blockBytes`` | one block: its 4^k max-zoom tiles finished (buffer + encoded bytes) while the 4^(k−1) parents are
+/// made |
 /// | ``pendingBytes`` | the pyramid above the block zoom: three finished siblings per zoom waiting for the fourth |
 ///
 /// A tile buffer is 256·256·4 bytes of RGBA, plus 256·256·4 of metres for elevation sources;
@@ -205,7 +207,10 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "budget \(ByteSize.format(budget)): \(workers) workers (\(ByteSize.format(workerBytes)) each for \(source)), blocks of 4^\(blockLevels) tiles "
+        """
+        budget \(ByteSize.format(budget)): \(workers) workers (\(ByteSize.format(workerBytes)) each for \
+        \(source)), blocks of 4^\(blockLevels) tiles 
+        """
             + "(\(ByteSize.format(blockBytes))), source cache \(ByteSize.format(sourceCacheBytes)), "
             + "SQLite cache \(ByteSize.format(sqliteCacheBytes)), estimated peak \(ByteSize.format(estimatedPeakBytes))"
     }

@@ -11,15 +11,21 @@ import TilePackArchive
 /// |---|---|---|
 /// | a colour map | class | `palette` |
 /// | several data bands | – | `rgb` when uint8, else `stretch` |
-/// | one data band whose DESCRIPTION names depth, bathymetry or soundings | depth | `bathymetry` (all values ≥ 0: negated) |
+/// | one data band whose DESCRIPTION names depth, bathymetry or soundings | depth | `bathymetry` (all values ≥ 0:
+/// negated) |
 /// | one data band with UNITTYPE `%`/percent | percent | `percent` |
-/// | one integer band whose DESCRIPTION names classes (class, category, land cover, land use) with at most ``maxClasses`` distinct values | class | `classes` |
-/// | one data band whose DESCRIPTION names percent, concentration, fraction or cover, values within 0…100 | percent | `percent` |
-/// | one data band with a terrain signal (a vertical GeoKey 4096/4098/4099, UNITTYPE a length, a DESCRIPTION naming elevation, height, altitude, terrain, DEM, DTM or DSM) | elevation, or depth when all values are ≤ 0 | `elevation` / `bathymetry` |
+/// | one integer band whose DESCRIPTION names classes (class, category, land cover, land use) with at most
+/// ``maxClasses`` distinct values | class | `classes` |
+/// | one data band whose DESCRIPTION names percent, concentration, fraction or cover, values within 0…100 | percent |
+/// `percent` |
+/// | one data band with a terrain signal (a vertical GeoKey 4096/4098/4099, UNITTYPE a length, a DESCRIPTION naming
+/// elevation, height, altitude, terrain, DEM, DTM or DSM) | elevation, or depth when all values are ≤ 0 | `elevation` /
+/// `bathymetry` |
 /// | one integer band (not uint8) with at most ``maxClasses`` distinct values | class | `classes` |
 /// | one uint8 band | – (its grey is its value: nothing stored) | `rgb` (grey image) |
 /// | one float or signed band, all values ≤ 0 (some < 0) | depth | `bathymetry` |
-/// | one float or signed band within Earth's elevations (−500…9000 m), or without valid samples | elevation | `elevation` |
+/// | one float or signed band within Earth's elevations (−500…9000 m), or without valid samples | elevation |
+/// `elevation` |
 /// | one unsigned band (16 bits or more) within Earth's elevations and not all within 0…255 | elevation | `elevation` |
 /// | anything else single-band | value | `stretch` |
 ///
@@ -143,7 +149,10 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
         {
             return (
                 .class,
-                "\(head) with DESCRIPTION \"\(text)\", \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s")",
+                """
+                \(head) with DESCRIPTION \"\(text)\", \(distinct.count) distinct integer \
+                value\(distinct.count == 1 ? "" : "s")
+                """,
                 false
             )
         }
@@ -162,7 +171,10 @@ public struct ColorDecision: Sendable, Equatable, CustomStringConvertible {
         if !type.isFloat, type != .uint8, let distinct = try summary().distinct, !distinct.isEmpty {
             return (
                 .class,
-                "\(head), \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s") (at most \(maxClasses)): classes",
+                """
+                \(head), \(distinct.count) distinct integer value\(distinct.count == 1 ? "" : "s") (at most \
+                \(maxClasses)): classes
+                """,
                 false
             )
         }

@@ -76,7 +76,10 @@ public struct ColorReliefFile: Sendable, Equatable {
             case 2:
                 guard let named = Self.namedColors[fields[1].lowercased()] else {
                     throw bad(
-                        "colour \(ErrorText.quoted(String(fields[1].prefix(40)))) is not R G B [A] nor a colour name gdaldem knows"
+                        """
+                        colour \(ErrorText.quoted(String(fields[1].prefix(40)))) is not R G B [A] nor a colour \
+                        name gdaldem knows
+                        """
                     )
                 }
                 rgba = named + [255]
@@ -107,7 +110,10 @@ public struct ColorReliefFile: Sendable, Equatable {
                 // Bounded (far beyond Earth's ±11 km) so stretching the ramp stays finite.
                 guard let m = Double(level), abs(m) <= 1e7 else {
                     throw bad(
-                        "elevation \(ErrorText.quoted(String(level.prefix(40)))) is not a number within ±10000000 m, a percentage or nv"
+                        """
+                        elevation \(ErrorText.quoted(String(level.prefix(40)))) is not a number within ±10000000 \
+                        m, a percentage or nv
+                        """
                     )
                 }
                 entries.append(Entry(level: .metres(m), rgba: rgba))

@@ -60,7 +60,10 @@ public struct MosaicInfo: Sendable, Encodable {
         lines.append("files:")
         for f in mosaic.files {
             lines.append(
-                "  \(f.path)  \(f.width) x \(f.height)  \(crsLabel(f.georeference.crs))  \(f.georeference.groundResolution) m"
+                """
+                  \(f.path)  \(f.width) x \(f.height)  \(crsLabel(f.georeference.crs))  \
+                \(f.georeference.groundResolution) m
+                """
             )
         }
         return lines.joined(separator: "\n")

@@ -185,7 +185,10 @@ extension MosaicSource {
                 })
             else {
                 throw fail(
-                    "VRTRasterBand \(k + 1) does not take one band of the same windows of the same sources as band 1; per-band sources are not supported"
+                    """
+                    VRTRasterBand \(k + 1) does not take one band of the same windows of the same sources as band \
+                    1; per-band sources are not supported
+                    """
                 )
             }
             picks.append(fileBand)
@@ -209,17 +212,26 @@ extension MosaicSource {
             }
             guard tiff.bands >= fileBands else {
                 throw fail(
-                    "source \(s.path): has \(tiff.bands) band\(tiff.bands == 1 ? "" : "s"), the VRT takes its band \(fileBands)"
+                    """
+                    source \(s.path): has \(tiff.bands) band\(tiff.bands == 1 ? "" : "s"), the VRT takes its band \
+                    \(fileBands)
+                    """
                 )
             }
             guard tiff.sampleType == vrt.bands[0].dataType else {
                 throw fail(
-                    "source \(s.path): holds \(tiff.sampleType.rawValue), the VRT declares \(vrt.bands[0].dataType.rawValue); type conversion is not supported"
+                    """
+                    source \(s.path): holds \(tiff.sampleType.rawValue), the VRT declares \
+                    \(vrt.bands[0].dataType.rawValue); type conversion is not supported
+                    """
                 )
             }
             if let f = files.first, geo.crs != f.georeference.crs {
                 throw fail(
-                    "source \(s.path): is in \(geo.crs.name), \(f.path) in \(f.georeference.crs.name); a VRT's sources share one CRS"
+                    """
+                    source \(s.path): is in \(geo.crs.name), \(f.path) in \(f.georeference.crs.name); a VRT's \
+                    sources share one CRS
+                    """
                 )
             }
             if first == nil { first = tiff }
@@ -271,7 +283,10 @@ extension MosaicSource {
             depth > Self.maxSourcesPerPixel
         {
             throw fail(
-                "\(depth) sources overlap near pixel (\(x), \(y)); tilepack samples at most \(Self.maxSourcesPerPixel) per pixel"
+                """
+                \(depth) sources overlap near pixel (\(x), \(y)); tilepack samples at most \
+                \(Self.maxSourcesPerPixel) per pixel
+                """
             )
         }
         self.init(
@@ -301,7 +316,10 @@ extension MosaicSource {
             throw InputFileError(
                 path: tiff.path,
                 detail:
-                    "has \(describe(tiff)), but \(first.path) has \(describe(first)); a mosaic's files must agree in bands and sample type"
+                    """
+                    has \(describe(tiff)), but \(first.path) has \(describe(first)); a mosaic's files must agree \
+                    in bands and sample type
+                    """
             )
         }
         guard tiff.colorMap == first.colorMap else {
@@ -313,7 +331,10 @@ extension MosaicSource {
             throw InputFileError(
                 path: tiff.path,
                 detail:
-                    "has its alpha band at \(tiff.alphaBand.map(String.init) ?? "none"), \(first.path) at \(first.alphaBand.map(String.init) ?? "none")"
+                    """
+                    has its alpha band at \(tiff.alphaBand.map(String.init) ?? "none"), \(first.path) at \
+                    \(first.alphaBand.map(String.init) ?? "none")
+                    """
             )
         }
     }

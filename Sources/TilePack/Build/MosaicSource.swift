@@ -322,7 +322,10 @@ public struct MosaicSource: RasterSource {
             throw InputFileError(
                 path: f.path,
                 detail:
-                    "changed while the mosaic was being read (now \(file.width)x\(file.height), \(file.bands) bands \(file.sampleType.rawValue))"
+                    """
+                    changed while the mosaic was being read (now \(file.width)x\(file.height), \(file.bands) \
+                    bands \(file.sampleType.rawValue))
+                    """
             )
         }
         return file

@@ -59,7 +59,10 @@ public struct ShardError: TilePackError, Equatable {
         ShardError(
             .differentOptions, subject: path,
             detail:
-                "built with different options (\(ErrorText.oneLine(options)); \(reference) has \(ErrorText.oneLine(expected)))"
+                """
+                built with different options (\(ErrorText.oneLine(options)); \(reference) has \
+                \(ErrorText.oneLine(expected)))
+                """
         )
     }
 

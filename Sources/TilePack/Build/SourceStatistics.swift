@@ -4,7 +4,8 @@ import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
 /// Percentiles of a source's samples from a decimated pass: up to 16×16 windows of 64×64
-/// pixels spread evenly over the raster (along an axis of at most 1024 pixels, all of it). Memory is bounded by 1 Mi samples per band whatever the source size; each window
+/// pixels spread evenly over the raster (along an axis of at most 1024 pixels, all of it). Memory is bounded by 1 Mi
+/// samples per band whatever the source size; each window
 /// touches at most four TIFF blocks, so the pass stays cheap on tiled sources.
 enum SourceStatistics {
     static let windowSize = 64

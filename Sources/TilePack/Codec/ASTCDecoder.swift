@@ -42,7 +42,8 @@ public final class ASTCDecoder {
     // Tables copied out of their arrays so the block loop reads plain pointers.
     private let trits: UnsafeMutablePointer<UInt8>
     private let quints: UnsafeMutablePointer<UInt8>
-    /// The unquantisation tables widened to 16 bits: see ``ASTCIntegerSequence/decode(_:count:level:table:into:trits:quints:)``.
+    /// The unquantisation tables widened to 16 bits: see
+    /// ``ASTCIntegerSequence/decode(_:count:level:table:into:trits:quints:)``.
     private let colourUnquantised: UnsafeMutablePointer<UInt16>
     private let weightUnquantised: UnsafeMutablePointer<UInt16>
     private let colourLevels: UnsafeMutablePointer<Int8>

@@ -68,6 +68,9 @@ package struct ImageQuality: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         func f(_ v: Double) -> String { v.isInfinite ? "inf" : String(Double(Int(v * 100)) / 100) }
         return
-            "PSNR rgb \(f(rgb)) dB, alpha \(f(alpha)) dB, edge \(f(edge)) dB, interior \(f(interior)) dB, max error \(maxErrorRGB)"
+            """
+            PSNR rgb \(f(rgb)) dB, alpha \(f(alpha)) dB, edge \(f(edge)) dB, interior \(f(interior)) dB, max \
+            error \(maxErrorRGB)
+            """
     }
 }

@@ -62,7 +62,10 @@ public struct PNGDecoder: Sendable {
             guard stored == computed else {
                 throw fail(
                     .badCRC,
-                    "chunk \(type) has a bad CRC (stored 0x\(String(stored, radix: 16)), computed 0x\(String(computed, radix: 16)))"
+                    """
+                    chunk \(type) has a bad CRC (stored 0x\(String(stored, radix: 16)), computed \
+                    0x\(String(computed, radix: 16)))
+                    """
                 )
             }
             let body = data[bodyStart..<bodyEnd]

@@ -496,7 +496,8 @@ package enum PVRTCBlocks4 {
                                         littleEndian: source.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
                                     let flag = Int(source.load(fromByteOffset: offset + 4, as: UInt8.self) & 1)
                                     let block = rowBase + wx * 16
-                                    // The four block rows by constant index: a loop indexes the column vectors in memory.
+                                    // The four block rows by constant index: a loop indexes the column vectors in
+                                    // memory.
                                     @inline(__always) func blockRow(
                                         _ r: Int, _ a8: SIMD16<UInt16>, _ b8: SIMD16<UInt16>
                                     ) {

@@ -114,7 +114,10 @@ public struct PackCutter {
         guard let choice = summary.codec else {
             throw PackError(
                 .invalidInput, subject: path,
-                "tile \(tile) needs masking and its codec \(ErrorText.quoted(summary.codecName)) cannot be decoded by tilepack"
+                """
+                tile \(tile) needs masking and its codec \(ErrorText.quoted(summary.codecName)) cannot be decoded \
+                by tilepack
+                """
             )
         }
         let side = summary.tileSize

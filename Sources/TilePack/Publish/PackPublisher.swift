@@ -114,7 +114,10 @@ public struct PackPublisher {
             }
             let m = publication.manifest
             progress(
-                "\(m.packID) v\(m.version): \(publication.wholeTiles + publication.maskedTiles) tiles (\(publication.maskedTiles) cut at the edge), "
+                """
+                \(m.packID) v\(m.version): \(publication.wholeTiles + publication.maskedTiles) tiles \
+                (\(publication.maskedTiles) cut at the edge), 
+                """
                     + "\(ByteSize.format(Int(m.totalBytes)))"
                     + " (\(publication.change)"
                     + (publication.deltaBytes.map { ", delta \(ByteSize.format(Int($0)))" } ?? "") + ")")

@@ -44,8 +44,11 @@ extension Catalog {
         return CatalogError(
             path: path, field: "products[\(i)].maxzoom", code: .badZoomRange,
             detail:
-                "\(ErrorText.quoted(first.productID)) sells zooms \(Self.spans(first.zooms)) that none of its archives holds ("
-                + held.joined(separator: ", ") + ")")
+                """
+                \(ErrorText.quoted(first.productID)) sells zooms \(Self.spans(first.zooms)) that none of its \
+                archives holds (
+                """
+                    + held.joined(separator: ", ") + ")")
     }
 
     /// `[9, 10, 11, 14]` as "9–11, 14".

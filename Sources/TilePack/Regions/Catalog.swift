@@ -159,7 +159,10 @@ public struct Catalog: Sendable, Codable {
         if let first = products.first, let i = products.firstIndex(where: { $0.currency != first.currency }) {
             throw CatalogIssue(
                 .badCurrency, "products[\(i)].currency",
-                "\(ErrorText.quoted(products[i].currency)) differs from products[0]'s \(ErrorText.quoted(first.currency)) (a catalog sells in one currency)"
+                """
+                \(ErrorText.quoted(products[i].currency)) differs from products[0]'s \
+                \(ErrorText.quoted(first.currency)) (a catalog sells in one currency)
+                """
             )
         }
         for (i, p) in products.enumerated() {

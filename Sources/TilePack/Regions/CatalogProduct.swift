@@ -118,7 +118,10 @@ extension Catalog {
                 guard let p = SubscriptionPeriod(iso8601: periodText) else {
                     throw CatalogIssue(
                         .invalidValue, field("period"),
-                        "\(ErrorText.quoted(periodText)) is not an ISO 8601 duration of years, months, weeks or days such as \"P1M\" or \"P1Y\""
+                        """
+                        \(ErrorText.quoted(periodText)) is not an ISO 8601 duration of years, months, weeks or \
+                        days such as \"P1M\" or \"P1Y\"
+                        """
                     )
                 }
                 period = p

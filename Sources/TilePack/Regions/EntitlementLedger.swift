@@ -167,7 +167,10 @@ package struct RejectedLedgerRow: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let why = verification.map { "\(reason.rawValue) (\($0.rawValue))" } ?? reason.rawValue
         return
-            "row \(rowID) (transaction \(storedTransactionID.map(ErrorText.quoted) ?? "NULL")): \(why): \(ErrorText.oneLine(detail))"
+            """
+            row \(rowID) (transaction \(storedTransactionID.map(ErrorText.quoted) ?? "NULL")): \(why): \
+            \(ErrorText.oneLine(detail))
+            """
     }
 }
 
@@ -197,7 +200,10 @@ package struct LedgerReport: Sendable, Equatable {
         var lines: [String] = []
         if clockRolledBack {
             lines.append(
-                "clock rolled back: now \(now) ms is before \(watermark) ms, the latest time this device has seen; subscriptions are treated as expired"
+                """
+                clock rolled back: now \(now) ms is before \(watermark) ms, the latest time this device has seen; \
+                subscriptions are treated as expired
+                """
             )
         }
         lines += rejected.map(\.description)
@@ -322,7 +328,10 @@ public final class EntitlementLedger: Sendable {
     public static func defaultPath() -> String { RegionFiles.dataDirectory() + "/ledger.sqlite" }
 
     static let columns =
-        "transaction_id, original_transaction_id, product_id, account, type, purchase_date, expires_date, revocation_date, signed_date, jws"
+        """
+        transaction_id, original_transaction_id, product_id, account, type, purchase_date, expires_date, \
+        revocation_date, signed_date, jws
+        """
 
     /// Longer values are never read whole: a row holding one is cut here, which no signed
     /// payload matches (a token is at most ``AppStoreVerifier/maxCompactLength``), so it is
@@ -525,7 +534,10 @@ public final class EntitlementLedger: Sendable {
         state.withLock { state -> (Int64, String)? in
             guard let db = state.db,
                 let select = try? db.prepare(
-                    "SELECT key, substr(value, 1, \(SignedCatalog.maxFileBytes)) FROM meta WHERE key IN ('catalog_serial', 'catalog_jws')"
+                    """
+                    SELECT key, substr(value, 1, \(SignedCatalog.maxFileBytes)) FROM meta WHERE key IN \
+                    ('catalog_serial', 'catalog_jws')
+                    """
                 )
             else { return nil }
             var serial: Int64?, jws: String?
@@ -859,7 +871,10 @@ public final class EntitlementLedger: Sendable {
                             RejectedLedgerRow(
                                 rowID: rowID, storedTransactionID: stored[0], reason: .columnMismatch,
                                 detail:
-                                    "column \(differing.0) is \(differing.1.0.map(ErrorText.quoted) ?? "NULL"), the signed payload says \(differing.1.1.map(ErrorText.quoted) ?? "NULL")"
+                                    """
+                                    column \(differing.0) is \(differing.1.0.map(ErrorText.quoted) ?? "NULL"), \
+                                    the signed payload says \(differing.1.1.map(ErrorText.quoted) ?? "NULL")
+                                    """
                             ))
                         continue
                     }

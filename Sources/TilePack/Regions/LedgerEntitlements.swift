@@ -57,7 +57,10 @@ public final class LedgerEntitlements: EntitlementSource {
         let report = try ledger.report()
         let kept = report.entitlements.filter(accepts)
         let refused = report.entitlements.filter { !accepts($0) }.map {
-            "transaction \($0.transactionID): a \($0.type.rawValue) does not buy \($0.productID) (the catalog sells it as another kind)"
+            """
+            transaction \($0.transactionID): a \($0.type.rawValue) does not buy \($0.productID) (the catalog \
+            sells it as another kind)
+            """
         }
         let expiry = kept.compactMap { $0.expiresDate?.appStoreMilliseconds }.min() ?? .max
         var lapsed: [String: Int64] = [:]

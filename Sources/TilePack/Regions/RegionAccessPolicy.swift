@@ -9,7 +9,8 @@ import TilePackStore
 /// zoom range holds z and whose `archives` name A (a bundle or subscription entitles
 /// everything it includes). A product's zoom range reaches up without end when it ends at the
 /// highest zoom the catalog sells of A, above the zooms A stores: the tile store draws those
-/// zooms from a stored one (overzoom), so its owners see them and everyone else is offered it. **Partial** when some pixels are owned (with their
+/// zooms from a stored one (overzoom), so its owners see them and everyone else is offered it. **Partial** when some
+/// pixels are owned (with their
 /// ``TileMask``), **denied** when none is. Partial and denied answers name the available
 /// products that cover the tile at that zoom in that archive, cheapest first (exact prices;
 /// ties by id) — the same list whatever is owned, so a locked pixel reads the same before and
@@ -43,7 +44,8 @@ public final class RegionAccessPolicy: AccessPolicy {
     /// Per archive name, the highest zoom any product sells of it: above it the map shows that
     /// zoom scaled up (the tile store's overzoom), so the products selling it own those zooms too.
     private let topSoldZoom: [String: Int]
-    /// Per archive name, the highest zoom the archive stores (``init(catalog:entitlements:storedMaxZooms:cacheCapacity:)``).
+    /// Per archive name, the highest zoom the archive stores
+    /// (``init(catalog:entitlements:storedMaxZooms:cacheCapacity:)``).
     private let storedMaxZoom: [String: Int]
 
     /// One question: `archive` nil for the archive-blind ``access(_:)``.

@@ -3,7 +3,8 @@ import TilePackRegions
 
 /// The ``PackTransport`` over AsyncHTTPClient, of `tilepack download` and of `serve`'s store
 /// actions (the viewer's Download button fetches from the server's own routes over loopback,
-/// as a device would): the body streams chunk by chunk as NIO receives it (no whole-file buffer), redirects are not followed (a pack
+/// as a device would): the body streams chunk by chunk as NIO receives it (no whole-file buffer), redirects are not
+/// followed (a pack
 /// server answers in place; a redirect elsewhere would carry the transaction away), and
 /// connects and reads time out so a dead server fails instead of hanging a download.
 ///

@@ -56,7 +56,10 @@ public struct HostCheck: Sendable, Equatable {
         return .error(
             421, kind: "misdirectedRequest",
             message:
-                "this server answers only requests addressed to \(names.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host))); serve --allowed-host NAME adds a name"
+                """
+                this server answers only requests addressed to \(names.sorted().joined(separator: ", ")) (Host: \
+                \(TileService.shown(host))); serve --allowed-host NAME adds a name
+                """
         )
     }
 }

@@ -42,7 +42,10 @@ struct PackAuthorizer: Sendable {
     var salesProblem: String? {
         guard library.trust != nil else {
             return
-                "the library is open (no trust anchors): only the free pack is served, paid packs answer 403 notEntitled"
+                """
+                the library is open (no trust anchors): only the free pack is served, paid packs answer 403 \
+                notEntitled
+                """
         }
         if let problem = library.catalogProblem {
             return "the catalog is not trusted (\(problem.description)): paid packs answer 503"
@@ -62,7 +65,10 @@ struct PackAuthorizer: Sendable {
         guard let trust = library.trust, let verifier else {
             throw PackError(
                 .notEntitled, subject: subject,
-                "this server's library is open (no trust anchors): it cannot check a purchase, so it serves only the free pack"
+                """
+                this server's library is open (no trust anchors): it cannot check a purchase, so it serves only \
+                the free pack
+                """
             )
         }
         guard let catalog = library.catalog, library.catalogProblem == nil else {
@@ -94,7 +100,10 @@ struct PackAuthorizer: Sendable {
         else {
             throw PackError(
                 .notEntitled, subject: subject,
-                "transaction \(id) buys \(ErrorText.quoted(bought)) (\(presented.type?.rawValue ?? "no type")), which does not include \(product)"
+                """
+                transaction \(id) buys \(ErrorText.quoted(bought)) (\(presented.type?.rawValue ?? "no type")), \
+                which does not include \(product)
+                """
             )
         }
         let answer: String?
@@ -121,7 +130,10 @@ struct PackAuthorizer: Sendable {
         if let revoked = current.revocationDate {
             throw PackError(
                 .revoked, subject: subject,
-                "transaction \(id) was refunded or revoked at \(AppStoreDate.text(milliseconds: revoked.appStoreMilliseconds))"
+                """
+                transaction \(id) was refunded or revoked at \
+                \(AppStoreDate.text(milliseconds: revoked.appStoreMilliseconds))
+                """
             )
         }
         if let expires = current.expiresDate?.appStoreMilliseconds, expires <= nowMilliseconds(),
@@ -129,7 +141,11 @@ struct PackAuthorizer: Sendable {
         {
             throw PackError(
                 .expired, subject: subject,
-                "the subscription of transaction \(id) ended at \(AppStoreDate.text(milliseconds: expires)), before version \(manifest.version) was released (\(AppStoreDate.text(milliseconds: manifest.releasedAt)))"
+                """
+                the subscription of transaction \(id) ended at \(AppStoreDate.text(milliseconds: expires)), \
+                before version \(manifest.version) was released \
+                (\(AppStoreDate.text(milliseconds: manifest.releasedAt)))
+                """
             )
         }
     }

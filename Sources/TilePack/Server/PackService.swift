@@ -136,7 +136,10 @@ public final class PackService: Sendable {
                     .error(
                         404, kind: "notFound",
                         message:
-                            "pack \(id) has no delta from version \(TileService.shown(deltaFrom)) on this server (version \(pack.manifest.version))"
+                            """
+                            pack \(id) has no delta from version \(TileService.shown(deltaFrom)) on this server \
+                            (version \(pack.manifest.version))
+                            """
                     ))
             }
             file = delta.file

@@ -223,7 +223,10 @@ public final class ServedPacks: Sendable {
             }
             guard Int64(info.st_size) == manifest.totalBytes else {
                 problems.append(
-                    "\(packPath): \(info.st_size) bytes, the manifest says total_bytes \(manifest.totalBytes); pack \(id) not served"
+                    """
+                    \(packPath): \(info.st_size) bytes, the manifest says total_bytes \(manifest.totalBytes); \
+                    pack \(id) not served
+                    """
                 )
                 continue
             }

@@ -97,7 +97,10 @@ public final class StorefrontActions: Sendable {
             return .error(
                 403, kind: "forbiddenOrigin",
                 message:
-                    "store actions answer only requests addressed to this server as \(authorities.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host ?? "none")))"
+                    """
+                    store actions answer only requests addressed to this server as \
+                    \(authorities.sorted().joined(separator: ", ")) (Host: \(TileService.shown(host ?? "none")))
+                    """
             )
         }
         if let origin {
@@ -107,7 +110,10 @@ public final class StorefrontActions: Sendable {
                 return .error(
                     403, kind: "forbiddenOrigin",
                     message:
-                        "store actions answer only this server's own pages (Origin: \(TileService.shown(origin)), expected http://\(host))"
+                        """
+                        store actions answer only this server's own pages (Origin: \(TileService.shown(origin)), \
+                        expected http://\(host))
+                        """
                 )
             }
         }

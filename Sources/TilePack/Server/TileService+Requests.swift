@@ -33,7 +33,10 @@ extension TileService {
                 .error(
                     400, kind: "invalidArgument",
                     message:
-                        "tile \(zoom)/\(Self.shown(x))/\(Self.shown(String(y))) is not a tile: x and y are integers 0…2^zoom − 1"
+                        """
+                        tile \(zoom)/\(Self.shown(x))/\(Self.shown(String(y))) is not a tile: x and y are \
+                        integers 0…2^zoom − 1
+                        """
                 ))
         }
         return .success((a, id))

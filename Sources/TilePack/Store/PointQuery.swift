@@ -102,7 +102,10 @@ public struct PointAnswer: Sendable, Encodable {
     public var text: String {
         var lines = [
             "archive:   \(archive) (region \"\(region)\")",
-            "tile:      \(query.tile.z)/\(query.tile.x)/\(query.tile.y) (TMS row \(query.tmsY)), pixel \(query.pixel.x),\(query.pixel.y)",
+            """
+            tile:      \(query.tile.z)/\(query.tile.x)/\(query.tile.y) (TMS row \(query.tmsY)), pixel \
+            \(query.pixel.x),\(query.pixel.y)
+            """,
         ]
         if locked {
             let offer =

@@ -31,8 +31,12 @@ extension TileStore {
         TileStoreError(
             .partialTile, subject: "tile \(id) of \(sources[a].name)",
             detail:
-                "partly locked (\(mask.ownedCount) of \(mask.pixelCount) pixels owned): its GPU payload cannot be masked, "
-                + "read its pixels instead" + (offers.isEmpty ? "" : "; the rest is unlocked by \(Self.names(offers))"),
+                """
+                partly locked (\(mask.ownedCount) of \(mask.pixelCount) pixels owned): its GPU payload cannot be \
+                masked, 
+                """
+                    + "read its pixels instead"
+                    + (offers.isEmpty ? "" : "; the rest is unlocked by \(Self.names(offers))"),
             offers: offers)
     }
 
@@ -327,8 +331,11 @@ extension TileStore {
                     throw ArchiveError(
                         path: path, code: .badElevation,
                         detail:
-                            "elevation tile \(key.tile) declares a \(width)×\(height) grid; tiles are \(tileSize) pixels, "
-                            + "grids at most \(limit) a side")
+                            """
+                            elevation tile \(key.tile) declares a \(width)×\(height) grid; tiles are \(tileSize) \
+                            pixels, 
+                            """
+                                + "grids at most \(limit) a side")
                 }
                 do throws(TileStoreError) {
                     reserved = try reserveGrid(width * height, evict: evict, subject: path)

@@ -128,7 +128,10 @@ extension TileStore {
                         throw TileStoreError(
                             .damagedTile, subject: path,
                             detail:
-                                "the elevation grids of tile \(id)'s children differ in size (\(size.w)×\(size.h), \(grid.width)×\(grid.height))"
+                                """
+                                the elevation grids of tile \(id)'s children differ in size (\(size.w)×\(size.h), \
+                                \(grid.width)×\(grid.height))
+                                """
                         )
                     }
                 } else {

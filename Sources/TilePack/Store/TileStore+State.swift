@@ -100,7 +100,11 @@ extension TileStore {
                     throw TileStoreError(
                         .budgetExhausted, subject: subject,
                         detail: allowEviction
-                            ? "budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \(leased) leased tiles and loads in flight (this one included), \(ByteSize.format(bytes)) more needed"
+                            ? """
+                            budget of \(ByteSize.format(budget)) exhausted: \(ByteSize.format(resident)) held by \
+                            \(leased) leased tiles and loads in flight (this one included), \
+                            \(ByteSize.format(bytes)) more needed
+                            """
                             : "no free budget for a prefetch")
                 }
                 if let want = wantCapacity, entries[victim].buffer?.capacity == want,

@@ -69,7 +69,10 @@ import TilePackTestSupport
         // XYZ (2, 1, 0) is TMS row 3; (2, 2, 3) is TMS row 0.
         #expect(
             try scalar(
-                "SELECT group_concat(tile_column || '/' || tile_row, ' ') FROM (SELECT * FROM tiles WHERE zoom_level = 2 ORDER BY tile_column)"
+                """
+                SELECT group_concat(tile_column || '/' || tile_row, ' ') FROM (SELECT * FROM tiles WHERE \
+                zoom_level = 2 ORDER BY tile_column)
+                """
             ) == "1/3 2/0")
         #expect(try scalar("SELECT tile_id FROM map WHERE zoom_level = 1") == MBTilesWriter.contentKey(other))
         try reader.verifyIntegrity()

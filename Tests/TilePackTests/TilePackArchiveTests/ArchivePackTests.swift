@@ -146,7 +146,10 @@ import TilePackTestSupport
         // A content deleted: damaged, named.
         try PackFixture.execute(
             path,
-            "DELETE FROM images WHERE tile_id = (SELECT sha256 FROM tilepack_tile_index WHERE layer = 1 AND kind = 0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0)"
+            """
+            DELETE FROM images WHERE tile_id = (SELECT sha256 FROM tilepack_tile_index WHERE layer = 1 AND kind = \
+            0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0)
+            """
         )
         expectPackError(.damaged, path + "#dem.mbtiles") { _ = try dem.tile(TileID(z: 1, x: 0, y: 1)!) }
     }
@@ -227,7 +230,10 @@ import TilePackTestSupport
         // A malformed row (text in an integer column) is damaged, not hashed as something else.
         try PackFixture.execute(
             path2,
-            "UPDATE tilepack_tile_index SET tile_column = 'x' WHERE layer = 0 AND zoom_level = 1 AND tile_column = 0 AND tile_row = 0"
+            """
+            UPDATE tilepack_tile_index SET tile_column = 'x' WHERE layer = 0 AND zoom_level = 1 AND tile_column = \
+            0 AND tile_row = 0
+            """
         )
         expectPackError(.damaged, path2) { _ = try PackReader(path: path2).indexDigest() }
     }

@@ -266,7 +266,10 @@ struct BuildResumeShardTests {
         let plain = try Self.build(whole).outputPath
         #expect(
             try refusal([plain, a])
-                == "\(plain): not a shard archive (no tilepack:shard metadata); build shards with `tilepack build --shard K/N`"
+                == """
+                \(plain): not a shard archive (no tilepack:shard metadata); build shards with `tilepack build \
+                --shard K/N`
+                """
         )
         #expect(!fileExists(out))
     }

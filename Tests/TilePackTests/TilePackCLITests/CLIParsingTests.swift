@@ -80,7 +80,10 @@ struct CLIParsingTests {
         (["query", "45.9", "6.87", "40"], "zoom 40 is outside 0…24"),
         (
             ["store", "verify", "tok.jws", "--kind", "bogus"],
-            "The value 'bogus' is invalid for '--kind <kind>'. Please provide one of 'transaction', 'renewal-info' or 'notification'."
+            """
+            The value 'bogus' is invalid for '--kind <kind>'. Please provide one of 'transaction', 'renewal-info' \
+            or 'notification'.
+            """
         ),
         (["merge", "a.mbtiles", "b.mbtiles"], "Missing expected argument '--output <output>'"),
         (

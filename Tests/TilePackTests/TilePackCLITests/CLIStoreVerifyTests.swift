@@ -205,7 +205,10 @@ import TilePackTestSupport
         #expect(run.stdout.isEmpty)
         #expect(
             run.stderr
-                == "error: \(tampered): signature: the ES256 signature does not verify with the leaf certificate's key\n"
+                == """
+                error: \(tampered): signature: the ES256 signature does not verify with the leaf certificate's \
+                key\n
+                """
         )
         let json = try Self.tilepack(["store", "verify", tampered, "--trust", setup.trust, "--json"])
         #expect(json.status == 2)

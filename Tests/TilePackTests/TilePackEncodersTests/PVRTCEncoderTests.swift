@@ -151,7 +151,10 @@ import TilePackTestSupport
         let off = try encode(seamRounds: 0), on = try encode(seamRounds: 2),
             noRefit = try encode(seamRounds: 2, wrapRefit: false)
         print(
-            "seam search (transparent corner \(transparentCorner)): off \(off)\n  on \(on)\n  without the wrap refit \(noRefit)"
+            """
+            seam search (transparent corner \(transparentCorner)): off \(off)\n  on \(on)\n  without the wrap \
+            refit \(noRefit)
+            """
         )
         if !transparentCorner {
             // Exact only without alpha: with alpha the final modulation choice may still flip a

@@ -121,7 +121,10 @@ struct CRSRegistryTests {
         try db.execute("CREATE TABLE metadata (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)")
         if let major {
             try db.execute(
-                "INSERT INTO metadata VALUES ('DATABASE.LAYOUT.VERSION.MAJOR', '\(major)'), ('DATABASE.LAYOUT.VERSION.MINOR', '0')"
+                """
+                INSERT INTO metadata VALUES ('DATABASE.LAYOUT.VERSION.MAJOR', '\(major)'), \
+                ('DATABASE.LAYOUT.VERSION.MINOR', '0')
+                """
             )
         }
         if let epsg { try db.execute("INSERT INTO metadata VALUES ('EPSG.VERSION', '\(epsg)')") }
@@ -358,7 +361,10 @@ struct CRSRegistryTests {
                 code: 22300, name: "Carthage (Paris) / Tunisia Mining Grid", method: "Tunisia Mining Grid",
                 methodCode: "9816", file: systemProjDB
             ).description
-                == "EPSG:22300 (\"Carthage (Paris) / Tunisia Mining Grid\"): projection method \"Tunisia Mining Grid\" (EPSG method 9816) is not implemented by tilepack (CRS from proj.db \(systemProjDB))"
+                == """
+                EPSG:22300 (\"Carthage (Paris) / Tunisia Mining Grid\"): projection method \"Tunisia Mining \
+                Grid\" (EPSG method 9816) is not implemented by tilepack (CRS from proj.db \(systemProjDB))
+                """
         )
         #expect(throws: CRSError.notInRegistry(code: 99_999, file: systemProjDB, epsgVersion: "v10.076")) {
             try r.crs(epsg: 99_999)

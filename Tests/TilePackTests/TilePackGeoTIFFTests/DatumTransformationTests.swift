@@ -439,7 +439,10 @@ struct DatumTransformationTests {
         #expect(t.fallback == nil)
         #expect(
             t.summary
-                == "T (1) [EPSG:1, Helmert, 6 m]; inside their areas EPSG:2 (1 m), EPSG:3 (1 m), EPSG:4 (1 m), EPSG:6 (2 m)"
+                == """
+                T (1) [EPSG:1, Helmert, 6 m]; inside their areas EPSG:2 (1 m), EPSG:3 (1 m), EPSG:4 (1 m), EPSG:6 \
+                (2 m)
+                """
         )
     }
 

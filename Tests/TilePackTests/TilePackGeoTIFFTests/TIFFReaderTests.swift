@@ -37,7 +37,10 @@ import TilePackTestSupport
                                     let full = try file.read(window: PixelWindow(x: 0, y: 0, width: 21, height: 13))
                                     #expect(
                                         full.bytes == samples,
-                                        "order \(order) big \(bigTIFF) tile \(String(describing: tile)) comp \(compression) \(kind) pred \(predictor) planar \(planar)"
+                                        """
+                                        order \(order) big \(bigTIFF) tile \(String(describing: tile)) comp \
+                                        \(compression) \(kind) pred \(predictor) planar \(planar)
+                                        """
                                     )
                                     checked += 1
                                 }

@@ -173,7 +173,10 @@ import TilePackTestSupport
         let iterations = Self.totalIterations - Self.totalIterations / 2
         let path = dir.file("mutant.mbtiles")
         print(
-            "fuzz MBTiles: \(iterations) iterations over \(corpus.count) archives (\(corpus.map(\.count)) bytes), inputs in \(dir.path)"
+            """
+            fuzz MBTiles: \(iterations) iterations over \(corpus.count) archives (\(corpus.map(\.count)) bytes), \
+            inputs in \(dir.path)
+            """
         )
         Self.mutate(
             corpus, into: path, iterations: iterations, rng: &rng, tally: &tally,

@@ -161,7 +161,10 @@ struct TerrainDetectionTests {
                 == ColorDecision(
                     mode: .stretch,
                     reason:
-                        "single-band int16, signed samples, values -20000…30000 beyond Earth's elevations (-500…9000 m)",
+                        """
+                        single-band int16, signed samples, values -20000…30000 beyond Earth's elevations \
+                        (-500…9000 m)
+                        """,
                     valueKind: .value))
         #expect(
             decide(.float32, range: 0.5...12.25).reason
@@ -236,7 +239,10 @@ struct TerrainDetectionTests {
         let colorizer = try Colorizer(source: tiff, mode: .auto, elevationRange: nil)
         #expect(
             colorizer.decision.reason
-                == "single-band uint16 with VerticalCSTypeGeoKey 5773, VerticalUnitsGeoKey metre, UNITTYPE metre, DESCRIPTION \"Elevation\""
+                == """
+                single-band uint16 with VerticalCSTypeGeoKey 5773, VerticalUnitsGeoKey metre, UNITTYPE metre, \
+                DESCRIPTION \"Elevation\"
+                """
         )
 
         // AREA_OR_POINT alone is no signal: a uint16 image beyond Earth's elevations stays a stretch.

@@ -278,7 +278,10 @@ import TilePackTestSupport
         #expect(run.status == 0, "\(run.stderr)")
         #expect(
             run.stdout.contains(
-                "; tint: absolute ramp stretched over -2340…0 m (--tint-range); hillshade azimuth 315°, altitude 45°, z 1\n"
+                """
+                ; tint: absolute ramp stretched over -2340…0 m (--tint-range); hillshade azimuth 315°, altitude \
+                45°, z 1\n
+                """
             ),
             "\(run.stdout)")
         let defaults = try CLIBuildProgressTests.build(["--quiet", "--multidirectional", "--z-factor", "2"])
@@ -307,7 +310,10 @@ import TilePackTestSupport
         #expect(
             fine.status == 0
                 && fine.stdout.contains(
-                    "(quantised to steps of 1, the source's own step: --elevation-precision 0.1 is finer than the source holds)"
+                    """
+                    (quantised to steps of 1, the source's own step: --elevation-precision 0.1 is finer than the \
+                    source holds)
+                    """
                 ),
             "\(fine.stdout)")
         let altitude = try CLIBuildProgressTests.build(["--quiet", "--hillshade-altitude", "0"])

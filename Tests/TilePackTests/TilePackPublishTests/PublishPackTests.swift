@@ -111,7 +111,10 @@ struct PublishPackTests {
                                     outsidePixels += 1
                                     if got[p..<p + 4] != [0, 0, 0, 0] {
                                         Issue.record(
-                                            "\(info.archive) \(tile) pixel \(x),\(y) outside the area is not transparent"
+                                            """
+                                            \(info.archive) \(tile) pixel \(x),\(y) outside the area is not \
+                                            transparent
+                                            """
                                         )
                                         return
                                     }
@@ -135,7 +138,10 @@ struct PublishPackTests {
         // A region leaves out the master tiles beyond its polygon; the bundle covers both sides.
         #expect(packID == Self.bundle || omitted > 0)
         print(
-            "\(packID): \(whole) whole tiles, \(masked) edge tiles with \(outsidePixels) pixels outside (all transparent), \(omitted) master tiles left out"
+            """
+            \(packID): \(whole) whole tiles, \(masked) edge tiles with \(outsidePixels) pixels outside (all \
+            transparent), \(omitted) master tiles left out
+            """
         )
     }
 

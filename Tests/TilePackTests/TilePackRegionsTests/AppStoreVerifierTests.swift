@@ -55,7 +55,11 @@ import TilePackTestSupport
         var testDescription: String {
             let envs = AppStoreEnvironment.allCases.filter(environments.contains).map(\.rawValue).joined(separator: "+")
             return
-                "\(token) as \(kind) [\(envs), \(bundle)\(appAppleID.map { ", \($0)" } ?? "")\(xcodeRoot ? ", Xcode root" : "")] → \(expected?.rawValue ?? "valid")"
+                """
+                \(token) as \(kind) [\(envs), \
+                \(bundle)\(appAppleID.map { ", \($0)" } ?? "")\(xcodeRoot ? ", Xcode root" : "")] → \
+                \(expected?.rawValue ?? "valid")
+                """
         }
     }
 
@@ -638,7 +642,10 @@ import TilePackTestSupport
             Int(Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12)
         }
         print(
-            "AppStoreVerifier cost (this build): chain validated \(micros(cold)) µs, chain cached \(micros(warm)) µs per token"
+            """
+            AppStoreVerifier cost (this build): chain validated \(micros(cold)) µs, chain cached \(micros(warm)) \
+            µs per token
+            """
         )
         #expect(warm < cold)
     }

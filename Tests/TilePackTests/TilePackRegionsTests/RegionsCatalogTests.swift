@@ -178,7 +178,10 @@ import TilePackTestSupport
                 json: catalogJSON(
                     [],
                     top:
-                        "\"version\": 2, \"serial\": 1, \"archive_sha256\": {\"a.mbtiles\": \"XYZ\"}, \"free_max_zoom\": 3"
+                        """
+                        \"version\": 2, \"serial\": 1, \"archive_sha256\": {\"a.mbtiles\": \"XYZ\"}, \
+                        \"free_max_zoom\": 3
+                        """
                 ),
                 kind: .invalidValue, field: "archive_sha256[\"a.mbtiles\"]",
                 detail: "\"XYZ\" is not 64 lowercase hex digits"),

@@ -520,7 +520,10 @@ import TilePackTestSupport
                 for target in 1...3 where target != source {
                     let nth = { (n: Int) in "(SELECT rowid FROM transactions ORDER BY rowid LIMIT 1 OFFSET \(n - 1))" }
                     try? db.execute(
-                        "UPDATE transactions SET \(column) = (SELECT \(column) FROM transactions WHERE rowid = \(nth(source))) WHERE rowid = \(nth(target))"
+                        """
+                        UPDATE transactions SET \(column) = (SELECT \(column) FROM transactions WHERE rowid = \
+                        \(nth(source))) WHERE rowid = \(nth(target))
+                        """
                     )
                     #expect(try f.owned(now).isEmpty, "copying \(column) from row \(source) to \(target)")
                     tried += 1

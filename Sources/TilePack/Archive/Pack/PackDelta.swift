@@ -51,7 +51,10 @@ package enum PackDelta {
             throw ArchiveError(
                 path: output, code: .invalidArgument,
                 detail:
-                    "a delta needs a pack id and versions 1 ≤ from < to (got \(ErrorText.quoted(packID)) v\(from)→v\(to))"
+                    """
+                    a delta needs a pack id and versions 1 ≤ from < to (got \(ErrorText.quoted(packID)) \
+                    v\(from)→v\(to))
+                    """
             )
         }
         let oldReader = try PackReader(path: old)
@@ -170,14 +173,21 @@ package enum PackDelta {
             throw ArchiveError(
                 path: delta, code: .deltaMismatch,
                 detail:
-                    "a delta for another version: it updates pack \(ErrorText.quoted(String(names.0.prefix(200)))) v\(ErrorText.oneLine(String(names.1.prefix(20))))→v\(ErrorText.oneLine(String(names.2.prefix(20)))), expected \(ErrorText.quoted(packID)) v\(from)→v\(to)"
+                    """
+                    a delta for another version: it updates pack \(ErrorText.quoted(String(names.0.prefix(200)))) \
+                    v\(ErrorText.oneLine(String(names.1.prefix(20))))→v\(ErrorText.oneLine(String(names.2.prefix(20)))), expected \(ErrorText.quoted(packID)) v\(from)→v\(to)
+                    """
             )
         }
         guard meta[PackSchema.Key.tileIndexSHA256] == expectedDigest else {
             throw ArchiveError(
                 path: delta, code: .deltaMismatch,
                 detail:
-                    "a delta for another version: it makes tile index \(ErrorText.quoted(String((meta[PackSchema.Key.tileIndexSHA256] ?? "").prefix(64)))), expected \(expectedDigest)"
+                    """
+                    a delta for another version: it makes tile index \
+                    \(ErrorText.quoted(String((meta[PackSchema.Key.tileIndexSHA256] ?? "").prefix(64)))), \
+                    expected \(expectedDigest)
+                    """
             )
         }
         // A pack this reader reads, before copying it.

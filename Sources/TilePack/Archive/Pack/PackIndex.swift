@@ -37,7 +37,10 @@ enum PackIndex {
                     throw ArchiveError(
                         path: path, code: .damaged,
                         detail:
-                            "pack layer row \(layers.count) is damaged (layers must be numbered 0, 1, … with text names and metadata)"
+                            """
+                            pack layer row \(layers.count) is damaged (layers must be numbered 0, 1, … with text \
+                            names and metadata)
+                            """
                     )
                 }
                 layers.append(StoredLayer(layer: number, archive: archive, metadataText: text))

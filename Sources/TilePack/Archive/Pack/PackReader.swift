@@ -51,7 +51,10 @@ public final class PackReader: Sendable {
                 throw ArchiveError(
                     path: path, code: .notPack,
                     detail:
-                        "not a tilepack pack (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), expected 0x4d504258)"
+                        """
+                        not a tilepack pack (application_id 0x\(String(UInt32(bitPattern: id), radix: 16)), \
+                        expected 0x4d504258)
+                        """
                 )
             }
             let master = try db.prepare(
@@ -101,7 +104,10 @@ public final class PackReader: Sendable {
             throw ArchiveError(
                 path: path, code: .notPack,
                 detail:
-                    "not a tilepack pack (\(PackSchema.Key.packFormat) \(ErrorText.quoted(String(formatText.prefix(40)))) is not a version)"
+                    """
+                    not a tilepack pack (\(PackSchema.Key.packFormat) \
+                    \(ErrorText.quoted(String(formatText.prefix(40)))) is not a version)
+                    """
             )
         }
         guard format <= PackSchema.readerVersion else {
@@ -120,7 +126,10 @@ public final class PackReader: Sendable {
                 throw ArchiveError(
                     path: path, code: .damaged,
                     detail:
-                        "pack layer \(layer.layer) (\(ErrorText.quoted(layer.archive))) has metadata that is not a JSON object of strings"
+                        """
+                        pack layer \(layer.layer) (\(ErrorText.quoted(layer.archive))) has metadata that is not a \
+                        JSON object of strings
+                        """
                 )
             }
             infos.append(PackLayerInfo(archive: layer.archive, metadata: rows))
@@ -260,7 +269,10 @@ public final class PackReader: Sendable {
             throw ArchiveError(
                 path: archive.path, code: .invalidArgument,
                 detail:
-                    "tile \(tile) cannot be decoded: tilepack has no decoder for codec \(ErrorText.quoted(archive.summary.codecName))"
+                    """
+                    tile \(tile) cannot be decoded: tilepack has no decoder for codec \
+                    \(ErrorText.quoted(archive.summary.codecName))
+                    """
             )
         }
         let side = archive.summary.tileSize
@@ -270,7 +282,10 @@ public final class PackReader: Sendable {
             throw ArchiveError(
                 path: archive.path, code: .damaged,
                 detail:
-                    "tile \(tile) does not decode as \(decoder.name) \(side)×\(side): \(ErrorText.oneLine(String(describing: error)))"
+                    """
+                    tile \(tile) does not decode as \(decoder.name) \(side)×\(side): \
+                    \(ErrorText.oneLine(String(describing: error)))
+                    """
             )
         }
     }

@@ -64,7 +64,10 @@ package enum PackSchema {
         CREATE TABLE tilepack_elevation (sha256 TEXT PRIMARY KEY, encoding TEXT NOT NULL, \
         width INTEGER NOT NULL, height INTEGER NOT NULL, data BLOB NOT NULL)
         """,
-        "CREATE TABLE tilepack_pack_layers (layer INTEGER PRIMARY KEY, archive TEXT NOT NULL UNIQUE, metadata TEXT NOT NULL)",
+        """
+        CREATE TABLE tilepack_pack_layers (layer INTEGER PRIMARY KEY, archive TEXT NOT NULL UNIQUE, metadata TEXT \
+        NOT NULL)
+        """,
         createIndex,
         // Layer 0 for GIS tools and MBTilesReader: a point lookup on the view is a primary-key
         // seek on the index (layer 0, kind 0, z, x, y) and one on images.

@@ -133,7 +133,8 @@ package final class PackWriter {
     /// Encodes `tile` with `encoding` (zlib level 6) and stores it as layer `layer`'s
     /// elevation at `id`. ``ElevationEncoding/quantizedPlanarDeflate`` takes `step` (the
     /// master's, from its blob) and falls back to Float32 for a tile it cannot hold.
-    /// - Cost: one encode (O(width × height) and a deflate), then as ``writeElevationRow(encoding:width:height:data:layer:id:)``.
+    /// - Cost: one encode (O(width × height) and a deflate), then as
+    /// ``writeElevationRow(encoding:width:height:data:layer:id:)``.
     public func writeElevation(
         _ tile: ElevationTile, encoding: ElevationEncoding, step: Double? = nil,
         layer: Int, id: TileID

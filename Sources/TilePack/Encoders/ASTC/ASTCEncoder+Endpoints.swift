@@ -1,7 +1,8 @@
 import TilePackCore
 import TilePackCodec
 
-// Endpoints: fitting (fast, exact, dual plane, colour-scaled) and least-squares refits of the endpoints to the decoded weights.
+// Endpoints: fitting (fast, exact, dual plane, colour-scaled) and least-squares refits of the endpoints to the decoded
+// weights.
 // The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
 extension ASTCEncoder {
     /// The line through black that best fits each partition's RGB (the dominant direction of

@@ -1,7 +1,8 @@
 import TilePackCore
 import TilePackCodec
 
-// Symbolic to physical: the chosen layout, endpoints and weights packed into the 128-bit block (integer sequence encoding of trits and quints).
+// Symbolic to physical: the chosen layout, endpoints and weights packed into the 128-bit block (integer sequence
+// encoding of trits and quints).
 // The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
 extension ASTCEncoder {
     /// The block for layout `c` with the given grid and colour values.

@@ -1,7 +1,8 @@
 import TilePackCore
 import TilePackCodec
 
-// Partitions: two-partition seeds matched to a 2-means clustering, the texels of each partition, and the principal axis of a partition (the endpoint line).
+// Partitions: two-partition seeds matched to a 2-means clustering, the texels of each partition, and the principal axis
+// of a partition (the endpoint line).
 // The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
 extension ASTCEncoder {
     /// Up to three partition seeds (2 partitions) whose texel maps differ least from a

@@ -1,7 +1,8 @@
 import TilePackCore
 import TilePackCodec
 
-// Weights: ideal weights on the endpoint line, their averages on each weight grid (infill taps), the estimate that ranks layouts, and the exact per-texel errors that pick a block.
+// Weights: ideal weights on the endpoint line, their averages on each weight grid (infill taps), the estimate that
+// ranks layouts, and the exact per-texel errors that pick a block.
 // The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
 extension ASTCEncoder {
     /// Ideal weights of every texel on its partition's line (`lineEnds`: two per partition) in

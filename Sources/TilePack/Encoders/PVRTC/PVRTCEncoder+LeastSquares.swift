@@ -1,7 +1,8 @@
 import TilePackCore
 import TilePackCodec
 
-// Least squares: the Gauss–Seidel sweep over colours A and B given the modulation, the hardware's bilinear upscale included.
+// Least squares: the Gauss–Seidel sweep over colours A and B given the modulation, the hardware's bilinear upscale
+// included.
 // The encoder's levels and per-image driver are in PVRTCEncoder.swift; docs/PVRTC.md tells the algorithm.
 extension PVRTCEncoder {
     /// One Gauss–Seidel sweep: every word's A and B re-solved (2 × 2 normal equations per

@@ -78,7 +78,8 @@ extension PVRTCEncoder {
                                                 let eP = Self.distance(half, t)
                                                 if eP < best1 { best1 = eP; w1 = 0x84 }
                                                 error1 &+= best1
-                                                // Park the punch-through choice in the upper nibble pair until the word decides.
+                                                // Park the punch-through choice in the upper nibble pair until the word
+                                                // decides.
                                                 weight[p] =
                                                     w | (w1 == 4 ? 0x10 : w1 == 0x84 ? 0x20 : w1 == 8 ? 0x40 : 0)
                                             }

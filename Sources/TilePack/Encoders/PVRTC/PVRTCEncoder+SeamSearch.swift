@@ -306,7 +306,8 @@ extension PVRTCEncoder {
                                         importance: s.importance,
                                         visible: s.visible)
                                 }
-                                /// Weighted error with the group's channel-`c` codes replaced (the other channels as decoded).
+                                /// Weighted error with the group's channel-`c` codes replaced (the other channels as
+                                /// decoded).
                                 @inline(__always) func cost(_ codes: SIMD4<Int32>) -> Int {
                                     let e = expanded(codes)
                                     var total = 0

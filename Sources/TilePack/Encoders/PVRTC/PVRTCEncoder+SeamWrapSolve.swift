@@ -4,7 +4,8 @@ import TilePackCodec
 // MARK: Seam wrap solve
 
 extension PVRTCEncoder {
-    /// Per footprint pixel of a wrap pair (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``).
+    /// Per footprint pixel of a wrap pair
+    /// (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``).
     struct SeamWrapPixel {
         /// Row-major indices of the four words the pixel's bilinear sum reads, and their weights (total 16).
         var words: (Int, Int, Int, Int)
@@ -184,7 +185,8 @@ extension PVRTCEncoder {
                             }
                             return total
                         }
-                        /// Least-squares R, G, B lanes of the pair for the modulations chosen in the last decode, rounded.
+                        /// Least-squares R, G, B lanes of the pair for the modulations chosen in the last decode,
+                        /// rounded.
                         func fit(band fitBand: Int32) -> Bool {
                             // Decoded value ≈ (33/512)·((8−m)·ΣfA + m·ΣfB): the decoder's (s>>1)+(s>>6), then >>3.
                             let scale = 33.0 / 512.0, fb = Double(fitBand), matrixScale = scale * scale,

@@ -34,7 +34,8 @@ public final class PVRTCEncoder {
     /// kept (+0.005); 8: band +0.33 dB but interior −0.03 dB on all three seam sources; 16
     /// loses the 256² set's 1 dB margin to BC1 (BENCHMARKS.md, issue 11, third pass).
     public var seamBandWeight: Int32 = 4
-    /// Fit-and-decode rounds per start of the wrap-pair refit (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``);
+    /// Fit-and-decode rounds per start of the wrap-pair refit
+    /// (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``);
     /// 0 turns the refit off. More rounds keep finding better pairs (prototype, one pass: 3 → 8
     /// rounds took the Mont Blanc colour gap 3.28 → 3.23 dB; BENCHMARKS.md, issue 11, fifth pass).
     public var seamWrapIterations = 8

@@ -65,7 +65,11 @@ public struct CRSError: TilePackError, Equatable {
         CRSError(
             .unsupportedEPSG, subject: "",
             detail:
-                "EPSG:\(code) is not in tilepack's CRS table (supported: geographic 4326/4269/4258/4283/4674/4267/4322/4019/4035/4047, 3857, 3395, UTM, polar stereographic, 3035, 3034, 2154)"
+                """
+                EPSG:\(code) is not in tilepack's CRS table (supported: geographic \
+                4326/4269/4258/4283/4674/4267/4322/4019/4035/4047, 3857, 3395, UTM, polar stereographic, 3035, \
+                3034, 2154)
+                """
         )
     }
 
@@ -109,7 +113,10 @@ public struct CRSError: TilePackError, Equatable {
         CRSError(
             .unsupportedRegistryMethod, subject: "EPSG:\(code) (\(ErrorText.quoted(name)))",
             detail:
-                "projection method \(ErrorText.quoted(method)) (EPSG method \(methodCode)) is not implemented by tilepack (CRS from proj.db \(file))"
+                """
+                projection method \(ErrorText.quoted(method)) (EPSG method \(methodCode)) is not implemented by \
+                tilepack (CRS from proj.db \(file))
+                """
         )
     }
 

@@ -17,7 +17,10 @@ extension GeoReference {
             throw InputFileError(
                 path: path,
                 detail:
-                    "no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not georeferenced"
+                    """
+                    no geotransform (ModelPixelScale+ModelTiepoint or ModelTransformation): the file is not \
+                    georeferenced
+                    """
             )
         }
         let crs: CRS

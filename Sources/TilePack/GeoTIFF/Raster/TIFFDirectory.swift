@@ -263,7 +263,10 @@ struct TIFFStructureReader: Sendable {
             throw TIFFError(
                 path: path, code: .absurdDimensions,
                 detail:
-                    "tag \(entry.tag) holds \(entry.byteCount) bytes of text, more than the \(TIFFLimits.maxTextBytes) tilepack reads"
+                    """
+                    tag \(entry.tag) holds \(entry.byteCount) bytes of text, more than the \
+                    \(TIFFLimits.maxTextBytes) tilepack reads
+                    """
             )
         }
         return try valueBytes(entry)

@@ -13,7 +13,10 @@ extension TIFFFile {
             throw TIFFError(
                 path: path, code: .unsupported,
                 detail:
-                    "\(img.bands)-band \(img.sampleType.rawValue) \(img.photometricName) image cannot be read as RGBA8 (need 8-bit gray, RGB or RGBA)"
+                    """
+                    \(img.bands)-band \(img.sampleType.rawValue) \(img.photometricName) image cannot be read as \
+                    RGBA8 (need 8-bit gray, RGB or RGBA)
+                    """
             )
         }
         // Sparse files can declare huge images in a few bytes: cap before allocating.
@@ -21,7 +24,10 @@ extension TIFFFile {
             throw TIFFError(
                 path: path, code: .absurdDimensions,
                 detail:
-                    "\(img.width)×\(img.height) is too large to read as one RGBA8 image (limit \(Self.rgbaMaximumSide) per side)"
+                    """
+                    \(img.width)×\(img.height) is too large to read as one RGBA8 image (limit \
+                    \(Self.rgbaMaximumSide) per side)
+                    """
             )
         }
         let raw = try read(window: PixelWindow(x: 0, y: 0, width: img.width, height: img.height)).bytes

@@ -284,7 +284,10 @@ extension TIFFImage {
         let (blockCount, o5) = perPlane.multipliedReportingOverflow(by: planarConfig == .contig ? 1 : bands)
         guard !o4, !o5, blockCount <= TIFFLimits.maxBlocks else {
             throw absurd(
-                "\(across)×\(down) blocks\(planarConfig == .contig ? "" : " × \(bands) planes") exceed the \(TIFFLimits.maxBlocks) tilepack reads"
+                """
+                \(across)×\(down) blocks\(planarConfig == .contig ? "" : " × \(bands) planes") exceed the \
+                \(TIFFLimits.maxBlocks) tilepack reads
+                """
             )
         }
 

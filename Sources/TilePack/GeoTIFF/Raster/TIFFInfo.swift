@@ -151,7 +151,10 @@ public struct TIFFInfo: Sendable, Encodable {
         add("planar config:", img.planarConfig.name)
         add(
             "format:",
-            "\(isBigTIFF ? "BigTIFF" : "classic TIFF"), \(byteOrder == .little ? "little-endian (II)" : "big-endian (MM)")"
+            """
+            \(isBigTIFF ? "BigTIFF" : "classic TIFF"), \
+            \(byteOrder == .little ? "little-endian (II)" : "big-endian (MM)")
+            """
         )
         add(
             "overviews:",

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// Cost: decoding is a JSON parse of well under 1 KiB; the type holds no buffers.
 public struct AppStoreRenewalInfo: Codable, Sendable, Hashable {
-    /// Why the subscription expired: 1 cancelled, 2 billing error, 3 price increase refused, 4 product unavailable, 5 other.
+    /// Why the subscription expired: 1 cancelled, 2 billing error, 3 price increase refused, 4 product unavailable, 5
+    /// other.
     public var expirationIntent: Int?
     /// The subscription's original transaction.
     public var originalTransactionId: String?

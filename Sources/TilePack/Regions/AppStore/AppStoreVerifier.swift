@@ -202,7 +202,11 @@ public struct AppStoreVerifier: Sendable {
             guard anchors.environments.contains(.xcode) || anchors.environments.contains(.localTesting) else {
                 throw fail(
                     .environment,
-                    "an Xcode-signed token (one self-signed certificate in x5c, kid \(header.kid.map(ErrorText.quoted) ?? "none")); Xcode tokens are accepted only when the trust lists Xcode"
+                    """
+                    an Xcode-signed token (one self-signed certificate in x5c, kid \
+                    \(header.kid.map(ErrorText.quoted) ?? "none")); Xcode tokens are accepted only when the trust \
+                    lists Xcode
+                    """
                 )
             }
         default:
@@ -274,7 +278,10 @@ public struct AppStoreVerifier: Sendable {
         guard bundleId == anchors.bundleID else {
             throw AppStoreVerificationError(
                 .bundle, source: source,
-                "bundleId \(bundleId.map(ErrorText.quoted) ?? "missing") is not this app's \(ErrorText.quoted(anchors.bundleID))"
+                """
+                bundleId \(bundleId.map(ErrorText.quoted) ?? "missing") is not this app's \
+                \(ErrorText.quoted(anchors.bundleID))
+                """
             )
         }
     }
@@ -364,7 +371,10 @@ public struct AppStoreVerifier: Sendable {
                 until = Self.milliseconds(certificate.notValidAfter)
             if milliseconds < from {
                 return
-                    "the \(name) certificate is not valid before \(AppStoreDate.text(milliseconds: from)), after \(when)"
+                    """
+                    the \(name) certificate is not valid before \(AppStoreDate.text(milliseconds: from)), after \
+                    \(when)
+                    """
             }
             if milliseconds > until {
                 return "the \(name) certificate expired at \(AppStoreDate.text(milliseconds: until)), before \(when)"
@@ -386,10 +396,16 @@ public struct AppStoreVerifier: Sendable {
                 return "the leaf certificate is not issued by the intermediate in x5c[1]"
             }
             return
-                "the intermediate does not chain to a pinned App Store root (its issuer is \(ErrorText.quoted(String(describing: intermediate.issuer))))\(problems)"
+                """
+                the intermediate does not chain to a pinned App Store root (its issuer is \
+                \(ErrorText.quoted(String(describing: intermediate.issuer))))\(problems)
+                """
         }
         return
-            "the certificate is not a pinned Xcode certificate nor issued by one (its issuer is \(ErrorText.quoted(String(describing: leaf.issuer))))\(problems)"
+            """
+            the certificate is not a pinned Xcode certificate nor issued by one (its issuer is \
+            \(ErrorText.quoted(String(describing: leaf.issuer))))\(problems)
+            """
     }
 
     private static func milliseconds(_ date: Date) -> Int64 {

@@ -82,7 +82,10 @@ extension TrustAnchors {
         if xcodeRoots.isEmpty, environments.contains(.xcode) {
             throw TrustFileError(
                 path: path, field: "xcode_roots",
-                "is empty, so no Xcode token could verify: add StoreKit Testing's certificate (Xcode tokens are never accepted unsigned)"
+                """
+                is empty, so no Xcode token could verify: add StoreKit Testing's certificate (Xcode tokens are \
+                never accepted unsigned)
+                """
             )
         }
         var keys: [JWK] = []

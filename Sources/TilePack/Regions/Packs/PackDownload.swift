@@ -111,7 +111,11 @@ struct PackDownload {
                     dropIfEmpty()
                     throw PackError(
                         .network, subject: url,
-                        "answered a range request with \(response.header("Content-Range").map { "Content-Range \($0)" } ?? "no Content-Range"); expected bytes \(offset)-\(expectedBytes - 1)/\(expectedBytes)"
+                        """
+                        answered a range request with \
+                        \(response.header("Content-Range").map { "Content-Range \($0)" } ?? "no Content-Range"); \
+                        expected bytes \(offset)-\(expectedBytes - 1)/\(expectedBytes)
+                        """
                     )
                 }
                 if let length = response.header("Content-Length"), Int64(length) != expectedBytes - offset {
@@ -149,7 +153,10 @@ struct PackDownload {
                     offset += room
                     throw PackError(
                         .network, subject: url,
-                        "sent more than the \(expectedBytes - startedAt) bytes it announced; the \(offset)-byte .part was kept"
+                        """
+                        sent more than the \(expectedBytes - startedAt) bytes it announced; the \(offset)-byte \
+                        .part was kept
+                        """
                     )
                 }
                 try write(fd, chunk[...], at: offset)
@@ -168,7 +175,10 @@ struct PackDownload {
             fsync(fd)
             throw PackError(
                 .network, subject: url,
-                "the transfer broke after \(offset) of \(expectedBytes) bytes (\(Self.describe(error))); run again to resume",
+                """
+                the transfer broke after \(offset) of \(expectedBytes) bytes (\(Self.describe(error))); run again \
+                to resume
+                """,
                 cause: error)
         }
         fsync(fd)
@@ -231,7 +241,10 @@ struct PackDownload {
                 if code == EINTR { continue }
                 throw PackError(
                     code == ENOSPC || code == EDQUOT ? .noSpace : .io, subject: partPath,
-                    "cannot write at byte \(offset + Int64(done)) (\(AtomicReplacement.message(code))); the .part keeps what was written"
+                    """
+                    cannot write at byte \(offset + Int64(done)) (\(AtomicReplacement.message(code))); the .part \
+                    keeps what was written
+                    """
                 )
             }
             done += n

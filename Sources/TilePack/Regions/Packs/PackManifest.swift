@@ -126,7 +126,10 @@ public struct PackManifest: Codable, Sendable, Equatable {
         for a in archives {
             guard 0 <= a.minzoom, a.minzoom <= a.maxzoom, a.maxzoom <= TileID.maxZoom else {
                 return
-                    "archive \(ErrorText.quoted(a.name)): zooms \(a.minzoom)…\(a.maxzoom) are not within 0…\(TileID.maxZoom)"
+                    """
+                    archive \(ErrorText.quoted(a.name)): zooms \(a.minzoom)…\(a.maxzoom) are not within \
+                    0…\(TileID.maxZoom)
+                    """
             }
             guard Self.isHexDigest(a.sha256) else {
                 return "archive \(ErrorText.quoted(a.name)): sha256 is not 64 hex digits"

@@ -91,7 +91,10 @@ extension RegionInstaller {
                 error.code == .writeFailed || error.code == .cannotOpen ? .io : .deltaMismatch
             throw PackError(
                 code, subject: error.subject,
-                "the delta update to version \(manifest.version) failed: \(error.detail); version \(installed.version) stays installed",
+                """
+                the delta update to version \(manifest.version) failed: \(error.detail); version \
+                \(installed.version) stays installed
+                """,
                 cause: error)
         }
         try commit(id, staged: output, manifestJWS: listed.jws)

@@ -153,7 +153,10 @@ public final class RegionInstaller: Sendable {
         if listed.version < manifest.version {
             throw PackError(
                 .downgrade, subject: packID,
-                "the server offers version \(listed.version), version \(manifest.version) is installed: a downgrade is refused"
+                """
+                the server offers version \(listed.version), version \(manifest.version) is installed: a \
+                downgrade is refused
+                """
             )
         }
         if listed.version == manifest.version { return .upToDate(version: manifest.version) }
@@ -198,7 +201,10 @@ public final class RegionInstaller: Sendable {
         guard manifest.minReaderVersion <= PackInstall.readerVersion else {
             throw PackError(
                 .unsupportedVersion, subject: id,
-                "version \(manifest.version) needs pack reader \(manifest.minReaderVersion); this one reads \(PackInstall.readerVersion): update the app"
+                """
+                version \(manifest.version) needs pack reader \(manifest.minReaderVersion); this one reads \
+                \(PackInstall.readerVersion): update the app
+                """
             )
         }
         try directory.create()
@@ -215,7 +221,10 @@ public final class RegionInstaller: Sendable {
             if manifest.version < intact.version {
                 throw PackError(
                     .downgrade, subject: id,
-                    "the server offers version \(manifest.version), version \(intact.version) is installed: a downgrade is refused"
+                    """
+                    the server offers version \(manifest.version), version \(intact.version) is installed: a \
+                    downgrade is refused
+                    """
                 )
             }
             if manifest.version == intact.version {
@@ -294,7 +303,10 @@ public final class RegionInstaller: Sendable {
             if others + packBytes > quotaBytes {
                 throw PackError(
                     .noSpace, subject: id,
-                    "over the library quota: installed packs take \(others) bytes, version \(version) needs \(packBytes), together \(others + packBytes) > quota \(quotaBytes)"
+                    """
+                    over the library quota: installed packs take \(others) bytes, version \(version) needs \
+                    \(packBytes), together \(others + packBytes) > quota \(quotaBytes)
+                    """
                 )
             }
         }
@@ -328,7 +340,10 @@ public final class RegionInstaller: Sendable {
             discardPart(id)
             throw PackError(
                 .hashMismatch, subject: server + listed.path,
-                "the downloaded file has SHA-256 \(digest), the signed manifest says \(manifest.sha256): discarded, nothing installed"
+                """
+                the downloaded file has SHA-256 \(digest), the signed manifest says \(manifest.sha256): \
+                discarded, nothing installed
+                """
             )
         }
         // The file is the one the publisher signed, so its index is too, unless the publisher
@@ -372,7 +387,10 @@ public final class RegionInstaller: Sendable {
             unlink(temporary)
             throw PackError(
                 .io, subject: manifestPath,
-                "the pack was moved into place but its manifest could not be (\(AtomicReplacement.message(code))): it stays unusable until installed again"
+                """
+                the pack was moved into place but its manifest could not be (\(AtomicReplacement.message(code))): \
+                it stays unusable until installed again
+                """
             )
         }
         directory.syncDirectory()

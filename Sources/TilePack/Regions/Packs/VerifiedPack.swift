@@ -64,7 +64,10 @@ public struct VerifiedPack: Sendable {
         guard manifest.minReaderVersion <= PackInstall.readerVersion else {
             throw PackError(
                 .unsupportedVersion, subject: manifestPath,
-                "pack \(manifest.packID) v\(manifest.version) needs pack reader \(manifest.minReaderVersion); this tilepack reads \(PackInstall.readerVersion): update the app"
+                """
+                pack \(manifest.packID) v\(manifest.version) needs pack reader \(manifest.minReaderVersion); this \
+                tilepack reads \(PackInstall.readerVersion): update the app
+                """
             )
         }
         let slash = manifestPath.lastIndex(of: "/")

@@ -32,7 +32,8 @@ extension DatumTransformation {
     /// with it (EPSG:1133 over Europe before ED50 to WGS 84 (36) off Germany); then the better accuracy to
     /// WGS 84 (the operation's plus the null step's; unknown last); then a grid before a
     /// Helmert; then one ending on WGS 84 itself; then, as PROJ, the greater name ("… (5)"
-    /// before "… (1)") of two to the same frame, else the lower code. The best applicable one is the main operation, the other applicable
+    /// before "… (1)") of two to the same frame, else the lower code. The best applicable one is the main operation,
+    /// the other applicable
     /// ones follow in that order as its ``DatumTransformation/alternatives`` (each point
     /// then goes through the one PROJ would pick for it); when a better one needs a grid
     /// that is not in `gridDirectories`, ``note`` says so.
@@ -198,7 +199,10 @@ struct ProjDBDatumSelector {
         func m(_ v: Double) -> String { v.isFinite ? "\(DatumTransformation.metres(v)) m" : "unknown" }
         let what = chosen.isGrid ? "grid operation" : "Helmert"
         return
-            "grid \(listed) not found: \(what) EPSG:\(chosen.code) used (accuracy \(m(chosen.effectiveAccuracy)) instead of \(m(top.effectiveAccuracy)))"
+            """
+            grid \(listed) not found: \(what) EPSG:\(chosen.code) used (accuracy \(m(chosen.effectiveAccuracy)) \
+            instead of \(m(top.effectiveAccuracy)))
+            """
     }
 
     // MARK: Queries

@@ -95,7 +95,10 @@ enum GeoTIFFShiftGrid {
             else {
                 throw fail(
                     .tooLarge,
-                    "subgrid \(k) is \(cols)x\(rows)x\(image.bands) (each side 2…\(maximumSide), \(maximumSamples) samples in all at most)"
+                    """
+                    subgrid \(k) is \(cols)x\(rows)x\(image.bands) (each side 2…\(maximumSide), \(maximumSamples) \
+                    samples in all at most)
+                    """
                 )
             }
             samples += cols * rows * image.bands

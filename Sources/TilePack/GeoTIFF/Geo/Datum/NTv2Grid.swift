@@ -90,7 +90,10 @@ enum NTv2Grid {
             else {
                 throw fail(
                     .badHeader,
-                    "subgrid \(name) has an impossible extent or increment (S \(s) N \(n) E \(e) W \(w) Δlat \(dy) Δlon \(dx))"
+                    """
+                    subgrid \(name) has an impossible extent or increment (S \(s) N \(n) E \(e) W \(w) Δlat \(dy) \
+                    Δlon \(dx))
+                    """
                 )
             }
             let rowsF = ((n - s) / dy).rounded() + 1, colsF = ((w - e) / dx).rounded() + 1

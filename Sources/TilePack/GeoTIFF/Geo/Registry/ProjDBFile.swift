@@ -98,7 +98,10 @@ enum ProjDBFile {
         var meta: [String: String] = [:]
         do {
             let stmt = try db.prepare(
-                "SELECT key, value FROM metadata WHERE key IN ('DATABASE.LAYOUT.VERSION.MAJOR', 'DATABASE.LAYOUT.VERSION.MINOR', 'EPSG.VERSION')"
+                """
+                SELECT key, value FROM metadata WHERE key IN ('DATABASE.LAYOUT.VERSION.MAJOR', \
+                'DATABASE.LAYOUT.VERSION.MINOR', 'EPSG.VERSION')
+                """
             )
             while try stmt.step() {
                 if let k = stmt.string(at: 0), let v = stmt.string(at: 1) { meta[k] = v }

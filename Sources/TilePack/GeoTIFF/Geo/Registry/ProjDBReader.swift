@@ -79,7 +79,10 @@ final class ProjDBReader {
             FROM projected_crs WHERE auth_name = ? AND code = ?
             """)
         let params = (1...7).map {
-            "c.param\($0)_auth_name, c.param\($0)_code, c.param\($0)_value, c.param\($0)_uom_auth_name, c.param\($0)_uom_code"
+            """
+            c.param\($0)_auth_name, c.param\($0)_code, c.param\($0)_value, c.param\($0)_uom_auth_name, \
+            c.param\($0)_uom_code
+            """
         }
         conversionStmt = try prepare(
             """

@@ -44,7 +44,10 @@ extension ProjDBReader {
             guard let uk = p.unit, let u = try self.unit(uk), let v = u.parameterValue(p.value) else {
                 throw unsupported(
                     code, row.name,
-                    "parameter \(pc) is in unit \(p.unit.map { "\($0.authority):\($0.code)" } ?? "none"), which tilepack cannot convert"
+                    """
+                    parameter \(pc) is in unit \(p.unit.map { "\($0.authority):\($0.code)" } ?? "none"), which \
+                    tilepack cannot convert
+                    """
                 )
             }
             values[pc] = v
@@ -102,7 +105,10 @@ extension ProjDBReader {
         guard directions == ["north", "east"] else {
             throw unsupported(
                 code, row.name,
-                "axes \(cs.axes.map(\.orientation).joined(separator: "/")); tilepack reads latitude north, longitude east"
+                """
+                axes \(cs.axes.map(\.orientation).joined(separator: "/")); tilepack reads latitude north, \
+                longitude east
+                """
             )
         }
         guard let uk = cs.axes[0].unit, cs.axes[1].unit == uk, let u = try self.unit(uk), let angular = u.angular,

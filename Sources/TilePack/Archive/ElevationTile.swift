@@ -45,7 +45,7 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     /// into four byte planes, most significant first, then every byte is replaced by its
     /// difference from the byte before it in the row. Smooth terrain turns into long runs of
     /// small numbers in the high planes; measured 12–25 % smaller than ``float32Deflate`` on
-    /// three real DEMs, but 2× larger on a near-constant one (Scripts/elevation-encoding-bench),
+    /// three real DEMs, but 2× larger on a near-constant one (checks/bench/elevation-encoding-bench),
     /// which is why the writer by default tries both and keeps the smaller per tile.
     case float32PredictorDeflate = "f32-fpredict-deflate"
     /// Samples quantised to a step, planar-predicted integers as byte planes, zlib

@@ -27,7 +27,7 @@ import TilePackCodec
 /// valid tile's values). A NaN sample's integer is its prediction (residual 0), so NaN areas
 /// cost next to nothing and neighbours predict across them.
 ///
-/// Measured alternatives on three DEM builds (`Scripts/elevation-encoding-bench --quantized`,
+/// Measured alternatives on three DEM builds (`checks/bench/elevation-encoding-bench --quantized`,
 /// BENCHMARKS.md "Issue 25: elevation"): zigzag LEB128 varints before deflate are 0.1–0.9 %
 /// smaller than byte planes (planes kept: fixed width, a simpler and faster decode); MED/LOCO-I
 /// is 4–35 % and left-only 23–36 % larger than planar; LERC-style 8×8 blocks of bit-packed

@@ -34,7 +34,7 @@ package enum TIFFPredictor {
         let size = MemoryLayout<T>.size
         // Fast path (one sample per pixel, aligned block, little-endian host, which is every
         // platform Swift runs on today): a running sum in a register, no reloads. Took the
-        // 8192² int16 decode (Scripts/bench-decode) from 380 to about 465 MB/s.
+        // 8192² int16 decode (checks/bench/bench-decode) from 380 to about 465 MB/s.
         if stride == 1, Int(bitPattern: p) % MemoryLayout<T>.alignment == 0, 1.littleEndian == 1 {
             let typed = p.assumingMemoryBound(to: T.self)
             guard rowSamples > 1 else { return }

@@ -53,7 +53,7 @@ public struct ConnectionLimits: Sendable, Equatable {
 
     /// The memory one connection may pin: its unfinished head twice (the decoder's buffer and
     /// the header fields it has split off), a full read buffer, and 16 KiB of channel, handler
-    /// and task state (measured with Scripts/serve-flood-check).
+    /// and task state (measured with checks/test_serve_flood_check.py).
     public static func perConnectionBytes(maxHeaderBytes: Int) -> Int {
         2 * maxHeaderBytes + maxReadBuffer + (16 << 10)
     }

@@ -4,7 +4,7 @@ import TilePackCore
 import TilePackTestSupport
 
 /// Hand-built and astcenc-made blocks (ARM astcenc through astc-encoder-py, `medium`
-/// preset, decoded by astcenc's own decompressor); Scripts/astc-interop checks many more.
+/// preset, decoded by astcenc's own decompressor); checks/test_astc_interop.py checks many more.
 enum ASTCSamples {
     /// 16-byte block from a 128-bit value (bit 0 = bit 0 of byte 0).
     static func block(_ lo: UInt64, _ hi: UInt64) -> [UInt8] {
@@ -251,7 +251,7 @@ enum ASTCSamples {
 
     /// Random blocks cycling through every valid block mode (half forced to one partition,
     /// the rest 2–4, single and dual plane, all weight and colour ranges) decode to the
-    /// bytes the decoder of commit c507eaf gave, which Scripts/astc-interop found identical
+    /// bytes the decoder of commit c507eaf gave, which checks/test_astc_interop.py found identical
     /// to astcenc's decompressor: pins bit-exactness of the decoder's fast paths.
     @Test(arguments: [
         (ASTCFormat.astc4x4, "d1e7c5616f070ae9e25d9ed623d3123d05316ccfb2192e5a495dc8b337f28763"),

@@ -13,7 +13,7 @@ import TilePackTestSupport
 /// Issue 27: every size read from input is bounded before it sizes an allocation — bands,
 /// tag counts, GeoKeys, the build's per-band buffers, stored tile and elevation blobs — and
 /// the tile store remembers a bad row instead of reading it again. Small, seeded inputs;
-/// the RSS figures are Scripts/bounds-check's.
+/// the RSS figures are checks/test_bounds_check.py's.
 @Suite struct InputBoundsTests {
     // MARK: TIFF
 

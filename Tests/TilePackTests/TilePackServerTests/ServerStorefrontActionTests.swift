@@ -20,7 +20,7 @@ import TilePackTestSupport
 /// `/packs/{id}/install`), in-process through the Hummingbird router: a purchase unlocks for
 /// the served (read-only) library at once, errors keep the server's JSON shape, and a POST from
 /// another origin or addressed to another host acts on nothing. (Installing over loopback needs
-/// a listening server: Scripts/viewer-check drives it in a browser.)
+/// a listening server: checks/test_viewer_check.py drives it in a browser.)
 @Suite("Server: store actions", .tags(.concurrent))
 struct ServerStorefrontActionTests {
     static let regionA = RegionsLibraryFixture.regionA

@@ -238,6 +238,16 @@ let package = Package(
                            .product(name: "HTTPTypes", package: "swift-http-types")],
             path: "Tests/TilePackTests/TilePackServerTests"
         ),
+        .testTarget(
+            name: "TilePackRenderTests",
+            dependencies: ["TilePackRender", "TilePackCore", "TilePackCodec", "TilePackArchive", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackRenderTests"
+        ),
+        .testTarget(
+            name: "TilePackSamplesTests",
+            dependencies: ["TilePackSamples", "TilePackGeoTIFF", "TilePackTestSupport"],
+            path: "Tests/TilePackTests/TilePackSamplesTests"
+        ),
         // The CLI's parsing and validation in-process (`@testable import` of the executable target).
         .testTarget(
             name: "TilePackCLITests",
@@ -260,7 +270,7 @@ let package = Package(
             exclude: ["TilePackTestSupport", "TilePackCoreTests", "TilePackSQLiteTests", "TilePackCodecTests",
                       "TilePackEncodersTests", "TilePackGeoTIFFTests", "TilePackArchiveTests", "TilePackBuildTests",
                       "TilePackStoreTests", "TilePackRegionsTests", "TilePackToolsTests", "TilePackPublishTests",
-                      "TilePackServerTests", "TilePackCLITests"]
+                      "TilePackServerTests", "TilePackCLITests", "TilePackRenderTests", "TilePackSamplesTests"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -16,6 +16,10 @@ import subprocess
 import sys
 import time
 
+# The one copy of the /proc readers: checks/lib/common.py (this tool runs by its path).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from checks.lib.common import rss_kib  # noqa: E402
+
 
 def children_map():
     kids = {}
@@ -30,17 +34,6 @@ def children_map():
             continue
         kids.setdefault(ppid, []).append(int(d))
     return kids
-
-
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def main():

@@ -1,12 +1,6 @@
 import TilePackCore
 import TilePackSQLite
 import TilePackCodec
-import Crypto
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The archive's extent and the metadata rows ``MBTilesWriter/finish()`` writes from it:
 /// zooms, bounds and centre default to what was written when the caller leaves them unset.

@@ -4,13 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import TilePackCore
-import TilePackSQLite
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One product the account may use now, derived from a verified transaction.
 /// JSON (`tilepack store entitlements --json`): `product_id`, `type`, `transaction_id`,

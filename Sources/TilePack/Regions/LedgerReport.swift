@@ -4,13 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import TilePackCore
-import TilePackSQLite
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A ledger row that was not counted, and why.
 package struct RejectedLedgerRow: Sendable, Equatable, CustomStringConvertible {

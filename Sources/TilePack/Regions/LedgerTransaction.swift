@@ -4,13 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import TilePackCore
-import TilePackSQLite
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A verified transaction with every field the ledger needs present: what a JWS the
 /// ``AppStoreVerifier`` accepted becomes once ``init(_:jws:source:)`` has checked that

@@ -1,16 +1,6 @@
-import NIOCore
 import TilePackCore
-import TilePackCodec
-import TilePackArchive
 import TilePackStore
 import TilePackRegions
-import TilePackRender
-import TilePackEncoders
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The JSON routes: point queries, the storefront's catalog and the regions listing.
 ///

@@ -1,16 +1,5 @@
-import NIOCore
 import TilePackCore
-import TilePackCodec
-import TilePackArchive
 import TilePackStore
-import TilePackRegions
-import TilePackRender
-import TilePackEncoders
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What every route shares: checking values from the URL (region names looked up, numbers
 /// parsed from at most ten ASCII digits), ETag matching, and the error responses.

@@ -1,11 +1,4 @@
-import NIOCore
 import TilePackCore
-import TilePackCodec
-import TilePackArchive
-import TilePackStore
-import TilePackRegions
-import TilePackRender
-import TilePackEncoders
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,9 +1,4 @@
 import TilePackCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 #if _endian(big)
 #error("GeoTIFFWriter writes sample bytes as they lie in memory and assumes a little-endian host")

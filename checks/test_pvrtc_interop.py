@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from checks.lib.common import TESTDATA
+from checks.lib.common import TESTDATA, require
 
 BIN = TMP = None  # set by the fixture
 rng = None
@@ -116,8 +116,8 @@ def compare(words, fmt, w, h):
 def inputs(tilepack, tmp_path_factory):
     """The synthetic images and the random words, drawn in the script's order from one seed."""
     global BIN, TMP, rng, np, texture2ddecoder, tex2img, tifffile
-    for m in ("texture2ddecoder", "tex2img", "numpy", "tifffile"):
-        pytest.importorskip(m, reason=f"{m} missing: pip install -r checks/requirements.txt")
+    # A missing tool fails the check (as the script did), never skips it.
+    require("texture2ddecoder", "tex2img", "numpy", "tifffile")
     import numpy as np
     import tex2img
     import texture2ddecoder

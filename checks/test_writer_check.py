@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 
+from checks.lib.common import require
+
 pytestmark = [pytest.mark.gdal]
 
 # name, sample-region arguments, expectations for the DEM and colour files (key=value)
@@ -28,8 +30,8 @@ FILES = [(name, args, spec) for name, args, expect in CASES for spec in expect.s
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
-    for m in ("tifffile", "rasterio", "numpy", "imagecodecs"):
-        pytest.importorskip(m, reason=f"{m} missing: pip install -r checks/requirements.txt")
+    # A missing tool fails the check (as the script did), never skips it.
+    require("tifffile", "rasterio", "numpy", "imagecodecs")
     return str(tmp_path_factory.mktemp("writer-check"))
 
 

@@ -85,13 +85,26 @@ extension InfoCommand {
         }
         var lines = [
             "\(path): \(report.kind), \(report.container), format \(report.format)"
-                + (report.codec.map { ", codec \($0)" } ?? "")
+                + (report.codec.map { ", codec \($0)" } ?? "") + (report.codecLevel.map { " (\($0))" } ?? "")
+                + ", \(report.tileSize) px tiles"
         ]
+        if !report.name.isEmpty { lines.append("name \(report.name)") }
         if let lo = report.minzoom, let hi = report.maxzoom { lines.append("zooms \(lo)–\(hi)") }
         if let b = report.bounds { lines.append("bounds \(b.map { String($0) }.joined(separator: ", "))") }
+        if let c = report.center, c.count == 3 { lines.append("centre \(c[0]), \(c[1]) at zoom \(Int(c[2]))") }
         lines.append("tiles \(report.tiles.count), \(ByteSize.format(report.tiles.bytes))")
         for z in report.tiles.perZoom { lines.append("  z\(z.z): \(z.tiles) tiles, \(ByteSize.format(z.bytes))") }
-        if let e = report.elevation { lines.append("elevation \(e.rows) rows" + (e.encoding.map { " (\($0))" } ?? "")) }
+        if let e = report.elevation {
+            var line = "elevation \(e.rows) rows"
+            if let lo = e.minzoom, let hi = e.maxzoom { line += " at z\(lo)–\(hi), \(ByteSize.format(e.bytes))" }
+            let how = [e.valueKind, e.encoding, e.precision.map { "step \($0)" }].compactMap { $0 }
+            if !how.isEmpty { line += " (\(how.joined(separator: ", ")))" }
+            lines.append(line)
+        }
+        for source in report.sources { lines.append("source \(source.file) sha256 \(source.sha256)") }
+        if let options = report.buildOptions, let text = try? JSONOutput.string(options) {
+            lines.append("build options \(text)")
+        }
         for layer in report.layers ?? [] {
             lines.append("layer \(layer.archive): \(layer.codec ?? "?"), \(layer.tileSize) px")
         }

@@ -420,6 +420,22 @@ public final class MBTilesReader: TileArchive {
         }
     }
 
+    /// Rows of the `elevation` table per zoom, ascending, with the bytes of their stored grids
+    /// (empty without an elevation table).
+    /// - Cost: one grouped scan of `elevation` reading each row's length; nothing is decoded.
+    package func elevationZoomStatistics() throws(ArchiveError) -> [PackZoomCount] {
+        guard hasElevation else { return [] }
+        return try withConnection(doing: "counting elevation rows per zoom") { conn throws(SQLiteError) in
+            let stmt = try conn.db.prepare(
+                "SELECT zoom_level, count(*), sum(length(data)) FROM elevation GROUP BY zoom_level ORDER BY zoom_level")
+            var out: [PackZoomCount] = []
+            while try stmt.step() {
+                out.append(PackZoomCount(z: stmt.int(at: 0), tiles: stmt.int(at: 1), bytes: stmt.int(at: 2)))
+            }
+            return out
+        }
+    }
+
     /// Rows of the `elevation` table (0 without one). - Cost: O(rows) (SQLite counts an index).
     public func elevationRowCount() throws -> Int {
         guard hasElevation else { return 0 }

@@ -173,7 +173,7 @@ def test_every_subcommand_is_in_the_command_table(tilepack):
     help_text = p.stdout + p.stderr
     sub = help_text.split("SUBCOMMANDS:", 1)
     assert len(sub) == 2, f"`tilepack --help` lists no SUBCOMMANDS:\n{help_text}"
-    names = re.findall(r"^\s{2,}([a-z][a-z0-9-]*)\s", sub[1], re.M)
+    names = re.findall(r"^  ([a-z][a-z0-9-]*) ", sub[1], re.M)
     assert names, f"no subcommand names found in `tilepack --help`:\n{help_text}"
     text = readme_text()
     absent = [n for n in names if n != "help" and not re.search(rf"^\|\s*`tilepack {re.escape(n)}\b", text, re.M)]
@@ -233,8 +233,10 @@ def environment(tilepack):
     os.symlink(tilepack, os.path.join(bindir, "tilepack"))
     env = dict(os.environ)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    env["XDG_CONFIG_HOME"] = os.path.join(home, "config")
-    env["XDG_DATA_HOME"] = os.path.join(home, "data")
+    # As in a user's home, the XDG directories exist; tilepack's own directories in them do not.
+    for var, name in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
+        env[var] = os.path.join(home, name)
+        os.makedirs(env[var])
     yield env
     shutil.rmtree(home, ignore_errors=True)
 

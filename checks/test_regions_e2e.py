@@ -59,6 +59,7 @@ FINDINGS = [
     "Apple's Python verifier accepts every exported token (renewal infos included)",
     "a new device restores with --account (the bundle opens Courmayeur)",
     "without a trust file the library is open: exit 0, \"library\": \"open\"",
+    "a fresh home: buy with the default ledger creates $XDG_DATA_HOME/tilepack/ledger.sqlite",
 ]
 
 
@@ -222,6 +223,14 @@ def scenario(check, T, s):
     r = tp("query", "45.79", "6.97", "12", *O, "--ledger", new, "--account", account)
     check("a new device restores with --account (the bundle opens Courmayeur)",
           r.returncode == 0 and "restored:" in r3.stdout, f"exit {r.returncode}: {r3.stdout}")
+
+    # A fresh home (no $XDG_DATA_HOME/tilepack yet): the default ledger's directory is made.
+    fresh = os.path.join(work, "fresh-home")
+    os.makedirs(fresh, exist_ok=True)
+    r = subprocess.run([T, "store", "buy", CHAMONIX, *O, "--simulator", s.sim], env=dict(env, XDG_DATA_HOME=fresh),
+                       cwd=work, capture_output=True, text=True, timeout=300)
+    check(FINDINGS[-1], r.returncode == 0 and os.path.isfile(os.path.join(fresh, "tilepack", "ledger.sqlite")),
+          f"exit {r.returncode}: {r.stderr[-300:]}")
 
     # No trust file: an open library (personal maps), every tile shows, and says so.
     r = tp("query", *POINT, "--library", s.lib, "--json")

@@ -80,6 +80,7 @@ public final class RegionLibrary: Sendable {
         self.clock = clock
         self.storefront = storefront
         self.readOnly = readOnly
+        let givenLedgerPath = ledgerPath
         let ledgerPath = ledgerPath ?? EntitlementLedger.defaultPath()
         self.ledgerPath = ledgerPath
         (installedPacks, packProblems) = VerifiedPack.open(
@@ -92,8 +93,9 @@ public final class RegionLibrary: Sendable {
             entitlements = nil
             return
         }
+        // The path as given: nil lets the ledger create its default directory on a fresh home.
         let ledger = try EntitlementLedger(
-            path: ledgerPath, verifier: AppStoreVerifier(anchors: trust), account: account,
+            path: givenLedgerPath, verifier: AppStoreVerifier(anchors: trust), account: account,
             clock: clock, mode: readOnly ? .readOnly : (upgradingLegacyLedger ? .upgradingLegacy : .readWrite))
         if readOnly { EntitlementLedger.recordObservedTime(path: ledgerPath, now: clock.now()) }
         self.ledger = ledger

@@ -6,6 +6,9 @@ Chromium
      area (not blank: many colours, not the page background),
   2. loads the viewer with ?click=LAT,LON,ZOOM (a click simulated on load) and checks the dumped
      DOM holds the query answer (data-state="answered", an elevation in metres),
+  2b. at the lowest zoom and at zoom 11 reads the region labels' measured boxes (#labels): none
+     overlaps another, none at the lowest zoom (the regions are a few pixels there), one at zoom
+     11 (the two samples share their bounds: two labels would be one heap),
   3. walks the store journey with the panel's own buttons (?journey=buy:…,download:…, issue
      24): `serve --packs` over packs made by `tilepack pack`, Buy through the test App Store's
      Sandbox, then Download; checks the product shows owned, the pack installed with its
@@ -70,6 +73,9 @@ def seen(tilepack, tmp_path_factory):
         url = f"{base}/?click=45.90,6.87,11"
         chromium(work, f"--screenshot={work}/viewer.png", url)
         out["dom"] = chromium(work, "--dump-dom", url).stdout
+        # Zoom 0 asked (the map stops at the library's lowest view zoom): the regions are a few
+        # pixels wide there, so no label fits.
+        out["world.html"] = chromium(work, "--dump-dom", f"{base}/?click=45.85,6.87,0").stdout
         # Refused first: a page elsewhere (foreign Origin) and a rebound name (foreign Host) buy nothing.
         status, _, body = http_get(port, f"/store/buy/{PRODUCT}", {"Origin": "http://evil.example"}, method="POST")
         out["foreign-origin.code"], out["foreign-origin.json"] = str(status), body.decode(errors="replace")
@@ -157,6 +163,31 @@ def test_the_simulated_click_got_a_query_answer(seen):
 def test_the_answer_shows_an_elevation(seen):
     m = re.search(r'class="elevation">(-?[0-9.]+) m<', seen["dom"])
     assert bool(m) and 500 < float(m.group(1)) < 5000, f"{m.group(1) if m else 'none'} m"
+
+
+def label_boxes(html):
+    """The region labels the viewer shows, measured in the page: [[left, top, right, bottom]], and the zoom."""
+    m = re.search(r'<div id="labels"[^>]*>', html)
+    assert m, "no #labels in the page"
+    boxes = re.search(r'data-boxes="([^"]*)"', m.group(0))
+    zoom = re.search(r'data-zoom="([0-9]+)"', m.group(0))
+    assert boxes and zoom, f"labels never placed: {m.group(0)}"
+    return json.loads(boxes.group(1).replace("&quot;", '"')), int(zoom.group(1))
+
+
+def overlapping(boxes):
+    return [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+
+
+def test_no_region_label_at_the_lowest_zoom_where_regions_are_specks(seen):
+    boxes, zoom = label_boxes(read(seen, "world.html"))
+    assert zoom < 9 and boxes == [] and not overlapping(boxes), f"zoom {zoom}: {boxes}"
+
+
+def test_one_label_for_the_two_samples_sharing_their_bounds_at_zoom_11(seen):
+    boxes, zoom = label_boxes(seen["dom"])
+    assert zoom == 11 and len(boxes) == 1 and not overlapping(boxes), f"zoom {zoom}: {boxes}"
 
 
 def test_the_regions_are_listed(seen):

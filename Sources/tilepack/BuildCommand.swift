@@ -44,6 +44,17 @@ struct BuildCommand: ParsableCommand {
             archive of another source or other options. Without --resume, temporary archives of \
             builds that are no longer running are deleted.
 
+            Ctrl-C (SIGINT) or SIGTERM stops the workers at the next tile, keeps the temporary \
+            archive and prints `interrupted: run the same command with --resume to continue (N \
+            tiles done)`, exit status 130 (143 for SIGTERM); a second Ctrl-C exits at once. The \
+            summary of a resumed build counts the whole archive and says how many tiles this run \
+            added.
+
+            --each builds one archive per input instead of one mosaic: each file given, or each \
+            .tif/.tiff of a folder, as INPUT-NAME.mbtiles in -o DIR (default: the current \
+            directory). An input that fails is named on stderr and the others are still built; \
+            the exit status is then the first failure's, after a last line saying which failed.
+
             --shard K/N builds part K (0…N−1) of the work: the tiles under its share of a shard \
             zoom, with their exact pixels kept for `tilepack merge`, which joins the N shard \
             archives into the single-machine build's archive (checks/tools/cluster_build.py runs the \
@@ -56,8 +67,14 @@ struct BuildCommand: ParsableCommand {
 
     @Option(
         name: [.short, .long],
-        help: "Output archive (default: the source's name with .mbtiles, in the current directory).")
+        help: """
+            Output archive (default: the source's name with .mbtiles, in the current directory); with --each, \
+            the directory the archives go in.
+            """)
     var output: String?
+
+    @Flag(help: "One archive per input file (a folder: per GeoTIFF in it) instead of one mosaic.")
+    var each = false
 
     @Option(help: "Lowest zoom (default: the highest zoom at which the region fits in one or two tiles).")
     var minZoom: Int?
@@ -267,6 +284,8 @@ struct BuildCommand: ParsableCommand {
         }
         do { _ = try MemoryBudget(parsing: memory) } catch { throw ValidationError("--memory \(error)") }
         if let bands { do { _ = try BandSelection.parse(bands) } catch { throw ValidationError(error.description) } }
+        if each, name != nil { throw ValidationError("--name names one archive; --each makes one per input") }
+        if each, shard != nil { throw ValidationError("--shard splits one build; --each makes one per input") }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -275,7 +294,59 @@ struct BuildCommand: ParsableCommand {
     @OptionGroup var projDB: ProjDBOptions
 
     func run() throws {
-        var request = RegionBuild.Request(sourcePaths: sources)
+        let interruption = BuildInterruption()
+        let signals = InterruptSignals(interruption)
+        defer { signals.cancel() }
+        if each {
+            try buildEach(interruption)
+        } else {
+            try build(sources, output: output, interruption)
+        }
+    }
+
+    /// `--each`: every input (a folder: each of its GeoTIFFs) built on its own into the output
+    /// directory. A failure is reported and the others go on; an interruption stops them all.
+    func buildEach(_ interruption: BuildInterruption) throws {
+        let inputs: [String]
+        do {
+            if let output { try OutputPath.checkDirectory(output, for: output) }
+            inputs = try RegionInput.each(sources)
+        } catch let error as any TilePackError {
+            printError(error.description)
+            throw ExitCode(error.category.exitStatus)
+        }
+        let directory = output.map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? ""
+        let archives = inputs.map { directory + RegionBuild.Request(sourcePath: $0).resolvedOutputPath }
+        var claimed: [String: String] = [:]
+        for (input, archive) in zip(inputs, archives) {
+            if let other = claimed.updateValue(input, forKey: archive) {
+                printError("\(other) and \(input) would both be built into \(archive): rename one")
+                throw ExitCode(TilePackErrorCategory.invalidInput.exitStatus)
+            }
+        }
+        var failed: [(input: String, status: Int32)] = []
+        for (input, archive) in zip(inputs, archives) {
+            do {
+                try build([input], output: archive, interruption)
+            } catch let exit as ExitCode {
+                if interruption.signal != nil { throw exit }
+                failed.append((input, exit.rawValue))
+            }
+        }
+        if let first = failed.first {
+            printError(
+                """
+                built \(inputs.count - failed.count) of \(inputs.count) archives; failed: \
+                \(failed.map(\.input).joined(separator: ", "))
+                """)
+            throw ExitCode(first.status)
+        }
+    }
+
+    /// One build of `paths` (one file, several, a folder or a VRT: one mosaic) into `output`.
+    /// - Throws: `ExitCode` after printing the error (130/143 after an interruption).
+    func build(_ paths: [String], output: String?, _ interruption: BuildInterruption) throws {
+        var request = RegionBuild.Request(sourcePaths: paths)
         request.maxOpenFiles = maxOpenFiles
         request.crsRegistry = try projDB.registry()
         request.outputPath = output
@@ -284,6 +355,7 @@ struct BuildCommand: ParsableCommand {
         request.options.resampling = resampling
         request.options.colorMode = color
         do {
+            try OutputPath.checkDirectory(of: request.resolvedOutputPath)
             request.options.terrain = try terrainStyle()
             try request.options.terrain.hillshade.validate()
         } catch let error as any TilePackError {
@@ -309,63 +381,79 @@ struct BuildCommand: ParsableCommand {
         request.attribution = attribution
         request.resume = resume
         request.shard = shard.flatMap(BuildShard.init(argument:))
+        request.interruption = interruption
         let display = BuildProgressDisplay(style: quiet ? .none : progress.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
             let result = try RegionBuild(request).run { display.update($0) }
             display.finish()
-            let r = result.report
-            let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
-            print(
-                """
-                wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \
-                \(result.archive.storedBytes) bytes), \(result.codec), zooms \
-                \(r.metadata.minZoom)–\(r.metadata.maxZoom)
-                """
-            )
-            // The terrain modes say which tint and light they drew with.
-            let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
-            print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
-            if let bands = result.bands { print("  bands: \(bands)") }
-            if let datum = result.datumTransform { print("  datum transform: \(datum)") }
-            if r.hillshade == nil, tint != nil || tintRange != nil {
-                // auto chose a mode without a tint: say so rather than drop the options unseen.
-                print(
-                    """
-                      tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation \
-                    and bathymetry do)
-                    """
-                )
-            }
-            if let from = result.resumedFrom {
-                print("  resumed \(from): \(r.resumedTiles) tiles were already done")
-            } else if resume {
-                print("  --resume: no interrupted build of \(result.outputPath) to continue; built from the start")
-            }
-            if let shard = request.shard {
-                print("  shard \(shard): join the \(shard.count) shards with `tilepack merge`")
-            }
-            print("  per zoom: \(zooms)")
-            if let m = result.mosaic {
-                print(
-                    """
-                      mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \
-                    \(m.opens) opens)
-                    """
-                )
-            }
-            if let m = r.memory { print("  memory: \(m)") }
-            print(
-                """
-                  empty tiles skipped: \(r.emptySkipped); elevation tiles: \
-                \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \
-                \(String(format2: r.seconds)) s
-                """
-            )
+            printSummary(result, request)
+        } catch let stop as BuildInterrupted {
+            display.interrupt()
+            printNotice("interrupted: run the same command with --resume to continue (\(stop.tilesDone) tiles done)")
+            throw ExitCode(128 + stop.signal)
         } catch let error as any TilePackError {
             display.interrupt()  // end the progress bar's line first
             printError(error.description)
             throw ExitCode(error.category.exitStatus)
         }
+    }
+
+    /// The summary on stdout. A resumed build counts the whole archive (the file's rows) and
+    /// says what this run added; per zoom likewise.
+    func printSummary(_ result: RegionBuild.Result, _ request: RegionBuild.Request) {
+        let r = result.report
+        let perZoom = result.archive.tilesPerZoom ?? r.perZoom
+        let zooms = perZoom.keys.sorted().map { "z\($0): \(perZoom[$0, default: 0])" }.joined(separator: ", ")
+        print(
+            """
+            wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) distinct, \
+            \(result.archive.storedBytes) bytes), \(result.codec), zooms \
+            \(r.metadata.minZoom)–\(r.metadata.maxZoom)
+            """
+        )
+        // The terrain modes say which tint and light they drew with.
+        let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
+        print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
+        if let bands = result.bands { print("  bands: \(bands)") }
+        if let datum = result.datumTransform { print("  datum transform: \(datum)") }
+        if r.hillshade == nil, tint != nil || tintRange != nil {
+            // auto chose a mode without a tint: say so rather than drop the options unseen.
+            print(
+                """
+                  tint: --tint/--tint-range not used: \(r.color.mode.rawValue) draws no tint (only elevation \
+                and bathymetry do)
+                """
+            )
+        }
+        if let from = result.resumedFrom {
+            print(
+                """
+                  resumed \(from): this run added \(r.tilesWritten) tiles; \(r.resumedTiles) planned tiles \
+                were already done
+                """)
+        } else if resume {
+            print("  --resume: no interrupted build of \(result.outputPath) to continue; built from the start")
+        }
+        if let shard = request.shard {
+            print("  shard \(shard): join the \(shard.count) shards with `tilepack merge`")
+        }
+        print("  per zoom: \(zooms)")
+        if let m = result.mosaic {
+            print(
+                """
+                  mosaic: \(m.files) files, at most \(m.peakOpenFiles) open at once (limit \(m.maxOpenFiles), \
+                \(m.opens) opens)
+                """
+            )
+        }
+        if let m = r.memory { print("  memory: \(m)") }
+        print(
+            """
+              empty tiles skipped: \(r.emptySkipped); elevation tiles: \
+            \(result.archive.elevationTiles)\(elevationStepNote(result.elevationStep)); \
+            \(String(format2: r.seconds)) s
+            """
+        )
     }
 }
 

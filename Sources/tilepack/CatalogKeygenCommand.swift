@@ -19,6 +19,7 @@ struct CatalogKeygenCommand: ParsableCommand {
 
     func run() throws {
         try exitingOnError {
+            try OutputPath.checkDirectory(of: output)
             let jwk = JWK.newPrivateKey()
             let bytes = Array((try jwk.jsonString() + "\n").utf8)
             if force {

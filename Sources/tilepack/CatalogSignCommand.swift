@@ -25,6 +25,7 @@ struct CatalogSignCommand: ParsableCommand {
 
     func run() throws {
         try exitingOnError {
+            if let output { try OutputPath.checkDirectory(of: output) }
             let jwk = try JWK.read(path: key, requirePrivate: true)
             let privateKey = try jwk.privateKey(source: key)
             let directory = catalog.lastIndex(of: "/").map { String(catalog[..<$0]) } ?? "."

@@ -43,13 +43,14 @@ enum CodecIO {
         return (w, h)
     }
 
-    static func read(_ path: String) throws(CodecInputError) -> [UInt8] {
-        do {
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw CodecInputError(description: "\(path): cannot read (\(error))")
-        }
+    /// The whole of `path` (at most ``maxInputBytes``), through the checks every input gets
+    /// (a regular file, never a FIFO waited on; a missing file is exit 2).
+    static func read(_ path: String) throws(InputFileError) -> [UInt8] {
+        try RegionFiles.contents(path: path, limit: maxInputBytes)
     }
+
+    /// The largest file `codec decode` reads: a 16384² PVRTC2 texture is 64 MiB.
+    static let maxInputBytes = 256 << 20
 
     static func write(_ bytes: [UInt8], to path: String) throws(CodecInputError) {
         do {

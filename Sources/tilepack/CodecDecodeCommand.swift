@@ -45,6 +45,7 @@ struct CodecDecodeCommand: ParsableCommand {
                 throw CodecInputError(description: "\(output): output must end in .rgba or .png")
             }
             let (width, height) = try CodecIO.parseSize(size)
+            try OutputPath.checkDirectory(of: output)
             let words = try CodecIO.read(input)
             let decode: ([UInt8]) throws -> [UInt8]
             switch format {

@@ -61,6 +61,7 @@ struct CodecEncodeCommand: ParsableCommand {
 
     func run() throws {
         do {
+            try OutputPath.checkDirectory(of: output)
             let input = try CodecIO.loadImage(image, size: size)
             let encode: () throws -> [UInt8]
             let decode: ([UInt8]) throws -> [UInt8]

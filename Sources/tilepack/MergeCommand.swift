@@ -35,6 +35,7 @@ struct MergeCommand: ParsableCommand {
         let display = BuildProgressDisplay(
             style: quiet ? .none : ProgressStyle.auto.resolved(stderrIsTerminal: stderrIsTerminal))
         do {
+            try OutputPath.checkDirectory(of: output)
             var merge = ShardMerge(shardPaths: shards, outputPath: output)
             if let workers { merge.workers = workers }
             let result = try merge.run { display.update($0) }

@@ -26,8 +26,9 @@ func printProgress(_ text: String) {
 import TilePack
 
 extension TilePackErrorCategory {
-    /// The CLI's exit status for each kind: 64 (EX_USAGE) for a bad argument, 2 for bad or
-    /// unsupported input, 1 for the environment, 3 for a locked region.
+    /// The CLI's exit status for each kind: 64 (EX_USAGE) for a bad argument, 2 for bad,
+    /// missing or unsupported input, 1 for the environment, 3 for a locked region (the table
+    /// in `tilepack --help`, TilePackCommand's discussion; 130/143 are ``BuildInterruption``'s).
     var exitStatus: Int32 {
         switch self {
         case .invalidArgument: 64

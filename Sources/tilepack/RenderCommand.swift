@@ -21,9 +21,12 @@ struct RenderCommand: ParsableCommand {
             (the picture is written all the same). The archives' attribution is drawn in the \
             bottom-right corner. Beyond an archive's zooms its tiles are made from the nearest \
             zoom with data (up to zoom 22 from the nearest stored ancestor, up to 3 zooms below \
-            its min zoom from the descendants). Where no archive has anything to draw the \
-            background picture is written and the command exits with status 2. Examples: tilepack render 45.85 6.88 12 --size 1024x768 \
-            --library SampleRegions -o view.png; tilepack render --tile 12/2126/1459.
+            its min zoom from the descendants). --archive FILE draws that one archive (under the \
+            policy of the library it lies in) instead of a library's. Where nothing is drawn (an \
+            empty or wrong library, a point no archive covers) no picture is written: one line on \
+            stderr names where it looked, exit status 2. Examples: tilepack render 45.85 6.88 12 \
+            --size 1024x768 --library SampleRegions -o view.png; tilepack render --tile 12/2126/1459; \
+            tilepack render 45.85 6.88 12 --archive montblanc-color.mbtiles.
             """
     )
 
@@ -45,9 +48,15 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Tile store budget, e.g. 64MiB.")
     var budget = "64MiB"
 
+    @Option(help: "Draw this archive alone (no library folder needed).")
+    var archive: String?
+
     @OptionGroup var regions: RegionLibraryOptions
 
     func validate() throws {
+        if archive != nil && regions.library != nil {
+            throw ValidationError("give --archive or --library, not both")
+        }
         do {
             if let tile {
                 guard values.isEmpty else { throw ValidationError("give LAT LON ZOOM or --tile Z/X/Y, not both") }
@@ -83,13 +92,44 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         try exitingOnError {
             let frame = try frame()
-            let library = try regions.open(readOnly: true)
-            reportProblems(library)
-            let opened = try library.openTileStore(budget: try MemoryBudget(parsing: budget))
-            let layers = MapLayers(store: opened.store, credits: opened.layers.map(\.attribution))
-            let picture = try layers.render(frame)
-            let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)
             let path = output ?? tile.map { String($0.map { $0 == "/" ? "-" : $0 }) + ".png" } ?? "view.png"
+            try OutputPath.checkDirectory(of: path)
+            let storeBudget = try MemoryBudget(parsing: budget)
+            // One archive: that file alone, under the policy of the library it lies in (as
+            // `query --archive`). A library: every layer, through its one way to a store.
+            let directory = archive.map(OutputPath.directory(of:)) ?? regions.library ?? "."
+            let library = try regions.open(directory: directory, readOnly: true)
+            reportProblems(library)
+            let layers: MapLayers
+            if let archive {
+                let reader = try MBTilesReader(path: archive)
+                var options = TileStoreOptions()
+                options.accessPolicy = library.accessPolicy()
+                let store = try TileStore(archives: [reader], budget: storeBudget, options: options)
+                layers = MapLayers(store: store, credits: [reader.metadata[MBTilesMetadata.Key.attribution] ?? ""])
+            } else {
+                let opened = try library.openTileStore(budget: storeBudget)
+                layers = MapLayers(store: opened.store, credits: opened.layers.map(\.attribution))
+            }
+            let searched = archive ?? directory
+            guard !layers.store.archives.isEmpty else {
+                throw RenderInputError(
+                    .nothingToDraw, subject: searched,
+                    detail: "no region archives (.mbtiles) to draw: no picture written")
+            }
+            let picture = try layers.render(frame)
+            if picture.tilesDrawn == 0 && picture.tilesLocked == 0 {
+                // Nothing covers the frame: a background-only picture would pass for a map of
+                // nothing, so none is written; missing input by the exit status.
+                let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
+                let count = layers.store.archives.count
+                throw RenderInputError(
+                    .nothingToDraw, subject: searched,
+                    detail:
+                        "nothing covers \(place) (\(count) archive\(count == 1 ? "" : "s") searched): no picture written"
+                )
+            }
+            let png = try PNGEncoder().encode(rgba: picture.image.pixels, width: frame.width, height: frame.height)
             try CodecIO.write(png, to: path)
             var line =
                 """
@@ -106,20 +146,6 @@ struct RenderCommand: ParsableCommand {
                 line +=
                     ", \(picture.tilesLocked) locked ("
                     + cheapest.map { "\($0.title) \($0.price) \($0.currency)" }.joined(separator: ", ") + ")"
-            }
-            if picture.tilesDrawn == 0 && picture.tilesLocked == 0 {
-                // Nothing covers the frame: the picture is only background. Written all the same
-                // (as a locked picture is, and as `query --json` prints its uncovered object), but
-                // missing input by its exit status and one line on stderr.
-                let place = tile.map { "tile \($0)" } ?? values.joined(separator: " ")
-                printError(
-                    "no region archive in \(regions.library ?? "the current directory") covers \(place) "
-                        + """
-                        (\(opened.layers.count) archive\(opened.layers.count == 1 ? "" : "s") searched): nothing \
-                        drawn, \(path) is background only
-                        """
-                )
-                throw ExitCode(TilePackErrorCategory.notFound.exitStatus)
             }
             print(line)
             if picture.tilesLocked > 0 { throw ExitCode(TilePackErrorCategory.locked.exitStatus) }

@@ -195,13 +195,18 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.limits = try connectionLimits()
         configuration.cors = CORSPolicy(origins: cors)
         configuration.allowedHosts = allowedHost
-        try await TileServer.run(service, actions: actions, configuration: configuration, logger: logger) { bound in
-            printNow(
-                """
-                serving \(library.kind.rawValue) library: \(service.regionNames.count) \
-                region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/
-                """
-            )
+        do {
+            try await TileServer.run(service, actions: actions, configuration: configuration, logger: logger) { bound in
+                printNow(
+                    """
+                    serving \(library.kind.rawValue) library: \(service.regionNames.count) \
+                    region\(service.regionNames.count == 1 ? "" : "s") (\(names)) at http://\(host):\(bound)/
+                    """
+                )
+            }
+        } catch let error as ServerStartError {
+            printError(error.description)
+            throw ExitCode(error.category.exitStatus)
         }
     }
 }

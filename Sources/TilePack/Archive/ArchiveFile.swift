@@ -13,9 +13,10 @@ package enum ArchiveFile {
         // O_NONBLOCK: a FIFO (or device) under an archive's name must not hang the open.
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
+            let e = errno
             throw ArchiveError(
-                path: path, code: errno == ENOENT ? .notFound : .cannotOpen,
-                detail: "cannot open archive: \(String(cString: strerror(errno)))")
+                path: path, code: e == ENOENT || e == ENOTDIR ? .notFound : .cannotOpen,
+                detail: "cannot open archive: \(String(cString: strerror(e)))")
         }
         defer { close(fd) }
         var info = stat()

@@ -36,7 +36,9 @@ public final class MBTilesReader: TileArchive {
     public let bounds: GeoBounds?
     /// `minzoom…maxzoom` from metadata, else from the tiles; nil for an archive without tiles.
     public let zoomRange: ClosedRange<Int>?
-    /// Whether the archive has tilepack's `elevation` table.
+    /// Whether the archive stores elevation grids: tilepack's `elevation` table with at least
+    /// one row. Every archive tilepack writes has the table, an RGB one empty, so the table
+    /// alone says nothing (it made `/regions` call every region elevation).
     public let hasElevation: Bool
 
     private let pool: Locked<[PooledConnection]>
@@ -77,9 +79,14 @@ public final class MBTilesReader: TileArchive {
                 throw ArchiveError(
                     path: path, code: .notMBTiles, detail: "not an MBTiles archive (no \(required) table or view)")
             }
-            hasElevation = found.contains("elevation")
+            if found.contains("elevation") {
+                let any = try db.prepare("SELECT 1 FROM elevation LIMIT 1")
+                hasElevation = try any.step()
+            } else {
+                hasElevation = false
+            }
             do {
-                try first.prepareStatements(elevation: hasElevation)
+                try first.prepareStatements(elevation: found.contains("elevation"))
             } catch {
                 throw ArchiveError(
                     path: path, code: .notMBTiles,

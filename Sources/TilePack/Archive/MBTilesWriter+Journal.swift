@@ -72,6 +72,16 @@ extension MBTilesWriter {
         }
     }
 
+    /// The roots a resume of the (abandoned) temporary archive at `path` will skip: those its
+    /// journal committed as finished. Empty when the file cannot be read.
+    /// - Cost: opening the file and reading `tilepack_roots`' keys.
+    package static func committedRoots(path: String) -> Set<TileID> {
+        guard let db = try? SQLiteConnection(path: path, mode: .readWriteExisting),
+            let keys = try? rootKeys(db)
+        else { return [] }
+        return keys
+    }
+
     /// Moves an interrupted archive to this writer's temporary name: its WAL is checkpointed
     /// into the file first, so the file alone holds every committed batch.
     func adopt(_ interrupted: Interrupted) throws {

@@ -29,13 +29,16 @@ extension MBTilesWriter {
         extent = [:]
         let rows = try db.prepare(
             """
-            SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row) FROM map GROUP BY \
-            zoom_level
+            SELECT zoom_level, min(tile_column), max(tile_column), min(tile_row), max(tile_row), count(*) FROM map \
+            GROUP BY zoom_level
             """
         )
+        var perZoom: [Int: Int] = [:]
+        defer { statistics.tilesPerZoom = perZoom }
         while try rows.step() {
             let z = rows.int(at: 0)
             guard (0...TileID.maxZoom).contains(z) else { continue }
+            perZoom[z] = rows.int(at: 5)
             let top = (1 << z) - 1
             extent[z] = (rows.int(at: 1), rows.int(at: 2), top - rows.int(at: 4), top - rows.int(at: 3))
         }

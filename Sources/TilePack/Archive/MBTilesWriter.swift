@@ -67,7 +67,8 @@ public final class MBTilesWriter {
 
     /// Counts of what went in.
     public struct Statistics: Sendable, Equatable {
-        /// Calls to ``MBTilesWriter/write(_:for:)``.
+        /// Calls to ``MBTilesWriter/write(_:for:)``; after ``MBTilesWriter/finish()`` of a
+        /// resumed archive, the tiles in the file.
         public var tiles = 0
         /// Rows added to `images`: distinct tile contents (a tile written twice with new
         /// content counts both; finish sweeps the unreferenced one).
@@ -76,6 +77,9 @@ public final class MBTilesWriter {
         public var storedBytes = 0
         /// Elevation tiles written.
         public var elevationTiles = 0
+        /// Tiles per zoom counted in the finished file, when it holds tiles this writer did
+        /// not write (a resumed build): nil otherwise, the caller's own counts being exact.
+        public var tilesPerZoom: [Int: Int]? = nil
     }
 
     private enum State { case open, finished, failed(String), abandoned }

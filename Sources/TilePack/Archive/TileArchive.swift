@@ -97,6 +97,10 @@ public struct TileArchiveSummary: Sendable, Equatable {
     /// What the stored grid holds (`tilepack:value_kind`); nil when the archive has none.
     public var valueKind: ValueKind?
 
+    /// Whether the archive stores grids of metres (elevation or depth), so terrain can be made
+    /// from it: a DEM built with `--elevation none` says `elevation` but stores no grid.
+    public var hasElevationMetres: Bool { hasElevation && valueKind?.isMetres == true }
+
     public init(
         name: String, bounds: GeoBounds?, zoomRange: ClosedRange<Int>?, codec: TileCodecChoice?,
         codecName: String, tileSize: Int, hasElevation: Bool, valueKind: ValueKind?? = nil

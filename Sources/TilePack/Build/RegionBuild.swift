@@ -41,6 +41,9 @@ public struct RegionBuild: Sendable {
         public var resume = false
         /// Build only this part of the work (see ``ShardPartition``); join with ``ShardMerge``.
         public var shard: BuildShard?
+        /// Stops the build when set (a signal, a Cancel button): ``BuildInterrupted`` is thrown
+        /// and the temporary archive kept for ``resume``.
+        public var interruption: BuildInterruption?
 
         public init(sourcePath: String) {
             self.sourcePaths = [sourcePath]
@@ -243,10 +246,10 @@ public struct RegionBuild: Sendable {
             resuming: resuming)
         let report: BuildReport
         do {
-            if let limit = interruptAfterTiles {
-                report = try builder.run(
-                    sink: InterruptingSink(writer: writer, limit: limit), journal: writer,
-                    shard: request.shard, progress: progress)
+            if interruptAfterTiles != nil || request.interruption != nil {
+                let sink = InterruptingSink(
+                    writer: writer, limit: interruptAfterTiles ?? .max, interruption: request.interruption)
+                report = try builder.run(sink: sink, journal: writer, shard: request.shard, progress: progress)
             } else {
                 report = try builder.run(sink: writer, journal: writer, shard: request.shard, progress: progress)
             }
@@ -258,6 +261,13 @@ public struct RegionBuild: Sendable {
         } catch is InterruptingSink.Interrupted {
             writer.abandon()
             throw InterruptingSink.Interrupted()
+        } catch let stop as InterruptingSink.Requested {
+            // As a kill would leave it: the open batch rolled back, the committed ones and the
+            // journal kept under the temporary name that `--resume` looks for.
+            writer.abandon()
+            throw BuildInterrupted(
+                temporaryPath: writer.temporaryPath, signal: stop.signal,
+                tilesDone: Self.tilesDone(plan, roots: MBTilesWriter.committedRoots(path: writer.temporaryPath)))
         }
         if let shard = request.shard, let partition {
             writer.metadata.extra[ShardRecord.key] = try JSONOutput.string(
@@ -285,6 +295,19 @@ public struct RegionBuild: Sendable {
             mosaic: summary, resumedFrom: resuming?.path, bands: opened.bands,
             elevationStep: writer.statistics.elevationTiles > 0 ? writerOptions.elevationStep : nil,
             datumTransform: datumTransform)
+    }
+
+    /// Planned tiles under the outermost of `roots`: what a resume skips (a root's subtree is
+    /// skipped whole, so a root under another counts once, with it), empty tiles included.
+    static func tilesDone(_ plan: TilePlan, roots: Set<TileID>) -> Int {
+        roots.reduce(0) { sum, root in
+            var above = root.parent
+            while let a = above {
+                if roots.contains(a) { return sum }
+                above = a.parent
+            }
+            return sum + plan.plannedSubtree(root)
+        }
     }
 
     /// Batching of the archive writer (tests use small batches to commit often).
@@ -443,20 +466,27 @@ public struct RegionBuild: Sendable {
     }
 }
 
-/// Tests only: passes tiles to the writer until `limit`, then throws ``Interrupted`` (the
-/// build then abandons the writer as a killed process would).
+/// Passes tiles to the writer until a ``BuildInterruption`` is set (``Requested``) or, in
+/// tests, until `limit` (``Interrupted``); the build then abandons the writer as a killed
+/// process would. Polled once per tile: the workers stop when their level is written.
 final class InterruptingSink: TileSink {
+    /// The tests' limit was reached.
     struct Interrupted: Error, Equatable {}
+    /// The ``BuildInterruption`` was set.
+    struct Requested: Error { let signal: Int32 }
     let writer: MBTilesWriter
     let limit: Int
+    let interruption: BuildInterruption?
     private var tiles = 0
 
-    init(writer: MBTilesWriter, limit: Int) {
+    init(writer: MBTilesWriter, limit: Int, interruption: BuildInterruption? = nil) {
         self.writer = writer
         self.limit = limit
+        self.interruption = interruption
     }
 
     func write(tile: TileID, encoded: [UInt8]) throws {
+        if let signal = interruption?.signal { throw Requested(signal: signal) }
         guard tiles < limit else { throw Interrupted() }
         tiles += 1
         try writer.write(tile: tile, encoded: encoded)

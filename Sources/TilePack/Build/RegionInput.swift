@@ -37,6 +37,19 @@ public enum RegionInput: Sendable, Equatable {
         return .files(all, label: first)
     }
 
+    /// The inputs of `build --each`, each to be built on its own: the paths given, a folder
+    /// replaced by its `.tif`/`.tiff` files (by name), a VRT kept whole.
+    /// - Throws: ``InputFileError`` naming a folder that cannot be listed or holds no GeoTIFF.
+    /// - Cost: one `stat` per path and one directory listing per folder.
+    public static func each(_ paths: [String]) throws -> [String] {
+        guard !paths.isEmpty else { throw BuildError.invalidOption("no source given") }
+        var inputs: [String] = []
+        for p in paths {
+            if isDirectory(p) { inputs += try geoTIFFs(in: p) } else { inputs.append(p) }
+        }
+        return inputs
+    }
+
     /// Every path the build reads pixels from (a VRT's sources are listed by the mosaic).
     public var paths: [String] {
         switch self {

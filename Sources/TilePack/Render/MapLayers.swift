@@ -9,19 +9,24 @@ public struct MapLayers: Sendable {
     /// The archives' distinct `attribution` values, joined with "; " (an archive without one
     /// is credited by its region name).
     public let attribution: String
+    /// Each archive's own credit, in store order: its attribution, else its region name (what
+    /// one region's TileJSON carries).
+    public let credits: [String]
 
     /// Layers over `store`, its archives in drawing order (the first at the bottom): a
     /// library's store (`RegionLibrary.openTileStore`) or one ``TileStore`` over archives.
     /// `credits[i]` is archive i's attribution (empty: its region name).
     /// - Cost: O(archives) to join the credits.
     public init(store: TileStore, credits: [String]) {
-        var attributions: [String] = []
+        var attributions: [String] = [], each: [String] = []
         for (i, archive) in store.archives.enumerated() {
             var credit = i < credits.count ? String(credits[i].trimmingWhitespace()) : ""
             if credit.isEmpty { credit = String(archive.name.trimmingWhitespace()) }
+            each.append(credit)
             if !credit.isEmpty, !attributions.contains(credit) { attributions.append(credit) }
         }
         self.store = store
+        self.credits = each
         attribution = attributions.joined(separator: "; ")
     }
 

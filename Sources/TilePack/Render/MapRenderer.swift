@@ -43,15 +43,18 @@ public struct RenderInputError: TilePackError, Equatable {
         private let name: String
         private init(_ name: String) { self.name = name }
         public var description: String { name }
-        /// A point, zoom, size or tile that is malformed or out of range (the only code today).
+        /// A point, zoom, size or tile that is malformed or out of range.
         public static let invalidValue = Code("invalidValue")
+        /// Nothing to draw: no archive in the library, or none covering the frame (`notFound`:
+        /// a background-only picture would pass for a map).
+        public static let nothingToDraw = Code("nothingToDraw")
     }
 
     public let code: Code
     public let subject: String
     public let detail: String
     public var cause: (any Error)? { nil }
-    public var category: TilePackErrorCategory { .invalidArgument }
+    public var category: TilePackErrorCategory { code == .nothingToDraw ? .notFound : .invalidArgument }
 
     public init(_ code: Code = .invalidValue, subject: String, detail: String) {
         self.code = code

@@ -4,6 +4,11 @@ import HTTPTypes
 import Logging
 import NIOCore
 import TilePackCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `tilepack serve` on Hummingbird 2: the routes of ``TileService`` with request logging,
 /// the Host check (421) and CORS grants of ``Configuration``, HEAD (Hummingbird answers it
@@ -35,7 +40,7 @@ public enum TileServer {
         cors: CORSPolicy = CORSPolicy(), hostCheck: HostCheck? = nil
     ) -> Router<TileRequestContext> {
         let router = Router(context: TileRequestContext.self, options: .autoGenerateHeadEndpoints)
-        if logRequests { router.middlewares.add(LogRequestsMiddleware(.info)) }
+        if logRequests { router.middlewares.add(RequestLogMiddleware()) }
         if let hostCheck, !hostCheck.names.isEmpty { router.middlewares.add(HostCheckMiddleware(check: hostCheck)) }
         if !cors.isEmpty { router.middlewares.add(CORSPolicyMiddleware(policy: cors)) }
         router.middlewares.add(ErrorBodyMiddleware())
@@ -122,6 +127,7 @@ public enum TileServer {
 
     /// Runs the server until SIGINT or SIGTERM, then lets requests in flight finish. `actions`
     /// learn the bound port before `onRunning` is called, and are shut down at the end.
+    /// - Throws: ``ServerStartError`` when the port is in use or the host is no local address.
     public static func run(
         _ service: TileService, actions: StorefrontActions? = nil, configuration: Configuration, logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
@@ -130,6 +136,13 @@ public enum TileServer {
             service, actions: actions, configuration: configuration, logger: logger, onRunning: onRunning)
         do {
             try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EADDRNOTAVAIL {
+            await actions?.shutdown()
+            let host = configuration.host, port = configuration.port
+            throw error.errnoCode == EADDRINUSE
+                ? ServerStartError(.portInUse, detail: "port \(port) is in use (on \(host))", cause: error)
+                : ServerStartError(
+                    .cannotBind, detail: "cannot listen on \(host):\(port): no such local address", cause: error)
         } catch {
             await actions?.shutdown()
             throw error

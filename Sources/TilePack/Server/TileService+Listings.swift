@@ -60,7 +60,7 @@ extension TileService {
         let regions = regionNames.enumerated().map { i, name in
             let s = store.archives[i]
             return RegionsListing.Region(
-                region: name, name: s.name, codec: s.codecName, elevation: s.valueKind?.isMetres == true,
+                region: name, name: s.name, codec: s.codecName, elevation: s.hasElevationMetres,
                 bounds: s.bounds.map { [$0.west, $0.south, $0.east, $0.north] }, minzoom: s.zoomRange?.lowerBound,
                 maxzoom: s.zoomRange?.upperBound)
         }

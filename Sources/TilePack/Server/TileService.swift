@@ -247,7 +247,7 @@ public final class TileService: Sendable {
         case .success(let found): (a, id) = found
         }
         // Only heights and depths are terrain: a percentage or class grid is not served as metres.
-        guard store.archives[a].valueKind?.isMetres == true else {
+        guard store.archives[a].hasElevationMetres else {
             return .error(404, kind: "notFound", message: "region \(region) has no elevation")
         }
         do throws(TileStoreError) {
@@ -297,9 +297,9 @@ public final class TileService: Sendable {
             ]
         }
         let document = TileJSONDocument(
-            name: s.name, tiles: ["\(base)/tiles/\(region)/{z}/{x}/{y}.png"], attribution: layers.attribution,
+            name: s.name, tiles: ["\(base)/tiles/\(region)/{z}/{x}/{y}.png"], attribution: layers.credits[a],
             region: region, codec: s.codecName, payloadTiles: ["\(base)/tiles/\(region)/{z}/{x}/{y}"],
-            terrainTiles: s.valueKind?.isMetres == true ? ["\(base)/terrain/\(region)/{z}/{x}/{y}.png"] : nil,
+            terrainTiles: s.hasElevationMetres ? ["\(base)/terrain/\(region)/{z}/{x}/{y}.png"] : nil,
             minzoom: s.zoomRange?.lowerBound, maxzoom: s.zoomRange?.upperBound,
             bounds: s.bounds.map { [$0.west, $0.south, $0.east, $0.north] }, center: center)
         return .json(encoding: document, cache: "public, max-age=60")

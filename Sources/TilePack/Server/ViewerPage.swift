@@ -58,6 +58,7 @@ enum ViewerPage {
           <div id="packs-panel" hidden><h2>Packs</h2><div id="packs">…</div></div>
           <div id="status" data-state="idle"></div>
           <div id="journey" data-state="none" hidden></div>
+          <div id="labels" hidden></div>
         </div>
         <script>
         "use strict";
@@ -319,12 +320,15 @@ enum ViewerPage {
                                                              attribution: esc(info.attribution) }).addTo(map);
           let all = null;
           const list = [];
+          const labelled = [];
           for (const r of info.regions) {
             if (!r.bounds) continue;
             const b = L.latLngBounds([r.bounds[1], r.bounds[0]], [r.bounds[3], r.bounds[2]]);
             all = all ? all.extend(b) : L.latLngBounds(b.getSouthWest(), b.getNorthEast());
-            L.rectangle(b, { color: "#246", weight: 2, fill: false, interactive: false }).addTo(map)
+            const rect = L.rectangle(b, { color: "#246", weight: 2, fill: false, interactive: false }).addTo(map)
               .bindTooltip(esc(r.name), { permanent: true, direction: "center", className: "region-label" });
+            rect.closeTooltip();
+            labelled.push({ rect, bounds: b });
             list.push(`<div>${esc(r.name)} <small>(${esc(r.codec)}, z${r.minzoom}–${r.maxzoom}${r.elevation ? ", elevation" : ""})</small></div>`);
           }
           for (const a of info.areas) {
@@ -332,6 +336,30 @@ enum ViewerPage {
               .addTo(map);
           }
           document.getElementById("regions").innerHTML = list.join("") || "No regions in this library.";
+          // A region's name only where it fits: inside the region's box on screen and clear of the
+          // labels already placed (larger regions first). At world zoom twenty regions would
+          // otherwise pile their names into one heap.
+          function placeLabels() {
+            const placed = [];
+            const boxes = labelled.map(l => {
+              const nw = map.latLngToContainerPoint(l.bounds.getNorthWest());
+              const se = map.latLngToContainerPoint(l.bounds.getSouthEast());
+              return { l, w: se.x - nw.x, h: se.y - nw.y };
+            }).sort((a, b) => b.w * b.h - a.w * a.h);
+            for (const o of boxes) {
+              o.l.rect.openTooltip();
+              const el = o.l.rect.getTooltip().getElement();
+              const r = el ? el.getBoundingClientRect() : null;
+              const fits = r && r.width <= o.w && r.height <= o.h &&
+                !placed.some(p => r.left < p.right && p.left < r.right && r.top < p.bottom && p.top < r.bottom);
+              if (fits) placed.push(r); else o.l.rect.closeTooltip();
+            }
+            // The labels shown, measured: what the viewer check reads.
+            const out = document.getElementById("labels");
+            out.dataset.boxes = JSON.stringify(placed.map(r => [r.left, r.top, r.right, r.bottom].map(Math.round)));
+            out.dataset.zoom = String(map.getZoom());
+          }
+          map.on("zoomend moveend", placeLabels);
           const click = (params.get("click") || "").split(",").map(Number);
           if (click.length >= 2 && click.every(Number.isFinite)) {
             map.setView([click[0], click[1]], click.length > 2 ? click[2] : 11);
@@ -341,6 +369,7 @@ enum ViewerPage {
           } else {
             map.setView([0, 0], 1);
           }
+          placeLabels();
           map.on("click", e => ask(e.latlng.lat, e.latlng.lng, map.getZoom()));
         });
         loadStore().then(() => {

@@ -1,6 +1,7 @@
 import Testing
 import TilePack
 import TilePackCore
+import TilePackServer
 @testable import TilePackArchive
 
 /// Every public error type has the one shape (code, subject, detail, cause, category) and its
@@ -60,6 +61,9 @@ struct CoreErrorShapeTests {
             error: TIFFError(path: "a.tif", code: .io, detail: "cannot read"), category: .environment,
             line: "a.tif: cannot read"),
         Case(
+            error: TIFFError(path: "a.tif", code: .notFound, detail: "cannot open: No such file or directory"),
+            category: .notFound, line: "a.tif: cannot open: No such file or directory"),
+        Case(
             error: TIFFWriteError.invalidOptions(path: "o.tif", "no bands"), category: .invalidArgument,
             line: "o.tif: cannot write GeoTIFF: no bands"),
         Case(
@@ -108,6 +112,15 @@ struct CoreErrorShapeTests {
         Case(
             error: RenderInputError("zoom 30 is outside 0…24"), category: .invalidArgument,
             line: "zoom 30 is outside 0…24"),
+        Case(
+            error: RenderInputError(.nothingToDraw, subject: "lib", detail: "no region archives (.mbtiles) to draw"),
+            category: .notFound, line: "lib: no region archives (.mbtiles) to draw"),
+        Case(
+            error: BuildInterrupted(temporaryPath: "x.mbtiles.tmp-7", signal: 2, tilesDone: 12), category: .environment,
+            line: "x.mbtiles.tmp-7: interrupted (12 tiles done)"),
+        Case(
+            error: ServerStartError(.portInUse, detail: "port 8080 is in use (on 127.0.0.1)"), category: .environment,
+            line: "port 8080 is in use (on 127.0.0.1)"),
         Case(
             error: AppStoreVerificationError(.appID, source: "tx.jws", "appAppleId 1 is not 2"),
             category: .invalidInput, line: "tx.jws: app_id: appAppleId 1 is not 2"),

@@ -46,4 +46,19 @@ struct RenderFrameTests {
         #expect(BitmapFont.rows("é") == BitmapFont.unknown)
         #expect(BitmapFont.rows("a") == BitmapFont.rows("A"))
     }
+
+    /// Attribution and file names print whole: every printable ASCII character (0x20…0x7E) has
+    /// a glyph of its own, never the box, and no two upper-case-folded characters share one.
+    @Test func fontCoversPrintableASCII() {
+        var seen: [[UInt8]: Character] = [:]
+        for code in UInt8(0x20)...UInt8(0x7E) {
+            let c = Character(Unicode.Scalar(code))
+            let rows = BitmapFont.rows(c)
+            #expect(rows != BitmapFont.unknown, "\(c) (0x\(String(code, radix: 16))) draws as the box")
+            #expect(rows.count == BitmapFont.glyphHeight && rows.allSatisfy { $0 < 1 << BitmapFont.glyphWidth })
+            if c.isLowercase { continue }  // drawn as its capital
+            if let other = seen[rows] { Issue.record("\(c) and \(other) share a glyph") }
+            seen[rows] = c
+        }
+    }
 }

@@ -28,6 +28,8 @@ public struct TIFFError: TilePackError, Equatable {
         public static let badWindow = Code("badWindow")
         /// The operating system refused to open or read the file.
         public static let io = Code("io")
+        /// No file at the path (`ENOENT`, `ENOTDIR`): missing input, exit 2, not the machine's fault.
+        public static let notFound = Code("notFound")
         /// The path names a FIFO, directory, device or socket (the user's input, exit 2).
         public static let notRegularFile = Code("notRegularFile")
     }
@@ -51,6 +53,7 @@ public struct TIFFError: TilePackError, Equatable {
         switch code {
         case .unsupported: .unsupported
         case .io: .environment
+        case .notFound: .notFound
         default: .invalidInput
         }
     }

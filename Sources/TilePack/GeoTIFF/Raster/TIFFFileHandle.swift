@@ -16,7 +16,8 @@ final class TIFFFileHandle: Sendable {
     private let fd: Int32
 
     /// - Throws: `.notRegularFile` saying what the path is when it is not a regular file (a
-    ///   FIFO is refused at once, never waited on); `.io` when it cannot be opened.
+    ///   FIFO is refused at once, never waited on); `.notFound` when nothing is there; `.io`
+    ///   when it cannot be opened.
     init(path: String) throws(TIFFError) {
         switch RegularFile.openForReading(path) {
         case .success(let opened):
@@ -24,7 +25,13 @@ final class TIFFFileHandle: Sendable {
             self.fd = opened.fd
             self.size = opened.size
         case .failure(let failure):
-            throw TIFFError(path: path, code: failure.errno == 0 ? .notRegularFile : .io, detail: failure.problem)
+            let code: TIFFError.Code =
+                switch failure.errno {
+                case 0: .notRegularFile
+                case ENOENT, ENOTDIR: .notFound
+                default: .io
+                }
+            throw TIFFError(path: path, code: code, detail: failure.problem)
         }
     }
 

@@ -59,6 +59,13 @@ struct BuildCommand: ParsableCommand {
         help: "Output archive (default: the source's name with .mbtiles, in the current directory).")
     var output: String?
 
+    @Option(
+        help: """
+            Archive kind: mbtiles or pmtiles (default: pmtiles when -o ends .pmtiles, else mbtiles). \
+            pmtiles builds OUT.pmtiles.mbtiles, converts it (see `tilepack convert`) and removes it.
+            """)
+    var format: TileArchiveKind?
+
     @Option(help: "Lowest zoom (default: the highest zoom at which the region fits in one or two tiles).")
     var minZoom: Int?
 
@@ -278,7 +285,11 @@ struct BuildCommand: ParsableCommand {
         var request = RegionBuild.Request(sourcePaths: sources)
         request.maxOpenFiles = maxOpenFiles
         request.crsRegistry = try projDB.registry()
-        request.outputPath = output
+        let kind = format ?? output.map(TileArchiveKind.init(outputPath:)) ?? .mbtiles
+        // PMTiles: the MBTiles build goes to an intermediate file, converted at the end.
+        let pmtilesOutput: String? =
+            kind == .pmtiles ? (output ?? String(request.resolvedOutputPath.dropLast(8)) + ".pmtiles") : nil
+        request.outputPath = pmtilesOutput.map(ArchiveConversion.intermediateMBTiles(for:)) ?? output
         request.options.minZoom = minZoom
         request.options.maxZoom = maxZoom
         request.options.resampling = resampling
@@ -313,6 +324,12 @@ struct BuildCommand: ParsableCommand {
         do {
             let result = try RegionBuild(request).run { display.update($0) }
             display.finish()
+            if let pmtilesOutput {
+                let converted = try ArchiveConversion.finishPMTilesBuild(
+                    intermediate: result.outputPath, output: pmtilesOutput)
+                print("converted to \(converted.output) (\(converted.tiles) tiles, \(converted.distinctTiles) distinct)")
+                if let terrain = converted.terrainOutput { print("  elevation: \(terrain)") }
+            }
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print(
@@ -427,6 +444,7 @@ extension ColorMode: ExpressibleByArgument {}
 extension ElevationLevels: ExpressibleByArgument {}
 extension ElevationStorage: ExpressibleByArgument {}
 extension TileCodecChoice: ExpressibleByArgument {}
+extension TileArchiveKind: ExpressibleByArgument {}
 
 extension String {
     /// A number with two decimals, without Foundation's String(format:).

@@ -1,0 +1,56 @@
+/// How a PMTiles v3 archive compresses its directories and metadata (`internal_compression`)
+/// or its tiles (`tile_compression`): the header's byte, as the spec numbers it.
+public enum PMTilesCompression: UInt8, Sendable, Codable {
+    case unknown = 0
+    case none = 1
+    case gzip = 2
+    case brotli = 3
+    case zstd = 4
+
+    /// The spec's lower-case name (`gzip`), or `compression N` for a byte it does not define.
+    public static func name(of byte: UInt8) -> String {
+        guard let known = PMTilesCompression(rawValue: byte) else { return "compression \(byte)" }
+        return switch known {
+        case .unknown: "unknown"
+        case .none: "none"
+        case .gzip: "gzip"
+        case .brotli: "brotli"
+        case .zstd: "zstd"
+        }
+    }
+}
+
+/// What a PMTiles v3 archive's tiles are (`tile_type`), as the spec numbers them.
+public enum PMTilesTileType: UInt8, Sendable, Codable {
+    /// Anything else: tilepack's GPU tiles (the codec is in the metadata's `tilepack:codec`).
+    case unknown = 0
+    case mvt = 1
+    case png = 2
+    case jpeg = 3
+    case webp = 4
+    case avif = 5
+
+    /// The MBTiles `format` of the same tiles (`png`, `jpg`, `pbf`), nil for unknown.
+    public var mbtilesFormat: String? {
+        switch self {
+        case .unknown: nil
+        case .mvt: "pbf"
+        case .png: "png"
+        case .jpeg: "jpg"
+        case .webp: "webp"
+        case .avif: "avif"
+        }
+    }
+
+    /// The tile type of MBTiles `format` (unknown for anything the spec does not name).
+    public init(mbtilesFormat format: String) {
+        switch format.lowercased() {
+        case "pbf", "mvt": self = .mvt
+        case "png": self = .png
+        case "jpg", "jpeg": self = .jpeg
+        case "webp": self = .webp
+        case "avif": self = .avif
+        default: self = .unknown
+        }
+    }
+}

@@ -144,3 +144,44 @@ def test_build_format_pmtiles_equals_build_then_convert(tilepack, sample_regions
     assert not glob.glob(pm + ".mbtiles*")
     direct, _, _ = pmtiles_tiles(pm)
     assert direct == mbtiles_tiles(built["montblanc-color"])
+
+
+def test_python_pmtiles_reads_every_tile_over_http_ranges_from_serve(tilepack, built, work):
+    """(d) A Python `pmtiles` reader whose source is HTTP Range requests to `tilepack serve`."""
+    import urllib.request
+
+    from pmtiles.reader import Reader, all_tiles
+
+    from checks.lib.common import Serve
+    lib = os.path.join(work, "served")
+    os.makedirs(lib, exist_ok=True)
+    run([tilepack, "convert", built["montblanc-dem"], os.path.join(lib, "dem.pmtiles"), "--force"])
+    expected = mbtiles_tiles(built["montblanc-dem"])
+    with Serve(["--library", lib], binary=tilepack, limit=120) as server:
+        ranges = []
+
+        def get_bytes(offset, length):
+            req = urllib.request.Request(server.base + "/dem.pmtiles",
+                                         headers={"Range": f"bytes={offset}-{offset + length - 1}"})
+            with urllib.request.urlopen(req, timeout=30) as r:
+                assert r.status == 206, r.status
+                assert r.headers["Content-Range"].startswith(f"bytes {offset}-")
+                ranges.append(length)
+                return r.read()
+
+        reader = Reader(get_bytes)
+        got = {tuple(zxy): bytes(data) for zxy, data in all_tiles(reader.get_bytes)}
+        assert got == expected
+        assert reader.metadata()["name"]
+        assert max(ranges) < os.path.getsize(os.path.join(lib, "dem.pmtiles"))  # never the whole file
+        # The terrain sibling is served too; a range past the end is 416.
+        req = urllib.request.Request(server.base + "/dem.terrain.pmtiles", headers={"Range": "bytes=0-126"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 206 and r.read()[:7] == b"PMTiles"
+        size = os.path.getsize(os.path.join(lib, "dem.pmtiles"))
+        req = urllib.request.Request(server.base + "/dem.pmtiles", headers={"Range": f"bytes={size}-"})
+        try:
+            urllib.request.urlopen(req, timeout=30)
+            raise AssertionError("a range past the end was answered")
+        except urllib.error.HTTPError as e:
+            assert e.code == 416 and e.headers["Content-Range"] == f"bytes */{size}"

@@ -327,7 +327,8 @@ struct BuildCommand: ParsableCommand {
             if let pmtilesOutput {
                 let converted = try ArchiveConversion.finishPMTilesBuild(
                     intermediate: result.outputPath, output: pmtilesOutput)
-                print("converted to \(converted.output) (\(converted.tiles) tiles, \(converted.distinctTiles) distinct)")
+                print(
+                    "converted to \(converted.output) (\(converted.tiles) tiles, \(converted.distinctTiles) distinct)")
                 if let terrain = converted.terrainOutput { print("  elevation: \(terrain)") }
             }
             let r = result.report

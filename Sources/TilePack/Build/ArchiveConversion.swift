@@ -40,7 +40,9 @@ public enum ArchiveConversion {
         guard from != to else {
             throw ConversionError(
                 .nothingToConvert, path: output,
-                detail: "input and output are both \(to.rawValue); name the output .\(to == .mbtiles ? "pmtiles" : "mbtiles")")
+                detail:
+                    "input and output are both \(to.rawValue); name the output .\(to == .mbtiles ? "pmtiles" : "mbtiles")"
+            )
         }
         if !overwrite, exists(output) {
             throw ConversionError(.outputExists, path: output, detail: "exists; pass --force to replace it")
@@ -109,7 +111,8 @@ public enum ArchiveConversion {
             }
             // A square grid keeps one pixel per sample; others are resampled to 256 × 256.
             let side = grid.width == grid.height ? grid.width : 256
-            try terrain?.write(try png.encode(rgba: Terrarium.rgba(grid, side: side), width: side, height: side), for: id)
+            try terrain?.write(
+                try png.encode(rgba: Terrarium.rgba(grid, side: side), width: side, height: side), for: id)
             report.elevationTiles += 1
         }
         try terrain?.finish()

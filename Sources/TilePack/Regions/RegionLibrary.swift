@@ -314,7 +314,9 @@ public final class RegionLibrary: Sendable {
     ///   file there would be an archive outside the catalog, so the library refuses to open
     ///   rather than show it ungated or drop it silently.
     public func pmtilesPaths() throws -> [String] {
-        let paths = try PointQuery.archives(in: directory, suffix: ".pmtiles").filter { !$0.hasSuffix(".terrain.pmtiles") }
+        let paths = try PointQuery.archives(in: directory, suffix: ".pmtiles").filter {
+            !$0.hasSuffix(".terrain.pmtiles")
+        }
         if kind == .store, let first = paths.first {
             throw ArchiveError(
                 path: first, code: .invalidArgument,

@@ -49,9 +49,13 @@ extension TileService {
         let device = UInt64(truncatingIfNeeded: info.st_dev), inode = UInt64(truncatingIfNeeded: info.st_ino)
         let size = Int64(info.st_size)
         // The file's identity as its ETag: a rename of a new version changes inode and time.
-        let etag = "\"a\(String(device, radix: 16))-\(String(inode, radix: 16))-\(String(size, radix: 16))-\(modified.tv_sec)\(modified.tv_nsec)\""
-        let file = OpenPackFile(fd: fd, file: PackFile(path: path, size: size, device: device, inode: inode, etag: etag))
-        var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"), ("Cache-Control", "public, no-cache")]
+        let etag =
+            "\"a\(String(device, radix: 16))-\(String(inode, radix: 16))-\(String(size, radix: 16))-\(modified.tv_sec)\(modified.tv_nsec)\""
+        let file = OpenPackFile(
+            fd: fd, file: PackFile(path: path, size: size, device: device, inode: inode, etag: etag))
+        var headers: [(String, String)] = [
+            ("ETag", etag), ("Accept-Ranges", "bytes"), ("Cache-Control", "public, no-cache"),
+        ]
         if Self.matches(ifNoneMatch, etag) {
             return .served(ServedResponse(status: 304, contentType: "", headers: headers, body: []))
         }

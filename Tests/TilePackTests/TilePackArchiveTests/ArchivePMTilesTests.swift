@@ -62,12 +62,18 @@ import TilePackTestSupport
         // Ids that do not increase; a run into the next entry; bytes left over; a count too big.
         var bad = entries
         bad[2].tileID = 1
-        #expect(throws: ArchiveError.self) { try PMTilesDirectory(parsing: PMTilesDirectory(entries: bad).bytes, path: "d", what: "root") }
+        #expect(throws: ArchiveError.self) {
+            try PMTilesDirectory(parsing: PMTilesDirectory(entries: bad).bytes, path: "d", what: "root")
+        }
         bad = entries
         bad[1].runLength = 9
-        #expect(throws: ArchiveError.self) { try PMTilesDirectory(parsing: PMTilesDirectory(entries: bad).bytes, path: "d", what: "root") }
+        #expect(throws: ArchiveError.self) {
+            try PMTilesDirectory(parsing: PMTilesDirectory(entries: bad).bytes, path: "d", what: "root")
+        }
         #expect(throws: ArchiveError.self) { try PMTilesDirectory(parsing: dir.bytes + [0], path: "d", what: "root") }
-        #expect(throws: ArchiveError.self) { try PMTilesDirectory(parsing: [0xff, 0xff, 0xff, 0x0f, 1], path: "d", what: "root") }
+        #expect(throws: ArchiveError.self) {
+            try PMTilesDirectory(parsing: [0xff, 0xff, 0xff, 0x0f, 1], path: "d", what: "root")
+        }
     }
 
     /// Every fixture: the valid ones read whole (counts as ../shared/testdata/pmtiles/README.md
@@ -89,13 +95,20 @@ import TilePackTestSupport
             #expect(UInt64(tiles) == reader.header.addressedTiles)
             #expect(try reader.zoomStatistics().reduce(0) { $0 + $1.tiles } == tiles)
         }
-        let stamen = try PMTilesReader(path: TestData.shared("pmtiles/pmtiles-repo__stamen_toner_raster_CC-BY_ODbL_z3.pmtiles"))
+        let stamen = try PMTilesReader(
+            path: TestData.shared("pmtiles/pmtiles-repo__stamen_toner_raster_CC-BY_ODbL_z3.pmtiles"))
         #expect(stamen.summary.codec == .png)
         #expect(stamen.summary.zoomRange == 0...3)
         #expect(stamen.header.tileContents == 80)
-        for name in ["pmtiles-repo__invalid.pmtiles", "pmtiles-repo__invalid_v4.pmtiles", "pmtiles-repo__empty.pmtiles"] {
-            let error = #expect(throws: ArchiveError.self) { try PMTilesReader(path: TestData.shared("pmtiles/" + name)) }
-            #expect(error.map { !$0.description.contains("\n") && $0.description.hasPrefix(TestData.shared("pmtiles/")) } == true)
+        for name in [
+            "pmtiles-repo__invalid.pmtiles", "pmtiles-repo__invalid_v4.pmtiles", "pmtiles-repo__empty.pmtiles",
+        ] {
+            let error = #expect(throws: ArchiveError.self) {
+                try PMTilesReader(path: TestData.shared("pmtiles/" + name))
+            }
+            #expect(
+                error.map { !$0.description.contains("\n") && $0.description.hasPrefix(TestData.shared("pmtiles/")) }
+                    == true)
         }
     }
 
@@ -108,7 +121,8 @@ import TilePackTestSupport
             (0..<(1 << z)).flatMap { x in (0..<(1 << z)).map { y in TileID(z: z, x: x, y: y)! } }
         }.sorted { $0.pmtilesID < $1.pmtilesID }
         let path = dir.file(name)
-        let writer = try PMTilesWriter(path: path, metadata: ["name": "t", "format": "png"], tileType: .png, options: options)
+        let writer = try PMTilesWriter(
+            path: path, metadata: ["name": "t", "format": "png"], tileType: .png, options: options)
         var tiles: [TileID: [UInt8]] = [:]
         for (i, id) in ids.enumerated() {
             let bytes = content(i)

@@ -49,7 +49,8 @@ struct ServerPMTilesTests {
                 #expect(r.status == .partialContent)
                 #expect(Self.body(r) == Array(bytes.suffix(10)))
             }
-            try await client.execute(uri: "/alps.pmtiles", method: .get, headers: [.range: "bytes=\(bytes.count)-"]) { r in
+            try await client.execute(uri: "/alps.pmtiles", method: .get, headers: [.range: "bytes=\(bytes.count)-"]) {
+                r in
                 #expect(r.status == .rangeNotSatisfiable)
                 #expect(r.headers[.contentRange] == "bytes */\(bytes.count)")
             }

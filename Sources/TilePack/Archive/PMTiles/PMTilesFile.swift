@@ -64,7 +64,8 @@ final class PMTilesFile: Sendable {
             throw ArchiveError(
                 path: path, code: failure == 0 ? .damaged : .cannotOpen,
                 detail:
-                    "reading \(what()) failed: \(failure == 0 ? "the file ended early" : String(cString: strerror(failure)))")
+                    "reading \(what()) failed: \(failure == 0 ? "the file ended early" : String(cString: strerror(failure)))"
+            )
         }
         return out
     }

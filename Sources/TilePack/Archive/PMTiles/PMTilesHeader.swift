@@ -74,7 +74,8 @@ public struct PMTilesHeader: Sendable, Equatable {
             return v
         }
         func i32(_ at: Int) -> Int32 {
-            Int32(bitPattern: UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24)
+            Int32(
+                bitPattern: UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24)
         }
         rootOffset = u64(8); rootLength = u64(16)
         metadataOffset = u64(24); metadataLength = u64(32)
@@ -99,7 +100,9 @@ public struct PMTilesHeader: Sendable, Equatable {
         ] {
             for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
         }
-        func i32(_ v: Int32) { for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: UInt32(bitPattern: v) >> (8 * UInt32(i)))) } }
+        func i32(_ v: Int32) {
+            for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: UInt32(bitPattern: v) >> (8 * UInt32(i)))) }
+        }
         out += [clustered ? 1 : 0, internalCompression, tileCompression, tileType, minZoom, maxZoom]
         i32(minLonE7); i32(minLatE7); i32(maxLonE7); i32(maxLatE7)
         out.append(centerZoom)

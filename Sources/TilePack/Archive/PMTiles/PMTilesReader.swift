@@ -186,7 +186,8 @@ public final class PMTilesReader: TileArchive {
                 detail: "a leaf directory of \(entry.length) bytes is above the \(Self.maxDirectoryBytes) accepted")
         }
         let what = "the leaf directory at \(entry.offset)"
-        let raw = try file.read(offset: header.leafDirectoryOffset + entry.offset, length: Int(entry.length), what: what)
+        let raw = try file.read(
+            offset: header.leafDirectoryOffset + entry.offset, length: Int(entry.length), what: what)
         let directory = try PMTilesDirectory(
             parsing: try Self.inflate(
                 raw, compression: header.internalCompression, limit: Self.maxDirectoryBytes, path: path, what: what),
@@ -221,7 +222,8 @@ public final class PMTilesReader: TileArchive {
         let limit = min(max(0, maxBytes), Self.maxBlobBytes)
         guard Int(e.length) <= limit else {
             throw ArchiveError(
-                path: path, code: .damaged, detail: "\(what()) stores \(e.length) bytes, more than the \(limit) it may hold")
+                path: path, code: .damaged,
+                detail: "\(what()) stores \(e.length) bytes, more than the \(limit) it may hold")
         }
         let (end, overflow) = e.offset.addingReportingOverflow(UInt64(e.length))
         guard !overflow, end <= header.tileDataLength else {
@@ -309,7 +311,8 @@ public final class PMTilesReader: TileArchive {
                 }
                 if let last, e.tileID <= last {
                     throw ArchiveError(
-                        path: path, code: .damaged, detail: "tile ids do not increase across directories at \(e.tileID)")
+                        path: path, code: .damaged, detail: "tile ids do not increase across directories at \(e.tileID)"
+                    )
                 }
                 last = e.tileID + UInt64(e.runLength) - 1
                 try body(e)

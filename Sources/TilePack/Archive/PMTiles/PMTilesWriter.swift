@@ -86,7 +86,9 @@ public final class PMTilesWriter {
         guard spool >= 0 else {
             throw ArchiveError(
                 path: path, code: .writeFailed,
-                detail: "cannot create \(replacement.temporaryPath + Self.spoolSuffix): \(AtomicReplacement.message(errno))")
+                detail:
+                    "cannot create \(replacement.temporaryPath + Self.spoolSuffix): \(AtomicReplacement.message(errno))"
+            )
         }
     }
 
@@ -146,7 +148,8 @@ public final class PMTilesWriter {
     private func append(_ data: [UInt8]) throws(ArchiveError) {
         guard Self.writeAll(spool, data) else {
             throw ArchiveError(
-                path: targetPath, code: .writeFailed, detail: "writing tile data failed: \(AtomicReplacement.message(errno))")
+                path: targetPath, code: .writeFailed,
+                detail: "writing tile data failed: \(AtomicReplacement.message(errno))")
         }
     }
 
@@ -264,7 +267,8 @@ public final class PMTilesWriter {
                 let bytes = try Self.gzip(PMTilesDirectory(entries: chunk).bytes, path: targetPath)
                 rootEntries.append(
                     PMTilesEntry(
-                        tileID: chunk[0].tileID, offset: UInt64(leaves.count), length: UInt32(bytes.count), runLength: 0))
+                        tileID: chunk[0].tileID, offset: UInt64(leaves.count), length: UInt32(bytes.count), runLength: 0
+                    ))
                 leaves += bytes
                 start += size
             }

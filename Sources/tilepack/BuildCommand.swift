@@ -324,22 +324,26 @@ struct BuildCommand: ParsableCommand {
         do {
             let result = try RegionBuild(request).run { display.update($0) }
             display.finish()
-            if let pmtilesOutput {
-                let converted = try ArchiveConversion.finishPMTilesBuild(
-                    intermediate: result.outputPath, output: pmtilesOutput)
-                print(
-                    "converted to \(converted.output) (\(converted.tiles) tiles, \(converted.distinctTiles) distinct)")
-                if let terrain = converted.terrainOutput { print("  elevation: \(terrain)") }
+            let converted = try pmtilesOutput.map {
+                try ArchiveConversion.finishPMTilesBuild(intermediate: result.outputPath, output: $0)
             }
             let r = result.report
             let zooms = r.perZoom.keys.sorted().map { "z\($0): \(r.perZoom[$0, default: 0])" }.joined(separator: ", ")
             print(
                 """
-                wrote \(result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \
+                wrote \(converted?.output ?? result.outputPath): \(r.tilesWritten) tiles (\(result.archive.distinctImages) distinct, \
                 \(result.archive.storedBytes) bytes), \(result.codec), zooms \
                 \(r.metadata.minZoom)–\(r.metadata.maxZoom)
                 """
             )
+            if let converted {
+                print(
+                    """
+                      pmtiles: converted from \(result.outputPath) (removed); \(converted.distinctTiles) distinct \
+                    tiles\(converted.terrainOutput.map { "; elevation in \($0)" } ?? "")
+                    """
+                )
+            }
             // The terrain modes say which tint and light they drew with.
             let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
             print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)

@@ -44,14 +44,14 @@ public enum ArchiveConversion {
                     "input and output are both \(to.rawValue); name the output .\(to == .mbtiles ? "pmtiles" : "mbtiles")"
             )
         }
-        if !overwrite, exists(output) {
+        if !overwrite, RegularFile.exists(output) {
             throw ConversionError(.outputExists, path: output, detail: "exists; pass --force to replace it")
         }
         switch to {
         case .pmtiles:
             let reader = try MBTilesReader(path: input)
             // A sibling left from before would be read as this archive's elevation.
-            if !overwrite, let terrain = PMTilesReader.terrainPath(for: output), exists(terrain) {
+            if !overwrite, let terrain = PMTilesReader.terrainPath(for: output), RegularFile.exists(terrain) {
                 throw ConversionError(.outputExists, path: terrain, detail: "exists; pass --force to replace it")
             }
             return try toPMTiles(reader, output: output)
@@ -74,11 +74,6 @@ public enum ArchiveConversion {
         let report = try convert(input: intermediate, output: output, overwrite: true)
         unlink(intermediate)
         return report
-    }
-
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
     }
 
     /// The MBTiles archive `reader` as PMTiles at `output`, plus `NAME.terrain.pmtiles` when

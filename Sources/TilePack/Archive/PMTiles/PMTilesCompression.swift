@@ -30,6 +30,20 @@ public enum PMTilesTileType: UInt8, Sendable, Codable {
     case webp = 4
     case avif = 5
 
+    /// The spec's lower-case name (`png`, `mvt`, `unknown`), or `tile type N` for a byte it
+    /// does not define: what `info` prints of a header.
+    public static func name(of byte: UInt8) -> String {
+        guard let known = PMTilesTileType(rawValue: byte) else { return "tile type \(byte)" }
+        return switch known {
+        case .unknown: "unknown"
+        case .mvt: "mvt"
+        case .png: "png"
+        case .jpeg: "jpeg"
+        case .webp: "webp"
+        case .avif: "avif"
+        }
+    }
+
     /// The MBTiles `format` of the same tiles (`png`, `jpg`, `pbf`), nil for unknown.
     public var mbtilesFormat: String? {
         switch self {

@@ -17,20 +17,16 @@ final class PMTilesFile: Sendable {
     /// not waited on: `O_NONBLOCK`).
     init(path: String) throws(ArchiveError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
+        switch RegularFile.openForReading(path) {
+        case .success(let opened):
+            fd = opened.fd
+            size = opened.size
+        case .failure(let failure):
             throw ArchiveError(
-                path: path, code: errno == ENOENT ? .notFound : .cannotOpen,
-                detail: "cannot open archive: \(String(cString: strerror(errno)))")
+                path: path,
+                code: failure.errno == ENOENT ? .notFound : failure.errno == 0 ? .notRegularFile : .cannotOpen,
+                detail: failure.errno == 0 ? failure.problem : "cannot open archive: \(failure.problem)")
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let size = UInt64(exactly: info.st_size)
-        else {
-            close(fd)
-            throw ArchiveError(path: path, code: .notRegularFile, detail: RegularFile.notRegular(mode: info.st_mode))
-        }
-        self.fd = fd
-        self.size = size
     }
 
     deinit { close(fd) }
@@ -71,10 +67,3 @@ final class PMTilesFile: Sendable {
     }
 }
 
-extension PMTilesFile {
-    /// Whether `path` names something (a file, or anything a later open will judge).
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
-    }
-}

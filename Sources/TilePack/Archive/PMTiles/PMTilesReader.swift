@@ -118,7 +118,7 @@ public final class PMTilesReader: TileArchive {
         isTerrarium = rows["encoding"] == Terrarium.encodingName
         leaves = ByteBudgetCache(limit: max(0, leafCacheBytes))
         let siblingPath = Self.terrainPath(for: path)
-        if sibling, !isTerrarium, let siblingPath, PMTilesFile.exists(siblingPath) {
+        if sibling, !isTerrarium, let siblingPath, RegularFile.exists(siblingPath) {
             let terrain = try PMTilesReader(path: siblingPath, leafCacheBytes: leafCacheBytes, sibling: false)
             guard terrain.isTerrarium else {
                 throw ArchiveError(
@@ -295,10 +295,13 @@ public final class PMTilesReader: TileArchive {
 
     /// Calls `body` with every tile entry (runs not expanded) in tile-id order, leaf
     /// directories followed. Refuses (`damaged`) ids that do not increase across
-    /// directories, so a leaf referenced twice cannot multiply the walk.
+    /// directories, so a leaf referenced twice cannot multiply the walk, and runs that address
+    /// more tiles than the header's `addressed_tiles`, so work per tile (a conversion) stays
+    /// within what the header declares.
     /// - Cost: every directory read once (the cache aside); O(entries).
     public func forEachEntry(_ body: (PMTilesEntry) throws -> Void) throws {
         var last: UInt64?
+        var addressed: UInt64 = 0
         func walk(_ directory: PMTilesDirectory, depth: Int) throws {
             guard depth <= Self.maxLeafDepth else {
                 throw ArchiveError(
@@ -315,6 +318,13 @@ public final class PMTilesReader: TileArchive {
                     )
                 }
                 last = e.tileID + UInt64(e.runLength) - 1
+                let (sum, overflow) = addressed.addingReportingOverflow(UInt64(e.runLength))
+                addressed = sum
+                guard !overflow, addressed <= header.addressedTiles else {
+                    throw ArchiveError(
+                        path: path, code: .damaged,
+                        detail: "the directories address more tiles than the header's \(header.addressedTiles)")
+                }
                 try body(e)
             }
         }

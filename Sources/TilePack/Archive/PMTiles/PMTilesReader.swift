@@ -76,7 +76,7 @@ public final class PMTilesReader: TileArchive {
             throw ArchiveError(
                 path: path, code: .damaged,
                 detail:
-                    "the root directory (\(header.rootLength) bytes at \(header.rootOffset)) is not within the first \(PMTilesHeader.rootLimit) bytes after the header"
+                    "the root directory (\(header.rootLength) bytes at \(header.rootOffset)) is not within the file's first \(PMTilesHeader.rootLimit) bytes, after the header"
             )
         }
         for (byte, what) in [(header.internalCompression, "directory"), (header.tileCompression, "tile")] {

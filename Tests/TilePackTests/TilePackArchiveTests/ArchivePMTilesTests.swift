@@ -177,6 +177,26 @@ import TilePackTestSupport
         #expect(walked == tiles.count)
     }
 
+    /// Many threads read one reader at once through a leaf cache too small for the leaves:
+    /// every tile comes back whole.
+    @Test func readsFromManyThreadsAtOnce() throws {
+        let dir = TemporaryDirectory()
+        var options = PMTilesWriter.Options()
+        options.rootLimit = 227
+        options.leafEntries = 16
+        let (path, _, tiles) = try Self.write(dir, "t.pmtiles", maxZoom: 4, options: options, content: Self.varied)
+        let reader = try PMTilesReader(path: path, leafCacheBytes: 2048)
+        let ids = Array(tiles.keys)
+        let wrong = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for i in 0..<ids.count * 2 {
+                let id = ids[(i * 7 + worker * 13) % ids.count]
+                if (try? reader.tileBytes(id)) != tiles[id] { wrong.withLock { $0 += 1 } }
+            }
+        }
+        #expect(wrong.withLock { $0 } == 0)
+    }
+
     /// Seeded corruption of a small archive with leaves: every outcome is a tile or an
     /// ``ArchiveError``, never a trap, and nothing allocates past the reader's limits.
     @Test func corruptedArchivesNeverCrash() throws {

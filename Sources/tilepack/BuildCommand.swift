@@ -75,6 +75,12 @@ struct BuildCommand: ParsableCommand {
 
     @Flag(help: "One archive per input file (a folder: per GeoTIFF in it) instead of one mosaic.")
     var each = false
+    @Option(
+        help: """
+            Archive kind: mbtiles or pmtiles (default: pmtiles when -o ends .pmtiles, else mbtiles). \
+            pmtiles builds OUT.pmtiles.mbtiles, converts it (see `tilepack convert`) and removes it.
+            """)
+    var format: TileArchiveKind?
 
     @Option(help: "Lowest zoom (default: the highest zoom at which the region fits in one or two tiles).")
     var minZoom: Int?
@@ -286,6 +292,9 @@ struct BuildCommand: ParsableCommand {
         if let bands { do { _ = try BandSelection.parse(bands) } catch { throw ValidationError(error.description) } }
         if each, name != nil { throw ValidationError("--name names one archive; --each makes one per input") }
         if each, shard != nil { throw ValidationError("--shard splits one build; --each makes one per input") }
+        if let format, let output, !each, TileArchiveKind(outputPath: output) != format {
+            throw ValidationError("--format \(format.rawValue) contradicts -o \(output): name it .\(format.rawValue)")
+        }
         if quiet, progress != .auto, progress != .none {
             throw ValidationError("--quiet (no progress) contradicts --progress \(progress.rawValue)")
         }
@@ -316,7 +325,10 @@ struct BuildCommand: ParsableCommand {
             throw ExitCode(error.category.exitStatus)
         }
         let directory = output.map { $0.hasSuffix("/") ? $0 : $0 + "/" } ?? ""
-        let archives = inputs.map { directory + RegionBuild.Request(sourcePath: $0).resolvedOutputPath }
+        let archives = inputs.map {
+            let mbtiles = RegionBuild.Request(sourcePath: $0).resolvedOutputPath
+            return directory + (format == .pmtiles ? String(mbtiles.dropLast(8)) + ".pmtiles" : mbtiles)
+        }
         var claimed: [String: String] = [:]
         for (input, archive) in zip(inputs, archives) {
             if let other = claimed.updateValue(input, forKey: archive) {
@@ -349,7 +361,11 @@ struct BuildCommand: ParsableCommand {
         var request = RegionBuild.Request(sourcePaths: paths)
         request.maxOpenFiles = maxOpenFiles
         request.crsRegistry = try projDB.registry()
-        request.outputPath = output
+        let kind = format ?? output.map(TileArchiveKind.init(outputPath:)) ?? .mbtiles
+        // PMTiles: the MBTiles build goes to an intermediate file, converted at the end.
+        let pmtilesOutput: String? =
+            kind == .pmtiles ? (output ?? String(request.resolvedOutputPath.dropLast(8)) + ".pmtiles") : nil
+        request.outputPath = pmtilesOutput.map(ArchiveConversion.intermediateMBTiles(for:)) ?? output
         request.options.minZoom = minZoom
         request.options.maxZoom = maxZoom
         request.options.resampling = resampling
@@ -386,7 +402,10 @@ struct BuildCommand: ParsableCommand {
         do {
             let result = try RegionBuild(request).run { display.update($0) }
             display.finish()
-            printSummary(result, request)
+            let converted = try pmtilesOutput.map {
+                try ArchiveConversion.finishPMTilesBuild(intermediate: result.outputPath, output: $0)
+            }
+            printSummary(result, request, converted: converted)
         } catch let stop as BuildInterrupted {
             display.interrupt()
             printNotice("interrupted: run the same command with --resume to continue (\(stop.tilesDone) tiles done)")
@@ -400,17 +419,28 @@ struct BuildCommand: ParsableCommand {
 
     /// The summary on stdout. A resumed build counts the whole archive (the file's rows) and
     /// says what this run added; per zoom likewise.
-    func printSummary(_ result: RegionBuild.Result, _ request: RegionBuild.Request) {
+    func printSummary(
+        _ result: RegionBuild.Result, _ request: RegionBuild.Request,
+        converted: ArchiveConversion.Report? = nil
+    ) {
         let r = result.report
         let perZoom = result.archive.tilesPerZoom ?? r.perZoom
         let zooms = perZoom.keys.sorted().map { "z\($0): \(perZoom[$0, default: 0])" }.joined(separator: ", ")
         print(
             """
-            wrote \(result.outputPath): \(result.archive.tiles) tiles (\(result.archive.distinctImages) distinct, \
-            \(result.archive.storedBytes) bytes), \(result.codec), zooms \
+            wrote \(converted?.output ?? result.outputPath): \(result.archive.tiles) tiles \
+            (\(result.archive.distinctImages) distinct, \(result.archive.storedBytes) bytes), \(result.codec), zooms \
             \(r.metadata.minZoom)–\(r.metadata.maxZoom)
             """
         )
+        if let converted {
+            print(
+                """
+                  pmtiles: converted from \(result.outputPath) (removed); \(converted.distinctTiles) distinct \
+                tiles\(converted.terrainOutput.map { "; elevation in \($0)" } ?? "")
+                """
+            )
+        }
         // The terrain modes say which tint and light they drew with.
         let terrain = r.hillshade.map { "; tint: \(r.tint ?? "none (grey)"); hillshade \($0)" } ?? ""
         print("  colour: \(r.color)" + (r.color.valueKind.map { "; values: \($0.rawValue)" } ?? "") + terrain)
@@ -515,6 +545,7 @@ extension ColorMode: ExpressibleByArgument {}
 extension ElevationLevels: ExpressibleByArgument {}
 extension ElevationStorage: ExpressibleByArgument {}
 extension TileCodecChoice: ExpressibleByArgument {}
+extension TileArchiveKind: ExpressibleByArgument {}
 
 extension String {
     /// A number with two decimals, without Foundation's String(format:).

@@ -103,7 +103,7 @@ extension QueryCommand {
                 var options = TileStoreOptions()
                 options.accessPolicy = opened.accessPolicy()
                 store = try TileStore(
-                    archives: [try MBTilesReader(path: archive)], budget: PointQuery.defaultBudget, options: options)
+                    archives: [try openTileArchive(path: archive)], budget: PointQuery.defaultBudget, options: options)
             } else {
                 store = try opened.openTileStore(budget: PointQuery.defaultBudget).store
             }

@@ -80,7 +80,7 @@ struct StressCommand: ParsableCommand {
             // access: stress measures the store, not the shop); a damaged archive is named.
             let store: TileStore
             if let archive {
-                store = try TileStore(archives: [try MBTilesReader(path: archive)], budget: memory, options: options)
+                store = try TileStore(archives: [try openTileArchive(path: archive)], budget: memory, options: options)
             } else {
                 let opened = try RegionLibrary(directory: library ?? ".", trust: nil)
                     .openTileStore(budget: memory, options: options)

@@ -18,7 +18,8 @@ struct TilePackCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            BuildCommand.self, CatalogCommand.self, DownloadCommand.self, InfoCommand.self, LibraryCommand.self,
+            BuildCommand.self, CatalogCommand.self, ConvertCommand.self, DownloadCommand.self, InfoCommand.self,
+            LibraryCommand.self,
             MergeCommand.self, PackCommand.self, QueryCommand.self, RenderCommand.self, ServeCommand.self,
             StoreCommand.self, StressCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self,
             TileMathCommand.self, VerifyCommand.self,

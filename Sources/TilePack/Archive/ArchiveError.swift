@@ -21,6 +21,10 @@ public struct ArchiveError: TilePackError, Equatable {
         public static let notSQLite = Code("notSQLite")
         /// An SQLite database without the MBTiles tables, or a foreign `application_id`.
         public static let notMBTiles = Code("notMBTiles")
+        /// A file that does not start with PMTiles' magic (`PMTiles`).
+        public static let notPMTiles = Code("notPMTiles")
+        /// A valid archive compressed in a way tilepack does not read (PMTiles brotli or zstd).
+        public static let unsupportedCompression = Code("unsupportedCompression")
         /// An SQLite database whose pages or rows are damaged (truncated file, corrupt page).
         public static let damaged = Code("damaged")
         /// A stored elevation tile that does not decode (unknown encoding, wrong size).
@@ -63,6 +67,7 @@ public struct ArchiveError: TilePackError, Equatable {
         switch code {
         case .notFound: .notFound
         case .cannotOpen, .writeFailed: .environment
+        case .unsupportedCompression: .unsupported
         default: .invalidInput
         }
     }

@@ -47,6 +47,13 @@ package enum RegularFile {
         return .success(Opened(fd: fd, size: UInt64(clamping: st.st_size)))
     }
 
+    /// Whether anything (a file, a directory, a FIFO: what a later open will judge) is at `path`.
+    /// - Cost: one `stat`.
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
     /// "is a FIFO, not a regular file" (a directory, a character device …) for a `st_mode`.
     public static func notRegular(mode: mode_t) -> String {
         "is \(kind(mode: mode)), not a regular file"

@@ -136,10 +136,11 @@ public enum Zlib {
     }
 
     /// Inflates a zlib stream of unknown output size, refusing to grow past `limit` bytes
-    /// (a guard against decompression bombs in archives and PNGs).
-    public static func inflate(_ input: [UInt8], limit: Int) throws -> [UInt8] {
+    /// (a guard against decompression bombs in archives and PNGs). `windowBits` 15 reads a
+    /// zlib stream, 16 + 15 a gzip member (PMTiles directories and metadata).
+    public static func inflate(_ input: [UInt8], limit: Int, windowBits: Int32 = 15) throws -> [UInt8] {
         var stream = z_stream()
-        let initCode = tp_inflateInit2(&stream, 15)
+        let initCode = tp_inflateInit2(&stream, windowBits)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "inflateInit2 failed") }
         defer { inflateEnd(&stream) }
         var out = [UInt8](repeating: 0, count: min(max(0, limit), max(64, input.count * 4)))
@@ -202,13 +203,14 @@ public enum Zlib {
     /// - Parameters:
     ///   - level: 0 (store) … 9 (smallest); 6 is zlib's balance, 1 is ~3× faster.
     ///   - strategy: ``Strategy/default`` or ``Strategy/rle``.
+    ///   - windowBits: 15 writes a zlib stream, 16 + 15 a gzip member (PMTiles directories).
     /// - Cost: O(n); one output allocation of `deflateBound` bytes.
     public static func deflate(
         _ input: UnsafeRawBufferPointer, level: Int32 = 6,
-        strategy: Strategy = .default
+        strategy: Strategy = .default, windowBits: Int32 = 15
     ) throws -> [UInt8] {
         var stream = z_stream()
-        let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, 15, 8, strategy.zlibValue)
+        let initCode = tp_deflateInit2(&stream, level, Z_DEFLATED, windowBits, 8, strategy.zlibValue)
         guard initCode == Z_OK else { throw Failure(code: initCode, message: "deflateInit2 failed") }
         defer { deflateEnd(&stream) }
         let bound = Int(deflateBound(&stream, uLong(input.count)))
@@ -229,9 +231,9 @@ public enum Zlib {
 
     /// Deflates an array; see ``deflate(_:level:)-(UnsafeRawBufferPointer,_)``.
     public static func deflate(
-        _ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default
+        _ input: [UInt8], level: Int32 = 6, strategy: Strategy = .default, windowBits: Int32 = 15
     ) throws -> [UInt8] {
-        try input.withUnsafeBytes { raw in try deflate(raw, level: level, strategy: strategy) }
+        try input.withUnsafeBytes { raw in try deflate(raw, level: level, strategy: strategy, windowBits: windowBits) }
     }
 
     /// CRC-32 as PNG chunks use it, continuing from `crc` (start with 0).

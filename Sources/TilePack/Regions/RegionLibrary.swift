@@ -278,6 +278,16 @@ public final class RegionLibrary: Sendable {
             layers.append(
                 DrawingLayer(name: name, archive: reader, attribution: credit.isEmpty ? reader.summary.name : credit))
         }
+        for path in try pmtilesPaths() {
+            let reader = try PMTilesReader(path: path)
+            let file = Self.archiveName(path)
+            var name = String(file.dropLast(".pmtiles".count))
+            // Beside an MBTiles archive of the same name, the PMTiles one keeps its extension.
+            if layers.contains(where: { $0.name == name }) { name = file }
+            let credit = reader.metadata[MBTilesMetadata.Key.attribution] ?? ""
+            layers.append(
+                DrawingLayer(name: name, archive: reader, attribution: credit.isEmpty ? reader.summary.name : credit))
+        }
         let packs = installedPacks.sorted {
             ($0.manifest.productID != nil ? 1 : 0, $0.manifest.packID) < (
                 $1.manifest.productID != nil ? 1 : 0, $1.manifest.packID
@@ -297,6 +307,26 @@ public final class RegionLibrary: Sendable {
             }
         }
         return layers
+    }
+
+    /// The library's PMTiles archives (`*.pmtiles`, not the `*.terrain.pmtiles` elevation
+    /// siblings), by name: drawn above the MBTiles masters in an open library.
+    /// - Throws: ``ArchiveError`` in a store library that holds any: its masters are the MBTiles
+    ///   files the signed catalog names and hashes, and the store gates their tiles; a PMTiles
+    ///   file there would be an archive outside the catalog, so the library refuses to open
+    ///   rather than show it ungated or drop it silently.
+    public func pmtilesPaths() throws -> [String] {
+        let paths = try PointQuery.archives(in: directory, suffix: ".pmtiles").filter {
+            !$0.hasSuffix(".terrain.pmtiles")
+        }
+        if kind == .store, let first = paths.first {
+            throw ArchiveError(
+                path: first, code: .invalidArgument,
+                detail:
+                    "a store library's archives are MBTiles masters named by its signed catalog; serve PMTiles archives from an open library (no --trust)"
+            )
+        }
+        return paths
     }
 
     /// The library's `.mbtiles` files in drawing order (the first at the bottom): the order in

@@ -81,6 +81,16 @@ public enum TileServer {
                     ifNoneMatch: request.headers[.ifNoneMatch]))
         }
         addPackRoutes(router, service)
+        for head in [false, true] {
+            router.on("/{archive}.pmtiles", method: head ? .head : .get) { request, context in
+                response(
+                    eventLoop: context.eventLoop,
+                    service.archiveFile(
+                        name: (context.parameters.get("archive") ?? "") + ".pmtiles", head: head,
+                        range: request.headers[.range], ifRange: request.headers[.ifRange],
+                        ifNoneMatch: request.headers[.ifNoneMatch]))
+            }
+        }
         if let actions { addStoreRoutes(router, actions) }
         router.get("/leaflet/{file}") { request, context in
             response(service.asset(context.parameters.get("file") ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))

@@ -51,6 +51,8 @@ public final class TileService: Sendable {
     public let regionNames: [String]
     let regionIndex: [String: Int]
     let assets: [String: Asset]
+    /// Raw archives `GET /NAME.pmtiles` serves, by file name (an open library's PMTiles).
+    let archiveFiles: [String: String]
     /// Why the viewer's map library is missing, nil when it was found.
     public let assetProblem: String?
     let png = PNGEncoder(level: 1, reducesColorType: true)  // tiles made per request: speed over size
@@ -75,6 +77,7 @@ public final class TileService: Sendable {
         }
         regionNames = names
         regionIndex = index
+        archiveFiles = Self.servedArchiveFiles(library, layers: drawing)
         (assets, assetProblem) = Self.loadAssets(options.leafletDirectory)
         if let dir = options.packsDirectory {
             packs = try PackService(library: library, packsDirectory: dir, report: options.packReport)

@@ -202,8 +202,8 @@ public enum PointQuery {
         do { return try MemoryBudget(bytes: 32 << 20) } catch { preconditionFailure("32 MiB is a valid budget") }
     }()
 
-    /// The `.mbtiles` files directly inside `directory`, sorted by name.
-    public static func archives(in directory: String) throws -> [String] {
+    /// The `.mbtiles` files (or those ending `suffix`) directly inside `directory`, sorted by name.
+    public static func archives(in directory: String, suffix: String = ".mbtiles") throws -> [String] {
         guard let dir = opendir(directory) else {
             throw InputFileError(path: directory, detail: "cannot open the region library directory (errno \(errno))")
         }
@@ -213,7 +213,7 @@ public enum PointQuery {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if name.hasSuffix(".mbtiles") && !name.hasPrefix(".") { names.append(name) }
+            if name.hasSuffix(suffix) && !name.hasPrefix(".") { names.append(name) }
         }
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         return names.sorted().map { directory == "." ? $0 : prefix + $0 }

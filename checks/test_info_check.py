@@ -85,3 +85,38 @@ def test_a_damaged_or_missing_archive_is_named(tilepack, dem, tmp_path, make):
     assert p.returncode == 2, (p.returncode, p.stderr)
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0], p.stderr
+
+
+def test_pmtiles_json_and_text_match_the_file(tilepack, dem, tmp_path):
+    """`info` of a PMTiles archive against Python `pmtiles` reading the same file: the header's
+    layout, tiles and bytes per zoom, and the terrain sibling's rows."""
+    common.require("pmtiles")
+    from pmtiles.reader import MmapSource, Reader, all_tiles
+
+    _, mbtiles = dem
+    path = tmp_path / "montblanc-dem.pmtiles"
+    common.run([tilepack, "convert", mbtiles, path])
+    info = json.loads(common.run([tilepack, "info", path, "--json"]).stdout)
+    mb = json.loads(common.run([tilepack, "info", mbtiles, "--json"]).stdout)
+    with open(path, "rb") as f:
+        reader = Reader(MmapSource(f))
+        header = reader.header()
+        per_zoom = {}
+        for (z, _, _), data in all_tiles(reader.get_bytes):
+            n, b = per_zoom.get(z, (0, 0))
+            per_zoom[z] = (n + 1, b + len(data))
+    assert info["container"] == "pmtiles" and info["kind"] == "archive"
+    assert info["tiles"]["per_zoom"] == [{"z": z, "tiles": n, "bytes": b} for z, (n, b) in sorted(per_zoom.items())]
+    assert info["tiles"] == mb["tiles"]  # the same tiles as the MBTiles it came from
+    p = info["pmtiles"]
+    assert p["clustered"] == bool(header["clustered"]) is True
+    assert (p["addressed_tiles"], p["tile_entries"], p["tile_contents"]) == (
+        header["addressed_tiles_count"], header["tile_entries_count"], header["tile_contents_count"])
+    assert p["terrain"].endswith("montblanc-dem.terrain.pmtiles")
+    for key in ("name", "codec", "tile_size", "minzoom", "maxzoom", "sources", "build_options"):
+        assert info[key] == mb[key], key
+    assert info["elevation"]["encoding"] == "terrarium"
+    assert info["elevation"]["rows"] == mb["elevation"]["rows"]
+    text = common.run([tilepack, "info", path]).stdout.splitlines()
+    assert text[0].startswith(f"{path}: archive, pmtiles, format ")
+    assert any(line.startswith("pmtiles: clustered, directories gzip, tiles none") for line in text), text

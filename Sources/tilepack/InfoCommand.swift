@@ -15,8 +15,10 @@ struct InfoCommand: ParsableCommand {
             on stderr in one line naming the file and the problem, with exit status 2. Several \
             files, a folder or a .vrt are described as the mosaic `tilepack build` would read: \
             union bounds, resolution, CRS(es) and the files. An .mbtiles file (an archive, a \
-            pack or a delta) is described by its container, format, codec, zooms, bounds, tiles \
-            per zoom and elevation; a pack also by its manifest (beside it) and whether the \
+            pack or a delta) is described by its container, format, codec, zooms, bounds and \
+            centre, tiles and bytes per zoom, elevation, sources with their SHA-256 and build \
+            options; a .pmtiles archive likewise, with its header's layout and its terrain \
+            sibling; a pack also by its manifest (beside it) and whether the \
             manifest's signature is valid, invalid, unverified (no trust file) or absent.
             """
     )
@@ -46,7 +48,11 @@ struct InfoCommand: ParsableCommand {
     @OptionGroup var projDB: ProjDBOptions
 
     func run() throws {
-        if files.count == 1, files[0].hasSuffix(".mbtiles") {
+        // An archive by its content (or its name, so a damaged one gets the archive reader's words).
+        if files.count == 1,
+            TileArchiveKind(sniffing: files[0]) != nil || files[0].hasSuffix(".mbtiles")
+                || files[0].hasSuffix(".pmtiles")
+        {
             try exitingOnError { try describeArchive(files[0]) }
             return
         }
@@ -100,6 +106,15 @@ extension InfoCommand {
             let how = [e.valueKind, e.encoding, e.precision.map { "step \($0)" }].compactMap { $0 }
             if !how.isEmpty { line += " (\(how.joined(separator: ", ")))" }
             lines.append(line)
+        }
+        if let p = report.pmtiles {
+            lines.append(
+                """
+                pmtiles: \(p.clustered ? "clustered" : "not clustered"), directories \(p.internalCompression), tiles \
+                \(p.tileCompression), tile type \(p.tileType); \(p.addressedTiles) addressed tiles, \(p.tileEntries) \
+                entries, \(p.tileContents) distinct
+                """)
+            if let terrain = p.terrain { lines.append("terrain \(terrain)") }
         }
         for source in report.sources { lines.append("source \(source.file) sha256 \(source.sha256)") }
         if let options = report.buildOptions, let text = try? JSONOutput.string(options) {

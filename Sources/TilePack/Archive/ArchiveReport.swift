@@ -18,7 +18,7 @@ import TilePackCodec
 package struct ArchiveReport: Sendable, Encodable {
     /// `archive` (a master MBTiles), `pack` or `delta`.
     public var kind: String
-    /// The file's container: `mbtiles` (archives, packs and deltas are MBTiles files).
+    /// The file's container: `mbtiles` (archives, packs and deltas) or `pmtiles`.
     public var container = "mbtiles"
     /// The region's name (MBTiles `name`; for packs, the pack's).
     public var name: String
@@ -44,6 +44,30 @@ package struct ArchiveReport: Sendable, Encodable {
     public var buildOptions: JSONValue?
     /// tilepack's archive format version (`tilepack:format_version`), nil for others' archives.
     public var formatVersion: Int?
+    /// A PMTiles archive's header facts; nil for MBTiles.
+    public var pmtiles: PMTilesFacts?
+
+    /// What a PMTiles header says of the file's layout.
+    public struct PMTilesFacts: Sendable, Encodable {
+        public var clustered: Bool
+        /// `none`, `gzip`…: how directories and metadata are stored.
+        public var internalCompression: String
+        /// How each tile is stored (tilepack writes `none`).
+        public var tileCompression: String
+        /// `png`, `unknown` (tilepack's GPU tiles)…
+        public var tileType: String
+        public var addressedTiles: UInt64
+        public var tileEntries: UInt64
+        public var tileContents: UInt64
+        /// The sibling holding the elevation (`X.terrain.pmtiles`), nil when none.
+        public var terrain: String?
+        enum CodingKeys: String, CodingKey {
+            case clustered, terrain
+            case internalCompression = "internal_compression", tileCompression = "tile_compression"
+            case tileType = "tile_type", addressedTiles = "addressed_tiles", tileEntries = "tile_entries"
+            case tileContents = "tile_contents"
+        }
+    }
     /// A pack's or delta's layers, in drawing order; nil for an MBTiles archive.
     public var layers: [Layer]?
     public var attribution: String?
@@ -83,7 +107,7 @@ package struct ArchiveReport: Sendable, Encodable {
         case kind, container, name, format, codec, minzoom, maxzoom, bounds, center, tiles, elevation
         case sources, layers, attribution, license
         case codecLevel = "codec_level", tileSize = "tile_size", buildOptions = "build_options"
-        case formatVersion = "format_version"
+        case formatVersion = "format_version", pmtiles
     }
 
     public struct Layer: Sendable, Encodable {
@@ -93,9 +117,14 @@ package struct ArchiveReport: Sendable, Encodable {
         enum CodingKeys: String, CodingKey { case archive, codec, tileSize = "tile_size" }
     }
 
-    /// Reads `path`: a pack or delta when it has a tile index, else an MBTiles archive.
-    /// - Throws: ``ArchiveError`` naming the file when it is neither.
+    /// Reads `path`: a PMTiles archive by its magic bytes; else a pack or delta when it has a
+    /// tile index, else an MBTiles archive.
+    /// - Throws: ``ArchiveError`` naming the file when it is none of them.
     public init(path: String) throws {
+        if TileArchiveKind(contentsOf: path) == .pmtiles {
+            try self.init(pmtiles: try PMTilesReader(path: path))
+            return
+        }
         do {
             try self.init(pack: try PackReader(path: path))
         } catch let error as ArchiveError where error.code == .notPack {
@@ -138,6 +167,48 @@ package struct ArchiveReport: Sendable, Encodable {
                 Layer(archive: $0.info.archive, codec: $0.summary.codec?.rawValue, tileSize: $0.summary.tileSize)
             }
         }
+        attribution = meta[MBTilesMetadata.Key.attribution]
+        license = meta["license"]
+    }
+
+    /// A PMTiles archive: zooms, tiles and bytes from its directories (no tile read), the
+    /// elevation from its Terrarium sibling's, the rest from its metadata and header.
+    private init(pmtiles reader: PMTilesReader) throws {
+        let meta = reader.metadata
+        let summary = reader.summary
+        let counts = try reader.zoomStatistics()
+        let header = reader.header
+        kind = "archive"
+        container = "pmtiles"
+        name = summary.name
+        format = meta[MBTilesMetadata.Key.format] ?? PMTilesTileType.name(of: header.tileType)
+        codec = summary.codec?.rawValue
+        codecLevel = meta[MBTilesMetadata.Key.codecLevel]
+        tileSize = summary.tileSize
+        minzoom = counts.first?.z
+        maxzoom = counts.last?.z
+        bounds = summary.bounds.map { [$0.west, $0.south, $0.east, $0.north] }
+        center = Self.center(meta)
+        tiles = Tiles(
+            count: counts.reduce(0) { $0 + $1.tiles }, bytes: counts.reduce(0) { $0 + $1.bytes }, perZoom: counts)
+        if let terrain = reader.terrain {
+            let grids = try terrain.zoomStatistics()
+            elevation = Elevation(
+                rows: grids.reduce(0) { $0 + $1.tiles }, encoding: "terrarium",
+                valueKind: summary.valueKind?.rawValue, precision: "1/256",
+                minzoom: grids.first?.z, maxzoom: grids.last?.z, bytes: grids.reduce(0) { $0 + $1.bytes })
+        } else {
+            elevation = nil
+        }
+        sources = Self.sources(meta)
+        buildOptions = meta[MBTilesMetadata.Key.buildOptions].flatMap(JSONValue.init(parsing:))
+        formatVersion = meta[MBTilesMetadata.Key.formatVersion].flatMap { Int($0) }
+        pmtiles = PMTilesFacts(
+            clustered: header.clustered, internalCompression: PMTilesCompression.name(of: header.internalCompression),
+            tileCompression: PMTilesCompression.name(of: header.tileCompression),
+            tileType: PMTilesTileType.name(of: header.tileType), addressedTiles: header.addressedTiles,
+            tileEntries: header.tileEntries, tileContents: header.tileContents, terrain: reader.terrain?.path)
+        layers = nil
         attribution = meta[MBTilesMetadata.Key.attribution]
         license = meta["license"]
     }

@@ -20,6 +20,13 @@ public enum TileArchiveKind: String, Sendable, CaseIterable {
     /// that reader says what is wrong with it.
     /// - Cost: one open and one 16-byte read.
     public init(contentsOf path: String) {
+        self = TileArchiveKind(sniffing: path) ?? TileArchiveKind(outputPath: path)
+    }
+
+    /// The kind of the file at `path` from its first bytes alone: nil when it is neither (a
+    /// TIFF, an empty or missing file). A FIFO is opened without blocking and reads nothing.
+    /// - Cost: one open and one 16-byte read.
+    public init?(sniffing path: String) {
         var head = [UInt8](repeating: 0, count: 16)
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         let got = fd < 0 ? 0 : head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 16, 0) }
@@ -29,7 +36,7 @@ public enum TileArchiveKind: String, Sendable, CaseIterable {
         } else if got == 16 && head.elementsEqual("SQLite format 3\u{0}".utf8) {
             self = .mbtiles
         } else {
-            self = TileArchiveKind(outputPath: path)
+            return nil
         }
     }
 }

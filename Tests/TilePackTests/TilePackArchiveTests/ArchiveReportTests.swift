@@ -61,4 +61,27 @@ import TilePackTestSupport
         #expect(report.elevation == nil)
         #expect(report.buildOptions == nil)  // not JSON: left out rather than guessed
     }
+
+    @Test func aPMTilesArchiveReportsItsHeaderAndCountsFromItsDirectories() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("p.pmtiles")
+        let writer = try PMTilesWriter(
+            path: path, metadata: ["name": "P", "format": "png", "tilepack:codec": "png"], tileType: .png)
+        let a = TileID(z: 1, x: 0, y: 0)!, b = TileID(z: 1, x: 0, y: 1)!, c = TileID(z: 2, x: 1, y: 1)!
+        // Written in Hilbert order; a and b share their bytes (one content, two entries or a run).
+        for id in [a, b, c].sorted(by: { $0.pmtilesID < $1.pmtilesID }) {
+            try writer.write(id == c ? [7, 7, 7] : [1, 2], for: id)
+        }
+        try writer.finish()
+
+        let report = try ArchiveReport(path: path)
+        #expect(report.container == "pmtiles" && report.name == "P" && report.codec == "png")
+        #expect(
+            report.tiles.perZoom == [PackZoomCount(z: 1, tiles: 2, bytes: 4), PackZoomCount(z: 2, tiles: 1, bytes: 3)])
+        #expect(report.minzoom == 1 && report.maxzoom == 2)
+        let facts = try #require(report.pmtiles)
+        #expect(facts.clustered && facts.tileType == "png" && facts.internalCompression == "gzip")
+        #expect(facts.addressedTiles == 3 && facts.tileContents == 2 && facts.terrain == nil)
+        #expect(report.elevation == nil)
+    }
 }

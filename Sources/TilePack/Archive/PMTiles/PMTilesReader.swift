@@ -376,6 +376,6 @@ public final class PMTilesReader: TileArchive {
                 id = zoomEnd
             }
         }
-        return counts.keys.sorted().map { PackZoomCount(z: $0, tiles: counts[$0]!.tiles, bytes: counts[$0]!.bytes) }
+        return counts.sorted { $0.key < $1.key }.map { PackZoomCount(z: $0.key, tiles: $0.value.tiles, bytes: $0.value.bytes) }
     }
 }

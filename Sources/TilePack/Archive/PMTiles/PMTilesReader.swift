@@ -376,6 +376,8 @@ public final class PMTilesReader: TileArchive {
                 id = zoomEnd
             }
         }
-        return counts.sorted { $0.key < $1.key }.map { PackZoomCount(z: $0.key, tiles: $0.value.tiles, bytes: $0.value.bytes) }
+        return counts.sorted { $0.key < $1.key }.map {
+            PackZoomCount(z: $0.key, tiles: $0.value.tiles, bytes: $0.value.bytes)
+        }
     }
 }

@@ -108,6 +108,16 @@ def test_sample_region_round_trips_and_python_pmtiles_reads_it(tilepack, built, 
     back = os.path.join(work, name + ".back.mbtiles")
     run([tilepack, "convert", pm, back, "--force"])
     assert mbtiles_tiles(back) == tiles
+    # verify decodes every tile (and the terrain sibling's); a damaged tile is named, exit 2.
+    p = run([tilepack, "verify", pm])
+    assert f"{len(tiles)} tiles" in p.stdout, p.stdout
+    bad = os.path.join(work, name + ".damaged.pmtiles")
+    data = bytearray(open(pm, "rb").read())
+    data[-600:] = bytes(600)  # the last tiles' bytes (tile data follows the directories)
+    with open(bad, "wb") as f:
+        f.write(data)
+    p = run([tilepack, "verify", bad], check=False)
+    assert p.returncode == 2 and "does not decode" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
 def test_terrain_sibling_is_terrarium_within_a_256th_of_a_metre(tilepack, built, work):

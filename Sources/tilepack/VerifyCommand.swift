@@ -8,7 +8,8 @@ struct VerifyCommand: ParsableCommand {
         abstract:
             """
             Check a pack (every tile's hash against the signed manifest, every tile decodes) or an archive \
-            (SQLite integrity, every tile decodes).
+            (SQLite integrity, every tile decodes; a PMTiles archive: its directories, every tile and every \
+            elevation tile of its terrain sibling decode).
             """,
         discussion: """
             A pack is checked against <pack_id>.manifest.jws beside it: the signature (with the \
@@ -18,7 +19,7 @@ struct VerifyCommand: ParsableCommand {
             first problem (named on stderr).
             """)
 
-    @Argument(help: "A pack (<pack_id>.mbtiles), a delta, or an MBTiles archive.")
+    @Argument(help: "A pack (<pack_id>.mbtiles), a delta, or an MBTiles or PMTiles archive.")
     var file: String
 
     @Option(
@@ -28,6 +29,16 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         try exitingOnError {
             let report = try ArchiveReport(path: file)
+            if report.container == "pmtiles" {
+                let checked = try PMTilesReader(path: file).decodeAllTiles()
+                print(
+                    """
+                    \(file): ok: PMTiles directories in order, \(checked.tiles) tiles and \(checked.elevationRows) \
+                    elevation tiles decode
+                    """
+                )
+                return
+            }
             guard report.kind != "archive" else {
                 let reader = try MBTilesReader(path: file)
                 try reader.verifyIntegrity()

@@ -32,6 +32,8 @@ public struct BuildError: TilePackError, Equatable {
         public static let invalidOption = Code("invalidOption")
         /// The source needs more than `--memory` even with one worker.
         public static let sourceExceedsBudget = Code("sourceExceedsBudget")
+        /// An output that exists, without `--force` (`convert`), or that is the input itself.
+        public static let outputExists = Code("outputExists")
     }
 
     public let code: Code
@@ -48,7 +50,7 @@ public struct BuildError: TilePackError, Equatable {
 
     public var category: TilePackErrorCategory {
         switch code {
-        case .invalidZooms, .planTooLarge, .invalidOption: .invalidArgument
+        case .invalidZooms, .planTooLarge, .invalidOption, .outputExists: .invalidArgument
         case .crossesAntimeridian, .colorModeUnsupported: .unsupported
         default: .invalidInput
         }

@@ -8,7 +8,8 @@ struct TilePackCommand: AsyncParsableCommand {
         abstract: "Package georeferenced rasters into offline map regions of GPU-compressed tiles.",
         version: TilePackVersion.current,
         subcommands: [
-            BuildCommand.self, CatalogCommand.self, ConvertCommand.self, DownloadCommand.self, InfoCommand.self, LibraryCommand.self,
+            BuildCommand.self, CatalogCommand.self, ConvertCommand.self, DownloadCommand.self, InfoCommand.self,
+            LibraryCommand.self,
             MergeCommand.self, PackCommand.self, QueryCommand.self, RenderCommand.self, ServeCommand.self,
             StoreCommand.self, StressCommand.self, CodecCommand.self, ProjectCommand.self, SampleRegionCommand.self,
             TileMathCommand.self, VerifyCommand.self,

@@ -56,7 +56,9 @@ func runStoreBench(_ args: [String]) {
         for id in ids {
             _ = try reader.withTile(id) { stored in
                 storedBytes += stored.count
-                if let raw = payloadCodec.fixedPayloadByteCount, CFloor.zlibLevel(stored, raw: raw) != nil { wrapped += 1 }
+                if let raw = payloadCodec.fixedPayloadByteCount, CFloor.zlibLevel(stored, raw: raw) != nil {
+                    wrapped += 1
+                }
             }
         }
         if let keysOut {
@@ -342,8 +344,11 @@ final class CFloor {
             sqlite3_bind_int64(stmt, 3, Int64(id.tmsY))
             if sqlite3_step(stmt) == SQLITE_ROW, let blob = sqlite3_column_blob(stmt, 0) {
                 let n = Int(sqlite3_column_bytes(stmt, 0))
-                if let inflater, let raw, let stream = Self.zlibLevel(UnsafeRawBufferPointer(start: blob, count: n), raw: raw) {
-                    sum &+= (try? inflater.inflate(stream, into: UnsafeMutableRawBufferPointer(start: buffer, count: raw))) ?? 0
+                if let inflater, let raw,
+                    let stream = Self.zlibLevel(UnsafeRawBufferPointer(start: blob, count: n), raw: raw)
+                {
+                    let out = UnsafeMutableRawBufferPointer(start: buffer, count: raw)
+                    sum &+= (try? inflater.inflate(stream, into: out)) ?? 0
                 } else {
                     memcpy(buffer, blob, n)
                     sum &+= n

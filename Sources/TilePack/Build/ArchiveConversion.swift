@@ -121,7 +121,8 @@ public struct ArchiveConversion: Sendable {
             let converted = try parallelMap(count: tiles.count, workers: workers) { index, _ in
                 let rgba: [UInt8]
                 do { rgba = try decoder.decode(stored[index], width: side, height: side) } catch {
-                    throw InputFileError(path: path, detail: "tile \(tiles[index]) cannot be decoded: \(error)", cause: error)
+                    throw InputFileError(
+                        path: path, detail: "tile \(tiles[index]) cannot be decoded: \(error)", cause: error)
                 }
                 return try encoder.encode(rgba: rgba, width: side, height: side)
             }

@@ -110,9 +110,8 @@ public struct PNGTileDecoder: TileDecoder {
 public struct GPUTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
     /// `tilepack:payload_compression` of archives whose tiles are KTX2 files (zlib or no
     /// supercompression, each tile's header says which).
+    /// (Older archives say `zlib-when-smaller`: raw, or zlib when smaller.)
     public static var ktx2CompressionName: String { "ktx2" }
-    /// `tilepack:payload_compression` of older archives: raw, or zlib when smaller.
-    public static var legacyCompressionName: String { "zlib-when-smaller" }
 
     public let base: Base
 
@@ -134,7 +133,8 @@ public struct GPUTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
         var raw = [UInt8](repeating: 0, count: rawCount)
         try data.withUnsafeBytes { stored in
             try raw.withUnsafeMutableBytes { out in
-                try StoredGPUTile.unwrap(stored, into: out, format: base.ktx2Format, width: width, height: height, inflater: inflater)
+                try StoredGPUTile.unwrap(
+                    stored, into: out, format: base.ktx2Format, width: width, height: height, inflater: inflater)
             }
         }
         return raw

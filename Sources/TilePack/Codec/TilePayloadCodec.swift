@@ -78,7 +78,8 @@ public struct TilePayloadCodec: Sendable {
                 what: "\(codec.rawValue) payload (zlib could not start)", expected: raw, actual: stored.count)
         }
         defer { inflaters.give(inflater) }
-        try StoredGPUTile.unwrap(stored, into: payload, format: format, width: tileSize, height: tileSize, inflater: inflater)
+        try StoredGPUTile.unwrap(
+            stored, into: payload, format: format, width: tileSize, height: tileSize, inflater: inflater)
     }
 
     /// Decodes a payload into `rgba` (``pixelByteCount`` bytes, rows top first).

@@ -60,7 +60,8 @@ public struct KTX2TileCodec<Base: TileCodec & FixedSizeTileDecoder>: TileCodec, 
     /// Cost: the base codec's encode plus one deflate of its output and one copy.
     public func encode(rgba: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         let raw = try base.encode(rgba: rgba, width: width, height: height)
-        return try KTX2Writer.texture(level: raw, format: base.ktx2Format, width: width, height: height, zlibLevel: level)
+        return try KTX2Writer.texture(
+            level: raw, format: base.ktx2Format, width: width, height: height, zlibLevel: level)
     }
 
     public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {

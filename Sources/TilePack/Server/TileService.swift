@@ -128,7 +128,8 @@ public final class TileService: Sendable {
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
             switch format {
             case .payload:
-                let headers = tileHeaders(etag) + [("X-Tile-Format", summary.codecName), ("X-Tile-Size", "\(summary.tileSize)")]
+                let headers =
+                    tileHeaders(etag) + [("X-Tile-Format", summary.codecName), ("X-Tile-Size", "\(summary.tileSize)")]
                 guard let ktx2 = summary.codec?.ktx2Format else {
                     return ServedResponse(
                         contentType: "application/octet-stream", headers: headers,
@@ -145,7 +146,8 @@ public final class TileService: Sendable {
                         body.reserveCapacity(prefix.count + payload.count)
                         body.writeBytes(prefix)
                         body.writeBytes(payload)
-                        return ServedResponse(contentType: TileCodecChoice.ktx2MediaType, headers: headers, shared: body)
+                        return ServedResponse(
+                            contentType: TileCodecChoice.ktx2MediaType, headers: headers, shared: body)
                     } catch {
                         return .from(error)
                     }

@@ -28,7 +28,9 @@ import TilePackTestSupport
         let codec = choice.codec(level: .fast)
         for (i, id) in tiles.enumerated() {
             var stored = try codec.encode(rgba: rgba(seed: i), width: 256, height: 256)
-            if old { stored = try GPUTileDecoder(ASTCTileDecoder(format: .astc6x6)).payload(stored, width: 256, height: 256) }
+            if old {
+                stored = try GPUTileDecoder(ASTCTileDecoder(format: .astc6x6)).payload(stored, width: 256, height: 256)
+            }
             try writer.write(stored, for: id)
             pixels[id] = try choice.decoder().decode(stored, width: 256, height: 256)
         }

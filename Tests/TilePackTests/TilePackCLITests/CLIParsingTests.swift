@@ -29,7 +29,10 @@ struct CLIParsingTests {
         (["build", "a.tif", "b.tif", "--workers", "2", "--quiet"], "BuildCommand"),
         (["catalog", "keygen", "--output", "publisher.jwk"], "CatalogKeygenCommand"),
         (["convert", "a.mbtiles", "b.mbtiles", "--to", "png"], "ConvertCommand"),
-        (["convert", "a.mbtiles", "B.MBTILES", "--to", "png", "--force", "--workers", "2", "--quiet"], "ConvertCommand"),
+        (
+            ["convert", "a.mbtiles", "B.MBTILES", "--to", "png", "--force", "--workers", "2", "--quiet"],
+            "ConvertCommand"
+        ),
         (["catalog", "sign", "catalog.json", "--key", "publisher.jwk"], "CatalogSignCommand"),
         (["download", "chamonix", "--server", "http://127.0.0.1:8080"], "DownloadCommand"),
         (["info", "dem.tif", "--json"], "InfoCommand"),

@@ -43,7 +43,9 @@ import TilePackTestSupport
         #expect(KTX2Format(pvrtc: .pvrtc2).vkFormat == 1_000_054_000)
         #expect(KTX2Format(pvrtc: .pvrtc4).vkFormat == 1_000_054_001)
         for format in Self.formats { #expect(KTX2Format(vkFormat: format.vkFormat) == format) }
-        for astc in ASTCFormat.allCases { #expect(KTX2Format(vkFormat: KTX2Format(astc: astc).vkFormat)?.name == astc.rawValue) }
+        for astc in ASTCFormat.allCases {
+            #expect(KTX2Format(vkFormat: KTX2Format(astc: astc).vkFormat)?.name == astc.rawValue)
+        }
         #expect(KTX2Format(vkFormat: 158) == nil)  // ASTC 4x4 SRGB: not a format tilepack writes
         #expect(KTX2Format(pvrtc: .pvrtc4).levelAlignment == 8)
         #expect(KTX2Format(astc: .astc6x6).levelAlignment == 16)
@@ -260,10 +262,11 @@ import TilePackTestSupport
             let codec = try TilePayloadCodec(codec: choice, tileSize: 256)
             for compressible in [false, true] {
                 let payload = Self.payload(format, compressible: compressible)
-                let forms: [[UInt8]] = [
-                    try KTX2Writer.texture(level: payload, format: format, width: 256, height: 256),
-                    payload,  // an old archive's raw tile
-                ] + (compressible ? [try Zlib.deflate(payload, level: 6)] : [])  // an old archive's zlib tile
+                let forms: [[UInt8]] =
+                    [
+                        try KTX2Writer.texture(level: payload, format: format, width: 256, height: 256),
+                        payload,  // an old archive's raw tile
+                    ] + (compressible ? [try Zlib.deflate(payload, level: 6)] : [])  // an old archive's zlib tile
                 for stored in forms {
                     var out = [UInt8](repeating: 0, count: payload.count)
                     try stored.withUnsafeBytes { s in try out.withUnsafeMutableBytes { try codec.unwrap(s, into: $0) } }

@@ -36,7 +36,9 @@ import TilePackTestSupport
             default: ASTCCodec(format: choice.astcFormat!, level: .fast)
             }
         let raw = try base.encode(rgba: rgba, width: 256, height: 256)
-        let texture = try stored.withUnsafeBytes { try KTX2Texture(parsing: $0, format: format, width: 256, height: 256) }
+        let texture = try stored.withUnsafeBytes {
+            try KTX2Texture(parsing: $0, format: format, width: 256, height: 256)
+        }
         var level = [UInt8](repeating: 0, count: texture.levelByteCount)
         let inflater = try Zlib.Inflater()
         try stored.withUnsafeBytes { s in

@@ -34,7 +34,8 @@ struct ServerKTX2Tests {
         var random = TestRandom(seed: 11)
         let blocks = random.bytes(ASTCFormat.astc6x6.byteCount(width: 256, height: 256))
         let format = KTX2Format(astc: .astc6x6)
-        let stored = storedAsKTX2 ? try KTX2Writer.texture(level: blocks, format: format, width: 256, height: 256) : blocks
+        let stored =
+            storedAsKTX2 ? try KTX2Writer.texture(level: blocks, format: format, width: 256, height: 256) : blocks
         let (service, dir) = try Self.service(stored: stored, format: storedAsKTX2 ? "image/ktx2" : "astc6x6")
         defer { withExtendedLifetime(dir) {} }
         let app = Application(router: TileServer.router(service, logRequests: false))

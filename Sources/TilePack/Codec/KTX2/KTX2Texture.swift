@@ -127,7 +127,8 @@ public struct KTX2Texture: Sendable, Equatable {
         of bytes: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer, inflater: Zlib.Inflater
     ) throws {
         guard payload.count == levelByteCount, bytes.count >= levelRange.upperBound else {
-            throw CodecError.byteCount(what: "\(format.name) payload buffer", expected: levelByteCount, actual: payload.count)
+            throw CodecError.byteCount(
+                what: "\(format.name) payload buffer", expected: levelByteCount, actual: payload.count)
         }
         let level = UnsafeRawBufferPointer(rebasing: bytes[levelRange])
         switch supercompression {
@@ -148,10 +149,12 @@ public struct KTX2Texture: Sendable, Equatable {
         guard let start = Int(exactly: offset), let count = Int(exactly: length),
             case let (end, overflow) = start.addingReportingOverflow(count), !overflow, end <= bytes.count
         else {
-            throw CodecError.malformedKTX2("\(name) (offset \(offset), length \(length)) ends past the file's \(bytes.count) bytes")
+            throw CodecError.malformedKTX2(
+                "\(name) (offset \(offset), length \(length)) ends past the file's \(bytes.count) bytes")
         }
         guard start >= after else {
-            throw CodecError.malformedKTX2("\(name) starts at \(start), inside the sections before it (which end at \(after))")
+            throw CodecError.malformedKTX2(
+                "\(name) starts at \(start), inside the sections before it (which end at \(after))")
         }
         guard start % alignment == 0 else {
             throw CodecError.malformedKTX2("\(name) starts at \(start), not a multiple of \(alignment)")

@@ -16,12 +16,15 @@ public enum KTX2Writer {
     /// - Throws: ``CodecError`` when `level` is not the payload's byte count or a side does not
     ///   fit the header's 32 bits; zlib's failure when it cannot deflate.
     /// - Cost: one deflate of the payload and one copy of the smaller form.
-    public static func texture(level: [UInt8], format: KTX2Format, width: Int, height: Int, zlibLevel: Int32 = 6)
+    public static func texture(
+        level: [UInt8], format: KTX2Format, width: Int, height: Int, zlibLevel: Int32 = 6
+    )
         throws -> [UInt8]
     {
         let expected = format.levelByteCount(width: width, height: height)
         guard level.count == expected else {
-            throw CodecError.byteCount(what: "\(format.name) level for KTX2", expected: expected ?? 0, actual: level.count)
+            throw CodecError.byteCount(
+                what: "\(format.name) level for KTX2", expected: expected ?? 0, actual: level.count)
         }
         let packed = try Zlib.deflate(level, level: zlibLevel)
         return packed.count < level.count
@@ -42,7 +45,8 @@ public enum KTX2Writer {
     ) throws -> [UInt8] {
         let expected = format.levelByteCount(width: width, height: height)
         guard supercompression == .zlib || stored.count == expected else {
-            throw CodecError.byteCount(what: "\(format.name) level for KTX2", expected: expected ?? 0, actual: stored.count)
+            throw CodecError.byteCount(
+                what: "\(format.name) level for KTX2", expected: expected ?? 0, actual: stored.count)
         }
         var out = try prefix(
             storedByteCount: stored.count, supercompression: supercompression, format: format, width: width,

@@ -18,7 +18,8 @@ enum StoredGPUTile {
     /// - Throws: ``CodecError`` naming what is wrong with the blob.
     /// - Cost: parsing O(1); one copy or one inflate with `inflater`; no allocation.
     static func unwrap(
-        _ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer, format: KTX2Format, width: Int, height: Int,
+        _ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer, format: KTX2Format, width: Int,
+        height: Int,
         inflater: Zlib.Inflater
     ) throws {
         if KTX2Header.starts(stored) {

@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve the region library over HTTP with a map viewer.",
         discussion: """
             Routes: / (viewer), /tiles/REGION.json (TileJSON 3.0), /tiles/REGION/Z/X/Y.png (PNG), \
-            /tiles/REGION/Z/X/Y (the stored GPU payload; X-Tile-Format names it), \
+            /tiles/REGION/Z/X/Y (a GPU tile as a KTX2 file, image/ktx2; X-Tile-Format names the codec), \
             /terrain/REGION/Z/X/Y.png (Terrarium elevation), /view/Z/X/Y.png (every region composited), \
             /query?lat=&lon=&zoom=, /store, /regions, /catalog (the signed catalog.jws). With --packs DIR: \
             /packs (every pack's signed manifest and size), /packs/ID and /packs/ID/deltas/FROM (the files, \

@@ -16,7 +16,7 @@ struct TilePackCommand: AsyncParsableCommand {
               130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM
             Errors are one line on stderr (error: SUBJECT: PROBLEM); results go to stdout.
             """,
-        version: "0.1.0",
+        version: TilePackVersion.current,
         subcommands: [
             BuildCommand.self, CatalogCommand.self, ConvertCommand.self, DownloadCommand.self, InfoCommand.self,
             LibraryCommand.self,

@@ -64,6 +64,9 @@ public struct MBTilesMetadata: Sendable, Equatable {
         public static let elevationPrecision = "tilepack:elevation_precision"
         /// The datum transformation that took the source to WGS 84 (name, code, grid, accuracy).
         public static let datumTransform = "tilepack:datum_transform"
+        /// The version of tilepack that wrote the archive (``TilePackVersion/current``); tiles
+        /// never carry it.
+        public static let tilePackVersion = "tilepack:version"
     }
 
     /// The newest version of tilepack's additions (keys and elevation table) that this code
@@ -79,7 +82,8 @@ public struct MBTilesMetadata: Sendable, Equatable {
     }
 
     public var name: String
-    /// MBTiles `format`: "png", "jpg", "webp", "pbf", or a media type for other payloads.
+    /// MBTiles `format`: "png", "jpg", "webp", "pbf", or a media type for other payloads
+    /// ("image/ktx2" for tilepack's GPU tiles, ``TileCodecChoice/mbtilesFormat``).
     public var format: String
     public var bounds: GeoBounds?
     public var center: Center?
@@ -143,7 +147,8 @@ public struct MBTilesMetadata: Sendable, Equatable {
     /// The metadata of an archive from its `metadata` rows (``MBTilesReader/metadata``), for
     /// writing a new archive that says the same (joining shards). Keys the writer derives
     /// from the tiles (`tilepack:format_version`, `tilepack:elevation`,
-    /// `tilepack:elevation_encoding`, `tilepack:elevation_precision`) and those in `dropping` are left out; other
+    /// `tilepack:elevation_encoding`, `tilepack:elevation_precision`), `tilepack:version` (the
+    /// writer's own) and those in `dropping` are left out; other
     /// `tilepack:` keys go to ``extra``. Nil without `name` and `format`.
     public init?(rows: [String: String], dropping: Set<String> = []) {
         guard let name = rows[Key.name], let format = rows[Key.format] else { return nil }
@@ -162,7 +167,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
         let known: Set<String> = [
             Key.codec, Key.codecLevel, Key.payloadCompression, Key.tileSize, Key.sourceFile,
             Key.sourceSHA256, Key.sources, Key.buildOptions, Key.elevation, Key.elevationEncoding,
-            Key.formatVersion, Key.elevationPrecision,
+            Key.formatVersion, Key.elevationPrecision, Key.tilePackVersion,
         ]
         for (key, value) in rows where key.hasPrefix(Key.prefix) && !known.contains(key) && !dropping.contains(key) {
             extra[key] = value
@@ -180,7 +185,7 @@ public struct MBTilesMetadata: Sendable, Equatable {
             (Key.center, center.metadataValue), (Key.minZoom, String(minZoom)), (Key.maxZoom, String(maxZoom)),
             (Key.type, type.rawValue), (Key.version, version), (Key.description, description),
             (Key.attribution, attribution),
-            (Key.formatVersion, String(formatVersion)),
+            (Key.formatVersion, String(formatVersion)), (Key.tilePackVersion, TilePackVersion.current),
             (Key.codec, codec), (Key.payloadCompression, payloadCompression), (Key.tileSize, String(tileSize)),
             (Key.elevation, elevationTiles ? "true" : "false"),
         ]

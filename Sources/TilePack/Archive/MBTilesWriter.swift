@@ -227,6 +227,17 @@ public final class MBTilesWriter {
     /// layout) into this one; a tile already here is replaced. Used to join shard archives.
     /// - Cost: one SQL pass per table over the other file (ATTACH, `INSERT … SELECT`).
     public func copyTiles(from path: String) throws {
+        try copy(from: path, tiles: true)
+    }
+
+    /// Copies the elevation rows of another tilepack archive as stored (no decoding): an
+    /// archive converted to another tile format keeps its elevation byte for byte.
+    /// - Cost: one SQL pass over the other file's elevation table.
+    public func copyElevation(from path: String) throws {
+        try copy(from: path, tiles: false)
+    }
+
+    private func copy(from path: String, tiles: Bool) throws {
         try checkOpen()
         do {
             guard let db = connection else { preconditionFailure("open writer without a connection") }
@@ -237,15 +248,18 @@ public final class MBTilesWriter {
             try attach.bind(path, at: 1)
             try attach.run()
             defer { try? db.execute("DETACH DATABASE other") }
+            let copyTiles = """
+                INSERT OR IGNORE INTO images (tile_id, tile_data) SELECT tile_id, tile_data FROM other.images;
+                INSERT OR REPLACE INTO map (zoom_level, tile_column, tile_row, tile_id)
+                    SELECT zoom_level, tile_column, tile_row, tile_id FROM other.map;
+                """
             try db.inTransaction {
                 try db.execute(
-                    """
-                    INSERT OR IGNORE INTO images (tile_id, tile_data) SELECT tile_id, tile_data FROM other.images;
-                    INSERT OR REPLACE INTO map (zoom_level, tile_column, tile_row, tile_id)
-                        SELECT zoom_level, tile_column, tile_row, tile_id FROM other.map;
-                    INSERT OR REPLACE INTO elevation (zoom_level, tile_column, tile_row, encoding, width, height, data)
-                        SELECT zoom_level, tile_column, tile_row, encoding, width, height, data FROM other.elevation;
-                    """)
+                    (tiles ? copyTiles : "")
+                        + """
+                        INSERT OR REPLACE INTO elevation (zoom_level, tile_column, tile_row, encoding, width, height, data)
+                            SELECT zoom_level, tile_column, tile_row, encoding, width, height, data FROM other.elevation;
+                        """)
             }
             recountAtFinish = true
         } catch let error as SQLiteError {

@@ -194,7 +194,7 @@ public struct RegionBuild: Sendable {
         let isPVRTC = request.codec != .png
         var metadata = MBTilesMetadata(
             name: request.name ?? Request.baseName(opened.input.label),
-            format: request.codec.rawValue,
+            format: request.codec.mbtilesFormat,
             codec: request.codec.rawValue,
             bounds: meta.bounds,
             center: .init(lon: meta.bounds.centerLon, lat: meta.bounds.centerLat, zoom: meta.minZoom),

@@ -14,6 +14,10 @@ public struct CodecError: TilePackError, Equatable {
         public static let sizeOutOfRange = Code("sizeOutOfRange")
         /// A buffer whose length does not match the size (`subject` says which buffer).
         public static let byteCount = Code("byteCount")
+        /// A KTX2 tile that breaks KTX 2.0's structure (an offset outside the file, a bad descriptor).
+        public static let malformedKTX2 = Code("malformedKTX2")
+        /// A well-formed KTX2 tile of another format or size than its archive's tiles.
+        public static let unexpectedKTX2 = Code("unexpectedKTX2")
     }
 
     public let code: Code
@@ -46,5 +50,15 @@ public struct CodecError: TilePackError, Equatable {
     /// A buffer of the wrong length.
     public static func byteCount(what: String, expected: Int, actual: Int) -> CodecError {
         CodecError(.byteCount, subject: what, detail: "expected \(expected) bytes, got \(actual)")
+    }
+
+    /// A KTX2 tile that is not a KTX 2.0 file: `detail` names the field and the problem.
+    public static func malformedKTX2(_ detail: String) -> CodecError {
+        CodecError(.malformedKTX2, subject: "KTX2 tile", detail: detail)
+    }
+
+    /// A KTX2 tile that is not what its archive holds: `detail` says what differs.
+    public static func unexpectedKTX2(_ detail: String) -> CodecError {
+        CodecError(.unexpectedKTX2, subject: "KTX2 tile", detail: detail)
     }
 }

@@ -29,20 +29,29 @@ public enum TileCodecChoice: String, Sendable, CaseIterable {
     }
 
     /// The decoder for tiles an archive stores under this name (PVRTC and ASTC payloads may be
-    /// zlib-wrapped, see ``DeflatedTileDecoder``). Encoders: `codec(level:)` in TilePackEncoders.
+    /// KTX2 files or, in older archives, raw or zlib-wrapped; see ``GPUTileDecoder``). Encoders:
+    /// `codec(level:)` in TilePackEncoders.
     public func decoder() -> any TileDecoder {
         switch self {
         case .png: PNGTileDecoder()
-        case .pvrtc4: DeflatedTileDecoder(PVRTCTileDecoder(format: .pvrtc4))
-        case .pvrtc2: DeflatedTileDecoder(PVRTCTileDecoder(format: .pvrtc2))
-        case .astc4x4: DeflatedTileDecoder(ASTCTileDecoder(format: .astc4x4))
-        case .astc6x6: DeflatedTileDecoder(ASTCTileDecoder(format: .astc6x6))
-        case .astc8x8: DeflatedTileDecoder(ASTCTileDecoder(format: .astc8x8))
+        case .pvrtc4: GPUTileDecoder(PVRTCTileDecoder(format: .pvrtc4))
+        case .pvrtc2: GPUTileDecoder(PVRTCTileDecoder(format: .pvrtc2))
+        case .astc4x4: GPUTileDecoder(ASTCTileDecoder(format: .astc4x4))
+        case .astc6x6: GPUTileDecoder(ASTCTileDecoder(format: .astc6x6))
+        case .astc8x8: GPUTileDecoder(ASTCTileDecoder(format: .astc8x8))
         }
     }
 
-    /// What `tilepack:payload_compression` records for this codec.
+    /// What `tilepack:payload_compression` records for this codec's new archives.
     public var payloadCompression: String {
-        self == .png ? "none" : DeflatedTileDecoder<PVRTCTileDecoder>.compressionName
+        self == .png ? "none" : GPUTileDecoder<PVRTCTileDecoder>.ktx2CompressionName
     }
+
+    /// MBTiles `format` for this codec's archives: `png`, or for GPU tiles the IETF media
+    /// type of their container, `image/ktx2` (MBTiles 1.3 allows a media type there; the codec
+    /// itself is `tilepack:codec`).
+    public var mbtilesFormat: String { self == .png ? "png" : Self.ktx2MediaType }
+
+    /// The media type of a KTX 2.0 file (RFC registered by Khronos).
+    public static let ktx2MediaType = "image/ktx2"
 }

@@ -22,6 +22,8 @@ public protocol TileDecoder: Sendable {
 public protocol FixedSizeTileDecoder: TileDecoder {
     /// Bytes of one encoded image; throws for a size the format cannot hold.
     func payloadByteCount(width: Int, height: Int) throws -> Int
+    /// The format as a KTX2 tile names it (`vkFormat`, block, descriptor).
+    var ktx2Format: KTX2Format { get }
 }
 
 /// PVRTC1 words (Morton order, as `glCompressedTexImage2D` and Metal take them) → RGBA8.
@@ -35,6 +37,7 @@ public struct PVRTCTileDecoder: FixedSizeTileDecoder {
     public init(format: PVRTCFormat = .pvrtc4) { self.format = format }
 
     public var name: String { format.rawValue }
+    public var ktx2Format: KTX2Format { KTX2Format(pvrtc: format) }
 
     public func payloadByteCount(width: Int, height: Int) throws -> Int {
         try format.validate(width: width, height: height)
@@ -61,6 +64,7 @@ public struct ASTCTileDecoder: FixedSizeTileDecoder {
     }
 
     public var name: String { format.rawValue }
+    public var ktx2Format: KTX2Format { KTX2Format(astc: format) }
 
     public func payloadByteCount(width: Int, height: Int) throws -> Int {
         try format.validate(width: width, height: height)
@@ -99,12 +103,15 @@ public struct PNGTileDecoder: TileDecoder {
     }
 }
 
-/// A fixed-size format's payload as the archive stores it: zlib when that made it smaller.
-/// Unambiguous without a flag byte: a payload of exactly the raw byte count is raw; anything
-/// else is a zlib stream that must inflate to exactly that count.
-public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
-    /// `tilepack:payload_compression` for archives whose payloads are wrapped this way.
-    public static var compressionName: String { "zlib-when-smaller" }
+/// A GPU format's tile as the archive stores it: a KTX2 file (checked against the base
+/// format and the tile size), or in archives written before KTX2 the raw payload or a zlib
+/// stream of it (a blob of exactly the raw byte count is raw; anything else must inflate to
+/// exactly that count). See ``StoredGPUTile``.
+public struct GPUTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
+    /// `tilepack:payload_compression` of archives whose tiles are KTX2 files (zlib or no
+    /// supercompression, each tile's header says which).
+    /// (Older archives say `zlib-when-smaller`: raw, or zlib when smaller.)
+    public static var ktx2CompressionName: String { "ktx2" }
 
     public let base: Base
 
@@ -114,20 +121,21 @@ public struct DeflatedTileDecoder<Base: FixedSizeTileDecoder>: TileDecoder {
 
     /// Cost: at most one inflate (bounded by the raw byte count) plus the base decode.
     public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
-        try base.decode(inflated(data, width: width, height: height), width: width, height: height)
+        try base.decode(payload(data, width: width, height: height), width: width, height: height)
     }
 
-    /// The raw payload: `data` itself, or its inflation, which must be exactly the raw size.
-    public func inflated(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+    /// The raw payload of a stored tile.
+    /// - Throws: ``CodecError`` for a blob that is not a whole payload of this format and size.
+    /// - Cost: one copy or one inflate, and one zlib state.
+    public func payload(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         let rawCount = try base.payloadByteCount(width: width, height: height)
-        if data.count == rawCount { return data }
-        let raw: [UInt8]
-        do { raw = try Zlib.inflate(data, limit: rawCount) } catch {
-            throw CodecError.byteCount(
-                what: "\(base.name) payload (\(error))", expected: rawCount, actual: data.count)
-        }
-        guard raw.count == rawCount else {
-            throw CodecError.byteCount(what: "inflated \(base.name) payload", expected: rawCount, actual: raw.count)
+        let inflater = try Zlib.Inflater()
+        var raw = [UInt8](repeating: 0, count: rawCount)
+        try data.withUnsafeBytes { stored in
+            try raw.withUnsafeMutableBytes { out in
+                try StoredGPUTile.unwrap(
+                    stored, into: out, format: base.ktx2Format, width: width, height: height, inflater: inflater)
+            }
         }
         return raw
     }

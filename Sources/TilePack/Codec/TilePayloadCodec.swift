@@ -3,8 +3,9 @@ import TilePackCore
 /// Stored tile bytes → the GPU-ready payload, and payload → RGBA, into buffers the caller
 /// owns: the path the tile store takes so that steady-state loads allocate nothing.
 ///
-/// - PVRTC: the stored bytes are the words, or a zlib stream of them when that was smaller
-///   (``DeflatedTileDecoder``); the payload is always the raw words, ready for
+/// - PVRTC: the stored bytes are a KTX2 file whose level is the words, zlib-supercompressed
+///   when that was smaller (older archives: the words, or a zlib stream of them; see
+///   ``GPUTileDecoder``); the payload is always the raw words, ready for
 ///   `glCompressedTexImage2D` / Metal. Inflate states and decoders are pooled.
 /// - ASTC: the same, with the raw blocks (row-major) as the payload.
 /// - PNG: the payload is the PNG as stored; decoding allocates (PNG is the interoperable
@@ -15,6 +16,8 @@ public struct TilePayloadCodec: Sendable {
     public let tileSize: Int
     /// Raw payload bytes for a fixed-size format (PVRTC, ASTC); nil for PNG.
     public let fixedPayloadByteCount: Int?
+    /// The KTX2 format of a GPU codec's tiles; nil for PNG.
+    public let ktx2Format: KTX2Format?
 
     private let inflaters = ScratchPool<Zlib.Inflater?> { try? Zlib.Inflater() }
     private let pvrtcDecoders = ScratchPool { PVRTCDecoder() }
@@ -24,6 +27,7 @@ public struct TilePayloadCodec: Sendable {
     public init(codec: TileCodecChoice, tileSize: Int) throws {
         self.codec = codec
         self.tileSize = tileSize
+        ktx2Format = codec.ktx2Format
         astcDecoders = codec.astcFormat.map { format in ScratchPool { ASTCDecoder(format: format) } }
         switch codec {
         case .png:
@@ -49,12 +53,14 @@ public struct TilePayloadCodec: Sendable {
     /// - Cost: O(1).
     public func payloadByteCount(storedCount: Int) -> Int { fixedPayloadByteCount ?? storedCount }
 
-    /// Copies (or inflates) `stored` into `payload`, which must be
-    /// ``payloadByteCount(storedCount:)`` bytes.
-    /// - Throws: ``CodecError`` when the stored bytes are not a whole payload.
+    /// Copies (or inflates) the payload of `stored` into `payload`, which must be
+    /// ``payloadByteCount(storedCount:)`` bytes. A GPU tile is a KTX2 file checked against this
+    /// codec and tile size, or the older raw or zlib form.
+    /// - Throws: ``CodecError`` when the stored bytes are not a whole payload of this codec
+    ///   and size (a KTX2 file of another format or size, a damaged one, a short stream).
     /// - Cost: one copy, or one inflate with a pooled state; no allocation.
     public func unwrap(_ stored: UnsafeRawBufferPointer, into payload: UnsafeMutableRawBufferPointer) throws {
-        guard let raw = fixedPayloadByteCount, stored.count != raw else {
+        guard let format = ktx2Format, let raw = fixedPayloadByteCount else {
             guard payload.count == stored.count else {
                 throw CodecError.byteCount(
                     what: "\(codec.rawValue) payload buffer", expected: stored.count, actual: payload.count)
@@ -72,10 +78,8 @@ public struct TilePayloadCodec: Sendable {
                 what: "\(codec.rawValue) payload (zlib could not start)", expected: raw, actual: stored.count)
         }
         defer { inflaters.give(inflater) }
-        do { try inflater.inflateExactly(stored, into: payload) } catch {
-            throw CodecError.byteCount(
-                what: "\(codec.rawValue) payload (\(error))", expected: raw, actual: stored.count)
-        }
+        try StoredGPUTile.unwrap(
+            stored, into: payload, format: format, width: tileSize, height: tileSize, inflater: inflater)
     }
 
     /// Decodes a payload into `rgba` (``pixelByteCount`` bytes, rows top first).

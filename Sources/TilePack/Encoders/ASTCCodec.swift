@@ -11,6 +11,7 @@ public struct ASTCCodec: TileCodec, FixedSizeTileDecoder {
     private let decoder: ASTCTileDecoder
 
     public var name: String { format.rawValue }
+    public var ktx2Format: KTX2Format { decoder.ktx2Format }
     /// `quality` keeps `fast`'s block where it is under the error limit (flat, upsampled
     /// blocks) and searches layouts elsewhere: its time follows detail. `fast` does not.
     public var encodeTimeFollowsDetail: Bool { level == .quality }

@@ -14,6 +14,7 @@ public struct PVRTCCodec: TileCodec, FixedSizeTileDecoder {
     private let decoder: PVRTCTileDecoder
 
     public var name: String { format.rawValue }
+    public var ktx2Format: KTX2Format { decoder.ktx2Format }
 
     public init(format: PVRTCFormat = .pvrtc4, level: PVRTCEncoder.Level = .quality) {
         self.format = format

@@ -21,24 +21,25 @@ extension TileCodec {
 }
 
 extension TileCodecChoice {
-    /// The codec, with PVRTC payloads deflated when that saves bytes
-    /// (see ``DeflatedTileCodec``). `level` applies to PVRTC and ASTC.
+    /// The codec, with GPU payloads (PVRTC, ASTC) written as KTX2 files (see
+    /// ``KTX2TileCodec``). `level` applies to PVRTC and ASTC.
     public func codec(level: PVRTCEncoder.Level = .quality) -> any TileCodec {
         switch self {
         case .png: PNGCodec()
-        case .pvrtc4: DeflatedTileCodec(PVRTCCodec(format: .pvrtc4, level: level))
-        case .pvrtc2: DeflatedTileCodec(PVRTCCodec(format: .pvrtc2, level: level))
-        case .astc4x4: DeflatedTileCodec(ASTCCodec(format: .astc4x4, level: level))
-        case .astc6x6: DeflatedTileCodec(ASTCCodec(format: .astc6x6, level: level))
-        case .astc8x8: DeflatedTileCodec(ASTCCodec(format: .astc8x8, level: level))
+        case .pvrtc4: KTX2TileCodec(PVRTCCodec(format: .pvrtc4, level: level))
+        case .pvrtc2: KTX2TileCodec(PVRTCCodec(format: .pvrtc2, level: level))
+        case .astc4x4: KTX2TileCodec(ASTCCodec(format: .astc4x4, level: level))
+        case .astc6x6: KTX2TileCodec(ASTCCodec(format: .astc6x6, level: level))
+        case .astc8x8: KTX2TileCodec(ASTCCodec(format: .astc8x8, level: level))
         }
     }
 }
 
-/// Wraps a GPU codec's fixed-size payload in zlib when that makes it smaller, the way the
-/// archive stores PVRTC: most map tiles have runs of flat colour (water, snow, nodata) whose
-/// words repeat. Decoding is ``DeflatedTileDecoder``'s.
-public struct DeflatedTileCodec<Base: TileCodec & FixedSizeTileDecoder>: TileCodec, FixedSizeTileDecoder {
+/// Writes a GPU codec's payload as a KTX2 file (``KTX2Writer``), its level zlib-supercompressed
+/// when that makes it smaller: most map tiles have runs of flat colour (water, snow, nodata)
+/// whose blocks repeat. The payload inside is the base codec's output unchanged; decoding is
+/// ``GPUTileDecoder``'s, which also reads the raw and zlib tiles of older archives.
+public struct KTX2TileCodec<Base: TileCodec & FixedSizeTileDecoder>: TileCodec, FixedSizeTileDecoder {
     public let base: Base
     /// zlib level: 6 is zlib's balance; PVRTC words gain little from 9.
     public let level: Int32
@@ -49,20 +50,21 @@ public struct DeflatedTileCodec<Base: TileCodec & FixedSizeTileDecoder>: TileCod
     }
 
     public var name: String { base.name }
+    public var ktx2Format: KTX2Format { base.ktx2Format }
     public var encodeTimeFollowsDetail: Bool { base.encodeTimeFollowsDetail }
 
     public func payloadByteCount(width: Int, height: Int) throws -> Int {
         try base.payloadByteCount(width: width, height: height)
     }
 
-    /// Cost: the base codec's encode plus one deflate of its output.
+    /// Cost: the base codec's encode plus one deflate of its output and one copy.
     public func encode(rgba: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         let raw = try base.encode(rgba: rgba, width: width, height: height)
-        let packed = try Zlib.deflate(raw, level: level)
-        return packed.count < raw.count ? packed : raw
+        return try KTX2Writer.texture(
+            level: raw, format: base.ktx2Format, width: width, height: height, zlibLevel: level)
     }
 
     public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {
-        try DeflatedTileDecoder(base).decode(data, width: width, height: height)
+        try GPUTileDecoder(base).decode(data, width: width, height: height)
     }
 }

@@ -131,13 +131,30 @@ public final class TileService: Sendable {
             if Self.matches(ifNoneMatch, etag) { return notModified(etag) }
             switch format {
             case .payload:
-                return ServedResponse(
-                    contentType: "application/octet-stream",
-                    headers: tileHeaders(etag) + [
-                        ("X-Tile-Format", summary.codecName),
-                        ("X-Tile-Size", "\(summary.tileSize)"),
-                    ],
-                    shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
+                let headers =
+                    tileHeaders(etag) + [("X-Tile-Format", summary.codecName), ("X-Tile-Size", "\(summary.tileSize)")]
+                guard let ktx2 = summary.codec?.ktx2Format else {
+                    return ServedResponse(
+                        contentType: "application/octet-stream", headers: headers,
+                        shared: lease.withUnsafeBytes { ByteBuffer(bytes: $0) })
+                }
+                // A GPU tile goes out as a KTX2 file around the raw payload (no supercompression:
+                // every KTX2 loader reads that, and HTTP compression is the transport's business).
+                return lease.withUnsafeBytes { payload in
+                    do {
+                        let prefix = try KTX2Writer.prefix(
+                            storedByteCount: payload.count, supercompression: .none, format: ktx2,
+                            width: summary.tileSize, height: summary.tileSize)
+                        var body = ByteBuffer()
+                        body.reserveCapacity(prefix.count + payload.count)
+                        body.writeBytes(prefix)
+                        body.writeBytes(payload)
+                        return ServedResponse(
+                            contentType: TileCodecChoice.ktx2MediaType, headers: headers, shared: body)
+                    } catch {
+                        return .from(error)
+                    }
+                }
             case .png:
                 if summary.codec == .png {
                     return ServedResponse(

@@ -43,11 +43,12 @@ import TilePackTestSupport
             "description", "attribution", "tilepack:codec", "tilepack:codec_level",
             "tilepack:payload_compression", "tilepack:tile_size", "tilepack:source_file",
             "tilepack:source_sha256", "tilepack:build_options", "tilepack:elevation",
-            "tilepack:format_version", "tilepack:note",
+            "tilepack:format_version", "tilepack:note", "tilepack:version",
         ] {
             #expect(reader.metadata[key] != nil, "missing metadata \(key)")
         }
         #expect(reader.metadata["type"] == "baselayer")
+        #expect(reader.metadata["tilepack:version"] == TilePackVersion.current)
         #expect(reader.metadata["tilepack:elevation"] == "false")
         // Default bounds: the extent of the finest zoom's tiles (x 1…2, y 0…3 at z2).
         let bounds = try #require(reader.bounds)

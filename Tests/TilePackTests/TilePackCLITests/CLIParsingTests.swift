@@ -28,6 +28,12 @@ struct CLIParsingTests {
         (["build", "dem.tif", "--min-zoom", "8", "--max-zoom", "12", "--codec", "png"], "BuildCommand"),
         (["build", "a.tif", "b.tif", "--workers", "2", "--quiet"], "BuildCommand"),
         (["catalog", "keygen", "--output", "publisher.jwk"], "CatalogKeygenCommand"),
+        (["convert", "a.mbtiles", "b.mbtiles", "--to", "png"], "ConvertCommand"),
+        (["convert", "a.mbtiles", "b.pmtiles", "--force"], "ConvertCommand"),
+        (
+            ["convert", "a.mbtiles", "B.MBTILES", "--to", "png", "--force", "--workers", "2", "--quiet"],
+            "ConvertCommand"
+        ),
         (["catalog", "sign", "catalog.json", "--key", "publisher.jwk"], "CatalogSignCommand"),
         (["download", "chamonix", "--server", "http://127.0.0.1:8080"], "DownloadCommand"),
         (["info", "dem.tif", "--json"], "InfoCommand"),
@@ -86,6 +92,17 @@ struct CLIParsingTests {
             """
         ),
         (["merge", "a.mbtiles", "b.mbtiles"], "Missing expected argument '--output <output>'"),
+        (["convert", "a.mbtiles", "b.png"], "OUT b.png must end in .mbtiles or .pmtiles"),
+        (
+            ["convert", "a.mbtiles", "b.pmtiles", "--to", "png"],
+            "--to writes MBTiles: OUT b.pmtiles must end in .mbtiles (convert that to .pmtiles after)"
+        ),
+        (["convert", "a.mbtiles", "b.pmtiles", "--workers", "2"], "--workers and --quiet go with --to"),
+        (["convert", "a.mbtiles", "b.mbtiles", "--to", "png", "--workers", "0"], "--workers 0 must be 1–256"),
+        (
+            ["convert", "a.mbtiles", "b.mbtiles", "--to", "ktx2"],
+            "The value 'ktx2' is invalid for '--to <to>'. Please provide one of 'png'."
+        ),
         (
             ["render", "45.9", "6.87", "12", "--size", "0x0"],
             "--size '0x0': expected WIDTHxHEIGHT with sides 1…4096, e.g. 1024x768"

@@ -1,0 +1,53 @@
+import Testing
+@testable import TilePackEncoders
+import TilePackCodec
+import TilePackCore
+import TilePackTestSupport
+
+/// The build's GPU codecs write KTX2 files whose level is exactly the base encoder's output:
+/// the blocks an archive held before KTX2, byte for byte (checks/test_ktx2_check.py compares
+/// main's and this build's archives of the sample regions).
+@Suite struct KTX2TileCodecTests {
+    /// 256² RGBA: a gradient with a flat quarter (so zlib sometimes wins) and some noise.
+    static func tile(seed: UInt64) -> [UInt8] {
+        var random = SplitMix64(seed: seed)
+        var out = [UInt8](repeating: 255, count: 256 * 256 * 4)
+        for y in 0..<256 {
+            for x in 0..<256 where y >= 64 {
+                let i = (y * 256 + x) * 4
+                out[i] = UInt8(x)
+                out[i + 1] = UInt8(y)
+                out[i + 2] = UInt8(truncatingIfNeeded: (x + y) / 2 + Int(random.next() % 8))
+            }
+        }
+        return out
+    }
+
+    @Test(arguments: [TileCodecChoice.astc4x4, .astc6x6, .astc8x8, .pvrtc4, .pvrtc2])
+    func levelIsTheBaseEncodersOutput(choice: TileCodecChoice) throws {
+        let codec = choice.codec(level: .fast)
+        let rgba = Self.tile(seed: 7)
+        let stored = try codec.encode(rgba: rgba, width: 256, height: 256)
+        let format = try #require(choice.ktx2Format)
+        let base: any TileCodec =
+            switch choice {
+            case .pvrtc4: PVRTCCodec(format: .pvrtc4, level: .fast)
+            case .pvrtc2: PVRTCCodec(format: .pvrtc2, level: .fast)
+            default: ASTCCodec(format: choice.astcFormat!, level: .fast)
+            }
+        let raw = try base.encode(rgba: rgba, width: 256, height: 256)
+        let texture = try stored.withUnsafeBytes {
+            try KTX2Texture(parsing: $0, format: format, width: 256, height: 256)
+        }
+        var level = [UInt8](repeating: 0, count: texture.levelByteCount)
+        let inflater = try Zlib.Inflater()
+        try stored.withUnsafeBytes { s in
+            try level.withUnsafeMutableBytes { try texture.unpackLevel(of: s, into: $0, inflater: inflater) }
+        }
+        #expect(level == raw)
+        #expect(Array(stored[0..<12]) == KTX2Header.identifier)
+        #expect(try codec.decode(stored, width: 256, height: 256) == (try base.decode(raw, width: 256, height: 256)))
+        // The same pixels give the same bytes: nothing in a tile changes between runs or releases.
+        #expect(try codec.encode(rgba: rgba, width: 256, height: 256) == stored)
+    }
+}

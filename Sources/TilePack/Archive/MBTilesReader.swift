@@ -457,11 +457,7 @@ public final class MBTilesReader: TileArchive {
     /// - Cost: O(archive): one read and one decode per tile and per elevation row.
     public func decodeAllTiles() throws -> (tiles: Int, elevationRows: Int) {
         let summary = self.summary
-        guard let codec = summary.codec else {
-            throw ArchiveError(
-                path: path, code: .damaged,
-                detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
-        }
+        let codec = try decodableCodec()
         let decoder = codec.decoder()
         var tiles = 0, rows = 0
         for z in summary.zoomRange.map({ Array($0) }) ?? [] {

@@ -71,6 +71,20 @@ extension TileArchive {
         return grid
     }
 
+    /// The codec that decodes this archive's tiles, for readers that decode every tile
+    /// (`verify`, conversions).
+    /// - Throws: ``ArchiveError`` (damaged) naming the archive when tilepack cannot decode them.
+    /// - Cost: O(1).
+    public func decodableCodec() throws(ArchiveError) -> TileCodecChoice {
+        let summary = self.summary
+        guard let codec = summary.codec else {
+            throw ArchiveError(
+                path: path, code: .damaged,
+                detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
+        }
+        return codec
+    }
+
     /// The stored bytes of tile `id` as a new array, nil when absent.
     /// - Cost: one read and one allocation of the payload's size.
     public func tileBytes(_ id: TileID) throws -> [UInt8]? {

@@ -11,11 +11,7 @@ extension PMTilesReader {
     /// - Cost: O(archive): one read and one decode per distinct entry, and per elevation tile.
     public func decodeAllTiles() throws -> (tiles: Int, elevationRows: Int) {
         let summary = self.summary
-        guard let codec = summary.codec else {
-            throw ArchiveError(
-                path: path, code: .damaged,
-                detail: "tiles are \(ErrorText.quoted(summary.codecName)), which tilepack cannot decode")
-        }
+        let codec = try decodableCodec()
         let decoder = codec.decoder()
         var tiles = 0, rows = 0
         try forEachEntry { entry in

@@ -109,10 +109,15 @@ class Edge:
     def render(self, ledger, z, x, y, out):
         # Each ledger its own account (a fresh one draws one; the owned one keeps the buyer's).
         account = [] if ledger == self.owned_ledger else ["--account", "00000000-0000-4000-8000-000000000000"]
+        if os.path.exists(out):
+            os.unlink(out)  # a picture left from the tile before must not stand for this one
         r = subprocess.run([self.tilepack, "render", "--tile", f"{z}/{x}/{y}", "--library", self.lib, "--trust", self.trust,
                             "--ledger", ledger, *account, "-o", out],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.store.env)
-        if r.returncode not in (0, 2, 3):   # 3: something drawn locked; 2: no archive covers the tile (background)
+        if r.returncode == 2 and not os.path.exists(out):
+            # No archive covers the tile: nothing is drawn and no picture written, owned or not.
+            return np.zeros((SIDE, SIDE, 4), dtype=np.uint8)
+        if r.returncode not in (0, 3):   # 3: something drawn locked
             pytest.fail(f"render {z}/{x}/{y} failed ({r.returncode}): {r.stderr.strip()}")
         return np.asarray(Image.open(out).convert("RGBA"))
 

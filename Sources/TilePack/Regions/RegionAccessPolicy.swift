@@ -169,25 +169,55 @@ public final class RegionAccessPolicy: AccessPolicy {
         }
     }
 
+    /// Whether product `k`'s area may hold pixels of `key`'s tile in its archive.
+    private func sells(_ k: Int, _ key: Key) -> Bool {
+        let tile = key.tile
+        let p = catalog.products[k]
+        guard p.area != nil, let zooms = p.zoomRange, tile.z >= zooms.lowerBound else { return false }
+        if tile.z <= zooms.upperBound {
+            if let archive = key.archive { return p.archives.contains(archive) }
+            return true
+        }
+        // Beyond the highest zoom the catalog sells of an archive, and beyond what the
+        // archive stores, the map is that zoom scaled up: whoever owns it there owns the
+        // zooms above (and nobody else does). Stored zooms nobody sells stay unsold.
+        let names = key.archive.map { p.archives.contains($0) ? [$0] : [] } ?? p.archives
+        return names.contains { a in
+            guard topSoldZoom[a] == zooms.upperBound, let stored = storedMaxZoom[a] else { return false }
+            return tile.z > stored
+        }
+    }
+
+    /// The products that would unlock pixel `pixel` (column, row from the top left) of
+    /// `tile` as `archive` holds it at `tileSize`, cheapest first: those of
+    /// ``access(_:archive:tileSize:)``'s offers whose area (or an included product's) holds
+    /// that pixel's centre. What a locked point names: a product that covers the tile but not
+    /// the point would not unlock it. Advice only; it decides no access.
+    /// - Cost: one scanline fill of `tileSize` rows per product selling the tile; not cached.
+    public func offers(for tile: TileID, archive: String, tileSize: Int, pixel: (x: Int, y: Int)) -> [ProductOffer] {
+        guard tile.z > catalog.freeMaxZoom, (1...TileMask.maxSide).contains(tileSize),
+            (0..<tileSize).contains(pixel.x), (0..<tileSize).contains(pixel.y)
+        else { return access(tile, archive: archive, tileSize: tileSize).offers }
+        let key = Key(tile: tile, archive: archive, side: tileSize)
+        var known: [Int: Bool] = [:]
+        func holdsPixel(_ k: Int) -> Bool {
+            if let hit = known[k] { return hit }
+            var builder = TileMask.Builder(side: tileSize)
+            catalog.products[k].area?.ownPixels(of: tile, in: &builder)
+            let held = builder.build().isOwned(x: pixel.x, y: pixel.y)
+            known[k] = held
+            return held
+        }
+        var reaches = [Bool](repeating: false, count: catalog.products.count)
+        for k in catalog.includedFirst {
+            reaches[k] = (sells(k, key) && holdsPixel(k)) || catalog.children[k].contains { reaches[$0] }
+        }
+        return offerOrder.compactMap { reaches[$0.index] ? $0.offer : nil }
+    }
+
     private func decide(_ key: Key, entitledAreas: [Int]) -> TileAccess {
         let tile = key.tile
-        /// Whether product `k`'s area may hold pixels of this tile in this archive.
-        func sells(_ k: Int) -> Bool {
-            let p = catalog.products[k]
-            guard p.area != nil, let zooms = p.zoomRange, tile.z >= zooms.lowerBound else { return false }
-            if tile.z <= zooms.upperBound {
-                if let archive = key.archive { return p.archives.contains(archive) }
-                return true
-            }
-            // Beyond the highest zoom the catalog sells of an archive, and beyond what the
-            // archive stores, the map is that zoom scaled up: whoever owns it there owns the
-            // zooms above (and nobody else does). Stored zooms nobody sells stay unsold.
-            let names = key.archive.map { p.archives.contains($0) ? [$0] : [] } ?? p.archives
-            return names.contains { a in
-                guard topSoldZoom[a] == zooms.upperBound, let stored = storedMaxZoom[a] else { return false }
-                return tile.z > stored
-            }
-        }
+        func sells(_ k: Int) -> Bool { self.sells(k, key) }
         // Regions, bundles and subscriptions share areas: place each area at most once.
         var known: [Int: RegionPolygon.TileCover] = [:]
         func cover(_ k: Int) -> RegionPolygon.TileCover {

@@ -23,9 +23,19 @@ public protocol AccessPolicy: Sendable {
     /// The tile of `archive` at 256 pixels a side (the web-mercator tile). Defaults to
     /// ``access(_:)``.
     func access(_ tile: TileID, archive: String) -> TileAccess
+
+    /// The products that would unlock one pixel (column, row from the top left) of the tile
+    /// as `archive` holds it, cheapest first: what a locked point names (`query`). Defaults to
+    /// the tile's offers; a policy that sells areas narrows them to the products holding the
+    /// pixel. Advice only: it grants nothing.
+    func offers(for tile: TileID, archive: String, tileSize: Int, pixel: (x: Int, y: Int)) -> [ProductOffer]
 }
 
 extension AccessPolicy {
+    public func offers(for tile: TileID, archive: String, tileSize: Int, pixel: (x: Int, y: Int)) -> [ProductOffer] {
+        access(tile, archive: archive, tileSize: tileSize).offers
+    }
+
     public func access(_ tile: TileID, archive: String, tileSize: Int) -> TileAccess {
         access(tile, archive: archive)
     }

@@ -236,11 +236,16 @@ public enum PointQuery {
     public static func answer(_ query: TileQuery, store: TileStore, archive a: Int) throws -> PointAnswer {
         let summary = store.archives[a]
         let path = store.archivePaths[a]
-        func locked(_ offers: [ProductOffer]) -> PointAnswer {
+        func locked(_ tileOffers: [ProductOffer]) -> PointAnswer {
+            // Name what unlocks the point, not every product touching its tile; should the
+            // policy find none there (a pixel on an area's very edge), the tile's list stands.
+            let (px, py) = pixel(of: query, side: summary.tileSize)
+            let pointOffers = store.offers(query.tile, archive: a, pixel: (px, py))
             // Nothing of a locked tile is shown, elevation included.
-            PointAnswer(
+            return PointAnswer(
                 archive: path, region: summary.name, query: query, present: false, rgba: nil,
-                elevationMetres: nil, elevationZoom: nil, locked: true, unlock: offers)
+                elevationMetres: nil, elevationZoom: nil, locked: true,
+                unlock: pointOffers.isEmpty ? tileOffers : pointOffers)
         }
         // A partly owned tile: the point's pixel decides, as a pixel of `render` would.
         if case .partial(let mask, let offers) = store.access(query.tile, archive: a) {

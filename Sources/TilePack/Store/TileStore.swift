@@ -359,6 +359,16 @@ public final class TileStore: Sendable {
         return access(id, archive: archive, tileSize: sources[archive].summary.tileSize)
     }
 
+    /// The products that would unlock pixel `pixel` of tile `id` in archive number `archive`
+    /// (the access policy's ``AccessPolicy/offers(for:archive:tileSize:pixel:)``).
+    /// - Cost: the policy's; not cached.
+    public func offers(_ id: TileID, archive: Int, pixel: (x: Int, y: Int)) -> [ProductOffer] {
+        guard sources.indices.contains(archive) else { return [] }
+        let source = sources[archive]
+        return options.accessPolicy.offers(
+            for: id, archive: source.name, tileSize: source.summary.tileSize, pixel: pixel)
+    }
+
     func access(_ id: TileID, archive a: Int, tileSize: Int) -> TileAccess {
         let answer = options.accessPolicy.access(id, archive: sources[a].name, tileSize: tileSize)
         // A tile no mask can fit (a size outside 1…4096) is locked whole rather than shown.

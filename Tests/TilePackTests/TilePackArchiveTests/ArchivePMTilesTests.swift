@@ -78,6 +78,31 @@ import TilePackTestSupport
 
     /// Every fixture: the valid ones read whole (counts as ../shared/testdata/pmtiles/README.md
     /// says), the invalid and empty ones refused in one line.
+    /// A few hundred bytes whose runs address 3 × 2^32 − 3 tiles: lookups answer, but
+    /// expanding them one by one (`convert`, `verify`) is refused before the first tile.
+    @Test func runsAddressingBillionsOfTilesAreNotExpanded() throws {
+        let dir = TemporaryDirectory()
+        let runs = (0..<3).map {
+            PMTilesEntry(tileID: UInt64($0) * UInt64(UInt32.max), offset: 0, length: 4, runLength: .max)
+        }
+        let root = PMTilesDirectory(entries: runs).bytes
+        let tile: [UInt8] = [1, 2, 3, 4]
+        var h = PMTilesHeader()
+        h.internalCompression = PMTilesCompression.none.rawValue
+        h.rootOffset = UInt64(PMTilesHeader.length); h.rootLength = UInt64(root.count)
+        h.metadataOffset = h.rootOffset + h.rootLength; h.metadataLength = 0
+        h.leafDirectoryOffset = h.metadataOffset; h.leafDirectoryLength = 0
+        h.tileDataOffset = h.leafDirectoryOffset; h.tileDataLength = UInt64(tile.count)
+        h.addressedTiles = 3 * UInt64(UInt32.max); h.tileEntries = 3; h.tileContents = 1
+        h.clustered = true; h.minZoom = 0; h.maxZoom = 24
+        let path = try dir.write("runs.pmtiles", h.bytes + root + tile)
+        let reader = try PMTilesReader(path: path)
+        #expect(try reader.tileBytes(TileID(z: 0, x: 0, y: 0)!) == tile)
+        var handed = 0
+        let error = #expect(throws: ArchiveError.self) { try reader.forEachTile { _, _ in handed += 1 } }
+        #expect(handed == 0 && error?.detail.contains("more than the \(PMTilesReader.maxExpandedTiles)") == true)
+    }
+
     @Test func fixturesReadOrAreRefused() throws {
         let valid: [(String, Int)] = [
             ("pmtiles-repo__stamen_toner_raster_CC-BY_ODbL_z3.pmtiles", 85),

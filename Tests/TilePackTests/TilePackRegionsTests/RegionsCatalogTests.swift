@@ -84,6 +84,30 @@ import TilePackTestSupport
         #expect(try JSONOutput.string(again) == text)
     }
 
+    /// A tile shared by two regions: the tile names both, cheapest first; a point names only
+    /// the region holding it (buying the other would not unlock it), and a bundle of both.
+    @Test func aPointIsOfferedOnlyTheProductsHoldingIt() throws {
+        func area(_ w: Double, _ e: Double) -> String {
+            "[\(Self.square(w, 45.0, e, 45.2).map { "[\($0[0]), \($0[1])]" }.joined(separator: ", "))]"
+        }
+        let catalog = try Self.decode(
+            Self.catalogJSON([
+                Self.product("west", ["area": "[\(area(5.0, 5.01))]", "price": "\"0.99\""]),
+                Self.product("east", ["area": "[\(area(5.01, 5.2))]", "price": "\"4.99\""]),
+                Self.bundle("both", includes: ["west", "east"], price: "\"5.49\""),
+            ]))
+        let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements())
+        let west = try #require(catalog.product(id: "west")).offer, east = try #require(catalog.product(id: "east")).offer
+        let bundle = try #require(catalog.product(id: "both")).offer
+        let located = try #require(WebMercator.tile(lon: 5.05, lat: 45.1, zoom: 12))
+        let tile = located.tile
+        #expect(policy.access(tile, archive: "a.mbtiles", tileSize: 256).offers == [west, east, bundle])
+        let pixel = (x: Int(located.pixelX), y: Int(located.pixelY))
+        #expect(policy.offers(for: tile, archive: "a.mbtiles", tileSize: 256, pixel: pixel) == [east, bundle])
+        // The tile's west edge at 5.009°… holds a pixel of "west" (5.0–5.01): it is offered there.
+        #expect(policy.offers(for: tile, archive: "a.mbtiles", tileSize: 256, pixel: (0, pixel.y)) == [west, bundle])
+    }
+
     @Test func missingArchiveMakesTheProductUnavailable() throws {
         let dir = TemporaryDirectory()
         _ = try dir.write(

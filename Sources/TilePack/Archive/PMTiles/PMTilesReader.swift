@@ -197,6 +197,10 @@ public final class PMTilesReader: TileArchive {
 
     /// Largest tile read: 32 MiB, as for MBTiles (``StoredBlobLimit``).
     public static let maxBlobBytes = StoredBlobLimit.maxBytes
+    /// Most tiles ``forEachTile(_:)`` hands out one by one: 2^26 (67,108,864), more than every
+    /// tile of zooms 0–12 of the whole world (22,369,621). An archive addressing more is
+    /// refused there (lookups of single tiles are unaffected).
+    public static let maxExpandedTiles: UInt64 = 1 << 26
 
     public func withTile<R>(_ id: TileID, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withTile(id, maxBytes: Self.maxBlobBytes, body)
@@ -337,6 +341,18 @@ public final class PMTilesReader: TileArchive {
     ///   `body` throws.
     /// - Cost: one read per entry; O(addressed tiles) calls.
     public func forEachTile(_ body: (TileID, [UInt8]) throws -> Void) throws {
+        // Runs make a few bytes address billions of tiles, and the header's count is the
+        // file's word: without this bound a tiny file would keep a conversion writing rows
+        // for hours. Directories are held to the header's count (``forEachEntry(_:)``).
+        guard header.addressedTiles <= Self.maxExpandedTiles else {
+            throw ArchiveError(
+                path: path, code: .damaged,
+                detail:
+                    """
+                    addresses \(header.addressedTiles) tiles, more than the \(Self.maxExpandedTiles) tilepack \
+                    converts or verifies one by one
+                    """)
+        }
         try forEachEntry { e in
             let bytes = try read(e, maxBytes: Self.maxBlobBytes, what: "tile id \(e.tileID)")
             for i in 0..<UInt64(e.runLength) {

@@ -97,7 +97,8 @@ import TilePackTestSupport
                 Self.bundle("both", includes: ["west", "east"], price: "\"5.49\""),
             ]))
         let policy = RegionAccessPolicy(catalog: catalog, entitlements: FixedEntitlements())
-        let west = try #require(catalog.product(id: "west")).offer, east = try #require(catalog.product(id: "east")).offer
+        let west = try #require(catalog.product(id: "west")).offer,
+            east = try #require(catalog.product(id: "east")).offer
         let bundle = try #require(catalog.product(id: "both")).offer
         let located = try #require(WebMercator.tile(lon: 5.05, lat: 45.1, zoom: 12))
         let tile = located.tile

@@ -99,8 +99,10 @@ public struct MBTilesMetadata: Sendable, Equatable {
     public var codec: String
     /// Codec quality or effort setting, free text ("fast", "6").
     public var codecLevel: String?
-    /// Compression wrapped around each codec payload: "none", or "zlib-when-smaller" (PVRTC:
-    /// a payload shorter than the raw word count is a zlib stream; see docs/FORMAT.md).
+    /// How each codec payload is wrapped: "none" (PNG), "ktx2" (GPU tiles: a KTX2 file each,
+    /// zlib-supercompressed when smaller), or, in archives written before KTX2,
+    /// "zlib-when-smaller" (a payload shorter than the raw blocks is a zlib stream); see
+    /// docs/FORMAT.md.
     public var payloadCompression: String
     /// Tile side in pixels.
     public var tileSize: Int

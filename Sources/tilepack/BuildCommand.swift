@@ -25,7 +25,7 @@ struct BuildCommand: ParsableCommand {
             file's COLORINTERP or descriptions name Red, Green, Blue, else the first three).
 
             Terrain is drawn absolutely: the tint is a fixed ramp in metres (-11000…8849 m, \
-            bathymetry blues through lowland greens, tans, browns and greys to white; README \
+            bathymetry blues through lowland greens, tans, browns and greys to white; docs/BUILDING.md \
             "Terrain colours") and the shading is gdaldem's hillshade from the metres with the \
             real pixel size, so regions built apart match where they meet. --tint picks \
             another ramp or a gdaldem color-relief file, --tint-range stretches it over your \
@@ -240,7 +240,7 @@ struct BuildCommand: ParsableCommand {
                 """
                 Bounds the source block cache, the tiles waiting for their parents, the workers' buffers and \
                 SQLite's page cache whatever the source size; a smaller budget makes smaller batches (and, below \
-                ~100 MiB, fewer workers), never a failure. README \"Building tiles\" has the model.
+                ~100 MiB, fewer workers), never a failure. docs/BUILDING.md \"Building tiles\" has the model.
                 """
         ))
     var memory: String = "512MiB"

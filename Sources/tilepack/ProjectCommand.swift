@@ -20,7 +20,9 @@ struct ProjectCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "EPSG code of the CRS (the built-in table, else proj.db; see README, Georeferencing).")
+    @Option(
+        name: .long,
+        help: "EPSG code of the CRS (the built-in table, else proj.db; see docs/BUILDING.md, Georeferencing).")
     var epsg: Int?
 
     @Flag(name: .long, help: "Print every EPSG code tilepack accepts (built-in and proj.db), one per line, and exit.")

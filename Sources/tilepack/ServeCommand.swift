@@ -150,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
         // and go back to the system when freed. glibc's default threshold rises after the first
         // such free, and its heaps then kept 834 MiB resident while 50 clients downloaded a
         // 200 MB pack though a few MiB were live; with the fixed threshold the peak was 70 MiB
-        // at the same rate (checks/bench/serve-packs-bench, BENCHMARKS.md "Issue 24").
+        // at the same rate (checks/bench/serve-packs-bench, docs/history/BENCHMARKS-history.md "Issue 24").
         Self.fixMallocMmapThreshold(64 << 10)
         #endif
         var options = TileService.Options()

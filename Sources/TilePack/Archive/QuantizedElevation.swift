@@ -28,7 +28,7 @@ import TilePackCodec
 /// cost next to nothing and neighbours predict across them.
 ///
 /// Measured alternatives on three DEM builds (`checks/bench/elevation-encoding-bench --quantized`,
-/// BENCHMARKS.md "Issue 25: elevation"): zigzag LEB128 varints before deflate are 0.1–0.9 %
+/// docs/history/BENCHMARKS-history.md "Issue 25: elevation"): zigzag LEB128 varints before deflate are 0.1–0.9 %
 /// smaller than byte planes (planes kept: fixed width, a simpler and faster decode); MED/LOCO-I
 /// is 4–35 % and left-only 23–36 % larger than planar; LERC-style 8×8 blocks of bit-packed
 /// residuals are 49–147 % larger; deflate level 9 with `Z_FILTERED` is 4–8 % smaller than level 6.

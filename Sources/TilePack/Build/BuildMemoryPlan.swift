@@ -6,7 +6,7 @@ import TilePackGeoTIFF
 /// (smaller batches of max-zoom tiles), then fewer workers, a smaller source block cache and
 /// SQLite page cache — and never to the image size: nothing below grows with the source.
 ///
-/// The model (README "Building tiles", "Memory"), each term an upper estimate:
+/// The model (docs/BUILDING.md "Building tiles", "Memory"), each term an upper estimate:
 ///
 /// | term | bytes |
 /// |---|---|

@@ -33,7 +33,7 @@ public enum ColorMode: String, Sendable, CaseIterable {
     case auto, rgb, elevation, bathymetry, hillshade, percent, classes, stretch, palette
 }
 
-/// Options of one build. Every field has a sensible default; see README "Building tiles".
+/// Options of one build. Every field has a sensible default; see docs/BUILDING.md "Building tiles".
 public struct BuildOptions: Sendable {
     /// Lowest zoom written; nil = the highest zoom at which the region fits in ≤ 2 tiles.
     public var minZoom: Int?

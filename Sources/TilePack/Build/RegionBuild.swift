@@ -28,7 +28,7 @@ public struct RegionBuild: Sendable {
         public var outputPath: String?
         public var options = BuildOptions()
         /// ASTC 6×6 by default: the best seam-free quality at ≤ 4 GPU bits per pixel on real
-        /// tiles (README, "Seams").
+        /// tiles (docs/CODECS.md, "Seams").
         public var codec: TileCodecChoice = .astc6x6
         public var codecLevel: PVRTCEncoder.Level = .quality
         /// MBTiles `name`; nil = the source's base name.

@@ -60,7 +60,7 @@ extension PVRTCEncoder {
     /// ``seamWrapFinalRounds`` more rounds of single moves.
     /// Cost: per group one exact decode of its footprint (49 or 77 pixels), then per channel
     /// and candidate about 15 SIMD operations a pixel, three times that per brightness move;
-    /// a 256² tile encodes at about 0.7× the speed without it (BENCHMARKS.md, issue 11, third
+    /// a 256² tile encodes at about 0.7× the speed without it (docs/history/BENCHMARKS-history.md, issue 11, third
     /// and fourth passes: the brightness moves and translucent words cost 1.16× on top).
     func seamSearch(_ source: UnsafeRawPointer, layout: PVRTCLayout) {
         let wordsWide = layout.wordsWide, wordsHigh = layout.wordsHigh

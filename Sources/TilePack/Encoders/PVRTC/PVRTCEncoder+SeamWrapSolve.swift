@@ -79,7 +79,7 @@ extension PVRTCEncoder {
     /// fit's normal equations follow the decode incrementally (only pixels whose modulation
     /// changed are taken out and put back), so a fit is one 4 × 4 Cholesky solve for the three
     /// channels. With the defaults the whole `quality` encode of a 256² tile runs at about
-    /// 0.9× the speed of the fifth pass's refit (3 starts, 2 passes; BENCHMARKS.md, issue 11,
+    /// 0.9× the speed of the fifth pass's refit (3 starts, 2 passes; docs/history/BENCHMARKS-history.md, issue 11,
     /// sixth pass).
     func seamWrapSolve(
         _ source: UnsafeRawPointer, layout: PVRTCLayout, first: Int, second: Int,

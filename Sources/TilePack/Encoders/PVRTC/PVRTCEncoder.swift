@@ -15,7 +15,7 @@ public final class PVRTCEncoder {
 
     /// Upper bound on quality passes (each about the cost of three `fast` encodes). Six (was
     /// three): on the 30 codec-bench 256² tiles 37.45 dB against 37.31 with three, at about
-    /// 0.8× the speed (eight gain only 0.02 dB more); see BENCHMARKS.md, issue 11. With the
+    /// 0.8× the speed (eight gain only 0.02 dB more); see docs/history/BENCHMARKS-history.md, issue 11. With the
     /// lattice quantisation 37.47 dB, and eight passes 37.49 at about 0.8× the speed again.
     public var maximumPasses = 6
     /// Upper bound on border-only passes after the full ones: the words within
@@ -32,16 +32,16 @@ public final class PVRTCEncoder {
     /// Weight of a pixel within 2 px of a border in the seam search's objective. 4 (the
     /// least-squares passes' edge weight): Mont Blanc colour band +0.22 dB with the interior
     /// kept (+0.005); 8: band +0.33 dB but interior −0.03 dB on all three seam sources; 16
-    /// loses the 256² set's 1 dB margin to BC1 (BENCHMARKS.md, issue 11, third pass).
+    /// loses the 256² set's 1 dB margin to BC1 (docs/history/BENCHMARKS-history.md, issue 11, third pass).
     public var seamBandWeight: Int32 = 4
     /// Fit-and-decode rounds per start of the wrap-pair refit
     /// (``seamWrapSolve(_:layout:first:second:originX:originY:wordsAcross:wordsDown:)``);
     /// 0 turns the refit off. More rounds keep finding better pairs (prototype, one pass: 3 → 8
-    /// rounds took the Mont Blanc colour gap 3.28 → 3.23 dB; BENCHMARKS.md, issue 11, fifth pass).
+    /// rounds took the Mont Blanc colour gap 3.28 → 3.23 dB; docs/history/BENCHMARKS-history.md, issue 11, fifth pass).
     public var seamWrapIterations = 8
     /// Rounds of (the wrap-pair refit of every pair whose footprint changed, then one round of
     /// single moves): 2 gave 3.09 dB on Mont Blanc colour where 1 gave 3.15; 3 with the six
-    /// fit weights below 2.97 (BENCHMARKS.md, issue 11, sixth pass).
+    /// fit weights below 2.97 (docs/history/BENCHMARKS-history.md, issue 11, sixth pass).
     public var seamWrapPasses = 3
     /// Band weights the refit fits with, each giving its own three starts per pair; all are
     /// judged by the exact error at ``seamBandWeight`` (a heavier fit finds orderings a lighter

@@ -7,7 +7,7 @@ import Darwin
 
 /// A geodetic datum: its ellipsoid, prime meridian and how (or whether) we reach WGS 84.
 ///
-/// Policy (see README "Georeferencing"): a datum with TOWGS84 parameters is shifted by a
+/// Policy (see docs/BUILDING.md "Georeferencing"): a datum with TOWGS84 parameters is shifted by a
 /// Helmert transform through geocentric coordinates; any other datum is treated as WGS 84.
 /// For WGS 84 and the modern earth-centred frames (ETRS89, NAD83, GDA94, SIRGAS 2000, RGF93)
 /// that is within about 1–2 m, below a web-mercator pixel at any zoom an app shows terrain

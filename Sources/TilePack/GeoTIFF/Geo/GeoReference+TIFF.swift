@@ -102,7 +102,7 @@ public struct SourceInfo: Sendable, Encodable {
             g.map { SourceJSON(source: $0.crs.source, deprecated: $0.crs.isDeprecated) }, forKey: .crsSource)
     }
 
-    /// One JSON object (schema in README, "## tilepack info"), one line, keys sorted.
+    /// One JSON object (schema in docs/BUILDING.md, "Inspecting a source"), one line, keys sorted.
     public var json: String {
         get throws { try JSONOutput.string(self) }
     }

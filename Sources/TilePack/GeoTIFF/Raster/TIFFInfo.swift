@@ -39,13 +39,13 @@ public struct TIFFInfo: Sendable, Encodable {
 
     // MARK: JSON
 
-    /// One JSON object with snake_case fields (schema in README, "## tilepack info"), on one
+    /// One JSON object with snake_case fields (schema in docs/BUILDING.md, "Inspecting a source"), on one
     /// line with sorted keys; non-finite numbers as the strings "nan", "inf", "-inf".
     public var json: String {
         get throws { try JSONOutput.string(self) }
     }
 
-    /// The README's field names. Nullable fields print `null`, never disappear.
+    /// docs/BUILDING.md's field names. Nullable fields print `null`, never disappear.
     enum CodingKeys: String, CodingKey {
         case path, width, height, bands, dtype, compression, predictor, layout, bigtiff, photometric, overviews, masks
         case geotransform, nodata, epsg, geokeys

@@ -292,6 +292,9 @@ struct BuildCommand: ParsableCommand {
         if let bands { do { _ = try BandSelection.parse(bands) } catch { throw ValidationError(error.description) } }
         if each, name != nil { throw ValidationError("--name names one archive; --each makes one per input") }
         if each, shard != nil { throw ValidationError("--shard splits one build; --each makes one per input") }
+        if shard != nil, format == .pmtiles || output.map(TileArchiveKind.init(outputPath:)) == .pmtiles {
+            throw ValidationError("--shard builds MBTiles shards for `tilepack merge`; convert the merged archive")
+        }
         if let format, let output, !each, TileArchiveKind(outputPath: output) != format {
             throw ValidationError("--format \(format.rawValue) contradicts -o \(output): name it .\(format.rawValue)")
         }

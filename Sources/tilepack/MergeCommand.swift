@@ -29,6 +29,9 @@ struct MergeCommand: ParsableCommand {
     func validate() throws {
         if shards.isEmpty { throw ValidationError("give the shard archives to merge") }
         if let workers, !(1...256).contains(workers) { throw ValidationError("--workers \(workers) must be 1–256") }
+        if TileArchiveKind(outputPath: output) == .pmtiles {
+            throw ValidationError("merge writes MBTiles: name -o \(output) .mbtiles, then `tilepack convert` it")
+        }
     }
 
     func run() throws {

@@ -94,6 +94,18 @@ struct CLIParsingTests {
         (["merge", "a.mbtiles", "b.mbtiles"], "Missing expected argument '--output <output>'"),
         (["convert", "a.mbtiles", "b.png"], "OUT b.png must end in .mbtiles or .pmtiles"),
         (
+            ["merge", "a.mbtiles", "b.mbtiles", "-o", "m.pmtiles"],
+            "merge writes MBTiles: name -o m.pmtiles .mbtiles, then `tilepack convert` it"
+        ),
+        (
+            ["build", "dem.tif", "-o", "d.pmtiles", "--shard", "0/2"],
+            "--shard builds MBTiles shards for `tilepack merge`; convert the merged archive"
+        ),
+        (
+            ["build", "dem.tif", "--format", "pmtiles", "-o", "d.mbtiles"],
+            "--format pmtiles contradicts -o d.mbtiles: name it .pmtiles"
+        ),
+        (
             ["convert", "a.mbtiles", "b.pmtiles", "--to", "png"],
             "--to writes MBTiles: OUT b.pmtiles must end in .mbtiles (convert that to .pmtiles after)"
         ),

@@ -172,16 +172,43 @@ package struct ArchiveReport: Sendable, Encodable {
     }
 
     /// A PMTiles archive: zooms, tiles and bytes from its directories (no tile read), the
-    /// elevation from its Terrarium sibling's, the rest from its metadata and header.
+    /// elevation from its Terrarium sibling's, the layout from its header.
     private init(pmtiles reader: PMTilesReader) throws {
-        let meta = reader.metadata
-        let summary = reader.summary
-        let counts = try reader.zoomStatistics()
         let header = reader.header
+        let grids = try reader.terrain?.zoomStatistics() ?? []
+        try self.init(
+            archive: reader, metadata: reader.metadata, container: "pmtiles",
+            defaultFormat: PMTilesTileType.name(of: header.tileType), tiles: try reader.zoomStatistics(),
+            grids: grids, elevationEncoding: "terrarium", elevationPrecision: "1/256")
+        pmtiles = PMTilesFacts(
+            clustered: header.clustered, internalCompression: PMTilesCompression.name(of: header.internalCompression),
+            tileCompression: PMTilesCompression.name(of: header.tileCompression),
+            tileType: PMTilesTileType.name(of: header.tileType), addressedTiles: header.addressedTiles,
+            tileEntries: header.tileEntries, tileContents: header.tileContents, terrain: reader.terrain?.path)
+    }
+
+    /// An MBTiles archive: tiles and elevation rows counted by grouped scans reading lengths.
+    private init(mbtiles reader: MBTilesReader) throws {
+        let meta = reader.metadata
+        try self.init(
+            archive: reader, metadata: meta, container: "mbtiles", defaultFormat: "",
+            tiles: try reader.zoomStatistics(), grids: try reader.elevationZoomStatistics(),
+            elevationEncoding: meta[MBTilesMetadata.Key.elevationEncoding],
+            elevationPrecision: meta[MBTilesMetadata.Key.elevationPrecision])
+    }
+
+    /// What every archive reports alike, whatever its container: the summary, the metadata
+    /// rows the build recorded, and the tiles and elevation grids counted per zoom.
+    private init(
+        archive: any TileArchive, metadata meta: [String: String], container: String, defaultFormat: String,
+        tiles counts: [PackZoomCount], grids: [PackZoomCount], elevationEncoding: String?,
+        elevationPrecision: String?
+    ) throws {
+        let summary = archive.summary
         kind = "archive"
-        container = "pmtiles"
+        self.container = container
         name = summary.name
-        format = meta[MBTilesMetadata.Key.format] ?? PMTilesTileType.name(of: header.tileType)
+        format = meta[MBTilesMetadata.Key.format] ?? defaultFormat
         codec = summary.codec?.rawValue
         codecLevel = meta[MBTilesMetadata.Key.codecLevel]
         tileSize = summary.tileSize
@@ -191,51 +218,12 @@ package struct ArchiveReport: Sendable, Encodable {
         center = Self.center(meta)
         tiles = Tiles(
             count: counts.reduce(0) { $0 + $1.tiles }, bytes: counts.reduce(0) { $0 + $1.bytes }, perZoom: counts)
-        if let terrain = reader.terrain {
-            let grids = try terrain.zoomStatistics()
-            elevation = Elevation(
-                rows: grids.reduce(0) { $0 + $1.tiles }, encoding: "terrarium",
-                valueKind: summary.valueKind?.rawValue, precision: "1/256",
-                minzoom: grids.first?.z, maxzoom: grids.last?.z, bytes: grids.reduce(0) { $0 + $1.bytes })
-        } else {
-            elevation = nil
-        }
-        sources = Self.sources(meta)
-        buildOptions = meta[MBTilesMetadata.Key.buildOptions].flatMap(JSONValue.init(parsing:))
-        formatVersion = meta[MBTilesMetadata.Key.formatVersion].flatMap { Int($0) }
-        pmtiles = PMTilesFacts(
-            clustered: header.clustered, internalCompression: PMTilesCompression.name(of: header.internalCompression),
-            tileCompression: PMTilesCompression.name(of: header.tileCompression),
-            tileType: PMTilesTileType.name(of: header.tileType), addressedTiles: header.addressedTiles,
-            tileEntries: header.tileEntries, tileContents: header.tileContents, terrain: reader.terrain?.path)
-        layers = nil
-        attribution = meta[MBTilesMetadata.Key.attribution]
-        license = meta["license"]
-    }
-
-    private init(mbtiles reader: MBTilesReader) throws {
-        let meta = reader.metadata
-        let counts = try reader.zoomStatistics()
-        let summary = reader.summary
-        kind = "archive"
-        name = summary.name
-        format = meta[MBTilesMetadata.Key.format] ?? ""
-        codec = summary.codec?.rawValue
-        codecLevel = meta[MBTilesMetadata.Key.codecLevel]
-        tileSize = summary.tileSize
-        minzoom = reader.zoomRange?.lowerBound
-        maxzoom = reader.zoomRange?.upperBound
-        bounds = reader.bounds.map { [$0.west, $0.south, $0.east, $0.north] }
-        center = Self.center(meta)
-        tiles = Tiles(
-            count: counts.reduce(0) { $0 + $1.tiles }, bytes: counts.reduce(0) { $0 + $1.bytes }, perZoom: counts)
-        let grids = try reader.elevationZoomStatistics()
         elevation =
             grids.isEmpty
             ? nil
             : Elevation(
-                rows: grids.reduce(0) { $0 + $1.tiles }, encoding: meta[MBTilesMetadata.Key.elevationEncoding],
-                valueKind: summary.valueKind?.rawValue, precision: meta[MBTilesMetadata.Key.elevationPrecision],
+                rows: grids.reduce(0) { $0 + $1.tiles }, encoding: elevationEncoding,
+                valueKind: summary.valueKind?.rawValue, precision: elevationPrecision,
                 minzoom: grids.first?.z, maxzoom: grids.last?.z, bytes: grids.reduce(0) { $0 + $1.bytes })
         sources = Self.sources(meta)
         buildOptions = meta[MBTilesMetadata.Key.buildOptions].flatMap(JSONValue.init(parsing:))

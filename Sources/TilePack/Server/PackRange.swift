@@ -73,3 +73,31 @@ public enum PackRange: Sendable, Equatable {
         return Int64(text)
     }
 }
+
+extension PackRange {
+    /// How a file of `size` bytes answers `range`: the status, the bytes to send and the
+    /// `Content-Range` header, or the 416 response. What pack downloads and `.pmtiles` files
+    /// share.
+    enum Answer {
+        case bytes(status: Int, first: Int64, length: Int64, headers: [(String, String)])
+        case refused(ServedResponse)
+    }
+
+    /// See ``Answer``. - Cost: O(length of `range`).
+    static func answer(range: String?, ifRange: String?, size: Int64, etag: String) -> Answer {
+        switch resolve(range: range, ifRange: ifRange, size: size, etag: etag) {
+        case .whole:
+            return .bytes(status: 200, first: 0, length: size, headers: [])
+        case .partial(let a, let b):
+            return .bytes(
+                status: 206, first: a, length: b - a + 1, headers: [("Content-Range", "bytes \(a)-\(b)/\(size)")])
+        case .unsatisfiable:
+            return .refused(
+                .error(
+                    416, kind: "rangeNotSatisfiable",
+                    message: "range \(TileService.shown(range ?? "")) is outside the file's \(size) bytes"
+                )
+                .adding([("Content-Range", "bytes */\(size)"), ("Accept-Ranges", "bytes")]))
+        }
+    }
+}

@@ -164,19 +164,12 @@ public final class PackService: Sendable {
                     status: 200, contentType: contentType, headers: headers, first: 0, length: file.size, file: nil))
         }
         let first: Int64, length: Int64, status: Int
-        switch PackRange.resolve(range: range, ifRange: ifRange, size: file.size, etag: file.etag) {
-        case .whole:
-            (first, length, status) = (0, file.size, 200)
-        case .partial(let a, let b):
-            (first, length, status) = (a, b - a + 1, 206)
-            headers.append(("Content-Range", "bytes \(a)-\(b)/\(file.size)"))
-        case .unsatisfiable:
-            return .served(
-                .error(
-                    416, kind: "rangeNotSatisfiable",
-                    message: "range \(TileService.shown(range ?? "")) is outside the file's \(file.size) bytes"
-                )
-                .adding([("Content-Range", "bytes */\(file.size)"), ("Accept-Ranges", "bytes")]))
+        switch PackRange.answer(range: range, ifRange: ifRange, size: file.size, etag: file.etag) {
+        case .bytes(let code, let from, let count, let extra):
+            (first, length, status) = (from, count, code)
+            headers += extra
+        case .refused(let response):
+            return .served(response)
         }
         // The file must still be the one scanned (same inode and size): else scan again once
         // (a new version renamed in), and refuse rather than stream bytes under another ETag.

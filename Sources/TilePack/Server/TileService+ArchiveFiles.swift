@@ -61,19 +61,12 @@ extension TileService {
         }
         let contentType = "application/vnd.pmtiles"
         let first: Int64, length: Int64, status: Int
-        switch PackRange.resolve(range: range, ifRange: ifRange, size: size, etag: etag) {
-        case .whole:
-            (first, length, status) = (0, size, 200)
-        case .partial(let a, let b):
-            (first, length, status) = (a, b - a + 1, 206)
-            headers.append(("Content-Range", "bytes \(a)-\(b)/\(size)"))
-        case .unsatisfiable:
-            return .served(
-                .error(
-                    416, kind: "rangeNotSatisfiable",
-                    message: "range \(Self.shown(range ?? "")) is outside the file's \(size) bytes"
-                )
-                .adding([("Content-Range", "bytes */\(size)"), ("Accept-Ranges", "bytes")]))
+        switch PackRange.answer(range: range, ifRange: ifRange, size: size, etag: etag) {
+        case .bytes(let code, let from, let count, let extra):
+            (first, length, status) = (from, count, code)
+            headers += extra
+        case .refused(let response):
+            return .served(response)
         }
         return .file(
             PackFileReply(

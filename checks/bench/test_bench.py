@@ -5,8 +5,8 @@ They are scripts first — run one as BENCHMARKS.md writes it, e.g. `checks/benc
 
 `make bench` runs them all here through pytest (marker `bench`, output not captured), each
 with its default arguments, and fails a benchmark that exits non-zero; `make bench BENCH=NAME`
-runs the one(s) whose name contains NAME. Those that need arguments (astc-decode-bench: two
-binaries; app-closure-cost: revisions; seam-check: a source) take them from BENCH_ARGS, else are skipped. Not
+runs the one(s) whose name contains NAME. Those that need arguments (astc-decode-bench and bench-packs:
+binaries; app-closure-cost: revisions; seam-check: a source; bench-supercompression: archives) take them from BENCH_ARGS, else are skipped. Not
 collected by `make checks` (checks/pytest.ini: norecursedirs).
 """
 import os
@@ -19,7 +19,8 @@ from checks.lib.common import ROOT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NEEDS_ARGS = {"astc-decode-bench": "old=PATH new=PATH", "app-closure-cost": "REV [REV…]",
-              "seam-check": "SOURCE.tif [--codec C[:LEVEL] ...]"}
+              "seam-check": "SOURCE.tif [--codec C[:LEVEL] ...]", "bench-packs": "NAME=BINARY [NAME=BINARY ...]",
+              "bench-supercompression": "ARCHIVE.mbtiles [...]"}
 BENCHES = sorted(f for f in os.listdir(HERE)
                  if not f.startswith(("test_", "_", ".")) and os.path.isfile(os.path.join(HERE, f))
                  and os.access(os.path.join(HERE, f), os.X_OK))

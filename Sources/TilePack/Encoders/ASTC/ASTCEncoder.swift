@@ -692,7 +692,7 @@ public final class ASTCEncoder {
         for pick in 0..<2 {
             let i = pick == 0 ? first1 : first2
             guard i >= 0, pick == 0 || best.error * 4 > errorLimit * 5 else { break }
-            let c = screening[i]
+            let c = screening[i], previous = best.error
             var e = fit(c, partitions: 1, opaque: opaque, refits: 1)
             if e < best.error * 2 {
                 e = refineWeights(c, partitions: 1, error: e)
@@ -702,7 +702,7 @@ public final class ASTCEncoder {
                 if e < before { e = refineWeights(c, partitions: 1, error: e) }
             }
             if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
-            if opaque && c.kind == 0 { tryOffsetEnds(c, partitions: 1, seed: 0, best: &best) }
+            if opaque && c.kind == 0 && best.error < previous { tryOffsetEnds(c, partitions: 1, seed: 0, best: &best) }
         }
         // A block within 4 × the limit after one partition stops here, as astcenc `fastest`
         // stops a block once its error is under its dB limit: that limit counts four channels
@@ -727,18 +727,18 @@ public final class ASTCEncoder {
 
         // Two partitions: the seeds whose maps best match a 2-means clustering of the texels,
         // each (seed, layout) ranked by the estimate (its off-line error included, which one
-        // partition's ranking could leave out); the best five pairs whose estimate is under the
-        // best exact error so far are fitted exactly. The estimate ranks poorly at two
+        // partition's ranking could leave out); the best three pairs whose estimate is under
+        // the best exact error so far are fitted exactly. The estimate ranks poorly at two
         // partitions (the refit moves each line off the principal one its off-line term
         // assumes, and the endpoint refit and weight steps win back much of the rounding it
-        // charges): fitting every layout of the three seeds exactly would gain 0.25 dB on
+        // charges): fitting every layout of the three seeds exactly would reach 35.73 dB on
         // terrain1024 at a fifth of the speed. Measured on terrain1024 / astronaut512 against
         // the single best pair under 1.5 × the best error with the full rounding term (35.32 /
-        // 36.19 dB): five pairs, +0.08 / +0.05 dB for ~1 % more time; the rounding term counted
-        // at a quarter and the gate at 1 ×, +0.14 / +0.08 dB for ~3 % (at a tenth, +0.19 dB
-        // for ~11 %; two, four, six and eight pairs lie on the same line).
+        // 36.19 dB): three pairs, the rounding term counted at a quarter and the gate at 1 ×,
+        // 35.44 / 36.24 dB for ~3 % more CPU time; five pairs 35.46 dB for ~7 %; the rounding
+        // term at a tenth 35.51 dB for ~11 % (the default build pays for every per cent).
         let seeds = clusterSeeds()
-        let fits = 5  // of the eight lanes below
+        let fits = 3  // of the eight lanes below
         var pickSeed = SIMD8<Int>(repeating: -1), pickLayout = SIMD8<Int>(repeating: 0)
         var pickEstimate = SIMD8<Float>(repeating: Float(best.error)), pickMixed = SIMD8<Int>(repeating: 0)
         for k in 0..<3 where seeds[k] >= 0 {
@@ -782,6 +782,7 @@ public final class ASTCEncoder {
                 chromaBy = seed
             }
             mixedScaled = pickMixed[j]
+            let previous = best.error
             var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
             if e < best.error * 2 {
                 e = refineWeights(c, partitions: 2, error: e)
@@ -791,7 +792,9 @@ public final class ASTCEncoder {
                 if e < before { e = refineWeights(c, partitions: 2, error: e) }
             }
             if e < best.error { keep(&best, c, partitions: 2, seed: seed, error: e) }
-            if opaque && c.kind == 0 { tryOffsetEnds(c, partitions: 2, seed: seed, best: &best) }
+            if opaque && c.kind == 0 && best.error < previous {
+                tryOffsetEnds(c, partitions: 2, seed: seed, best: &best)
+            }
         }
         return packBest(best, opaque: opaque)
     }
@@ -803,8 +806,8 @@ public final class ASTCEncoder {
             offset: best.offset)
     }
 
-    /// Direct RGB layout `c`, just fitted (its least-squares ends still in `ends`), tried again
-    /// with base + offset endpoints (mode 9: the same values and bits, finer when the ends are
+    /// Direct RGB layout `c`, just fitted and now the best (its least-squares ends still in
+    /// `ends`), tried again with base + offset endpoints (mode 9: the same values and bits, finer when the ends are
     /// close and the colour level coarse); kept when its exact error after the weight steps
     /// beats `best`. Cost: at most one weight pass, one error pass and the weight steps.
     func tryOffsetEnds(_ c: Candidate, partitions: Int, seed: Int, best: inout Best) {

@@ -5,16 +5,17 @@ import TilePackCodec
 // encoding of trits and quints).
 // The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
 extension ASTCEncoder {
-    /// The block for layout `c` with the given grid and colour values.
+    /// The block for layout `c` with the given grid and colour values; `offset`: base + offset
+    /// endpoints (mode 9) instead of direct RGB (mode 8), the same values in the same bits.
     /// A mixed layout (``Candidate/mixed``) writes per-partition endpoint modes: class base 1
     /// (selector 2), a class bit per partition (1 for mode 6, 2 for mode 8), two mode bits
     /// each; the second partition's mode bits sit just below the weights.
     func pack(
         _ c: Candidate, partitions: Int, seed: Int, opaque: Bool,
         gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>,
-        mixedScaled: Int = 0, plane2: Int = 0
+        mixedScaled: Int = 0, plane2: Int = 0, offset: Bool = false
     ) -> ASTCBits {
-        let endpointMode = c.scaled ? 6 : opaque ? 8 : 12
+        let endpointMode = c.scaled ? 6 : opaque ? (offset ? 9 : 8) : 12
         var writer = ASTCBitWriter(lo: UInt64(c.mode) | UInt64(partitions - 1) << 11, hi: 0)
         let colourStart: Int
         if c.mixed {

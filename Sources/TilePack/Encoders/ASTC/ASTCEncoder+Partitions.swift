@@ -66,6 +66,8 @@ extension ASTCEncoder {
         var mixedScaled = 0
         /// For a dual-plane layout, the channel on the second plane.
         var plane2 = 0
+        /// Direct RGB layout with base + offset endpoints (mode 9) in every partition.
+        var offset = false
     }
 
     /// The channel (0…2) whose texels correlate least with the other two, for a dual-plane

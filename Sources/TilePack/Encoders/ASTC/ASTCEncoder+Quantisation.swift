@@ -1,7 +1,7 @@
 import TilePackCore
 import TilePackCodec
 
-// Colour quantisation: endpoints to the layout's colour level, direct and colour-scaled (base + scale).
+// Colour quantisation: endpoints to the layout's colour level: direct, base + offset, and colour-scaled (base + scale).
 // The encoder's state and search are in ASTCEncoder.swift; docs/ASTC.md tells the algorithm.
 extension ASTCEncoder {
     @inline(__always)
@@ -88,5 +88,48 @@ extension ASTCEncoder {
             base[p] = 257 &* 64 &* q0 &+ 32
             slope[p] = 257 &* (q1 &- q0)
         }
+    }
+
+    /// Rounds `ends` to base + offset endpoints (mode 9, opaque): the darker end (smaller
+    /// R + G + B) is the base, the other its offset, −32…31 a channel. At a colour level under
+    /// 256 values the base and the offset each land on a grid twice as fine as direct
+    /// endpoints' (the decoder halves both values and moves one bit across), so ends close
+    /// together round more finely. Fills `colourQ`, `decodedEnds` and the interpolation
+    /// constants as ``quantiseEnds(partitions:level:opaque:valuesAt:)`` does. Returns false
+    /// (leaving them partly written) when a partition's ends are more than 32 apart in a
+    /// channel, or its rounded offsets sum below zero (the decoder would then swap the ends
+    /// and blue-contract them).
+    /// Cost: a few table reads a channel.
+    func quantiseOffsetEnds(partitions: Int, level: Int) -> Bool {
+        let values = colourValue + level * 256
+        for p in 0..<partitions {
+            var e0 = clampColour(ends[2 * p]), e1 = clampColour(ends[2 * p + 1])
+            let rgb = SIMD4<Float>(1, 1, 1, 0)
+            if (e0 * rgb).sum() > (e1 * rgb).sum() { swap(&e0, &e1) }
+            let spread = (e1 - e0) * rgb
+            guard spread.max() <= 32, spread.min() >= -33 else { return false }
+            var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0, offsetSum: Int32 = 0
+            let out = colourQ + 6 * p
+            for ch in 0..<3 {
+                let entry = Int(offsetBase[level * 256 + Int(e0[ch] + 0.5)])
+                let first = entry & 0xFF, top = entry >> 8
+                let b = Int32(values[first]) >> 1 | Int32(top) << 7
+                let wanted = min(max(Int((e1[ch] - Float(b) + 32.5).rounded(.down)), 0), 63)
+                let second = Int(offsetValue[(level * 2 + top) * 64 + wanted])
+                var o = (Int32(values[second]) >> 1) & 0x3F
+                if o & 0x20 != 0 { o -= 0x40 }
+                out[2 * ch] = UInt8(truncatingIfNeeded: first)
+                out[2 * ch + 1] = UInt8(truncatingIfNeeded: second)
+                q0[ch] = b
+                q1[ch] = min(max(b + o, 0), 255)
+                offsetSum += o
+            }
+            guard offsetSum >= 0 else { return false }
+            decodedEnds[2 * p] = SIMD4<Float>(q0)
+            decodedEnds[2 * p + 1] = SIMD4<Float>(q1)
+            base[p] = 257 &* 64 &* q0 &+ 32
+            slope[p] = 257 &* (q1 &- q0)
+        }
+        return true
     }
 }

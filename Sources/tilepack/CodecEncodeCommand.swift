@@ -129,7 +129,8 @@ struct CodecEncodeCommand: ParsableCommand {
             if case .astc = format {
                 // What a KTX2 tile stores (zlib 6), and the estimate `--rdo` optimises.
                 print(
-                    "deflate \(try Zlib.deflate(words).count) bytes (rate model \(ASTCEncoder.estimatedDeflateBytes(words)))")
+                    "deflate \(try Zlib.deflate(words).count) bytes (rate model \(ASTCEncoder.estimatedDeflateBytes(words)))"
+                )
             }
         } catch let error as any TilePackError {
             printError(error.description)

@@ -31,8 +31,8 @@ public struct RegionBuild: Sendable {
         /// tiles (docs/CODECS.md, "Seams").
         public var codec: TileCodecChoice = .astc6x6
         public var codecLevel: PVRTCEncoder.Level = .quality
-        /// ASTC's rate-distortion λ (`--rdo`); nil = ``ASTCRateDistortion/standard`` for ASTC,
-        /// none for PNG and PVRTC (given with those, the build throws ``ASTCRateDistortionError``).
+        /// ASTC's rate-distortion λ (`--rdo`); nil = the codec's default at `codecLevel`
+        /// (``TileCodecChoice/rateDistortion(_:level:argument:)``), none for PNG and PVRTC (given with those, the build throws ``ASTCRateDistortionError``).
         public var rdo: ASTCRateDistortion?
         /// MBTiles `name`; nil = the source's base name.
         public var name: String?
@@ -176,7 +176,9 @@ public struct RegionBuild: Sendable {
         if opened.mosaic != nil { options.sourceCacheBytes = TIFFFilePool.totalCacheBytes }
         let builder = TileBuilder(
             source: opened.source, georeference: opened.georeference, options: options,
-            codec: request.codec.codec(level: request.codecLevel, rdo: try request.codec.rateDistortion(request.rdo) ?? .off))
+            codec: request.codec.codec(
+                level: request.codecLevel,
+                rdo: try request.codec.rateDistortion(request.rdo, level: request.codecLevel) ?? .off))
         do {
             let plan = try builder.plan()
             // Refused here, before `build` prints its plan or reads statistics of every band.
@@ -407,7 +409,7 @@ public struct RegionBuild: Sendable {
                 minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
                 colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
                 codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
-                rdo: try request.codec.rateDistortion(request.rdo)?.description,
+                rdo: try request.codec.rateDistortion(request.rdo, level: request.codecLevel)?.description,
                 tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
                 hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands,
                 elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,

@@ -123,7 +123,8 @@ public struct ShardMerge: Sendable {
         let copied = clock.now
         let tileSize = metadata.tileSize
         let levels = try TileBuilder.buildLevels(
-            above: partition, plan: plan, codec: choice.codec(level: level, rdo: rdo), elevation: reference.record.elevation,
+            above: partition, plan: plan, codec: choice.codec(level: level, rdo: rdo),
+            elevation: reference.record.elevation,
             categorical: rows[MBTilesMetadata.Key.valueKind] == ValueKind.class.rawValue,
             categoricalColour: rows[MBTilesMetadata.Key.colorMode] == ColorMode.classes.rawValue,
             keepEmpty: keepEmpty, workers: max(1, workers), given: Set(owners.keys),

@@ -35,18 +35,20 @@ extension TileCodecChoice {
         }
     }
 
-    /// The rate-distortion λ this codec builds with: `requested` (a person's `--rdo`) for ASTC,
-    /// ``ASTCRateDistortion/standard`` when none was given; nil for PNG and PVRTC.
+    /// The rate-distortion λ this codec builds with at `level`: `requested` (a person's `--rdo`)
+    /// for ASTC; when none was given, ``ASTCRateDistortion/standard`` at `quality` and off at
+    /// `fast` (asked for speed: the choice costs about as much again as `quality`'s encode);
+    /// nil for PNG and PVRTC.
     /// - Throws: ``ASTCRateDistortionError`` (`notASTC`) when `requested` is given for PNG or PVRTC.
     /// - Cost: constant.
     public func rateDistortion(
-        _ requested: ASTCRateDistortion?, argument: String = "--rdo"
+        _ requested: ASTCRateDistortion?, level: PVRTCEncoder.Level = .quality, argument: String = "--rdo"
     ) throws(ASTCRateDistortionError) -> ASTCRateDistortion? {
         guard astcFormat != nil else {
             if requested != nil { throw ASTCRateDistortionError(argument: argument, codec: rawValue) }
             return nil
         }
-        return requested ?? .standard
+        return requested ?? (level == .quality ? .standard : .off)
     }
 }
 

@@ -140,8 +140,10 @@ struct CLIExitStatusTests {
         #expect(run.status == 64 && !fileExists(out), "\(options): \(run.stderr)")
         #expect(run.stderr.hasPrefix("error: --rdo") && run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
         let encode = try Self.tilepack(
-            ["codec", "encode", TestData.sampleRegions + "/montblanc-color.tif", "--format", "pvrtc4", "--rdo", "1",
-             "-o", dir.file("o.pvr")], in: dir)
+            [
+                "codec", "encode", TestData.sampleRegions + "/montblanc-color.tif", "--format", "pvrtc4", "--rdo", "1",
+                "-o", dir.file("o.pvr"),
+            ], in: dir)
         #expect(encode.status == 64 && encode.stderr.hasPrefix("error: --rdo"), "\(encode.stderr)")
     }
 }

@@ -38,7 +38,6 @@ import TilePackTestSupport
             rgba: image, width: side, height: side, level: level, rdo: ASTCRateDistortion(lambda: lambda))
     }
 
-
     @Test(arguments: [ASTCEncoder.Level.quality, .fast])
     func rdoBlocksDecodeCloseToTheBestError(level: ASTCEncoder.Level) throws {
         let image = Self.mapTile()
@@ -55,7 +54,9 @@ import TilePackTestSupport
             ).rgb
         }
         let (offPSNR, rdoPSNR) = (try quality(off), try quality(rdo))
-        #expect(rdoPSNR > offPSNR - 1.5 && rdoPSNR <= offPSNR + 0.01, "\(offPSNR) → \(rdoPSNR) dB")
+        // Lower D + λ·R can also mean lower D: a reused endpoint pair can fit better than the
+        // block the search stopped at (it stops once under its error limit).
+        #expect(rdoPSNR > offPSNR - 1.5, "\(offPSNR) → \(rdoPSNR) dB")
     }
 
     @Test func lambdaZeroIsTheEncoderWithoutRDO() throws {
@@ -132,7 +133,9 @@ import TilePackTestSupport
                 #expect(error?.code == .notASTC, "\(choice)")
             } else {
                 #expect(try choice.rateDistortion(nil) == .standard)
+                #expect(try choice.rateDistortion(nil, level: .fast) == .off)
                 #expect(try choice.rateDistortion(.off) == .off)
+                #expect(try choice.rateDistortion(.standard, level: .fast) == .standard)
             }
         }
     }

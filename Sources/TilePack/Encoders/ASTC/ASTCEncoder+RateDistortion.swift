@@ -106,11 +106,15 @@ extension ASTCEncoder {
             }
         }
 
-        // Recent distinct blocks as they are.
+        // Recent distinct blocks as they are. A block's error is at least n × the squared
+        // difference of the two means (each channel's errors sum to n × that at least).
         let copyBits = ASTCRateModel.matchBits(distance: 16)
+        let blockSum = SIMD4<Float>(sum)
         for e in recent.order {
             let limit = chosenCost - lambda * copyBits
             guard limit > 0 else { break }
+            let gap = blockSum - SIMD4<Float>(recent.sums[e])
+            guard (gap * gap).sum() / Float(texelCount) < limit else { continue }
             let d = squaredError(recent.decoded + e * texelCount, limit: Int(limit))
             guard Float(d) < limit else { continue }
             let cost = Float(d) + lambda * recent.rate.bits(recent.bits[e])
@@ -136,13 +140,23 @@ extension ASTCEncoder {
             let colour = recent.colours + e * 16
             for reuseWeights in [false, true] {
                 setEnds(c, colour: colour)
-                // Every decoded texel lies on the segment between the endpoints, so their mean
-                // does: n × the block mean's squared distance from it bounds the error below.
+                // Every decoded texel lies on the segment between the endpoints (within the
+                // decoder's rounding), so their mean does: n × the block mean's squared distance
+                // from it bounds the error below; then, about as firmly, each texel's own
+                // distance less a margin for the rounding, before the weights are fitted.
                 if !reuseWeights {
                     let o = decodedEnds[0], d = decodedEnds[1] - o, len = (d * d).sum()
-                    let w = len > 0 ? min(max(((blockMean - o) * d).sum() / len, 0), 1) : 0
+                    let scale = len > 0 ? 1 / len : 0
+                    let w = min(max(((blockMean - o) * d).sum() * scale, 0), 1)
                     let r = blockMean - (o + d * w)
                     guard Float(texelCount) * (r * r).sum() + floorBits < chosenCost else { continue }
+                    var offSegment: Float = 0
+                    for t in 0..<texelCount {
+                        let wt = min(max(((texels[t] - o) * d).sum() * scale, 0), 1)
+                        let rt = texels[t] - (o + d * wt)
+                        offSegment += max((rt * rt).sum() - 3, 0)
+                    }
+                    guard offSegment + floorBits < chosenCost else { continue }
                 }
                 if reuseWeights {
                     gridQ.update(from: recent.grids + e * 64, count: c.gridCount)
@@ -155,12 +169,21 @@ extension ASTCEncoder {
                 } else {
                     computeWeights(c, partitions: 1)
                 }
-                var d = error()
+                let d = error()
                 guard Float(d) + floorBits < chosenCost else { continue }
-                if !reuseWeights { d = refineWeights(c, partitions: 1, error: d) }
                 let values = reuseWeights ? colourQ : colour
-                let block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
-                let cost = Float(d) + lambda * recent.rate.bits(block)
+                var block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
+                var cost = Float(d) + lambda * recent.rate.bits(block)
+                guard cost < chosenCost else { continue }
+                if !reuseWeights {
+                    // Weight steps only for a winner (they lower the error, and change some of
+                    // the weight bytes the estimate saw).
+                    let stepped = refineWeights(c, partitions: 1, error: d)
+                    if stepped < d {
+                        block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
+                        cost = Float(stepped) + lambda * recent.rate.bits(block)
+                    }
+                }
                 if cost < chosenCost {
                     (chosen, chosenLayout, chosenCost, chosenCopy) = (block, recent.layouts[e], cost, -1)
                     recent.colourScratch.update(from: values, count: 16)

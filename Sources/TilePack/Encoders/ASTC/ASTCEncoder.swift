@@ -581,7 +581,8 @@ public final class ASTCEncoder {
                         loadPlanes(aos: quality || recent != nil)
                         var bits = encodeBlock(opaque: alpha == 0xFF00_0000, level: level)
                         if let recent {
-                            bits = rateDistortion(bits, opaque: alpha == 0xFF00_0000, level: level, rdo: rdo, in: recent)
+                            bits = rateDistortion(
+                                bits, opaque: alpha == 0xFF00_0000, level: level, rdo: rdo, in: recent)
                         }
                         let offset = (by * grid.wide + bx) * 16
                         dst.storeBytes(of: bits.lo.littleEndian, toByteOffset: offset, as: UInt64.self)

@@ -16,7 +16,7 @@ final class ASTCRateModel {
     static let literalBits: Float = 7.5
     /// Positions followed per byte (zlib level 6 follows up to 128; the estimate only
     /// ranks candidates, and the longest matches of block data are nearly always among the newest).
-    static let chainDepth = 8
+    static let chainDepth = 4
     static let hashBits = 12
 
     /// The tile's bytes so far, then room for one trial block after them.

@@ -17,6 +17,8 @@ final class ASTCRecentBlocks {
     /// (index in the encoder's `candidates`, -1 when not a reusable one) and colour values.
     private(set) var bits: [ASTCBits] = []
     let decoded: UnsafeMutablePointer<SIMD4<Int32>>
+    /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error).
+    private(set) var sums: [SIMD4<Int32>] = []
     private(set) var layouts: [Int] = []
     let colours: UnsafeMutablePointer<UInt8>
     /// … and their grid values (64 a block: the largest grid of one plane).
@@ -91,6 +93,7 @@ final class ASTCRecentBlocks {
             slot = bits.count
             bits.append(block)
             layouts.append(layout)
+            sums.append(SIMD4())
         } else {
             slot = order.removeLast()
             bits[slot] = block
@@ -98,6 +101,9 @@ final class ASTCRecentBlocks {
         }
         order.insert(slot, at: 0)
         (decoded + slot * texelCount).update(from: chosenTexels, count: texelCount)
+        var sum = SIMD4<Int32>()
+        for t in 0..<texelCount { sum &+= chosenTexels[t] }
+        sums[slot] = sum
         if layout >= 0 {
             (colours + slot * 16).update(from: colourScratch, count: 16)
             (grids + slot * 64).update(from: gridScratch, count: 64)

@@ -108,10 +108,11 @@ extension ASTCEncoder {
 
         // Recent distinct blocks as they are. A block's error is at least n × the squared
         // difference of the two means (each channel's errors sum to n × that at least).
-        let copyBits = ASTCRateModel.matchBits(distance: 16)
+        // The least λ·R of any block but a run of repeats: one 16-byte match.
+        let floorBits = lambda * ASTCRateModel.matchBits(distance: 16)
         let blockSum = SIMD4<Float>(sum)
         for e in recent.order {
-            let limit = chosenCost - lambda * copyBits
+            let limit = chosenCost - floorBits
             guard limit > 0 else { break }
             let gap = blockSum - SIMD4<Float>(recent.sums[e])
             guard (gap * gap).sum() / Float(texelCount) < limit else { continue }
@@ -131,8 +132,7 @@ extension ASTCEncoder {
         // Reuse: an earlier block's endpoints (weights fitted) or weights (endpoints fitted).
         var trials = 0
         for t in 0..<texelCount { partitionOf[t] = 0 }
-        let blockMean = SIMD4<Float>(sum) / Float(texelCount)
-        let floorBits = lambda * ASTCRateModel.matchBits(distance: 16)
+        let blockMean = blockSum / Float(texelCount)
         for e in recent.order where recent.layouts[e] >= 0 {
             guard trials < Self.reuseTrials else { break }
             trials += 1

@@ -5,14 +5,14 @@ import TilePackCodec
 // bits, given the tile's earlier blocks. The encoder's search is in ASTCEncoder.swift;
 // docs/ASTC.md, "Rate-distortion optimisation", tells the candidates and the measurements.
 extension ASTCEncoder {
-    /// Reuse trials per block and kind (endpoints, weights): the newest distinct blocks with a
-    /// reusable layout.
+    /// Reuse trials per block and kind (endpoints, weights) among the newest distinct blocks
+    /// with a reusable layout; the block above is tried as well.
     static let reuseTrials = 4
 
     /// A tile's rate-distortion state for `blockCount` blocks, with this encoder's layouts indexed.
     /// Cost: a few allocations (see ``ASTCRecentBlocks``), one pass over the layouts.
-    func recentBlocks(blockCount: Int) -> ASTCRecentBlocks {
-        let recent = ASTCRecentBlocks(format: format, blockCount: blockCount)
+    func recentBlocks(blockCount: Int, columns: Int) -> ASTCRecentBlocks {
+        let recent = ASTCRecentBlocks(format: format, blockCount: blockCount, columns: columns)
         for (i, c) in (candidates + [fastCandidate]).enumerated() where !c.dual && !c.mixed {
             let key = c.mode << 1 | (c.scaled ? 1 : 0)
             if recent.layoutIndex[key] < 0 { recent.layoutIndex[key] = i }
@@ -73,7 +73,7 @@ extension ASTCEncoder {
     /// texels in `recent.chosenTexels` and, for a reusable layout, its values in
     /// `recent.colourScratch`/`gridScratch`, for ``ASTCRecentBlocks/append(_:layout:)``.
     /// Cost: one or two block decodes, a squared-error pass per recent block (stopped once it
-    /// cannot win), up to 2 × ``reuseTrials`` weight or endpoint fits, a rate estimate each.
+    /// cannot win), up to 2 × (``reuseTrials`` + 1) weight or endpoint fits, a rate estimate each.
     func rateDistortionChoice(
         _ best: ASTCBits, level: Level, lambda: Float, recent: ASTCRecentBlocks
     ) -> (bits: ASTCBits, layout: Int) {
@@ -129,15 +129,27 @@ extension ASTCEncoder {
             recent.gridScratch.update(from: recent.grids + chosenCopy * 64, count: 64)
         }
 
-        // Reuse: an earlier block's endpoints (weights fitted) or weights (endpoints fitted).
-        var trials = 0
+        // Reuse: an earlier block's endpoints (weights fitted) or weights (endpoints fitted),
+        // of the newest reusable blocks and of the block above.
+        var next = 0
         for t in 0..<texelCount { partitionOf[t] = 0 }
         let blockMean = blockSum / Float(texelCount)
-        for e in recent.order where recent.layouts[e] >= 0 {
-            guard trials < Self.reuseTrials else { break }
-            trials += 1
-            let c = reusableLayout(recent.layouts[e])
-            let colour = recent.colours + e * 16
+        for k in 0...Self.reuseTrials {
+            let layout: Int, colour: UnsafeMutablePointer<UInt8>, grid: UnsafeMutablePointer<UInt8>
+            if k < Self.reuseTrials {
+                while next < recent.order.count && recent.layouts[recent.order[next]] < 0 { next += 1 }
+                guard next < recent.order.count else { continue }
+                let e = recent.order[next]
+                next += 1
+                (layout, colour, grid) = (recent.layouts[e], recent.colours + e * 16, recent.grids + e * 64)
+            } else {
+                let a = recent.column
+                guard recent.aboveLayouts[a] >= 0 else { continue }
+                (layout, colour, grid) = (
+                    recent.aboveLayouts[a], recent.aboveColours + a * 16, recent.aboveGrids + a * 64
+                )
+            }
+            let c = reusableLayout(layout)
             for reuseWeights in [false, true] {
                 setEnds(c, colour: colour)
                 // Every decoded texel lies on the segment between the endpoints (within the
@@ -159,7 +171,7 @@ extension ASTCEncoder {
                     guard offSegment + floorBits < chosenCost else { continue }
                 }
                 if reuseWeights {
-                    gridQ.update(from: recent.grids + e * 64, count: c.gridCount)
+                    gridQ.update(from: grid, count: c.gridCount)
                     infill(c)
                     ends[0] = decodedEnds[0]
                     ends[1] = decodedEnds[1]
@@ -185,7 +197,7 @@ extension ASTCEncoder {
                     }
                 }
                 if cost < chosenCost {
-                    (chosen, chosenLayout, chosenCost, chosenCopy) = (block, recent.layouts[e], cost, -1)
+                    (chosen, chosenLayout, chosenCost, chosenCopy) = (block, layout, cost, -1)
                     recent.colourScratch.update(from: values, count: 16)
                     recent.gridScratch.update(from: gridQ, count: 64)
                     decodedChosen = false

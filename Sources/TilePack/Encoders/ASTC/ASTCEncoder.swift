@@ -527,11 +527,12 @@ public final class ASTCEncoder {
         let bw = format.blockWidth, bh = format.blockHeight
         var out = [UInt8](repeating: 0, count: format.byteCount(width: width, height: height))
         let quality = level == .quality
-        let recent = rdo.isOff ? nil : recentBlocks(blockCount: grid.wide * grid.high)
+        let recent = rdo.isOff ? nil : recentBlocks(blockCount: grid.wide * grid.high, columns: grid.wide)
         rgba.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
                 for by in 0..<grid.high {
                     for bx in 0..<grid.wide {
+                        recent?.column = bx
                         // Edge blocks repeat the last row and column, so every offset is
                         // inside the `width × height × 4` bytes checked above.
                         var differ: UInt32 = 0, alpha: UInt32 = 0xFF00_0000

@@ -31,13 +31,24 @@ final class ASTCRecentBlocks {
     /// The chosen block's colour and grid values (an entry's may be overwritten by the block itself).
     let colourScratch: UnsafeMutablePointer<UInt8>
     let gridScratch: UnsafeMutablePointer<UInt8>
+    /// The block column being chosen (set by the encode loop), and per column the last block
+    /// written there (the one above the next): its layout (-1: not reusable), colour and grid values.
+    var column = 0
+    private(set) var aboveLayouts: [Int]
+    let aboveColours: UnsafeMutablePointer<UInt8>
+    let aboveGrids: UnsafeMutablePointer<UInt8>
     /// Per `mode << 1 | colour-scaled`: the encoder's single-partition layout with that block
     /// mode and endpoint kind (-1: none); filled by the encoder.
     var layoutIndex = [Int](repeating: -1, count: 4096)
 
-    init(format: ASTCFormat, blockCount: Int) {
+    init(format: ASTCFormat, blockCount: Int, columns: Int) {
         let n = format.blockWidth * format.blockHeight
         texelCount = n
+        aboveLayouts = [Int](repeating: -1, count: columns)
+        aboveColours = .allocate(capacity: columns * 16)
+        aboveColours.initialize(repeating: 0, count: columns * 16)
+        aboveGrids = .allocate(capacity: columns * 64)
+        aboveGrids.initialize(repeating: 0, count: columns * 64)
         rate = ASTCRateModel(capacity: blockCount * 16)
         decoder = ASTCDecoder(format: format)
         decoded = .allocate(capacity: Self.capacity * n)
@@ -67,6 +78,8 @@ final class ASTCRecentBlocks {
         scratch.deallocate()
         chosenTexels.deallocate()
         colourScratch.deallocate()
+        aboveColours.deallocate()
+        aboveGrids.deallocate()
     }
 
     /// Decodes `block` into `chosenTexels`.
@@ -78,11 +91,17 @@ final class ASTCRecentBlocks {
         }
     }
 
-    /// Records the block written (its texels in `chosenTexels`; with `layout` ≥ 0, a reusable
-    /// layout, its values in `colourScratch` and `gridScratch`): into the rate model's bytes,
-    /// and among the distinct blocks as the newest (the oldest dropped when full).
+    /// Records the block written at `column` (its texels in `chosenTexels`; with `layout` ≥ 0, a
+    /// reusable layout, its values in `colourScratch` and `gridScratch`): into the rate model's
+    /// bytes, as the column's block above the next row's, and among the distinct blocks as the
+    /// newest (the oldest dropped when full).
     func append(_ block: ASTCBits, layout: Int) {
         rate.append(block)
+        aboveLayouts[column] = layout
+        if layout >= 0 {
+            (aboveColours + column * 16).update(from: colourScratch, count: 16)
+            (aboveGrids + column * 64).update(from: gridScratch, count: 64)
+        }
         if let known = bits.firstIndex(where: { $0.lo == block.lo && $0.hi == block.hi }) {
             order.removeAll { $0 == known }
             order.insert(known, at: 0)

@@ -32,7 +32,8 @@ public struct RegionBuild: Sendable {
         public var codec: TileCodecChoice = .astc6x6
         public var codecLevel: PVRTCEncoder.Level = .quality
         /// ASTC's rate-distortion λ (`--rdo`); nil = the codec's default at `codecLevel`
-        /// (``TileCodecChoice/rateDistortion(_:level:argument:)``), none for PNG and PVRTC (given with those, the build throws ``ASTCRateDistortionError``).
+        /// (``TileCodecChoice/rateDistortion(_:level:argument:)``), none for PNG and PVRTC
+        /// (given with those, the build throws ``ASTCRateDistortionError``).
         public var rdo: ASTCRateDistortion?
         /// MBTiles `name`; nil = the source's base name.
         public var name: String?

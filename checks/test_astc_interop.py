@@ -10,7 +10,8 @@
    astcenc's current source) write magenta; those count as agreeing when the whole block is
    white in astcenc and magenta in ours.
 3. Our own encodes (`tilepack codec encode --format astc4x4|astc6x6|astc8x8`, fast and
-   quality, when the encoder exists): astcenc decodes them exactly as we do.
+   quality, and with `--rdo` at 2, 16 (quality) and 4 (fast), when the encoder exists): astcenc
+   decodes them exactly as we do.
 One test per image, block size and preset (astcenc's decompressor and texture2ddecoder), per
 random block size, and per own encode. Needs astc-encoder-py, texture2ddecoder, numpy and
 tifffile (the peers of checks/requirements.txt).
@@ -195,15 +196,19 @@ def encoder(inputs):
         pytest.skip("this tilepack has no ASTC encoder")
 
 
-@pytest.mark.parametrize("level", ["fast", "quality"])
+@pytest.mark.parametrize("level, rdo", [("fast", None), ("quality", None), ("quality", "2"), ("quality", "16"),
+                                        ("fast", "4")])
 @pytest.mark.parametrize("bw", [4, 6, 8])
 @pytest.mark.parametrize("name", IMAGE_NAMES)
-def test_own_encodes_decode_in_astcenc_as_in_tilepack(inputs, encoder, name, bw, level):
+def test_own_encodes_decode_in_astcenc_as_in_tilepack(inputs, encoder, name, bw, level, rdo):
+    """Our blocks, also rate-distortion-optimised ones (`--rdo`: copies, constant blocks, reused
+    endpoints with refitted weights), decode in astcenc exactly as in tilepack."""
     img = inputs[2][name]
     h, w = img.shape[:2]
     src = os.path.join(TMP, f"{name}.rgba")
     img.tofile(src)
-    out = os.path.join(TMP, f"{name}-{bw}-{level}.astc")
-    run("codec", "encode", src, "--size", f"{w}x{h}", "--format", f"astc{bw}x{bw}", "--level", level, "-o", out)
-    bad = compare(f"{name} astc{bw}x{bw} tilepack-{level}", open(out, "rb").read(), bw, bw, w, h)
+    out = os.path.join(TMP, f"{name}-{bw}-{level}-{rdo}.astc")
+    extra = ["--rdo", rdo] if rdo else []
+    run("codec", "encode", src, "--size", f"{w}x{h}", "--format", f"astc{bw}x{bw}", "--level", level, *extra, "-o", out)
+    bad = compare(f"{name} astc{bw}x{bw} tilepack-{level} rdo {rdo}", open(out, "rb").read(), bw, bw, w, h)
     assert not bad, "; ".join(bad)

@@ -114,6 +114,16 @@ struct BuildCommand: ParsableCommand {
     @Option(
         help:
             """
+            ASTC rate-distortion λ: squared error traded per bit of deflated tile size, so tiles compress \
+            smaller at a small loss (0 is off; default \(ASTCRateDistortion.standard) at --level quality, chosen \
+            on real tiles, 0 at fast: docs/CODECS.md). Refused with png and pvrtc.
+            """
+    )
+    var rdo: Double?
+
+    @Option(
+        help:
+            """
             How samples become colours: auto (decides from the file; see above), rgb, elevation (tint × \
             hillshade), bathymetry (the seabed ramp × hillshade), hillshade (grey, gdaldem's bytes), percent (a \
             fixed 0…100 ramp), classes (a categorical palette), stretch or palette.
@@ -395,6 +405,13 @@ struct BuildCommand: ParsableCommand {
         }
         request.codec = codec
         request.codecLevel = level
+        do {
+            request.rdo = try rdo.map { try ASTCRateDistortion(lambda: $0) }
+            _ = try codec.rateDistortion(request.rdo)
+        } catch let error as ASTCRateDistortionError {
+            printError(error.description)
+            throw ExitCode(error.category.exitStatus)
+        }
         request.name = name
         request.description = description
         request.attribution = attribution

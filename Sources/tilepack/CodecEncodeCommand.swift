@@ -44,6 +44,15 @@ struct CodecEncodeCommand: ParsableCommand {
     )
     var level: PVRTCEncoder.Level = .quality
 
+    @Option(
+        help:
+            """
+            ASTC only: rate-distortion λ, squared error traded per bit of deflated size (0, the default here, is \
+            off; builds default to \(ASTCRateDistortion.standard)).
+            """
+    )
+    var rdo: Double?
+
     @Option(name: .shortAndLong, help: "Output file for the words.")
     var output: String
 
@@ -61,6 +70,10 @@ struct CodecEncodeCommand: ParsableCommand {
 
     func run() throws {
         do {
+            let rdo = try rdo.map { try ASTCRateDistortion(lambda: $0) } ?? .off
+            if case .pvrtc(let pvrtc) = format, self.rdo != nil {
+                throw ASTCRateDistortionError(argument: "--rdo", codec: pvrtc.rawValue)
+            }
             try OutputPath.checkDirectory(of: output)
             let input = try CodecIO.loadImage(image, size: size)
             let encode: () throws -> [UInt8]
@@ -79,7 +92,8 @@ struct CodecEncodeCommand: ParsableCommand {
             case .astc(let astc):
                 let encoder = try ASTCEncoder(format: astc)
                 encode = {
-                    try encoder.encode(rgba: input.rgba, width: input.width, height: input.height, level: level)
+                    try encoder.encode(
+                        rgba: input.rgba, width: input.width, height: input.height, level: level, rdo: rdo)
                 }
                 let decoder = ASTCDecoder(format: astc)
                 decode = { try decoder.decode($0, width: input.width, height: input.height) }
@@ -112,6 +126,12 @@ struct CodecEncodeCommand: ParsableCommand {
                 """
             )
             print("encode \(rate(encodeTime)) Mpix/s  decode \(rate(decodeTime)) Mpix/s (one thread)")
+            if case .astc = format {
+                // What a KTX2 tile stores (zlib 6), and the estimate `--rdo` optimises.
+                print(
+                    "deflate \(try Zlib.deflate(words).count) bytes (rate model \(ASTCEncoder.estimatedDeflateBytes(words)))"
+                )
+            }
         } catch let error as any TilePackError {
             printError(error.description)
             throw ExitCode(error.category.exitStatus)

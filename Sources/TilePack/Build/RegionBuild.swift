@@ -31,6 +31,10 @@ public struct RegionBuild: Sendable {
         /// tiles (docs/CODECS.md, "Seams").
         public var codec: TileCodecChoice = .astc6x6
         public var codecLevel: PVRTCEncoder.Level = .quality
+        /// ASTC's rate-distortion λ (`--rdo`); nil = the codec's default at `codecLevel`
+        /// (``TileCodecChoice/rateDistortion(_:level:argument:)``), none for PNG and PVRTC
+        /// (given with those, the build throws ``ASTCRateDistortionError``).
+        public var rdo: ASTCRateDistortion?
         /// MBTiles `name`; nil = the source's base name.
         public var name: String?
         public var description = ""
@@ -173,7 +177,9 @@ public struct RegionBuild: Sendable {
         if opened.mosaic != nil { options.sourceCacheBytes = TIFFFilePool.totalCacheBytes }
         let builder = TileBuilder(
             source: opened.source, georeference: opened.georeference, options: options,
-            codec: request.codec.codec(level: request.codecLevel))
+            codec: request.codec.codec(
+                level: request.codecLevel,
+                rdo: try request.codec.rateDistortion(request.rdo, level: request.codecLevel) ?? .off))
         do {
             let plan = try builder.plan()
             // Refused here, before `build` prints its plan or reads statistics of every band.
@@ -404,6 +410,7 @@ public struct RegionBuild: Sendable {
                 minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
                 colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
                 codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
+                rdo: try request.codec.rateDistortion(request.rdo, level: request.codecLevel)?.description,
                 tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
                 hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands,
                 elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,
@@ -424,6 +431,8 @@ public struct RegionBuild: Sendable {
         let keepEmpty: Bool
         let codec: String
         let codecLevel: String?
+        /// ASTC's rate-distortion λ (`--rdo`, the default's when not given); absent for PNG and PVRTC.
+        var rdo: String? = nil
         /// `--tint`, `--tint-range` and the light, each only when not the default (absent then).
         var tint: String? = nil, tintRange: String? = nil, hillshade: String? = nil
         /// `--bands` as given (1-based); omitted when not given, so older identities still match.
@@ -435,7 +444,7 @@ public struct RegionBuild: Sendable {
         var elevationPrecision: Double? = nil
 
         enum CodingKeys: String, CodingKey {
-            case resampling, codec, tint, hillshade, bands, elevation
+            case resampling, codec, tint, hillshade, bands, elevation, rdo
             case tintRange = "tint_range"
             case elevationEncoding = "elevation_encoding"
             case elevationPrecision = "elevation_precision"
@@ -455,6 +464,7 @@ public struct RegionBuild: Sendable {
             try c.encode(keepEmpty, forKey: .keepEmpty)
             try c.encode(codec, forKey: .codec)
             try c.encodeOrNull(codecLevel, forKey: .codecLevel)
+            try c.encodeIfPresent(rdo, forKey: .rdo)
             try c.encodeIfPresent(tint, forKey: .tint)
             try c.encodeIfPresent(tintRange, forKey: .tintRange)
             try c.encodeIfPresent(hillshade, forKey: .hillshade)

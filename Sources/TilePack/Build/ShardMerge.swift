@@ -106,6 +106,7 @@ public struct ShardMerge: Sendable {
         }
         let level = rows[MBTilesMetadata.Key.codecLevel].flatMap(PVRTCEncoder.Level.init(rawValue:)) ?? .quality
         let keepEmpty = try Self.keepEmpty(rows[MBTilesMetadata.Key.buildOptions], path: reference.path)
+        let rdo = Self.rateDistortion(rows[MBTilesMetadata.Key.buildOptions])
 
         let owners = try Self.owners(shards, partition: partition, plan: plan)
         let checked = clock.now
@@ -122,7 +123,8 @@ public struct ShardMerge: Sendable {
         let copied = clock.now
         let tileSize = metadata.tileSize
         let levels = try TileBuilder.buildLevels(
-            above: partition, plan: plan, codec: choice.codec(level: level), elevation: reference.record.elevation,
+            above: partition, plan: plan, codec: choice.codec(level: level, rdo: rdo),
+            elevation: reference.record.elevation,
             categorical: rows[MBTilesMetadata.Key.valueKind] == ValueKind.class.rawValue,
             categoricalColour: rows[MBTilesMetadata.Key.colorMode] == ColorMode.classes.rawValue,
             keepEmpty: keepEmpty, workers: max(1, workers), given: Set(owners.keys),
@@ -218,6 +220,16 @@ public struct ShardMerge: Sendable {
             let name = recorded.elevation
         else { return .all }
         return ElevationLevels(rawValue: name) ?? .all
+    }
+
+    /// The shards' rate-distortion λ, so merged parents are encoded as the shards' tiles; a
+    /// shard built before `--rdo` existed has none (off).
+    private static func rateDistortion(_ options: String?) -> ASTCRateDistortion {
+        struct Recorded: Decodable { let rdo: String? }
+        guard let options, let recorded = try? JSONDecoder().decode(Recorded.self, from: Data(options.utf8)),
+            let text = recorded.rdo, let lambda = Double(text), let rdo = try? ASTCRateDistortion(lambda: lambda)
+        else { return .off }
+        return rdo
     }
 
     private static func keepEmpty(_ options: String?, path: String) throws -> Bool {

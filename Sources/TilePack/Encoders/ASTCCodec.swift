@@ -7,6 +7,8 @@ import TilePackCodec
 public struct ASTCCodec: TileCodec, FixedSizeTileDecoder {
     public let format: ASTCFormat
     public let level: ASTCEncoder.Level
+    /// Error traded for deflated size (``ASTCRateDistortion``); `.off` keeps the best-error blocks.
+    public let rdo: ASTCRateDistortion
     private let encoders: ScratchPool<ASTCEncoder?>
     private let decoder: ASTCTileDecoder
 
@@ -17,9 +19,12 @@ public struct ASTCCodec: TileCodec, FixedSizeTileDecoder {
     public var encodeTimeFollowsDetail: Bool { level == .quality }
 
     /// `format` must be one of ``ASTCEncoder/supportedFormats`` for `encode` to work.
-    public init(format: ASTCFormat = .astc6x6, level: ASTCEncoder.Level = .quality) {
+    public init(
+        format: ASTCFormat = .astc6x6, level: ASTCEncoder.Level = .quality, rdo: ASTCRateDistortion = .off
+    ) {
         self.format = format
         self.level = level
+        self.rdo = rdo
         encoders = ScratchPool { try? ASTCEncoder(format: format) }
         decoder = ASTCTileDecoder(format: format)
     }
@@ -33,7 +38,7 @@ public struct ASTCCodec: TileCodec, FixedSizeTileDecoder {
     public func encode(rgba: [UInt8], width: Int, height: Int) throws -> [UInt8] {
         guard let encoder = encoders.take() else { _ = try ASTCEncoder(format: format); return [] }
         defer { encoders.give(encoder) }
-        return try encoder.encode(rgba: rgba, width: width, height: height, level: level)
+        return try encoder.encode(rgba: rgba, width: width, height: height, level: level, rdo: rdo)
     }
 
     public func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] {

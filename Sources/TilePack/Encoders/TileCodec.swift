@@ -22,16 +22,33 @@ extension TileCodec {
 
 extension TileCodecChoice {
     /// The codec, with GPU payloads (PVRTC, ASTC) written as KTX2 files (see
-    /// ``KTX2TileCodec``). `level` applies to PVRTC and ASTC.
-    public func codec(level: PVRTCEncoder.Level = .quality) -> any TileCodec {
+    /// ``KTX2TileCodec``). `level` applies to PVRTC and ASTC, `rdo` to ASTC only (others
+    /// ignore it: ``rateDistortion(_:)`` says which take it).
+    public func codec(level: PVRTCEncoder.Level = .quality, rdo: ASTCRateDistortion = .off) -> any TileCodec {
         switch self {
         case .png: PNGCodec()
         case .pvrtc4: KTX2TileCodec(PVRTCCodec(format: .pvrtc4, level: level))
         case .pvrtc2: KTX2TileCodec(PVRTCCodec(format: .pvrtc2, level: level))
-        case .astc4x4: KTX2TileCodec(ASTCCodec(format: .astc4x4, level: level))
-        case .astc6x6: KTX2TileCodec(ASTCCodec(format: .astc6x6, level: level))
-        case .astc8x8: KTX2TileCodec(ASTCCodec(format: .astc8x8, level: level))
+        case .astc4x4: KTX2TileCodec(ASTCCodec(format: .astc4x4, level: level, rdo: rdo))
+        case .astc6x6: KTX2TileCodec(ASTCCodec(format: .astc6x6, level: level, rdo: rdo))
+        case .astc8x8: KTX2TileCodec(ASTCCodec(format: .astc8x8, level: level, rdo: rdo))
         }
+    }
+
+    /// The rate-distortion λ this codec builds with at `level`: `requested` (a person's `--rdo`)
+    /// for ASTC; when none was given, ``ASTCRateDistortion/standard`` at `quality` and off at
+    /// `fast` (asked for speed: the choice costs about as much again as `quality`'s encode);
+    /// nil for PNG and PVRTC.
+    /// - Throws: ``ASTCRateDistortionError`` (`notASTC`) when `requested` is given for PNG or PVRTC.
+    /// - Cost: constant.
+    public func rateDistortion(
+        _ requested: ASTCRateDistortion?, level: PVRTCEncoder.Level = .quality, argument: String = "--rdo"
+    ) throws(ASTCRateDistortionError) -> ASTCRateDistortion? {
+        guard astcFormat != nil else {
+            if requested != nil { throw ASTCRateDistortionError(argument: argument, codec: rawValue) }
+            return nil
+        }
+        return requested ?? (level == .quality ? .standard : .off)
     }
 }
 

@@ -35,11 +35,18 @@ public struct PackCutter {
     /// The masters, by archive name.
     public let masters: [String: MBTilesReader]
     public let level: PVRTCEncoder.Level
+    /// ASTC's rate-distortion λ for re-encoded edge tiles; nil: a default build's at `level`
+    /// (``TileCodecChoice/rateDistortion(_:level:argument:)``). PNG and PVRTC ignore it.
+    public let rdo: ASTCRateDistortion?
 
-    public init(plan: PackPlan, masters: [String: MBTilesReader], level: PVRTCEncoder.Level = .quality) {
+    public init(
+        plan: PackPlan, masters: [String: MBTilesReader], level: PVRTCEncoder.Level = .quality,
+        rdo: ASTCRateDistortion? = nil
+    ) {
         self.plan = plan
         self.masters = masters
         self.level = level
+        self.rdo = rdo
     }
 
     /// The layers' descriptions, in plan order.
@@ -136,7 +143,11 @@ public struct PackCutter {
                 }
             }
         }
-        do { return try choice.codec(level: level).encode(rgba: rgba, width: side, height: side) } catch {
+        do {
+            return try choice.codec(
+                level: level, rdo: (try? choice.rateDistortion(rdo, level: level)).flatMap { $0 } ?? .off
+            ).encode(rgba: rgba, width: side, height: side)
+        } catch {
             throw PackError(
                 .invalidInput, subject: path, "tile \(tile) cannot be re-encoded as \(choice.rawValue): \(error)")
         }

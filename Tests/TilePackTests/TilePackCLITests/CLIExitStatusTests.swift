@@ -125,4 +125,25 @@ struct CLIExitStatusTests {
         #expect(fileExists(out + "/montblanc-dem.mbtiles") && !fileExists(out + "/missing.mbtiles"))
         #expect(partial.stderr.hasSuffix("error: built 1 of 2 archives; failed: \(missing)\n"), "\(partial.stderr)")
     }
+
+    /// `--rdo`: a λ that is not a number from 0 to 1000, or one given with PNG or PVRTC, is a
+    /// usage error (64) naming `--rdo`, before anything is built; likewise for `codec encode`.
+    @Test(arguments: [
+        ["--rdo=-1"], ["--rdo", "nan"], ["--rdo", "inf"], ["--rdo", "5000"], ["--codec", "png", "--rdo", "1"],
+        ["--codec", "pvrtc4", "--rdo", "0"],
+    ])
+    func aBadRDOIsAUsageError(_ options: [String]) throws {
+        let dir = TemporaryDirectory()
+        let out = dir.file("x.mbtiles")
+        let run = try Self.tilepack(
+            ["build", TestData.sampleRegions + "/montblanc-color.tif", "-o", out, "--quiet"] + options, in: dir)
+        #expect(run.status == 64 && !fileExists(out), "\(options): \(run.stderr)")
+        #expect(run.stderr.hasPrefix("error: --rdo") && run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        let encode = try Self.tilepack(
+            [
+                "codec", "encode", TestData.sampleRegions + "/montblanc-color.tif", "--format", "pvrtc4", "--rdo", "1",
+                "-o", dir.file("o.pvr"),
+            ], in: dir)
+        #expect(encode.status == 64 && encode.stderr.hasPrefix("error: --rdo"), "\(encode.stderr)")
+    }
 }

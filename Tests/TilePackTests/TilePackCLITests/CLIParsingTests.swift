@@ -75,7 +75,7 @@ struct CLIParsingTests {
             ["build", "x.tif", "--codec", "foo"],
             "The value 'foo' is invalid for '--codec <codec>'. Please provide one of the following:"
         ),
-        (["build", "x.tif", "--zoom", "12"], "Unknown option '--zoom'. Did you mean '--color'?"),
+        (["build", "x.tif", "--zoom", "12"], "Unknown option '--zoom'. Did you mean '--rdo'?"),
         (["build"], "Missing expected argument '<sources> ...'"),
         (["info"], "Missing expected argument '<files> ...'"),
         (["query"], "expected LAT LON ZOOM (or geo:LAT,LON ZOOM), got 0 values"),

@@ -546,9 +546,14 @@ public final class ASTCEncoder {
     }
 
     /// Encodes `rgba` (`width × height × 4` bytes, rows top first); edge blocks repeat the
-    /// last row and column.
+    /// last row and column. `rdo` other than ``ASTCRateDistortion/off`` chooses each opaque
+    /// block for error and deflated size together (ASTCEncoder+RateDistortion.swift).
     /// - Throws: ``CodecError`` for a size outside 1…16384 or a wrong byte count.
-    public func encode(rgba: [UInt8], width: Int, height: Int, level: Level = .quality) throws(CodecError) -> [UInt8] {
+    /// - Cost: the search per block (see the type); `rdo` adds a decode, a rate estimate and a
+    ///   few trial fits per opaque block, and the tile's bytes once more in memory.
+    public func encode(
+        rgba: [UInt8], width: Int, height: Int, level: Level = .quality, rdo: ASTCRateDistortion = .off
+    ) throws(CodecError) -> [UInt8] {
         try format.validateSize(width: width, height: height)
         guard rgba.count == width * height * 4 else {
             throw .byteCount(what: "RGBA input", expected: width * height * 4, actual: rgba.count)
@@ -557,10 +562,12 @@ public final class ASTCEncoder {
         let bw = format.blockWidth, bh = format.blockHeight
         var out = [UInt8](repeating: 0, count: format.byteCount(width: width, height: height))
         let quality = level == .quality
+        let recent = rdo.isOff ? nil : recentBlocks(blockCount: grid.wide * grid.high, columns: grid.wide)
         rgba.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
                 for by in 0..<grid.high {
                     for bx in 0..<grid.wide {
+                        recent?.column = bx
                         // Edge blocks repeat the last row and column, so every offset is
                         // inside the `width × height × 4` bytes checked above.
                         var differ: UInt32 = 0, alpha: UInt32 = 0xFF00_0000
@@ -604,10 +611,15 @@ public final class ASTCEncoder {
                             dst.storeBytes(
                                 of: (c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48).littleEndian,
                                 toByteOffset: offset + 8, as: UInt64.self)
+                            if let recent { recordConstant(dst, at: offset, in: recent) }
                             continue
                         }
-                        loadPlanes(aos: quality)
-                        let bits = encodeBlock(opaque: alpha == 0xFF00_0000, level: level)
+                        loadPlanes(aos: quality || recent != nil)
+                        var bits = encodeBlock(opaque: alpha == 0xFF00_0000, level: level)
+                        if let recent {
+                            bits = rateDistortion(
+                                bits, opaque: alpha == 0xFF00_0000, level: level, rdo: rdo, in: recent)
+                        }
                         let offset = (by * grid.wide + bx) * 16
                         dst.storeBytes(of: bits.lo.littleEndian, toByteOffset: offset, as: UInt64.self)
                         dst.storeBytes(of: bits.hi.littleEndian, toByteOffset: offset + 8, as: UInt64.self)

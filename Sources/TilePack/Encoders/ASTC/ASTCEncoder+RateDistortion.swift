@@ -1,0 +1,270 @@
+import TilePackCodec
+
+// Rate-distortion optimisation: after the search has found a block's best-error encoding, the
+// block that minimises D + λ·R among it and cheaper alternatives that deflate codes in fewer
+// bits, given the tile's earlier blocks. The encoder's search is in ASTCEncoder.swift;
+// docs/ASTC.md, "Rate-distortion optimisation", tells the candidates and the measurements.
+extension ASTCEncoder {
+    /// Reuse trials per block and kind (endpoints, weights) among the newest distinct blocks
+    /// with a reusable layout; the block above is tried as well.
+    static let reuseTrials = 4
+
+    /// A tile's rate-distortion state for `blockCount` blocks, with this encoder's layouts indexed.
+    /// Cost: a few allocations (see ``ASTCRecentBlocks``), one pass over the layouts.
+    func recentBlocks(blockCount: Int, columns: Int) -> ASTCRecentBlocks {
+        let recent = ASTCRecentBlocks(format: format, blockCount: blockCount, columns: columns)
+        for (i, c) in (candidates + [fastCandidate]).enumerated() where !c.dual && !c.mixed {
+            let key = c.mode << 1 | (c.scaled ? 1 : 0)
+            if recent.layoutIndex[key] < 0 { recent.layoutIndex[key] = i }
+        }
+        return recent
+    }
+
+    /// Layout `i` of ``recentBlocks(blockCount:)``'s index (`candidates`, then `fastCandidate`).
+    @inline(__always) func reusableLayout(_ i: Int) -> Candidate {
+        i < candidates.count ? candidates[i] : fastCandidate
+    }
+
+    /// The layout index of one of our single-partition blocks (direct or colour-scaled RGB
+    /// endpoints, one plane), -1 for any other.
+    func reusableLayout(of block: ASTCBits, in recent: ASTCRecentBlocks) -> Int {
+        let mode = Int(block.lo & 0x7FF), partitions = Int(block.lo >> 11 & 3), cem = Int(block.lo >> 13 & 0xF)
+        guard mode & 0x1FF != 0x1FC, partitions == 0, cem == 6 || cem == 8 else { return -1 }
+        return recent.layoutIndex[mode << 1 | (cem == 6 ? 1 : 0)]
+    }
+
+    /// The encode loop's hook for a block that is not constant: opaque blocks get
+    /// ``rateDistortionChoice(_:level:lambda:recent:)``; others keep `best` (alpha stays the
+    /// search's, exact where the source's is 0 or 255). Either is recorded in `recent`.
+    /// Cost: see ``rateDistortionChoice(_:level:lambda:recent:)``; a decode for the others.
+    func rateDistortion(
+        _ best: ASTCBits, opaque: Bool, level: Level, rdo: ASTCRateDistortion, in recent: ASTCRecentBlocks
+    ) -> ASTCBits {
+        guard opaque else {
+            recent.decode(best)
+            recent.append(best, layout: -1)
+            return best
+        }
+        let (bits, layout) = rateDistortionChoice(best, level: level, lambda: rdo.lambda, recent: recent)
+        recent.append(bits, layout: layout)
+        return bits
+    }
+
+    /// Records the constant block the encode loop wrote at `offset` of `blocks`.
+    /// Cost: one decode of a constant block, the scan of the distinct blocks.
+    func recordConstant(_ blocks: UnsafeMutableRawBufferPointer, at offset: Int, in recent: ASTCRecentBlocks) {
+        let bits = ASTCBits(
+            lo: UInt64(littleEndian: blocks.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+            hi: UInt64(littleEndian: blocks.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+        recent.decode(bits)
+        recent.append(bits, layout: -1)
+    }
+
+    /// The block to write for the opaque texels in `texels`/`texelInts` whose best-error block
+    /// is `best` (just returned by ``encodeBlock(opaque:level:)``, whose values are still in the
+    /// scratch): the least `D + λ·R` among
+    /// - `best`;
+    /// - a constant (void-extent) block of the texels' mean;
+    /// - each recent distinct block as it is (a 16-byte match);
+    /// - the newest blocks' endpoints with weights fitted to these texels (the block's first
+    ///   bytes, mode and colour values, repeat);
+    /// - the newest blocks' weights with endpoints fitted to these texels (its last bytes repeat).
+    /// D is the exact decoded error; R the ``ASTCRateModel`` estimate. Leaves the choice's
+    /// texels in `recent.chosenTexels` and, for a reusable layout, its values in
+    /// `recent.colourScratch`/`gridScratch`, for ``ASTCRecentBlocks/append(_:layout:)``.
+    /// Cost: one or two block decodes, a squared-error pass per recent block (stopped once it
+    /// cannot win), up to 2 × (``reuseTrials`` + 1) weight or endpoint fits, a rate estimate each.
+    func rateDistortionChoice(
+        _ best: ASTCBits, level: Level, lambda: Float, recent: ASTCRecentBlocks
+    ) -> (bits: ASTCBits, layout: Int) {
+        recent.decode(best)
+        let bestError = squaredError(recent.chosenTexels, limit: Int.max)
+        var chosen = best, chosenLayout = reusableLayout(of: best, in: recent), chosenCopy = -1
+        var chosenCost = Float(bestError) + lambda * recent.rate.bits(best)
+        if chosenLayout >= 0 {
+            recent.colourScratch.update(from: level == .fast ? colourQ : bestColourQ, count: 16)
+            recent.gridScratch.update(from: level == .fast ? gridQ : bestGridQ, count: 64)
+        }
+        var decodedChosen = true
+
+        // A constant block of the mean colour (flat water, snow, shadow).
+        var sum = SIMD4<Int32>()
+        for t in 0..<texelCount { sum &+= texelInts[t] }
+        let n = Int32(texelCount)
+        let mean = (sum &+ n / 2) / n
+        var flatError = 0
+        for t in 0..<texelCount {
+            let d = texelInts[t] &- mean
+            flatError += Int((d &* d).wrappedSum())
+        }
+        if Float(flatError) < chosenCost {
+            let c = SIMD4<UInt64>(truncatingIfNeeded: mean) &* 257
+            let flat = ASTCBits(lo: 0xDFC | ((1 << 52) - 1) << 12, hi: c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48)
+            let cost = Float(flatError) + lambda * recent.rate.bits(flat)
+            if cost < chosenCost {
+                (chosen, chosenLayout, chosenCost, decodedChosen) = (flat, -1, cost, false)
+            }
+        }
+
+        // Recent distinct blocks as they are. A block's error is at least n × the squared
+        // difference of the two means (each channel's errors sum to n × that at least).
+        // The least λ·R of any block but a run of repeats: one 16-byte match.
+        let floorBits = lambda * ASTCRateModel.matchBits(distance: 16)
+        let blockSum = SIMD4<Float>(sum)
+        for e in recent.order {
+            let limit = chosenCost - floorBits
+            guard limit > 0 else { break }
+            let gap = blockSum - SIMD4<Float>(recent.sums[e])
+            guard (gap * gap).sum() / Float(texelCount) < limit else { continue }
+            let d = squaredError(recent.decoded + e * texelCount, limit: Int(limit))
+            guard Float(d) < limit else { continue }
+            let cost = Float(d) + lambda * recent.rate.bits(recent.bits[e])
+            if cost < chosenCost {
+                (chosen, chosenLayout, chosenCost, chosenCopy) = (recent.bits[e], recent.layouts[e], cost, e)
+                decodedChosen = false
+            }
+        }
+        if chosenCopy >= 0 && chosenLayout >= 0 {
+            recent.colourScratch.update(from: recent.colours + chosenCopy * 16, count: 16)
+            recent.gridScratch.update(from: recent.grids + chosenCopy * 64, count: 64)
+        }
+
+        // Reuse: an earlier block's endpoints (weights fitted) or weights (endpoints fitted),
+        // of the newest reusable blocks and of the block above.
+        var next = 0
+        for t in 0..<texelCount { partitionOf[t] = 0 }
+        let blockMean = blockSum / Float(texelCount)
+        for k in 0...Self.reuseTrials {
+            let layout: Int, colour: UnsafeMutablePointer<UInt8>, grid: UnsafeMutablePointer<UInt8>
+            if k < Self.reuseTrials {
+                while next < recent.order.count && recent.layouts[recent.order[next]] < 0 { next += 1 }
+                guard next < recent.order.count else { continue }
+                let e = recent.order[next]
+                next += 1
+                (layout, colour, grid) = (recent.layouts[e], recent.colours + e * 16, recent.grids + e * 64)
+            } else {
+                let a = recent.column
+                guard recent.aboveLayouts[a] >= 0 else { continue }
+                (layout, colour, grid) = (
+                    recent.aboveLayouts[a], recent.aboveColours + a * 16, recent.aboveGrids + a * 64
+                )
+            }
+            let c = reusableLayout(layout)
+            for reuseWeights in [false, true] {
+                setEnds(c, colour: colour)
+                // Every decoded texel lies on the segment between the endpoints (within the
+                // decoder's rounding), so their mean does: n × the block mean's squared distance
+                // from it bounds the error below; then, about as firmly, each texel's own
+                // distance less a margin for the rounding, before the weights are fitted.
+                if !reuseWeights {
+                    let o = decodedEnds[0], d = decodedEnds[1] - o, len = (d * d).sum()
+                    let scale = len > 0 ? 1 / len : 0
+                    let w = min(max(((blockMean - o) * d).sum() * scale, 0), 1)
+                    let r = blockMean - (o + d * w)
+                    guard Float(texelCount) * (r * r).sum() + floorBits < chosenCost else { continue }
+                    var offSegment: Float = 0
+                    for t in 0..<texelCount {
+                        let wt = min(max(((texels[t] - o) * d).sum() * scale, 0), 1)
+                        let rt = texels[t] - (o + d * wt)
+                        offSegment += max((rt * rt).sum() - 3, 0)
+                    }
+                    guard offSegment + floorBits < chosenCost else { continue }
+                }
+                if reuseWeights {
+                    gridQ.update(from: grid, count: c.gridCount)
+                    infill(c)
+                    ends[0] = decodedEnds[0]
+                    ends[1] = decodedEnds[1]
+                    refitEnds(partitions: 1)
+                    if c.scaled { refitScaledEnds(partition: 0) }
+                    quantise(c, partitions: 1, level: c.rgbLevel, opaque: true)
+                } else {
+                    computeWeights(c, partitions: 1)
+                }
+                let d = error()
+                guard Float(d) + floorBits < chosenCost else { continue }
+                let values = reuseWeights ? colourQ : colour
+                var block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
+                var cost = Float(d) + lambda * recent.rate.bits(block)
+                guard cost < chosenCost else { continue }
+                if !reuseWeights {
+                    // Weight steps only for a winner (they lower the error, and change some of
+                    // the weight bytes the estimate saw).
+                    let stepped = refineWeights(c, partitions: 1, error: d)
+                    if stepped < d {
+                        block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
+                        cost = Float(stepped) + lambda * recent.rate.bits(block)
+                    }
+                }
+                if cost < chosenCost {
+                    (chosen, chosenLayout, chosenCost, chosenCopy) = (block, layout, cost, -1)
+                    recent.colourScratch.update(from: values, count: 16)
+                    recent.gridScratch.update(from: gridQ, count: 64)
+                    decodedChosen = false
+                }
+            }
+        }
+
+        if chosenCopy >= 0 {
+            recent.chosenTexels.update(from: recent.decoded + chosenCopy * texelCount, count: texelCount)
+        } else if !decodedChosen {
+            recent.decode(chosen)
+        }
+        return (chosen, chosenLayout)
+    }
+
+    /// Summed squared error of `decoded` against `texelInts`, stopping once past `limit`.
+    @inline(__always)
+    func squaredError(_ decoded: UnsafeMutablePointer<SIMD4<Int32>>, limit: Int) -> Int {
+        var sum = 0
+        for t in 0..<texelCount {
+            let d = decoded[t] &- texelInts[t]
+            sum += Int((d &* d).wrappedSum())
+            if sum > limit { return sum }
+        }
+        return sum
+    }
+
+    /// `decodedEnds`, `base` and `slope` of partition 0 from layout `c`'s (opaque) colour values.
+    func setEnds(_ c: Candidate, colour: UnsafeMutablePointer<UInt8>) {
+        let values = colourValue + c.rgbLevel * 256
+        var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0
+        if c.scaled {
+            let s = Int32(values[Int(colour[3])])
+            for ch in 0..<3 {
+                q1[ch] = Int32(values[Int(colour[ch])])
+                q0[ch] = (q1[ch] &* s) >> 8
+            }
+        } else {
+            for ch in 0..<3 {
+                q0[ch] = Int32(values[Int(colour[2 * ch])])
+                q1[ch] = Int32(values[Int(colour[2 * ch + 1])])
+            }
+        }
+        decodedEnds[0] = SIMD4<Float>(q0)
+        decodedEnds[1] = SIMD4<Float>(q1)
+        base[0] = 257 &* 64 &* q0 &+ 32
+        slope[0] = 257 &* (q1 &- q0)
+    }
+}
+
+extension ASTCEncoder {
+    /// The rate model's estimate of deflate's output for a whole tile of `blocks` (16 bytes
+    /// each, in order), in bytes: what `rdo` optimises, for comparing with zlib's real output
+    /// (`tilepack codec encode --stats` prints both).
+    /// Cost: the model's estimate per block (see ``ASTCRateModel``); two allocations.
+    public static func estimatedDeflateBytes(_ blocks: [UInt8]) -> Int {
+        let model = ASTCRateModel(capacity: blocks.count)
+        var bits: Float = 0
+        blocks.withUnsafeBytes { raw in
+            for offset in stride(from: 0, to: raw.count - 15, by: 16) {
+                let block = ASTCBits(
+                    lo: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                    hi: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
+                bits += model.bits(block)
+                model.append(block)
+            }
+        }
+        return Int((bits / 8).rounded(.up))
+    }
+}

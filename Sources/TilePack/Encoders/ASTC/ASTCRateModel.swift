@@ -1,0 +1,122 @@
+import TilePackCodec
+
+/// An estimate of the bits deflate spends on the next 16-byte block of a tile, given the
+/// blocks already written: a greedy LZ77 parse of the block against the tile so far (what
+/// zlib's 32 KiB window holds: a whole 256 × 256 ASTC 6 × 6 tile is 29,584 bytes), matches
+/// of 3 bytes or more found through hash chains as zlib finds them, each costing a length and
+/// a distance code, other bytes a literal each. Rate-distortion optimisation compares
+/// candidate blocks with it (``ASTCEncoder``'s `rdo`), so only differences between
+/// candidates matter; docs/ASTC.md gives its agreement with zlib's output on real tiles.
+///
+/// Cost: ``bits(_:)`` follows at most ``chainDepth`` earlier positions per byte of the block;
+/// ``append(_:)`` is a few stores. Two allocations per tile (the bytes and the chains).
+final class ASTCRateModel {
+    /// Bits a literal byte costs: ASTC bytes are close to uniform, and deflate's Huffman code
+    /// for literals settles near 7½ bits on them (measured on real tiles, docs/ASTC.md).
+    static let literalBits: Float = 7.5
+    /// Positions followed per byte (zlib level 6 follows up to 128; the estimate only
+    /// ranks candidates, and the longest matches of block data are nearly always among the newest).
+    static let chainDepth = 4
+    static let hashBits = 12
+
+    /// The tile's bytes so far, then room for one trial block after them.
+    private let bytes: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private(set) var count = 0
+    /// Most recent position of each 3-byte hash, and each position's previous one (-1: none).
+    private let head: UnsafeMutablePointer<Int32>
+    private let previous: UnsafeMutablePointer<Int32>
+
+    /// `capacity`: the tile's byte count (its blocks × 16).
+    init(capacity: Int) {
+        self.capacity = capacity
+        bytes = .allocate(capacity: capacity + 16)
+        bytes.initialize(repeating: 0, count: capacity + 16)
+        head = .allocate(capacity: 1 << Self.hashBits)
+        head.initialize(repeating: -1, count: 1 << Self.hashBits)
+        previous = .allocate(capacity: capacity + 16)
+        previous.initialize(repeating: -1, count: capacity + 16)
+    }
+
+    deinit {
+        bytes.deallocate()
+        head.deallocate()
+        previous.deallocate()
+    }
+
+    @inline(__always) private func hash(at i: Int) -> Int {
+        let v = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
+        return Int((v &* 0x9E37_79B1) >> UInt32(32 - Self.hashBits))
+    }
+
+    /// Bits of a match `distance` bytes back: deflate's length code (about 7 bits for 3…16
+    /// bytes) and distance code (about 5 bits, and `log2(distance) − 2` extra bits).
+    @inline(__always) static func matchBits(distance: Int) -> Float {
+        Float(10 + (Int.bitWidth - distance.leadingZeroBitCount))
+    }
+
+    /// Estimated bits for `block` (16 bytes) written after the tile so far.
+    func bits(_ block: ASTCBits) -> Float {
+        let trial = bytes + count
+        trial.withMemoryRebound(to: UInt64.self, capacity: 2) {
+            $0[0] = block.lo.littleEndian
+            $0[1] = block.hi.littleEndian
+        }
+        var total: Float = 0
+        var i = 0
+        while i < 16 {
+            var bestLength = 0, bestDistance = 0
+            if i <= 13 {
+                let at = count + i
+                // Earlier bytes of this block (runs of zero weight bits), then the tile's chain.
+                for p in count..<at where bytes[p] == bytes[at] {
+                    let length = matchLength(from: p, at: at, limit: 16 - i)
+                    if length > bestLength || (length == bestLength && length > 0) {
+                        (bestLength, bestDistance) = (length, at - p)
+                    }
+                }
+                var p = Int(head[hash(at: at)]), depth = 0
+                while p >= 0 && depth < Self.chainDepth && bestLength < 16 - i {
+                    let length = matchLength(from: p, at: at, limit: 16 - i)
+                    if length > bestLength { (bestLength, bestDistance) = (length, at - p) }
+                    p = Int(previous[p])
+                    depth += 1
+                }
+            }
+            let cost = Self.matchBits(distance: bestDistance)
+            if bestLength >= 3 && cost < Float(bestLength) * Self.literalBits {
+                total += cost
+                i += bestLength
+            } else {
+                total += Self.literalBits
+                i += 1
+            }
+        }
+        return total
+    }
+
+    @inline(__always) private func matchLength(from p: Int, at: Int, limit: Int) -> Int {
+        var n = 0
+        while n < limit && bytes[p + n] == bytes[at + n] { n += 1 }
+        return n
+    }
+
+    /// Adds `block` to the tile's bytes. Positions enter the chains once the two bytes after
+    /// them are known.
+    func append(_ block: ASTCBits) {
+        guard count + 16 <= capacity else { return }
+        (bytes + count).withMemoryRebound(to: UInt64.self, capacity: 2) {
+            $0[0] = block.lo.littleEndian
+            $0[1] = block.hi.littleEndian
+        }
+        let from = max(0, count - 2)
+        count += 16
+        for i in from..<count - 2 {
+            let h = hash(at: i)
+            previous[i] = head[h]
+            head[h] = Int32(truncatingIfNeeded: i)
+        }
+    }
+}
+
+@available(*, unavailable) extension ASTCRateModel: Sendable {}

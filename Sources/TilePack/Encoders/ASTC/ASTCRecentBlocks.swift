@@ -1,0 +1,133 @@
+import TilePackCodec
+
+/// One tile's rate-distortion state: the blocks written so far as deflate sees them
+/// (``ASTCRateModel``), the last ``capacity`` distinct blocks with their decoded texels (copy
+/// candidates) and, for single-partition layouts of the encoder's own, their colour values
+/// (endpoint-reuse candidates), and a decoder for the true error of any candidate.
+///
+/// Cost: per tile, a few allocations (the tile's bytes, `capacity` blocks of texels); per
+/// block written, one decode and a scan of the distinct blocks.
+final class ASTCRecentBlocks {
+    static let capacity = 32
+
+    let rate: ASTCRateModel
+    let decoder: ASTCDecoder
+    let texelCount: Int
+    /// Entry `i`: the block, its decoded texels (`texelCount` at `i · texelCount`), its layout
+    /// (index in the encoder's `candidates`, -1 when not a reusable one) and colour values.
+    private(set) var bits: [ASTCBits] = []
+    let decoded: UnsafeMutablePointer<SIMD4<Int32>>
+    /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error).
+    private(set) var sums: [SIMD4<Int32>] = []
+    private(set) var layouts: [Int] = []
+    let colours: UnsafeMutablePointer<UInt8>
+    /// … and their grid values (64 a block: the largest grid of one plane).
+    let grids: UnsafeMutablePointer<UInt8>
+    /// Entries from the newest back: `order[0]` was written last.
+    private(set) var order: [Int] = []
+    /// The decoded texels of the block being chosen (scratch), and of a trial candidate.
+    let scratch: UnsafeMutablePointer<UInt32>
+    let chosenTexels: UnsafeMutablePointer<SIMD4<Int32>>
+    /// The chosen block's colour and grid values (an entry's may be overwritten by the block itself).
+    let colourScratch: UnsafeMutablePointer<UInt8>
+    let gridScratch: UnsafeMutablePointer<UInt8>
+    /// The block column being chosen (set by the encode loop), and per column the last block
+    /// written there (the one above the next): its layout (-1: not reusable), colour and grid values.
+    var column = 0
+    private(set) var aboveLayouts: [Int]
+    let aboveColours: UnsafeMutablePointer<UInt8>
+    let aboveGrids: UnsafeMutablePointer<UInt8>
+    /// Per `mode << 1 | colour-scaled`: the encoder's single-partition layout with that block
+    /// mode and endpoint kind (-1: none); filled by the encoder.
+    var layoutIndex = [Int](repeating: -1, count: 4096)
+
+    init(format: ASTCFormat, blockCount: Int, columns: Int) {
+        let n = format.blockWidth * format.blockHeight
+        texelCount = n
+        aboveLayouts = [Int](repeating: -1, count: columns)
+        aboveColours = .allocate(capacity: columns * 16)
+        aboveColours.initialize(repeating: 0, count: columns * 16)
+        aboveGrids = .allocate(capacity: columns * 64)
+        aboveGrids.initialize(repeating: 0, count: columns * 64)
+        rate = ASTCRateModel(capacity: blockCount * 16)
+        decoder = ASTCDecoder(format: format)
+        decoded = .allocate(capacity: Self.capacity * n)
+        decoded.initialize(repeating: SIMD4(), count: Self.capacity * n)
+        colours = .allocate(capacity: Self.capacity * 16)
+        colours.initialize(repeating: 0, count: Self.capacity * 16)
+        grids = .allocate(capacity: Self.capacity * 64)
+        grids.initialize(repeating: 0, count: Self.capacity * 64)
+        gridScratch = .allocate(capacity: 64)
+        gridScratch.initialize(repeating: 0, count: 64)
+        scratch = .allocate(capacity: n)
+        scratch.initialize(repeating: 0, count: n)
+        chosenTexels = .allocate(capacity: n)
+        chosenTexels.initialize(repeating: SIMD4(), count: n)
+        colourScratch = .allocate(capacity: 16)
+        colourScratch.initialize(repeating: 0, count: 16)
+        bits.reserveCapacity(Self.capacity)
+        layouts.reserveCapacity(Self.capacity)
+        order.reserveCapacity(Self.capacity)
+    }
+
+    deinit {
+        decoded.deallocate()
+        colours.deallocate()
+        grids.deallocate()
+        gridScratch.deallocate()
+        scratch.deallocate()
+        chosenTexels.deallocate()
+        colourScratch.deallocate()
+        aboveColours.deallocate()
+        aboveGrids.deallocate()
+    }
+
+    /// Decodes `block` into `chosenTexels`.
+    func decode(_ block: ASTCBits) {
+        decoder.decodeBlock(block, into: scratch)
+        for t in 0..<texelCount {
+            let w = scratch[t]
+            chosenTexels[t] = SIMD4(Int32(w & 0xFF), Int32(w >> 8 & 0xFF), Int32(w >> 16 & 0xFF), Int32(w >> 24))
+        }
+    }
+
+    /// Records the block written at `column` (its texels in `chosenTexels`; with `layout` ≥ 0, a
+    /// reusable layout, its values in `colourScratch` and `gridScratch`): into the rate model's
+    /// bytes, as the column's block above the next row's, and among the distinct blocks as the
+    /// newest (the oldest dropped when full).
+    func append(_ block: ASTCBits, layout: Int) {
+        rate.append(block)
+        aboveLayouts[column] = layout
+        if layout >= 0 {
+            (aboveColours + column * 16).update(from: colourScratch, count: 16)
+            (aboveGrids + column * 64).update(from: gridScratch, count: 64)
+        }
+        if let known = bits.firstIndex(where: { $0.lo == block.lo && $0.hi == block.hi }) {
+            order.removeAll { $0 == known }
+            order.insert(known, at: 0)
+            return
+        }
+        let slot: Int
+        if bits.count < Self.capacity {
+            slot = bits.count
+            bits.append(block)
+            layouts.append(layout)
+            sums.append(SIMD4())
+        } else {
+            slot = order.removeLast()
+            bits[slot] = block
+            layouts[slot] = layout
+        }
+        order.insert(slot, at: 0)
+        (decoded + slot * texelCount).update(from: chosenTexels, count: texelCount)
+        var sum = SIMD4<Int32>()
+        for t in 0..<texelCount { sum &+= chosenTexels[t] }
+        sums[slot] = sum
+        if layout >= 0 {
+            (colours + slot * 16).update(from: colourScratch, count: 16)
+            (grids + slot * 64).update(from: gridScratch, count: 64)
+        }
+    }
+}
+
+@available(*, unavailable) extension ASTCRecentBlocks: Sendable {}

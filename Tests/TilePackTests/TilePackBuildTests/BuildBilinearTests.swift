@@ -1,26 +1,15 @@
 import Testing
 @testable import TilePackBuild
+import TilePackCore
 
 /// The bilinear grid kernel's interior fast path against the general per-pixel kernel it
 /// replaces: the same bits everywhere, on random windows with nodata, edges and wild centres.
 @Suite struct BuildBilinearTests {
-    /// A small deterministic generator (SplitMix64), so a failure reproduces.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     /// Pixel centres over and around a window at (x0, y0): random positions (a margin of two
     /// pixels outside), exact centres and edges (zero weights), and NaN.
-    func centres(_ rng: inout Random, count: Int, x0: Int, y0: Int, width: Int, height: Int) -> ([Double], [Double]) {
+    func centres(
+        _ rng: inout SplitMix64, count: Int, x0: Int, y0: Int, width: Int, height: Int
+    ) -> ([Double], [Double]) {
         var cols: [Double] = [], rows: [Double] = []
         for i in 0..<count {
             var c = Double(x0) - 2 + rng.unit() * Double(width + 4)
@@ -42,7 +31,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4, 5])
     func gridKernelMatchesGeneralKernelBitForBit(bands: Int) {
-        var rng = Random(state: UInt64(bands) &* 7919)
+        var rng = SplitMix64(seed: UInt64(bands) &* 7919)
         for trial in 0..<12 {
             let width = 2 + rng.below(30), height = 2 + rng.below(30)
             let x0 = rng.below(100), y0 = rng.below(100)

@@ -1,10 +1,11 @@
 import Testing
 @testable import TilePackBuild
+import TilePackCore
 
 /// The plain-RGB colouring loop against ``Colorizer/byte(_:)``, sample by sample.
 @Suite struct BuildOpaqueRGBTests {
     @Test func opaqueRGBMatchesBytePerSample() {
-        var rng = BuildBilinearTests.Random(state: 42)
+        var rng = SplitMix64(seed: 42)
         // Halves, their neighbours, the clamp edges, NaN and infinities, then random values.
         var special: [Float] = [.nan, .infinity, -.infinity, -0.0, 0, 255, 255.5, 256, -0.5, 1e-40, 0.49999997]
         for i in 0..<256 {

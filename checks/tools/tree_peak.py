@@ -48,7 +48,7 @@ def main():
         total, todo = 0, [proc.pid]
         while todo:
             p = todo.pop()
-            total += rss_kib(p)
+            total += rss_kib(p) or 0  # None: gone (or a zombie) between listing and reading
             todo.extend(kids.get(p, []))
         peak = max(peak, total)
         time.sleep(0.02)

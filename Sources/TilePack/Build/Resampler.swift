@@ -172,10 +172,11 @@ struct Resampler: Sendable {
             ws.cols.withUnsafeBufferPointer { cols in
                 ws.rows.withUnsafeBufferPointer { rows in
                     for k in 0..<n {
+                        // Selects, not a `continue` on NaN (unmapped: c and r both NaN, and every
+                        // comparison with NaN false keeps the extremes): the loop has no branch.
                         let c = cols[k], r = rows[k]
-                        if c.isNaN { continue }
-                        minC = min(minC, c); maxC = max(maxC, c)
-                        minR = min(minR, r); maxR = max(maxR, r)
+                        minC = c < minC ? c : minC; maxC = c > maxC ? c : maxC
+                        minR = r < minR ? r : minR; maxR = r > maxR ? r : maxR
                     }
                 }
             }
@@ -198,6 +199,23 @@ struct Resampler: Sendable {
         ws.lastWindow = (x0, y0, ww, wh)
         markValid(window, count: ww * wh, into: ws)
 
+        if method == .bilinear {
+            return window.withUnsafeBufferPointer { win in
+                ws.windowValid.withUnsafeBufferPointer { wv in
+                    ws.values.withUnsafeMutableBufferPointer { out in
+                        ws.valid.withUnsafeMutableBufferPointer { valid in
+                            ws.cols.withUnsafeBufferPointer { cols in
+                                ws.rows.withUnsafeBufferPointer { rows in
+                                    let window = BilinearWindow(
+                                        x0: x0, y0: y0, width: ww, height: wh, bands: bands, samples: win, valid: wv)
+                                    return Self.bilinearGrid(window, cols: cols, rows: rows, into: out, valid: valid)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
         var any = false
         let gw = grid.width
         window.withUnsafeBufferPointer { win in
@@ -214,7 +232,7 @@ struct Resampler: Sendable {
                                     case .nearest:
                                         ok = nearest(c, r, x0, y0, ww, wh, bands, win, wv, out, k)
                                     case .bilinear:
-                                        ok = bilinear(c, r, x0, y0, ww, wh, bands, win, wv, out, k)
+                                        preconditionFailure("bilinear runs in bilinearGrid")
                                     case .average:
                                         let (hx, hy) = footprint(k % gw, k / gw, gw, grid.height, ws)
                                         ok = average(c, r, hx, hy, x0, y0, ww, wh, bands, win, wv, out, k)
@@ -297,46 +315,6 @@ struct Resampler: Sendable {
         guard abs(x) < 4.0e15 else { return x.rounded(.down) }
         let t = Double(Int(x))
         return t > x ? t - 1 : t
-    }
-
-    @inline(__always)
-    private func bilinear(
-        _ c: Double, _ r: Double, _ x0: Int, _ y0: Int, _ ww: Int, _ wh: Int, _ bands: Int,
-        _ win: UnsafeBufferPointer<Float>, _ wv: UnsafeBufferPointer<UInt8>,
-        _ out: UnsafeMutableBufferPointer<Float>, _ k: Int
-    ) -> Bool {
-        // The nearest source pixel decides transparency (so edges stay where the source ends).
-        let fc = Self.fastFloor(c) - Double(x0), fr = Self.fastFloor(r) - Double(y0)
-        guard fc >= 0, fr >= 0, fc < Double(ww), fr < Double(wh), wv[Int(fr) * ww + Int(fc)] != 0 else { return false }
-        let u = c - 0.5 - Double(x0), v = r - 0.5 - Double(y0)
-        let cu = Self.fastFloor(u), cv = Self.fastFloor(v)
-        let tx = u - cu, ty = v - cv
-        let ci = Int(cu), ri = Int(cv)
-        var weights = (0.0, 0.0, 0.0, 0.0)
-        var idx = (0, 0, 0, 0)
-        var sum = 0.0
-        func take(_ dc: Int, _ dr: Int, _ w: Double) -> (Double, Int) {
-            let cc = ci + dc, rr = ri + dr
-            guard w > 0, cc >= 0, rr >= 0, cc < ww, rr < wh else { return (0, 0) }
-            let p = rr * ww + cc
-            return wv[p] != 0 ? (w, p) : (0, 0)
-        }
-        (weights.0, idx.0) = take(0, 0, (1 - tx) * (1 - ty))
-        (weights.1, idx.1) = take(1, 0, tx * (1 - ty))
-        (weights.2, idx.2) = take(0, 1, (1 - tx) * ty)
-        (weights.3, idx.3) = take(1, 1, tx * ty)
-        sum = weights.0 + weights.1 + weights.2 + weights.3
-        guard sum > 0 else { return false }
-        let inv = 1 / sum
-        for b in 0..<bands {
-            var acc = 0.0
-            if weights.0 > 0 { acc += weights.0 * Double(win[idx.0 * bands + b]) }
-            if weights.1 > 0 { acc += weights.1 * Double(win[idx.1 * bands + b]) }
-            if weights.2 > 0 { acc += weights.2 * Double(win[idx.2 * bands + b]) }
-            if weights.3 > 0 { acc += weights.3 * Double(win[idx.3 * bands + b]) }
-            out[k * bands + b] = Float(acc * inv)
-        }
-        return true
     }
 
     @inline(__always)

@@ -22,16 +22,18 @@ extension TileCodec {
 
 extension TileCodecChoice {
     /// The codec, with GPU payloads (PVRTC, ASTC) written as KTX2 files (see
-    /// ``KTX2TileCodec``). `level` applies to PVRTC and ASTC, `rdo` to ASTC only (others
-    /// ignore it: ``rateDistortion(_:)`` says which take it).
+    /// ``KTX2TileCodec``, zlib at the level's ``PVRTCEncoder/Level/ktx2ZlibLevel``). `level`
+    /// applies to PVRTC and ASTC, `rdo` to ASTC only (others ignore it: ``rateDistortion(_:level:argument:)``
+    /// says which take it).
     public func codec(level: PVRTCEncoder.Level = .quality, rdo: ASTCRateDistortion = .off) -> any TileCodec {
-        switch self {
+        let zlib = level.ktx2ZlibLevel
+        return switch self {
         case .png: PNGCodec()
-        case .pvrtc4: KTX2TileCodec(PVRTCCodec(format: .pvrtc4, level: level))
-        case .pvrtc2: KTX2TileCodec(PVRTCCodec(format: .pvrtc2, level: level))
-        case .astc4x4: KTX2TileCodec(ASTCCodec(format: .astc4x4, level: level, rdo: rdo))
-        case .astc6x6: KTX2TileCodec(ASTCCodec(format: .astc6x6, level: level, rdo: rdo))
-        case .astc8x8: KTX2TileCodec(ASTCCodec(format: .astc8x8, level: level, rdo: rdo))
+        case .pvrtc4: KTX2TileCodec(PVRTCCodec(format: .pvrtc4, level: level), level: zlib)
+        case .pvrtc2: KTX2TileCodec(PVRTCCodec(format: .pvrtc2, level: level), level: zlib)
+        case .astc4x4: KTX2TileCodec(ASTCCodec(format: .astc4x4, level: level, rdo: rdo), level: zlib)
+        case .astc6x6: KTX2TileCodec(ASTCCodec(format: .astc6x6, level: level, rdo: rdo), level: zlib)
+        case .astc8x8: KTX2TileCodec(ASTCCodec(format: .astc8x8, level: level, rdo: rdo), level: zlib)
         }
     }
 
@@ -49,6 +51,20 @@ extension TileCodecChoice {
             return nil
         }
         return requested ?? (level == .quality ? .standard : .off)
+    }
+}
+
+extension PVRTCEncoder.Level {
+    /// The zlib level of the KTX2 payloads built at this encoder level: 6 for `quality`; 4 for
+    /// `fast`, whose build spends more time in deflate than in the encoder. On the 1,243
+    /// ASTC 6×6 `fast` tiles of the 4096² benchmark source level 4 deflates in 0.64× level
+    /// 6's time for 1.7 % more bytes (level 1: 0.51× for 4.6 % more); BENCHMARKS.md "Build
+    /// speed and memory against peers".
+    public var ktx2ZlibLevel: Int32 {
+        switch self {
+        case .quality: 6
+        case .fast: 4
+        }
     }
 }
 

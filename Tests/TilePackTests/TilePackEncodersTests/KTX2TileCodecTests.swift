@@ -50,4 +50,25 @@ import TilePackTestSupport
         // The same pixels give the same bytes: nothing in a tile changes between runs or releases.
         #expect(try codec.encode(rgba: rgba, width: 256, height: 256) == stored)
     }
+
+    /// `fast` builds deflate at level 4, `quality` ones at 6 (``PVRTCEncoder/Level/ktx2ZlibLevel``),
+    /// whatever the GPU format.
+    @Test(arguments: [TileCodecChoice.astc6x6, .pvrtc4])
+    func zlibLevelFollowsTheEncoderLevel(choice: TileCodecChoice) throws {
+        let rgba = Self.tile(seed: 11)
+        for (level, zlib) in [(PVRTCEncoder.Level.fast, Int32(4)), (.quality, 6)] {
+            #expect(level.ktx2ZlibLevel == zlib)
+            let stored = try choice.codec(level: level).encode(rgba: rgba, width: 256, height: 256)
+            let expected: [UInt8] =
+                switch choice {
+                case .pvrtc4:
+                    try KTX2TileCodec(PVRTCCodec(format: .pvrtc4, level: level), level: zlib)
+                        .encode(rgba: rgba, width: 256, height: 256)
+                default:
+                    try KTX2TileCodec(ASTCCodec(format: .astc6x6, level: level), level: zlib)
+                        .encode(rgba: rgba, width: 256, height: 256)
+                }
+            #expect(stored == expected, "\(choice) \(level)")
+        }
+    }
 }

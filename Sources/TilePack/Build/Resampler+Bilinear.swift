@@ -1,0 +1,159 @@
+/// The source window a grid's bilinear samples come from: its place in the source, its
+/// samples (pixel-interleaved, `bands` per pixel) and each pixel's validity (1/0). The buffers
+/// are borrowed for one ``Resampler/bilinearGrid(_:cols:rows:into:valid:)`` call.
+struct BilinearWindow {
+    let x0: Int, y0: Int, width: Int, height: Int, bands: Int
+    let samples: UnsafeBufferPointer<Float>
+    let valid: UnsafeBufferPointer<UInt8>
+}
+
+extension Resampler {
+    /// Bilinear samples of `window` at every mapped pixel centre (`cols`/`rows`, NaN where
+    /// unmapped) into `out` (`bands` per pixel) and `valid` (1 where sampled, untouched
+    /// elsewhere); returns whether any pixel was sampled.
+    ///
+    /// Same bits as ``bilinearSample(_:_:_:into:at:)`` at every pixel: the interior case (the
+    /// four taps inside the window and valid, as everywhere in a source without nodata) runs
+    /// the same Double operations in the same order, with the band loop as one `SIMD4<Double>`
+    /// for 1, 3 and 4 bands and no per-tap branches on bounds or validity; edges, nodata and
+    /// other band counts take the general kernel.
+    /// - Cost: O(pixels · bands); under half the general kernel's time per pixel
+    ///   (BENCHMARKS.md "Build speed and memory against peers": the stages).
+    static func bilinearGrid(
+        _ window: BilinearWindow, cols: UnsafeBufferPointer<Double>, rows: UnsafeBufferPointer<Double>,
+        into out: UnsafeMutableBufferPointer<Float>, valid: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        let n = cols.count, bands = window.bands
+        precondition(
+            rows.count == n && valid.count >= n && out.count >= n * bands
+                && window.samples.count >= window.width * window.height * bands
+                && window.valid.count >= window.width * window.height,
+            "bilinear buffers do not match the grid and window")
+        switch bands {
+        case 1: return bilinearGrid(window, lanes: 1, cols: cols, rows: rows, into: out, valid: valid)
+        case 3: return bilinearGrid(window, lanes: 3, cols: cols, rows: rows, into: out, valid: valid)
+        case 4: return bilinearGrid(window, lanes: 4, cols: cols, rows: rows, into: out, valid: valid)
+        default:
+            var any = false
+            for k in 0..<n where bilinearSample(cols[k], rows[k], window, into: out, at: k) {
+                valid[k] = 1
+                any = true
+            }
+            return any
+        }
+    }
+
+    /// ``bilinearGrid(_:cols:rows:into:valid:)`` for `lanes` (= bands, 1, 3 or 4) known at the
+    /// call site, so the band loop unrolls into one SIMD lane each.
+    @inline(__always)
+    private static func bilinearGrid(
+        _ window: BilinearWindow, lanes: Int, cols: UnsafeBufferPointer<Double>, rows: UnsafeBufferPointer<Double>,
+        into out: UnsafeMutableBufferPointer<Float>, valid: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        let ww = window.width, wh = window.height, x0 = window.x0, y0 = window.y0
+        let win = window.samples, wv = window.valid
+        // The last column and row whose right/lower neighbour is still in the window.
+        let lastU = Double(ww - 1), lastV = Double(wh - 1)
+        let dx0 = Double(x0), dy0 = Double(y0)
+        @inline(__always) func load(_ p: Int) -> SIMD4<Double> {
+            let i = p * lanes
+            switch lanes {
+            case 1: return SIMD4(Double(win[i]), 0, 0, 0)
+            case 3: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), 0)
+            default: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), Double(win[i + 3]))
+            }
+        }
+        var any = false
+        for k in 0..<cols.count {
+            let c = cols[k], r = rows[k]
+            // As the general kernel: u, v are the position among pixel centres.
+            let u = c - 0.5 - dx0, v = r - 0.5 - dy0
+            // Interior: both taps of each axis in the window (false for NaN, so the Int
+            // conversions below see only 0 ≤ u < width − 1, where Int(u) is floor(u), and
+            // c, r ≥ 0.5, where Int(c) is floor(c)).
+            if u >= 0, v >= 0, u < lastU, v < lastV {
+                let ci = Int(u), ri = Int(v)
+                let p = ri * ww + ci
+                // The nearest source pixel decides transparency, as in the general kernel.
+                let nc = Int(c) - x0, nr = Int(r) - y0
+                if nc >= 0, nr >= 0, nc < ww, nr < wh, wv[nr * ww + nc] != 0,
+                    wv[p] != 0, wv[p + 1] != 0, wv[p + ww] != 0, wv[p + ww + 1] != 0
+                {
+                    let tx = u - Double(ci), ty = v - Double(ri)
+                    let w0 = (1 - tx) * (1 - ty), w1 = tx * (1 - ty), w2 = (1 - tx) * ty, w3 = tx * ty
+                    let sum = w0 + w1 + w2 + w3
+                    if sum > 0 {
+                        // Zero weights are skipped, not multiplied: 0 · ∞ would be NaN.
+                        var acc = SIMD4<Double>()
+                        if w0 > 0 { acc += w0 * load(p) }
+                        if w1 > 0 { acc += w1 * load(p + 1) }
+                        if w2 > 0 { acc += w2 * load(p + ww) }
+                        if w3 > 0 { acc += w3 * load(p + ww + 1) }
+                        let inv = 1 / sum
+                        let o = k * lanes
+                        out[o] = Float(acc[0] * inv)
+                        if lanes >= 3 {
+                            out[o + 1] = Float(acc[1] * inv)
+                            out[o + 2] = Float(acc[2] * inv)
+                        }
+                        if lanes == 4 { out[o + 3] = Float(acc[3] * inv) }
+                        valid[k] = 1
+                        any = true
+                    }
+                    continue
+                }
+            }
+            if bilinearSample(c, r, window, into: out, at: k) {
+                valid[k] = 1
+                any = true
+            }
+        }
+        return any
+    }
+
+    /// The general bilinear kernel at one pixel centre (`c`, `r` in source pixels): the four
+    /// nearest source pixel centres weighted by distance, invalid or outside ones dropped and
+    /// the rest renormalised; false (nothing written) where the nearest source pixel is
+    /// invalid or outside the window, or `c` is NaN. Writes `bands` samples at `out[k · bands]`.
+    /// - Cost: O(bands), Double arithmetic.
+    @inline(__always)
+    static func bilinearSample(
+        _ c: Double, _ r: Double, _ window: BilinearWindow, into out: UnsafeMutableBufferPointer<Float>, at k: Int
+    ) -> Bool {
+        let x0 = window.x0, y0 = window.y0, ww = window.width, wh = window.height, bands = window.bands
+        let win = window.samples, wv = window.valid
+        if c.isNaN { return false }
+        // The nearest source pixel decides transparency (so edges stay where the source ends).
+        let fc = fastFloor(c) - Double(x0), fr = fastFloor(r) - Double(y0)
+        guard fc >= 0, fr >= 0, fc < Double(ww), fr < Double(wh), wv[Int(fr) * ww + Int(fc)] != 0 else { return false }
+        let u = c - 0.5 - Double(x0), v = r - 0.5 - Double(y0)
+        let cu = fastFloor(u), cv = fastFloor(v)
+        let tx = u - cu, ty = v - cv
+        let ci = Int(cu), ri = Int(cv)
+        var weights = (0.0, 0.0, 0.0, 0.0)
+        var idx = (0, 0, 0, 0)
+        var sum = 0.0
+        func take(_ dc: Int, _ dr: Int, _ w: Double) -> (Double, Int) {
+            let cc = ci + dc, rr = ri + dr
+            guard w > 0, cc >= 0, rr >= 0, cc < ww, rr < wh else { return (0, 0) }
+            let p = rr * ww + cc
+            return wv[p] != 0 ? (w, p) : (0, 0)
+        }
+        (weights.0, idx.0) = take(0, 0, (1 - tx) * (1 - ty))
+        (weights.1, idx.1) = take(1, 0, tx * (1 - ty))
+        (weights.2, idx.2) = take(0, 1, (1 - tx) * ty)
+        (weights.3, idx.3) = take(1, 1, tx * ty)
+        sum = weights.0 + weights.1 + weights.2 + weights.3
+        guard sum > 0 else { return false }
+        let inv = 1 / sum
+        for b in 0..<bands {
+            var acc = 0.0
+            if weights.0 > 0 { acc += weights.0 * Double(win[idx.0 * bands + b]) }
+            if weights.1 > 0 { acc += weights.1 * Double(win[idx.1 * bands + b]) }
+            if weights.2 > 0 { acc += weights.2 * Double(win[idx.2 * bands + b]) }
+            if weights.3 > 0 { acc += weights.3 * Double(win[idx.3 * bands + b]) }
+            out[k * bands + b] = Float(acc * inv)
+        }
+        return true
+    }
+}

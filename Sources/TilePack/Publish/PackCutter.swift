@@ -66,6 +66,7 @@ public struct PackCutter {
         for (layer, name) in plan.layers.enumerated() {
             let master = try master(name)
             let summary = master.summary
+            let rdo = Self.rateDistortion(ofMaster: master.metadata)
             guard let zooms = summary.zoomRange else { continue }
             let lo = max(zooms.lowerBound, plan.zooms.lowerBound), hi = min(zooms.upperBound, plan.zooms.upperBound)
             guard lo <= hi else { continue }
@@ -88,9 +89,7 @@ public struct PackCutter {
                     case .masked(let mask):
                         guard let bytes = try master.tile(tile) else { continue }
                         try writer.writeTile(
-                            try masked(
-                                bytes, mask: mask, summary: summary, rdo: Self.rateDistortion(ofMaster: master.metadata),
-                                tile: tile, path: master.path),
+                            try masked(bytes, mask: mask, summary: summary, rdo: rdo, tile: tile, path: master.path),
                             layer: layer, tile: tile)
                         if let row = try master.storedElevation(tile) {
                             let (grid, encoding, step) = try maskedElevation(

@@ -97,7 +97,7 @@ final class ASTCRecentBlocks {
             squares &+= x &* x
         }
         let n = Int64(count)
-        // n·Σx² − (Σx)² = n·Σ(x − mean)², at most 36 × 36 × 255² here: no overflow.
+        // n·Σx² − (Σx)² = n·Σ(x − mean)², at most n² × 255² (n ≤ 64): no overflow.
         let centred = SIMD4<Float>(n &* squares &- sum &* sum) / Float(n)
         return centred.squareRoot()
     }

@@ -106,7 +106,8 @@ public struct ShardMerge: Sendable {
         }
         let level = rows[MBTilesMetadata.Key.codecLevel].flatMap(PVRTCEncoder.Level.init(rawValue:)) ?? .quality
         let keepEmpty = try Self.keepEmpty(rows[MBTilesMetadata.Key.buildOptions], path: reference.path)
-        let rdo = Self.rateDistortion(rows[MBTilesMetadata.Key.buildOptions])
+        // Merged parents are encoded at the shards' λ, as their tiles were.
+        let rdo = ASTCRateDistortion.recorded(inBuildOptions: rows[MBTilesMetadata.Key.buildOptions])
 
         let owners = try Self.owners(shards, partition: partition, plan: plan)
         let checked = clock.now
@@ -220,16 +221,6 @@ public struct ShardMerge: Sendable {
             let name = recorded.elevation
         else { return .all }
         return ElevationLevels(rawValue: name) ?? .all
-    }
-
-    /// The shards' rate-distortion λ, so merged parents are encoded as the shards' tiles; a
-    /// shard built before `--rdo` existed has none (off).
-    private static func rateDistortion(_ options: String?) -> ASTCRateDistortion {
-        struct Recorded: Decodable { let rdo: String? }
-        guard let options, let recorded = try? JSONDecoder().decode(Recorded.self, from: Data(options.utf8)),
-            let text = recorded.rdo, let lambda = Double(text), let rdo = try? ASTCRateDistortion(lambda: lambda)
-        else { return .off }
-        return rdo
     }
 
     private static func keepEmpty(_ options: String?, path: String) throws -> Bool {

@@ -35,18 +35,18 @@ public struct PackCutter {
     /// The masters, by archive name.
     public let masters: [String: MBTilesReader]
     public let level: PVRTCEncoder.Level
-    /// ASTC's rate-distortion λ for re-encoded edge tiles; nil: a default build's at `level`
-    /// (``TileCodecChoice/rateDistortion(_:level:argument:)``). PNG and PVRTC ignore it.
-    public let rdo: ASTCRateDistortion?
 
-    public init(
-        plan: PackPlan, masters: [String: MBTilesReader], level: PVRTCEncoder.Level = .quality,
-        rdo: ASTCRateDistortion? = nil
-    ) {
+    public init(plan: PackPlan, masters: [String: MBTilesReader], level: PVRTCEncoder.Level = .quality) {
         self.plan = plan
         self.masters = masters
         self.level = level
-        self.rdo = rdo
+    }
+
+    /// ASTC's rate-distortion λ for a master's re-encoded edge tiles: the one its build recorded
+    /// (``ASTCRateDistortion/recorded(inBuildOptions:)``; none, as before `--rdo`: off), so an
+    /// edge tile is encoded as the master's own tiles were, not at whatever today's default is.
+    static func rateDistortion(ofMaster metadata: [String: String]) -> ASTCRateDistortion {
+        ASTCRateDistortion.recorded(inBuildOptions: metadata[MBTilesMetadata.Key.buildOptions])
     }
 
     /// The layers' descriptions, in plan order.
@@ -66,6 +66,7 @@ public struct PackCutter {
         for (layer, name) in plan.layers.enumerated() {
             let master = try master(name)
             let summary = master.summary
+            let rdo = Self.rateDistortion(ofMaster: master.metadata)
             guard let zooms = summary.zoomRange else { continue }
             let lo = max(zooms.lowerBound, plan.zooms.lowerBound), hi = min(zooms.upperBound, plan.zooms.upperBound)
             guard lo <= hi else { continue }
@@ -88,7 +89,7 @@ public struct PackCutter {
                     case .masked(let mask):
                         guard let bytes = try master.tile(tile) else { continue }
                         try writer.writeTile(
-                            try masked(bytes, mask: mask, summary: summary, tile: tile, path: master.path),
+                            try masked(bytes, mask: mask, summary: summary, rdo: rdo, tile: tile, path: master.path),
                             layer: layer, tile: tile)
                         if let row = try master.storedElevation(tile) {
                             let (grid, encoding, step) = try maskedElevation(
@@ -113,9 +114,10 @@ public struct PackCutter {
         return master
     }
 
-    /// The tile decoded, the unowned pixels cleared, encoded again with the layer's codec.
+    /// The tile decoded, the unowned pixels cleared, encoded again with the layer's codec at `rdo`
+    /// (ASTC only).
     private func masked(
-        _ stored: [UInt8], mask: TileMask, summary: TileArchiveSummary, tile: TileID,
+        _ stored: [UInt8], mask: TileMask, summary: TileArchiveSummary, rdo: ASTCRateDistortion, tile: TileID,
         path: String
     ) throws(PackError) -> [UInt8] {
         guard let choice = summary.codec else {
@@ -144,9 +146,7 @@ public struct PackCutter {
             }
         }
         do {
-            return try choice.codec(
-                level: level, rdo: (try? choice.rateDistortion(rdo, level: level)).flatMap { $0 } ?? .off
-            ).encode(rgba: rgba, width: side, height: side)
+            return try choice.codec(level: level, rdo: rdo).encode(rgba: rgba, width: side, height: side)
         } catch {
             throw PackError(
                 .invalidInput, subject: path, "tile \(tile) cannot be re-encoded as \(choice.rawValue): \(error)")

@@ -139,4 +139,17 @@ import TilePackTestSupport
             }
         }
     }
+
+    /// The λ an archive's build options record: as written; none (a build before `--rdo`, PNG)
+    /// or an unreadable one is off, never today's default.
+    @Test func recordedLambdaIsTheBuildsOwn() throws {
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: #"{"codec":"astc6x6","rdo":"5"}"#).lambda == 5)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: #"{"rdo":"0.5"}"#).lambda == 0.5)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: #"{"rdo":"0"}"#) == .off)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: #"{"codec":"astc6x6"}"#) == .off)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: nil) == .off)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: "not json") == .off)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: #"{"rdo":"-3"}"#) == .off)
+        #expect(ASTCRateDistortion.recorded(inBuildOptions: #"{"rdo":12}"#) == .off, "recorded as a string")
+    }
 }

@@ -615,10 +615,15 @@ public final class ASTCEncoder {
                             continue
                         }
                         loadPlanes(aos: quality || recent != nil)
-                        var bits = encodeBlock(opaque: alpha == 0xFF00_0000, level: level)
-                        if let recent {
-                            bits = rateDistortion(
-                                bits, opaque: alpha == 0xFF00_0000, level: level, rdo: rdo, in: recent)
+                        let opaque = alpha == 0xFF00_0000
+                        var bits: ASTCBits
+                        if let recent, opaque, let copy = repeatBeforeSearch(rdo: rdo, in: recent) {
+                            bits = copy
+                        } else {
+                            bits = encodeBlock(opaque: opaque, level: level)
+                            if let recent {
+                                bits = rateDistortion(bits, opaque: opaque, level: level, rdo: rdo, in: recent)
+                            }
                         }
                         let offset = (by * grid.wide + bx) * 16
                         dst.storeBytes(of: bits.lo.littleEndian, toByteOffset: offset, as: UInt64.self)

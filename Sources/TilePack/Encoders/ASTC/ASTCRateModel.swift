@@ -55,8 +55,10 @@ final class ASTCRateModel {
         Float(10 + (Int.bitWidth - distance.leadingZeroBitCount))
     }
 
-    /// Estimated bits for `block` (16 bytes) written after the tile so far.
-    func bits(_ block: ASTCBits) -> Float {
+    /// Estimated bits for `block` (16 bytes) written after the tile so far; infinity once the
+    /// count reaches `limit` (what a candidate may cost and still win): most candidates lose,
+    /// and the bits only add up, so the rest of the parse is skipped.
+    func bits(_ block: ASTCBits, limit: Float = .infinity) -> Float {
         let trial = bytes + count
         trial.withMemoryRebound(to: UInt64.self, capacity: 2) {
             $0[0] = block.lo.littleEndian
@@ -65,6 +67,7 @@ final class ASTCRateModel {
         var total: Float = 0
         var i = 0
         while i < 16 {
+            guard total < limit else { return .infinity }
             var bestLength = 0, bestDistance = 0
             if i <= 13 {
                 let at = count + i
@@ -92,7 +95,7 @@ final class ASTCRateModel {
                 i += 1
             }
         }
-        return total
+        return total < limit ? total : .infinity
     }
 
     @inline(__always) private func matchLength(from p: Int, at: Int, limit: Int) -> Int {

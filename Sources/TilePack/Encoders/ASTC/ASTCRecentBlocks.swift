@@ -19,6 +19,9 @@ final class ASTCRecentBlocks {
     let decoded: UnsafeMutablePointer<SIMD4<Int32>>
     /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error).
     private(set) var sums: [SIMD4<Int32>] = []
+    /// … and per channel the root of the texels' summed squared distance from their mean
+    /// (``spread(of:count:)``: with the means, a tighter bound).
+    private(set) var spreads: [SIMD4<Float>] = []
     private(set) var layouts: [Int] = []
     let colours: UnsafeMutablePointer<UInt8>
     /// … and their grid values (64 a block: the largest grid of one plane).
@@ -82,6 +85,23 @@ final class ASTCRecentBlocks {
         aboveGrids.deallocate()
     }
 
+    /// Per channel, √Σ(x − mean)² over `count` texels (0…255 a channel). Two blocks' squared
+    /// error is n × their means' squared difference plus that of the centred texels, which is at
+    /// least the squared difference of these roots (the triangle inequality), channel by channel.
+    /// Cost: one pass over the texels, exact in integers.
+    static func spread(of texels: UnsafeMutablePointer<SIMD4<Int32>>, count: Int) -> SIMD4<Float> {
+        var sum = SIMD4<Int64>(), squares = SIMD4<Int64>()
+        for t in 0..<count {
+            let x = SIMD4<Int64>(truncatingIfNeeded: texels[t])
+            sum &+= x
+            squares &+= x &* x
+        }
+        let n = Int64(count)
+        // n·Σx² − (Σx)² = n·Σ(x − mean)², at most n² × 255² (n ≤ 64): no overflow.
+        let centred = SIMD4<Float>(n &* squares &- sum &* sum) / Float(n)
+        return centred.squareRoot()
+    }
+
     /// Decodes `block` into `chosenTexels`.
     func decode(_ block: ASTCBits) {
         decoder.decodeBlock(block, into: scratch)
@@ -89,6 +109,13 @@ final class ASTCRecentBlocks {
             let w = scratch[t]
             chosenTexels[t] = SIMD4(Int32(w & 0xFF), Int32(w >> 8 & 0xFF), Int32(w >> 16 & 0xFF), Int32(w >> 24))
         }
+    }
+
+    /// Entry `e`'s colour and grid values into `colourScratch` and `gridScratch`: a copy of it
+    /// is the chosen block.
+    func takeValues(ofEntry e: Int) {
+        colourScratch.update(from: colours + e * 16, count: 16)
+        gridScratch.update(from: grids + e * 64, count: 64)
     }
 
     /// Records the block written at `column` (its texels in `chosenTexels`; with `layout` ≥ 0, a
@@ -113,6 +140,7 @@ final class ASTCRecentBlocks {
             bits.append(block)
             layouts.append(layout)
             sums.append(SIMD4())
+            spreads.append(SIMD4())
         } else {
             slot = order.removeLast()
             bits[slot] = block
@@ -123,6 +151,7 @@ final class ASTCRecentBlocks {
         var sum = SIMD4<Int32>()
         for t in 0..<texelCount { sum &+= chosenTexels[t] }
         sums[slot] = sum
+        spreads[slot] = Self.spread(of: chosenTexels, count: texelCount)
         if layout >= 0 {
             (colours + slot * 16).update(from: colourScratch, count: 16)
             (grids + slot * 64).update(from: gridScratch, count: 64)

@@ -35,6 +35,14 @@ public struct RegionBuild: Sendable {
         /// (``TileCodecChoice/rateDistortion(_:level:argument:)``), none for PNG and PVRTC
         /// (given with those, the build throws ``ASTCRateDistortionError``).
         public var rdo: ASTCRateDistortion?
+
+        /// The λ this build encodes with and records: `rdo`, else the codec's default at
+        /// `codecLevel`; nil for PNG and PVRTC. One place, so the tiles and the recorded build
+        /// options cannot disagree.
+        /// - Throws: ``ASTCRateDistortionError`` when `rdo` is given for PNG or PVRTC.
+        func rateDistortion() throws(ASTCRateDistortionError) -> ASTCRateDistortion? {
+            try codec.rateDistortion(rdo, level: codecLevel)
+        }
         /// MBTiles `name`; nil = the source's base name.
         public var name: String?
         public var description = ""
@@ -179,7 +187,7 @@ public struct RegionBuild: Sendable {
             source: opened.source, georeference: opened.georeference, options: options,
             codec: request.codec.codec(
                 level: request.codecLevel,
-                rdo: try request.codec.rateDistortion(request.rdo, level: request.codecLevel) ?? .off))
+                rdo: try request.rateDistortion() ?? .off))
         do {
             let plan = try builder.plan()
             // Refused here, before `build` prints its plan or reads statistics of every band.
@@ -410,7 +418,7 @@ public struct RegionBuild: Sendable {
                 minZoom: plan.minZoom, maxZoom: plan.maxZoom, resampling: o.resampling.rawValue,
                 colorMode: o.colorMode.rawValue, keepEmpty: o.keepEmpty, codec: request.codec.rawValue,
                 codecLevel: request.codec == .png ? nil : request.codecLevel.rawValue,
-                rdo: try request.codec.rateDistortion(request.rdo, level: request.codecLevel)?.description,
+                rdo: try request.rateDistortion()?.description,
                 tint: o.terrain.tint?.name, tintRange: o.terrain.range?.description,
                 hillshade: o.terrain.hillshade == Hillshade() ? nil : o.terrain.hillshade.description, bands: o.bands,
                 elevation: o.elevationLevels == .all ? nil : o.elevationLevels.rawValue,

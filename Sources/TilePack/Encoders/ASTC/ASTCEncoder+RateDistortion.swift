@@ -94,7 +94,7 @@ extension ASTCEncoder {
             hi: UInt64(littleEndian: blocks.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
         recent.decode(bits)
         recent.append(bits, layout: -1)
-        // Exact; a transparent one (outside the source) is seen by no one and does not count.
+        // Exact; one not opaque (outside the source: alpha 0) is in no one's view and does not count.
         if bits.hi >> 56 == 0xFF { tile.record(error: 0) }
     }
 

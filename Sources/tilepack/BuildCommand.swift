@@ -115,8 +115,9 @@ struct BuildCommand: ParsableCommand {
         help:
             """
             ASTC rate-distortion λ: squared error traded per bit of deflated tile size, so tiles compress \
-            smaller at a small loss (0 is off; default \(ASTCRateDistortion.standard) at --level quality, chosen \
-            on real tiles, 0 at fast: docs/CODECS.md). Refused with png and pvrtc.
+            smaller at a small loss; each tile scales it by its own error, so flat tiles trade less (0 is off; \
+            default \(ASTCRateDistortion.standard) at --level quality, chosen on real tiles, 0 at fast: \
+            docs/CODECS.md). Refused with png and pvrtc.
             """
     )
     var rdo: Double?

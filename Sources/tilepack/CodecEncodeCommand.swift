@@ -47,8 +47,9 @@ struct CodecEncodeCommand: ParsableCommand {
     @Option(
         help:
             """
-            ASTC only: rate-distortion λ, squared error traded per bit of deflated size (0, the default here, is \
-            off; builds default to \(ASTCRateDistortion.standard)).
+            ASTC only: rate-distortion λ, squared error traded per bit of deflated size, scaled by the \
+            image's own error as it is encoded (0, the default here, is off; builds default to \
+            \(ASTCRateDistortion.standard)).
             """
     )
     var rdo: Double?

@@ -55,8 +55,9 @@ import TilePackTestSupport
         }
         let (offPSNR, rdoPSNR) = (try quality(off), try quality(rdo))
         // Lower D + λ·R can also mean lower D: a reused endpoint pair can fit better than the
-        // block the search stopped at (it stops once under its error limit).
-        #expect(rdoPSNR > offPSNR - 1.5, "\(offPSNR) → \(rdoPSNR) dB")
+        // block the search stopped at (it stops once under its error limit). This grainy tile
+        // errs above the reference, so its λ is up to twice the default's (ASTCTileLambda).
+        #expect(rdoPSNR > offPSNR - 2, "\(offPSNR) → \(rdoPSNR) dB")
     }
 
     @Test func lambdaZeroIsTheEncoderWithoutRDO() throws {

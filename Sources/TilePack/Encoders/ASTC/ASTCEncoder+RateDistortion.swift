@@ -43,29 +43,35 @@ extension ASTCEncoder {
     }
 
     /// The encode loop's hook for a block that is not constant: opaque blocks get
-    /// ``rateDistortionChoice(_:level:lambda:recent:)``; others keep `best` (alpha stays the
-    /// search's, exact where the source's is 0 or 255). Either is recorded in `recent`.
-    /// Cost: see ``rateDistortionChoice(_:level:lambda:recent:)``; a decode for the others.
+    /// ``rateDistortionChoice(_:error:level:lambda:recent:)`` at the tile's current λ; others keep
+    /// `best` (alpha stays the search's, exact where the source's is 0 or 255). Either is recorded
+    /// in `recent`, and `best`'s error in `tile`.
+    /// Cost: a decode and an error pass, then ``rateDistortionChoice(_:error:level:lambda:recent:)``.
     func rateDistortion(
-        _ best: ASTCBits, opaque: Bool, level: Level, rdo: ASTCRateDistortion, in recent: ASTCRecentBlocks
+        _ best: ASTCBits, opaque: Bool, level: Level, tile: inout ASTCTileLambda, in recent: ASTCRecentBlocks
     ) -> ASTCBits {
+        recent.decode(best)
+        let bestError = squaredError(recent.chosenTexels, limit: Int.max)
+        let lambda = tile.lambda
+        tile.record(error: bestError)
         guard opaque else {
-            recent.decode(best)
             recent.append(best, layout: -1)
             return best
         }
-        let (bits, layout) = rateDistortionChoice(best, level: level, lambda: rdo.lambda, recent: recent)
+        let (bits, layout) = rateDistortionChoice(
+            best, error: bestError, level: level, lambda: lambda, recent: recent)
         recent.append(bits, layout: layout)
         return bits
     }
 
     /// The encode loop's shortcut before the search, for an opaque block: a repeat
-    /// (``cheapestRepeat(lambda:recent:below:)``) whose `D + λ·R` is under λ × ``freshBitsFloor``,
-    /// which no fresh block (the search's or a reuse) is expected to beat, recorded in `recent`;
-    /// nil when there is none and the search must run.
-    /// Cost: ``cheapestRepeat(lambda:recent:below:)`` and a decode of a constant block.
-    func repeatBeforeSearch(rdo: ASTCRateDistortion, in recent: ASTCRecentBlocks) -> ASTCBits? {
-        guard let cheap = cheapestRepeat(lambda: rdo.lambda, recent: recent, below: rdo.lambda * Self.freshBitsFloor)
+    /// (``cheapestRepeat(lambda:recent:below:)``) whose `D + λ·R` is under λ × ``freshBitsFloor``
+    /// at the tile's current λ, which no fresh block (the search's or a reuse) is expected to
+    /// beat, recorded in `recent` and its error in `tile`; nil when there is none and the search must run.
+    /// Cost: ``cheapestRepeat(lambda:recent:below:)``, a decode of a constant block, an error pass.
+    func repeatBeforeSearch(tile: inout ASTCTileLambda, in recent: ASTCRecentBlocks) -> ASTCBits? {
+        let lambda = tile.lambda
+        guard let cheap = cheapestRepeat(lambda: lambda, recent: recent, below: lambda * Self.freshBitsFloor)
         else { return nil }
         if cheap.copy >= 0 {
             recent.chosenTexels.update(from: recent.decoded + cheap.copy * texelCount, count: texelCount)
@@ -73,23 +79,28 @@ extension ASTCEncoder {
         } else {
             recent.decode(cheap.bits)
         }
+        tile.record(error: squaredError(recent.chosenTexels, limit: Int.max))
         recent.append(cheap.bits, layout: cheap.layout)
         return cheap.bits
     }
 
-    /// Records the constant block the encode loop wrote at `offset` of `blocks`.
+    /// Records the constant block the encode loop wrote at `offset` of `blocks` (in `tile` when opaque).
     /// Cost: one decode of a constant block, the scan of the distinct blocks.
-    func recordConstant(_ blocks: UnsafeMutableRawBufferPointer, at offset: Int, in recent: ASTCRecentBlocks) {
+    func recordConstant(
+        _ blocks: UnsafeMutableRawBufferPointer, at offset: Int, tile: inout ASTCTileLambda, in recent: ASTCRecentBlocks
+    ) {
         let bits = ASTCBits(
             lo: UInt64(littleEndian: blocks.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
             hi: UInt64(littleEndian: blocks.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
         recent.decode(bits)
         recent.append(bits, layout: -1)
+        // Exact; one not opaque (outside the source: alpha 0) is in no one's view and does not count.
+        if bits.hi >> 56 == 0xFF { tile.record(error: 0) }
     }
 
     /// The block to write for the opaque texels in `texels`/`texelInts` whose best-error block
     /// is `best` (just returned by ``encodeBlock(opaque:level:)``, whose values are still in the
-    /// scratch): the least `D + λ·R` among
+    /// scratch; decoded in `recent.chosenTexels`, with `bestError`): the least `D + λ·R` among
     /// - `best`;
     /// - a constant (void-extent) block of the texels' mean;
     /// - each recent distinct block as it is (a 16-byte match);
@@ -99,13 +110,11 @@ extension ASTCEncoder {
     /// D is the exact decoded error; R the ``ASTCRateModel`` estimate. Leaves the choice's
     /// texels in `recent.chosenTexels` and, for a reusable layout, its values in
     /// `recent.colourScratch`/`gridScratch`, for ``ASTCRecentBlocks/append(_:layout:)``.
-    /// Cost: one or two block decodes, a squared-error pass per recent block (stopped once it
+    /// Cost: a block decode, a squared-error pass per recent block (stopped once it
     /// cannot win), up to 2 × (``reuseTrials`` + 1) weight or endpoint fits, a rate estimate each.
     func rateDistortionChoice(
-        _ best: ASTCBits, level: Level, lambda: Float, recent: ASTCRecentBlocks
+        _ best: ASTCBits, error bestError: Int, level: Level, lambda: Float, recent: ASTCRecentBlocks
     ) -> (bits: ASTCBits, layout: Int) {
-        recent.decode(best)
-        let bestError = squaredError(recent.chosenTexels, limit: Int.max)
         var chosen = best, chosenLayout = reusableLayout(of: best, in: recent), chosenCopy = -1
         var chosenCost = Float(bestError) + lambda * recent.rate.bits(best)
         if chosenLayout >= 0 {

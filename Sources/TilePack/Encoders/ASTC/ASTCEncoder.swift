@@ -563,6 +563,7 @@ public final class ASTCEncoder {
         var out = [UInt8](repeating: 0, count: format.byteCount(width: width, height: height))
         let quality = level == .quality
         let recent = rdo.isOff ? nil : recentBlocks(blockCount: grid.wide * grid.high, columns: grid.wide)
+        var tile = ASTCTileLambda(base: rdo.lambda, texelCount: texelCount)
         rgba.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
                 for by in 0..<grid.high {
@@ -611,18 +612,18 @@ public final class ASTCEncoder {
                             dst.storeBytes(
                                 of: (c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48).littleEndian,
                                 toByteOffset: offset + 8, as: UInt64.self)
-                            if let recent { recordConstant(dst, at: offset, in: recent) }
+                            if let recent { recordConstant(dst, at: offset, tile: &tile, in: recent) }
                             continue
                         }
                         loadPlanes(aos: quality || recent != nil)
                         let opaque = alpha == 0xFF00_0000
                         var bits: ASTCBits
-                        if let recent, opaque, let copy = repeatBeforeSearch(rdo: rdo, in: recent) {
+                        if let recent, opaque, let copy = repeatBeforeSearch(tile: &tile, in: recent) {
                             bits = copy
                         } else {
                             bits = encodeBlock(opaque: opaque, level: level)
                             if let recent {
-                                bits = rateDistortion(bits, opaque: opaque, level: level, rdo: rdo, in: recent)
+                                bits = rateDistortion(bits, opaque: opaque, level: level, tile: &tile, in: recent)
                             }
                         }
                         let offset = (by * grid.wide + bx) * 16

@@ -755,7 +755,7 @@ public final class ASTCEncoder {
         // 35.44 / 36.24 dB; five at a tenth 35.51 dB for ~8 % more time, which the looser
         // second one-partition pick above (1.5 ×) and weight steps only for a fit within
         // 1.25 × the best (below) pay back on terrain1024: 35.49 / 36.25 dB at the same
-        // terrain1024 speed, astronaut512 ~9 % slower (more of its blocks reach two partitions).
+        // terrain1024 speed, astronaut512 ~11 % slower (more of its blocks reach two partitions).
         let seeds = clusterSeeds()
         let fits = 5  // of the eight lanes below
         var pickSeed = SIMD8<Int>(repeating: -1), pickLayout = SIMD8<Int>(repeating: 0)

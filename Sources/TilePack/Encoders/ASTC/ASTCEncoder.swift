@@ -705,11 +705,11 @@ public final class ASTCEncoder {
             }
         }
         // One refit round per fit (a second bought nothing measurable); the second pick is not
-        // fitted when the first came within 1.25 × the limit (1.5 ×: −0.013 dB on terrain1024
-        // for ~6 % less time; 1 ×: +0.007 dB for ~4 % more).
+        // fitted when the first came within 1.5 × the limit (1.25 × cost ~6 % more time for
+        // +0.01 dB on terrain1024: that time buys more at two partitions, below).
         for pick in 0..<2 {
             let i = pick == 0 ? first1 : first2
-            guard i >= 0, pick == 0 || best.error * 4 > errorLimit * 5 else { break }
+            guard i >= 0, pick == 0 || best.error * 2 > errorLimit * 3 else { break }
             let c = screening[i], previous = best.error
             var e = fit(c, partitions: 1, opaque: opaque, refits: 1)
             if e < best.error * 2 {
@@ -745,18 +745,20 @@ public final class ASTCEncoder {
 
         // Two partitions: the seeds whose maps best match a 2-means clustering of the texels,
         // each (seed, layout) ranked by the estimate (its off-line error included, which one
-        // partition's ranking could leave out); the best three pairs whose estimate is under
-        // the best exact error so far are fitted exactly. The estimate ranks poorly at two
-        // partitions (the refit moves each line off the principal one its off-line term
-        // assumes, and the endpoint refit and weight steps win back much of the rounding it
-        // charges): fitting every layout of the three seeds exactly would reach 35.73 dB on
-        // terrain1024 at a fifth of the speed. Measured on terrain1024 / astronaut512 against
-        // the single best pair under 1.5 × the best error with the full rounding term (35.32 /
-        // 36.19 dB): three pairs, the rounding term counted at a quarter and the gate at 1 ×,
-        // 35.44 / 36.24 dB for ~3 % more CPU time; five pairs 35.46 dB for ~7 %; the rounding
-        // term at a tenth 35.51 dB for ~11 % (the default build pays for every per cent).
+        // partition's ranking could leave out); the best five pairs whose estimate is under
+        // the best exact error so far are fitted exactly, the rounding term counted at a
+        // tenth. The estimate ranks poorly at two partitions (the refit moves each line off
+        // the principal one its off-line term assumes, and the endpoint refit and weight steps
+        // win back much of the rounding it charges): fitting every layout of the three seeds
+        // exactly would reach 35.73 dB on terrain1024 at a fifth of the speed, so more pairs
+        // with less rounding charged is where time buys most. Measured on terrain1024 /
+        // astronaut512 (one thread, CPU time, same run): three pairs at a quarter (before)
+        // 35.44 / 36.24 dB; five at a tenth 35.51 dB for ~8 % more time, which the looser
+        // second one-partition pick above (1.5 ×) and weight steps only for a fit within
+        // 1.25 × the best (below) pay back on terrain1024: 35.49 / 36.25 dB at the same
+        // terrain1024 speed, astronaut512 ~11 % slower (more of its blocks reach two partitions).
         let seeds = clusterSeeds()
-        let fits = 3  // of the eight lanes below
+        let fits = 5  // of the eight lanes below
         var pickSeed = SIMD8<Int>(repeating: -1), pickLayout = SIMD8<Int>(repeating: 0)
         var pickEstimate = SIMD8<Float>(repeating: Float(best.error)), pickMixed = SIMD8<Int>(repeating: 0)
         for k in 0..<3 where seeds[k] >= 0 {
@@ -776,7 +778,7 @@ public final class ASTCEncoder {
             for (i, c) in partitionCandidates.enumerated() {
                 if c.kind != 0 && !opaque { break }
                 let offLine = c.scaled ? scaledOffLine : c.mixed ? mixedOffLine : line.offLine
-                let rounding = estimate(c, opaque: opaque) * 0.25
+                let rounding = estimate(c, opaque: opaque) * 0.1
                 guard offLine + rounding < pickEstimate[fits - 1] else { continue }
                 let e = offLine + gridError(c) + rounding
                 guard e < pickEstimate[fits - 1] else { continue }
@@ -802,7 +804,9 @@ public final class ASTCEncoder {
             mixedScaled = pickMixed[j]
             let previous = best.error
             var e = fit(c, partitions: 2, opaque: opaque, refits: 2)
-            if e < best.error * 2 {
+            // Weight steps and the second refit only for a fit within 1.25 × the best (2 ×, as at
+            // one partition: the same dB on terrain1024 and astronaut512 with five fits, more time).
+            if e * 4 < best.error * 5 {
                 e = refineWeights(c, partitions: 2, error: e)
                 if e < best.error { keep(&best, c, partitions: 2, seed: seed, error: e) }
                 let before = e

@@ -43,6 +43,13 @@ final class ASTCRecentBlocks {
     /// Per `mode << 1 | colour-scaled`: the encoder's single-partition layout with that block
     /// mode and endpoint kind (-1: none); filled by the encoder.
     var layoutIndex = [Int](repeating: -1, count: 4096)
+    /// Entries whose endpoints and weights the choice has tried for the block being chosen
+    /// (scratch, ``capacity`` entries; ``triedBefore(layout:colour:valueCount:grid:gridCount:among:)``).
+    let tried: UnsafeMutablePointer<Int>
+    /// The block being chosen's moments, and the rate model's byte count when they were measured
+    /// (-1: never): the encoder's ``ASTCEncoder/moments(in:)`` measures each block once.
+    var moments: ASTCBlockMoments?
+    var momentsAt = -1
 
     init(format: ASTCFormat, blockCount: Int, columns: Int) {
         let n = format.blockWidth * format.blockHeight
@@ -66,6 +73,8 @@ final class ASTCRecentBlocks {
         scratch.initialize(repeating: 0, count: n)
         chosenTexels = .allocate(capacity: n)
         chosenTexels.initialize(repeating: SIMD4(), count: n)
+        tried = .allocate(capacity: Self.capacity)
+        tried.initialize(repeating: 0, count: Self.capacity)
         colourScratch = .allocate(capacity: 16)
         colourScratch.initialize(repeating: 0, count: 16)
         bits.reserveCapacity(Self.capacity)
@@ -81,6 +90,7 @@ final class ASTCRecentBlocks {
         scratch.deallocate()
         chosenTexels.deallocate()
         colourScratch.deallocate()
+        tried.deallocate()
         aboveColours.deallocate()
         aboveGrids.deallocate()
     }
@@ -100,6 +110,24 @@ final class ASTCRecentBlocks {
         // n·Σx² − (Σx)² = n·Σ(x − mean)², at most n² × 255² (n ≤ 64): no overflow.
         let centred = SIMD4<Float>(n &* squares &- sum &* sum) / Float(n)
         return centred.squareRoot()
+    }
+
+    /// Whether one of the entries `tried[0..<count]` has `layout` and the same first
+    /// `valueCount` colour values (`ends`: an endpoint-reuse trial of these values was made), and
+    /// whether one also has the same first `gridCount` grid values (`block`: so was a
+    /// weight-reuse trial of these values). Cost: a few byte compares per entry.
+    func triedBefore(
+        layout: Int, colour: UnsafeMutablePointer<UInt8>, valueCount: Int, grid: UnsafeMutablePointer<UInt8>,
+        gridCount: Int, among count: Int
+    ) -> (ends: Bool, block: Bool) {
+        var ends = false
+        for i in 0..<count where layouts[tried[i]] == layout {
+            let e = tried[i]
+            guard (0..<valueCount).allSatisfy({ colours[e * 16 + $0] == colour[$0] }) else { continue }
+            ends = true
+            if (0..<gridCount).allSatisfy({ grids[e * 64 + $0] == grid[$0] }) { return (true, true) }
+        }
+        return (ends, false)
     }
 
     /// Decodes `block` into `chosenTexels`.

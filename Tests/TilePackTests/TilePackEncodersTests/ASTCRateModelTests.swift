@@ -73,7 +73,9 @@ import TilePackCore
             if let earlier = written.randomElement(using: &random) {
                 switch random.next() % 6 {
                 case 0: block = earlier
-                case 1: block.replaceSubrange(0..<Int(random.next() % 16), with: earlier.prefix(Int(random.next() % 16)))
+                case 1:
+                    let (cut, kept) = (Int(random.next() % 16), Int(random.next() % 16))
+                    block.replaceSubrange(0..<cut, with: earlier.prefix(kept))
                 case 2:
                     let from = Int(random.next() % 16)
                     block.replaceSubrange(from..<16, with: earlier[from...])

@@ -234,7 +234,8 @@ extension ASTCEncoder {
             if cost < limit { (found, limit) = ((flat, -1, cost, -1), cost) }
         }
         // A block's error is at least n × the squared difference of the two means plus, per
-        // channel, the squared difference of their spreads (``ASTCBlockMoments/spread(sum:squares:count:)``).
+        // channel, the squared difference of their spreads
+        // (``ASTCBlockMoments/spread(sum:squares:count:)``), four entries a lane.
         // The least λ·R of any block but a run of repeats: one 16-byte match.
         let matchBits = lambda * ASTCRateModel.matchBits(distance: 16)
         let bounds = recent.copyBounds(sum: SIMD4<Float>(moments.sum), spread: moments.spread)
@@ -251,7 +252,7 @@ extension ASTCEncoder {
     }
 
     /// The block's ``ASTCBlockMoments``, measured on its first use for this block (the rate
-    /// model's byte count tells the block apart). Cost: two passes over the texels, once a block.
+    /// model's byte count tells the block apart). Cost: one pass over the texels, once a block.
     func moments(in recent: ASTCRecentBlocks) -> ASTCBlockMoments {
         if let known = recent.moments, recent.momentsAt == recent.rate.count { return known }
         let moments = ASTCBlockMoments(texelInts, count: texelCount)
@@ -285,8 +286,9 @@ extension ASTCEncoder {
 
     /// A lower bound, up to the decoder's rounding, of the error of any endpoints with the
     /// weights in `texelW` (one partition, all texels): the least-squares line's residual
-    /// Σ|x|² − (e₀·b₀ + e₁·b₁) over RGB (an opaque block's alpha fits exactly), less a margin of 3 a texel for the rounding (as the endpoint
-    /// trials' bound). A weight-reuse trial whose bound cannot win skips the refit,
+    /// Σ|x|² − (e₀·b₀ + e₁·b₁) over RGB (an opaque block's alpha fits exactly), less a margin
+    /// of 3 a texel for the rounding (as the endpoint trials' bound; not proven, measured).
+    /// A weight-reuse trial whose bound cannot win skips the refit,
     /// quantisation and error pass: measured on a 2048² crop of the bench source at λ 12, it
     /// stops 77 % of those trials and none that would have won. 0 when the weights are
     /// (nearly) all equal. `squares`: Σ|x|² of the block (``ASTCBlockMoments/squares``).

@@ -27,10 +27,10 @@ final class ASTCRateModel {
     private let head: UnsafeMutablePointer<Int32>
     private let previous: UnsafeMutablePointer<Int32>
 
-    /// `capacity`: the tile's byte count (its blocks × 16).
     /// Bytes after the trial block that ``matchLength(from:at:limit:)``'s 8-byte steps may read.
     private static let padding = 8
 
+    /// `capacity`: the tile's byte count (its blocks × 16).
     init(capacity: Int) {
         self.capacity = capacity
         bytes = .allocate(capacity: capacity + 16 + Self.padding)

@@ -19,8 +19,9 @@ final class ASTCRecentBlocks {
     let decoded: UnsafeMutablePointer<SIMD4<Int32>>
     /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error) and
     /// per channel the root of their summed squared distance from their mean
-    /// (``ASTCBlockMoments/spread(sum:squares:count:)``: with the means, a tighter bound). Channel by channel, four
-    /// entries a lane: channel `c` of entries `4k…4k+3` at `sumLanes[c · capacity / 4 + k]`.
+    /// (``ASTCBlockMoments/spread(sum:squares:count:)``: with the means, a tighter bound).
+    /// Channel by channel, four entries a lane: channel `c` of entries `4k…4k+3` at
+    /// `sumLanes[c · capacity / 4 + k]`.
     let sumLanes: UnsafeMutablePointer<SIMD4<Float>>
     let spreadLanes: UnsafeMutablePointer<SIMD4<Float>>
     /// Per entry, the lower bound of a copy's error for the block being chosen

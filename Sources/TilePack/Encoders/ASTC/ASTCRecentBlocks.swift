@@ -17,11 +17,17 @@ final class ASTCRecentBlocks {
     /// (index in the encoder's `candidates`, -1 when not a reusable one) and colour values.
     private(set) var bits: [ASTCBits] = []
     let decoded: UnsafeMutablePointer<SIMD4<Int32>>
-    /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error).
-    private(set) var sums: [SIMD4<Int32>] = []
-    /// … and per channel the root of the texels' summed squared distance from their mean
-    /// (``spread(of:count:)``: with the means, a tighter bound).
-    private(set) var spreads: [SIMD4<Float>] = []
+    /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error) and
+    /// per channel the root of their summed squared distance from their mean
+    /// (``ASTCBlockMoments/spread(sum:squares:count:)``: with the means, a tighter bound).
+    /// Channel by channel, four entries a lane: channel `c` of entries `4k…4k+3` at
+    /// `sumLanes[c · capacity / 4 + k]`.
+    let sumLanes: UnsafeMutablePointer<SIMD4<Float>>
+    let spreadLanes: UnsafeMutablePointer<SIMD4<Float>>
+    /// Per entry, the lower bound of a copy's error for the block being chosen
+    /// (``copyBounds(sum:spread:)``), and the rate model's byte count they were computed at.
+    private let bounds: UnsafeMutablePointer<SIMD4<Float>>
+    private var boundsAt = -1
     private(set) var layouts: [Int] = []
     let colours: UnsafeMutablePointer<UInt8>
     /// … and their grid values (64 a block: the largest grid of one plane).
@@ -43,6 +49,13 @@ final class ASTCRecentBlocks {
     /// Per `mode << 1 | colour-scaled`: the encoder's single-partition layout with that block
     /// mode and endpoint kind (-1: none); filled by the encoder.
     var layoutIndex = [Int](repeating: -1, count: 4096)
+    /// Entries whose endpoints and weights the choice has tried for the block being chosen
+    /// (scratch, ``capacity`` entries; ``triedBefore(layout:colour:valueCount:grid:gridCount:among:)``).
+    let tried: UnsafeMutablePointer<Int>
+    /// The block being chosen's moments, and the rate model's byte count when they were measured
+    /// (-1: never): the encoder's ``ASTCEncoder/moments(in:)`` measures each block once.
+    var moments: ASTCBlockMoments?
+    var momentsAt = -1
 
     init(format: ASTCFormat, blockCount: Int, columns: Int) {
         let n = format.blockWidth * format.blockHeight
@@ -66,6 +79,14 @@ final class ASTCRecentBlocks {
         scratch.initialize(repeating: 0, count: n)
         chosenTexels = .allocate(capacity: n)
         chosenTexels.initialize(repeating: SIMD4(), count: n)
+        sumLanes = .allocate(capacity: Self.capacity)
+        sumLanes.initialize(repeating: SIMD4(), count: Self.capacity)
+        spreadLanes = .allocate(capacity: Self.capacity)
+        spreadLanes.initialize(repeating: SIMD4(), count: Self.capacity)
+        bounds = .allocate(capacity: Self.capacity / 4)
+        bounds.initialize(repeating: SIMD4(), count: Self.capacity / 4)
+        tried = .allocate(capacity: Self.capacity)
+        tried.initialize(repeating: 0, count: Self.capacity)
         colourScratch = .allocate(capacity: 16)
         colourScratch.initialize(repeating: 0, count: 16)
         bits.reserveCapacity(Self.capacity)
@@ -81,25 +102,51 @@ final class ASTCRecentBlocks {
         scratch.deallocate()
         chosenTexels.deallocate()
         colourScratch.deallocate()
+        tried.deallocate()
+        sumLanes.deallocate()
+        spreadLanes.deallocate()
+        bounds.deallocate()
         aboveColours.deallocate()
         aboveGrids.deallocate()
     }
 
-    /// Per channel, √Σ(x − mean)² over `count` texels (0…255 a channel). Two blocks' squared
-    /// error is n × their means' squared difference plus that of the centred texels, which is at
-    /// least the squared difference of these roots (the triangle inequality), channel by channel.
-    /// Cost: one pass over the texels, exact in integers.
-    static func spread(of texels: UnsafeMutablePointer<SIMD4<Int32>>, count: Int) -> SIMD4<Float> {
-        var sum = SIMD4<Int64>(), squares = SIMD4<Int64>()
-        for t in 0..<count {
-            let x = SIMD4<Int64>(truncatingIfNeeded: texels[t])
-            sum &+= x
-            squares &+= x &* x
+    /// Whether one of the entries `tried[0..<count]` has `layout` and the same first
+    /// `valueCount` colour values (`ends`: an endpoint-reuse trial of these values was made), and
+    /// whether one also has the same first `gridCount` grid values (`block`: so was a
+    /// weight-reuse trial of these values). Cost: a few byte compares per entry.
+    func triedBefore(
+        layout: Int, colour: UnsafeMutablePointer<UInt8>, valueCount: Int, grid: UnsafeMutablePointer<UInt8>,
+        gridCount: Int, among count: Int
+    ) -> (ends: Bool, block: Bool) {
+        var ends = false
+        for i in 0..<count where layouts[tried[i]] == layout {
+            let e = tried[i]
+            guard (0..<valueCount).allSatisfy({ colours[e * 16 + $0] == colour[$0] }) else { continue }
+            ends = true
+            if (0..<gridCount).allSatisfy({ grids[e * 64 + $0] == grid[$0] }) { return (true, true) }
         }
-        let n = Int64(count)
-        // n·Σx² − (Σx)² = n·Σ(x − mean)², at most n² × 255² (n ≤ 64): no overflow.
-        let centred = SIMD4<Float>(n &* squares &- sum &* sum) / Float(n)
-        return centred.squareRoot()
+        return (ends, false)
+    }
+
+    /// Per entry, 0.99 × (n × the squared difference of its texels' mean and the block's
+    /// (`sum` / n) plus, per channel, the squared difference of their spreads): at most the
+    /// error of a copy of the entry (the 0.99: the roots' rounding must not drop a candidate).
+    /// Entry `e`'s at `[e / 4][e % 4]`. Computed once a block (an append or a new byte count
+    /// computes them again), four entries a lane. Cost: a few vector operations per four entries.
+    func copyBounds(sum: SIMD4<Float>, spread: SIMD4<Float>) -> UnsafeMutablePointer<SIMD4<Float>> {
+        guard boundsAt != rate.count else { return bounds }
+        let lanes = Self.capacity / 4, n = Float(texelCount)
+        for k in 0..<(bits.count + 3) / 4 {
+            var gaps = SIMD4<Float>(), aparts = SIMD4<Float>()
+            for c in 0..<4 {
+                let gap = sum[c] - sumLanes[c * lanes + k], apart = spread[c] - spreadLanes[c * lanes + k]
+                gaps += gap * gap
+                aparts += apart * apart
+            }
+            bounds[k] = (gaps / n + aparts) * 0.99
+        }
+        boundsAt = rate.count
+        return bounds
     }
 
     /// Decodes `block` into `chosenTexels`.
@@ -139,8 +186,6 @@ final class ASTCRecentBlocks {
             slot = bits.count
             bits.append(block)
             layouts.append(layout)
-            sums.append(SIMD4())
-            spreads.append(SIMD4())
         } else {
             slot = order.removeLast()
             bits[slot] = block
@@ -148,10 +193,14 @@ final class ASTCRecentBlocks {
         }
         order.insert(slot, at: 0)
         (decoded + slot * texelCount).update(from: chosenTexels, count: texelCount)
-        var sum = SIMD4<Int32>()
-        for t in 0..<texelCount { sum &+= chosenTexels[t] }
-        sums[slot] = sum
-        spreads[slot] = Self.spread(of: chosenTexels, count: texelCount)
+        let (sum, squares) = ASTCBlockMoments.channelSums(chosenTexels, count: texelCount)
+        let spread = ASTCBlockMoments.spread(sum: sum, squares: squares, count: texelCount)
+        let lanes = Self.capacity / 4
+        for c in 0..<4 {
+            sumLanes[c * lanes + slot / 4][slot % 4] = Float(sum[c])
+            spreadLanes[c * lanes + slot / 4][slot % 4] = spread[c]
+        }
+        boundsAt = -1
         if layout >= 0 {
             (colours + slot * 16).update(from: colourScratch, count: 16)
             (grids + slot * 64).update(from: gridScratch, count: 64)

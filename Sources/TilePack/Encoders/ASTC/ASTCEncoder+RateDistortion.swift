@@ -68,7 +68,7 @@ extension ASTCEncoder {
     /// (``cheapestRepeat(lambda:recent:below:)``) whose `D + λ·R` is under λ × ``freshBitsFloor``
     /// at the tile's current λ, which no fresh block (the search's or a reuse) is expected to
     /// beat, recorded in `recent` and its error in `tile`; nil when there is none and the search must run.
-    /// Cost: ``cheapestRepeat(lambda:recent:below:)``, a decode of a constant block, an error pass.
+    /// Cost: ``cheapestRepeat(lambda:recent:below:)`` and a decode of a constant block.
     func repeatBeforeSearch(tile: inout ASTCTileLambda, in recent: ASTCRecentBlocks) -> ASTCBits? {
         let lambda = tile.lambda
         guard let cheap = cheapestRepeat(lambda: lambda, recent: recent, below: lambda * Self.freshBitsFloor)
@@ -79,7 +79,7 @@ extension ASTCEncoder {
         } else {
             recent.decode(cheap.bits)
         }
-        tile.record(error: squaredError(recent.chosenTexels, limit: Int.max))
+        tile.record(error: cheap.error)
         recent.append(cheap.bits, layout: cheap.layout)
         return cheap.bits
     }
@@ -227,20 +227,20 @@ extension ASTCEncoder {
     /// A repeat: a constant (void-extent) block of the texels' mean (flat water, snow, shadow) or
     /// one of the tile's recent distinct blocks as it is (a 16-byte match), whichever has the
     /// least `D + λ·R` under `limit`; nil when none is under it. `copy` is the entry's index in
-    /// `recent` (-1: the constant block).
+    /// `recent` (-1: the constant block), `error` its D (exact: a winner's pass is never stopped early).
     /// Cost: a pass over the texels; per recent block, a bound from the means and, when that
     /// passes, a squared-error pass stopped once it cannot win; a rate estimate per survivor.
     func cheapestRepeat(
         lambda: Float, recent: ASTCRecentBlocks, below limit: Float
-    ) -> (bits: ASTCBits, layout: Int, cost: Float, copy: Int)? {
-        var found: (bits: ASTCBits, layout: Int, cost: Float, copy: Int)? = nil
+    ) -> (bits: ASTCBits, layout: Int, cost: Float, copy: Int, error: Int)? {
+        var found: (bits: ASTCBits, layout: Int, cost: Float, copy: Int, error: Int)? = nil
         var limit = limit
         let moments = self.moments(in: recent), flatError = moments.flatError
         if Float(flatError) < limit {
             let c = SIMD4<UInt64>(truncatingIfNeeded: moments.mean) &* 257
             let flat = ASTCBits(lo: 0xDFC | ((1 << 52) - 1) << 12, hi: c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48)
             let cost = Float(flatError) + lambda * recent.rate.bits(flat, limit: (limit - Float(flatError)) / lambda)
-            if cost < limit { (found, limit) = ((flat, -1, cost, -1), cost) }
+            if cost < limit { (found, limit) = ((flat, -1, cost, -1, flatError), cost) }
         }
         // A block's error is at least n × the squared difference of the two means plus, per
         // channel, the squared difference of their spreads
@@ -255,7 +255,7 @@ extension ASTCEncoder {
             let d = squaredError(recent.decoded + e * texelCount, limit: Int(bound))
             guard Float(d) < bound else { continue }
             let cost = Float(d) + lambda * recent.rate.bits(recent.bits[e], limit: (limit - Float(d)) / lambda)
-            if cost < limit { (found, limit) = ((recent.bits[e], recent.layouts[e], cost, e), cost) }
+            if cost < limit { (found, limit) = ((recent.bits[e], recent.layouts[e], cost, e, d), cost) }
         }
         return found
     }

@@ -8,14 +8,16 @@ import TilePackCodec
 /// candidate blocks with it (``ASTCEncoder``'s `rdo`), so only differences between
 /// candidates matter; docs/ASTC.md gives its agreement with zlib's output on real tiles.
 ///
-/// Cost: ``bits(_:)`` follows at most ``chainDepth`` earlier positions per byte of the block;
-/// ``append(_:)`` is a few stores. Two allocations per tile (the bytes and the chains).
+/// Cost: ``bits(_:)`` compares at most ``chainDepth`` earlier positions per byte of the block,
+/// read from one slot (no chain to follow); ``append(_:)`` is a few stores. Two allocations per
+/// tile (the bytes, 64 KiB of slots).
 final class ASTCRateModel {
     /// Bits a literal byte costs: ASTC bytes are close to uniform, and deflate's Huffman code
     /// for literals settles near 7½ bits on them (measured on real tiles, docs/ASTC.md).
     static let literalBits: Float = 7.5
     /// Positions followed per byte (zlib level 6 follows up to 128; the estimate only
     /// ranks candidates, and the longest matches of block data are nearly always among the newest).
+    /// The slots of ``newest`` hold this many (one `SIMD4` lane each).
     static let chainDepth = 4
     static let hashBits = 12
 
@@ -23,9 +25,12 @@ final class ASTCRateModel {
     private let bytes: UnsafeMutablePointer<UInt8>
     private let capacity: Int
     private(set) var count = 0
-    /// Most recent position of each 3-byte hash, and each position's previous one (-1: none).
-    private let head: UnsafeMutablePointer<Int32>
-    private let previous: UnsafeMutablePointer<Int32>
+    /// Per 3-byte hash, its ``chainDepth`` most recent positions, newest in lane 0 (-1: none):
+    /// the hash chain zlib would follow, cut at the depth the model follows. Why not a chain
+    /// (a head and each position's previous): following it was a load that waited on the one
+    /// before, four deep, for every byte of every candidate (a third of the model's time in
+    /// perf); the slot is one load, and the four positions' bytes are fetched together.
+    private let newest: UnsafeMutablePointer<SIMD4<Int32>>
 
     /// Bytes after the trial block that ``matchLength(from:at:limit:)``'s 8-byte steps may read.
     private static let padding = 8
@@ -35,16 +40,13 @@ final class ASTCRateModel {
         self.capacity = capacity
         bytes = .allocate(capacity: capacity + 16 + Self.padding)
         bytes.initialize(repeating: 0, count: capacity + 16 + Self.padding)
-        head = .allocate(capacity: 1 << Self.hashBits)
-        head.initialize(repeating: -1, count: 1 << Self.hashBits)
-        previous = .allocate(capacity: capacity + 16)
-        previous.initialize(repeating: -1, count: capacity + 16)
+        newest = .allocate(capacity: 1 << Self.hashBits)
+        newest.initialize(repeating: SIMD4(repeating: -1), count: 1 << Self.hashBits)
     }
 
     deinit {
         bytes.deallocate()
-        head.deallocate()
-        previous.deallocate()
+        newest.deallocate()
     }
 
     @inline(__always) private func hash(at i: Int) -> Int {
@@ -81,12 +83,12 @@ final class ASTCRateModel {
                         (bestLength, bestDistance) = (length, at - p)
                     }
                 }
-                var p = Int(head[hash(at: at)]), depth = 0
-                while p >= 0 && depth < Self.chainDepth && bestLength < 16 - i {
+                let slot = newest[hash(at: at)]
+                for depth in 0..<Self.chainDepth {
+                    let p = Int(slot[depth])
+                    guard p >= 0 && bestLength < 16 - i else { break }
                     let length = matchLength(from: p, at: at, limit: 16 - i)
                     if length > bestLength { (bestLength, bestDistance) = (length, at - p) }
-                    p = Int(previous[p])
-                    depth += 1
                 }
             }
             let cost = Self.matchBits(distance: bestDistance)
@@ -117,8 +119,8 @@ final class ASTCRateModel {
         return limit
     }
 
-    /// Adds `block` to the tile's bytes. Positions enter the chains once the two bytes after
-    /// them are known.
+    /// Adds `block` to the tile's bytes. Positions enter their hash's slot once the two bytes
+    /// after them are known (the oldest of its four drops out).
     func append(_ block: ASTCBits) {
         guard count + 16 <= capacity else { return }
         (bytes + count).withMemoryRebound(to: UInt64.self, capacity: 2) {
@@ -128,9 +130,8 @@ final class ASTCRateModel {
         let from = max(0, count - 2)
         count += 16
         for i in from..<count - 2 {
-            let h = hash(at: i)
-            previous[i] = head[h]
-            head[h] = Int32(truncatingIfNeeded: i)
+            let h = hash(at: i), old = newest[h]
+            newest[h] = SIMD4(Int32(truncatingIfNeeded: i), old[0], old[1], old[2])
         }
     }
 }

@@ -50,6 +50,33 @@ import TilePackCore
         }
     }
 
+    /// The early stop changes no decision: for limits below, at and above the whole sum, the
+    /// stopped pass's `sum + extra < limit` is the whole pass's, and a pass that is not stopped
+    /// returns the whole sum.
+    @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
+    func offSegmentErrorStopsOnlyWhereTheWholeSumFails(format: ASTCFormat) throws {
+        let encoder = try ASTCEncoder(format: format)
+        var random = SplitMix64(seed: 13)
+        var stopped = 0
+        for kind in 0..<60 as Range<UInt64> {
+            _ = Self.load(encoder, kind: kind, random: &random)
+            for e in 0..<2 {
+                encoder.decodedEnds[e] = SIMD4(
+                    Float(random.next() % 256), Float(random.next() % 256), Float(random.next() % 256), 255)
+            }
+            let whole = encoder.offSegmentError(), extra = Float(random.next() % 200)
+            for limit in [whole * 0.25, whole * 0.5, whole + extra, whole + extra + 1, whole * 2 + extra + 1] {
+                let got = encoder.offSegmentError(plus: extra, stoppingAt: limit)
+                #expect((got + extra < limit) == (whole + extra < limit), "\(format) \(kind): limit \(limit)")
+                if got != whole {
+                    stopped += 1
+                    #expect(got < whole && got + extra >= limit)
+                }
+            }
+        }
+        #expect(stopped > 0, "\(format): no limit stopped the pass early")
+    }
+
     @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
     func leastSquaresErrorIsTheResidualOfTheBestLine(format: ASTCFormat) throws {
         let encoder = try ASTCEncoder(format: format)

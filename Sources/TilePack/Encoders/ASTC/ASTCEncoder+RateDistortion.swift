@@ -176,11 +176,12 @@ extension ASTCEncoder {
                     let w = min(max(((blockMean - o) * d).sum() * scale, 0), 1)
                     let r = blockMean - (o + d * w)
                     guard Float(texelCount) * (r * r).sum() + floorBits < chosenCost else { continue }
-                    guard offSegmentError() + floorBits < chosenCost else { continue }
+                    let offSegment = offSegmentError(plus: floorBits, stoppingAt: chosenCost)
+                    guard offSegment + floorBits < chosenCost else { continue }
                 }
                 if reuseWeights {
                     gridQ.update(from: grid, count: c.gridCount)
-                    infill(c)
+                    if entry >= 0 { infill(c, entry: entry, in: recent) } else { infill(c) }
                     guard leastSquaresError(squares: moments.squares) + floorBits < chosenCost else { continue }
                     ends[0] = decodedEnds[0]
                     ends[1] = decodedEnds[1]
@@ -224,6 +225,23 @@ extension ASTCEncoder {
         return (chosen, chosenLayout)
     }
 
+    /// `infill(c)` of entry `e`'s grid values (already in `gridQ`; `c` its layout): the weights
+    /// from `recent`'s cache when an earlier trial made them, else made and kept there. Same
+    /// `texelW` and `texelSum` either way (`infill` leaves `texelSum` alone for an undecimated grid).
+    /// Cost: a copy of 2 × `texelCount` integers, or the infill once per entry.
+    func infill(_ c: Candidate, entry e: Int, in recent: ASTCRecentBlocks) {
+        let cached = recent.infilledWeights + e * 2 * texelCount
+        if recent.infilled[e] {
+            texelW.update(from: cached, count: texelCount)
+            if c.taps >= 0 { texelSum.update(from: cached + texelCount, count: texelCount) }
+        } else {
+            infill(c)
+            cached.update(from: texelW, count: texelCount)
+            if c.taps >= 0 { (cached + texelCount).update(from: texelSum, count: texelCount) }
+            recent.markInfilled(e)
+        }
+    }
+
     /// A repeat: a constant (void-extent) block of the texels' mean (flat water, snow, shadow) or
     /// one of the tile's recent distinct blocks as it is (a 16-byte match), whichever has the
     /// least `D + λ·R` under `limit`; nil when none is under it. `copy` is the entry's index in
@@ -239,7 +257,9 @@ extension ASTCEncoder {
         if Float(flatError) < limit {
             let c = SIMD4<UInt64>(truncatingIfNeeded: moments.mean) &* 257
             let flat = ASTCBits(lo: 0xDFC | ((1 << 52) - 1) << 12, hi: c[0] | c[1] << 16 | c[2] << 32 | c[3] << 48)
-            let cost = Float(flatError) + lambda * recent.rate.bits(flat, limit: (limit - Float(flatError)) / lambda)
+            let bits = recent.repeatBits(
+                flat, entry: ASTCRecentBlocks.capacity, limit: (limit - Float(flatError)) / lambda)
+            let cost = Float(flatError) + lambda * bits
             if cost < limit { (found, limit) = ((flat, -1, cost, -1, flatError), cost) }
         }
         // A block's error is at least n × the squared difference of the two means plus, per
@@ -252,12 +272,26 @@ extension ASTCEncoder {
             let bound = limit - matchBits
             guard bound > 0 else { break }
             guard bounds[e / 4][e % 4] < bound else { continue }
-            let d = squaredError(recent.decoded + e * texelCount, limit: Int(bound))
+            let d = copyError(entry: e, limit: Int(bound), in: recent)
             guard Float(d) < bound else { continue }
-            let cost = Float(d) + lambda * recent.rate.bits(recent.bits[e], limit: (limit - Float(d)) / lambda)
+            let bits = recent.repeatBits(recent.bits[e], entry: e, limit: (limit - Float(d)) / lambda)
+            let cost = Float(d) + lambda * bits
             if cost < limit { (found, limit) = ((recent.bits[e], recent.layouts[e], cost, e, d), cost) }
         }
         return found
+    }
+
+    /// Entry `e`'s copy error as `squaredError(_:limit:)` decides it (exact when not above
+    /// `limit`, else some sum above it), from `recent`'s measures when this block's earlier
+    /// scan decides it: an exact error, or a sum already above `limit`.
+    /// Cost: a compare, or a squared-error pass stopped past `limit`.
+    func copyError(entry e: Int, limit: Int, in recent: ASTCRecentBlocks) -> Int {
+        recent.measuring(e)
+        let known = recent.copyError[e]
+        if known <= recent.errorLimit[e] || known > limit { return known }
+        let d = squaredError(recent.decoded + e * texelCount, limit: limit)
+        (recent.copyError[e], recent.errorLimit[e]) = (d, limit)
+        return d
     }
 
     /// The block's ``ASTCBlockMoments``, measured on its first use for this block (the rate
@@ -274,8 +308,12 @@ extension ASTCEncoder {
     /// of the error of any weights with those (opaque) endpoints. Four texels a lane from
     /// `planes` (RGB: the alpha of an opaque block and its endpoints is 255; the encoder's
     /// footprints, 4×4, 6×6 and 8×8, are whole chunks of four).
-    /// Cost: one pass over the texels, no horizontal adds but the last.
-    func offSegmentError() -> Float {
+    /// With a `limit`, the pass stops (returning the sum so far) once that sum `+ extra` reaches
+    /// it: the terms are never negative, so the whole sum `+ extra` would reach it too, and the
+    /// caller's `sum + extra < limit` fails either way. Why: most endpoint trials fail this bound,
+    /// most of them well before the last texel.
+    /// Cost: one pass over the texels at most, a horizontal add every second chunk of four.
+    func offSegmentError(plus extra: Float = 0, stoppingAt limit: Float = .infinity) -> Float {
         let o = decodedEnds[0], d = decodedEnds[1] - o, len = (d * d).sum()
         let scale = len > 0 ? 1 / len : 0
         var total = SIMD4<Float>()
@@ -289,6 +327,7 @@ extension ASTCEncoder {
             var e: SIMD4<Float> = er * er + eg * eg
             e += eb * eb - 3
             total += e.replacing(with: 0, where: e .< 0)
+            if k & 1 == 1, total.sum() + extra >= limit { return total.sum() }
         }
         return total.sum()
     }

@@ -32,6 +32,23 @@ final class ASTCRecentBlocks {
     let colours: UnsafeMutablePointer<UInt8>
     /// … and their grid values (64 a block: the largest grid of one plane).
     let grids: UnsafeMutablePointer<UInt8>
+    /// … and, once a weight-reuse trial has made them, those grid values infilled to texel
+    /// weights (the encoder's `texelW`, then `texelSum`: 2 × `texelCount` a block), valid where
+    /// `infilled[e]`. Why: an entry is tried by each of the next few blocks, and the infill
+    /// (four taps a texel) was most of a trial that its bound then stops.
+    let infilledWeights: UnsafeMutablePointer<Int32>
+    private(set) var infilled: [Bool] = []
+    /// What the repeat scan (``ASTCEncoder/cheapestRepeat(lambda:recent:below:)``, run before the
+    /// search and again in the choice, with another limit) measured of entry `e` (index
+    /// ``capacity``: the constant block) for the block being chosen, valid while
+    /// `measuredAt[e]` is the rate model's byte count: a copy's squared error from a pass stopped
+    /// once past `errorLimit[e]` (exact when not above it), and the rate estimate under
+    /// `bitsLimit[e]` (exact when finite). Why: the second scan re-measured most entries.
+    let measuredAt: UnsafeMutablePointer<Int>
+    let copyError: UnsafeMutablePointer<Int>
+    let errorLimit: UnsafeMutablePointer<Int>
+    let copyBits: UnsafeMutablePointer<Float>
+    let bitsLimit: UnsafeMutablePointer<Float>
     /// Entries from the newest back: `order[0]` was written last.
     private(set) var order: [Int] = []
     /// The decoded texels of the block being chosen (scratch), and of a trial candidate.
@@ -73,6 +90,18 @@ final class ASTCRecentBlocks {
         colours.initialize(repeating: 0, count: Self.capacity * 16)
         grids = .allocate(capacity: Self.capacity * 64)
         grids.initialize(repeating: 0, count: Self.capacity * 64)
+        measuredAt = .allocate(capacity: Self.capacity + 1)
+        measuredAt.initialize(repeating: -1, count: Self.capacity + 1)
+        copyError = .allocate(capacity: Self.capacity + 1)
+        copyError.initialize(repeating: 0, count: Self.capacity + 1)
+        errorLimit = .allocate(capacity: Self.capacity + 1)
+        errorLimit.initialize(repeating: 0, count: Self.capacity + 1)
+        copyBits = .allocate(capacity: Self.capacity + 1)
+        copyBits.initialize(repeating: 0, count: Self.capacity + 1)
+        bitsLimit = .allocate(capacity: Self.capacity + 1)
+        bitsLimit.initialize(repeating: 0, count: Self.capacity + 1)
+        infilledWeights = .allocate(capacity: Self.capacity * 2 * n)
+        infilledWeights.initialize(repeating: 0, count: Self.capacity * 2 * n)
         gridScratch = .allocate(capacity: 64)
         gridScratch.initialize(repeating: 0, count: 64)
         scratch = .allocate(capacity: n)
@@ -91,6 +120,7 @@ final class ASTCRecentBlocks {
         colourScratch.initialize(repeating: 0, count: 16)
         bits.reserveCapacity(Self.capacity)
         layouts.reserveCapacity(Self.capacity)
+        infilled.reserveCapacity(Self.capacity)
         order.reserveCapacity(Self.capacity)
     }
 
@@ -98,6 +128,12 @@ final class ASTCRecentBlocks {
         decoded.deallocate()
         colours.deallocate()
         grids.deallocate()
+        infilledWeights.deallocate()
+        measuredAt.deallocate()
+        copyError.deallocate()
+        errorLimit.deallocate()
+        copyBits.deallocate()
+        bitsLimit.deallocate()
         gridScratch.deallocate()
         scratch.deallocate()
         chosenTexels.deallocate()
@@ -149,6 +185,33 @@ final class ASTCRecentBlocks {
         return bounds
     }
 
+    /// Entry `e`'s (``capacity``: the constant block's) rate estimate under `limit`: exactly
+    /// `rate.bits(block, limit: limit)`, from ``copyBits`` when the block's earlier scan decides it.
+    /// Cost: a compare, or the estimate.
+    func repeatBits(_ block: ASTCBits, entry e: Int, limit: Float) -> Float {
+        measuring(e)
+        let known = copyBits[e]
+        // Finite: the whole parse (every partial sum is below it). Infinite: the parse reached
+        // the earlier limit, so it reaches any limit not above it.
+        if known.isFinite { return known < limit ? known : .infinity }
+        if limit <= bitsLimit[e] { return .infinity }
+        let bits = rate.bits(block, limit: limit)
+        (copyBits[e], bitsLimit[e]) = (bits, limit)
+        return bits
+    }
+
+    /// Starts entry `e`'s measures for the block being chosen, unless they are this block's:
+    /// nothing known (an error of 0 above a limit of -1, which decides no limit ≥ 0; no bits).
+    func measuring(_ e: Int) {
+        guard measuredAt[e] != rate.count else { return }
+        measuredAt[e] = rate.count
+        (copyError[e], errorLimit[e]) = (0, -1)
+        (copyBits[e], bitsLimit[e]) = (.infinity, -.infinity)
+    }
+
+    /// Marks entry `e`'s ``infilledWeights`` as written.
+    func markInfilled(_ e: Int) { infilled[e] = true }
+
     /// Decodes `block` into `chosenTexels`.
     func decode(_ block: ASTCBits) {
         decoder.decodeBlock(block, into: scratch)
@@ -186,10 +249,12 @@ final class ASTCRecentBlocks {
             slot = bits.count
             bits.append(block)
             layouts.append(layout)
+            infilled.append(false)
         } else {
             slot = order.removeLast()
             bits[slot] = block
             layouts[slot] = layout
+            infilled[slot] = false
         }
         order.insert(slot, at: 0)
         (decoded + slot * texelCount).update(from: chosenTexels, count: texelCount)

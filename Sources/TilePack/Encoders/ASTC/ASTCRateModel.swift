@@ -10,7 +10,7 @@ import TilePackCodec
 ///
 /// Cost: ``bits(_:)`` compares at most ``chainDepth`` earlier positions per byte of the block,
 /// read from one slot (no chain to follow); ``append(_:)`` is a few stores. Two allocations per
-/// tile (the bytes, 64 KiB of slots).
+/// tile (the bytes, 128 KiB of slots).
 final class ASTCRateModel {
     /// Bits a literal byte costs: ASTC bytes are close to uniform, and deflate's Huffman code
     /// for literals settles near 7½ bits on them (measured on real tiles, docs/ASTC.md).
@@ -30,7 +30,11 @@ final class ASTCRateModel {
     /// (a head and each position's previous): following it was a load that waited on the one
     /// before, four deep, for every byte of every candidate (a third of the model's time in
     /// perf); the slot is one load, and the four positions' bytes are fetched together.
-    private let newest: UnsafeMutablePointer<SIMD4<Int32>>
+    /// Lanes 4–7: the three bytes at each of those positions (a 24-bit key; -1: none). A position
+    /// whose key is not the trial's shares at most two bytes with it, which can never be a
+    /// match (3 bytes at least), so its bytes are not read: most positions in a slot are
+    /// other 3-byte values with the same hash.
+    private let newest: UnsafeMutablePointer<SIMD8<Int32>>
 
     /// Bytes after the trial block that ``matchLength(from:at:limit:)``'s 8-byte steps may read.
     private static let padding = 8
@@ -41,7 +45,7 @@ final class ASTCRateModel {
         bytes = .allocate(capacity: capacity + 16 + Self.padding)
         bytes.initialize(repeating: 0, count: capacity + 16 + Self.padding)
         newest = .allocate(capacity: 1 << Self.hashBits)
-        newest.initialize(repeating: SIMD4(repeating: -1), count: 1 << Self.hashBits)
+        newest.initialize(repeating: SIMD8(repeating: -1), count: 1 << Self.hashBits)
     }
 
     deinit {
@@ -49,9 +53,13 @@ final class ASTCRateModel {
         newest.deallocate()
     }
 
-    @inline(__always) private func hash(at i: Int) -> Int {
-        let v = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
-        return Int((v &* 0x9E37_79B1) >> UInt32(32 - Self.hashBits))
+    /// The three bytes at `i` as one number (the first lowest).
+    @inline(__always) private func key(at i: Int) -> UInt32 {
+        UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
+    }
+
+    @inline(__always) private func hash(_ key: UInt32) -> Int {
+        Int((key &* 0x9E37_79B1) >> UInt32(32 - Self.hashBits))
     }
 
     /// Bits of a match `distance` bytes back: deflate's length code (about 7 bits for 3…16
@@ -83,10 +91,12 @@ final class ASTCRateModel {
                         (bestLength, bestDistance) = (length, at - p)
                     }
                 }
-                let slot = newest[hash(at: at)]
+                let triple = key(at: at), slot = newest[hash(triple)]
+                let same = slot.highHalf .== SIMD4(repeating: Int32(bitPattern: triple))
                 for depth in 0..<Self.chainDepth {
                     let p = Int(slot[depth])
                     guard p >= 0 && bestLength < 16 - i else { break }
+                    guard same[depth] else { continue }
                     let length = matchLength(from: p, at: at, limit: 16 - i)
                     if length > bestLength { (bestLength, bestDistance) = (length, at - p) }
                 }
@@ -130,8 +140,9 @@ final class ASTCRateModel {
         let from = max(0, count - 2)
         count += 16
         for i in from..<count - 2 {
-            let h = hash(at: i), old = newest[h]
-            newest[h] = SIMD4(Int32(truncatingIfNeeded: i), old[0], old[1], old[2])
+            let triple = key(at: i), h = hash(triple), old = newest[h]
+            newest[h] = SIMD8(
+                Int32(truncatingIfNeeded: i), old[0], old[1], old[2], Int32(bitPattern: triple), old[4], old[5], old[6])
         }
     }
 }

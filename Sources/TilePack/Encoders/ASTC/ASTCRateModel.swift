@@ -17,7 +17,7 @@ final class ASTCRateModel {
     static let literalBits: Float = 7.5
     /// Positions followed per byte (zlib level 6 follows up to 128; the estimate only
     /// ranks candidates, and the longest matches of block data are nearly always among the newest).
-    /// The slots of ``newest`` hold this many (one `SIMD4` lane each).
+    /// The slots of ``newest`` hold this many (lanes 0–3, their keys in lanes 4–7).
     static let chainDepth = 4
     static let hashBits = 12
 

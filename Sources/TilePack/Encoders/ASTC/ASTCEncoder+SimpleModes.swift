@@ -11,12 +11,13 @@ extension ASTCEncoder {
     /// Grids and weight levels of the simple layouts, as (grid width, grid height, weight
     /// range): each taken with colour-scaled and direct RGB endpoints when the footprint has the
     /// mode and the endpoint values still reach range 256. Measured with `checks/bench/bench-rdo`
-    /// at λ 30 (docs/ASTC.md): these three against also 4 × 4 of range 3, montblanc-dem −25.9 %
-    /// / −0.10 dB either way, world.rgb −36.6 % / −0.40 dB either way, for less CPU; 3 × 3 of range 8
-    /// and 4 × 4 of range 4 alone: dem −25.6 %, world.rgb −35.5 %; with 3 × 3 of range 12 and
-    /// 4 × 4 of range 5 too: −25.3 %, −34.5 % (finer weights cost more bytes than they save in error).
-    /// The winners on world.rgb (λ 30): direct 3 × 3 range 6 (a third of its blocks), scaled
-    /// 3 × 3 range 6, direct 3 × 3 range 8; on dem: scaled 3 × 3 range 8 and 6, 4 × 4 range 4.
+    /// at λ 30 (docs/ASTC.md): 3 × 3 of range 8 and 4 × 4 of range 4 alone, montblanc-dem
+    /// −25.6 %, world.rgb −35.5 %; with 3 × 3 of range 12 and 4 × 4 of range 5 too, −25.3 % and
+    /// −34.5 % (finer weights cost more bytes than they save in error); with 3 × 3 of range 6 and
+    /// 4 × 4 of range 3 instead, −25.9 % and −36.6 %, and the same without 4 × 4 of range 3
+    /// (the rarest winner) for fewer fits. The winners on world.rgb: direct 3 × 3 range 6 (a
+    /// third of its blocks), scaled 3 × 3 range 6, direct 3 × 3 range 8; on dem: scaled 3 × 3
+    /// range 8 and 6, 4 × 4 range 4.
     static let simpleShapes: [(Int, Int, Int)] = [(3, 3, 6), (3, 3, 8), (4, 4, 4)]
     /// The share of the search's estimate (off-line, grid and rounding error) a simple layout
     /// must keep under the cost to beat before it is fitted: the estimate is no bound (the

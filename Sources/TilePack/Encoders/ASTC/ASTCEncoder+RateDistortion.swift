@@ -22,16 +22,18 @@ extension ASTCEncoder {
     /// Cost: a few allocations (see ``ASTCRecentBlocks``), one pass over the layouts.
     func recentBlocks(blockCount: Int, columns: Int) -> ASTCRecentBlocks {
         let recent = ASTCRecentBlocks(format: format, blockCount: blockCount, columns: columns)
-        for (i, c) in (candidates + [fastCandidate]).enumerated() where !c.dual && !c.mixed {
+        for (i, c) in (candidates + [fastCandidate] + simpleCandidates).enumerated() where !c.dual && !c.mixed {
             let key = c.mode << 1 | (c.scaled ? 1 : 0)
             if recent.layoutIndex[key] < 0 { recent.layoutIndex[key] = i }
         }
         return recent
     }
 
-    /// Layout `i` of ``recentBlocks(blockCount:)``'s index (`candidates`, then `fastCandidate`).
+    /// Layout `i` of ``recentBlocks(blockCount:)``'s index (`candidates`, then `fastCandidate`,
+    /// then `simpleCandidates`).
     @inline(__always) func reusableLayout(_ i: Int) -> Candidate {
-        i < candidates.count ? candidates[i] : fastCandidate
+        i < candidates.count
+            ? candidates[i] : i == candidates.count ? fastCandidate : simpleCandidates[i - simpleLayoutBase]
     }
 
     /// The layout index of one of our single-partition blocks (direct or colour-scaled RGB
@@ -106,12 +108,15 @@ extension ASTCEncoder {
     /// - each recent distinct block as it is (a 16-byte match);
     /// - the newest blocks' endpoints with weights fitted to these texels (the block's first
     ///   bytes, mode and colour values, repeat);
-    /// - the newest blocks' weights with endpoints fitted to these texels (its last bytes repeat).
+    /// - the newest blocks' weights with endpoints fitted to these texels (its last bytes repeat);
+    /// - a simple layout: few weight bits, endpoints at the colour cap, zero bits between them
+    ///   (``cheapestSimple(lambda:recent:below:)``).
     /// D is the exact decoded error; R the ``ASTCRateModel`` estimate. Leaves the choice's
     /// texels in `recent.chosenTexels` and, for a reusable layout, its values in
     /// `recent.colourScratch`/`gridScratch`, for ``ASTCRecentBlocks/append(_:layout:)``.
     /// Cost: a block decode, a squared-error pass per recent block (stopped once it
-    /// cannot win), up to 2 × (``reuseTrials`` + 1) weight or endpoint fits, a rate estimate each.
+    /// cannot win), up to 2 × (``reuseTrials`` + 1) weight or endpoint fits, a rate estimate each,
+    /// and ``cheapestSimple(lambda:recent:below:)``'s lines, estimates and fits.
     func rateDistortionChoice(
         _ best: ASTCBits, error bestError: Int, level: Level, lambda: Float, recent: ASTCRecentBlocks
     ) -> (bits: ASTCBits, layout: Int) {
@@ -215,6 +220,12 @@ extension ASTCEncoder {
                     decodedChosen = false
                 }
             }
+        }
+
+        // Simple layouts: few weight bits, endpoints at the colour cap (ASTCEncoder+SimpleModes.swift).
+        if let simple = cheapestSimple(lambda: lambda, recent: recent, below: chosenCost) {
+            (chosen, chosenLayout, chosenCost, chosenCopy) = (simple.bits, simple.layout, simple.cost, -1)
+            decodedChosen = false
         }
 
         if chosenCopy >= 0 {

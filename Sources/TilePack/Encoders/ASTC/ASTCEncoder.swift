@@ -22,6 +22,10 @@ public final class ASTCEncoder {
     /// Single-partition layouts, ranked (direct, then colour-scaled); `fast` uses ``fastCandidate``.
     let candidates: [Candidate]
     let fastCandidate: Candidate
+    /// Layouts only the rate-distortion choice tries (few weight bits, endpoints at the colour
+    /// cap: ASTCEncoder+SimpleModes.swift), indexed after `candidates` and `fastCandidate`.
+    let simpleCandidates: [Candidate]
+    var simpleLayoutBase: Int { candidates.count + 1 }
     /// Two-partition layouts (direct, then colour-scaled), grouped by weight grid.
     let partitionCandidates: [Candidate]
     /// Dual-plane layouts (one partition, opaque), best-ranked first.
@@ -246,6 +250,7 @@ public final class ASTCEncoder {
         candidates = withTables(ranked.list + rankedScaled.list)
         let fastLayout = withTables([ranked.fast])[0]
         fastCandidate = fastLayout
+        simpleCandidates = withTables(Self.simpleLayouts(format: format, modes: modes))
         var starts: [Int32] = [0], chunks: [Int32] = [], infills: [SIMD4<Float>] = [], averages: [SIMD4<Float>] = []
         if fastLayout.taps >= 0 {
             var matrix = [[Float]](repeating: [Float](repeating: 0, count: count), count: fastLayout.gridCount)

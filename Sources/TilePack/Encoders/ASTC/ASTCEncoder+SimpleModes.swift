@@ -1,0 +1,106 @@
+import TilePackCore
+import TilePackCodec
+
+// Rate-distortion optimisation's "simple layouts": single-partition blocks whose weights take few
+// bits and whose endpoint values reach the colour cap (range 256), so the bits between the
+// colour values and the weights are zero. Deflate codes those zero bytes as short matches, and
+// such blocks repeat their first bytes (mode and endpoint mode) too. The search never tries these
+// layouts (it ranks by weight precision); the rate-distortion choice does
+// (ASTCEncoder+RateDistortion.swift), and docs/ASTC.md tells what they pay.
+extension ASTCEncoder {
+    /// Grids and weight levels of the simple layouts, as (grid width, grid height, weight
+    /// range): each taken with colour-scaled and direct RGB endpoints when the footprint has the
+    /// mode and the endpoint values still reach range 256. Measured with `checks/bench/bench-rdo`
+    /// at λ 30 (docs/ASTC.md): 3 × 3 of range 8 and 4 × 4 of range 4 alone, montblanc-dem
+    /// −25.6 %, world.rgb −35.5 %; with 3 × 3 of range 12 and 4 × 4 of range 5 too, −25.3 % and
+    /// −34.5 % (finer weights cost more bytes than they save in error); with 3 × 3 of range 6 and
+    /// 4 × 4 of range 3 instead, −25.9 % and −36.6 %, and the same without 4 × 4 of range 3
+    /// (the rarest winner) for fewer fits. The winners on world.rgb: direct 3 × 3 range 6 (a
+    /// third of its blocks), scaled 3 × 3 range 6, direct 3 × 3 range 8; on dem: scaled 3 × 3
+    /// range 8 and 6, 4 × 4 range 4.
+    static let simpleShapes: [(Int, Int, Int)] = [(3, 3, 6), (3, 3, 8), (4, 4, 4)]
+    /// The share of the search's estimate (off-line, grid and rounding error) a simple layout
+    /// must keep under the cost to beat before it is fitted: the estimate is no bound (the
+    /// fit's refit and weight steps often do better). On the 4096² bench source (default build,
+    /// 2 workers, user CPU, two rounds each): fitting every layout that passes the rate floor
+    /// (with 4 × 4 of range 3 as well) 20.1 s; 0.5 × 17.9 s; 0.8 × 16.8 s; 1 × 16.5 s (main: 12.2 s); bytes at λ 30: dem −25.9 / −25.8 /
+    /// −25.5 %, world.rgb −36.6 / −36.6 / −36.4 %.
+    static let simpleEstimateShare: Float = 0.8
+
+    /// The simple layouts of `format` (see ``simpleShapes``), without infill tables (the
+    /// encoder's init places them). Cost: a scan of the 2048 block modes per shape.
+    static func simpleLayouts(format: ASTCFormat, modes: ASTCBlockModes) -> [Candidate] {
+        var list: [Candidate] = []
+        for scaled in [true, false] {
+            for (gw, gh, range) in simpleShapes {
+                guard let level = ASTCIntegerSequence.ranges.firstIndex(of: range), level < 12 else { continue }
+                guard
+                    let mode = (0..<2048).first(where: { m in
+                        let e = modes.entries[m]
+                        return e.valid && !e.dualPlane && m & 0x1FF != 0x1FC && Int(e.gridWidth) == gw
+                            && Int(e.gridHeight) == gh && Int(e.weightLevel) == level
+                    })
+                else { continue }
+                let e = modes.entries[mode], wbits = Int(e.weightBits)
+                let values = scaled ? 4 : 6
+                let rgbLevel = Int(ASTCIntegerSequence.colourLevels[(values >> 1) * 128 + min(111 - wbits, 127)])
+                guard rgbLevel == 20 else { continue }
+                list.append(
+                    Candidate(
+                        mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: level, weightBits: wbits,
+                        rgbLevel: rgbLevel, rgbaLevel: 0, taps: Int(e.infill), coverage: -1, scaled: scaled))
+            }
+        }
+        return list
+    }
+
+    /// The simple layout with the least `D + λ·R` under `limit` for the (opaque) block's texels,
+    /// each fitted by the search's own functions (principal-axis or line-through-black ends,
+    /// one refit, weight steps); nil when none is under it. Leaves the winner's values in
+    /// `recent.colourScratch`/`gridScratch` (for a reusable layout: `layout` ≥ 0) and the
+    /// encoder's scratch (ends, weights) changed.
+    /// Nothing is tried when `limit` is under λ × ``freshBitsFloor`` or under that plus the
+    /// block's least off-line error (its principal line's: no single-partition block does
+    /// better); a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
+    /// Cost: the principal line and the line through black (four passes over the texels), two
+    /// grid estimates; per fitted layout a fit (two weight passes, a refit), an error pass, the
+    /// weight steps and a rate estimate.
+    func cheapestSimple(
+        lambda: Float, recent: ASTCRecentBlocks, below limit: Float
+    ) -> (bits: ASTCBits, layout: Int, cost: Float)? {
+        guard !simpleCandidates.isEmpty else { return nil }
+        // A fresh block's bits: most are literals (see ``freshBitsFloor``).
+        let floorBits = lambda * Self.freshBitsFloor
+        guard floorBits < limit else { return nil }
+        let all = UInt64.max >> UInt64(64 - texelCount)
+        setPartitions(count: 1, mask: all)
+        let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
+        guard direct.offLine + floorBits < limit else { return nil }
+        lineTotal = direct.total
+        setChromaEnds(partitions: 1, mask: all)
+        let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
+        lineTotalScaled = scaled.total
+        fillKinds(mixed: false)
+        var found: (bits: ASTCBits, layout: Int, cost: Float)? = nil
+        var limit = limit
+        for (i, c) in simpleCandidates.enumerated() {
+            // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
+            // refit and weight steps often do better than it.
+            let line = c.scaled ? scaled.offLine : direct.offLine
+            guard line + floorBits < limit,
+                Self.simpleEstimateShare * (line + gridError(c) + estimate(c, opaque: true)) + floorBits < limit
+            else { continue }
+            var d = fit(c, partitions: 1, opaque: true, refits: 1)
+            guard Float(d) + floorBits < limit else { continue }
+            d = refineWeights(c, partitions: 1, error: d)
+            let block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: colourQ)
+            let cost = Float(d) + lambda * recent.rate.bits(block, limit: (limit - Float(d)) / lambda)
+            guard cost < limit else { continue }
+            found = (block, simpleLayoutBase + i, cost)
+            limit = cost
+            recent.colourScratch.update(from: colourQ, count: 16)
+            recent.gridScratch.update(from: gridQ, count: 64)
+        }
+        return found
+    }
+}

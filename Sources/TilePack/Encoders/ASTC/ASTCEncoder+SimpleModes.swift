@@ -72,24 +72,44 @@ extension ASTCEncoder {
         // A fresh block's bits: most are literals (see ``freshBitsFloor``).
         let floorBits = lambda * Self.freshBitsFloor
         guard floorBits < limit else { return nil }
+        // The best line's residual is under the principal line's (the gate below): a block
+        // failing it here fails that gate too, without the principal line's three passes.
+        let moments = self.moments(in: recent)
+        guard ASTCBlockMoments.lineResidualFloor(texelInts, count: texelCount, sum: moments.sum) + floorBits < limit
+        else { return nil }
         let all = UInt64.max >> UInt64(64 - texelCount)
         setPartitions(count: 1, mask: all)
         let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
         guard direct.offLine + floorBits < limit else { return nil }
         lineTotal = direct.total
-        setChromaEnds(partitions: 1, mask: all)
-        let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
-        lineTotalScaled = scaled.total
-        fillKinds(mixed: false)
+        // The line through black: the search's, when it computed it for this block and nothing
+        // has replaced it since (``oneLineSerial``); the same passes give the same values.
+        let scaledOffLine: Float
+        if oneLineSerial == blockSerial {
+            scaledOffLine = oneLineScaledOffLine
+            lineTotalScaled = oneLineScaledTotal
+        } else {
+            setChromaEnds(partitions: 1, mask: all)
+            let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
+            (scaledOffLine, lineTotalScaled) = (scaled.offLine, scaled.total)
+        }
+        // The kinds' weights are packed (and the grid errors forgotten) on the first grid
+        // error asked for: many blocks fail every layout's gate before it.
+        var kindsFilled = false
         var found: (bits: ASTCBits, layout: Int, cost: Float)? = nil
         var limit = limit
         for (i, c) in simpleCandidates.enumerated() {
             // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
-            // refit and weight steps often do better than it.
-            let line = c.scaled ? scaled.offLine : direct.offLine
-            guard line + floorBits < limit,
-                Self.simpleEstimateShare * (line + gridError(c) + estimate(c, opaque: true)) + floorBits < limit
+            // refit and weight steps often do better than it. The grid error is never negative,
+            // so the estimate without it is tried first (the same test, fewer decimations).
+            let line = c.scaled ? scaledOffLine : direct.offLine, rounding = estimate(c, opaque: true)
+            guard line + floorBits < limit, Self.simpleEstimateShare * (line + rounding) + floorBits < limit
             else { continue }
+            if !kindsFilled {
+                fillKinds(mixed: false)
+                kindsFilled = true
+            }
+            guard Self.simpleEstimateShare * (line + gridError(c) + rounding) + floorBits < limit else { continue }
             var d = fit(c, partitions: 1, opaque: true, refits: 1)
             guard Float(d) + floorBits < limit else { continue }
             d = refineWeights(c, partitions: 1, error: d)

@@ -80,10 +80,13 @@ struct ASTCBlockMoments {
         let minors: Double = a * b + b * c + c * a - (ab * ab + bc * bc + ca * ca)
         let determinant: Double = a * b * c + 2 * ab * bc * ca - a * bc * bc - b * ca * ca - c * ab * ab
         func polynomial(_ x: Double) -> Double { ((x - trace) * x + minors) * x - determinant }
-        // From the trace (at least λmax: S is positive semi-definite); a step is taken only
-        // when it stays where the polynomial is not negative (above λmax, not below by rounding).
-        var x = trace
-        for _ in 0..<8 {
+        // From the Frobenius norm (√Σλ², at least λmax), or the trace (Σλ, S being positive
+        // semi-definite) when rounding puts the norm below the root; a step is taken only when
+        // it stays where the polynomial is not negative (above λmax, not below by rounding).
+        // Close eigenvalues (noise-like blocks) slow Newton down: sixteen steps at most.
+        let frobenius = (a * a + b * b + c * c + 2 * (ab * ab + bc * bc + ca * ca)).squareRoot()
+        var x = frobenius < trace && polynomial(frobenius) >= 0 ? frobenius : trace
+        for _ in 0..<16 {
             let p = polynomial(x), slope = (3 * x - 2 * trace) * x + minors
             guard p > 0, slope > 0 else { break }
             let next = x - p / slope

@@ -61,10 +61,12 @@ extension ASTCEncoder {
     /// encoder's scratch (ends, weights) changed.
     /// Nothing is tried when `limit` is under λ × ``freshBitsFloor`` or under that plus the
     /// block's least off-line error (its principal line's: no single-partition block does
-    /// better); a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
-    /// Cost: the principal line and the line through black (four passes over the texels), two
-    /// grid estimates; per fitted layout a fit (two weight passes, a refit), an error pass, the
-    /// weight steps and a rate estimate.
+    /// better; ``ASTCBlockMoments/lineResidualFloor(_:count:sum:)``, under it, is tried first);
+    /// a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
+    /// Cost: the floor's pass; the principal line (three passes over the texels, one for its
+    /// weights) and the line through black (two; none when the search left it for this block),
+    /// a grid estimate per grid whose layouts pass without it; per fitted layout a fit (two
+    /// weight passes, a refit), an error pass, the weight steps and a rate estimate.
     func cheapestSimple(
         lambda: Float, recent: ASTCRecentBlocks, below limit: Float
     ) -> (bits: ASTCBits, layout: Int, cost: Float)? {

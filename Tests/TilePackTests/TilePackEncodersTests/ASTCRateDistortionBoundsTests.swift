@@ -132,43 +132,6 @@ import TilePackCore
         }
     }
 
-    /// The line-residual floor is under the principal line's residual (which the simple
-    /// layouts' gate reads after it) and close to the best line's, found here by power
-    /// iteration in Double (its Rayleigh quotient is under λmax, so `trace − quotient` is at
-    /// least the best residual).
-    @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
-    func lineResidualFloorIsUnderEveryLine(format: ASTCFormat) throws {
-        let encoder = try ASTCEncoder(format: format)
-        var random = SplitMix64(seed: 15)
-        let n = encoder.texelCount, all = UInt64.max >> UInt64(64 - n)
-        for kind in 0..<90 as Range<UInt64> {
-            let texels = Self.load(encoder, kind: kind, random: &random)
-            let moments = ASTCBlockMoments(encoder.texelInts, count: n)
-            let floor = Double(ASTCBlockMoments.lineResidualFloor(encoder.texelInts, count: n, sum: moments.sum))
-            encoder.setPartitions(count: 1, mask: all)
-            let principal = encoder.idealWeights(
-                encoder.axisEnds, partitions: 1, into: encoder.screenIdeal, lengths: encoder.lineLength2)
-            #expect(floor <= Double(principal.offLine), "\(format) \(kind): \(floor) vs \(principal.offLine)")
-            let mean = texels.reduce(SIMD3<Double>(), +) / Double(n)
-            var rows = (SIMD3<Double>(), SIMD3<Double>(), SIMD3<Double>())
-            for x in texels {
-                let d = x - mean
-                rows.0 += d * d.x; rows.1 += d * d.y; rows.2 += d * d.z
-            }
-            var axis = SIMD3<Double>(1, 0.7, 0.3), quotient = 0.0
-            for _ in 0..<200 {
-                let next = rows.0 * axis.x + rows.1 * axis.y + rows.2 * axis.z
-                let length = (next * next).sum().squareRoot()
-                guard length > 0 else { break }
-                quotient = (next * axis).sum() / (axis * axis).sum()
-                axis = next / length
-            }
-            let best = rows.0.x + rows.1.y + rows.2.z - quotient
-            #expect(floor <= best + 1e-6 * best + 1e-6, "\(format) \(kind): \(floor) vs \(best)")
-            #expect(floor >= best * 0.99 - 2, "\(format) \(kind): \(floor) vs \(best)")
-        }
-    }
-
     /// The bounds of a copy of each recent block, four entries a lane, are the per-entry formula.
     @Test func copyBoundsAreThePerEntryFormula() throws {
         let encoder = try ASTCEncoder(format: .astc6x6)

@@ -61,10 +61,9 @@ extension ASTCEncoder {
     /// encoder's scratch (ends, weights) changed.
     /// Nothing is tried when `limit` is under λ × ``freshBitsFloor`` or under that plus the
     /// block's least off-line error (its principal line's: no single-partition block does
-    /// better; ``ASTCBlockMoments/lineResidualFloor(_:count:sum:)``, under it, is tried first);
-    /// a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
-    /// Cost: the floor's pass; the principal line (three passes over the texels, one for its
-    /// weights) and the line through black (two; none when the search left it for this block),
+    /// better); a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
+    /// Cost: the principal line (three passes over the texels, one for its weights) and the
+    /// line through black (two; none when the search left it for this block),
     /// a grid estimate per grid whose layouts pass without it; per fitted layout a fit (two
     /// weight passes, a refit), an error pass, the weight steps and a rate estimate.
     func cheapestSimple(
@@ -74,11 +73,6 @@ extension ASTCEncoder {
         // A fresh block's bits: most are literals (see ``freshBitsFloor``).
         let floorBits = lambda * Self.freshBitsFloor
         guard floorBits < limit else { return nil }
-        // The best line's residual is under the principal line's (the gate below): a block
-        // failing it here fails that gate too, without the principal line's three passes.
-        let moments = self.moments(in: recent)
-        guard ASTCBlockMoments.lineResidualFloor(texelInts, count: texelCount, sum: moments.sum) + floorBits < limit
-        else { return nil }
         let all = UInt64.max >> UInt64(64 - texelCount)
         setPartitions(count: 1, mask: all)
         let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)

@@ -62,9 +62,10 @@ extension ASTCEncoder {
     /// Nothing is tried when `limit` is under λ × ``freshBitsFloor`` or under that plus the
     /// block's least off-line error (its principal line's: no single-partition block does
     /// better); a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
-    /// Cost: the principal line and the line through black (four passes over the texels), two
-    /// grid estimates; per fitted layout a fit (two weight passes, a refit), an error pass, the
-    /// weight steps and a rate estimate.
+    /// Cost: the principal line (three passes over the texels, one for its weights) and the
+    /// line through black (two; none when the search left it for this block),
+    /// a grid estimate per grid whose layouts pass without it; per fitted layout a fit (two
+    /// weight passes, a refit), an error pass, the weight steps and a rate estimate.
     func cheapestSimple(
         lambda: Float, recent: ASTCRecentBlocks, below limit: Float
     ) -> (bits: ASTCBits, layout: Int, cost: Float)? {
@@ -77,19 +78,34 @@ extension ASTCEncoder {
         let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
         guard direct.offLine + floorBits < limit else { return nil }
         lineTotal = direct.total
-        setChromaEnds(partitions: 1, mask: all)
-        let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
-        lineTotalScaled = scaled.total
-        fillKinds(mixed: false)
+        // The line through black: the search's, when it computed it for this block and nothing
+        // has replaced it since (``oneLineSerial``); the same passes give the same values.
+        let scaledOffLine: Float
+        if oneLineSerial == blockSerial {
+            scaledOffLine = oneLineScaledOffLine
+            lineTotalScaled = oneLineScaledTotal
+        } else {
+            setChromaEnds(partitions: 1, mask: all)
+            let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
+            (scaledOffLine, lineTotalScaled) = (scaled.offLine, scaled.total)
+        }
+        // The kinds' weights are packed (and the grid errors forgotten) on the first grid
+        // error asked for: many blocks fail every layout's gate before it.
+        var kindsFilled = false
         var found: (bits: ASTCBits, layout: Int, cost: Float)? = nil
         var limit = limit
         for (i, c) in simpleCandidates.enumerated() {
             // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
-            // refit and weight steps often do better than it.
-            let line = c.scaled ? scaled.offLine : direct.offLine
-            guard line + floorBits < limit,
-                Self.simpleEstimateShare * (line + gridError(c) + estimate(c, opaque: true)) + floorBits < limit
+            // refit and weight steps often do better than it. The grid error is never negative,
+            // so the estimate without it is tried first (the same test, fewer decimations).
+            let line = c.scaled ? scaledOffLine : direct.offLine, rounding = estimate(c, opaque: true)
+            guard line + floorBits < limit, Self.simpleEstimateShare * (line + rounding) + floorBits < limit
             else { continue }
+            if !kindsFilled {
+                fillKinds(mixed: false)
+                kindsFilled = true
+            }
+            guard Self.simpleEstimateShare * (line + gridError(c) + rounding) + floorBits < limit else { continue }
             var d = fit(c, partitions: 1, opaque: true, refits: 1)
             guard Float(d) + floorBits < limit else { continue }
             d = refineWeights(c, partitions: 1, error: d)

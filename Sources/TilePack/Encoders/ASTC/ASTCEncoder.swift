@@ -173,6 +173,15 @@ public final class ASTCEncoder {
     let slotStamp: UnsafeMutablePointer<Int>
     let slotCount: Int
     var generation = 0
+    /// Counts ``encodeBlock(opaque:level:)`` calls, so state it leaves can be told to be this block's.
+    var blockSerial = 0
+    /// The block (``blockSerial``) whose one-partition line through black the search left in
+    /// `chromaEnds`, `screenIdealScaled` and `lineLength2Scaled`, with its off-line error and
+    /// squared length sum (``idealWeights(_:partitions:into:lengths:)``); -1 once two
+    /// partitions overwrite them. The simple layouts read it (ASTCEncoder+SimpleModes.swift).
+    var oneLineSerial = -1
+    var oneLineScaledOffLine: Float = 0
+    var oneLineScaledTotal: Float = 0
     /// The partition (0 or 1) that a mixed layout gives colour-scaled endpoints.
     var mixedScaled = 0
     let chromaEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
@@ -666,6 +675,7 @@ public final class ASTCEncoder {
     /// The best block for the (not constant) texels in `planes` (and, at `quality`, in
     /// `texels`/`texelInts`).
     func encodeBlock(opaque: Bool, level: Level) -> ASTCBits {
+        blockSerial &+= 1
         fitFast(opaque: opaque, scored: level != .fast)
         if level == .fast {
             return pack(fastCandidate, partitions: 1, seed: 0, opaque: opaque, gridValues: gridQ, colourValues: colourQ)
@@ -688,6 +698,7 @@ public final class ASTCEncoder {
             setChromaEnds(partitions: 1, mask: all)
             let line = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
             (scaledOffLine, lineTotalScaled) = (line.offLine, line.total)
+            (oneLineSerial, oneLineScaledOffLine, oneLineScaledTotal) = (blockSerial, line.offLine, line.total)
         }
         fillKinds(mixed: false)
         var first1 = -1, first2 = -1
@@ -763,6 +774,7 @@ public final class ASTCEncoder {
         // 1.25 × the best (below) pay back on terrain1024: 35.49 / 36.25 dB at the same
         // terrain1024 speed, astronaut512 ~11 % slower (more of its blocks reach two partitions).
         let seeds = clusterSeeds()
+        oneLineSerial = -1  // two partitions' lines replace the one-partition line through black
         let fits = 5  // of the eight lanes below
         var pickSeed = SIMD8<Int>(repeating: -1), pickLayout = SIMD8<Int>(repeating: 0)
         var pickEstimate = SIMD8<Float>(repeating: Float(best.error)), pickMixed = SIMD8<Int>(repeating: 0)

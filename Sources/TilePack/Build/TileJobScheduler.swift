@@ -73,8 +73,9 @@ final class TileJobScheduler: @unchecked Sendable {
     private let doneSignal = DispatchSemaphore(value: 0)
     private let threads = DispatchGroup()
     private let workerCount: Int
-    /// Submitted jobs not yet taken by ``next()``, in order (calling thread only).
-    private var queue: [TileJob] = []
+    /// Submitted jobs in order, nil once taken by ``next()`` (so a taken job's buffer lives
+    /// only as long as its parent needs it); calling thread only.
+    private var queue: [TileJob?] = []
     private var queueHead = 0
     private var submitted = 0
 
@@ -91,9 +92,6 @@ final class TileJobScheduler: @unchecked Sendable {
             thread.start()
         }
     }
-
-    /// Jobs submitted and not yet taken.
-    var pending: Int { queue.count - queueHead }
 
     /// Queues `work` for `tile`, to run once every non-nil kid is done. Calling thread only.
     @discardableResult
@@ -127,8 +125,7 @@ final class TileJobScheduler: @unchecked Sendable {
     /// alive until its parent is made). Calling thread only.
     /// - Throws: the first error a job threw.
     func next() throws -> (TileJob, TileResult)? {
-        guard queueHead < queue.count else { return nil }
-        let job = queue[queueHead]
+        guard queueHead < queue.count, let job = queue[queueHead] else { return nil }
         while true {
             let (result, error) = state.withLock { (s: inout State) -> (TileResult?, (any Error)?) in
                 guard let r = job.result else { return (nil, s.error) }
@@ -137,6 +134,7 @@ final class TileJobScheduler: @unchecked Sendable {
             }
             if let error { throw error }
             if let result {
+                queue[queueHead] = nil
                 queueHead += 1
                 if queueHead >= 1024 {
                     queue.removeFirst(queueHead)
@@ -159,7 +157,7 @@ final class TileJobScheduler: @unchecked Sendable {
         threads.wait()
         // Break the kid ↔ parent references of jobs that never ran.
         state.withLock { _ in
-            for job in queue[queueHead...] {
+            for case let job? in queue[queueHead...] {
                 job.kids = []
                 job.parents = []
                 job.work = nil

@@ -11,12 +11,13 @@ import TilePackArchive
 /// Streaming: the pyramid is walked depth-first from the min-zoom tiles. Below the *block
 /// zoom* (`maxZoom − blockLevels`, at least `minZoom`) a block is one tile there and its
 /// descendants: its max-zoom tiles are made in parallel, written, then turned into the next
-/// level up and freed, level by level, so at most 4^k + 4^(k−1) tiles of a block plus three
-/// waiting siblings per zoom above it are alive — independent of the source size. `k` and
-/// the worker count come from ``BuildMemoryPlan`` (the options' values, lowered to fit
-/// ``BuildOptions/memoryBudget``); any `k` gives the same tiles.
-/// Parallel: each phase splits its tiles over `workers` threads that pull the next tile
-/// from a shared counter and reuse one ``ResampleWorkspace`` each.
+/// level up and freed, so at most 4^k + 4^(k−1) tiles of a block, the previous block's upper
+/// levels and four waiting siblings per zoom above it are alive — independent of the source
+/// size. `k` and the worker count come from ``BuildMemoryPlan`` (the options' values, lowered
+/// to fit ``BuildOptions/memoryBudget``); any `k` gives the same tiles.
+/// Parallel: every tile is a job on a ``TileJobScheduler``'s `workers` threads (one
+/// ``ResampleWorkspace`` each), a parent ready once its children are made, so a block's upper
+/// levels and the tiles above the block zoom are made beside the next block's max-zoom tiles.
 /// Deterministic: tiles are written in a fixed order (block by block, zoom by zoom, row by
 /// row), whatever the thread timing.
 ///

@@ -16,8 +16,8 @@ import TilePackGeoTIFF
 /// | workers × ``workerBytes`` | resample workspace, the tile's source window (raw and as floats), its RGBA, the
 /// encoder's scratch: ``perWorkerBytes(for:)`` of the source's ``SourceFootprint`` (bands × sample size) |
 /// | ``blockBytes`` | one block: its 4^k max-zoom tiles finished (buffer + encoded bytes) while the 4^(k−1) parents are
-/// made |
-/// | ``pendingBytes`` | the pyramid above the block zoom: three finished siblings per zoom waiting for the fourth |
+/// made, and the previous block's upper levels made beside them |
+/// | ``pendingBytes`` | the pyramid above the block zoom: up to four finished siblings per zoom waiting for a parent |
 ///
 /// A tile buffer is 256·256·4 bytes of RGBA, plus 256·256·4 of metres for elevation sources;
 /// an encoded tile is bounded by the same 256 KiB (PNG of noise; PVRTC/ASTC are 8–32 KiB).
@@ -186,16 +186,18 @@ public struct BuildMemoryPlan: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Peak bytes of one block of `levels` levels: every max-zoom tile finished (buffer and
-    /// encoded bytes) and the next level's 4^(levels−1) being made.
+    /// encoded bytes) and the next level's 4^(levels−1) being made, plus the previous block's
+    /// upper levels ((4^levels − 1)/3 tiles), which are still being made beside it.
     public static func blockBytes(tileBytes: Int, levels: Int) -> Int {
         let n = 1 << (2 * levels)
-        return (n + max(1, n / 4)) * (tileBytes + encodedTileBytes)
+        return (n + max(1, n / 4) + (n - 1) / 3) * (tileBytes + encodedTileBytes)
     }
 
-    /// The pyramid above the block zoom: up to three finished siblings per zoom, plus the four
-    /// children a parent is made from.
+    /// The pyramid above the block zoom: up to four finished siblings per zoom (the fourth
+    /// may arrive while their parent from the previous four is still being made beside the
+    /// next block), plus the four children a parent is made from.
     public static func pendingBytes(tileBytes: Int, levelsAboveBlock: Int) -> Int {
-        (3 * levelsAboveBlock + 4) * tileBytes
+        (4 * levelsAboveBlock + 4) * tileBytes
     }
 
     public var blockBytes: Int { Self.blockBytes(tileBytes: tileBytes, levels: blockLevels) }

@@ -3,7 +3,6 @@ import TilePackGeoTIFF
 import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
-import Dispatch
 
 /// Builds every tile of a source's ``TilePlan``: resamples max-zoom tiles, colours them,
 /// averages parents from children, encodes in worker threads and hands tiles to a
@@ -12,12 +11,13 @@ import Dispatch
 /// Streaming: the pyramid is walked depth-first from the min-zoom tiles. Below the *block
 /// zoom* (`maxZoom − blockLevels`, at least `minZoom`) a block is one tile there and its
 /// descendants: its max-zoom tiles are made in parallel, written, then turned into the next
-/// level up and freed, level by level, so at most 4^k + 4^(k−1) tiles of a block plus three
-/// waiting siblings per zoom above it are alive — independent of the source size. `k` and
-/// the worker count come from ``BuildMemoryPlan`` (the options' values, lowered to fit
-/// ``BuildOptions/memoryBudget``); any `k` gives the same tiles.
-/// Parallel: each phase splits its tiles over `workers` threads that pull the next tile
-/// from a shared counter and reuse one ``ResampleWorkspace`` each.
+/// level up and freed, so at most 4^k + 4^(k−1) tiles of a block, the previous block's upper
+/// levels and four waiting siblings per zoom above it are alive — independent of the source
+/// size. `k` and the worker count come from ``BuildMemoryPlan`` (the options' values, lowered
+/// to fit ``BuildOptions/memoryBudget``); any `k` gives the same tiles.
+/// Parallel: every tile is a job on a ``TileJobScheduler``'s `workers` threads (one
+/// ``ResampleWorkspace`` each), a parent ready once its children are made, so a block's upper
+/// levels and the tiles above the block zoom are made beside the next block's max-zoom tiles.
 /// Deterministic: tiles are written in a fixed order (block by block, zoom by zoom, row by
 /// row), whatever the thread timing.
 ///
@@ -102,7 +102,7 @@ public struct TileBuilder: Sendable {
             workers: memory.workers, scope: scope, sink: sink, journal: journal,
             color: colorizer.decision, progress: progress)
         run.elevationLevels = options.elevationLevels
-        for root in plan.ranges[0].tiles { _ = try run.produce(root) }
+        try run.runAll()
         let elapsed = clock.now - start
         run.report.seconds = elapsed.inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
@@ -183,7 +183,7 @@ public struct TileBuilder: Sendable {
             scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
             color: color, progress: progress)
         run.elevationLevels = elevationLevels
-        for root in plan.ranges[0].tiles { _ = try run.produce(root) }
+        try run.runAll()
         run.report.seconds = (clock.now - start).inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
         return run.report
@@ -203,7 +203,7 @@ private enum BuildScope {
 
 /// One tile's outcome from a worker: the buffer its parent needs (nil when empty) and what
 /// to write (nil when skipped).
-private struct TileResult: Sendable {
+struct TileResult: Sendable {
     var buffer: TileBuffer?
     var encoded: [UInt8]?
     var metres: [Float]?
@@ -275,6 +275,14 @@ private struct TileWorker: Sendable {
 
 /// Mutable state of one run; lives on the calling thread. Workers touch only its immutable
 /// parts and their own workspace.
+///
+/// The calling thread walks the pyramid and submits every tile as a job to a
+/// ``TileJobScheduler`` (a parent after its children), then takes the finished jobs in the
+/// order submitted — block by block, zoom by zoom, row by row, each parent after its subtree —
+/// and writes them, so the archive is the same whatever the thread timing. A block's jobs
+/// are submitted only once the previous block's second level is taken: its upper levels (and
+/// the parents above the block zoom) overlap the next block's max-zoom tiles, and at most
+/// one block's max-zoom tiles are alive at a time.
 private final class BuildRun<Sink: TileSink> {
     let plan: TilePlan
     let levels: LevelWorker
@@ -293,6 +301,9 @@ private final class BuildRun<Sink: TileSink> {
     let size = WebMercator.tileSize
     /// Which zooms' grids go to the sink (parents are still made from every child's metres).
     var elevationLevels = ElevationLevels.all
+    /// The previous block's job to take before the next block's are submitted: the last of
+    /// its second level (its max-zoom tiles are then freed), nil when taken.
+    private var blockMark: TileJob?
 
     init(
         plan: TilePlan, levels: LevelWorker, worker: TileWorker?, blockLevels: Int, workers: Int, scope: BuildScope,
@@ -328,10 +339,25 @@ private final class BuildRun<Sink: TileSink> {
         report = BuildReport(color: color, metadata: plan.metadata)
     }
 
-    /// The finished buffer of `tile` (nil when empty), producing and writing it and all its
-    /// planned descendants first (those the scope asks for), then recording it finished.
-    func produce(_ tile: TileID) throws -> TileBuffer? {
-        if let journal, journal.finishedRoots.contains(tile) { return try resumed(tile, journal) }
+    /// Makes and writes every tile of the scope: starts the workers, submits the pyramid
+    /// from the min-zoom tiles, takes what is left, stops the workers (also on an error).
+    func runAll() throws {
+        let jobs = TileJobScheduler(workspaces: workspaces)
+        defer { jobs.shutDown() }
+        for root in plan.ranges[0].tiles { _ = try produce(root, jobs) }
+        try take(jobs, through: nil)
+    }
+
+    /// The job that makes `tile` (nil when nothing does: empty, another shard's), after
+    /// submitting those of all its planned descendants (those the scope asks for). Tiles at
+    /// and above the block zoom are recorded finished when taken.
+    private func produce(_ tile: TileID, _ jobs: TileJobScheduler) throws -> TileJob? {
+        if let journal, journal.finishedRoots.contains(tile) {
+            let pixels = try journal.finishedPixels(tile)
+            let buffer = pixels.map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) }
+            let skipped = plan.plannedSubtree(tile)
+            return jobs.done(tile, role: .resumed(skipped: skipped), result: TileResult(buffer: buffer))
+        }
         switch scope {
         case .whole:
             break
@@ -340,47 +366,42 @@ private final class BuildRun<Sink: TileSink> {
                 let builder = partition.builder(of: tile)
                 if let builder, builder != index { return nil }  // another shard's
                 if builder == nil {  // spans shards: the merge builds it
-                    for child in tile.children where plan.contains(child) { _ = try produce(child) }
+                    for child in tile.children where plan.contains(child) { _ = try produce(child, jobs) }
                     return nil
                 }
             }
         case .levels(let leafZoom, let given, let pixels):
-            if tile.z == leafZoom || given.contains(tile) {
-                return try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) }
-            }
+            if tile.z == leafZoom || given.contains(tile) { return load(tile, pixels, jobs) }
         }
-        let buffer: TileBuffer?
-        if tile.z == blockZoom {
-            buffer = try block(tile)
-        } else {
-            var kids: [TileBuffer?] = []
-            for child in tile.children {
-                kids.append(plan.contains(child) ? try produce(child) : nil)
-            }
-            let result = try levels.parent(tile, kids)
-            try write([tile], [result])
-            buffer = result.buffer
+        if tile.z == blockZoom { return try block(tile, jobs) }
+        var kids: [TileJob?] = []
+        for child in tile.children {
+            kids.append(plan.contains(child) ? try produce(child, jobs) : nil)
         }
-        try journal?.recordFinished(tile, pixels: buffer.map { TilePixels(rgba: $0.rgba, metres: $0.metres) })
-        return buffer
+        let levels = self.levels
+        return jobs.submit(tile, role: .write(record: true), kids: kids) { kids, _ in try levels.parent(tile, kids) }
     }
 
-    /// A subtree an interrupted run finished: its recorded pixels, its tiles counted done.
-    private func resumed(_ tile: TileID, _ journal: any BuildJournal) throws -> TileBuffer? {
-        let pixels = try journal.finishedPixels(tile)
-        let skipped = plan.plannedSubtree(tile)
-        report.resumedTiles += skipped
-        done += skipped
-        progress?(TileBuilder.Progress(done: done, total: total, zoom: tile.z))
-        return pixels.map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) }
+    /// A given tile's pixels (merging shards), loaded by a worker for its parent, not written.
+    private func load(
+        _ tile: TileID, _ pixels: @escaping @Sendable (TileID) throws -> TilePixels?, _ jobs: TileJobScheduler
+    ) -> TileJob {
+        let counter = self.counter
+        return jobs.submit(tile, role: .load) { _, _ in
+            TileResult(buffer: try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) })
+        }
     }
 
-    /// A block: the max-zoom tiles under `root`, then each zoom up to `root`, each level
-    /// written and the one below freed as soon as it is done. Merging shards, a block starts
-    /// one zoom above the shard zoom and makes only the tiles not given, from the given
-    /// children (loaded, not written) and the ones it made.
-    private func block(_ root: TileID) throws -> TileBuffer? {
-        var below: [TileID: TileBuffer] = [:]
+    /// A block: the max-zoom tiles under `root`, then each zoom up to `root`, each tile's job
+    /// ready once its children's are done. Merging shards, a block starts one zoom above the
+    /// shard zoom and makes only the tiles not given, from the given children (loaded, not
+    /// written) and the ones it made. Before submitting, takes the previous block's jobs up
+    /// to its mark, so at most two blocks are in flight.
+    private func block(_ root: TileID, _ jobs: TileJobScheduler) throws -> TileJob? {
+        if let mark = blockMark {
+            try take(jobs, through: mark)
+            blockMark = nil
+        }
         var top = plan.maxZoom
         var given: Set<TileID> = []
         var pixels: (@Sendable (TileID) throws -> TilePixels?)? = nil
@@ -388,34 +409,59 @@ private final class BuildRun<Sink: TileSink> {
             top = leafZoom - 1
             (given, pixels) = (g, p)
         }
+        var below: [TileID: TileJob] = [:]
         for z in stride(from: top, through: root.z, by: -1) {
             var tiles = descendants(of: root, atZoom: z)
             if let pixels {
                 tiles.removeAll(where: given.contains)
-                let needed = tiles.flatMap { $0.children.filter { given.contains($0) } }
-                let counter = self.counter
-                let loaded = try parallelMap(needed) { tile, _ in
-                    TileResult(
-                        buffer: try pixels(tile).map { TileBuffer(rgba: $0.rgba, metres: $0.metres, counter: counter) })
+                for tile in tiles {
+                    for child in tile.children where given.contains(child) && below[child] == nil {
+                        below[child] = load(child, pixels, jobs)
+                    }
                 }
-                for (t, r) in zip(needed, loaded) { if let b = r.buffer { below[t] = b } }
             }
-            let results: [TileResult]
-            if z == plan.maxZoom {
-                guard let worker = self.worker else {
-                    preconditionFailure("a run without a source reached the max zoom")
+            var level: [TileID: TileJob] = [:]
+            for tile in tiles {
+                let role = TileJob.Role.write(record: tile == root)
+                if z == plan.maxZoom {
+                    guard let worker = self.worker else {
+                        preconditionFailure("a run without a source reached the max zoom")
+                    }
+                    level[tile] = jobs.submit(tile, role: role) { _, ws in try worker.maxZoomTile(tile, ws) }
+                } else {
+                    let levels = self.levels
+                    level[tile] = jobs.submit(tile, role: role, kids: tile.children.map { below[$0] }) { kids, _ in
+                        try levels.parent(tile, kids)
+                    }
                 }
-                results = try parallelMap(tiles) { tile, ws in try worker.maxZoomTile(tile, ws) }
-            } else {
-                let kids = below
-                let levels = self.levels
-                results = try parallelMap(tiles) { tile, _ in try levels.parent(tile, tile.children.map { kids[$0] }) }
+                if z >= top - 1 { blockMark = level[tile] }
             }
-            below = [:]  // free the level below before writing this one
-            try write(tiles, results)
-            for (t, r) in zip(tiles, results) { if let b = r.buffer { below[t] = b } }
+            below = level
         }
         return below[root]
+    }
+
+    /// Takes finished jobs in order, writing them (and recording block roots and the tiles
+    /// above them finished), up to and including `mark` (all with nil).
+    private func take(_ jobs: TileJobScheduler, through mark: TileJob?) throws {
+        while let taken = try jobs.next() {
+            let (job, result) = taken
+            switch job.role {
+            case .write(let record):
+                try write(job.tile, result)
+                if record {
+                    try journal?.recordFinished(
+                        job.tile, pixels: result.buffer.map { TilePixels(rgba: $0.rgba, metres: $0.metres) })
+                }
+            case .load:
+                break
+            case .resumed(let skipped):
+                report.resumedTiles += skipped
+                done += skipped
+                progress?(TileBuilder.Progress(done: done, total: total, zoom: job.tile.z))
+            }
+            if job === mark { return }
+        }
     }
 
     /// Planned tiles at zoom z under `root`, row by row.
@@ -431,33 +477,19 @@ private final class BuildRun<Sink: TileSink> {
         return out
     }
 
-    /// Hands results to the sink in order, counting and reporting progress.
-    private func write(_ tiles: [TileID], _ results: [TileResult]) throws {
-        for (tile, r) in zip(tiles, results) {
-            if let encoded = r.encoded {
-                try sink.write(tile: tile, encoded: encoded)
-                if let m = r.metres, elevationLevels.stores(zoom: tile.z, maxZoom: plan.maxZoom) {
-                    try sink.writeElevation(tile: tile, metres: m, width: size, height: size)
-                }
-                report.tilesWritten += 1
-                report.perZoom[tile.z, default: 0] += 1
-            } else {
-                report.emptySkipped += 1
+    /// Hands one result to the sink, counting and reporting progress.
+    private func write(_ tile: TileID, _ r: TileResult) throws {
+        if let encoded = r.encoded {
+            try sink.write(tile: tile, encoded: encoded)
+            if let m = r.metres, elevationLevels.stores(zoom: tile.z, maxZoom: plan.maxZoom) {
+                try sink.writeElevation(tile: tile, metres: m, width: size, height: size)
             }
-            done += 1
-            progress?(TileBuilder.Progress(done: done, total: total, zoom: tile.z))
+            report.tilesWritten += 1
+            report.perZoom[tile.z, default: 0] += 1
+        } else {
+            report.emptySkipped += 1
         }
-    }
-
-    /// `body` over `tiles` on up to `workers` threads, results in tile order, each thread
-    /// with its own workspace (see Core's `parallelMap`).
-    private func parallelMap(
-        _ tiles: [TileID],
-        _ body: @escaping @Sendable (TileID, ResampleWorkspace) throws -> TileResult
-    ) throws -> [TileResult] {
-        let workspaces = self.workspaces
-        return try TilePackCore.parallelMap(count: tiles.count, workers: workspaces.count) { i, w in
-            try body(tiles[i], workspaces[w])
-        }
+        done += 1
+        progress?(TileBuilder.Progress(done: done, total: total, zoom: tile.z))
     }
 }

@@ -1,8 +1,9 @@
 import Dispatch
 import Synchronization
 
-/// The one way tilepack spreads work over cores: `body(index, worker)` for every index in
-/// `0..<count` on up to `workers` threads, results in index order.
+/// The one way tilepack spreads independent items over cores: `body(index, worker)` for every
+/// index in `0..<count` on up to `workers` threads, results in index order. (A build's
+/// pyramid, whose parents wait for their children, runs on Build's `TileJobScheduler`.)
 ///
 /// Each thread pulls the next index from a shared counter, so cheap items do not leave a core
 /// idle, and passes its own `worker` number (0..<workers) so callers can give each thread its

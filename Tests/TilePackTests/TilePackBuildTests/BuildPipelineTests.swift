@@ -1,4 +1,5 @@
 import Testing
+import Synchronization
 @testable import TilePackCore
 @testable import TilePackSQLite
 @testable import TilePackCodec
@@ -47,9 +48,11 @@ import TilePackTestSupport
     @Test func memoryIsBoundedByTheBlockNotTheSource() throws {
         let (src, geo) = gridSource()
         let (_, report) = try build(workers: 2, blockLevels: 1, source: src)
-        // Block of 4 max-zoom tiles + 1 parent, plus ≤ 3 waiting siblings per zoom above it.
+        // Block of 4 max-zoom tiles + 1 parent, the previous block's root still being made
+        // beside it, plus ≤ 4 waiting siblings per zoom above it and the parent being made
+        // (BuildMemoryPlan's blockBytes and pendingBytes).
         let levelsAbove = 9 - report.metadata.minZoom
-        let bound = 4 + 1 + 3 * levelsAbove + 1
+        let bound = 4 + 1 + 1 + 4 * levelsAbove + 4
         #expect(report.peakLiveTileBuffers <= bound)
         #expect(bound < 64)
         #expect(report.peakLiveTileBuffers >= 4)
@@ -71,4 +74,34 @@ import TilePackTestSupport
         failing.failReads = true
         #expect(throws: TestSourceError()) { try build(workers: 2, source: failing) }
     }
+
+    /// A job failing anywhere (a max-zoom tile, a block's upper level, a parent above the block
+    /// zoom made beside the next block) stops the workers and its error is rethrown, no hang;
+    /// no more tiles are written than encodes succeeded.
+    @Test(arguments: [1, 30, 70, 80, 85])
+    func aFailingEncodeStopsTheBuild(failAt: Int) throws {
+        let (src, geo) = gridSource()
+        var options = BuildOptions()
+        options.maxZoom = 10; options.workers = 2; options.blockLevels = 1  // 16 blocks, 85 tiles or more
+        let sink = MemorySink()
+        let codec = FailingCodec(failAt: failAt)
+        #expect(throws: FailingCodec.Failure()) {
+            try TileBuilder(source: src, georeference: geo, options: options, codec: codec).run(sink: sink)
+        }
+        #expect(sink.writes.count <= failAt)
+    }
+}
+
+/// Raw RGBA, except that its `failAt`-th encode (counted over all threads) throws.
+private struct FailingCodec: TileCodec {
+    struct Failure: Error, Equatable {}
+    final class Count: Sendable { let value = Atomic<Int>(0) }
+    let failAt: Int
+    let count = Count()
+    var name: String { "failing" }
+    func encode(rgba: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        if count.value.add(1, ordering: .relaxed).newValue == failAt { throw Failure() }
+        return rgba
+    }
+    func decode(_ data: [UInt8], width: Int, height: Int) throws -> [UInt8] { data }
 }

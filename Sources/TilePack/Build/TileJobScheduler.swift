@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import TilePackCore
 
@@ -54,25 +53,26 @@ final class TileJob: @unchecked Sendable {
 /// the next block's max-zoom tiles. Earliest-first keeps the oldest work (and its buffers)
 /// finishing first. The first error a job throws stops the workers and is rethrown by the
 /// next ``next()``.
-/// - Cost: `workers` threads for the scheduler's life (joined by ``shutDown()``); one lock
-///   per job start and end; a linear scan of the ready jobs (at most a block's) per start.
 ///
-/// `@unchecked Sendable`: the workers touch only `state` (behind its lock), the semaphores and
-/// the group; `queue`, `queueHead` and `submitted` are the calling thread's.
+/// Every wait (a worker for a ready job, the calling thread for the oldest job, shut-down for
+/// the workers' end) is on one ``ConditionLock``, broadcast at each change: with two or three
+/// threads a broadcast wakes little, and no signal has to be counted.
+/// - Cost: `workers` threads for the scheduler's life (ended by ``shutDown()``); one lock and
+///   one broadcast per job start and end; a linear scan of the ready jobs (at most a block's)
+///   per start.
+///
+/// `@unchecked Sendable`: the workers touch only the fields marked "under `lock`", and only
+/// while holding it; `queue`, `queueHead` and `submitted` are the calling thread's.
 final class TileJobScheduler: @unchecked Sendable {
-    private struct State {
-        var ready: [TileJob] = []
-        var error: (any Error)?
-        var stopping = false
-    }
-
-    private let state = Locked(State())
-    /// One signal per ready job, and one per worker at shut-down.
-    private let readySignal = DispatchSemaphore(value: 0)
-    /// One signal per job done (or failed).
-    private let doneSignal = DispatchSemaphore(value: 0)
-    private let threads = DispatchGroup()
-    private let workerCount: Int
+    private let lock = ConditionLock()
+    /// Jobs whose kids are all done, not started yet; under `lock`.
+    private var ready: [TileJob] = []
+    /// The first error a job threw; under `lock`.
+    private var failure: (any Error)?
+    /// Set by an error or ``shutDown()``: workers take no more jobs; under `lock`.
+    private var stopping = false
+    /// Worker threads not ended yet; under `lock`.
+    private var liveWorkers: Int
     /// Submitted jobs in order, nil once taken by ``next()`` (so a taken job's buffer lives
     /// only as long as its parent needs it); calling thread only.
     private var queue: [TileJob?] = []
@@ -81,12 +81,14 @@ final class TileJobScheduler: @unchecked Sendable {
 
     /// Starts `workspaces.count` threads, each with its own workspace.
     init(workspaces: [ResampleWorkspace]) {
-        workerCount = workspaces.count
+        liveWorkers = workspaces.count
         for workspace in workspaces {
-            threads.enter()
             let thread = Thread { [self] in
                 loop(workspace)
-                threads.leave()
+                lock.withLock {
+                    liveWorkers -= 1
+                    lock.broadcast()
+                }
             }
             thread.stackSize = 8 << 20
             thread.start()
@@ -99,15 +101,16 @@ final class TileJobScheduler: @unchecked Sendable {
         let job = TileJob(tile: tile, role: role, order: submitted, kids: kids, work: work, result: nil)
         submitted += 1
         queue.append(job)
-        let ready = state.withLock { (s: inout State) -> Bool in
+        lock.withLock {
             for case let kid? in kids where kid.result == nil {
                 kid.parents.append(job)
                 job.waiting += 1
             }
-            if job.waiting == 0 { s.ready.append(job) }
-            return job.waiting == 0
+            if job.waiting == 0 {
+                ready.append(job)
+                lock.broadcast()
+            }
         }
-        if ready { readySignal.signal() }
         return job
     }
 
@@ -126,37 +129,34 @@ final class TileJobScheduler: @unchecked Sendable {
     /// - Throws: the first error a job threw.
     func next() throws -> (TileJob, TileResult)? {
         guard queueHead < queue.count, let job = queue[queueHead] else { return nil }
-        while true {
-            let (result, error) = state.withLock { (s: inout State) -> (TileResult?, (any Error)?) in
-                guard let r = job.result else { return (nil, s.error) }
-                job.result?.encoded = nil
-                return (r, s.error)
-            }
-            if let error { throw error }
-            if let result {
-                queue[queueHead] = nil
-                queueHead += 1
-                if queueHead >= 1024 {
-                    queue.removeFirst(queueHead)
-                    queueHead = 0
+        let result = try lock.withLock { () throws -> TileResult in
+            while true {
+                if let failure { throw failure }
+                if let result = job.result {
+                    job.result?.encoded = nil
+                    return result
                 }
-                return (job, result)
+                lock.wait()
             }
-            doneSignal.wait()
         }
+        queue[queueHead] = nil
+        queueHead += 1
+        if queueHead >= 1024 {
+            queue.removeFirst(queueHead)
+            queueHead = 0
+        }
+        return (job, result)
     }
 
-    /// Stops the workers (jobs not started are dropped) and waits for them. Calling thread
-    /// only; call once, also after an error.
+    /// Stops the workers (jobs not started are dropped) and waits for them to end. Calling
+    /// thread only; call once, also after an error.
     func shutDown() {
-        state.withLock { (s: inout State) in
-            s.stopping = true
-            s.ready = []
-        }
-        for _ in 0..<workerCount { readySignal.signal() }
-        threads.wait()
-        // Break the kid ↔ parent references of jobs that never ran.
-        state.withLock { _ in
+        lock.withLock {
+            stopping = true
+            ready = []
+            lock.broadcast()
+            while liveWorkers > 0 { lock.wait() }
+            // Break the kid ↔ parent references of jobs that never ran.
             for case let job? in queue[queueHead...] {
                 job.kids = []
                 job.parents = []
@@ -168,53 +168,44 @@ final class TileJobScheduler: @unchecked Sendable {
     }
 
     private func loop(_ workspace: ResampleWorkspace) {
-        while true {
-            readySignal.wait()
-            let taken = state.withLock { (s: inout State) -> (TileJob, TileJob.Work, [TileBuffer?])? in
-                guard !s.stopping, let i = s.ready.indices.min(by: { s.ready[$0].order < s.ready[$1].order }) else {
-                    return nil
-                }
-                let job = s.ready.remove(at: i)
-                let kids = job.kids.map { $0?.result?.buffer }
-                job.kids = []
-                guard let work = job.work else { return nil }
-                job.work = nil
-                return (job, work, kids)
-            }
-            guard let taken else {
-                if state.withLock({ $0.stopping }) { return }
-                continue
-            }
-            let (job, work, kids) = taken
+        while let (job, work, kids) = take() {
             let outcome = Result { try work(kids, workspace) }
-            let newlyReady = state.withLock { (s: inout State) -> Int in
+            lock.withLock {
                 switch outcome {
                 case .failure(let error):
-                    if s.error == nil { s.error = error }
-                    s.stopping = true
-                    s.ready = []
-                    return 0
+                    if failure == nil { failure = error }
+                    stopping = true
+                    ready = []
                 case .success(let result):
                     job.result = result
-                    var n = 0
                     for parent in job.parents {
                         parent.waiting -= 1
-                        if parent.waiting == 0 && !s.stopping {
-                            s.ready.append(parent)
-                            n += 1
-                        }
+                        if parent.waiting == 0 && !stopping { ready.append(parent) }
                     }
                     job.parents = []
-                    return n
                 }
+                lock.broadcast()
             }
-            for _ in 0..<newlyReady { readySignal.signal() }
-            doneSignal.signal()
-            if case .failure = outcome {
-                // Wake the other workers so they see `stopping` and end.
-                for _ in 0..<workerCount { readySignal.signal() }
-                return
+        }
+    }
+
+    /// The earliest-submitted ready job with its work and its kids' buffers, waiting for one;
+    /// nil once the scheduler stops.
+    private func take() -> (TileJob, TileJob.Work, [TileBuffer?])? {
+        lock.withLock {
+            while !stopping {
+                if let i = ready.indices.min(by: { ready[$0].order < ready[$1].order }) {
+                    let job = ready.remove(at: i)
+                    let kids = job.kids.map { $0?.result?.buffer }
+                    job.kids = []
+                    // Only submitted jobs become ready, and each once: `work` is there.
+                    guard let work = job.work else { continue }
+                    job.work = nil
+                    return (job, work, kids)
+                }
+                lock.wait()
             }
+            return nil
         }
     }
 }

@@ -31,13 +31,12 @@ public enum ServerFuzzEntry {
         let logger: Logger
     }
 
-    /// Made on first use: a temporary library (`$TMPDIR/tilepack-fuzz-route-PID/`) holding one
+    /// Made on first use: a temporary library (`$TMPDIR/tilepack-fuzz-route-XXXXXX/`, removed
+    /// at exit: ``ProcessScratchDirectory``) holding one
     /// 16 px PNG archive with tiles 0/0/0 and 1/0/0…1/1/1 and elevation at 1/0/0; nil when it
     /// cannot be made (then no input is tried: a fuzzer without its library tests nothing).
     static let setup: Setup? = {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        let dir = "\(base)/tilepack-fuzz-route-\(getpid())"
-        mkdir(dir, 0o700)
+        guard let dir = ProcessScratchDirectory.make(prefix: "fuzz-route") else { return nil }
         do {
             let side = 16
             let path = dir + "/fuzz.mbtiles"

@@ -197,14 +197,10 @@ struct PublishPackTests {
     }
 }
 
-/// A directory under /tmp kept for the test process (a suite's shared fixture), as
-/// ``SampleLibrary`` makes its own.
+/// A directory for the suite's lazily built fixtures, removed when the test process exits.
 private func processTemporaryDirectory(_ name: String) -> String {
-    var template = Array("/tmp/tilepack-\(name)-XXXXXX".utf8CString)
-    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        preconditionFailure("mkdtemp failed")
-    }
-    return String(cString: made)
+    guard let dir = ProcessScratchDirectory.make(prefix: name) else { preconditionFailure("mkdtemp failed") }
+    return dir
 }
 
 /// Installed packs on a device (issue 24): a pack opens whole when its product is owned,

@@ -34,9 +34,12 @@ struct ServerTests {
         }
     }()
 
-    /// The sample library's test App Store (beside it in /tmp, left for the process like it).
+    /// The sample library's test App Store (in /tmp for the process, like the library).
     static let store: TestAppStore = {
-        do { return try TestAppStore(directory: SampleLibrary.directory + "-store") } catch {
+        guard let dir = ProcessScratchDirectory.make(prefix: "samples-store") else {
+            preconditionFailure("mkdtemp failed")
+        }
+        do { return try TestAppStore(directory: dir) } catch {
             preconditionFailure("opening the test App Store: \(error)")
         }
     }()
@@ -60,15 +63,21 @@ struct ServerTests {
             account: account, storefront: store, readOnly: readOnly)
     }
 
-    /// The same archives without a catalog: everything open.
-    static let openService: TileService = {
-        let dir = SampleLibrary.directory + "-open"
-        mkdir(dir, 0o755)
+    /// The same archives without a catalog (links to the sample library's), in /tmp for the process.
+    static let openDirectory: String = {
+        guard let dir = ProcessScratchDirectory.make(prefix: "samples-open") else {
+            preconditionFailure("mkdtemp failed")
+        }
         for name in ["montblanc-dem.mbtiles", "montblanc-color.mbtiles"] {
             symlink(SampleLibrary.directory + "/" + name, dir + "/" + name)
         }
+        return dir
+    }()
+
+    /// A library over ``openDirectory``: everything open.
+    static let openService: TileService = {
         var options = TileService.Options()
-        options.libraryDirectory = dir
+        options.libraryDirectory = openDirectory
         do { return try TileService(options) } catch { preconditionFailure("opening the open library: \(error)") }
     }()
 
@@ -168,7 +177,7 @@ struct ServerTests {
         _ = Self.openService
         let scratch = TemporaryDirectory()
         let closed = try Self.storeService(
-            directory: SampleLibrary.directory + "-open", ledger: scratch.file("ledger.sqlite"))
+            directory: Self.openDirectory, ledger: scratch.file("ledger.sqlite"))
         let listing = String(decoding: closed.storeListing().body, as: UTF8.self)
         #expect(listing.hasPrefix(#"{"catalog":false,"catalog_problem":""#))
         #expect(listing.hasSuffix(#","free_max_zoom":0,"library":"store","products":[]}"#))
@@ -328,9 +337,8 @@ struct ServerTests {
 
     @Test func viewerPageAndMissingLeafletPage() {
         var options = TileService.Options()
-        options.libraryDirectory = SampleLibrary.directory + "-open"
+        options.libraryDirectory = Self.openDirectory
         options.leafletDirectory = "/nonexistent/leaflet"
-        _ = Self.openService
         guard let missing = try? TileService(options) else { Issue.record("opening"); return }
         let page = missing.viewerPage()
         #expect(page.status == 503 && String(decoding: page.body, as: UTF8.self).contains("libjs-leaflet"))

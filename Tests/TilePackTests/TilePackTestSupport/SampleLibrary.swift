@@ -16,12 +16,10 @@ import Darwin
 /// test process for the render and server tests.
 package enum SampleLibrary {
     package static let directory: String = {
-        // Made by hand (not TemporaryDirectory, which removes itself): left in /tmp for the process.
-        var template = Array("/tmp/tilepack-samples-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        // Not a TemporaryDirectory (removed when dropped): it lives for the process.
+        guard let dir = ProcessScratchDirectory.make(prefix: "samples") else {
             preconditionFailure("mkdtemp failed")
         }
-        let dir = String(cString: made)
         do {
             _ = try build("montblanc-dem.tif", in: dir, maxZoom: 12)
             _ = try build("montblanc-color.tif", in: dir, maxZoom: 12)

@@ -40,7 +40,6 @@ public enum ServerFuzzEntry {
         do {
             let side = 16
             let path = dir + "/fuzz.mbtiles"
-            FuzzScratchFile.remove(path)
             let metadata = MBTilesMetadata(
                 name: "fuzz", format: "png", codec: TileCodecChoice.png.rawValue,
                 bounds: GeoBounds(west: -180, south: -85, east: 180, north: 85),

@@ -169,7 +169,10 @@ def observe(state, faketime=None, user=None):
                 seen["serve"] = (f"the server dropped connections: {'; '.join(failures) or 'none'}; "
                                  f"the server {fate} before it was stopped; stderr: {crash_report(errors)}")
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass   # it died by itself (and was reaped above)
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:

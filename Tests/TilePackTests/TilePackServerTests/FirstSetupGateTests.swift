@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Testing
+import TilePackCore
 @testable import TilePackServer
 import TilePackTestSupport
 
@@ -8,9 +8,10 @@ import TilePackTestSupport
 /// instantiating the pipeline's type metadata at once crashed the Swift runtime), and at once after.
 @Suite("Server: the first connection setups run one at a time", .tags(.concurrent))
 struct FirstSetupGateTests {
-    /// Records how many setups run at the same moment, and the most at once.
+    /// Records how many setups run at the same moment, and the most at once. (``Locked``, not a
+    /// bare `Mutex`: this suite runs under ThreadSanitizer too.)
     final class Overlap: Sendable {
-        private let state = Mutex((now: 0, most: 0))
+        private let state = Locked((now: 0, most: 0))
         func enter() {
             state.withLock {
                 $0.now += 1
@@ -57,7 +58,7 @@ struct FirstSetupGateTests {
     /// Two setups that each wait (up to 5 s) inside the gate for the other to enter.
     final class Meeting: @unchecked Sendable {  // semaphores and a mutex: safe from any thread
         let entered = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
-        private let seen = Mutex([false, false])
+        private let seen = Locked([false, false])
         func arrive(_ index: Int) {
             entered[index].signal()
             let other = entered[1 - index].wait(timeout: .now() + 5) == .success

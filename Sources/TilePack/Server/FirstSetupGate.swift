@@ -11,8 +11,8 @@ import TilePackCore
 /// conformance of `ByteToMessageHandler`'s generic argument, passes a null metadata to
 /// `swift_checkMetadataState` while the other is completing `HTTPPart`'s metadata
 /// (SIGSEGV in `isCanonicalStaticallySpecializedGenericMetadata`, both threads in
-/// `GuardedHTTP1Channel.setup`). A debug build of `serve` died so in a CI run and once in
-/// about 5,700 starts on a loaded 2-core machine with 2–8 clients connecting at once; the
+/// `GuardedHTTP1Channel.setup`). A debug build of `serve` died so in a CI run and twice in
+/// about 6,700 starts on a loaded 2-core machine with 2–8 clients connecting at once; the
 /// clients' first requests were reset. Once a setup has completed, the metadata is cached and
 /// concurrent setups only read it.
 ///

@@ -1,6 +1,6 @@
 """The attack cases of checks/test_regions_attack.py (which sets up the store library in
 WORK/device and calls scenario()). See that module's docstring."""
-import base64, datetime, threading, hashlib, http.client, json, math, os, random, shutil, signal, sqlite3, stat, subprocess, time
+import base64, datetime, threading, hashlib, http.client, json, math, os, random, shutil, signal, sqlite3, stat, subprocess, tempfile, time
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -110,14 +110,22 @@ def observe(state, faketime=None, user=None):
     if user:
         argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
     # Its own process group: faketime (and setpriv) run serve as a child, and a signal to the
-    # wrapper alone would leave serve running after the check.
-    server = subprocess.Popen(argv, env=env_for(state), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=state,
+    # wrapper alone would leave serve running after the check. Its stderr goes to a file: a
+    # crash report (Swift's backtracer writes one, tens of KiB) must neither fill a pipe nobody
+    # reads nor be lost.
+    errors = tempfile.TemporaryFile()
+    server = subprocess.Popen(argv, env=env_for(state), stdout=subprocess.PIPE, stderr=errors, cwd=state,
                               start_new_session=True)
+    started, failures = time.monotonic(), []
     try:
         line = server.stdout.readline().decode()
         port = line.split("http://127.0.0.1:")[1].split("/")[0] if "http://127.0.0.1:" in line else None
         if not port:
-            seen["serve"] = "did not start: " + server.stderr.read(400).decode(errors="replace")
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pass
+            seen["serve"] = f"did not start (first line {line[:200]!r}): " + stderr_text(errors)[:400]
         else:
             requests = []
             for i, (z, x, y) in enumerate(TILES):
@@ -134,18 +142,37 @@ def observe(state, faketime=None, user=None):
             requests += [f"/query?lat={lat}&lon={lon}&zoom={z}" for lat, lon in POINTS for z in (11, 12, 13)]
             def fetch(paths_):
                 conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
-                for path in paths_:
-                    conn.request("GET", path)
-                    r = conn.getresponse()
-                    body = r.read()
+                for n, path in enumerate(paths_):
+                    try:
+                        conn.request("GET", path)
+                        r = conn.getresponse()
+                        body = r.read()
+                    except OSError as e:
+                        # No retry: a connection the server drops is a finding (serve keeps a
+                        # kept-alive connection 60 s idle, far longer than any gap here).
+                        failures.append(f"{path} (request {n + 1} on its connection, "
+                                        f"{time.monotonic() - started:.1f} s after start): {e!r}")
+                        break
                     seen[path] = f"{r.status}:{sha(body, state)}" if r.status == 200 else str(r.status)
                 conn.close()
             # Two clients, as the machine has two cores: the server answers both at once.
             workers = [threading.Thread(target=fetch, args=(requests[i::2],)) for i in range(2)]
             for w in workers: w.start()
             for w in workers: w.join()
+            if failures or server.poll() is not None:
+                try:   # a crashing server's report takes seconds to write (symbolication)
+                    status = server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    status = None
+                fate = "still running" if status is None else f"exited with status {status}" + (
+                    f" ({signal.Signals(-status).name})" if status < 0 else "")
+                seen["serve"] = (f"the server dropped connections: {'; '.join(failures) or 'none'}; "
+                                 f"the server {fate} before it was stopped; stderr: {crash_report(errors)}")
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass   # it died by itself (and was reaped above)
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -155,6 +182,7 @@ def observe(state, faketime=None, user=None):
         except ProcessLookupError:
             pass
         server.wait()
+        errors.close()
     for lat, lon, z in QUERIES:
         rc, out, _ = tp(state, "query", str(lat), str(lon), str(z), faketime=faketime, user=user)
         seen[f"query {lat},{lon} z{z}"] = f"{rc}:{sha(out, state)}"
@@ -168,6 +196,20 @@ def observe(state, faketime=None, user=None):
     return seen
 
 
+def stderr_text(f):
+    f.flush()
+    f.seek(0)
+    return f.read().decode(errors="replace")
+
+
+def crash_report(f):
+    """The server's stderr: from Swift's crash report ("*** Program crashed") its first 40
+    lines (the crashed thread), else its last 1,000 characters."""
+    text = stderr_text(f)
+    at = text.find("*** Program crashed")
+    return "\n".join(text[at:].splitlines()[:40]) if at >= 0 else text[-1000:] or "(empty)"
+
+
 def served(seen):
     return {k for k, v in seen.items() if v.startswith("200") or v.startswith("0:")}
 
@@ -176,6 +218,9 @@ def same(name, seen, expected):
     diff = sorted(k for k in set(seen) | set(expected) if seen.get(k) != expected.get(k))
     extra = served(seen) - served(expected)
     detail = f"; {len(diff)} answers differ (e.g. {diff[:3]} → {[seen.get(k) for k in diff[:3]]}), {len(extra)} shown beyond what was bought" if diff else ""
+    for label, answers in (("serve", seen), ("serve in the expected state", expected)):
+        if "serve" in answers:
+            detail += f"; {label}: {answers['serve']}"
     check(name, not diff, f"shows exactly the expected state ({len(served(seen))} answers open){detail}")
 
 

@@ -28,6 +28,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let limits: ConnectionLimits
     let counter: ConnectionCounter
+    /// Every server of the process shares it: type metadata is per process.
+    static let firstSetups = FirstSetupGate()
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Connection> {
         channel.eventLoop.makeCompletedFuture {
@@ -38,28 +40,32 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             }
             let counter = self.counter
             channel.closeFuture.whenComplete { _ in counter.release() }
-            let sync = channel.pipeline.syncOperations
-            try channel.syncOptions?.setOption(
-                ChannelOptions.recvAllocator,
-                value: AdaptiveRecvByteBufferAllocator(
-                    minimum: 64, initial: 1024, maximum: ConnectionLimits.maxReadBuffer))
-            var decoderLimits = NIOHTTPDecoderLimitConfiguration()
-            decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
-            decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
-            decoderLimits.maxHeaderFieldCount = 1000
-            let guards = ConnectionGuard.handlers(limits)
-            try sync.addHandler(guards.raw)
-            try sync.addHandler(HTTPResponseEncoder(configuration: .init()))
-            // Keep-alive and pipelined requests: Hummingbird answers one at a time, and the
-            // async channel's back-pressure stops reading while it does.
-            try sync.addHandler(
-                ByteToMessageHandler(
-                    HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)))
-            try sync.addHandler(guards.http)
-            try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            // One at a time until one has completed (FirstSetupGate: the runtime's metadata race).
+            var http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>?
+            try Self.firstSetups.run {
+                let sync = channel.pipeline.syncOperations
+                try channel.syncOptions?.setOption(
+                    ChannelOptions.recvAllocator,
+                    value: AdaptiveRecvByteBufferAllocator(
+                        minimum: 64, initial: 1024, maximum: ConnectionLimits.maxReadBuffer))
+                var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+                decoderLimits.maxHeaderFieldSize = limits.maxHeaderBytes
+                decoderLimits.maxHeaderListSize = limits.maxHeaderBytes
+                decoderLimits.maxHeaderFieldCount = 1000
+                let guards = ConnectionGuard.handlers(limits)
+                try sync.addHandler(guards.raw)
+                try sync.addHandler(HTTPResponseEncoder(configuration: .init()))
+                // Keep-alive and pipelined requests: Hummingbird answers one at a time, and the
+                // async channel's back-pressure stops reading while it does.
+                try sync.addHandler(
+                    ByteToMessageHandler(
+                        HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits)))
+                try sync.addHandler(guards.http)
+                try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                try sync.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+                http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                    wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+            }
             return Connection(channel: channel, http: http)
         }
     }

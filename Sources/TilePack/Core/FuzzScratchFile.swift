@@ -11,8 +11,7 @@ package enum FuzzScratchFile {
     /// `$TMPDIR` (else /tmp) + `tilepack-fuzz-PID.EXTENSION`.
     /// - Cost: one environment lookup.
     public static func path(extension ext: String) -> String {
-        let dir = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return "\(dir)/tilepack-fuzz-\(getpid()).\(ext)"
+        "\(ProcessScratchDirectory.temporaryBase)/tilepack-fuzz-\(getpid()).\(ext)"
     }
 
     /// Replaces `path` with `bytes` (unlink, then create: a new inode, so nothing of the

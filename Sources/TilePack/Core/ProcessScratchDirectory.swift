@@ -17,12 +17,17 @@ import Darwin
 package enum ProcessScratchDirectory {
     private static let registered = Locked<[String]>([])
 
+    /// The temporary directory: `$TMPDIR` when set and not empty, else /tmp.
+    /// - Cost: one environment lookup.
+    package static var temporaryBase: String {
+        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    }
+
     /// Makes `$TMPDIR` (else /tmp) + `tilepack-PREFIX-XXXXXX` with `mkdtemp(3)` (mode 0700) and
     /// registers it for removal at exit; nil when it cannot be made.
     /// - Cost: one `mkdtemp`, one lock; the first call registers an `atexit` handler.
     package static func make(prefix: String) -> String? {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array("\(base)/tilepack-\(prefix)-XXXXXX".utf8CString)
+        var template = Array("\(temporaryBase)/tilepack-\(prefix)-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let start = buffer.baseAddress, mkdtemp(start) != nil else { return nil }
             return String(cString: start)

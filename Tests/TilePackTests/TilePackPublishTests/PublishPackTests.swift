@@ -197,12 +197,6 @@ struct PublishPackTests {
     }
 }
 
-/// A directory for the suite's lazily built fixtures, removed when the test process exits.
-private func processTemporaryDirectory(_ name: String) -> String {
-    guard let dir = ProcessScratchDirectory.make(prefix: name) else { preconditionFailure("mkdtemp failed") }
-    return dir
-}
-
 /// Installed packs on a device (issue 24): a pack opens whole when its product is owned,
 /// locks again on a refund, keeps what a lapsed subscription bought, and is not shown at all
 /// when its file no longer has the signed tile index.

@@ -36,9 +36,7 @@ struct ServerTests {
 
     /// The sample library's test App Store (in /tmp for the process, like the library).
     static let store: TestAppStore = {
-        guard let dir = ProcessScratchDirectory.make(prefix: "samples-store") else {
-            preconditionFailure("mkdtemp failed")
-        }
+        let dir = processTemporaryDirectory("samples-store")
         do { return try TestAppStore(directory: dir) } catch {
             preconditionFailure("opening the test App Store: \(error)")
         }
@@ -65,9 +63,7 @@ struct ServerTests {
 
     /// The same archives without a catalog (links to the sample library's), in /tmp for the process.
     static let openDirectory: String = {
-        guard let dir = ProcessScratchDirectory.make(prefix: "samples-open") else {
-            preconditionFailure("mkdtemp failed")
-        }
+        let dir = processTemporaryDirectory("samples-open")
         for name in ["montblanc-dem.mbtiles", "montblanc-color.mbtiles"] {
             symlink(SampleLibrary.directory + "/" + name, dir + "/" + name)
         }

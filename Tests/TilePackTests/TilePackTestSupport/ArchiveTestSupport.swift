@@ -2,6 +2,7 @@
 import FoundationEssentials
 #endif
 import Foundation
+import TilePackCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,7 +10,8 @@ import Darwin
 #endif
 
 /// A fresh directory under /tmp for one test, removed with everything in it when dropped.
-/// The one scratch-directory helper of the test targets.
+/// The scratch-directory helper of one test; a fixture shared by a suite's tests takes
+/// ``processTemporaryDirectory(_:)``.
 package final class TemporaryDirectory {
     package let path: String
 
@@ -35,6 +37,13 @@ package final class TemporaryDirectory {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A directory under /tmp for a suite's lazily built fixture, which lives as long as the test
+/// process (not one test) and is removed when it exits (``ProcessScratchDirectory``).
+package func processTemporaryDirectory(_ prefix: String) -> String {
+    guard let dir = ProcessScratchDirectory.make(prefix: prefix) else { preconditionFailure("mkdtemp failed") }
+    return dir
 }
 
 package func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }

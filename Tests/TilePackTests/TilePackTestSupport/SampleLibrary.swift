@@ -16,10 +16,7 @@ import Darwin
 /// test process for the render and server tests.
 package enum SampleLibrary {
     package static let directory: String = {
-        // Not a TemporaryDirectory (removed when dropped): it lives for the process.
-        guard let dir = ProcessScratchDirectory.make(prefix: "samples") else {
-            preconditionFailure("mkdtemp failed")
-        }
+        let dir = processTemporaryDirectory("samples")
         do {
             _ = try build("montblanc-dem.tif", in: dir, maxZoom: 12)
             _ = try build("montblanc-color.tif", in: dir, maxZoom: 12)

@@ -22,15 +22,28 @@ extension ASTCEncoder {
         let len = ((direction.0 * direction.0).sum(), (direction.1 * direction.1).sum())
         let scale = (len.0 > 0 ? 1 / len.0 : 0, len.1 > 0 ? 1 / len.1 : 0)
         if partitions == 1 {
+            // Four texels a lane from `planes`; each lane adds a texel's channels in the order
+            // `SIMD4.sum()` does, and `off` takes the lanes in texel order: the one-texel-at-a-time
+            // figures bit for bit.
             let o = origin.0, d = direction.0, s = scale.0
+            let r = planes, g = planes + 16, b = planes + 32, a = planes + 48
+            let out = UnsafeMutableRawPointer(weights)
             var off: Float = 0
-            for t in 0..<texelCount {
-                let w = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
-                weights[t] = w
-                lengths[t] = len.0
-                let r = texels[t] - (o + d * w)
-                off += (r * r).sum()
+            for k in 0..<chunkCount {
+                var p: SIMD4<Float> = (r[k] - o[0]) * d[0]
+                p += (g[k] - o[1]) * d[1]
+                p += (b[k] - o[2]) * d[2]
+                p += (a[k] - o[3]) * d[3]
+                let w = clampedWeights(p * s)
+                out.storeBytes(of: w, toByteOffset: 16 * k, as: SIMD4<Float>.self)
+                let rr: SIMD4<Float> = r[k] - (o[0] + d[0] * w), rg: SIMD4<Float> = g[k] - (o[1] + d[1] * w)
+                let rb: SIMD4<Float> = b[k] - (o[2] + d[2] * w), ra: SIMD4<Float> = a[k] - (o[3] + d[3] * w)
+                var e: SIMD4<Float> = rr * rr + rg * rg
+                e += rb * rb
+                e += ra * ra
+                off += e[0]; off += e[1]; off += e[2]; off += e[3]
             }
+            lengths.update(repeating: len.0, count: texelCount)
             let total = len.0 * Float(texelCount)
             return (off, total, SIMD4(off, 0, total, 0))
         }
@@ -107,12 +120,21 @@ extension ASTCEncoder {
         guard c.reach >= 0 else { return }
         let residual = gridIdeal + 64
         let index = tapIndex + c.taps, weight = tapWeightF + c.taps
-        for t in 0..<texelCount {
-            var v = weight[4 * t] * gridIdeal[Int(index[4 * t])]
-            v += weight[4 * t + 1] * gridIdeal[Int(index[4 * t + 1])]
-            v += weight[4 * t + 2] * gridIdeal[Int(index[4 * t + 2])]
-            v += weight[4 * t + 3] * gridIdeal[Int(index[4 * t + 3])]
-            residual[t] = values[t] - v * (1 / 16)
+        // A texel's taps in table order; the zero taps a two-tap grid skips add only zeros.
+        if c.tapCount == 2 {
+            for t in 0..<texelCount {
+                var v = weight[4 * t] * gridIdeal[Int(index[4 * t])]
+                v += weight[4 * t + 1] * gridIdeal[Int(index[4 * t + 1])]
+                residual[t] = values[t] - v * (1 / 16)
+            }
+        } else {
+            for t in 0..<texelCount {
+                var v = weight[4 * t] * gridIdeal[Int(index[4 * t])]
+                v += weight[4 * t + 1] * gridIdeal[Int(index[4 * t + 1])]
+                v += weight[4 * t + 2] * gridIdeal[Int(index[4 * t + 2])]
+                v += weight[4 * t + 3] * gridIdeal[Int(index[4 * t + 3])]
+                residual[t] = values[t] - v * (1 / 16)
+            }
         }
         let inverse = inverseCoverage + c.coverage, starts = reachStart + c.reach
         for i in 0..<c.gridCount {
@@ -147,32 +169,45 @@ extension ASTCEncoder {
             for r in Int(starts[i])..<Int(starts[i + 1]) { sum += reachWeightF[r] * screenKinds[Int(reachTexel[r])] }
             gridKinds[i] = sum * inverse[i]
         }
-        let index = tapIndex + c.taps, weight = tapWeightF + c.taps
         // One back-projection step (see ``backProject(_:onto:)``), every kind a lane.
         let residualKinds = gridKinds + 64
-        for t in 0..<texelCount {
-            var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
-            v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
-            v += weight[4 * t + 2] * gridKinds[Int(index[4 * t + 2])]
-            v += weight[4 * t + 3] * gridKinds[Int(index[4 * t + 3])]
-            residualKinds[t] = screenKinds[t] - v * (1 / 16)
-        }
+        kindResiduals(c, into: residualKinds)
         for i in 0..<c.gridCount {
             var sum = SIMD4<Float>()
             for r in Int(starts[i])..<Int(starts[i + 1]) { sum += reachWeightF[r] * residualKinds[Int(reachTexel[r])] }
             let g = gridKinds[i] + sum * (inverse[i] * 2)
             gridKinds[i] = g.replacing(with: 0, where: .!(g .>= 0)).replacing(with: 1, where: g .> 1)
         }
+        kindResiduals(c, into: residualKinds)
         var total = SIMD4<Float>()
         for t in 0..<texelCount {
-            var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
-            v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
-            v += weight[4 * t + 2] * gridKinds[Int(index[4 * t + 2])]
-            v += weight[4 * t + 3] * gridKinds[Int(index[4 * t + 3])]
-            let d = screenKinds[t] - v * (1 / 16)
+            let d = residualKinds[t]
             total += d * d * lengthKinds[t]
         }
         return total
+    }
+
+    /// Each kind's ideal weight (`screenKinds`) less the grid values in `gridKinds` infilled
+    /// back in Float, per texel into `residual`: a texel's taps in table order, the zero taps a
+    /// two-tap grid skips adding only zeros. Cost: ``Candidate/tapCount`` multiply-adds a texel.
+    @inline(__always)
+    func kindResiduals(_ c: Candidate, into residual: UnsafeMutablePointer<SIMD4<Float>>) {
+        let index = tapIndex + c.taps, weight = tapWeightF + c.taps
+        if c.tapCount == 2 {
+            for t in 0..<texelCount {
+                var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
+                v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
+                residual[t] = screenKinds[t] - v * (1 / 16)
+            }
+        } else {
+            for t in 0..<texelCount {
+                var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
+                v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
+                v += weight[4 * t + 2] * gridKinds[Int(index[4 * t + 2])]
+                v += weight[4 * t + 3] * gridKinds[Int(index[4 * t + 3])]
+                residual[t] = screenKinds[t] - v * (1 / 16)
+            }
+        }
     }
 
     /// Estimated squared error layout `c` adds to its grid's (``gridError(_:)``): uniform
@@ -282,44 +317,75 @@ extension ASTCEncoder {
 
     /// Ideal weights against the decoded endpoints, averaged onto the grid, quantised to
     /// `gridQ`, and infilled back to `texelW` (0…64) exactly as the decoder does.
+    /// The projections run four texels a lane from `planes`, each lane adding a texel's
+    /// channels in the order `SIMD4.sum()` adds them (red, green, blue, alpha), so the weights
+    /// are bit for bit those of `((texel − o) · d).sum()` one texel at a time (the tests compare).
+    /// Cost: one pass over `planes`, the grid's reach twice and its taps twice.
     @inline(__always)
     func computeWeights(_ c: Candidate, partitions: Int) {
-        var origin = (decodedEnds[0], decodedEnds[2]), direction = (decodedEnds[1] - decodedEnds[0], SIMD4<Float>())
-        var scale: (Float, Float) = (0, 0)
-        let len0 = (direction.0 * direction.0).sum()
-        scale.0 = len0 > 0 ? 1 / len0 : 0
-        if partitions == 2 {
-            origin.1 = decodedEnds[2]
-            direction.1 = decodedEnds[3] - decodedEnds[2]
-            let len1 = (direction.1 * direction.1).sum()
-            scale.1 = len1 > 0 ? 1 / len1 : 0
-        }
+        let r = planes, g = planes + 16, b = planes + 32, a = planes + 48
+        let out = UnsafeMutableRawPointer(ideal)
         if partitions == 1 {
-            let o = origin.0, d = direction.0 * scale.0
-            for t in 0..<texelCount { ideal[t] = min(max(((texels[t] - o) * d).sum(), 0), 1) }
+            let o = decodedEnds[0], direction = decodedEnds[1] - o
+            let len = (direction * direction).sum()
+            let d = direction * (len > 0 ? 1 / len : 0)
+            for k in 0..<chunkCount {
+                var w: SIMD4<Float> = (r[k] - o[0]) * d[0]
+                w += (g[k] - o[1]) * d[1]
+                w += (b[k] - o[2]) * d[2]
+                w += (a[k] - o[3]) * d[3]
+                out.storeBytes(of: clampedWeights(w), toByteOffset: 16 * k, as: SIMD4<Float>.self)
+            }
         } else {
-            for t in 0..<texelCount {
-                let second = partitionOf[t] == 1
-                let o = second ? origin.1 : origin.0, d = second ? direction.1 : direction.0
-                let s = second ? scale.1 : scale.0
-                ideal[t] = min(max(((texels[t] - o) * d).sum() * s, 0), 1)
+            let o0 = decodedEnds[0], d0 = decodedEnds[1] - o0, o1 = decodedEnds[2], d1 = decodedEnds[3] - o1
+            let len0 = (d0 * d0).sum(), len1 = (d1 * d1).sum()
+            let s0: Float = len0 > 0 ? 1 / len0 : 0, s1: Float = len1 > 0 ? 1 / len1 : 0
+            for k in 0..<chunkCount {
+                let second =
+                    SIMD4<Int32>(
+                        Int32(truncatingIfNeeded: partitionOf[4 * k]), Int32(truncatingIfNeeded: partitionOf[4 * k + 1]),
+                        Int32(truncatingIfNeeded: partitionOf[4 * k + 2]),
+                        Int32(truncatingIfNeeded: partitionOf[4 * k + 3])) .== 1
+                func lanes(_ x: Float, _ y: Float) -> SIMD4<Float> {
+                    SIMD4(repeating: x).replacing(with: y, where: second)
+                }
+                var w: SIMD4<Float> = (r[k] - lanes(o0[0], o1[0])) * lanes(d0[0], d1[0])
+                w += (g[k] - lanes(o0[1], o1[1])) * lanes(d0[1], d1[1])
+                w += (b[k] - lanes(o0[2], o1[2])) * lanes(d0[2], d1[2])
+                w += (a[k] - lanes(o0[3], o1[3])) * lanes(d0[3], d1[3])
+                out.storeBytes(of: clampedWeights(w * lanes(s0, s1)), toByteOffset: 16 * k, as: SIMD4<Float>.self)
             }
         }
         quantiseGrid(c, ideal, into: gridQ)
         infill(c)
     }
 
-    /// `texelW` from `gridQ` through the grid's infill taps.
+    /// `texelW` from `gridQ` through the grid's infill taps (and `texelSum`, the sums before
+    /// rounding, for a decimated grid): the grid's values decoded once, then each texel's
+    /// nonzero taps (``Candidate/tapCount``).
+    /// Cost: one table read a grid weight, `tapCount` multiply-adds a texel.
     @inline(__always)
     func infill(_ c: Candidate) {
         let values = weightValue + c.weightLevel * 32
         if c.taps < 0 {
             for t in 0..<texelCount { texelW[t] = values[Int(gridQ[t])] }
-        } else {
-            let index = tapIndex + c.taps, weight = tapWeight + c.taps
+            return
+        }
+        let decoded = gridValue
+        for i in 0..<c.gridCount { decoded[i] = values[Int(gridQ[i])] }
+        let index = tapIndex + c.taps, weight = tapWeight + c.taps
+        if c.tapCount == 2 {
             for t in 0..<texelCount {
-                var sum: Int32 = 0
-                for k in 0..<4 { sum &+= values[Int(gridQ[Int(index[4 * t + k])])] &* weight[4 * t + k] }
+                let sum = decoded[Int(index[4 * t])] &* weight[4 * t] &+ decoded[Int(index[4 * t + 1])] &* weight[4 * t + 1]
+                texelSum[t] = sum
+                texelW[t] = (sum &+ 8) >> 4
+            }
+        } else {
+            for t in 0..<texelCount {
+                var sum = decoded[Int(index[4 * t])] &* weight[4 * t]
+                sum &+= decoded[Int(index[4 * t + 1])] &* weight[4 * t + 1]
+                sum &+= decoded[Int(index[4 * t + 2])] &* weight[4 * t + 2]
+                sum &+= decoded[Int(index[4 * t + 3])] &* weight[4 * t + 3]
                 texelSum[t] = sum
                 texelW[t] = (sum &+ 8) >> 4
             }
@@ -348,16 +414,36 @@ extension ASTCEncoder {
         return sum
     }
 
+    /// ``texelError(_:weight:)`` read from `decodedColours` (``refineWeights(_:partitions:error:)``
+    /// fills it for the current endpoints).
+    @inline(__always)
+    func tabledTexelError(_ t: Int, weight w: Int32) -> Int32 {
+        let d = decodedColours[65 &* partitionOf[t] &+ Int(w)] &- texelInts[t]
+        return (d &* d).wrappedSum()
+    }
+
     /// Moves each grid weight one quantisation step down or up when that lowers the decoded
     /// error of the texels it reaches; returns the new total error. Expects `texelW` (and
     /// `texelSum` for a decimated grid) from `infill(c)` and each texel's error from the
     /// ``error()`` pass that gave `total`; keeps those up to date, so a trial decodes only
     /// the stepped weights (recomputing the current ones each trial cost ~7 % of `quality`).
-    /// Cost: per grid weight, up to two trial re-infills of only the texels its taps reach.
+    /// Cost: per grid weight, up to two trial re-infills of only the texels its taps reach, an
+    /// error only for a texel whose rounded weight moves.
     func refineWeights(_ c: Candidate, partitions: Int, error total: Int) -> Int {
         var total = total
         let values = weightValue + c.weightLevel * 32, steps = weightStep + c.weightLevel * 64
         let now = texelW + 64
+        // Each partition's decoded colour at every weight 0…64, by adding the slope (the
+        // decoder's `base + slope · w` exactly): a trial's texel error then needs no multiply
+        // for the interpolation. Every weight a step reaches is an infill sum of values
+        // 0…64 over taps summing to 16, rounded: in 0…64.
+        for p in 0..<partitions {
+            var v = base[p]
+            for w in 0...64 {
+                decodedColours[65 * p + w] = v &>> 14
+                v &+= slope[p]
+            }
+        }
         for i in 0..<c.gridCount {
             let current = gridQ[i]
             for direction in 0..<2 {
@@ -365,7 +451,7 @@ extension ASTCEncoder {
                 guard candidate != current else { continue }
                 let change = values[Int(candidate)] &- values[Int(current)]
                 if c.reach < 0 {
-                    let w = values[Int(candidate)], e = texelError(i, weight: w)
+                    let w = values[Int(candidate)], e = tabledTexelError(i, weight: w)
                     let delta = Int(e) - Int(now[i])
                     if delta < 0 { total += delta; gridQ[i] = candidate; texelW[i] = w; now[i] = e; break }
                     continue
@@ -375,7 +461,8 @@ extension ASTCEncoder {
                 for r in from..<to {
                     let t = Int(reachTexel[r])
                     let w = (texelSum[t] &+ change &* reachWeight[r] &+ 8) >> 4
-                    delta += Int(texelError(t, weight: w)) - Int(now[t])
+                    // A texel whose rounded weight does not move keeps its error (`now[t]`).
+                    if w != texelW[t] { delta += Int(tabledTexelError(t, weight: w)) - Int(now[t]) }
                 }
                 if delta < 0 {
                     total += delta
@@ -383,8 +470,8 @@ extension ASTCEncoder {
                     for r in from..<to {
                         let t = Int(reachTexel[r])
                         texelSum[t] &+= change &* reachWeight[r]
-                        texelW[t] = (texelSum[t] &+ 8) >> 4
-                        now[t] = texelError(t, weight: texelW[t])
+                        let w = (texelSum[t] &+ 8) >> 4
+                        if w != texelW[t] { texelW[t] = w; now[t] = tabledTexelError(t, weight: w) }
                     }
                     break
                 }
@@ -392,4 +479,10 @@ extension ASTCEncoder {
         }
         return total
     }
+}
+
+/// `w` limited to 0…1 in every lane as `min(max(x, 0), 1)` limits one Float (−0 becomes +0,
+/// NaN stays), so lane-wise weights equal the per-texel ones bit for bit.
+@inline(__always) func clampedWeights(_ w: SIMD4<Float>) -> SIMD4<Float> {
+    w.replacing(with: 0, where: w .<= 0).replacing(with: 1, where: w .> 1)
 }

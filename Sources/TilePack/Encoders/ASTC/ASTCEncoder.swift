@@ -58,6 +58,11 @@ public final class ASTCEncoder {
         var taps: Int
         /// Offset of this grid's per-weight `1 / Σ tap weight` in `inverseCoverage`.
         var coverage: Int
+        /// Taps a texel that can be nonzero: 2 when no texel has more (a grid as wide or as high
+        /// as the footprint interpolates in one direction only), else 4. The table lists each texel's
+        /// nonzero taps first, in ascending grid order, so loops over the first `tapCount`
+        /// add the same products in the same order as over all four (the rest add zeros).
+        var tapCount = 4
         /// Offset of this grid's `gridCount + 1` entries in `reachStart`; -1 undecimated.
         var reach: Int = -1
         /// Index of this grid's infill table among the encoder's decimated grids (its entry in
@@ -144,6 +149,7 @@ public final class ASTCEncoder {
     let fastInfill: UnsafeMutablePointer<SIMD4<Float>>
     let fastAverage: UnsafeMutablePointer<SIMD4<Float>>
     let gridValueF: UnsafeMutablePointer<Float>  // decoded grid weights (0…64) as Float
+    let gridValue: UnsafeMutablePointer<Int32>  // decoded grid weights (0…64), ``infill(_:)``'s
     let nearestWeight: UnsafeMutablePointer<Float>  // level × 65: 0…64 → nearest decoded weight value
     let texels: UnsafeMutablePointer<SIMD4<Float>>
     let texelInts: UnsafeMutablePointer<SIMD4<Int32>>
@@ -190,6 +196,8 @@ public final class ASTCEncoder {
     let ends: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
     let decodedEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2
     let base: UnsafeMutablePointer<SIMD4<Int32>>  // 2: 257·64·e0 + 32
+    /// Per partition, the decoded colour `(base + slope · w) >> 14` at each weight 0…64 (2 × 65).
+    let decodedColours: UnsafeMutablePointer<SIMD4<Int32>>
     let slope: UnsafeMutablePointer<SIMD4<Int32>>  // 2: 257·(e1 − e0)
     let colourQ: UnsafeMutablePointer<UInt8>  // 16 scrambled colour values in block order
     // The best layout so far.
@@ -210,17 +218,25 @@ public final class ASTCEncoder {
         // Decimation tables, one per distinct infill table.
         var taps: [Int32] = [], weights: [Int32] = [], coverage: [Float] = []
         var reachStarts: [Int32] = [], reachTexels: [Int32] = [], reachWeights: [Int32] = []
-        var placed: [Int32: (Int, Int, Int, Int)] = [:]
-        func place(_ infill: Int32, gridCount: Int) -> (Int, Int, Int, Int) {
-            if infill < 0 { return (-1, -1, -1, -1) }
+        var placed: [Int32: (Int, Int, Int, Int, Int)] = [:]
+        func place(_ infill: Int32, gridCount: Int) -> (Int, Int, Int, Int, Int) {
+            if infill < 0 { return (-1, -1, -1, -1, 4) }
             if let known = placed[infill] { return known }
-            let at = (taps.count, coverage.count, reachStarts.count, placed.count)
+            let start = (taps.count, coverage.count, reachStarts.count, placed.count)
             var sums = [Float](repeating: 0, count: gridCount)
             var reached = [[(Int32, Int32)]](repeating: [], count: gridCount)
+            var mostNonzero = 0
             for t in 0..<count {
                 let i = modes.infillTaps[Int(infill) + 2 * t], w = modes.infillTaps[Int(infill) + 2 * t + 1]
+                var texelTaps: [(grid: Int32, weight: Int32)] = []
                 for k in 0..<4 {
-                    let g = Int32((i >> UInt32(8 * k)) & 0xFF), v = Int32((w >> UInt32(8 * k)) & 0xFF)
+                    let shift = UInt32(8 * k)
+                    texelTaps.append((Int32((i >> shift) & 0xFF), Int32((w >> shift) & 0xFF)))
+                }
+                // Nonzero taps first (the decoder's order, top-left … below-right, is ascending).
+                let nonzero = texelTaps.filter { $0.weight != 0 }
+                mostNonzero = max(mostNonzero, nonzero.count)
+                for (g, v) in nonzero + texelTaps.filter({ $0.weight == 0 }) {
                     taps.append(g); weights.append(v)
                     sums[Int(g)] += Float(v)
                     if v != 0 { reached[Int(g)].append((Int32(t), v)) }
@@ -241,6 +257,7 @@ public final class ASTCEncoder {
                 for (t, v) in merged { reachTexels.append(t); reachWeights.append(v) }
             }
             reachStarts.append(Int32(reachTexels.count))
+            let at = (start.0, start.1, start.2, start.3, mostNonzero <= 2 ? 2 : 4)
             placed[infill] = at
             return at
         }
@@ -252,7 +269,7 @@ public final class ASTCEncoder {
         func withTables(_ list: [Candidate]) -> [Candidate] {
             list.map { c in
                 var c = c
-                (c.taps, c.coverage, c.reach, c.slot) = place(Int32(c.taps), gridCount: c.gridCount)
+                (c.taps, c.coverage, c.reach, c.slot, c.tapCount) = place(Int32(c.taps), gridCount: c.gridCount)
                 return c
             }
         }
@@ -305,6 +322,7 @@ public final class ASTCEncoder {
         fastInfill = copy(infills)
         fastAverage = copy(averages)
         gridValueF = .filled(64, with: 0)
+        gridValue = .filled(64, with: 0)
         tapWeight = copy(weights)
         tapWeightF = copy(weights.map { Float($0) })
         inverseCoverage = copy(coverage)
@@ -456,6 +474,7 @@ public final class ASTCEncoder {
         ends = .allocate(capacity: 4)
         decodedEnds = .allocate(capacity: 4)
         base = .allocate(capacity: 2)
+        decodedColours = .filled(2 * 65, with: SIMD4<Int32>())
         slope = .allocate(capacity: 2)
         colourQ = .filled(16, with: 0)
         bestGridQ = .filled(64, with: 0)
@@ -474,13 +493,13 @@ public final class ASTCEncoder {
         texelSum.deallocate(); screenIdeal.deallocate(); lineLength2.deallocate()
         screenIdealScaled.deallocate(); lineLength2Scaled.deallocate(); chromaEnds.deallocate()
         fastStart.deallocate(); fastChunk.deallocate(); fastInfill.deallocate(); fastAverage.deallocate();
-        gridValueF.deallocate(); nearestWeight.deallocate()
+        gridValueF.deallocate(); gridValue.deallocate(); nearestWeight.deallocate()
         screenKinds.deallocate(); lengthKinds.deallocate(); gridKinds.deallocate(); slotError.deallocate();
         slotStamp.deallocate()
         texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate();
         partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
-        base.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
+        base.deallocate(); decodedColours.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
     }
 
     /// Single-plane layouts worth trying for `partitions` (1 or 2), ranked, and the one

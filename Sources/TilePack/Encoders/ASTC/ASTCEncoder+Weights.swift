@@ -228,9 +228,13 @@ extension ASTCEncoder {
         average(values, onto: c)
         backProject(values, onto: c)
         let table = weightQuant + c.weightLevel * 65
+        // `Int(x · 64 + 0.5)` limited to 0…64, the limits taken in Float first (the same
+        // result for any x but NaN, which never occurs): min/max instructions where the
+        // integer limits after the conversion were branches that the estimate's overshoots
+        // (back-projection leaves weights outside 0…1) mispredicted.
         for i in 0..<c.gridCount {
-            let v = Int(gridIdeal[i] * 64 + 0.5)
-            grid[i] = table[min(max(v, 0), 64)]
+            let f = min(max(gridIdeal[i] * 64 + 0.5, 0), 64)
+            grid[i] = table[Int(f)]
         }
     }
 

@@ -431,8 +431,8 @@ extension ASTCEncoder {
     /// `texelSum` for a decimated grid) from `infill(c)` and each texel's error from the
     /// ``error()`` pass that gave `total`; keeps those up to date, so a trial decodes only
     /// the stepped weights (recomputing the current ones each trial cost ~7 % of `quality`).
-    /// Cost: per grid weight, up to two trial re-infills of only the texels its taps reach, an
-    /// error only for a texel whose rounded weight moves.
+    /// Cost: a table of 65 decoded colours a partition; per grid weight, up to two trial
+    /// re-infills of only the texels its taps reach (a table read, no multiply, per texel).
     func refineWeights(_ c: Candidate, partitions: Int, error total: Int) -> Int {
         var total = total
         let values = weightValue + c.weightLevel * 32, steps = weightStep + c.weightLevel * 64
@@ -465,8 +465,7 @@ extension ASTCEncoder {
                 for r in from..<to {
                     let t = Int(reachTexel[r])
                     let w = (texelSum[t] &+ change &* reachWeight[r] &+ 8) >> 4
-                    // A texel whose rounded weight does not move keeps its error (`now[t]`).
-                    if w != texelW[t] { delta += Int(tabledTexelError(t, weight: w)) - Int(now[t]) }
+                    delta += Int(tabledTexelError(t, weight: w)) - Int(now[t])
                 }
                 if delta < 0 {
                     total += delta
@@ -474,8 +473,8 @@ extension ASTCEncoder {
                     for r in from..<to {
                         let t = Int(reachTexel[r])
                         texelSum[t] &+= change &* reachWeight[r]
-                        let w = (texelSum[t] &+ 8) >> 4
-                        if w != texelW[t] { texelW[t] = w; now[t] = tabledTexelError(t, weight: w) }
+                        texelW[t] = (texelSum[t] &+ 8) >> 4
+                        now[t] = tabledTexelError(t, weight: texelW[t])
                     }
                     break
                 }

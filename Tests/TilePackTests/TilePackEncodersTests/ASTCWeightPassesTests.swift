@@ -114,7 +114,8 @@ import TilePackCore
                     decoded[i] = UInt8(encoder.weightValue[c.weightLevel * 32 + Int(encoder.gridQ[i])])
                 }
                 encoder.infill(c)
-                modes.infill(decoded, at: Int(modes.entries[c.mode].infill), texels: encoder.texelCount, into: &expected)
+                modes.infill(
+                    decoded, at: Int(modes.entries[c.mode].infill), texels: encoder.texelCount, into: &expected)
                 for t in 0..<encoder.texelCount {
                     #expect(encoder.texelW[t] == Int32(expected[t]), "\(format) mode \(c.mode): texel \(t)")
                     #expect((encoder.texelSum[t] + 8) >> 4 == encoder.texelW[t])

@@ -347,7 +347,8 @@ extension ASTCEncoder {
             for k in 0..<chunkCount {
                 let second =
                     SIMD4<Int32>(
-                        Int32(truncatingIfNeeded: partitionOf[4 * k]), Int32(truncatingIfNeeded: partitionOf[4 * k + 1]),
+                        Int32(truncatingIfNeeded: partitionOf[4 * k]),
+                        Int32(truncatingIfNeeded: partitionOf[4 * k + 1]),
                         Int32(truncatingIfNeeded: partitionOf[4 * k + 2]),
                         Int32(truncatingIfNeeded: partitionOf[4 * k + 3])) .== 1
                 func lanes(_ x: Float, _ y: Float) -> SIMD4<Float> {
@@ -380,7 +381,8 @@ extension ASTCEncoder {
         let index = tapIndex + c.taps, weight = tapWeight + c.taps
         if c.tapCount == 2 {
             for t in 0..<texelCount {
-                let sum = decoded[Int(index[4 * t])] &* weight[4 * t] &+ decoded[Int(index[4 * t + 1])] &* weight[4 * t + 1]
+                let sum =
+                    decoded[Int(index[4 * t])] &* weight[4 * t] &+ decoded[Int(index[4 * t + 1])] &* weight[4 * t + 1]
                 texelSum[t] = sum
                 texelW[t] = (sum &+ 8) >> 4
             }

@@ -499,7 +499,8 @@ public final class ASTCEncoder {
         texels.deallocate(); planes.deallocate(); weightChunks.deallocate(); words.deallocate(); texelInts.deallocate();
         partitionOf.deallocate(); ideal.deallocate(); gridIdeal.deallocate()
         gridQ.deallocate(); texelW.deallocate(); axisEnds.deallocate(); ends.deallocate(); decodedEnds.deallocate()
-        base.deallocate(); decodedColours.deallocate(); slope.deallocate(); colourQ.deallocate(); bestGridQ.deallocate(); bestColourQ.deallocate()
+        base.deallocate(); decodedColours.deallocate(); slope.deallocate(); colourQ.deallocate();
+        bestGridQ.deallocate(); bestColourQ.deallocate()
     }
 
     /// Single-plane layouts worth trying for `partitions` (1 or 2), ranked, and the one

@@ -160,7 +160,8 @@ extension ASTCEncoder {
     /// through its infill taps; returns per kind the error the grid alone leaves (unquantised
     /// grid weights infilled back, their distance from each texel's ideal weight scaled by
     /// its squared line length), after one back-projection step (``backProject(_:onto:)``).
-    /// Cost: the taps three times, the grid's reach twice, four kinds a lane each.
+    /// Cost: a texel's nonzero taps twice (``Candidate/tapCount``), the grid's reach twice, four
+    /// kinds a lane each.
     func decimateKinds(_ c: Candidate) -> SIMD4<Float> {
         guard c.taps >= 0 else { return SIMD4() }
         let inverse = inverseCoverage + c.coverage, starts = reachStart + c.reach

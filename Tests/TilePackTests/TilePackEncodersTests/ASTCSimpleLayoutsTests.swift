@@ -44,4 +44,44 @@ import TilePackTestSupport
         #expect(try count(.off) == 0)
         #expect(try count(.standard) > 0)
     }
+
+    /// The choice fits one simple layout a kind: of those its gates pass, the least gate estimate
+    /// plus λ × the layout's literal bits. At λ 0 that is the least estimate of the kind, at a
+    /// huge λ the fewest weight bits; a limit the gates cannot pass picks none.
+    @Test func simplePicksTradeTheEstimateAgainstWeightBitsPerKind() throws {
+        let encoder = try ASTCEncoder(format: .astc6x6)
+        var random = SplitMix64(seed: 17)
+        let all = UInt64.max >> UInt64(64 - encoder.texelCount)
+        for kind in 0..<30 as Range<UInt64> {
+            _ = ASTCRateDistortionBoundsTests.load(encoder, kind: kind, random: &random)
+            encoder.setPartitions(count: 1, mask: all)
+            let direct = encoder.idealWeights(
+                encoder.axisEnds, partitions: 1, into: encoder.screenIdeal, lengths: encoder.lineLength2)
+            encoder.lineTotal = direct.total
+            encoder.setChromaEnds(partitions: 1, mask: all)
+            let scaled = encoder.idealWeights(
+                encoder.chromaEnds, partitions: 1, into: encoder.screenIdealScaled, lengths: encoder.lineLength2Scaled)
+            encoder.lineTotalScaled = scaled.total
+            let offLine = SIMD2<Float>(direct.offLine, scaled.offLine)
+            func picks(_ lambda: Float, limit: Float = .infinity) -> SIMD2<Int> {
+                encoder.simplePicks(lambda: lambda, limit: limit, floorBits: 0, offLine: offLine).index
+            }
+            let errorFirst = picks(0), bitsFirst = picks(1e9)
+            #expect(picks(1, limit: 0) == SIMD2(-1, -1), "block \(kind)")
+            for k in 0..<2 {
+                let layouts = encoder.simpleCandidates.indices.filter { encoder.simpleCandidates[$0].kind == k }
+                try #require(layouts.count == 3)
+                func gate(_ i: Int) -> Float {
+                    let c = encoder.simpleCandidates[i]
+                    return ASTCEncoder.simpleEstimateShare
+                        * (offLine[k] + encoder.gridError(c) + encoder.estimate(c, opaque: true))
+                }
+                #expect(layouts.contains(errorFirst[k]) && layouts.contains(bitsFirst[k]), "block \(kind)")
+                guard layouts.contains(errorFirst[k]), layouts.contains(bitsFirst[k]) else { continue }
+                #expect(layouts.allSatisfy { gate($0) >= gate(errorFirst[k]) }, "block \(kind) kind \(k)")
+                let fewest = layouts.map { encoder.simpleCandidates[$0].weightBits }.min()
+                #expect(encoder.simpleCandidates[bitsFirst[k]].weightBits == fewest, "block \(kind) kind \(k)")
+            }
+        }
+    }
 }

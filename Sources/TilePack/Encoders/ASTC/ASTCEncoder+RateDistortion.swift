@@ -45,15 +45,29 @@ extension ASTCEncoder {
     }
 
     /// The encode loop's hook for a block that is not constant: opaque blocks get
-    /// ``rateDistortionChoice(_:error:level:lambda:recent:)`` at the tile's current λ; others keep
+    /// ``rateDistortionChoice(_:error:level:lambda:recent:decoded:)`` at the tile's current λ; others keep
     /// `best` (alpha stays the search's, exact where the source's is 0 or 255). Either is recorded
     /// in `recent`, and `best`'s error in `tile`.
-    /// Cost: a decode and an error pass, then ``rateDistortionChoice(_:error:level:lambda:recent:)``.
+    /// Cost: for an opaque block the search measured (``searchedError``), nothing more before
+    /// ``rateDistortionChoice(_:error:level:lambda:recent:decoded:)`` (which decodes the block
+    /// only when it keeps it); else a decode and an error pass.
     func rateDistortion(
         _ best: ASTCBits, opaque: Bool, level: Level, tile: inout ASTCTileLambda, in recent: ASTCRecentBlocks
     ) -> ASTCBits {
-        recent.decode(best)
-        let bestError = squaredError(recent.chosenTexels, limit: Int.max)
+        let bestError: Int, decoded: Bool
+        if opaque && searchedError >= 0 {
+            // The search's error is the decoder's: measuring it again needs a decode, which half
+            // the blocks (those the choice replaces) never need otherwise.
+            (bestError, decoded) = (searchedError, false)
+            assert(
+                {
+                    recent.decode(best)
+                    return squaredError(recent.chosenTexels, limit: Int.max) == bestError
+                }(), "the search's error is the decoded block's")
+        } else {
+            recent.decode(best)
+            (bestError, decoded) = (squaredError(recent.chosenTexels, limit: Int.max), true)
+        }
         let lambda = tile.lambda
         tile.record(error: bestError)
         guard opaque else {
@@ -61,7 +75,7 @@ extension ASTCEncoder {
             return best
         }
         let (bits, layout) = rateDistortionChoice(
-            best, error: bestError, level: level, lambda: lambda, recent: recent)
+            best, error: bestError, level: level, lambda: lambda, recent: recent, decoded: decoded)
         recent.append(bits, layout: layout)
         return bits
     }
@@ -102,7 +116,8 @@ extension ASTCEncoder {
 
     /// The block to write for the opaque texels in `texels`/`texelInts` whose best-error block
     /// is `best` (just returned by ``encodeBlock(opaque:level:)``, whose values are still in the
-    /// scratch; decoded in `recent.chosenTexels`, with `bestError`): the least `D + λ·R` among
+    /// scratch; with `bestError`; decoded in `recent.chosenTexels` when `decoded`): the least
+    /// `D + λ·R` among
     /// - `best`;
     /// - a constant (void-extent) block of the texels' mean;
     /// - each recent distinct block as it is (a 16-byte match);
@@ -114,11 +129,13 @@ extension ASTCEncoder {
     /// D is the exact decoded error; R the ``ASTCRateModel`` estimate. Leaves the choice's
     /// texels in `recent.chosenTexels` and, for a reusable layout, its values in
     /// `recent.colourScratch`/`gridScratch`, for ``ASTCRecentBlocks/append(_:layout:)``.
-    /// Cost: a block decode, a squared-error pass per recent block (stopped once it
-    /// cannot win), up to 2 × (``reuseTrials`` + 1) weight or endpoint fits, a rate estimate each,
-    /// and ``cheapestSimple(lambda:recent:below:)``'s lines, estimates and fits.
+    /// Cost: a block decode (none for a copy, or `best` already `decoded`), a squared-error pass
+    /// per recent block (stopped once it cannot win), up to 2 × (``reuseTrials`` + 1) weight or
+    /// endpoint fits, a rate estimate each, and ``cheapestSimple(lambda:recent:below:)``'s lines,
+    /// estimates and fits.
     func rateDistortionChoice(
-        _ best: ASTCBits, error bestError: Int, level: Level, lambda: Float, recent: ASTCRecentBlocks
+        _ best: ASTCBits, error bestError: Int, level: Level, lambda: Float, recent: ASTCRecentBlocks,
+        decoded: Bool
     ) -> (bits: ASTCBits, layout: Int) {
         var chosen = best, chosenLayout = reusableLayout(of: best, in: recent), chosenCopy = -1
         var chosenCost = Float(bestError) + lambda * recent.rate.bits(best)
@@ -126,7 +143,7 @@ extension ASTCEncoder {
             recent.colourScratch.update(from: level == .fast ? colourQ : bestColourQ, count: 16)
             recent.gridScratch.update(from: level == .fast ? gridQ : bestGridQ, count: 64)
         }
-        var decodedChosen = true
+        var decodedChosen = decoded
         // A reuse candidate repeats part of an earlier block: one match at the least.
         let floorBits = lambda * ASTCRateModel.matchBits(distance: 16)
         if let cheap = cheapestRepeat(lambda: lambda, recent: recent, below: chosenCost) {

@@ -27,6 +27,15 @@ extension ASTCEncoder {
     /// −25.5 %, world.rgb −36.6 / −36.6 / −36.4 %.
     static let simpleEstimateShare: Float = 0.8
 
+    /// The bits layout `c`'s header, colour values and weights would take as literals, and one
+    /// match for the zero bits between them: the rate term that ranks a kind's simple layouts
+    /// (``simplePicks(lambda:limit:floorBits:offLine:)``). No estimate of the block's real rate
+    /// (its first bytes often repeat an earlier block's); it tells the layouts' weight bits apart.
+    static func simpleLiteralBits(_ c: Candidate) -> Float {
+        Float(17 + (c.scaled ? 32 : 48) + c.weightBits) / 8 * ASTCRateModel.literalBits
+            + ASTCRateModel.matchBits(distance: 16)
+    }
+
     /// The simple layouts of `format` (see ``simpleShapes``), without infill tables (the
     /// encoder's init places them). Cost: a scan of the 2048 block modes per shape.
     static func simpleLayouts(format: ASTCFormat, modes: ASTCBlockModes) -> [Candidate] {
@@ -55,17 +64,18 @@ extension ASTCEncoder {
     }
 
     /// The simple layout with the least `D + λ·R` under `limit` for the (opaque) block's texels,
+    /// among at most one of each endpoint kind (``simplePicks(lambda:limit:floorBits:offLine:)``),
     /// each fitted by the search's own functions (principal-axis or line-through-black ends,
     /// one refit, weight steps); nil when none is under it. Leaves the winner's values in
     /// `recent.colourScratch`/`gridScratch` (for a reusable layout: `layout` ≥ 0) and the
     /// encoder's scratch (ends, weights) changed.
     /// Nothing is tried when `limit` is under λ × ``freshBitsFloor`` or under that plus the
     /// block's least off-line error (its principal line's: no single-partition block does
-    /// better); a layout is fitted only when ``simpleEstimateShare`` of its estimate passes too.
+    /// better).
     /// Cost: the principal line (three passes over the texels, one for its weights) and the
     /// line through black (two; none when the search left it for this block),
-    /// a grid estimate per grid whose layouts pass without it; per fitted layout a fit (two
-    /// weight passes, a refit), an error pass, the weight steps and a rate estimate.
+    /// a grid estimate per grid whose layouts pass without it; per fitted layout (two at most) a
+    /// fit (two weight passes, a refit), an error pass, the weight steps and a rate estimate.
     func cheapestSimple(
         lambda: Float, recent: ASTCRecentBlocks, below limit: Float
     ) -> (bits: ASTCBits, layout: Int, cost: Float)? {
@@ -89,23 +99,14 @@ extension ASTCEncoder {
             let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
             (scaledOffLine, lineTotalScaled) = (scaled.offLine, scaled.total)
         }
-        // The kinds' weights are packed (and the grid errors forgotten) on the first grid
-        // error asked for: many blocks fail every layout's gate before it.
-        var kindsFilled = false
+        let picks = simplePicks(
+            lambda: lambda, limit: limit, floorBits: floorBits, offLine: SIMD2(direct.offLine, scaledOffLine))
         var found: (bits: ASTCBits, layout: Int, cost: Float)? = nil
         var limit = limit
-        for (i, c) in simpleCandidates.enumerated() {
-            // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
-            // refit and weight steps often do better than it. The grid error is never negative,
-            // so the estimate without it is tried first (the same test, fewer decimations).
-            let line = c.scaled ? scaledOffLine : direct.offLine, rounding = estimate(c, opaque: true)
-            guard line + floorBits < limit, Self.simpleEstimateShare * (line + rounding) + floorBits < limit
-            else { continue }
-            if !kindsFilled {
-                fillKinds(mixed: false)
-                kindsFilled = true
-            }
-            guard Self.simpleEstimateShare * (line + gridError(c) + rounding) + floorBits < limit else { continue }
+        // The direct pick first; the colour-scaled one is fitted only if its gate still passes
+        // under what the first one cost.
+        for kind in 0..<2 where picks.index[kind] >= 0 && picks.estimate[kind] + floorBits < limit {
+            let i = picks.index[kind], c = simpleCandidates[i]
             var d = fit(c, partitions: 1, opaque: true, refits: 1)
             guard Float(d) + floorBits < limit else { continue }
             d = refineWeights(c, partitions: 1, error: d)
@@ -118,5 +119,43 @@ extension ASTCEncoder {
             recent.gridScratch.update(from: gridQ, count: 64)
         }
         return found
+    }
+
+    /// Per endpoint kind (``Candidate/kind``: 0 direct, 1 colour-scaled), the simple layout to
+    /// fit (-1: none) and its gate estimate: of the layouts whose estimate at
+    /// ``simpleEstimateShare`` (off-line error `offLine[kind]`, grid and rounding error) plus
+    /// `floorBits` is under `limit`, the one with the least gate estimate + λ ×
+    /// ``simpleLiteralBits(_:)``. Why one a kind: fitting every layout that passed (4.1 fits a
+    /// block where any was fitted, on the 4096² bench source) took 7–10 % more of a default
+    /// build's CPU for 0.1–1.2 % fewer bytes (docs/ASTC.md), and the kinds differ most in what
+    /// they fit (the line through black or the principal line); within a kind the rate term
+    /// trades the grid's and weights' error against weight bits.
+    /// Expects the lines' ideal weights and `lineTotal`/`lineTotalScaled` set (``cheapestSimple(lambda:recent:below:)``).
+    /// Cost: a grid estimate per grid whose layouts pass without it (kinds packed on the first).
+    func simplePicks(
+        lambda: Float, limit: Float, floorBits: Float, offLine: SIMD2<Float>
+    ) -> (index: SIMD2<Int>, estimate: SIMD2<Float>) {
+        var index = SIMD2<Int>(-1, -1), gate = SIMD2<Float>(.infinity, .infinity)
+        var score = SIMD2<Float>(.infinity, .infinity)
+        // The kinds' weights are packed (and the grid errors forgotten) on the first grid
+        // error asked for: many blocks fail every layout's gate before it.
+        var kindsFilled = false
+        for (i, c) in simpleCandidates.enumerated() {
+            // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
+            // refit and weight steps often do better than it. The grid error is never negative,
+            // so the estimate without it is tried first (the same test, fewer decimations).
+            let line = offLine[c.kind], rounding = estimate(c, opaque: true)
+            guard line + floorBits < limit, Self.simpleEstimateShare * (line + rounding) + floorBits < limit
+            else { continue }
+            if !kindsFilled {
+                fillKinds(mixed: false)
+                kindsFilled = true
+            }
+            let e = Self.simpleEstimateShare * (line + gridError(c) + rounding)
+            guard e + floorBits < limit else { continue }
+            let s = e + lambda * Self.simpleLiteralBits(c)
+            if s < score[c.kind] { (index[c.kind], gate[c.kind], score[c.kind]) = (i, e, s) }
+        }
+        return (index, gate)
     }
 }

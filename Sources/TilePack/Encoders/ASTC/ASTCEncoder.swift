@@ -181,6 +181,10 @@ public final class ASTCEncoder {
     var generation = 0
     /// Counts ``encodeBlock(opaque:level:)`` calls, so state it leaves can be told to be this block's.
     var blockSerial = 0
+    /// The exact decoded squared error of the block ``encodeBlock(opaque:level:)`` last returned
+    /// (the search's own, in the decoder's arithmetic); -1 when it did not measure it (`fast`).
+    /// The rate-distortion choice reads it rather than decoding the block to measure it again.
+    var searchedError = -1
     /// The block (``blockSerial``) whose one-partition line through black the search left in
     /// `chromaEnds`, `screenIdealScaled` and `lineLength2Scaled`, with its off-line error and
     /// squared length sum (``idealWeights(_:partitions:into:lengths:)``); -1 once two
@@ -698,6 +702,7 @@ public final class ASTCEncoder {
         blockSerial &+= 1
         fitFast(opaque: opaque, scored: level != .fast)
         if level == .fast {
+            searchedError = -1
             return pack(fastCandidate, partitions: 1, seed: 0, opaque: opaque, gridValues: gridQ, colourValues: colourQ)
         }
         // `fast`'s block is the baseline, so `quality` never loses to it; a block already
@@ -859,7 +864,8 @@ public final class ASTCEncoder {
     }
 
     func packBest(_ best: Best, opaque: Bool) -> ASTCBits {
-        pack(
+        searchedError = best.error
+        return pack(
             best.candidate, partitions: best.partitions, seed: best.seed, opaque: opaque,
             gridValues: bestGridQ, colourValues: bestColourQ, mixedScaled: best.mixedScaled, plane2: best.plane2,
             offset: best.offset)

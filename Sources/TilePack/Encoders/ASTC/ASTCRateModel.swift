@@ -8,8 +8,9 @@ import TilePackCodec
 /// candidate blocks with it (``ASTCEncoder``'s `rdo`), so only differences between
 /// candidates matter; docs/ASTC.md gives its agreement with zlib's output on real tiles.
 ///
-/// Cost: ``bits(_:)`` compares at most ``chainDepth`` earlier positions per byte of the block,
-/// read from one slot (no chain to follow); ``append(_:)`` is a few stores. Two allocations per
+/// Cost: ``bits(_:)`` reads the block's 14 slots (no chain to follow), then compares at most
+/// ``chainDepth`` earlier positions per byte of the block, and the block's own earlier positions
+/// that share its next three bytes; ``append(_:)`` is a few stores. Two allocations per
 /// tile (the bytes, 128 KiB of slots).
 final class ASTCRateModel {
     /// Bits a literal byte costs: ASTC bytes are close to uniform, and deflate's Huffman code
@@ -35,6 +36,14 @@ final class ASTCRateModel {
     /// match (3 bytes at least), so its bytes are not read: most positions in a slot are
     /// other 3-byte values with the same hash.
     private let newest: UnsafeMutablePointer<SIMD8<Int32>>
+    /// The slots of a trial block's positions 0…13 (those that can start a match), read by
+    /// ``bits(_:limit:)`` before its parse. Why: a slot read misses the first-level cache (the
+    /// 4,096 slots take 128 KiB), and in the parse each read waited behind the branches on the
+    /// one before (41 % of the model's time in perf sat on that load); read in one batch, the
+    /// independent loads overlap.
+    private let trialSlots: UnsafeMutablePointer<SIMD8<Int32>>
+    /// … and the three bytes at each of those positions (``key(at:)``).
+    private let trialKeys: UnsafeMutablePointer<UInt32>
 
     /// Bytes after the trial block that ``matchLength(from:at:limit:)``'s 8-byte steps may read.
     private static let padding = 8
@@ -46,11 +55,17 @@ final class ASTCRateModel {
         bytes.initialize(repeating: 0, count: capacity + 16 + Self.padding)
         newest = .allocate(capacity: 1 << Self.hashBits)
         newest.initialize(repeating: SIMD8(repeating: -1), count: 1 << Self.hashBits)
+        trialSlots = .allocate(capacity: 14)
+        trialSlots.initialize(repeating: SIMD8(repeating: -1), count: 14)
+        trialKeys = .allocate(capacity: 14)
+        trialKeys.initialize(repeating: 0, count: 14)
     }
 
     deinit {
         bytes.deallocate()
         newest.deallocate()
+        trialSlots.deallocate()
+        trialKeys.deallocate()
     }
 
     /// The three bytes at `i` as one number (the first lowest).
@@ -77,21 +92,26 @@ final class ASTCRateModel {
             $0[0] = block.lo.littleEndian
             $0[1] = block.hi.littleEndian
         }
+        for i in 0..<14 {
+            let triple = key(at: count + i)
+            trialKeys[i] = triple
+            trialSlots[i] = newest[hash(triple)]
+        }
         var total: Float = 0
         var i = 0
         while i < 16 {
             guard total < limit else { return .infinity }
             var bestLength = 0, bestDistance = 0
             if i <= 13 {
-                let at = count + i
-                // Earlier bytes of this block (runs of zero weight bits), then the tile's chain.
-                for p in count..<at where bytes[p] == bytes[at] {
-                    let length = matchLength(from: p, at: at, limit: 16 - i)
-                    if length > bestLength || (length == bestLength && length > 0) {
-                        (bestLength, bestDistance) = (length, at - p)
-                    }
+                let at = count + i, triple = trialKeys[i]
+                // Earlier positions of this block with the same three bytes (runs of zero weight
+                // bits; a match of fewer is never taken), the nearest first so it wins a tie;
+                // then the tile's.
+                for p in stride(from: i - 1, through: 0, by: -1) where trialKeys[p] == triple {
+                    let length = matchLength(from: count + p, at: at, limit: 16 - i)
+                    if length > bestLength { (bestLength, bestDistance) = (length, i - p) }
                 }
-                let triple = key(at: at), slot = newest[hash(triple)]
+                let slot = trialSlots[i]
                 let same = slot.highHalf .== SIMD4(repeating: Int32(bitPattern: triple))
                 for depth in 0..<Self.chainDepth {
                     let p = Int(slot[depth])

@@ -119,23 +119,7 @@ extension ASTCEncoder {
     func backProject(_ values: UnsafeMutablePointer<Float>, onto c: Candidate) {
         guard c.reach >= 0 else { return }
         let residual = gridIdeal + 64
-        let index = tapIndex + c.taps, weight = tapWeightF + c.taps
-        // A texel's taps in table order; the zero taps a two-tap grid skips add only zeros.
-        if c.tapCount == 2 {
-            for t in 0..<texelCount {
-                var v = weight[4 * t] * gridIdeal[Int(index[4 * t])]
-                v += weight[4 * t + 1] * gridIdeal[Int(index[4 * t + 1])]
-                residual[t] = values[t] - v * (1 / 16)
-            }
-        } else {
-            for t in 0..<texelCount {
-                var v = weight[4 * t] * gridIdeal[Int(index[4 * t])]
-                v += weight[4 * t + 1] * gridIdeal[Int(index[4 * t + 1])]
-                v += weight[4 * t + 2] * gridIdeal[Int(index[4 * t + 2])]
-                v += weight[4 * t + 3] * gridIdeal[Int(index[4 * t + 3])]
-                residual[t] = values[t] - v * (1 / 16)
-            }
-        }
+        infillResiduals(c, grid: gridIdeal, values: values, into: residual)
         let inverse = inverseCoverage + c.coverage, starts = reachStart + c.reach
         for i in 0..<c.gridCount {
             var sum: Float = 0
@@ -172,14 +156,14 @@ extension ASTCEncoder {
         }
         // One back-projection step (see ``backProject(_:onto:)``), every kind a lane.
         let residualKinds = gridKinds + 64
-        kindResiduals(c, into: residualKinds)
+        infillResiduals(c, grid: gridKinds, values: screenKinds, into: residualKinds)
         for i in 0..<c.gridCount {
             var sum = SIMD4<Float>()
             for r in Int(starts[i])..<Int(starts[i + 1]) { sum += reachWeightF[r] * residualKinds[Int(reachTexel[r])] }
             let g = gridKinds[i] + sum * (inverse[i] * 2)
             gridKinds[i] = g.replacing(with: 0, where: .!(g .>= 0)).replacing(with: 1, where: g .> 1)
         }
-        kindResiduals(c, into: residualKinds)
+        infillResiduals(c, grid: gridKinds, values: screenKinds, into: residualKinds)
         var total = SIMD4<Float>()
         for t in 0..<texelCount {
             let d = residualKinds[t]
@@ -188,25 +172,29 @@ extension ASTCEncoder {
         return total
     }
 
-    /// Each kind's ideal weight (`screenKinds`) less the grid values in `gridKinds` infilled
-    /// back in Float, per texel into `residual`: a texel's taps in table order, the zero taps a
-    /// two-tap grid skips adding only zeros. Cost: ``Candidate/tapCount`` multiply-adds a texel.
+    /// `values` less the grid values in `grid` infilled back in Float, per texel into `residual`
+    /// (one lane type: a Float per texel for ``backProject(_:onto:)``, every kind a lane for
+    /// ``decimateKinds(_:)``): a texel's taps in table order, the zero taps a two-tap grid skips
+    /// adding only zeros. Cost: ``Candidate/tapCount`` multiply-adds a texel.
     @inline(__always)
-    func kindResiduals(_ c: Candidate, into residual: UnsafeMutablePointer<SIMD4<Float>>) {
+    func infillResiduals<Lane: GridLane>(
+        _ c: Candidate, grid: UnsafeMutablePointer<Lane>, values: UnsafeMutablePointer<Lane>,
+        into residual: UnsafeMutablePointer<Lane>
+    ) {
         let index = tapIndex + c.taps, weight = tapWeightF + c.taps
         if c.tapCount == 2 {
             for t in 0..<texelCount {
-                var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
-                v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
-                residual[t] = screenKinds[t] - v * (1 / 16)
+                var v = weight[4 * t] * grid[Int(index[4 * t])]
+                v += weight[4 * t + 1] * grid[Int(index[4 * t + 1])]
+                residual[t] = values[t] - v * (1 / 16)
             }
         } else {
             for t in 0..<texelCount {
-                var v = weight[4 * t] * gridKinds[Int(index[4 * t])]
-                v += weight[4 * t + 1] * gridKinds[Int(index[4 * t + 1])]
-                v += weight[4 * t + 2] * gridKinds[Int(index[4 * t + 2])]
-                v += weight[4 * t + 3] * gridKinds[Int(index[4 * t + 3])]
-                residual[t] = screenKinds[t] - v * (1 / 16)
+                var v = weight[4 * t] * grid[Int(index[4 * t])]
+                v += weight[4 * t + 1] * grid[Int(index[4 * t + 1])]
+                v += weight[4 * t + 2] * grid[Int(index[4 * t + 2])]
+                v += weight[4 * t + 3] * grid[Int(index[4 * t + 3])]
+                residual[t] = values[t] - v * (1 / 16)
             }
         }
     }
@@ -492,3 +480,16 @@ extension ASTCEncoder {
 @inline(__always) func clampedWeights(_ w: SIMD4<Float>) -> SIMD4<Float> {
     w.replacing(with: 0, where: w .<= 0).replacing(with: 1, where: w .> 1)
 }
+
+/// What ``ASTCEncoder/infillResiduals(_:grid:values:into:)`` computes with: a Float a texel, or
+/// four (one a kind) in a SIMD lane; the operations are IEEE's either way, so each lane's figures
+/// are those of its own Float pass.
+protocol GridLane {
+    static func * (weight: Float, lane: Self) -> Self
+    static func * (lane: Self, scale: Float) -> Self
+    static func += (lane: inout Self, other: Self)
+    static func - (lane: Self, other: Self) -> Self
+}
+
+extension Float: GridLane {}
+extension SIMD4: GridLane where Scalar == Float {}

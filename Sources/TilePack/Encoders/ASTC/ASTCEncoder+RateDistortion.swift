@@ -18,6 +18,17 @@ extension ASTCEncoder {
     /// 38.96 dB; 80: 0.77 s, +1.2 %; 100: 0.73 s, +1.1 % (`--rdo 0`: 0.47 s, 1,435,894 B).
     static let freshBitsFloor: Float = 60
 
+    /// Bits under which a candidate that also errs under half the search's limit settles the
+    /// choice: the reuse trials and simple layouts not yet tried are skipped. Every one of them
+    /// is a fresh block, taken never to cost under λ × ``freshBitsFloor`` (60), so it could
+    /// win back at most λ × 20 bits and the settled candidate's small error. Measured with
+    /// `checks/bench/bench-rdo` against main (issue 30's sixth round): the five sources' bytes
+    /// −0.2…+0.4 % and PSNR −0.02…+0.01 dB, the 4096² bench build's user CPU −6 to −13 %
+    /// (machine loaded); 90 bits cost +0.2 % bytes for no more time, 120 bits +0.6…+2.3 %,
+    /// and at 120 bits without the error condition world.rgb lost 0.45 dB. The encoder's
+    /// ``settledBits`` (tests set 0: every candidate tried).
+    static let standardSettledBits: Float = 80
+
     /// A tile's rate-distortion state for `blockCount` blocks, with this encoder's layouts indexed.
     /// Cost: a few allocations (see ``ASTCRecentBlocks``), one pass over the layouts.
     func recentBlocks(blockCount: Int, columns: Int) -> ASTCRecentBlocks {
@@ -132,13 +143,14 @@ extension ASTCEncoder {
     /// Cost: a block decode (none for a copy, or `best` already `decoded`), a squared-error pass
     /// per recent block (stopped once it cannot win), up to 2 × (``reuseTrials`` + 1) weight or
     /// endpoint fits, a rate estimate each, and ``cheapestSimple(lambda:recent:below:)``'s lines,
-    /// estimates and fits.
+    /// estimates and fits; the fits and the simple layouts left once a candidate settles the
+    /// choice (``standardSettledBits``) are skipped.
     func rateDistortionChoice(
         _ best: ASTCBits, error bestError: Int, level: Level, lambda: Float, recent: ASTCRecentBlocks,
         decoded: Bool
     ) -> (bits: ASTCBits, layout: Int) {
         var chosen = best, chosenLayout = reusableLayout(of: best, in: recent), chosenCopy = -1
-        var chosenCost = Float(bestError) + lambda * recent.rate.bits(best)
+        var chosenCost = Float(bestError) + lambda * recent.rate.bits(best), chosenError = bestError
         if chosenLayout >= 0 {
             recent.colourScratch.update(from: level == .fast ? colourQ : bestColourQ, count: 16)
             recent.gridScratch.update(from: level == .fast ? gridQ : bestGridQ, count: 64)
@@ -148,6 +160,7 @@ extension ASTCEncoder {
         let floorBits = lambda * ASTCRateModel.matchBits(distance: 16)
         if let cheap = cheapestRepeat(lambda: lambda, recent: recent, below: chosenCost) {
             (chosen, chosenLayout, chosenCost, chosenCopy) = (cheap.bits, cheap.layout, cheap.cost, cheap.copy)
+            chosenError = cheap.error
             decodedChosen = false
             if chosenCopy >= 0 && chosenLayout >= 0 { recent.takeValues(ofEntry: chosenCopy) }
         }
@@ -158,7 +171,11 @@ extension ASTCEncoder {
         var next = 0, triedCount = 0
         for t in 0..<texelCount { partitionOf[t] = 0 }
         let blockMean = blockSum / Float(texelCount)
+        // Settled (``standardSettledBits``): cheap in bits and close to the texels, so no fresh candidate
+        // left can gain much on it.
+        let settledCost = lambda * settledBits, settledError = errorLimit / 2
         for k in 0...Self.reuseTrials {
+            if chosenCost < settledCost && chosenError <= settledError { break }
             let layout: Int, colour: UnsafeMutablePointer<UInt8>, grid: UnsafeMutablePointer<UInt8>
             var entry = -1
             if k < Self.reuseTrials {
@@ -218,12 +235,14 @@ extension ASTCEncoder {
                 let values = reuseWeights ? colourQ : colour
                 var block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
                 var cost = Float(d) + lambda * recent.rate.bits(block, limit: (chosenCost - Float(d)) / lambda)
+                var trialError = d
                 guard cost < chosenCost else { continue }
                 if !reuseWeights {
                     // Weight steps only for a winner (they lower the error, and change some of
                     // the weight bytes the estimate saw).
                     let stepped = refineWeights(c, partitions: 1, error: d)
                     if stepped < d {
+                        trialError = stepped
                         block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)
                         cost =
                             Float(stepped)
@@ -232,6 +251,7 @@ extension ASTCEncoder {
                 }
                 if cost < chosenCost {
                     (chosen, chosenLayout, chosenCost, chosenCopy) = (block, layout, cost, -1)
+                    chosenError = trialError
                     recent.colourScratch.update(from: values, count: 16)
                     recent.gridScratch.update(from: gridQ, count: 64)
                     decodedChosen = false
@@ -240,7 +260,9 @@ extension ASTCEncoder {
         }
 
         // Simple layouts: few weight bits, endpoints at the colour cap (ASTCEncoder+SimpleModes.swift).
-        if let simple = cheapestSimple(lambda: lambda, recent: recent, below: chosenCost) {
+        if chosenCost >= settledCost || chosenError > settledError,
+            let simple = cheapestSimple(lambda: lambda, recent: recent, below: chosenCost)
+        {
             (chosen, chosenLayout, chosenCost, chosenCopy) = (simple.bits, simple.layout, simple.cost, -1)
             decodedChosen = false
         }

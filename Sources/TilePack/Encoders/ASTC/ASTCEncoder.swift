@@ -185,6 +185,8 @@ public final class ASTCEncoder {
     /// (the search's own, in the decoder's arithmetic); -1 when it did not measure it (`fast`).
     /// The rate-distortion choice reads it rather than decoding the block to measure it again.
     var searchedError = -1
+    /// The RDO choice's ``standardSettledBits`` (0: no choice settles before every candidate is tried).
+    var settledBits = ASTCEncoder.standardSettledBits
     /// The block (``blockSerial``) whose one-partition line through black the search left in
     /// `chromaEnds`, `screenIdealScaled` and `lineLength2Scaled`, with its off-line error and
     /// squared length sum (``idealWeights(_:partitions:into:lengths:)``); -1 once two

@@ -49,8 +49,8 @@ extension ASTCEncoder {
     func writeSequence(
         _ values: UnsafeMutablePointer<UInt8>, count: Int, level: Int, start: Int, into w: inout ASTCBitWriter
     ) {
-        let n = Int(ASTCIntegerSequence.bitCounts[level])
-        let kind = ASTCIntegerSequence.kinds[level]
+        let n = Int(sequenceBits[level])
+        let kind = sequenceKinds[level]
         var pos = start
         let mask = (1 << n) - 1
         switch kind {

@@ -372,7 +372,11 @@ extension ASTCEncoder {
             let b: SIMD4<Float> = planes[32 + k] - o[2]
             var dot: SIMD4<Float> = r * d[0] + g * d[1]
             dot += b * d[2]
-            let w = (dot * scale).clamped(lowerBound: .zero, upperBound: .one)
+            // `clampedWeights`, not `clamped(lowerBound:upperBound:)`: the stdlib's is not inlined
+            // (out-of-line `pointwiseMax`/`pointwiseMin` calls a chunk, 1.2 % of a default build
+            // in perf). The two differ only in the sign of a zero, which the squares below drop (and for NaN,
+            // which finite texels and ends never give).
+            let w = clampedWeights(dot * scale)
             let er: SIMD4<Float> = r - d[0] * w, eg: SIMD4<Float> = g - d[1] * w, eb: SIMD4<Float> = b - d[2] * w
             var e: SIMD4<Float> = er * er + eg * eg
             e += eb * eb - 3

@@ -99,6 +99,11 @@ public final class ASTCEncoder {
     let weightStep: UnsafeMutablePointer<UInt8>  // level × 32 × 2: scrambled → next value down / up
     let tritPack: UnsafeMutablePointer<UInt8>  // 3^5 trit tuples → 8-bit field
     let quintPack: UnsafeMutablePointer<UInt8>  // 5^3 quint tuples → 7-bit field
+    /// ``ASTCIntegerSequence``'s plain bits and kind (1, 3, 5) per level, copied: its static
+    /// arrays, read from another module, cost a lazy-initialisation check (`swift_once`) and
+    /// bounds checks in every ``writeSequence(_:count:level:start:into:)`` (two a packed block).
+    let sequenceBits: UnsafeMutablePointer<UInt8>
+    let sequenceKinds: UnsafeMutablePointer<UInt8>
     /// Base + offset endpoints (mode 9), per colour level: for a wanted base 0…255, the
     /// scrambled first value and the top bit the second must carry (`value | top << 8`,
     /// level × 256); for that top bit and a wanted offset −32…31, the scrambled second value
@@ -435,6 +440,8 @@ public final class ASTCEncoder {
         }
         tritPack = copy(tp)
         quintPack = copy(qp)
+        sequenceBits = copy(ASTCIntegerSequence.bitCounts)
+        sequenceKinds = copy(ASTCIntegerSequence.kinds)
 
         var masks: [UInt64] = [], maskSeeds: [Int] = [], seenMasks = Set<UInt64>()
         let all = UInt64.max >> UInt64(64 - count)
@@ -492,6 +499,7 @@ public final class ASTCEncoder {
         inverseCoverage.deallocate()
         colourQuant.deallocate(); colourValue.deallocate(); weightQuant.deallocate(); weightValue.deallocate()
         weightStep.deallocate(); tritPack.deallocate(); quintPack.deallocate()
+        sequenceBits.deallocate(); sequenceKinds.deallocate()
         offsetBase.deallocate(); offsetValue.deallocate()
         distinctHalves.deallocate(); distinctSeeds.deallocate(); seedDistance.deallocate(); colourRounding.deallocate();
         weightRounding.deallocate(); reachStart.deallocate(); reachTexel.deallocate(); reachWeight.deallocate();

@@ -7,6 +7,10 @@ import TilePackCodec
 ///
 /// Cost: per tile, a few allocations (the tile's bytes, `capacity` blocks of texels); per
 /// block written, one decode and a scan of the distinct blocks.
+///
+/// Its per-entry lists are fixed buffers, not arrays: an array in a class's `var` is checked for
+/// exclusive access at run time on every read (`swift_beginAccess`, with a thread-local lookup),
+/// which the choice does per entry and trial (about 1 % of a default build's CPU in perf).
 final class ASTCRecentBlocks {
     static let capacity = 32
 
@@ -15,7 +19,10 @@ final class ASTCRecentBlocks {
     let texelCount: Int
     /// Entry `i`: the block, its decoded texels (`texelCount` at `i · texelCount`), its layout
     /// (index in the encoder's `candidates`, -1 when not a reusable one) and colour values.
-    private(set) var bits: [ASTCBits] = []
+    var bits: UnsafeBufferPointer<ASTCBits> { UnsafeBufferPointer(start: bitsStorage, count: entryCount) }
+    private let bitsStorage: UnsafeMutablePointer<ASTCBits>
+    /// Entries in use (at most ``capacity``).
+    private(set) var entryCount = 0
     let decoded: UnsafeMutablePointer<SIMD4<Int32>>
     /// … and the sum of those texels (n × their mean, for a lower bound of a copy's error) and
     /// per channel the root of their summed squared distance from their mean
@@ -28,7 +35,8 @@ final class ASTCRecentBlocks {
     /// (``copyBounds(sum:spread:)``), and the rate model's byte count they were computed at.
     private let bounds: UnsafeMutablePointer<SIMD4<Float>>
     private var boundsAt = -1
-    private(set) var layouts: [Int] = []
+    /// Per entry (valid below ``entryCount``).
+    let layouts: UnsafeMutablePointer<Int>
     let colours: UnsafeMutablePointer<UInt8>
     /// … and their grid values (64 a block: the largest grid of one plane).
     let grids: UnsafeMutablePointer<UInt8>
@@ -37,7 +45,7 @@ final class ASTCRecentBlocks {
     /// `infilled[e]`. Why: an entry is tried by each of the next few blocks, and the infill
     /// (four taps a texel) was most of a trial that its bound then stops.
     let infilledWeights: UnsafeMutablePointer<Int32>
-    private(set) var infilled: [Bool] = []
+    let infilled: UnsafeMutablePointer<Bool>
     /// What the repeat scan (``ASTCEncoder/cheapestRepeat(lambda:recent:below:)``, run before the
     /// search and again in the choice, with another limit) measured of entry `e` (index
     /// ``capacity``: the constant block) for the block being chosen, valid while
@@ -50,7 +58,8 @@ final class ASTCRecentBlocks {
     let copyBits: UnsafeMutablePointer<Float>
     let bitsLimit: UnsafeMutablePointer<Float>
     /// Entries from the newest back: `order[0]` was written last.
-    private(set) var order: [Int] = []
+    var order: UnsafeBufferPointer<Int> { UnsafeBufferPointer(start: orderStorage, count: entryCount) }
+    private let orderStorage: UnsafeMutablePointer<Int>
     /// The decoded texels of the block being chosen (scratch), and of a trial candidate.
     let scratch: UnsafeMutablePointer<UInt32>
     let chosenTexels: UnsafeMutablePointer<SIMD4<Int32>>
@@ -60,12 +69,12 @@ final class ASTCRecentBlocks {
     /// The block column being chosen (set by the encode loop), and per column the last block
     /// written there (the one above the next): its layout (-1: not reusable), colour and grid values.
     var column = 0
-    private(set) var aboveLayouts: [Int]
+    let aboveLayouts: UnsafeMutablePointer<Int>
     let aboveColours: UnsafeMutablePointer<UInt8>
     let aboveGrids: UnsafeMutablePointer<UInt8>
     /// Per `mode << 1 | colour-scaled`: the encoder's single-partition layout with that block
     /// mode and endpoint kind (-1: none); filled by the encoder.
-    var layoutIndex = [Int](repeating: -1, count: 4096)
+    let layoutIndex: UnsafeMutablePointer<Int>
     /// Entries whose endpoints and weights the choice has tried for the block being chosen
     /// (scratch, ``capacity`` entries; ``triedBefore(layout:colour:valueCount:grid:gridCount:among:)``).
     let tried: UnsafeMutablePointer<Int>
@@ -77,7 +86,18 @@ final class ASTCRecentBlocks {
     init(format: ASTCFormat, blockCount: Int, columns: Int) {
         let n = format.blockWidth * format.blockHeight
         texelCount = n
-        aboveLayouts = [Int](repeating: -1, count: columns)
+        aboveLayouts = .allocate(capacity: columns)
+        aboveLayouts.initialize(repeating: -1, count: columns)
+        layoutIndex = .allocate(capacity: 4096)
+        layoutIndex.initialize(repeating: -1, count: 4096)
+        bitsStorage = .allocate(capacity: Self.capacity)
+        bitsStorage.initialize(repeating: ASTCBits(lo: 0, hi: 0), count: Self.capacity)
+        layouts = .allocate(capacity: Self.capacity)
+        layouts.initialize(repeating: -1, count: Self.capacity)
+        infilled = .allocate(capacity: Self.capacity)
+        infilled.initialize(repeating: false, count: Self.capacity)
+        orderStorage = .allocate(capacity: Self.capacity)
+        orderStorage.initialize(repeating: 0, count: Self.capacity)
         aboveColours = .allocate(capacity: columns * 16)
         aboveColours.initialize(repeating: 0, count: columns * 16)
         aboveGrids = .allocate(capacity: columns * 64)
@@ -118,10 +138,6 @@ final class ASTCRecentBlocks {
         tried.initialize(repeating: 0, count: Self.capacity)
         colourScratch = .allocate(capacity: 16)
         colourScratch.initialize(repeating: 0, count: 16)
-        bits.reserveCapacity(Self.capacity)
-        layouts.reserveCapacity(Self.capacity)
-        infilled.reserveCapacity(Self.capacity)
-        order.reserveCapacity(Self.capacity)
     }
 
     deinit {
@@ -144,6 +160,12 @@ final class ASTCRecentBlocks {
         bounds.deallocate()
         aboveColours.deallocate()
         aboveGrids.deallocate()
+        aboveLayouts.deallocate()
+        layoutIndex.deallocate()
+        bitsStorage.deallocate()
+        layouts.deallocate()
+        infilled.deallocate()
+        orderStorage.deallocate()
     }
 
     /// Whether one of the entries `tried[0..<count]` has `layout` and the same first
@@ -172,7 +194,7 @@ final class ASTCRecentBlocks {
     func copyBounds(sum: SIMD4<Float>, spread: SIMD4<Float>) -> UnsafeMutablePointer<SIMD4<Float>> {
         guard boundsAt != rate.count else { return bounds }
         let lanes = Self.capacity / 4, n = Float(texelCount)
-        for k in 0..<(bits.count + 3) / 4 {
+        for k in 0..<(entryCount + 3) / 4 {
             var gaps = SIMD4<Float>(), aparts = SIMD4<Float>()
             for c in 0..<4 {
                 let gap = sum[c] - sumLanes[c * lanes + k], apart = spread[c] - spreadLanes[c * lanes + k]
@@ -240,23 +262,22 @@ final class ASTCRecentBlocks {
             (aboveGrids + column * 64).update(from: gridScratch, count: 64)
         }
         if let known = bits.firstIndex(where: { $0.lo == block.lo && $0.hi == block.hi }) {
-            order.removeAll { $0 == known }
-            order.insert(known, at: 0)
+            var position = 0
+            while orderStorage[position] != known { position += 1 }
+            moveToFront(known, from: position)
             return
         }
         let slot: Int
-        if bits.count < Self.capacity {
-            slot = bits.count
-            bits.append(block)
-            layouts.append(layout)
-            infilled.append(false)
+        if entryCount < Self.capacity {
+            slot = entryCount
+            entryCount += 1
         } else {
-            slot = order.removeLast()
-            bits[slot] = block
-            layouts[slot] = layout
-            infilled[slot] = false
+            slot = orderStorage[Self.capacity - 1]
         }
-        order.insert(slot, at: 0)
+        bitsStorage[slot] = block
+        layouts[slot] = layout
+        infilled[slot] = false
+        moveToFront(slot, from: entryCount - 1)
         (decoded + slot * texelCount).update(from: chosenTexels, count: texelCount)
         let (sum, squares) = ASTCBlockMoments.channelSums(chosenTexels, count: texelCount)
         let spread = ASTCBlockMoments.spread(sum: sum, squares: squares, count: texelCount)
@@ -270,6 +291,20 @@ final class ASTCRecentBlocks {
             (colours + slot * 16).update(from: colourScratch, count: 16)
             (grids + slot * 64).update(from: gridScratch, count: 64)
         }
+    }
+}
+
+extension ASTCRecentBlocks {
+    /// Puts `entry`, at `order[position]` (or new there, past the end before the count grew), first
+    /// in ``order``, the entries before it one later. Cost: a shift of at most ``capacity`` entries.
+    @inline(__always)
+    private func moveToFront(_ entry: Int, from position: Int) {
+        var j = position
+        while j > 0 {
+            orderStorage[j] = orderStorage[j - 1]
+            j -= 1
+        }
+        orderStorage[0] = entry
     }
 }
 

@@ -262,8 +262,10 @@ final class ASTCRecentBlocks {
             (aboveGrids + column * 64).update(from: gridScratch, count: 64)
         }
         if let known = bits.firstIndex(where: { $0.lo == block.lo && $0.hi == block.hi }) {
+            // Every entry in use is in `order` once: the scan stays inside it (checked in debug).
             var position = 0
-            while orderStorage[position] != known { position += 1 }
+            while position < entryCount - 1 && orderStorage[position] != known { position += 1 }
+            assert(orderStorage[position] == known, "a known entry is in the order")
             moveToFront(known, from: position)
             return
         }

@@ -23,10 +23,10 @@ extension ASTCEncoder {
     /// is a fresh block, taken never to cost under λ × ``freshBitsFloor`` (60), so it could
     /// win back at most λ × 20 bits and the settled candidate's small error. Measured with
     /// `checks/bench/bench-rdo` against main (issue 30's sixth round): the five sources' bytes
-    /// −0.2…+0.4 % and PSNR −0.02…+0.01 dB, the 4096² bench build's user CPU −6 to −13 %
-    /// (machine loaded); 90 bits cost +0.2 % bytes for no more time, 120 bits +0.6…+2.3 %,
-    /// and at 120 bits without the error condition world.rgb lost 0.45 dB. The encoder's
-    /// ``settledBits`` (tests set 0: every candidate tried).
+    /// −0.2…+0.2 % and PSNR −0.02…+0.01 dB, the 4096² bench build's user CPU −9 to −10 %;
+    /// 90 bits cost +0.2 % bytes for no more time, 100–120 bits +0.5…+2.3 %, and without the
+    /// error condition world.rgb lost 0.22 dB (90 bits) to 0.45 dB (120). The encoder's
+    /// ``settledBits`` (tests set 0: every candidate tried); docs/ASTC.md, the seventh round.
     static let standardSettledBits: Float = 80
 
     /// A tile's rate-distortion state for `blockCount` blocks, with this encoder's layouts indexed.
@@ -171,11 +171,12 @@ extension ASTCEncoder {
         var next = 0, triedCount = 0
         for t in 0..<texelCount { partitionOf[t] = 0 }
         let blockMean = blockSum / Float(texelCount)
-        // Settled (``standardSettledBits``): cheap in bits and close to the texels, so no fresh candidate
-        // left can gain much on it.
+        // Settled (``standardSettledBits``): cheap in bits and close to the texels, so no fresh
+        // candidate left (reuse trial or simple layout) can gain much on it.
         let settledCost = lambda * settledBits, settledError = errorLimit / 2
+        func settled() -> Bool { chosenCost < settledCost && chosenError <= settledError }
         for k in 0...Self.reuseTrials {
-            if chosenCost < settledCost && chosenError <= settledError { break }
+            if settled() { break }
             let layout: Int, colour: UnsafeMutablePointer<UInt8>, grid: UnsafeMutablePointer<UInt8>
             var entry = -1
             if k < Self.reuseTrials {
@@ -260,9 +261,7 @@ extension ASTCEncoder {
         }
 
         // Simple layouts: few weight bits, endpoints at the colour cap (ASTCEncoder+SimpleModes.swift).
-        if chosenCost >= settledCost || chosenError > settledError,
-            let simple = cheapestSimple(lambda: lambda, recent: recent, below: chosenCost)
-        {
+        if !settled(), let simple = cheapestSimple(lambda: lambda, recent: recent, below: chosenCost) {
             (chosen, chosenLayout, chosenCost, chosenCopy) = (simple.bits, simple.layout, simple.cost, -1)
             decodedChosen = false
         }

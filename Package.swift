@@ -276,6 +276,19 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// `TILEPACK_OPTIMIZE=1` compiles the codec modules optimized, asserts kept (`-O -assert-config
+// Debug`), in a debug build: .ci/run's checks run the debug binary, and its ASTC encoder at -Onone
+// is 100–200× slower (a default build of SampleRegions/montblanc-color.tif: 111 s against 1.1 s
+// with all modules optimized, 2.7 s with these two), which was most of the checks' time. ~35 s
+// of compiling over the `swift test` build. Never in the shipped manifest: unsafe flags would
+// bar the package from being another package's dependency. Not with a sanitizer (its own flags).
+let optimizedInChecks: Set = ["TilePackEncoders", "TilePackCodec"]
+if Context.environment["TILEPACK_OPTIMIZE"] == "1", Context.environment["TILEPACK_SANITIZE"] == nil {
+    for target in package.targets where optimizedInChecks.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-O", "-assert-config", "Debug"])]
+    }
+}
+
 // `TILEPACK_SANITIZE=address` (or `thread`) instruments tilepack's own modules, not its
 // dependencies: .ci/run's sanitizer steps then rebuild only these modules over the `swift test`
 // build instead of everything (SwiftPM's `--sanitize` rebuilds every dependency with it). The

@@ -50,12 +50,11 @@ struct ServerLimitsTests {
             group.addTask { try await services.run() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { Issue.record("the server did not start"); return }
-            let outcome: Result<Void, any Error> = await withCheckedContinuation { done in
-                Thread { done.resume(returning: Result { try body(port) }) }.start()
-            }
+            var failure: (any Error)? = nil
+            do { try await onOwnThread { try body(port) } } catch { failure = error }
             await services.triggerGracefulShutdown()
             try await group.waitForAll()
-            try outcome.get()
+            if let failure { throw failure }
         }
     }
 

@@ -190,6 +190,10 @@ public final class ASTCEncoder {
     /// (the search's own, in the decoder's arithmetic); -1 when it did not measure it (`fast`).
     /// The rate-distortion choice reads it rather than decoding the block to measure it again.
     var searchedError = -1
+    /// Whether the block ``encodeBlock(opaque:level:)`` last returned came from past `fast`'s
+    /// block (whose error was over the limit): the rate-distortion choice then skips the
+    /// weight-reuse trials (``rateDistortionChoice(_:error:level:lambda:recent:decoded:)``).
+    var searchedPastFast = false
     /// The RDO choice's ``standardSettledBits`` (0: no choice settles before every candidate is tried).
     var settledBits = ASTCEncoder.standardSettledBits
     /// The block (``blockSerial``) whose one-partition line through black the search left in
@@ -710,6 +714,7 @@ public final class ASTCEncoder {
     /// `texels`/`texelInts`).
     func encodeBlock(opaque: Bool, level: Level) -> ASTCBits {
         blockSerial &+= 1
+        searchedPastFast = false
         fitFast(opaque: opaque, scored: level != .fast)
         if level == .fast {
             searchedError = -1
@@ -721,6 +726,7 @@ public final class ASTCEncoder {
         var best = Best(candidate: fastCandidate, partitions: 1, seed: 0, error: Int.max)
         keep(&best, fastCandidate, partitions: 1, seed: 0, error: error())
         if best.error <= errorLimit { return packBest(best, opaque: opaque) }
+        searchedPastFast = true
 
         // Rank every layout by an estimate in weight space; fully fit the best two. Each
         // estimate includes its line's off-line error: the principal line for direct

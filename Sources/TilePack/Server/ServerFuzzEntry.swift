@@ -84,7 +84,8 @@ public enum ServerFuzzEntry {
 
     /// Answers the request the input describes (see the type). Inputs whose method, header
     /// names or target HTTP cannot carry are not requests and return at once.
-    /// - Cost: one routed request, waited for on the calling thread.
+    /// - Cost: one routed request, waited for on the calling thread (libFuzzer's): never call
+    ///   it from a task, whose thread the request's own task may need (tests use their own thread).
     public static func route(_ bytes: [UInt8]) throws {
         guard bytes.count <= maxInputBytes, let setup else { return }
         var lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)

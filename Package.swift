@@ -283,9 +283,11 @@ let package = Package(
 // of compiling over the `swift test` build. Never in the shipped manifest: unsafe flags would
 // bar the package from being another package's dependency. Not with a sanitizer (its own flags).
 let optimizedInChecks: Set = ["TilePackEncoders", "TilePackCodec"]
+/// Optimized with asserts kept: the checks' codecs (above) and the library under ASan (below).
+let optimizedKeepingAsserts = ["-O", "-assert-config", "Debug"]
 if Context.environment["TILEPACK_OPTIMIZE"] == "1", Context.environment["TILEPACK_SANITIZE"] == nil {
     for target in package.targets where optimizedInChecks.contains(target.name) {
-        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-O", "-assert-config", "Debug"])]
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(optimizedKeepingAsserts)]
     }
 }
 
@@ -305,7 +307,7 @@ if let sanitizer = Context.environment["TILEPACK_SANITIZE"], ["address", "thread
         // advises -O1 or more): the whole suite then runs in 68 s instead of 475, for ~100 s
         // more of compiling; the test targets stay -Onone. TSan's subset and the fuzz targets
         // build faster than they would gain (BENCHMARKS.md "CI time").
-        let optimize = sanitizer == "address" && target.type == .regular ? ["-O", "-assert-config", "Debug"] : []
+        let optimize = sanitizer == "address" && target.type == .regular ? optimizedKeepingAsserts : []
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags([compile] + optimize)]
         target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags([link])]
     }

@@ -27,6 +27,30 @@ import TilePackCore
         return texels
     }
 
+    /// `searchedPastFast`, which keeps the choice's weight-reuse trials to blocks the search
+    /// settled at `fast`'s block: never set at `fast`; at `quality` unset only for a block whose
+    /// search stopped within the error limit; set for every noisy block, unset for some smooth one.
+    @Test func searchedPastFastMarksTheBlocksSearchedFurther() throws {
+        let encoder = try ASTCEncoder(format: .astc6x6)
+        var random = SplitMix64(seed: 17)
+        var (settledAtFast, noisy) = (0, 0)
+        for kind in 0..<60 as Range<UInt64> {
+            _ = Self.load(encoder, kind: kind, random: &random)
+            _ = encoder.encodeBlock(opaque: true, level: .fast)
+            #expect(!encoder.searchedPastFast, "\(kind) at fast")
+            _ = encoder.encodeBlock(opaque: true, level: .quality)
+            if !encoder.searchedPastFast {
+                #expect(encoder.searchedError <= encoder.errorLimit, "\(kind): \(encoder.searchedError)")
+                settledAtFast += 1
+            }
+            if kind % 3 == 1 {
+                #expect(encoder.searchedPastFast, "noisy block \(kind)")
+                noisy += 1
+            }
+        }
+        #expect(settledAtFast > 0 && noisy == 20)
+    }
+
     @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
     func offSegmentErrorIsItsDefinition(format: ASTCFormat) throws {
         let encoder = try ASTCEncoder(format: format)

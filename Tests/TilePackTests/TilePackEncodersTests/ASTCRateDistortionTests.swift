@@ -86,10 +86,10 @@ import TilePackTestSupport
     }
 
     /// A choice settled early (cheap in bits and close to the texels: the remaining reuse
-    /// trials and simple layouts skipped) stays close to trying every candidate: the tile's
+    /// trials and simple layouts skipped) stays close to settling none: the tile's
     /// estimated rate within 3 % (+2.1 % on this small tile; −0.2…+0.2 % on the real sources of
     /// `checks/bench/bench-rdo`) and its squared error within 2 % (−0.3 %); the rule takes effect.
-    @Test func settledChoicesStayCloseToTryingEveryCandidate() throws {
+    @Test func settledChoicesStayCloseToSettlingNone() throws {
         let image = Self.mapTile()
         let decoder = ASTCDecoder(format: .astc6x6)
         func encode(settledBits: Float) throws -> [UInt8] {

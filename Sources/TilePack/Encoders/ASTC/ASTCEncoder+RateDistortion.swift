@@ -26,7 +26,7 @@ extension ASTCEncoder {
     /// −0.2…+0.2 % and PSNR −0.02…+0.01 dB, the 4096² bench build's user CPU −9 to −10 %;
     /// 90 bits cost +0.2 % bytes for no more time, 100–120 bits +0.5…+2.3 %, and without the
     /// error condition world.rgb lost 0.22 dB (90 bits) to 0.45 dB (120). The encoder's
-    /// ``settledBits`` (tests set 0: every candidate tried); docs/ASTC.md, the seventh round.
+    /// ``settledBits`` (tests set 0: no choice settles); docs/ASTC.md, the seventh round.
     static let standardSettledBits: Float = 80
 
     /// A tile's rate-distortion state for `blockCount` blocks, with this encoder's layouts indexed.

@@ -95,6 +95,49 @@ import TilePackCore
         }
     }
 
+    /// The exact error pass (four texels a lane in Float) gives ``ASTCEncoder/texelError(_:weight:)``'s
+    /// integer figures, per texel and in total, at one and two partitions, endpoint values at
+    /// the ends of their range (0 and 255) among random ones, and weights 0…64.
+    @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
+    func laneErrorsAreTheTexelByTexelOnes(format: ASTCFormat) throws {
+        let encoder = try ASTCEncoder(format: format)
+        var random = SplitMix64(seed: 41)
+        var extremes = 0
+        for kind in 0..<120 {
+            Self.load(encoder, kind: kind, opaque: kind % 2 == 0, random: &random)
+            func value() -> Int32 {
+                switch random.next() % 4 {
+                case 0: 0
+                case 1: 255
+                default: Int32(truncatingIfNeeded: random.next() % 256)
+                }
+            }
+            for p in 0..<2 {
+                let q0 = SIMD4(value(), value(), value(), value()), q1 = SIMD4(value(), value(), value(), value())
+                encoder.base[p] = 257 &* 64 &* q0 &+ 32
+                encoder.slope[p] = 257 &* (q1 &- q0)
+            }
+            for t in 0..<encoder.texelCount {
+                encoder.texelW[t] = random.next() % 3 == 0 ? 64 : Int32(truncatingIfNeeded: random.next() % 65)
+            }
+            for partitions in 1...2 {
+                if partitions == 1 { for t in 0..<encoder.texelCount { encoder.partitionOf[t] = 0 } }
+                var expected: [Int32] = []
+                for t in 0..<encoder.texelCount {
+                    if partitions == 2 { encoder.partitionOf[t] = Int(random.next() % 2) }
+                    expected.append(encoder.texelError(t, weight: encoder.texelW[t]))
+                }
+                let total = encoder.error(partitions: partitions)
+                #expect(total == expected.reduce(0) { $0 + Int($1) }, "\(format) \(kind) \(partitions)")
+                for t in 0..<encoder.texelCount {
+                    #expect(encoder.texelW[64 + t] == expected[t], "\(format) \(kind) \(partitions): texel \(t)")
+                }
+                extremes += expected.filter { $0 >= 3 * 255 * 255 }.count
+            }
+        }
+        #expect(extremes > 0, "\(format): no texel missed by 255 in three channels")
+    }
+
     /// Every decimated layout's infill over its texels' nonzero taps gives the decoder's weights.
     @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])
     func infillOverNonzeroTapsIsTheDecoders(format: ASTCFormat) throws {

@@ -234,7 +234,7 @@ extension ASTCEncoder {
             if c.mixed { refitScaledEnds(partition: mixedScaled) }
             quantise(c, partitions: partitions, level: level, opaque: opaque)
         }
-        return scored ? error() : 0
+        return scored ? error(partitions: partitions) : 0
     }
 
     /// After the weight steps: the endpoints refitted (least squares) to the stepped weights and
@@ -246,7 +246,7 @@ extension ASTCEncoder {
         if c.scaled { for p in 0..<partitions { refitScaledEnds(partition: p) } }
         if c.mixed { refitScaledEnds(partition: mixedScaled) }
         quantise(c, partitions: partitions, level: opaque ? c.rgbLevel : c.rgbaLevel, opaque: opaque)
-        return error()
+        return error(partitions: partitions)
     }
 
     /// Least-squares endpoints of each partition for the decoded weights in `texelW`.

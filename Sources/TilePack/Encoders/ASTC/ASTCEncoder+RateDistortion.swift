@@ -237,7 +237,7 @@ extension ASTCEncoder {
                 } else {
                     computeWeights(c, partitions: 1)
                 }
-                let d = error()
+                let d = error(partitions: 1)
                 guard Float(d) + floorBits < chosenCost else { continue }
                 let values = reuseWeights ? colourQ : colour
                 var block = pack(c, partitions: 1, seed: 0, opaque: true, gridValues: gridQ, colourValues: values)

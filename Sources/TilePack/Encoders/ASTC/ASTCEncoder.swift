@@ -486,7 +486,8 @@ public final class ASTCEncoder {
         ideal = .allocate(capacity: 64)
         gridIdeal = .filled(128, with: 0)
         gridQ = .filled(64, with: 0)
-        texelW = .allocate(capacity: 128)  // dual plane: the second plane's at 64; else `error()`'s per texel
+        // Dual plane: the second plane's at 64; else `error(partitions:)`'s per texel there.
+        texelW = .allocate(capacity: 128)
         axisEnds = .filled(4, with: SIMD4<Float>())
         ends = .allocate(capacity: 4)
         decodedEnds = .allocate(capacity: 4)
@@ -724,7 +725,7 @@ public final class ASTCEncoder {
         // under the error limit stops here (smooth and upsampled blocks, most of a map).
         for t in 0..<texelCount { partitionOf[t] = 0 }
         var best = Best(candidate: fastCandidate, partitions: 1, seed: 0, error: Int.max)
-        keep(&best, fastCandidate, partitions: 1, seed: 0, error: error())
+        keep(&best, fastCandidate, partitions: 1, seed: 0, error: error(partitions: 1))
         if best.error <= errorLimit { return packBest(best, opaque: opaque) }
         searchedPastFast = true
 
@@ -894,7 +895,7 @@ public final class ASTCEncoder {
     func tryOffsetEnds(_ c: Candidate, partitions: Int, seed: Int, best: inout Best) {
         guard c.rgbLevel < 20, quantiseOffsetEnds(partitions: partitions, level: c.rgbLevel) else { return }
         computeWeights(c, partitions: partitions)
-        var e = error()
+        var e = error(partitions: partitions)
         guard e < best.error * 2 else { return }
         e = refineWeights(c, partitions: partitions, error: e)
         if e < best.error { keep(&best, c, partitions: partitions, seed: seed, error: e, offset: true) }

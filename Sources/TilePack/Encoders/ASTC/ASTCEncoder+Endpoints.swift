@@ -185,6 +185,7 @@ extension ASTCEncoder {
         }
         axisEnds[0] = mean + axis * tmin
         axisEnds[1] = mean + axis * tmax
+        fastAxisEnds = (axisEnds[0], axisEnds[1])
 
         let c = fastCandidate
         let level = opaque ? c.rgbLevel : c.rgbaLevel

@@ -83,8 +83,8 @@ extension ASTCEncoder {
         // A fresh block's bits: most are literals (see ``freshBitsFloor``).
         let floorBits = lambda * Self.freshBitsFloor
         guard floorBits < limit else { return nil }
-        let all = UInt64.max >> UInt64(64 - texelCount)
-        setPartitions(count: 1, mask: all)
+        // `fast`'s principal line (the search's one-partition line), not a second power iteration.
+        (axisEnds[0], axisEnds[1]) = fastAxisEnds
         let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
         guard direct.offLine + floorBits < limit else { return nil }
         lineTotal = direct.total
@@ -95,7 +95,7 @@ extension ASTCEncoder {
             scaledOffLine = oneLineScaledOffLine
             lineTotalScaled = oneLineScaledTotal
         } else {
-            setChromaEnds(partitions: 1, mask: all)
+            setChromaEnds(partitions: 1, mask: UInt64.max >> UInt64(64 - texelCount))
             let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
             (scaledOffLine, lineTotalScaled) = (scaled.offLine, scaled.total)
         }

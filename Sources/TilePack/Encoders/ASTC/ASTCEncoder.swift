@@ -203,6 +203,10 @@ public final class ASTCEncoder {
     var oneLineSerial = -1
     var oneLineScaledOffLine: Float = 0
     var oneLineScaledTotal: Float = 0
+    /// ``fitFast(opaque:scored:)``'s one-partition principal line for the current block (its
+    /// `axisEnds`): the simple layouts fit from it after the search may have replaced
+    /// `axisEnds` (ASTCEncoder+SimpleModes.swift).
+    var fastAxisEnds = (SIMD4<Float>(), SIMD4<Float>())
     /// The partition (0 or 1) that a mixed layout gives colour-scaled endpoints.
     var mixedScaled = 0
     let chromaEnds: UnsafeMutablePointer<SIMD4<Float>>  // 2 × 2

@@ -60,7 +60,9 @@ import TilePackCore
     }
 
     /// Blocks like a tile's: repeats of earlier blocks, blocks sharing their first or last
-    /// bytes with an earlier one, runs of zeros, a few bytes changed, fresh random ones.
+    /// bytes with an earlier one, runs of zeros, a few bytes changed, fresh random ones, and
+    /// runs of one random byte (matches inside the block, one byte back, that the tile's
+    /// history rarely holds).
     @Test(arguments: [1, 2, 3] as [UInt64])
     func matchesAByteAtATimeParse(seed: UInt64) {
         var random = SplitMix64(seed: seed)
@@ -71,7 +73,7 @@ import TilePackCore
         for _ in 0..<blockCount {
             var block = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
             if let earlier = written.randomElement(using: &random) {
-                switch random.next() % 6 {
+                switch random.next() % 7 {
                 case 0: block = earlier
                 case 1:
                     let (cut, kept) = (Int(random.next() % 16), Int(random.next() % 16))
@@ -80,6 +82,10 @@ import TilePackCore
                     let from = Int(random.next() % 16)
                     block.replaceSubrange(from..<16, with: earlier[from...])
                 case 3: for k in Int(random.next() % 16)..<16 { block[k] = 0 }
+                case 5:
+                    let (from, run) = (Int(random.next() % 13), 4 + Int(random.next() % 6))
+                    let byte = UInt8(truncatingIfNeeded: random.next())
+                    for k in from..<min(from + run, 16) { block[k] = byte }
                 case 4:
                     block = earlier
                     block[Int(random.next() % 16)] ^= UInt8(truncatingIfNeeded: random.next() | 1)

@@ -42,7 +42,8 @@ final class ASTCRateModel {
     /// one before (41 % of the model's time in perf sat on that load); read in one batch, the
     /// independent loads overlap.
     private let trialSlots: UnsafeMutablePointer<SIMD8<Int32>>
-    /// … and the three bytes at each of those positions (``key(at:)``).
+    /// … and the three bytes at each of those positions (``key(at:)``), then two lanes of
+    /// `UInt32.max` (-1 as `Int32`, never a key), so the 16 load as two `SIMD8<Int32>`.
     private let trialKeys: UnsafeMutablePointer<UInt32>
 
     /// Bytes after the trial block that ``matchLength(from:at:limit:)``'s 8-byte steps may read.
@@ -57,8 +58,8 @@ final class ASTCRateModel {
         newest.initialize(repeating: SIMD8(repeating: -1), count: 1 << Self.hashBits)
         trialSlots = .allocate(capacity: 14)
         trialSlots.initialize(repeating: SIMD8(repeating: -1), count: 14)
-        trialKeys = .allocate(capacity: 14)
-        trialKeys.initialize(repeating: 0, count: 14)
+        trialKeys = .allocate(capacity: 16)
+        trialKeys.initialize(repeating: .max, count: 16)
     }
 
     deinit {
@@ -97,6 +98,13 @@ final class ASTCRateModel {
             trialKeys[i] = triple
             trialSlots[i] = newest[hash(triple)]
         }
+        // Whether any earlier position of the block shares a position's three bytes, eight keys a
+        // vector, before the scalar scan below (most positions share them with none, and the
+        // scan then compared up to 13 keys for nothing).
+        let keys = UnsafeRawPointer(trialKeys)
+        let keysLow = keys.loadUnaligned(as: SIMD8<Int32>.self)
+        let keysHigh = keys.loadUnaligned(fromByteOffset: 32, as: SIMD8<Int32>.self)
+        let lane = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7)
         var total: Float = 0
         var i = 0
         while i < 16 {
@@ -107,18 +115,25 @@ final class ASTCRateModel {
                 // Earlier positions of this block with the same three bytes (runs of zero weight
                 // bits; a match of fewer is never taken), the nearest first so it wins a tie;
                 // then the tile's.
-                for p in stride(from: i - 1, through: 0, by: -1) where trialKeys[p] == triple {
-                    let length = matchLength(from: count + p, at: at, limit: 16 - i)
-                    if length > bestLength { (bestLength, bestDistance) = (length, i - p) }
+                let key = SIMD8(repeating: Int32(bitPattern: triple)), before = SIMD8(repeating: Int32(i))
+                if any(((keysLow .== key) .& (lane .< before)) .| ((keysHigh .== key) .& (lane &+ 8 .< before))) {
+                    for p in stride(from: i - 1, through: 0, by: -1) where trialKeys[p] == triple {
+                        let length = matchLength(from: count + p, at: at, limit: 16 - i)
+                        if length > bestLength { (bestLength, bestDistance) = (length, i - p) }
+                    }
                 }
                 let slot = trialSlots[i]
-                let same = slot.highHalf .== SIMD4(repeating: Int32(bitPattern: triple))
-                for depth in 0..<Self.chainDepth {
-                    let p = Int(slot[depth])
-                    guard p >= 0 && bestLength < 16 - i else { break }
-                    guard same[depth] else { continue }
-                    let length = matchLength(from: p, at: at, limit: 16 - i)
-                    if length > bestLength { (bestLength, bestDistance) = (length, at - p) }
+                let same = slot.highHalf .== key.lowHalf
+                // Empty lanes hold key -1, never equal: with no lane the same, the walk below
+                // would only skip and stop.
+                if any(same) {
+                    for depth in 0..<Self.chainDepth {
+                        let p = Int(slot[depth])
+                        guard p >= 0 && bestLength < 16 - i else { break }
+                        guard same[depth] else { continue }
+                        let length = matchLength(from: p, at: at, limit: 16 - i)
+                        if length > bestLength { (bestLength, bestDistance) = (length, at - p) }
+                    }
                 }
             }
             let cost = Self.matchBits(distance: bestDistance)

@@ -387,18 +387,11 @@ extension ASTCEncoder {
         }
     }
 
-    /// Squared error of texel `t` decoded with weight `w` (the decoder's integer arithmetic).
-    @inline(__always)
-    func texelError(_ t: Int, weight w: Int32) -> Int32 {
-        let p = partitionOf[t]
-        let d = ((base[p] &+ slope[p] &* SIMD4(repeating: w)) &>> 14) &- texelInts[t]
-        return (d &* d).wrappedSum()
-    }
-
     /// Exact decoded squared error of the current layout (`partitions` of them, each texel's in
     /// `partitionOf`); leaves each texel's in `texelW + 64` (the second plane's half, which only
     /// ``fitDual(_:channel:refits:)`` uses) for ``refineWeights(_:partitions:error:)``.
-    /// The figures are ``texelError(_:weight:)``'s, computed four texels a lane from `planes` in
+    /// The figures are the decoder's integer ones, a texel's `Σ ((base + slope · w) >> 14 − texel)²`
+    /// over its partition's channels (the tests compare), computed four texels a lane from `planes` in
     /// Float, where each is an integer under 2^22 and so exact, and ``roundedInts(_:)`` reads it
     /// back exactly: `base + slope · w` is 257 · (q0 · (64 − w) + q1 · w) + 32, at most
     /// 257 · 64 · 255 + 32 (endpoint values q 0…255, weights w 0…64), shifted as the decoder
@@ -440,7 +433,8 @@ extension ASTCEncoder {
         return Int(sum.wrappedSum())
     }
 
-    /// ``texelError(_:weight:)`` read from `decodedColours` (``refineWeights(_:partitions:error:)``
+    /// Texel `t`'s squared error at weight `w` in the decoder's arithmetic (as
+    /// ``error(partitions:)``), read from `decodedColours` (``refineWeights(_:partitions:error:)``
     /// fills it for the current endpoints).
     @inline(__always)
     func tabledTexelError(_ t: Int, weight w: Int32) -> Int32 {

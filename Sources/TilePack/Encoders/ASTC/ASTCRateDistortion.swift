@@ -15,7 +15,7 @@ public struct ASTCRateDistortion: Sendable, Equatable, CustomStringConvertible {
     /// No rate-distortion trade: the best-error blocks.
     public static let off = ASTCRateDistortion(checked: 0)
     /// What a default build uses (chosen on the five benchmark sources, docs/ASTC.md).
-    public static let standard = ASTCRateDistortion(checked: 31)
+    public static let standard = ASTCRateDistortion(checked: 32)
 
     private init(checked lambda: Float) { self.lambda = lambda }
 

@@ -71,6 +71,35 @@ import TilePackCore
         #expect(contracted * 10 > trials, "\(contracted) of \(trials) contracted")
     }
 
+    /// The rate-distortion trials read an earlier block's stored colour values back
+    /// (`setEnds`): contracted ones must come back as the decoder reads them.
+    @Test func storedColourValuesReadBackAsTheDecoderReadsThem() throws {
+        let encoder = try ASTCEncoder(format: .astc6x6)
+        var random = SplitMix64(seed: 47)
+        var contracted = 0
+        for c in encoder.candidates where !c.scaled {
+            let values = encoder.colourValue + c.rgbLevel * 256
+            let count = ASTCIntegerSequence.ranges[c.rgbLevel]
+            let colour = UnsafeMutablePointer<UInt8>.allocate(capacity: 6)
+            defer { colour.deallocate() }
+            for _ in 0..<50 {
+                for i in 0..<6 { colour[i] = UInt8(truncatingIfNeeded: random.next() % UInt64(count)) }
+                encoder.setEnds(c, colour: colour)
+                var first = SIMD4<Int32>(0, 0, 0, 255), second = first
+                for ch in 0..<3 {
+                    first[ch] = Int32(values[Int(colour[2 * ch])])
+                    second[ch] = Int32(values[Int(colour[2 * ch + 1])])
+                }
+                if second[0] + second[1] + second[2] < first[0] + first[1] + first[2] { contracted += 1 }
+                let (d0, d1) = Self.decode(first: first, second: second)
+                #expect(
+                    SIMD4<Float>(d0) == encoder.decodedEnds[0] && SIMD4<Float>(d1) == encoder.decodedEnds[1],
+                    "layout \(c.mode): \(first) \(second) read as \(encoder.decodedEnds[0]) \(encoder.decodedEnds[1])")
+            }
+        }
+        #expect(contracted > 0)
+    }
+
     /// Single-block images of greyish texels, encoded at `quality`: the exact error the search
     /// kept for the block (`searchedError`) is the decoder's, channel by channel.
     @Test(arguments: [ASTCFormat.astc4x4, .astc6x6, .astc8x8])

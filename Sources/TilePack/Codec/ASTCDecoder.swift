@@ -559,12 +559,15 @@ package enum ASTCEndpoints {
         return (b, a)
     }
 
-    /// Blue contraction undone: R and G are stored as their average with B.
-    @inline(__always) static func uncontract(_ c: SIMD4<Int32>) -> SIMD4<Int32> {
+    /// Blue contraction undone: R and G are stored as their average with B. The encoder's
+    /// rounding of contracted ends reads them back through it.
+    @inline(__always) package static func uncontract(_ c: SIMD4<Int32>) -> SIMD4<Int32> {
         SIMD4((c[0] &+ c[2]) >> 1, (c[1] &+ c[2]) >> 1, c[2], c[3])
     }
 
-    @inline(__always) static func rgba(
+    /// Direct endpoints (modes 8 and 12) from the stored values of the first (`c0`) and second
+    /// (`c1`) slot: swapped and blue-contracted when the second's R + G + B is the smaller.
+    @inline(__always) package static func rgba(
         _ c0: SIMD4<Int32>, _ c1: SIMD4<Int32>, e0: inout SIMD4<Int32>, e1: inout SIMD4<Int32>
     ) {
         if c0[0] &+ c0[1] &+ c0[2] > c1[0] &+ c1[1] &+ c1[2] {

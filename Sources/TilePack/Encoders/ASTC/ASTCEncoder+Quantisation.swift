@@ -115,14 +115,13 @@ extension ASTCEncoder {
         // decoder's shift rounds down), clamped to the stored range.
         func contracted(_ e: SIMD4<Float>) -> (sum: Int32, index: SIMD4<Int32>, decoded: SIMD4<Int32>) {
             let vb = table[Int(e[2] + 0.5)], ub = Int32(values[Int(vb)])
-            var stored = SIMD4<Int32>(0, 0, ub, 0), index = SIMD4<Int32>(0, 0, Int32(vb), 0)
+            var stored = SIMD4<Int32>(0, 0, ub, 255), index = SIMD4<Int32>(0, 0, Int32(vb), 0)
             for ch in 0..<2 {
                 let v = table[Int(min(max(2 * e[ch] - Float(ub) + 1, 0), 255))]
                 index[ch] = Int32(v)
                 stored[ch] = Int32(values[Int(v)])
             }
-            let decoded = SIMD4<Int32>((stored[0] + ub) >> 1, (stored[1] + ub) >> 1, ub, 255)
-            return (stored[0] + stored[1] + ub, index, decoded)
+            return (stored[0] + stored[1] + ub, index, ASTCEndpoints.uncontract(stored))
         }
         let a = contracted(f0), b = contracted(f1)
         guard a.sum != b.sum else { return }

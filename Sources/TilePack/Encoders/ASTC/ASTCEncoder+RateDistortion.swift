@@ -444,16 +444,13 @@ extension ASTCEncoder {
                 q0[ch] = (q1[ch] &* s) >> 8
             }
         } else {
+            var first = q0, second = q1
             for ch in 0..<3 {
-                q0[ch] = Int32(values[Int(colour[2 * ch])])
-                q1[ch] = Int32(values[Int(colour[2 * ch + 1])])
+                first[ch] = Int32(values[Int(colour[2 * ch])])
+                second[ch] = Int32(values[Int(colour[2 * ch + 1])])
             }
-            if q1[0] + q1[1] + q1[2] < q0[0] + q0[1] + q0[2] {
-                // Blue-contracted: the decoder swaps the ends and pulls r and g halfway to b.
-                let a = q1, b = q0
-                q0 = SIMD4<Int32>((a[0] + a[2]) >> 1, (a[1] + a[2]) >> 1, a[2], 255)
-                q1 = SIMD4<Int32>((b[0] + b[2]) >> 1, (b[1] + b[2]) >> 1, b[2], 255)
-            }
+            // The decoder's rule, blue contraction included (the search stores contracted ends).
+            ASTCEndpoints.rgba(first, second, e0: &q0, e1: &q1)
         }
         decodedEnds[0] = SIMD4<Float>(q0)
         decodedEnds[1] = SIMD4<Float>(q1)

@@ -90,10 +90,10 @@ import TilePackTestSupport
     @Test(arguments: [
         (
             ASTCFormat.astc6x6, ASTCEncoder.Level.quality, true,
-            "545cb9fa86b092df567c152af329059bcab862227b5e885adf5df1f42130be63"
-        ), (.astc6x6, .quality, false, "984b3c2d06b76447eba02893a1ffce9acdffd392c8e2fece1231105bbbe38a93"),
+            "6d57b5cf160aeef5d7c8ac68d6b4c19a85e5750a448de402bf9d0cad50d110c9"
+        ), (.astc6x6, .quality, false, "5d34a755a223ffb6ff45c78291ab8035a1c7696419de609a2684fcd8fcf305c6"),
         (.astc6x6, .fast, true, "d6e58542885d063a1b4fe5e8b74cd6941680874d04eae7df3c6da0c2e0a9ab76"),
-        (.astc4x4, .quality, true, "7a7ef0ea20605a73dca62dd49d820a90b22cdebe7728ff1977645c5d2ca40a09"),
+        (.astc4x4, .quality, true, "629e379b0b6fc58cd0b88b6729d3683f8cbc841947feb570461c663498d9edcb"),
     ])
     func encodesTheSameBlocksInEveryProcess(
         format: ASTCFormat, level: ASTCEncoder.Level, alpha: Bool, digest: String

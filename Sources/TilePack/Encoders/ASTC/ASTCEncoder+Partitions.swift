@@ -109,16 +109,7 @@ extension ASTCEncoder {
             let mean = sum / count
             let c0 = r0 - sum * mean[0], c1 = r1 - sum * mean[1], c2 = r2 - sum * mean[2], c3 = r3 - sum * mean[3]
             let trace = c0[0] + c1[1] + c2[2] + c3[3]
-            var axis = SIMD4<Float>(c0[0], c1[1], c2[2], c3[3])
-            for _ in 0..<4 {
-                var next: SIMD4<Float> = c0 * axis[0]
-                next += c1 * axis[1]
-                next += c2 * axis[2]
-                next += c3 * axis[3]
-                let m: Float = next.replacing(with: -next, where: next .< 0).max()
-                if !(m > 1e-6) { break }
-                axis = next / m
-            }
+            let axis = ASTCEncoder.dominantAxis(c0, c1, c2, c3, from: SIMD4(c0[0], c1[1], c2[2], c3[3]))
             var image: SIMD4<Float> = c0 * axis[0]
             image += c1 * axis[1]
             image += c2 * axis[2]
@@ -219,7 +210,18 @@ extension ASTCEncoder {
             let d = texels[t] - mean
             c0 += d * d[0]; c1 += d * d[1]; c2 += d * d[2]; c3 += d * d[3]
         }
-        var axis = hi - lo
+        return (mean, Self.dominantAxis(c0, c1, c2, c3, from: hi - lo))
+    }
+
+    /// The dominant eigenvector of the symmetric 4 × 4 matrix with rows `c0`…`c3` (a
+    /// covariance), by four power-iteration steps from `start`, scaled so its largest component
+    /// is ±1; `start` itself when the matrix maps it to (nearly) zero.
+    /// Cost: four matrix-vector products.
+    @inline(__always)
+    static func dominantAxis(
+        _ c0: SIMD4<Float>, _ c1: SIMD4<Float>, _ c2: SIMD4<Float>, _ c3: SIMD4<Float>, from start: SIMD4<Float>
+    ) -> SIMD4<Float> {
+        var axis = start
         for _ in 0..<4 {
             var next: SIMD4<Float> = c0 * axis[0]
             next += c1 * axis[1]
@@ -227,9 +229,9 @@ extension ASTCEncoder {
             next += c3 * axis[3]
             let magnitude = next.replacing(with: -next, where: next .< 0)
             let m: Float = magnitude.max()
-            if m < 1e-6 { break }
+            if !(m >= 1e-6) { break }
             axis = next / m
         }
-        return (mean, axis)
+        return axis
     }
 }

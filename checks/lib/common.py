@@ -92,6 +92,17 @@ def psnr(a, b, peak=255.0, mask=None):
     return float("inf") if mse == 0 else 10 * math.log10(peak * peak / mse)
 
 
+def opaque_rgba(path):
+    """A TIFF as an opaque RGBA8 array (height × width × 4): grey repeated into R, G and B, any
+    alpha replaced by 255; the codec benchmarks' source images, as the encoders see them."""
+    import numpy as np
+    import tifffile
+    a = tifffile.imread(path)
+    if a.ndim == 2:
+        a = np.dstack([a, a, a])
+    return np.dstack([a[..., :3], np.full(a.shape[:2], 255, np.uint8)]).astype(np.uint8)
+
+
 def mse(a, b):
     import numpy as np
     return float(np.mean((np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)) ** 2)) if np.size(a) else float("nan")

@@ -433,24 +433,18 @@ extension ASTCEncoder {
         return sum
     }
 
-    /// `decodedEnds`, `base` and `slope` of partition 0 from layout `c`'s (opaque) colour values.
+    /// `decodedEnds`, `base` and `slope` of partition 0 from layout `c`'s (opaque) colour values,
+    /// read back by the decoder's own rule (``ASTCEndpoints/endpoints(mode:values:e0:e1:)``:
+    /// colour-scaled, or direct with blue contraction, which the search stores).
+    /// Cost: four or six table reads.
     func setEnds(_ c: Candidate, colour: UnsafeMutablePointer<UInt8>) {
         let values = colourValue + c.rgbLevel * 256
         var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0
-        if c.scaled {
-            let s = Int32(values[Int(colour[3])])
-            for ch in 0..<3 {
-                q1[ch] = Int32(values[Int(colour[ch])])
-                q0[ch] = (q1[ch] &* s) >> 8
-            }
-        } else {
-            var first = q0, second = q1
-            for ch in 0..<3 {
-                first[ch] = Int32(values[Int(colour[2 * ch])])
-                second[ch] = Int32(values[Int(colour[2 * ch + 1])])
-            }
-            // The decoder's rule, blue contraction included (the search stores contracted ends).
-            ASTCEndpoints.rgba(first, second, e0: &q0, e1: &q1)
+        withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 6) { unquantised in
+            let count = c.scaled ? 4 : 6
+            for k in 0..<count { unquantised[k] = UInt16(values[Int(colour[k])]) }
+            guard let v = unquantised.baseAddress else { return }
+            ASTCEndpoints.endpoints(mode: c.scaled ? 6 : 8, values: v, e0: &q0, e1: &q1)
         }
         decodedEnds[0] = SIMD4<Float>(q0)
         decodedEnds[1] = SIMD4<Float>(q1)

@@ -198,7 +198,10 @@ struct BuildResumeShardTests {
     @Test func mergedShardsEqualTheSingleBuild() throws {
         let dir = TemporaryDirectory()
         func request(_ name: String, astc: Bool) -> RegionBuild.Request {
-            var request = Self.request(dir.file(name))
+            // The ASTC build stops at zoom 10 (5 tiles; its `quality` encoder at -Onone is what a
+            // debug run spends its time in): the weighed split gives the shards 3, 0 and 1 of
+            // them and the merge the fifth, so an empty shard merges too.
+            var request = Self.request(dir.file(name), maxZoom: astc ? 10 : 11)
             if astc { (request.codec, request.codecLevel) = (.astc6x6, .quality) }
             return request
         }

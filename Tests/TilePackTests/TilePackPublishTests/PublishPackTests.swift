@@ -102,29 +102,18 @@ struct PublishPackTests {
                         let got = try PNGTileDecoder().decode(bytes, width: side, height: side)
                         let want = try PNGTileDecoder().decode(
                             try #require(try master.tile(tile)), width: side, height: side)
-                        // Counted, then one expectation a tile: an expectation a pixel made this
-                        // the slowest test of a debug run.
-                        var insideDiffering: [(Int, Int)] = [], outsideOpaque: [(Int, Int)] = []
-                        for y in 0..<side {
-                            for x in 0..<side {
-                                let p = (y * side + x) * 4
-                                if mask.isOwned(x: x, y: y) {
-                                    if got[p..<p + 4] != want[p..<p + 4] { insideDiffering.append((x, y)) }
-                                } else {
-                                    outsidePixels += 1
-                                    if got[p..<p + 4] != [0, 0, 0, 0] { outsideOpaque.append((x, y)) }
-                                }
-                            }
-                        }
+                        #expect(mask.side == side)
+                        let check = MaskedTileCheck(cut: got, uncut: want, mask: mask)
+                        outsidePixels += check.outside
                         #expect(
-                            insideDiffering.isEmpty,
-                            "\(info.archive) \(tile): \(insideDiffering.count) pixels inside differ, first \(insideDiffering[0])"
+                            check.insideDiffering == 0,
+                            "\(info.archive) \(tile): pixels inside differ, first \(String(describing: check.firstInsideDiffering))"
                         )
                         #expect(
-                            outsideOpaque.isEmpty,
+                            check.outsideOpaque == 0,
                             """
-                            \(info.archive) \(tile): \(outsideOpaque.count) pixels outside the area are not transparent, \
-                            first \(outsideOpaque[0])
+                            \(info.archive) \(tile): pixels outside the area are not transparent, first \
+                            \(String(describing: check.firstOutsideOpaque))
                             """)
                         if let grid = try layer.elevation(tile) {
                             let scaled = mask.side == grid.width ? mask : mask.scaled(toSide: grid.width)

@@ -275,19 +275,10 @@ struct RegionsAccessMaskTests {
             store.access(t, archive: a) == .partial(mask, unlockedBy: policy.access(t, archive: Self.colour).offers))
         let masked = try #require(try store.pixels(t, archive: a)?.array)
         let plain = try #require(try open.pixels(t, archive: a)?.array)
-        var outside = 0, wrong = 0  // counted: an expectation a pixel is slow in a debug run
-        for y in 0..<256 {
-            for x in 0..<256 {
-                let i = (y * 256 + x) * 4
-                if mask.isOwned(x: x, y: y) {
-                    if masked[i..<i + 4] != plain[i..<i + 4] { wrong += 1 }
-                } else {
-                    if masked[i..<i + 4] != [0, 0, 0, 0] { wrong += 1 }
-                    outside += 1
-                }
-            }
-        }
-        #expect(wrong == 0, "pixels not the plain tile's inside or not transparent outside")
+        let check = MaskedTileCheck(cut: masked, uncut: plain, mask: mask)
+        #expect(check.insideDiffering == 0, "first inside differing: \(String(describing: check.firstInsideDiffering))")
+        #expect(check.outsideOpaque == 0, "first outside opaque: \(String(describing: check.firstOutsideOpaque))")
+        let outside = check.outside
         #expect(outside == mask.pixelCount - mask.ownedCount && outside > 0)
         // The raw payload is refused, named as partial (category locked), with the offers.
         #expect(throws: TileStoreError.self) { _ = try store.tile(t, archive: a) }

@@ -37,8 +37,8 @@ public enum ColorMode: String, Sendable, CaseIterable {
 public struct BuildOptions: Sendable {
     /// Lowest zoom written; nil = the highest zoom at which the region fits in ≤ 2 tiles.
     public var minZoom: Int?
-    /// Highest zoom resampled from the source; nil = the first zoom whose pixel (at the
-    /// region's centre latitude) is at or below the native resolution.
+    /// Highest zoom resampled from the source; nil = the source's native zoom
+    /// (``SourceGeoreference/nativeZoom``: the first zoom whose pixel is at or below the source's).
     public var maxZoom: Int?
     public var resampling: Resampling = .bilinear
     public var colorMode: ColorMode = .auto

@@ -4,8 +4,8 @@ import TilePackCodec
 import TilePackEncoders
 import TilePackArchive
 /// Geo's georeference as the tiler sees it. The native resolution is the true ground
-/// distance between neighbouring pixel centres (``GeoReference/groundResolution``), so the
-/// default max zoom equals ``GeoReference/nativeZoom`` for every CRS.
+/// distance between neighbouring pixel centres (``GeoReference/groundResolution``), and the
+/// default max zoom is ``GeoReference/nativeZoom`` for every CRS.
 extension GeoReference: SourceGeoreference {
     public var lonLatBounds: GeoBounds {
         lonLatBounds(pointsPerEdge: 33)

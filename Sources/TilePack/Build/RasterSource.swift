@@ -107,11 +107,24 @@ public protocol SourceGeoreference: Sendable {
     /// The source's footprint in WGS 84 degrees. `west < east`; a source crossing the
     /// antimeridian is refused by ``TilePlan``.
     var lonLatBounds: GeoBounds { get }
-    /// Ground size of one source pixel in metres (used to choose the default max zoom).
+    /// Ground size of one source pixel in metres.
     var groundResolutionMetres: Double { get }
+    /// The zoom whose tile pixels match the source's: the default max zoom. A GeoTIFF's is
+    /// ``GeoReference/nativeZoom`` (both pixels measured on the ellipsoid at its centre); the
+    /// default, for other sources, ``TilePlan/defaultMaxZoom(nativeResolutionMetres:latitude:)``
+    /// at the middle latitude of the bounds.
+    var nativeZoom: Int { get }
     /// Source pixel (fractional col,row; pixel corner convention, centre of pixel (0,0) is
     /// (0.5,0.5)) for lon/lat, nil if not projectable. Called from several threads at once.
     func sourcePixel(lon: Double, lat: Double) -> (col: Double, row: Double)?
+}
+
+extension SourceGeoreference {
+    public var nativeZoom: Int {
+        let b = lonLatBounds, edge = WebMercator.maxLatitude
+        return TilePlan.defaultMaxZoom(
+            nativeResolutionMetres: groundResolutionMetres, latitude: (max(b.south, -edge) + min(b.north, edge)) / 2)
+    }
 }
 
 /// Where finished tiles go (an adapter over the MBTiles writer). Always called from one

@@ -60,7 +60,7 @@ public struct TileBuilder: Sendable {
         try options.validate()
         return try TilePlan(
             bounds: georeference.lonLatBounds, nativeResolutionMetres: georeference.groundResolutionMetres,
-            minZoom: options.minZoom, maxZoom: options.maxZoom, maxTiles: options.maxTiles)
+            minZoom: options.minZoom, maxZoom: options.maxZoom ?? georeference.nativeZoom, maxTiles: options.maxTiles)
     }
 
     /// Runs the build. `progress` is called on this thread after each planned tile is written

@@ -61,6 +61,23 @@ import TilePackTestSupport
         #expect(plan.metadata.minZoom == plan.minZoom && plan.metadata.bounds.centerLon == 11.25)
     }
 
+    /// The builder's default max zoom is the georeference's native zoom: rio-tiler's web.tif
+    /// (EPSG:3857, z8's own pixels, 44–48° N) is built to z8, not to a 2× upsampled z9.
+    @Test func builderPlansToTheSourcesNativeZoom() throws {
+        let r = WebMercator.resolution(zoom: 8)
+        let geo = try GeoReference(
+            crs: try CRS(epsg: 3857),
+            transform: GeoTransform([-8_766_409.899970293, r, 0, 6_105_178.323193597, 0, -r]),
+            width: 1024, height: 1024)
+        let source = FunctionSource(width: 1024, height: 1024) { _, _, _ in 0 }
+        var options = BuildOptions()
+        let plan = try TileBuilder(source: source, georeference: geo, options: options, codec: RawCodec()).plan()
+        #expect(plan.maxZoom == 8 && plan.minZoom == 6)
+        options.maxZoom = 9
+        #expect(
+            try TileBuilder(source: source, georeference: geo, options: options, codec: RawCodec()).plan().maxZoom == 9)
+    }
+
     @Test func refusesBadPlans() throws {
         #expect(throws: BuildError.crossesAntimeridian(west: 170, east: -170)) {
             try TilePlan(bounds: GeoBounds(west: 170, south: 0, east: -170, north: 10), nativeResolutionMetres: 30)

@@ -76,6 +76,39 @@ struct GeoReferenceTests {
         #expect(merc.nativeZoom == 10)
     }
 
+    /// A source on a zoom's own pixel grid maps to that zoom wherever it lies: both pixels are
+    /// measured on the ellipsoid at the source's centre. Compared with resolution(z)·cos φ (a
+    /// sphere), web-mercator sources below ~55° and a geographic one at the equator came out
+    /// a hair finer than their zoom and were built one zoom deeper (2× upsampled).
+    @Test func sourceOnAZoomsGridMapsToThatZoom() throws {
+        // rio-tiler's web.tif (z8, 44–48° N), rasterio's shade.tif (z14, ~46° N), and web-mercator
+        // grids at the equator, in the south and at 60° N.
+        let mercator: [(zoom: Int, originY: Double)] = [
+            (8, 6_105_178.323193597), (14, 5_802_364.9), (10, 0), (12, -4_000_000), (6, 8_400_000),
+        ]
+        for (zoom, originY) in mercator {
+            let r = WebMercator.resolution(zoom: zoom)
+            let g = try GeoReference(
+                crs: try CRS(epsg: 3857), transform: GeoTransform([-8_766_409.9, r, 0, originY, 0, -r]),
+                width: 1024, height: 1024)
+            #expect(g.nativeZoom == zoom, "EPSG:3857 at z\(zoom)'s pixel, origin y \(originY)")
+            // A pixel 1 % finer needs the next zoom; 1 % coarser still this one.
+            let finer = try GeoReference(
+                crs: try CRS(epsg: 3857), transform: GeoTransform([0, r * 0.99, 0, originY, 0, -r * 0.99]),
+                width: 1024, height: 1024)
+            let coarser = try GeoReference(
+                crs: try CRS(epsg: 3857), transform: GeoTransform([0, r * 1.01, 0, originY, 0, -r * 1.01]),
+                width: 1024, height: 1024)
+            #expect(finer.nativeZoom == zoom + 1 && coarser.nativeZoom == zoom)
+        }
+        // rasterio's world.rgb: 512 × 256 pixels of 360/512°, centred on the equator, where
+        // z1's pixels are as long (0.703125° of longitude and of latitude).
+        let world = try GeoReference(
+            crs: try CRS(epsg: 4326), transform: GeoTransform([-180, 0.703125, 0, 90, 0, -0.703125]),
+            width: 512, height: 256)
+        #expect(world.nativeZoom == 1)
+    }
+
     @Test func batchInverseMatchesPointInverse() throws {
         let g = try utmRaster()
         let lons = [15.01, 15.05, 15.1], lats = [59.9, 59.95, 59.98]

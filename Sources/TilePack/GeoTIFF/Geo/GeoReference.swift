@@ -189,12 +189,35 @@ public struct GeoReference: Sendable {
         return min(Self.localDistance(p0, px), Self.localDistance(p0, py))
     }
 
-    /// The web-mercator zoom matching the source: the first zoom whose tile pixel on the
-    /// ground at the centre latitude, resolution(z)·cos(lat), is at or below
-    /// ``groundResolution``. Rounding toward the finer zoom keeps every source pixel (at most
-    /// 2× oversampling); gdal2tiles rounds toward the coarser one.
+    /// The web-mercator zoom matching the source: the first zoom whose tile pixel, measured
+    /// on the ground where ``groundResolution`` measures the source's (its centre) and in the
+    /// same way (``tilePixelGroundSize(zoom:at:)``), is at or below it, with a hair of
+    /// tolerance so that a source made on a zoom's own pixel grid maps to that zoom.
+    /// Rounding toward the finer zoom keeps every source pixel (at most 2× oversampling);
+    /// gdal2tiles rounds toward the coarser one.
+    /// Why not resolution(z)·cos φ: that is the pixel on a sphere, while the source's is
+    /// measured on the ellipsoid, where a web-mercator pixel is up to 0.3 % shorter north to
+    /// south below 55° of latitude. Compared that way, an EPSG:3857 source on a zoom's own
+    /// grid (rio-tiler's web.tif at z8, rasterio's shade.tif at z14) came out a hair finer
+    /// than its zoom and was built one zoom deeper: every tile 2× upsampled, 4× the tiles.
+    /// Cost: up to ``TileID/maxZoom`` + 1 measurements (two inverse projections each).
     public var nativeZoom: Int {
-        WebMercator.zoom(forGroundResolution: groundResolution, latitude: centre.lat)
+        let p = lonLat(col: Double(width) / 2, row: Double(height) / 2)
+        let ground = groundResolution * (1 + 1e-9)
+        guard ground > 0, ground.isFinite, p.lon.isFinite, p.lat.isFinite else { return TileID.maxZoom }
+        for z in 0...TileID.maxZoom where Self.tilePixelGroundSize(zoom: z, at: p) <= ground { return z }
+        return TileID.maxZoom
+    }
+
+    /// Ground size of a web-mercator tile pixel at `zoom` at a point, metres, measured as
+    /// ``groundResolution`` measures a source pixel: the finer of one pixel step east and one
+    /// south, on the WGS 84 ellipsoid (latitudes beyond web mercator's are taken at its edge).
+    static func tilePixelGroundSize(zoom: Int, at point: (lon: Double, lat: Double)) -> Double {
+        let lat = min(max(point.lat, -WebMercator.maxLatitude), WebMercator.maxLatitude)
+        let m = WebMercator.metres(lon: point.lon, lat: lat), step = WebMercator.resolution(zoom: zoom)
+        let p = (lon: point.lon, lat: lat)
+        let east = WebMercator.lonLat(x: m.x + step, y: m.y), south = WebMercator.lonLat(x: m.x, y: m.y - step)
+        return min(localDistance(p, east), localDistance(p, south))
     }
 
     /// Distance on the WGS 84 ellipsoid between two nearby points (local flat approximation,

@@ -135,18 +135,25 @@ def rss_kib(pid):
 
 
 def descendants(pid):
-    """Every descendant of a process (through /proc/PID/task/PID/children)."""
+    """Every descendant of a process, through each of its threads' /proc/PID/task/TID/children
+    (a child belongs to the thread that forked it). Reads a few files per process of the tree,
+    not all of /proc: a sampler must not take the CPU of the builds it measures."""
     out, frontier = [], [pid]
     while frontier:
         nxt = []
         for q in frontier:
             try:
-                with open(f"/proc/{q}/task/{q}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
+                tasks = os.listdir(f"/proc/{q}/task")
             except OSError:
-                kids = []
-            out += kids
-            nxt += kids
+                tasks = []
+            for t in tasks:
+                try:
+                    with open(f"/proc/{q}/task/{t}/children") as f:
+                        kids = [int(x) for x in f.read().split()]
+                except OSError:
+                    kids = []
+                out += kids
+                nxt += kids
         frontier = nxt
     return out
 

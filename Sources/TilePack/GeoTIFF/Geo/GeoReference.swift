@@ -196,10 +196,11 @@ public struct GeoReference: Sendable {
     /// Rounding toward the finer zoom keeps every source pixel (at most 2× oversampling);
     /// gdal2tiles rounds toward the coarser one.
     /// Why not resolution(z)·cos φ: that is the pixel on a sphere, while the source's is
-    /// measured on the ellipsoid, where a web-mercator pixel is up to 0.3 % shorter north to
-    /// south below 55° of latitude. Compared that way, an EPSG:3857 source on a zoom's own
-    /// grid (rio-tiler's web.tif at z8, rasterio's shade.tif at z14) came out a hair finer
-    /// than its zoom and was built one zoom deeper: every tile 2× upsampled, 4× the tiles.
+    /// measured on the ellipsoid, where a web-mercator pixel is shorter north to south than
+    /// the sphere's below ~55° of latitude (0.7 % at the equator, 0.15 % at 46°). Compared that
+    /// way, a source on a zoom's own grid (rio-tiler's web.tif, EPSG:3857 at z8; rasterio's
+    /// shade.tif at z14; world.rgb, z1's 0.703125° at the equator) came out a hair finer than
+    /// its zoom and was built one zoom deeper: every tile 2× upsampled, 4× the tiles.
     /// Cost: up to ``TileID/maxZoom`` + 1 measurements (two inverse projections each).
     public var nativeZoom: Int {
         let p = lonLat(col: Double(width) / 2, row: Double(height) / 2)

@@ -79,27 +79,32 @@ struct GeoReferenceTests {
     /// A source on a zoom's own pixel grid maps to that zoom wherever it lies: both pixels are
     /// measured on the ellipsoid at the source's centre. Compared with resolution(z)·cos φ (a
     /// sphere), web-mercator sources below ~55° and a geographic one at the equator came out
-    /// a hair finer than their zoom and were built one zoom deeper (2× upsampled).
+    /// a hair finer than their zoom and were built one zoom deeper (2× upsampled); with a
+    /// tolerance of 10⁻⁹, fine grids (z15 and deeper) still did, by their rounding alone.
     @Test func sourceOnAZoomsGridMapsToThatZoom() throws {
-        // rio-tiler's web.tif (z8, 44–48° N), rasterio's shade.tif (z14, ~46° N), and web-mercator
-        // grids at the equator, in the south and at 60° N.
-        let mercator: [(zoom: Int, originY: Double)] = [
-            (8, 6_105_178.323193597), (14, 5_802_364.9), (10, 0), (12, -4_000_000), (6, 8_400_000),
+        // (zoom, pixel, origin x, origin y, size): rio-tiler's web.tif (z8, 44–48° N); rasterio's
+        // shade.tif (9.5546285343 m, 1.4 × 10⁻¹⁰ finer than z14's, 39.6° N); XYZ-aligned grids at
+        // z18 (a New York tile's corner), z17 (Paris) and z20, of odd sizes; grids at the
+        // equator, in the south and centred at 57° N (above 55°, where the sphere's north–south
+        // pixel is the shorter, so the old rule held there).
+        let r = WebMercator.resolution
+        let grids: [(zoom: Int, pixel: Double, x: Double, y: Double, size: Int)] = [
+            (8, r(8), -8_766_409.899970293, 6_105_178.323193597, 1024),
+            (14, 9.5546285343, -11_858_134.818413004, 4_813_698.2926443005, 1024),
+            (18, r(18), -8_237_771.412350016, 4_968_253.964479886, 4096),
+            (17, r(17), 261_414.63673530146, 6_244_599.46278576, 3001),
+            (20, r(20), 1_000_003.7, -3_000_001.3, 1999),
+            (10, r(10), 0, 0, 1024), (12, r(12), 0, -4_000_000, 1024), (6, r(6), 0, 9_000_000, 1024),
         ]
-        for (zoom, originY) in mercator {
-            let r = WebMercator.resolution(zoom: zoom)
-            let g = try GeoReference(
-                crs: try CRS(epsg: 3857), transform: GeoTransform([-8_766_409.9, r, 0, originY, 0, -r]),
-                width: 1024, height: 1024)
-            #expect(g.nativeZoom == zoom, "EPSG:3857 at z\(zoom)'s pixel, origin y \(originY)")
+        for g in grids {
+            func source(_ pixel: Double) throws -> GeoReference {
+                try GeoReference(
+                    crs: try CRS(epsg: 3857), transform: GeoTransform([g.x, pixel, 0, g.y, 0, -pixel]),
+                    width: g.size, height: g.size)
+            }
+            #expect(try source(g.pixel).nativeZoom == g.zoom, "EPSG:3857 at z\(g.zoom)'s pixel, origin \(g.x), \(g.y)")
             // A pixel 1 % finer needs the next zoom; 1 % coarser still this one.
-            let finer = try GeoReference(
-                crs: try CRS(epsg: 3857), transform: GeoTransform([0, r * 0.99, 0, originY, 0, -r * 0.99]),
-                width: 1024, height: 1024)
-            let coarser = try GeoReference(
-                crs: try CRS(epsg: 3857), transform: GeoTransform([0, r * 1.01, 0, originY, 0, -r * 1.01]),
-                width: 1024, height: 1024)
-            #expect(finer.nativeZoom == zoom + 1 && coarser.nativeZoom == zoom)
+            #expect(try source(g.pixel * 0.99).nativeZoom == g.zoom + 1 && source(g.pixel * 1.01).nativeZoom == g.zoom)
         }
         // rasterio's world.rgb: 512 × 256 pixels of 360/512°, centred on the equator, where
         // z1's pixels are as long (0.703125° of longitude and of latitude).
@@ -107,6 +112,20 @@ struct GeoReferenceTests {
             crs: try CRS(epsg: 4326), transform: GeoTransform([-180, 0.703125, 0, 90, 0, -0.703125]),
             width: 512, height: 256)
         #expect(world.nativeZoom == 1)
+    }
+
+    /// A polar stereographic raster centred on the South Pole (BedMachine's grid: 500 m pixels,
+    /// ±3,333 km): its pixel at the pole is 500 m ÷ 0.9728 (EPSG:3031's scale there, true at
+    /// 71° S) = 514 m, and the zoom is chosen where web mercator reaches, at the middle latitude
+    /// of its covered bounds (−85.05° … −48.5°: −66.8°), where z7's pixel is 483 m and z8's 241 m.
+    /// Measured at the pole the flat distance in degrees gave 654 m (its longitudes 90° apart), and
+    /// the tile pixel at −85.05° (where it shrinks to 0.086 of the equator's) gave z5.
+    @Test func polarRasterGetsTheZoomOfItsMercatorPart() throws {
+        let g = try GeoReference(
+            crs: try CRS(epsg: 3031), transform: GeoTransform([-3_333_250, 500, 0, 3_333_250, 0, -500]),
+            width: 13_333, height: 13_333)
+        #expect(abs(g.groundResolution - 514.0) < 0.5)
+        #expect(g.nativeZoom == 7)
     }
 
     @Test func batchInverseMatchesPointInverse() throws {

@@ -180,39 +180,60 @@ public struct GeoReference: Sendable {
 
     /// True ground distance covered by one pixel step at the raster's centre, metres: the
     /// finer of the column and row steps, measured on the WGS 84 ellipsoid between the
-    /// lon/lat of neighbouring pixel centres. This is what the zoom choice compares against,
-    /// and it is right for every CRS (mercator sources included, whose CRS metres shrink
-    /// by cos φ on the ground).
+    /// lon/lat of neighbouring pixel centres (``pixelGroundSize(col:row:)``, as ``nativeZoom``
+    /// measures), right for every CRS (mercator sources included, whose CRS metres shrink by
+    /// cos φ on the ground).
     public var groundResolution: Double {
-        let c = Double(width) / 2, r = Double(height) / 2
+        pixelGroundSize(col: Double(width) / 2, row: Double(height) / 2)
+    }
+
+    /// The finer of one pixel step along a row and one down a column from (col, row), on the
+    /// ellipsoid (``localDistance(_:_:)``), metres.
+    func pixelGroundSize(col c: Double, row r: Double) -> Double {
         let p0 = lonLat(col: c, row: r), px = lonLat(col: c + 1, row: r), py = lonLat(col: c, row: r + 1)
         return min(Self.localDistance(p0, px), Self.localDistance(p0, py))
     }
 
     /// The web-mercator zoom matching the source: the first zoom whose tile pixel, measured
-    /// on the ground where ``groundResolution`` measures the source's (its centre) and in the
-    /// same way (``tilePixelGroundSize(zoom:at:)``), is at or below it, with a hair of
-    /// tolerance so that a source made on a zoom's own pixel grid maps to that zoom.
-    /// Rounding toward the finer zoom keeps every source pixel (at most 2× oversampling);
-    /// gdal2tiles rounds toward the coarser one.
+    /// on the ground where the source's pixel is measured and in the same way
+    /// (``pixelGroundSize(col:row:)`` against ``tilePixelGroundSize(zoom:at:)``), is at or below
+    /// it, with a tolerance of 10⁻⁵ so that a source made on a zoom's own pixel grid maps to
+    /// that zoom. Rounding toward the finer zoom keeps every source pixel (to within the 0.7 %
+    /// by which a web-mercator pixel's two sides differ on the ellipsoid: at most 2×
+    /// oversampling); gdal2tiles rounds toward the coarser one.
+    /// Where: the raster's centre; when web mercator does not reach it (a polar raster centred
+    /// beyond ±85.05°, where its tile pixels shrink toward nothing), the point on the centre's
+    /// meridian at the middle latitude of the bounds web mercator covers.
     /// Why not resolution(z)·cos φ: that is the pixel on a sphere, while the source's is
     /// measured on the ellipsoid, where a web-mercator pixel is shorter north to south than
     /// the sphere's below ~55° of latitude (0.7 % at the equator, 0.15 % at 46°). Compared that
     /// way, a source on a zoom's own grid (rio-tiler's web.tif, EPSG:3857 at z8; rasterio's
     /// shade.tif at z14; world.rgb, z1's 0.703125° at the equator) came out a hair finer than
     /// its zoom and was built one zoom deeper: every tile 2× upsampled, 4× the tiles.
-    /// Cost: up to ``TileID/maxZoom`` + 1 measurements (two inverse projections each).
+    /// Why 10⁻⁵: the two measurements of a grid-aligned source reach the same two points by
+    /// different inverse projections, whose rounding is ~10⁻⁹ m, relatively ~10⁻⁸ of a z20
+    /// pixel and up to ~3 × 10⁻⁶ at z23; a real 10 ppm difference in resolution is invisible.
+    /// Cost: up to ``TileID/maxZoom`` + 1 measurements (two inverse projections each); a polar
+    /// raster adds its outline's inverse projections (``lonLatBounds(pointsPerEdge:)``).
     public var nativeZoom: Int {
-        let p = lonLat(col: Double(width) / 2, row: Double(height) / 2)
-        let ground = groundResolution * (1 + 1e-9)
+        var (c, r) = (Double(width) / 2, Double(height) / 2)
+        var p = lonLat(col: c, row: r)
+        let edge = WebMercator.maxLatitude
+        if p.lon.isFinite, p.lat.isFinite, abs(p.lat) > edge {
+            let b = lonLatBounds()
+            let q = pixel(lon: p.lon, lat: (max(b.south, -edge) + min(b.north, edge)) / 2)
+            (c, r) = (q.col, q.row)
+            p = lonLat(col: c, row: r)
+        }
+        let ground = pixelGroundSize(col: c, row: r) * (1 + 1e-5)
         guard ground > 0, ground.isFinite, p.lon.isFinite, p.lat.isFinite else { return TileID.maxZoom }
         for z in 0...TileID.maxZoom where Self.tilePixelGroundSize(zoom: z, at: p) <= ground { return z }
         return TileID.maxZoom
     }
 
     /// Ground size of a web-mercator tile pixel at `zoom` at a point, metres, measured as
-    /// ``groundResolution`` measures a source pixel: the finer of one pixel step east and one
-    /// south, on the WGS 84 ellipsoid (latitudes beyond web mercator's are taken at its edge).
+    /// ``pixelGroundSize(col:row:)`` measures a source pixel: the finer of one pixel step east and
+    /// one south, on the WGS 84 ellipsoid (latitudes beyond web mercator's are taken at its edge).
     static func tilePixelGroundSize(zoom: Int, at point: (lon: Double, lat: Double)) -> Double {
         let lat = min(max(point.lat, -WebMercator.maxLatitude), WebMercator.maxLatitude)
         let m = WebMercator.metres(lon: point.lon, lat: lat), step = WebMercator.resolution(zoom: zoom)
@@ -221,16 +242,17 @@ public struct GeoReference: Sendable {
         return min(localDistance(p, east), localDistance(p, south))
     }
 
-    /// Distance on the WGS 84 ellipsoid between two nearby points (local flat approximation,
-    /// relative error ~ (distance / R)², negligible at pixel scale).
+    /// Distance between two nearby points (degrees) on the WGS 84 ellipsoid, metres: the
+    /// straight chord between their geocentric positions, which differs from the geodesic by
+    /// (d / R)² / 24 of itself (10⁻¹² for 10 km). Unlike a flat approximation in degrees it
+    /// holds at a pole, where a point's longitude is arbitrary (a polar stereographic raster's
+    /// centre pixel is at −90° on its central meridian, its neighbours 90° of longitude away).
     static func localDistance(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double)) -> Double {
-        let lat = (a.lat + b.lat) / 2 * .pi / 180
-        var dlon = b.lon - a.lon
-        dlon -= 360 * (dlon / 360).rounded()
-        let el = Ellipsoid.wgs84
-        let dn = (b.lat - a.lat) * .pi / 180 * el.meridionalRadius(latitudeRadians: lat)
-        let de = dlon * .pi / 180 * el.primeVerticalRadius(latitudeRadians: lat) * cos(lat)
-        return (dn * dn + de * de).squareRoot()
+        let el = Ellipsoid.wgs84, radians = Double.pi / 180
+        let p = Geocentric.fromGeodetic(lon: a.lon * radians, lat: a.lat * radians, on: el)
+        let q = Geocentric.fromGeodetic(lon: b.lon * radians, lat: b.lat * radians, on: el)
+        let (dx, dy, dz) = (p.x - q.x, p.y - q.y, p.z - q.z)
+        return (dx * dx + dy * dy + dz * dz).squareRoot()
     }
 
     // MARK: Batch inverse for the tiler

@@ -222,8 +222,9 @@ public struct GeoReference: Sendable {
         if p.lon.isFinite, p.lat.isFinite, abs(p.lat) > edge {
             let b = lonLatBounds()
             let q = pixel(lon: p.lon, lat: (max(b.south, -edge) + min(b.north, edge)) / 2)
-            (c, r) = (q.col, q.row)
-            p = lonLat(col: c, row: r)
+            let there = lonLat(col: q.col, row: q.row)
+            // Where the CRS cannot place that point, the centre it is.
+            if there.lon.isFinite, there.lat.isFinite { (c, r, p) = (q.col, q.row, there) }
         }
         let ground = pixelGroundSize(col: c, row: r) * (1 + 1e-5)
         guard ground > 0, ground.isFinite, p.lon.isFinite, p.lat.isFinite else { return TileID.maxZoom }

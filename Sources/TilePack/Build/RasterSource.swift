@@ -111,8 +111,7 @@ public protocol SourceGeoreference: Sendable {
     var groundResolutionMetres: Double { get }
     /// The zoom whose tile pixels match the source's: the default max zoom. A GeoTIFF's is
     /// ``GeoReference/nativeZoom`` (both pixels measured on the ellipsoid at its centre); the
-    /// default, for other sources, ``TilePlan/defaultMaxZoom(nativeResolutionMetres:latitude:)``
-    /// at the middle latitude of the bounds.
+    /// default, for other sources, ``TilePlan/defaultMaxZoom(nativeResolutionMetres:bounds:)``.
     var nativeZoom: Int { get }
     /// Source pixel (fractional col,row; pixel corner convention, centre of pixel (0,0) is
     /// (0.5,0.5)) for lon/lat, nil if not projectable. Called from several threads at once.
@@ -121,9 +120,7 @@ public protocol SourceGeoreference: Sendable {
 
 extension SourceGeoreference {
     public var nativeZoom: Int {
-        let b = lonLatBounds, edge = WebMercator.maxLatitude
-        return TilePlan.defaultMaxZoom(
-            nativeResolutionMetres: groundResolutionMetres, latitude: (max(b.south, -edge) + min(b.north, edge)) / 2)
+        TilePlan.defaultMaxZoom(nativeResolutionMetres: groundResolutionMetres, bounds: lonLatBounds)
     }
 }
 

@@ -63,11 +63,7 @@ public struct TilePlan: Sendable {
             throw BuildError.invalidZooms(
                 minZoom: z, maxZoom: maxZoom ?? z, reason: "min zoom must be 0–\(TileID.maxZoom)")
         }
-        let maxZ =
-            maxZoom
-            ?? Self.defaultMaxZoom(
-                nativeResolutionMetres: nativeResolutionMetres,
-                latitude: (south + north) / 2)
+        let maxZ = maxZoom ?? Self.defaultMaxZoom(nativeResolutionMetres: nativeResolutionMetres, bounds: clamped)
         let minZ = minZoom ?? min(maxZ, Self.defaultMinZoom(clamped))
         guard minZ <= maxZ else {
             throw BuildError.invalidZooms(minZoom: minZ, maxZoom: maxZ, reason: "min zoom is above max zoom")
@@ -96,6 +92,14 @@ public struct TilePlan: Sendable {
     public static func defaultMaxZoom(nativeResolutionMetres: Double, latitude: Double) -> Int {
         // A hair of tolerance so a source made at exactly a zoom's resolution maps to it.
         WebMercator.zoom(forGroundResolution: nativeResolutionMetres * (1 + 1e-9), latitude: latitude)
+    }
+
+    /// ``defaultMaxZoom(nativeResolutionMetres:latitude:)`` at the middle latitude of `bounds`
+    /// within web mercator's ±85.05°: a plan's default without a max zoom, and
+    /// ``SourceGeoreference/nativeZoom``'s for sources that do not measure their own.
+    public static func defaultMaxZoom(nativeResolutionMetres: Double, bounds: GeoBounds) -> Int {
+        let south = max(bounds.south, -WebMercator.maxLatitude), north = min(bounds.north, WebMercator.maxLatitude)
+        return defaultMaxZoom(nativeResolutionMetres: nativeResolutionMetres, latitude: (south + north) / 2)
     }
 
     /// The highest zoom at which the region fits in one or two tiles.

@@ -5,6 +5,34 @@ struct BilinearWindow {
     let x0: Int, y0: Int, width: Int, height: Int, bands: Int
     let samples: UnsafeBufferPointer<Float>
     let valid: UnsafeBufferPointer<UInt8>
+    /// Every pixel valid and every sample finite (a source without nodata, NaN or ±∞, as most
+    /// are): then an interior pixel of ``Resampler/bilinearSeparable(_:columns:rows:into:valid:)``
+    /// needs no validity read and no zero-weight test.
+    let plain: Bool
+
+    /// `plain`: whether ``isPlain(samples:valid:count:bands:)`` holds for these buffers, which
+    /// the caller's own pass over the window knows (debug builds check it).
+    init(
+        x0: Int, y0: Int, width: Int, height: Int, bands: Int, samples: UnsafeBufferPointer<Float>,
+        valid: UnsafeBufferPointer<UInt8>, plain: Bool
+    ) {
+        (self.x0, self.y0, self.width, self.height, self.bands) = (x0, y0, width, height, bands)
+        (self.samples, self.valid, self.plain) = (samples, valid, plain)
+        assert(
+            !plain || Self.isPlain(samples: samples, valid: valid, count: width * height, bands: bands),
+            "a plain bilinear window has an invalid pixel or a sample that is not finite")
+    }
+
+    /// Whether the first `count` pixels of `valid` are all 1 and their samples all finite.
+    /// Cost: one pass over the samples.
+    static func isPlain(
+        samples: UnsafeBufferPointer<Float>, valid: UnsafeBufferPointer<UInt8>, count: Int, bands: Int
+    ) -> Bool {
+        guard samples.count >= count * bands, valid.count >= count else { return false }
+        for p in 0..<count where valid[p] == 0 { return false }
+        for i in 0..<(count * bands) where !samples[i].isFinite { return false }
+        return true
+    }
 }
 
 extension Resampler {
@@ -111,6 +139,146 @@ extension Resampler {
         return any
     }
 
+    /// ``bilinearGrid(_:cols:rows:into:valid:)`` for a separable mapping: pixel (i, j) of the
+    /// `columns.count` × `rows.count` grid at source column `columns[i]` and row `rows[j]`
+    /// (``ResampleWorkspace/separable``), with that kernel's bits on the expanded arrays.
+    /// What a column or a row decides (its tap, fraction, one minus the fraction, whether it is
+    /// interior) is worked out once for it, not at each pixel; in a ``BilinearWindow/plain``
+    /// window an interior pixel reads no validity and tests no weight (a zero weight adds
+    /// 0 · x = ±0 to a sum that starts at +0 and is never −0, so it changes nothing for finite
+    /// x; and its first weight, (1 − tx)(1 − ty) with tx, ty < 1, is above 0). Other pixels
+    /// take the general kernel, as there.
+    /// - Cost: O(pixels · bands) and O(width + height) of set-up, no per-pixel coordinates;
+    ///   one temporary allocation of a tap per column (on the stack for tiles).
+    static func bilinearSeparable(
+        _ window: BilinearWindow, columns: UnsafeBufferPointer<Double>, rows: UnsafeBufferPointer<Double>,
+        into out: UnsafeMutableBufferPointer<Float>, valid: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        let n = columns.count * rows.count, bands = window.bands
+        precondition(
+            valid.count >= n && out.count >= n * bands
+                && window.samples.count >= window.width * window.height * bands
+                && window.valid.count >= window.width * window.height,
+            "bilinear buffers do not match the grid and window")
+        switch bands {
+        case 1:
+            return bilinearSeparable(window, lanes: OneBand.self, columns: columns, rows: rows, into: out, valid: valid)
+        case 3:
+            return bilinearSeparable(
+                window, lanes: ThreeBands.self, columns: columns, rows: rows, into: out, valid: valid)
+        case 4:
+            return bilinearSeparable(
+                window, lanes: FourBands.self, columns: columns, rows: rows, into: out, valid: valid)
+        default:
+            var any = false
+            for j in 0..<rows.count {
+                for i in 0..<columns.count
+                where bilinearSample(columns[i], rows[j], window, into: out, at: j * columns.count + i) {
+                    valid[j * columns.count + i] = 1
+                    any = true
+                }
+            }
+            return any
+        }
+    }
+
+    /// A column's share of ``bilinearSeparable(_:columns:rows:into:valid:)``: its left tap in
+    /// the window (-1 where not interior), fraction tx, 1 − tx, and nearest window column.
+    private struct ColumnTap {
+        var left: Int, tx: Double, rest: Double, nearest: Int
+    }
+
+    /// ``bilinearSeparable(_:columns:rows:into:valid:)`` for `Lanes.count` (= bands, 1, 3 or 4),
+    /// specialised per count (see ``BilinearLanes``).
+    private static func bilinearSeparable<Lanes: BilinearLanes>(
+        _ window: BilinearWindow, lanes _: Lanes.Type, columns: UnsafeBufferPointer<Double>,
+        rows: UnsafeBufferPointer<Double>, into out: UnsafeMutableBufferPointer<Float>,
+        valid: UnsafeMutableBufferPointer<UInt8>
+    ) -> Bool {
+        let lanes = Lanes.count, w = columns.count
+        let ww = window.width, wh = window.height, x0 = window.x0, y0 = window.y0
+        let win = window.samples, wv = window.valid, plain = window.plain
+        let lastU = Double(ww - 1), lastV = Double(wh - 1), dx0 = Double(x0), dy0 = Double(y0)
+        @inline(__always) func load(_ p: Int) -> SIMD4<Double> {
+            let i = p * lanes
+            switch lanes {
+            case 1: return SIMD4(Double(win[i]), 0, 0, 0)
+            case 3: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), 0)
+            default: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), Double(win[i + 3]))
+            }
+        }
+        return withUnsafeTemporaryAllocation(of: ColumnTap.self, capacity: w) { taps in
+            // As ``bilinearGrid``: u is the position among pixel centres; interior when both taps
+            // are in the window (false for NaN), where Int(u) and Int(c) are floors.
+            for i in 0..<w {
+                let c = columns[i], u = c - 0.5 - dx0
+                if u >= 0, u < lastU {
+                    let ci = Int(u), tx = u - Double(ci)
+                    taps[i] = ColumnTap(left: ci, tx: tx, rest: 1 - tx, nearest: Int(c) - x0)
+                } else {
+                    taps[i] = ColumnTap(left: -1, tx: 0, rest: 0, nearest: 0)
+                }
+            }
+            var any = false
+            for j in 0..<rows.count {
+                let r = rows[j], v = r - 0.5 - dy0, rowStart = j * w
+                guard v >= 0, v < lastV else {
+                    for i in 0..<w where bilinearSample(columns[i], r, window, into: out, at: rowStart + i) {
+                        valid[rowStart + i] = 1
+                        any = true
+                    }
+                    continue
+                }
+                let ri = Int(v), ty = v - Double(ri), restY = 1 - ty, nr = Int(r) - y0
+                for i in 0..<w {
+                    let k = rowStart + i, t = taps[i]
+                    if t.left >= 0 {
+                        let p = ri * ww + t.left
+                        let w0 = t.rest * restY, w1 = t.tx * restY, w2 = t.rest * ty, w3 = t.tx * ty
+                        let sum = w0 + w1 + w2 + w3
+                        var acc = SIMD4<Double>()
+                        if plain {
+                            guard sum > 0 else { continue }
+                            acc += w0 * load(p)
+                            acc += w1 * load(p + 1)
+                            acc += w2 * load(p + ww)
+                            acc += w3 * load(p + ww + 1)
+                        } else if t.nearest >= 0, nr >= 0, t.nearest < ww, nr < wh, wv[nr * ww + t.nearest] != 0,
+                            wv[p] != 0, wv[p + 1] != 0, wv[p + ww] != 0, wv[p + ww + 1] != 0
+                        {
+                            guard sum > 0 else { continue }
+                            // Zero weights are skipped, not multiplied: 0 · ∞ would be NaN.
+                            if w0 > 0 { acc += w0 * load(p) }
+                            if w1 > 0 { acc += w1 * load(p + 1) }
+                            if w2 > 0 { acc += w2 * load(p + ww) }
+                            if w3 > 0 { acc += w3 * load(p + ww + 1) }
+                        } else {
+                            if bilinearSample(columns[i], r, window, into: out, at: k) {
+                                valid[k] = 1
+                                any = true
+                            }
+                            continue
+                        }
+                        let inv = 1 / sum
+                        let o = k * lanes
+                        out[o] = Float(acc[0] * inv)
+                        if lanes >= 3 {
+                            out[o + 1] = Float(acc[1] * inv)
+                            out[o + 2] = Float(acc[2] * inv)
+                        }
+                        if lanes == 4 { out[o + 3] = Float(acc[3] * inv) }
+                        valid[k] = 1
+                        any = true
+                    } else if bilinearSample(columns[i], r, window, into: out, at: k) {
+                        valid[k] = 1
+                        any = true
+                    }
+                }
+            }
+            return any
+        }
+    }
+
     /// The general bilinear kernel at one pixel centre (`c`, `r` in source pixels): the four
     /// nearest source pixel centres weighted by distance, invalid or outside ones dropped and
     /// the rest renormalised; false (nothing written) where the nearest source pixel is
@@ -157,3 +325,10 @@ extension Resampler {
         return true
     }
 }
+
+/// A band count the bilinear kernels are specialised for: a type, so that each count gets its
+/// own loop with the band loop unrolled into SIMD lanes.
+protocol BilinearLanes { static var count: Int { get } }
+enum OneBand: BilinearLanes { static var count: Int { 1 } }
+enum ThreeBands: BilinearLanes { static var count: Int { 3 } }
+enum FourBands: BilinearLanes { static var count: Int { 4 } }

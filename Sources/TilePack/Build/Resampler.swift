@@ -13,9 +13,25 @@ import Darwin
 /// source returns. Unchecked Sendable: the pipeline hands each workspace to one thread at a
 /// time (worker w of a phase owns workspace w).
 final class ResampleWorkspace: @unchecked Sendable {
-    /// Source pixel coordinates per grid pixel, row-major; NaN where not projectable.
-    var cols: [Double] = []
-    var rows: [Double] = []
+    /// Source pixel coordinates per grid pixel, row-major; NaN where not projectable. After a
+    /// separable mapping (``separable``) they are made from ``columnOf``/``rowOf`` on the first
+    /// read, so a bilinear resample, which reads only those, never writes a value per pixel.
+    /// Cost: O(pixels) on that first read, else an array copy-on-write reference.
+    var cols: [Double] { expandSeparable(); return pixelCols }
+    var rows: [Double] { expandSeparable(); return pixelRows }
+    /// What `cols`/`rows` read: the mapper's per-pixel output, stale after a separable mapping
+    /// until they are read.
+    var pixelCols: [Double] = []
+    var pixelRows: [Double] = []
+    /// Whether the last mapping was separable: each pixel's source column a function of its
+    /// grid column alone (``columnOf``, one a grid column) and its source row of its grid row
+    /// alone (``rowOf``), the same values ``CoordinateMapper`` would give per pixel. A source in
+    /// web mercator or in longitude and latitude, its pixel grid along their axes, maps so.
+    private(set) var separable = false
+    var columnOf: [Double] = []
+    var rowOf: [Double] = []
+    /// `pixelCols`/`pixelRows` hold the last mapping.
+    private var expanded = true
     var lons: [Double] = []
     var lats: [Double] = []
     /// Resampled samples (grid pixel-interleaved, `bands` per pixel) and 1/0 validity.
@@ -31,6 +47,31 @@ final class ResampleWorkspace: @unchecked Sendable {
     var layered: LayeredWorkspace?
 
     init() {}
+
+    /// Records how the mapper left the coordinates: per pixel (`separable` false), or in
+    /// ``columnOf``/``rowOf`` only.
+    func mapped(separable: Bool) {
+        self.separable = separable
+        expanded = !separable
+    }
+
+    /// Fills `pixelCols`/`pixelRows` from ``columnOf``/``rowOf`` after a separable mapping.
+    /// Cost: O(pixels), once a mapping.
+    private func expandSeparable() {
+        guard !expanded else { return }
+        expanded = true
+        let w = columnOf.count, h = rowOf.count
+        if pixelCols.count != w * h {
+            pixelCols = [Double](repeating: .nan, count: w * h)
+            pixelRows = [Double](repeating: .nan, count: w * h)
+        }
+        for j in 0..<h {
+            for i in 0..<w {
+                pixelCols[j * w + i] = columnOf[i]
+                pixelRows[j * w + i] = rowOf[j]
+            }
+        }
+    }
 }
 
 /// Maps output pixel centres to source pixels the way GDAL's approximate transformer does:
@@ -46,11 +87,19 @@ struct CoordinateMapper: Sendable {
     /// 0 computes every pixel exactly.
     let maxError: Double
 
-    func map(_ grid: MapFrame, into ws: ResampleWorkspace) {
+    /// Maps `grid`'s pixel centres into `ws`: per pixel (`pixelCols`/`pixelRows`), or, when
+    /// `separable` allows it and the mapping is separable, into `columnOf`/`rowOf` alone
+    /// (``ResampleWorkspace/separable``): every node of the grid below has its column's source
+    /// column and its row's source row exactly, and every cell interpolates (no exact cell), so
+    /// each pixel's interpolated coordinates are its column's and its row's (the other node
+    /// pair's difference is 0); those are computed once a column and once a row.
+    /// Cost: as the type says; a separable mapping writes O(width + height) values, not O(pixels).
+    func map(_ grid: MapFrame, into ws: ResampleWorkspace, separable: Bool = false) {
         let w = grid.width, h = grid.height, n = w * h
-        if ws.cols.count != n {
-            ws.cols = [Double](repeating: .nan, count: n)
-            ws.rows = [Double](repeating: .nan, count: n)
+        ws.mapped(separable: false)
+        if ws.pixelCols.count != n {
+            ws.pixelCols = [Double](repeating: .nan, count: n)
+            ws.pixelRows = [Double](repeating: .nan, count: n)
         }
         ws.lons = (0..<w).map { grid.lon(column: $0) }
         ws.lats = (0..<h).map { grid.lat(row: $0) }
@@ -63,8 +112,8 @@ struct CoordinateMapper: Sendable {
             }
             return (.nan, .nan)
         }
-        ws.cols.withUnsafeMutableBufferPointer { cols in
-            ws.rows.withUnsafeMutableBufferPointer { rows in
+        ws.pixelCols.withUnsafeMutableBufferPointer { cols in
+            ws.pixelRows.withUnsafeMutableBufferPointer { rows in
                 func exactRange(_ x0: Int, _ x1: Int, _ y0: Int, _ y1: Int) {
                     for j in y0...y1 {
                         for i in x0...x1 {
@@ -87,30 +136,45 @@ struct CoordinateMapper: Sendable {
                 var node = [(Double, Double)]()
                 node.reserveCapacity(xs.count * ys.count)
                 for y in ys { for x in xs { node.append(exact(x, y)) } }
-                let nx = xs.count
-                for ky in 0..<(ys.count - 1) {
+                let nx = xs.count, ny = ys.count
+                /// Whether cell (kx, ky) may be interpolated: its nodes projectable, and its
+                /// centre and edge midpoints within `maxError` of the interpolation (a
+                /// saddle-shaped error, x² − y² as curved projections have, cancels at the
+                /// centre but not on the edges).
+                func interpolates(_ kx: Int, _ ky: Int) -> Bool {
+                    let x0 = xs[kx], x1 = xs[kx + 1], y0 = ys[ky], y1 = ys[ky + 1]
+                    let a = node[ky * nx + kx], b = node[ky * nx + kx + 1]
+                    let c = node[(ky + 1) * nx + kx], d = node[(ky + 1) * nx + kx + 1]
+                    guard !(a.0.isNaN || b.0.isNaN || c.0.isNaN || d.0.isNaN) else { return false }
+                    let fx = 1 / Double(x1 - x0), fy = 1 / Double(y1 - y0)
+                    let ci = (x0 + x1) / 2, cj = (y0 + y1) / 2
+                    for (pi, pj) in [(ci, cj), (ci, y0), (ci, y1), (x0, cj), (x1, cj)] {
+                        let e = exact(pi, pj)
+                        let tx = Double(pi - x0) * fx, ty = Double(pj - y0) * fy
+                        let ic = (a.0 * (1 - tx) + b.0 * tx) * (1 - ty) + (c.0 * (1 - tx) + d.0 * tx) * ty
+                        let ir = (a.1 * (1 - tx) + b.1 * tx) * (1 - ty) + (c.1 * (1 - tx) + d.1 * tx) * ty
+                        guard !e.0.isNaN && abs(e.0 - ic) <= maxError && abs(e.1 - ir) <= maxError else { return false }
+                    }
+                    return true
+                }
+                if separable && Self.separates(node, nx: nx, ny: ny) {
+                    var all = true
+                    for ky in 0..<(ny - 1) { for kx in 0..<(nx - 1) where all { all = interpolates(kx, ky) } }
+                    if all {
+                        Self.fillSeparable(node, xs: xs, ys: ys, into: ws)
+                        return
+                    }
+                }
+                for ky in 0..<(ny - 1) {
                     let y0 = ys[ky], y1 = ys[ky + 1]
-                    let yEnd = ky == ys.count - 2 ? y1 : y1 - 1
+                    let yEnd = ky == ny - 2 ? y1 : y1 - 1
                     for kx in 0..<(nx - 1) {
                         let x0 = xs[kx], x1 = xs[kx + 1]
                         let xEnd = kx == nx - 2 ? x1 : x1 - 1
                         let a = node[ky * nx + kx], b = node[ky * nx + kx + 1]
                         let c = node[(ky + 1) * nx + kx], d = node[(ky + 1) * nx + kx + 1]
                         let fx = 1 / Double(x1 - x0), fy = 1 / Double(y1 - y0)
-                        var ok = !(a.0.isNaN || b.0.isNaN || c.0.isNaN || d.0.isNaN)
-                        if ok {
-                            // Centre and edge midpoints: a saddle-shaped error (x² − y², as
-                            // curved projections have) cancels at the centre but not on edges.
-                            let ci = (x0 + x1) / 2, cj = (y0 + y1) / 2
-                            for (pi, pj) in [(ci, cj), (ci, y0), (ci, y1), (x0, cj), (x1, cj)] where ok {
-                                let e = exact(pi, pj)
-                                let tx = Double(pi - x0) * fx, ty = Double(pj - y0) * fy
-                                let ic = (a.0 * (1 - tx) + b.0 * tx) * (1 - ty) + (c.0 * (1 - tx) + d.0 * tx) * ty
-                                let ir = (a.1 * (1 - tx) + b.1 * tx) * (1 - ty) + (c.1 * (1 - tx) + d.1 * tx) * ty
-                                ok = !e.0.isNaN && abs(e.0 - ic) <= maxError && abs(e.1 - ir) <= maxError
-                            }
-                        }
-                        if !ok {
+                        if !interpolates(kx, ky) {
                             ws.exactCells += 1
                             exactRange(x0, xEnd, y0, yEnd)
                             continue
@@ -132,6 +196,50 @@ struct CoordinateMapper: Sendable {
     }
 }
 
+extension CoordinateMapper {
+    /// Whether every node (`nx` × `ny`, row-major) has the source column of the nodes above it
+    /// and the source row of the nodes beside it, exactly (an unprojectable node: no).
+    /// Cost: one pass over the nodes.
+    fileprivate static func separates(_ node: [(Double, Double)], nx: Int, ny: Int) -> Bool {
+        for ky in 0..<ny {
+            for kx in 0..<nx where node[ky * nx + kx].0 != node[kx].0 || node[ky * nx + kx].1 != node[ky * nx].1 {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// `ws.columnOf`/`ws.rowOf` of a separable node grid (``separates(_:nx:ny:)``, every cell
+    /// interpolated): the per-pixel interpolation of ``map(_:into:separable:)`` on the first row
+    /// and column of cells, which is every row's and column's (the node pair along the other
+    /// axis differs by 0, which adds +0 there as here).
+    /// Cost: O(width + height).
+    fileprivate static func fillSeparable(_ node: [(Double, Double)], xs: [Int], ys: [Int], into ws: ResampleWorkspace)
+    {
+        let nx = xs.count, w = (xs.last ?? 0) + 1, h = (ys.last ?? 0) + 1
+        if ws.columnOf.count != w { ws.columnOf = [Double](repeating: .nan, count: w) }
+        if ws.rowOf.count != h { ws.rowOf = [Double](repeating: .nan, count: h) }
+        for kx in 0..<(nx - 1) {
+            let x0 = xs[kx], x1 = xs[kx + 1], xEnd = kx == nx - 2 ? x1 : x1 - 1
+            let a = node[kx], b = node[kx + 1], c = node[nx + kx], d = node[nx + kx + 1]
+            let fx = 1 / Double(x1 - x0), ty = 0.0
+            let lc = a.0 + (c.0 - a.0) * ty, rc = b.0 + (d.0 - b.0) * ty
+            for i in x0...xEnd { ws.columnOf[i] = lc + (rc - lc) * (Double(i - x0) * fx) }
+        }
+        for ky in 0..<(ys.count - 1) {
+            let y0 = ys[ky], y1 = ys[ky + 1], yEnd = ky == ys.count - 2 ? y1 : y1 - 1
+            let a = node[ky * nx], b = node[ky * nx + 1], c = node[(ky + 1) * nx], d = node[(ky + 1) * nx + 1]
+            let fy = 1 / Double(y1 - y0), tx = 0.0
+            for j in y0...yEnd {
+                let ty = Double(j - y0) * fy
+                let lr = a.1 + (c.1 - a.1) * ty, rr = b.1 + (d.1 - b.1) * ty
+                ws.rowOf[j] = lr + (rr - lr) * tx
+            }
+        }
+        ws.mapped(separable: true)
+    }
+}
+
 /// Resamples a source onto a ``MapFrame``: maps pixel centres with ``CoordinateMapper``,
 /// reads the one source window they need (plus a 1–2 pixel margin) and samples it.
 ///
@@ -149,7 +257,7 @@ struct Resampler: Sendable {
     /// Fills `ws.values`/`ws.valid` for `grid`; returns whether any pixel is valid.
     /// `tile` names the tile in errors.
     func resample(_ grid: MapFrame, tile: TileID, into ws: ResampleWorkspace) throws -> Bool {
-        mapper.map(grid, into: ws)
+        mapper.map(grid, into: ws, separable: method == .bilinear)
         let bands = source.bands, n = grid.width * grid.height
         if ws.values.count != n * bands { ws.values = [Float](repeating: 0, count: n * bands) }
         if ws.valid.count != n { ws.valid = [UInt8](repeating: 0, count: n) }
@@ -161,7 +269,7 @@ struct Resampler: Sendable {
             for j in 0..<grid.height {
                 for i in 0..<grid.width {
                     let k = j * grid.width + i
-                    let c = ws.cols[k], r = ws.rows[k]
+                    let c = ws.pixelCols[k], r = ws.pixelRows[k]
                     if c.isNaN { continue }
                     let (hx, hy) = footprint(i, j, grid.width, grid.height, ws)
                     minC = min(minC, c - hx); maxC = max(maxC, c + hx)
@@ -169,16 +277,15 @@ struct Resampler: Sendable {
                 }
             }
         } else {
-            ws.cols.withUnsafeBufferPointer { cols in
-                ws.rows.withUnsafeBufferPointer { rows in
-                    for k in 0..<n {
-                        // Selects, not a `continue` on NaN (unmapped: c and r both NaN, and every
-                        // comparison with NaN false keeps the extremes): the loop has no branch.
-                        let c = cols[k], r = rows[k]
-                        minC = c < minC ? c : minC; maxC = c > maxC ? c : maxC
-                        minR = r < minR ? r : minR; maxR = r > maxR ? r : maxR
-                    }
-                }
+            // Selects, not a `continue` on NaN (unmapped: c and r both NaN, and every comparison
+            // with NaN false keeps the extremes): the loops have no branch. A separable mapping
+            // has the same values a column and a row at a time.
+            let (cs, rs) = ws.separable ? (ws.columnOf, ws.rowOf) : (ws.pixelCols, ws.pixelRows)
+            cs.withUnsafeBufferPointer { cols in
+                for c in cols { minC = c < minC ? c : minC; maxC = c > maxC ? c : maxC }
+            }
+            rs.withUnsafeBufferPointer { rows in
+                for r in rows { minR = r < minR ? r : minR; maxR = r > maxR ? r : maxR }
             }
             minC -= 0.5; maxC += 0.5; minR -= 0.5; maxR += 0.5
         }
@@ -197,18 +304,24 @@ struct Resampler: Sendable {
             throw BuildError.sourceReadMismatch(expected: ww * wh * bands, got: window.count)
         }
         ws.lastWindow = (x0, y0, ww, wh)
-        markValid(window, count: ww * wh, into: ws)
+        let plain = markValid(window, count: ww * wh, into: ws)
 
         if method == .bilinear {
+            let separable = ws.separable
+            let (cs, rs) = separable ? (ws.columnOf, ws.rowOf) : (ws.pixelCols, ws.pixelRows)
             return window.withUnsafeBufferPointer { win in
                 ws.windowValid.withUnsafeBufferPointer { wv in
                     ws.values.withUnsafeMutableBufferPointer { out in
                         ws.valid.withUnsafeMutableBufferPointer { valid in
-                            ws.cols.withUnsafeBufferPointer { cols in
-                                ws.rows.withUnsafeBufferPointer { rows in
+                            cs.withUnsafeBufferPointer { cols in
+                                rs.withUnsafeBufferPointer { rows in
                                     let window = BilinearWindow(
-                                        x0: x0, y0: y0, width: ww, height: wh, bands: bands, samples: win, valid: wv)
-                                    return Self.bilinearGrid(window, cols: cols, rows: rows, into: out, valid: valid)
+                                        x0: x0, y0: y0, width: ww, height: wh, bands: bands, samples: win, valid: wv,
+                                        plain: plain)
+                                    return separable
+                                        ? Self.bilinearSeparable(
+                                            window, columns: cols, rows: rows, into: out, valid: valid)
+                                        : Self.bilinearGrid(window, cols: cols, rows: rows, into: out, valid: valid)
                                 }
                             }
                         }
@@ -222,8 +335,8 @@ struct Resampler: Sendable {
             ws.windowValid.withUnsafeBufferPointer { wv in
                 ws.values.withUnsafeMutableBufferPointer { out in
                     ws.valid.withUnsafeMutableBufferPointer { valid in
-                        ws.cols.withUnsafeBufferPointer { cols in
-                            ws.rows.withUnsafeBufferPointer { rows in
+                        ws.pixelCols.withUnsafeBufferPointer { cols in
+                            ws.pixelRows.withUnsafeBufferPointer { rows in
                                 for k in 0..<n {
                                     let c = cols[k], r = rows[k]
                                     if c.isNaN { continue }
@@ -248,36 +361,47 @@ struct Resampler: Sendable {
         return any
     }
 
-    /// Marks source pixels of the window valid (1) or not (0).
+    /// Marks source pixels of the window valid (1) or not (0); returns whether every pixel is
+    /// valid and every sample finite (``BilinearWindow/plain``).
     /// Cost: one pass over the window on unsafe buffers (bounds checked once).
-    private func markValid(_ window: [Float], count: Int, into ws: ResampleWorkspace) {
+    private func markValid(_ window: [Float], count: Int, into ws: ResampleWorkspace) -> Bool {
         let bands = source.bands, alpha = source.alphaBand ?? -1
         if ws.windowValid.count < count { ws.windowValid = [UInt8](repeating: 0, count: count) }
-        guard let nd = source.nodata.map({ Float($0) }) else {
-            ws.windowValid.withUnsafeMutableBufferPointer { wv in
-                window.withUnsafeBufferPointer { win in
-                    precondition(win.count >= count * bands && wv.count >= count)
-                    for p in 0..<count {
-                        var ok: UInt8 = 1
-                        for b in 0..<bands where win[p * bands + b].isNaN { ok = 0 }
-                        wv[p] = ok
-                    }
-                }
-            }
-            return
-        }
-        ws.windowValid.withUnsafeMutableBufferPointer { wv in
+        let nodata = source.nodata.map { Float($0) }
+        return ws.windowValid.withUnsafeMutableBufferPointer { wv in
             window.withUnsafeBufferPointer { win in
                 precondition(win.count >= count * bands && wv.count >= count)
+                // The largest exponent field seen: all ones only for NaN and ±∞ (an integer
+                // max, no branch).
+                var exponent: UInt32 = 0
+                let infinite: UInt32 = 0x7F80_0000
+                guard let nd = nodata else {
+                    for p in 0..<count {
+                        var ok: UInt8 = 1
+                        for b in 0..<bands {
+                            let v = win[p * bands + b]
+                            if v.isNaN { ok = 0 }
+                            exponent = max(exponent, v.bitPattern & infinite)
+                        }
+                        wv[p] = ok
+                    }
+                    // Every sample finite: none NaN, so every pixel valid.
+                    return exponent < infinite
+                }
+                var invalid: UInt8 = 0
                 for p in 0..<count {
                     var nan = false, allNodata = true
                     for b in 0..<bands {
                         let v = win[p * bands + b]
                         if v.isNaN { nan = true }
+                        exponent = max(exponent, v.bitPattern & infinite)
                         if b != alpha, v != nd { allNodata = false }
                     }
-                    wv[p] = nan || allNodata ? 0 : 1
+                    let ok: UInt8 = nan || allNodata ? 0 : 1
+                    wv[p] = ok
+                    invalid |= ok ^ 1
                 }
+                return exponent < infinite && invalid == 0
             }
         }
     }
@@ -287,9 +411,10 @@ struct Resampler: Sendable {
     private func footprint(_ i: Int, _ j: Int, _ w: Int, _ h: Int, _ ws: ResampleWorkspace) -> (Double, Double) {
         let k = j * w + i
         let ki = i + 1 < w ? k + 1 : k - 1, kj = j + 1 < h ? k + w : k - w
-        guard ki >= 0, kj >= 0, ki < ws.cols.count, kj < ws.cols.count else { return (0.5, 0.5) }
-        let dci = abs(ws.cols[ki] - ws.cols[k]), dcj = abs(ws.cols[kj] - ws.cols[k])
-        let dri = abs(ws.rows[ki] - ws.rows[k]), drj = abs(ws.rows[kj] - ws.rows[k])
+        let cols = ws.pixelCols, rows = ws.pixelRows
+        guard ki >= 0, kj >= 0, ki < cols.count, kj < cols.count else { return (0.5, 0.5) }
+        let dci = abs(cols[ki] - cols[k]), dcj = abs(cols[kj] - cols[k])
+        let dri = abs(rows[ki] - rows[k]), drj = abs(rows[kj] - rows[k])
         let hx = 0.5 * (dci + dcj), hy = 0.5 * (dri + drj)
         return (hx.isFinite ? max(0.5, hx) : 0.5, hy.isFinite ? max(0.5, hy) : 0.5)
     }

@@ -41,6 +41,43 @@ import TilePackTestSupport
         #expect(ws.exactCells > 0)
     }
 
+    /// A mapping whose source column follows the grid column alone and whose source row the
+    /// grid row alone (web mercator, longitude and latitude) is kept a column and a row at a
+    /// time, with the values the per-pixel mapping gives bit for bit; a mapping that is not
+    /// (a polar grid), or one with a cell computed exactly, is kept per pixel.
+    @Test func separableMappingKeepsThePerPixelValues() {
+        let mercator = MercatorGrid(
+            originX: 1_113_194.9 + 1234.5, originY: 5_780_000, res: 13.7, width: 3000, height: 3000)
+        let plate = PlateCarree(west: 10.013, north: 46.05, dx: 0.00017, dy: 0.00013, width: 3000, height: 3000)
+        for (georef, tile) in [
+            (mercator as any SourceGeoreference, TileID(z: 13, x: 4323, y: 2894)!),
+            (plate, TileID(z: 12, x: 2161, y: 1457)!),
+        ] {
+            let grid = MapFrame(tile: tile, border: 1)
+            let mapper = CoordinateMapper(georeference: georef, maxError: 0.125)
+            let separable = ResampleWorkspace(), perPixel = ResampleWorkspace()
+            mapper.map(grid, into: separable, separable: true)
+            mapper.map(grid, into: perPixel)
+            #expect(separable.separable && !perPixel.separable, "\(tile)")
+            #expect(separable.columnOf.count == grid.width && separable.rowOf.count == grid.height)
+            // `cols`/`rows` made from the columns and rows on first read: the mapper's own values.
+            #expect(separable.cols.map(\.bitPattern) == perPixel.cols.map(\.bitPattern), "\(tile)")
+            #expect(separable.rows.map(\.bitPattern) == perPixel.rows.map(\.bitPattern), "\(tile)")
+            // A later per-pixel mapping into the same workspace is read as such.
+            mapper.map(grid, into: separable)
+            #expect(!separable.separable && separable.cols.map(\.bitPattern) == perPixel.cols.map(\.bitPattern))
+        }
+        // Not separable: a polar grid's columns turn with the rows; and a curved mapping whose
+        // cells need exact values somewhere keeps them.
+        let ws = ResampleWorkspace()
+        CoordinateMapper(georeference: PolarLike(), maxError: 0.125).map(
+            MapFrame(tile: TileID(z: 5, x: 16, y: 2)!), into: ws, separable: true)
+        #expect(!ws.separable)
+        CoordinateMapper(georeference: plate, maxError: 1e-9).map(
+            MapFrame(tile: TileID(z: 3, x: 4, y: 2)!), into: ws, separable: true)
+        #expect(!ws.separable && ws.exactCells > 0)
+    }
+
     /// Bilinear reproduces a function linear in source pixels exactly; the only error is the
     /// approximate transform's ≤ 0.125 px times the gradient.
     @Test(arguments: [false, true])

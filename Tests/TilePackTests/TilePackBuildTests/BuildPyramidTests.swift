@@ -16,6 +16,9 @@ import TilePackTestSupport
             (0..<(size * size * 4)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         }
         kids[2] = nil  // missing child → transparent quadrant
+        // Opaque pixels (the plain-mean path): all of the first child, the top half of the second.
+        for p in 0..<(size * size) { kids[0]?[4 * p + 3] = 255 }
+        for p in 0..<(size * size / 2) { kids[1]?[4 * p + 3] = 255 }
         let parent = Pyramid.downsampleRGBA(kids, size: size)
         for py in 0..<size {
             for px in 0..<size {

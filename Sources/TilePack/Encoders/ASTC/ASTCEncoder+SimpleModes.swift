@@ -85,13 +85,21 @@ extension ASTCEncoder {
         guard floorBits < limit else { return nil }
         // `fast`'s principal line (the search's one-partition line), not a second power iteration.
         (axisEnds[0], axisEnds[1]) = fastAxisEnds
-        let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
-        guard direct.offLine + floorBits < limit else { return nil }
-        lineTotal = direct.total
-        // The line through black: the search's, when it computed it for this block and nothing
-        // has replaced it since (``oneLineSerial``); the same passes give the same values.
+        // Both lines and their packed kinds: the search's, when it screened this block's one-
+        // partition layouts and nothing has replaced them since (``oneLineSerial``; the same
+        // passes would give the same values, and its cached grid errors are those
+        // ``gridError(_:)`` would compute again); else computed here.
+        let searched = oneLineSerial == blockSerial
+        let directOffLine: Float
+        if searched {
+            directOffLine = oneLineDirectOffLine
+        } else {
+            let direct = idealWeights(axisEnds, partitions: 1, into: screenIdeal, lengths: lineLength2)
+            (directOffLine, lineTotal) = (direct.offLine, direct.total)
+        }
+        guard directOffLine + floorBits < limit else { return nil }
         let scaledOffLine: Float
-        if oneLineSerial == blockSerial {
+        if searched {
             scaledOffLine = oneLineScaledOffLine
             lineTotalScaled = oneLineScaledTotal
         } else {
@@ -100,7 +108,8 @@ extension ASTCEncoder {
             (scaledOffLine, lineTotalScaled) = (scaled.offLine, scaled.total)
         }
         let picks = simplePicks(
-            lambda: lambda, limit: limit, floorBits: floorBits, offLine: SIMD2(direct.offLine, scaledOffLine))
+            lambda: lambda, limit: limit, floorBits: floorBits, offLine: SIMD2(directOffLine, scaledOffLine),
+            kindsFilled: searched)
         var found: (bits: ASTCBits, layout: Int, cost: Float)? = nil
         var limit = limit
         // The direct pick first; the colour-scaled one is fitted only if its gate still passes
@@ -133,13 +142,14 @@ extension ASTCEncoder {
     /// Expects the lines' ideal weights and `lineTotal`/`lineTotalScaled` set (``cheapestSimple(lambda:recent:below:)``).
     /// Cost: a grid estimate per grid whose layouts pass without it (kinds packed on the first).
     func simplePicks(
-        lambda: Float, limit: Float, floorBits: Float, offLine: SIMD2<Float>
+        lambda: Float, limit: Float, floorBits: Float, offLine: SIMD2<Float>, kindsFilled: Bool = false
     ) -> (index: SIMD2<Int>, estimate: SIMD2<Float>) {
         var index = SIMD2<Int>(-1, -1), gate = SIMD2<Float>(.infinity, .infinity)
         var score = SIMD2<Float>(.infinity, .infinity)
         // The kinds' weights are packed (and the grid errors forgotten) on the first grid
-        // error asked for: many blocks fail every layout's gate before it.
-        var kindsFilled = false
+        // error asked for, unless the search left them packed (`kindsFilled`): many blocks fail
+        // every layout's gate before it.
+        var kindsFilled = kindsFilled
         for (i, c) in simpleCandidates.enumerated() {
             // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
             // refit and weight steps often do better than it. The grid error is never negative,

@@ -196,11 +196,14 @@ public final class ASTCEncoder {
     var searchedPastFast = false
     /// The RDO choice's ``standardSettledBits`` (0: no choice settles before every candidate is tried).
     var settledBits = ASTCEncoder.standardSettledBits
-    /// The block (``blockSerial``) whose one-partition line through black the search left in
-    /// `chromaEnds`, `screenIdealScaled` and `lineLength2Scaled`, with its off-line error and
-    /// squared length sum (``idealWeights(_:partitions:into:lengths:)``); -1 once two
-    /// partitions overwrite them. The simple layouts read it (ASTCEncoder+SimpleModes.swift).
+    /// The block (``blockSerial``) whose one-partition lines the search left: the principal
+    /// line's ideal weights in `screenIdeal` and `lineLength2` (`fast`'s line, `fastAxisEnds`),
+    /// the line through black in `chromaEnds`, `screenIdealScaled` and `lineLength2Scaled`,
+    /// both packed by ``fillKinds(mixed:)`` with the grid errors cached since, and their off-line
+    /// errors and squared length sums (``idealWeights(_:partitions:into:lengths:)``); -1 once
+    /// two partitions overwrite them. The simple layouts read it (ASTCEncoder+SimpleModes.swift).
     var oneLineSerial = -1
+    var oneLineDirectOffLine: Float = 0
     var oneLineScaledOffLine: Float = 0
     var oneLineScaledTotal: Float = 0
     /// ``fitFast(opaque:scored:)``'s one-partition principal line for the current block (its
@@ -745,6 +748,7 @@ public final class ASTCEncoder {
             let line = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
             (scaledOffLine, lineTotalScaled) = (line.offLine, line.total)
             (oneLineSerial, oneLineScaledOffLine, oneLineScaledTotal) = (blockSerial, line.offLine, line.total)
+            oneLineDirectOffLine = direct.offLine
         }
         fillKinds(mixed: false)
         var first1 = -1, first2 = -1

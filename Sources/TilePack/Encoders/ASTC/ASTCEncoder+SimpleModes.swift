@@ -72,9 +72,9 @@ extension ASTCEncoder {
     /// Nothing is tried when `limit` is under λ × ``freshBitsFloor`` or under that plus the
     /// block's least off-line error (its principal line's: no single-partition block does
     /// better).
-    /// Cost: the principal line (three passes over the texels, one for its weights) and the
-    /// line through black (two; none when the search left it for this block),
-    /// a grid estimate per grid whose layouts pass without it; per fitted layout (two at most) a
+    /// Cost: the principal line's weights (a pass over the texels) and the line through black
+    /// (two), none of them when the search left both for this block (its cached grid errors
+    /// too); a grid estimate per grid whose layouts pass without it; per fitted layout (two at most) a
     /// fit (two weight passes, a refit), an error pass, the weight steps and a rate estimate.
     func cheapestSimple(
         lambda: Float, recent: ASTCRecentBlocks, below limit: Float

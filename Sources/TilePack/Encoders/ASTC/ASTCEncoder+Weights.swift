@@ -465,35 +465,40 @@ extension ASTCEncoder {
             }
         }
         for i in 0..<c.gridCount {
+            // Both steps in one pass over the texels the weight reaches, the first taken when it
+            // lowers the error, else the second (as trying them one after the other would). A
+            // step the range does not allow (the same value) changes nothing: its delta is 0.
             let current = gridQ[i]
-            for direction in 0..<2 {
-                let candidate = steps[Int(current) * 2 + direction]
-                guard candidate != current else { continue }
-                let change = values[Int(candidate)] &- values[Int(current)]
-                if c.reach < 0 {
-                    let w = values[Int(candidate)], e = tabledTexelError(i, weight: w)
-                    let delta = Int(e) - Int(now[i])
-                    if delta < 0 { total += delta; gridQ[i] = candidate; texelW[i] = w; now[i] = e; break }
-                    continue
+            let first = steps[Int(current) * 2], second = steps[Int(current) * 2 + 1]
+            if c.reach < 0 {
+                let w0 = values[Int(first)], e0 = tabledTexelError(i, weight: w0)
+                let w1 = values[Int(second)], e1 = tabledTexelError(i, weight: w1)
+                if e0 < now[i] {
+                    total += Int(e0) - Int(now[i]); gridQ[i] = first; texelW[i] = w0; now[i] = e0
+                } else if e1 < now[i] {
+                    total += Int(e1) - Int(now[i]); gridQ[i] = second; texelW[i] = w1; now[i] = e1
                 }
-                let from = Int(reachStart[c.reach + i]), to = Int(reachStart[c.reach + i + 1])
-                var delta = 0
-                for r in from..<to {
-                    let t = Int(reachTexel[r])
-                    let w = (texelSum[t] &+ change &* reachWeight[r] &+ 8) >> 4
-                    delta += Int(tabledTexelError(t, weight: w)) - Int(now[t])
-                }
-                if delta < 0 {
-                    total += delta
-                    gridQ[i] = candidate
-                    for r in from..<to {
-                        let t = Int(reachTexel[r])
-                        texelSum[t] &+= change &* reachWeight[r]
-                        texelW[t] = (texelSum[t] &+ 8) >> 4
-                        now[t] = tabledTexelError(t, weight: texelW[t])
-                    }
-                    break
-                }
+                continue
+            }
+            let change0 = values[Int(first)] &- values[Int(current)]
+            let change1 = values[Int(second)] &- values[Int(current)]
+            let from = Int(reachStart[c.reach + i]), to = Int(reachStart[c.reach + i + 1])
+            var delta0 = 0, delta1 = 0
+            for r in from..<to {
+                let t = Int(reachTexel[r]), sum = texelSum[t] &+ 8, weight = reachWeight[r], e = Int(now[t])
+                delta0 += Int(tabledTexelError(t, weight: (sum &+ change0 &* weight) >> 4)) - e
+                delta1 += Int(tabledTexelError(t, weight: (sum &+ change1 &* weight) >> 4)) - e
+            }
+            let (delta, candidate, change) =
+                delta0 < 0 ? (delta0, first, change0) : delta1 < 0 ? (delta1, second, change1) : (0, current, 0)
+            guard delta < 0 else { continue }
+            total += delta
+            gridQ[i] = candidate
+            for r in from..<to {
+                let t = Int(reachTexel[r])
+                texelSum[t] &+= change &* reachWeight[r]
+                texelW[t] = (texelSum[t] &+ 8) >> 4
+                now[t] = tabledTexelError(t, weight: texelW[t])
             }
         }
         return total

@@ -447,8 +447,9 @@ extension ASTCEncoder {
     /// `texelSum` for a decimated grid) from `infill(c)` and each texel's error from the
     /// ``error(partitions:)`` pass that gave `total`; keeps those up to date, so a trial decodes only
     /// the stepped weights (recomputing the current ones each trial cost ~7 % of `quality`).
-    /// Cost: a table of 65 decoded colours a partition; per grid weight, up to two trial
-    /// re-infills of only the texels its taps reach (a table read, no multiply, per texel).
+    /// Cost: a table of 65 decoded colours a partition; per grid weight, two trial
+    /// re-infills of only the texels its taps reach, in one pass (a table read, no multiply, per
+    /// texel and step).
     func refineWeights(_ c: Candidate, partitions: Int, error total: Int) -> Int {
         var total = total
         let values = weightValue + c.weightLevel * 32, steps = weightStep + c.weightLevel * 64

@@ -58,9 +58,9 @@ extension Resampler {
                 && window.valid.count >= window.width * window.height,
             "bilinear buffers do not match the grid and window")
         switch bands {
-        case 1: return bilinearGrid(window, lanes: 1, cols: cols, rows: rows, into: out, valid: valid)
-        case 3: return bilinearGrid(window, lanes: 3, cols: cols, rows: rows, into: out, valid: valid)
-        case 4: return bilinearGrid(window, lanes: 4, cols: cols, rows: rows, into: out, valid: valid)
+        case 1: return bilinearGrid(window, lanes: OneBand.self, cols: cols, rows: rows, into: out, valid: valid)
+        case 3: return bilinearGrid(window, lanes: ThreeBands.self, cols: cols, rows: rows, into: out, valid: valid)
+        case 4: return bilinearGrid(window, lanes: FourBands.self, cols: cols, rows: rows, into: out, valid: valid)
         default:
             var any = false
             for k in 0..<n where bilinearSample(cols[k], rows[k], window, into: out, at: k) {
@@ -71,26 +71,18 @@ extension Resampler {
         }
     }
 
-    /// ``bilinearGrid(_:cols:rows:into:valid:)`` for `lanes` (= bands, 1, 3 or 4) known at the
-    /// call site, so the band loop unrolls into one SIMD lane each.
-    @inline(__always)
-    private static func bilinearGrid(
-        _ window: BilinearWindow, lanes: Int, cols: UnsafeBufferPointer<Double>, rows: UnsafeBufferPointer<Double>,
-        into out: UnsafeMutableBufferPointer<Float>, valid: UnsafeMutableBufferPointer<UInt8>
+    /// ``bilinearGrid(_:cols:rows:into:valid:)`` for `Lanes.count` (= bands, 1, 3 or 4),
+    /// specialised per count (see ``BilinearLanes``).
+    private static func bilinearGrid<Lanes: BilinearLanes>(
+        _ window: BilinearWindow, lanes: Lanes.Type, cols: UnsafeBufferPointer<Double>,
+        rows: UnsafeBufferPointer<Double>, into out: UnsafeMutableBufferPointer<Float>,
+        valid: UnsafeMutableBufferPointer<UInt8>
     ) -> Bool {
         let ww = window.width, wh = window.height, x0 = window.x0, y0 = window.y0
-        let win = window.samples, wv = window.valid
+        let wv = window.valid
         // The last column and row whose right/lower neighbour is still in the window.
         let lastU = Double(ww - 1), lastV = Double(wh - 1)
         let dx0 = Double(x0), dy0 = Double(y0)
-        @inline(__always) func load(_ p: Int) -> SIMD4<Double> {
-            let i = p * lanes
-            switch lanes {
-            case 1: return SIMD4(Double(win[i]), 0, 0, 0)
-            case 3: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), 0)
-            default: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), Double(win[i + 3]))
-            }
-        }
         var any = false
         for k in 0..<cols.count {
             let c = cols[k], r = rows[k]
@@ -108,23 +100,9 @@ extension Resampler {
                     wv[p] != 0, wv[p + 1] != 0, wv[p + ww] != 0, wv[p + ww + 1] != 0
                 {
                     let tx = u - Double(ci), ty = v - Double(ri)
-                    let w0 = (1 - tx) * (1 - ty), w1 = tx * (1 - ty), w2 = (1 - tx) * ty, w3 = tx * ty
-                    let sum = w0 + w1 + w2 + w3
-                    if sum > 0 {
-                        // Zero weights are skipped, not multiplied: 0 · ∞ would be NaN.
-                        var acc = SIMD4<Double>()
-                        if w0 > 0 { acc += w0 * load(p) }
-                        if w1 > 0 { acc += w1 * load(p + 1) }
-                        if w2 > 0 { acc += w2 * load(p + ww) }
-                        if w3 > 0 { acc += w3 * load(p + ww + 1) }
-                        let inv = 1 / sum
-                        let o = k * lanes
-                        out[o] = Float(acc[0] * inv)
-                        if lanes >= 3 {
-                            out[o + 1] = Float(acc[1] * inv)
-                            out[o + 2] = Float(acc[2] * inv)
-                        }
-                        if lanes == 4 { out[o + 3] = Float(acc[3] * inv) }
+                    if interior(
+                        window, lanes: lanes, at: p, (1 - tx, tx), (1 - ty, ty), testingWeights: true, into: out, at: k)
+                    {
                         valid[k] = 1
                         any = true
                     }
@@ -195,18 +173,10 @@ extension Resampler {
         rows: UnsafeBufferPointer<Double>, into out: UnsafeMutableBufferPointer<Float>,
         valid: UnsafeMutableBufferPointer<UInt8>
     ) -> Bool {
-        let lanes = Lanes.count, w = columns.count
+        let w = columns.count
         let ww = window.width, wh = window.height, x0 = window.x0, y0 = window.y0
-        let win = window.samples, wv = window.valid, plain = window.plain
+        let wv = window.valid, plain = window.plain
         let lastU = Double(ww - 1), lastV = Double(wh - 1), dx0 = Double(x0), dy0 = Double(y0)
-        @inline(__always) func load(_ p: Int) -> SIMD4<Double> {
-            let i = p * lanes
-            switch lanes {
-            case 1: return SIMD4(Double(win[i]), 0, 0, 0)
-            case 3: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), 0)
-            default: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), Double(win[i + 3]))
-            }
-        }
         return withUnsafeTemporaryAllocation(of: ColumnTap.self, capacity: w) { taps in
             // As ``bilinearGrid``: u is the position among pixel centres; interior when both taps
             // are in the window (false for NaN), where Int(u) and Int(c) are floors.
@@ -234,42 +204,23 @@ extension Resampler {
                     let k = rowStart + i, t = taps[i]
                     if t.left >= 0 {
                         let p = ri * ww + t.left
-                        let w0 = t.rest * restY, w1 = t.tx * restY, w2 = t.rest * ty, w3 = t.tx * ty
-                        let sum = w0 + w1 + w2 + w3
-                        var acc = SIMD4<Double>()
-                        if plain {
-                            guard sum > 0 else { continue }
-                            acc += w0 * load(p)
-                            acc += w1 * load(p + 1)
-                            acc += w2 * load(p + ww)
-                            acc += w3 * load(p + ww + 1)
-                        } else if t.nearest >= 0, nr >= 0, t.nearest < ww, nr < wh, wv[nr * ww + t.nearest] != 0,
-                            wv[p] != 0, wv[p + 1] != 0, wv[p + ww] != 0, wv[p + ww + 1] != 0
+                        // The general interior's validity test, needless in a plain window.
+                        if plain
+                            || (t.nearest >= 0 && nr >= 0 && t.nearest < ww && nr < wh
+                                && wv[nr * ww + t.nearest] != 0 && wv[p] != 0 && wv[p + 1] != 0 && wv[p + ww] != 0
+                                && wv[p + ww + 1] != 0)
                         {
-                            guard sum > 0 else { continue }
-                            // Zero weights are skipped, not multiplied: 0 · ∞ would be NaN.
-                            if w0 > 0 { acc += w0 * load(p) }
-                            if w1 > 0 { acc += w1 * load(p + 1) }
-                            if w2 > 0 { acc += w2 * load(p + ww) }
-                            if w3 > 0 { acc += w3 * load(p + ww + 1) }
-                        } else {
-                            if bilinearSample(columns[i], r, window, into: out, at: k) {
+                            if interior(
+                                window, lanes: Lanes.self, at: p, (t.rest, t.tx), (restY, ty), testingWeights: !plain,
+                                into: out, at: k)
+                            {
                                 valid[k] = 1
                                 any = true
                             }
                             continue
                         }
-                        let inv = 1 / sum
-                        let o = k * lanes
-                        out[o] = Float(acc[0] * inv)
-                        if lanes >= 3 {
-                            out[o + 1] = Float(acc[1] * inv)
-                            out[o + 2] = Float(acc[2] * inv)
-                        }
-                        if lanes == 4 { out[o + 3] = Float(acc[3] * inv) }
-                        valid[k] = 1
-                        any = true
-                    } else if bilinearSample(columns[i], r, window, into: out, at: k) {
+                    }
+                    if bilinearSample(columns[i], r, window, into: out, at: k) {
                         valid[k] = 1
                         any = true
                     }
@@ -277,6 +228,48 @@ extension Resampler {
             }
             return any
         }
+    }
+
+    /// An interior pixel (all four taps in the window and valid) from its taps at `p`, `p + 1`,
+    /// `p + width` and `p + width + 1`, with (1 − tx, tx) and (1 − ty, ty) as given: the weights
+    /// (1 − tx)(1 − ty), tx(1 − ty), (1 − tx)ty and tx·ty, the taps summed in that order and
+    /// divided by the weights' sum, written as `Lanes.count` samples at `out[k · count]`; false
+    /// (nothing written) when the sum is not above 0. `testingWeights`: a zero weight is
+    /// skipped, not multiplied (0 · ∞ would be NaN); without it (a plain window: finite samples)
+    /// it adds 0 · x = ±0 to a sum that starts at +0 and is never −0, which leaves it unchanged.
+    /// Both kernels' interiors are this, so their bits agree with each other and with
+    /// ``bilinearSample(_:_:_:into:at:)``'s.
+    @inline(__always)
+    private static func interior<Lanes: BilinearLanes>(
+        _ window: BilinearWindow, lanes _: Lanes.Type, at p: Int, _ x: (rest: Double, t: Double),
+        _ y: (rest: Double, t: Double), testingWeights: Bool, into out: UnsafeMutableBufferPointer<Float>, at k: Int
+    ) -> Bool {
+        let lanes = Lanes.count, win = window.samples, ww = window.width
+        @inline(__always) func load(_ p: Int) -> SIMD4<Double> {
+            let i = p * lanes
+            switch lanes {
+            case 1: return SIMD4(Double(win[i]), 0, 0, 0)
+            case 3: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), 0)
+            default: return SIMD4(Double(win[i]), Double(win[i + 1]), Double(win[i + 2]), Double(win[i + 3]))
+            }
+        }
+        let w0 = x.rest * y.rest, w1 = x.t * y.rest, w2 = x.rest * y.t, w3 = x.t * y.t
+        let sum = w0 + w1 + w2 + w3
+        guard sum > 0 else { return false }
+        var acc = SIMD4<Double>()
+        if !testingWeights || w0 > 0 { acc += w0 * load(p) }
+        if !testingWeights || w1 > 0 { acc += w1 * load(p + 1) }
+        if !testingWeights || w2 > 0 { acc += w2 * load(p + ww) }
+        if !testingWeights || w3 > 0 { acc += w3 * load(p + ww + 1) }
+        let inv = 1 / sum
+        let o = k * lanes
+        out[o] = Float(acc[0] * inv)
+        if lanes >= 3 {
+            out[o + 1] = Float(acc[1] * inv)
+            out[o + 2] = Float(acc[2] * inv)
+        }
+        if lanes == 4 { out[o + 3] = Float(acc[3] * inv) }
+        return true
     }
 
     /// The general bilinear kernel at one pixel centre (`c`, `r` in source pixels): the four

@@ -29,17 +29,27 @@ import TilePackCore
         return (cols, rows)
     }
 
+    /// A random source window for `trial`: its size, place, samples and validity. Every third
+    /// trial has no nodata (the fast paths throughout), the others holes; every fourth an
+    /// infinite sample (0 · ∞ must not appear), every sixth a −0.
+    func window(
+        _ rng: inout SplitMix64, trial: Int, bands: Int
+    ) -> (width: Int, height: Int, x0: Int, y0: Int, samples: [Float], valid: [UInt8]) {
+        let width = 2 + rng.below(30), height = 2 + rng.below(30)
+        let x0 = rng.below(100), y0 = rng.below(100)
+        let holes = trial % 3 == 0 ? 0 : 1 + rng.below(4)
+        var samples = (0..<(width * height * bands)).map { _ in Float(rng.unit() * 300 - 20) }
+        if trial % 4 == 1 { samples[rng.below(samples.count)] = .infinity }
+        if trial % 6 == 3 { samples[rng.below(samples.count)] = -0.0 }
+        let valid = (0..<(width * height)).map { _ in holes > 0 && rng.below(holes + 3) == 0 ? UInt8(0) : 1 }
+        return (width, height, x0, y0, samples, valid)
+    }
+
     @Test(arguments: [1, 2, 3, 4, 5])
     func gridKernelMatchesGeneralKernelBitForBit(bands: Int) {
         var rng = SplitMix64(seed: UInt64(bands) &* 7919)
         for trial in 0..<12 {
-            let width = 2 + rng.below(30), height = 2 + rng.below(30)
-            let x0 = rng.below(100), y0 = rng.below(100)
-            // Every third trial has no nodata (the fast path throughout), the others holes.
-            let holes = trial % 3 == 0 ? 0 : 1 + rng.below(4)
-            var samples = (0..<(width * height * bands)).map { _ in Float(rng.unit() * 300 - 20) }
-            if trial % 4 == 1 { samples[rng.below(samples.count)] = .infinity }  // 0 · ∞ must not appear
-            let valid = (0..<(width * height)).map { _ in holes > 0 && rng.below(holes + 3) == 0 ? UInt8(0) : 1 }
+            let (width, height, x0, y0, samples, valid) = window(&rng, trial: trial, bands: bands)
             let (cols, rows) = centres(&rng, count: 4000, x0: x0, y0: y0, width: width, height: height)
             var fast = [Float](repeating: -1, count: cols.count * bands)
             var fastValid = [UInt8](repeating: 0, count: cols.count)
@@ -92,13 +102,7 @@ import TilePackCore
         var rng = SplitMix64(seed: UInt64(bands) &* 104_729)
         var plainTrials = 0, interior = 0
         for trial in 0..<12 {
-            let width = 2 + rng.below(30), height = 2 + rng.below(30)
-            let x0 = rng.below(100), y0 = rng.below(100)
-            let holes = trial % 3 == 0 ? 0 : 1 + rng.below(4)
-            var samples = (0..<(width * height * bands)).map { _ in Float(rng.unit() * 300 - 20) }
-            if trial % 4 == 1 { samples[rng.below(samples.count)] = .infinity }  // 0 · ∞ must not appear
-            if trial % 6 == 3 { samples[rng.below(samples.count)] = -0.0 }
-            let valid = (0..<(width * height)).map { _ in holes > 0 && rng.below(holes + 3) == 0 ? UInt8(0) : 1 }
+            let (width, height, x0, y0, samples, valid) = window(&rng, trial: trial, bands: bands)
             let columns = axis(&rng, count: 20 + rng.below(40), start: x0, extent: width)
             let rows = axis(&rng, count: 20 + rng.below(40), start: y0, extent: height)
             let n = columns.count * rows.count

@@ -98,8 +98,7 @@ public struct TilePlan: Sendable {
     /// within web mercator's ±85.05°: a plan's default without a max zoom, and
     /// ``SourceGeoreference/nativeZoom``'s for sources that do not measure their own.
     public static func defaultMaxZoom(nativeResolutionMetres: Double, bounds: GeoBounds) -> Int {
-        let south = max(bounds.south, -WebMercator.maxLatitude), north = min(bounds.north, WebMercator.maxLatitude)
-        return defaultMaxZoom(nativeResolutionMetres: nativeResolutionMetres, latitude: (south + north) / 2)
+        defaultMaxZoom(nativeResolutionMetres: nativeResolutionMetres, latitude: WebMercator.middleLatitude(of: bounds))
     }
 
     /// The highest zoom at which the region fits in one or two tiles.

@@ -118,6 +118,13 @@ public enum WebMercator {
         2 * originShift / Double(tileSize) / Double(1 << zoom)
     }
 
+    /// The middle latitude of `bounds`' part within web mercator's ±``maxLatitude``: where a
+    /// source's default max zoom is measured (``TilePlan``, ``GeoReference/nativeZoom`` for a
+    /// polar raster). Cost: two comparisons.
+    public static func middleLatitude(of bounds: GeoBounds) -> Double {
+        (max(bounds.south, -maxLatitude) + min(bounds.north, maxLatitude)) / 2
+    }
+
     /// Ground size of one pixel at zoom z at a latitude (degrees): resolution(z)·cos(lat),
     /// the true size web mercator's scale factor 1/cos(lat) leaves on the ground.
     public static func groundResolution(zoom: Int, latitude: Double) -> Double {

@@ -218,10 +218,8 @@ public struct GeoReference: Sendable {
     public var nativeZoom: Int {
         var (c, r) = (Double(width) / 2, Double(height) / 2)
         var p = lonLat(col: c, row: r)
-        let edge = WebMercator.maxLatitude
-        if p.lon.isFinite, p.lat.isFinite, abs(p.lat) > edge {
-            let b = lonLatBounds()
-            let q = pixel(lon: p.lon, lat: (max(b.south, -edge) + min(b.north, edge)) / 2)
+        if p.lon.isFinite, p.lat.isFinite, abs(p.lat) > WebMercator.maxLatitude {
+            let q = pixel(lon: p.lon, lat: WebMercator.middleLatitude(of: lonLatBounds()))
             let there = lonLat(col: q.col, row: q.row)
             // Where the CRS cannot place that point, the centre it is.
             if there.lon.isFinite, there.lat.isFinite { (c, r, p) = (q.col, q.row, there) }

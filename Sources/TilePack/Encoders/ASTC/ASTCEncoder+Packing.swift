@@ -15,7 +15,7 @@ extension ASTCEncoder {
         gridValues: UnsafeMutablePointer<UInt8>, colourValues: UnsafeMutablePointer<UInt8>,
         mixedScaled: Int = 0, plane2: Int = 0, offset: Bool = false
     ) -> ASTCBits {
-        let endpointMode = c.scaled ? 6 : opaque ? (offset ? 9 : 8) : 12
+        let endpointMode = c.luminance ? 0 : c.scaled ? 6 : opaque ? (offset ? 9 : 8) : 12
         var writer = ASTCBitWriter(lo: UInt64(c.mode) | UInt64(partitions - 1) << 11, hi: 0)
         let colourStart: Int
         if c.mixed {
@@ -34,7 +34,7 @@ extension ASTCEncoder {
             if c.dual { writer.write(plane2, 2, at: 128 - c.weightBits - 2) }
         }
         writeSequence(
-            colourValues, count: c.mixed ? 10 : partitions * (c.scaled ? 4 : opaque ? 6 : 8),
+            colourValues, count: c.luminance ? 2 : c.mixed ? 10 : partitions * (c.scaled ? 4 : opaque ? 6 : 8),
             level: opaque ? c.rgbLevel : c.rgbaLevel,
             start: colourStart, into: &writer)
         var weightWriter = ASTCBitWriter(lo: 0, hi: 0)

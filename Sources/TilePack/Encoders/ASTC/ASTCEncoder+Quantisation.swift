@@ -6,7 +6,9 @@ import TilePackCodec
 extension ASTCEncoder {
     @inline(__always)
     func quantise(_ c: Candidate, partitions: Int, level: Int, opaque: Bool) {
-        if c.mixed {
+        if c.luminance {
+            quantiseLuminanceEnds(level: level)
+        } else if c.mixed {
             // Partition 0's values first: four (scaled) or six (direct).
             let p = mixedScaled
             quantiseScaledEnds(partitions: p..<p + 1, level: level, valuesAt: p == 0 ? 0 : 6)
@@ -16,6 +18,25 @@ extension ASTCEncoder {
         } else {
             quantiseEnds(partitions: 0..<partitions, level: level, opaque: opaque)
         }
+    }
+
+    /// Rounds `ends` (one partition) to luminance endpoints (mode 0): each end's mean of R, G
+    /// and B at the colour level. Fills `colourQ` (two values), `decodedEnds` and the
+    /// interpolation constants. Cost: two table reads.
+    @inline(__always)
+    func quantiseLuminanceEnds(level: Int) {
+        let table = colourQuant + level * 256, values = colourValue + level * 256
+        let rgb = SIMD4<Float>(1, 1, 1, 0)
+        for k in 0..<2 {
+            let l = min(max((clampColour(ends[k]) * rgb).sum() / 3 + 0.5, 0), 255)
+            let v = table[Int(l)]
+            colourQ[k] = v
+            let q = Int32(values[Int(v)])
+            decodedEnds[k] = SIMD4<Float>(SIMD4<Int32>(q, q, q, 255))
+        }
+        let q0 = SIMD4<Int32>(decodedEnds[0]), q1 = SIMD4<Int32>(decodedEnds[1])
+        base[0] = 257 &* 64 &* q0 &+ 32
+        slope[0] = 257 &* (q1 &- q0)
     }
 
     /// Rounds `ends` to colour-scaled endpoints (mode 6) at the colour level: both ends are

@@ -33,26 +33,30 @@ extension ASTCEncoder {
     /// Cost: a few allocations (see ``ASTCRecentBlocks``), one pass over the layouts.
     func recentBlocks(blockCount: Int, columns: Int) -> ASTCRecentBlocks {
         let recent = ASTCRecentBlocks(format: format, blockCount: blockCount, columns: columns)
-        for (i, c) in (candidates + [fastCandidate] + simpleCandidates).enumerated() where !c.dual && !c.mixed {
-            let key = c.mode << 1 | (c.scaled ? 1 : 0)
+        for (i, c) in (candidates + [fastCandidate] + simpleCandidates + luminanceScreening).enumerated()
+        where !c.dual && !c.mixed {
+            let key = ASTCRecentBlocks.layoutKey(mode: c.mode, endpointMode: c.endpointMode)
             if recent.layoutIndex[key] < 0 { recent.layoutIndex[key] = i }
         }
         return recent
     }
 
-    /// Layout `i` of ``recentBlocks(blockCount:)``'s index (`candidates`, then `fastCandidate`,
-    /// then `simpleCandidates`).
+    /// Layout `i` of ``recentBlocks(blockCount:columns:)``'s index (`candidates`, then
+    /// `fastCandidate`, then `simpleCandidates`, then `luminanceScreening`).
     @inline(__always) func reusableLayout(_ i: Int) -> Candidate {
-        i < candidates.count
-            ? candidates[i] : i == candidates.count ? fastCandidate : simpleCandidates[i - simpleLayoutBase]
+        if i < candidates.count { return candidates[i] }
+        if i == candidates.count { return fastCandidate }
+        let simple = i - simpleLayoutBase
+        return simple < simpleCandidates.count
+            ? simpleCandidates[simple] : luminanceScreening[simple - simpleCandidates.count]
     }
 
-    /// The layout index of one of our single-partition blocks (direct or colour-scaled RGB
-    /// endpoints, one plane), -1 for any other.
+    /// The layout index of one of our single-partition blocks (luminance, direct or
+    /// colour-scaled RGB endpoints, one plane), -1 for any other.
     func reusableLayout(of block: ASTCBits, in recent: ASTCRecentBlocks) -> Int {
         let mode = Int(block.lo & 0x7FF), partitions = Int(block.lo >> 11 & 3), cem = Int(block.lo >> 13 & 0xF)
-        guard mode & 0x1FF != 0x1FC, partitions == 0, cem == 6 || cem == 8 else { return -1 }
-        return recent.layoutIndex[mode << 1 | (cem == 6 ? 1 : 0)]
+        guard mode & 0x1FF != 0x1FC, partitions == 0, cem == 0 || cem == 6 || cem == 8 else { return -1 }
+        return recent.layoutIndex[ASTCRecentBlocks.layoutKey(mode: mode, endpointMode: cem)]
     }
 
     /// The encode loop's hook for a block that is not constant: opaque blocks get
@@ -198,7 +202,7 @@ extension ASTCEncoder {
             // which cannot win twice: endpoints of equal colour values (a block that reused
             // its neighbour's, ~11 % of endpoint trials), or the block above as an entry tried.
             let repeated = recent.triedBefore(
-                layout: layout, colour: colour, valueCount: c.scaled ? 4 : 6, grid: grid, gridCount: c.gridCount,
+                layout: layout, colour: colour, valueCount: c.valueCount, grid: grid, gridCount: c.gridCount,
                 among: triedCount)
             if entry >= 0 {
                 recent.tried[triedCount] = entry
@@ -441,10 +445,9 @@ extension ASTCEncoder {
         let values = colourValue + c.rgbLevel * 256
         var q0 = SIMD4<Int32>(0, 0, 0, 255), q1 = q0
         withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 6) { unquantised in
-            let count = c.scaled ? 4 : 6
-            for k in 0..<count { unquantised[k] = UInt16(values[Int(colour[k])]) }
+            for k in 0..<c.valueCount { unquantised[k] = UInt16(values[Int(colour[k])]) }
             guard let v = unquantised.baseAddress else { return }
-            ASTCEndpoints.endpoints(mode: c.scaled ? 6 : 8, values: v, e0: &q0, e1: &q1)
+            ASTCEndpoints.endpoints(mode: c.endpointMode, values: v, e0: &q0, e1: &q1)
         }
         decodedEnds[0] = SIMD4<Float>(q0)
         decodedEnds[1] = SIMD4<Float>(q1)

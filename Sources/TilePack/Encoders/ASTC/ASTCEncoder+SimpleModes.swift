@@ -19,6 +19,12 @@ extension ASTCEncoder {
     /// third of its blocks), scaled 3 × 3 range 6, direct 3 × 3 range 8; on dem: scaled 3 × 3
     /// range 8 and 6, 4 × 4 range 4.
     static let simpleShapes: [(Int, Int, Int)] = [(3, 3, 6), (3, 3, 8), (4, 4, 4)]
+    /// The simple layouts with luminance endpoints (mode 0: two values), tried on grey blocks
+    /// only. Measured with `checks/bench/bench-rdo --sources "rio-tiler web" --lambdas 32,64,96`
+    /// (docs/ASTC.md, the thirteenth round): 3 × 3 of range 12 alone moves the source's bytes at
+    /// the same PSNR by −1.1 points; 3 × 3 of range 8, 4 × 4 of range 8 or 12, 5 × 5 of range 5 or 8
+    /// and 6 × 6 of range 3 to 5, alone or beside it, within 0.3 points of that or no better.
+    static let luminanceShapes: [(Int, Int, Int)] = [(3, 3, 12)]
     /// The share of the search's estimate (off-line, grid and rounding error) a simple layout
     /// must keep under the cost to beat before it is fitted: the estimate is no bound (the
     /// fit's refit and weight steps often do better). On the 4096² bench source (default build,
@@ -32,7 +38,7 @@ extension ASTCEncoder {
     /// (``simplePicks(lambda:limit:floorBits:offLine:)``). No estimate of the block's real rate
     /// (its first bytes often repeat an earlier block's); it tells the layouts' weight bits apart.
     static func simpleLiteralBits(_ c: Candidate) -> Float {
-        Float(17 + (c.scaled ? 32 : 48) + c.weightBits) / 8 * ASTCRateModel.literalBits
+        Float(17 + 8 * c.valueCount + c.weightBits) / 8 * ASTCRateModel.literalBits
             + ASTCRateModel.matchBits(distance: 16)
     }
 
@@ -40,8 +46,9 @@ extension ASTCEncoder {
     /// encoder's init places them). Cost: a scan of the 2048 block modes per shape.
     static func simpleLayouts(format: ASTCFormat, modes: ASTCBlockModes) -> [Candidate] {
         var list: [Candidate] = []
-        for scaled in [true, false] {
-            for (gw, gh, range) in simpleShapes {
+        // Colour-scaled, direct, then luminance layouts (the order of their indices for reuse).
+        for (scaled, luminance) in [(true, false), (false, false), (false, true)] {
+            for (gw, gh, range) in luminance ? luminanceShapes : simpleShapes {
                 guard let level = ASTCIntegerSequence.ranges.firstIndex(of: range), level < 12 else { continue }
                 guard
                     let mode = (0..<2048).first(where: { m in
@@ -51,13 +58,14 @@ extension ASTCEncoder {
                     })
                 else { continue }
                 let e = modes.entries[mode], wbits = Int(e.weightBits)
-                let values = scaled ? 4 : 6
+                let values = luminance ? 2 : scaled ? 4 : 6
                 let rgbLevel = Int(ASTCIntegerSequence.colourLevels[(values >> 1) * 128 + min(111 - wbits, 127)])
                 guard rgbLevel == 20 else { continue }
                 list.append(
                     Candidate(
                         mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: level, weightBits: wbits,
-                        rgbLevel: rgbLevel, rgbaLevel: 0, taps: Int(e.infill), coverage: -1, scaled: scaled))
+                        rgbLevel: rgbLevel, rgbaLevel: 0, taps: Int(e.infill), coverage: -1, scaled: scaled,
+                        luminance: luminance))
             }
         }
         return list
@@ -107,14 +115,16 @@ extension ASTCEncoder {
             let scaled = idealWeights(chromaEnds, partitions: 1, into: screenIdealScaled, lengths: lineLength2Scaled)
             (scaledOffLine, lineTotalScaled) = (scaled.offLine, scaled.total)
         }
+        let grey = isGrey()
         let picks = simplePicks(
-            lambda: lambda, limit: limit, floorBits: floorBits, offLine: SIMD2(directOffLine, scaledOffLine),
+            lambda: lambda, limit: limit, floorBits: floorBits,
+            offLine: SIMD4(directOffLine, scaledOffLine, grey ? directOffLine : .infinity, .infinity),
             kindsFilled: searched)
         var found: (bits: ASTCBits, layout: Int, cost: Float)? = nil
         var limit = limit
-        // The direct pick first; the colour-scaled one is fitted only if its gate still passes
-        // under what the first one cost.
-        for kind in 0..<2 where picks.index[kind] >= 0 && picks.estimate[kind] + floorBits < limit {
+        // The luminance pick first (a grey block's), then the direct one; each later pick is
+        // fitted only if its gate still passes under what the ones before cost.
+        for kind in [2, 0, 1] where picks.index[kind] >= 0 && picks.estimate[kind] + floorBits < limit {
             let i = picks.index[kind], c = simpleCandidates[i]
             var d = fit(c, partitions: 1, opaque: true, refits: 1)
             guard Float(d) + floorBits < limit else { continue }
@@ -130,9 +140,11 @@ extension ASTCEncoder {
         return found
     }
 
-    /// Per endpoint kind (``Candidate/kind``: 0 direct, 1 colour-scaled), the simple layout to
-    /// fit (-1: none) and its gate estimate: of the layouts whose estimate at
-    /// ``simpleEstimateShare`` (off-line error `offLine[kind]`, grid and rounding error) plus
+    /// Per endpoint kind (lanes of ``Candidate/endpointLane``: 0 direct, 1 colour-scaled,
+    /// 2 luminance; lane 3 unused), the simple layout to fit (-1: none) and its gate estimate:
+    /// of the layouts whose estimate at
+    /// ``simpleEstimateShare`` (off-line error `offLine[kind]`, infinite for a kind not to try:
+    /// luminance on a block that is not grey; grid and rounding error) plus
     /// `floorBits` is under `limit`, the one with the least gate estimate + λ ×
     /// ``simpleLiteralBits(_:)``. Why one a kind: fitting every layout that passed (4.1 fits a
     /// block where any was fitted, on the 4096² bench source) took 7–10 % more of a default
@@ -142,10 +154,10 @@ extension ASTCEncoder {
     /// Expects the lines' ideal weights and `lineTotal`/`lineTotalScaled` set (``cheapestSimple(lambda:recent:below:)``).
     /// Cost: a grid estimate per grid whose layouts pass without it (kinds packed on the first).
     func simplePicks(
-        lambda: Float, limit: Float, floorBits: Float, offLine: SIMD2<Float>, kindsFilled: Bool = false
-    ) -> (index: SIMD2<Int>, estimate: SIMD2<Float>) {
-        var index = SIMD2<Int>(-1, -1), gate = SIMD2<Float>(.infinity, .infinity)
-        var score = SIMD2<Float>(.infinity, .infinity)
+        lambda: Float, limit: Float, floorBits: Float, offLine: SIMD4<Float>, kindsFilled: Bool = false
+    ) -> (index: SIMD4<Int>, estimate: SIMD4<Float>) {
+        var index = SIMD4<Int>(-1, -1, -1, -1), gate = SIMD4<Float>(repeating: .infinity)
+        var score = SIMD4<Float>(repeating: .infinity)
         // The kinds' weights are packed (and the grid errors forgotten) on the first grid
         // error asked for, unless the search left them packed (`kindsFilled`): many blocks fail
         // every layout's gate before it.
@@ -154,7 +166,8 @@ extension ASTCEncoder {
             // The search's estimate (off-line, grid and rounding error), at a margin: the fit's
             // refit and weight steps often do better than it. The grid error is never negative,
             // so the estimate without it is tried first (the same test, fewer decimations).
-            let line = offLine[c.kind], rounding = estimate(c, opaque: true)
+            let k = c.endpointLane
+            let line = offLine[k], rounding = estimate(c, opaque: true)
             guard line + floorBits < limit, Self.simpleEstimateShare * (line + rounding) + floorBits < limit
             else { continue }
             if !kindsFilled {
@@ -164,7 +177,7 @@ extension ASTCEncoder {
             let e = Self.simpleEstimateShare * (line + gridError(c) + rounding)
             guard e + floorBits < limit else { continue }
             let s = e + lambda * Self.simpleLiteralBits(c)
-            if s < score[c.kind] { (index[c.kind], gate[c.kind], score[c.kind]) = (i, e, s) }
+            if s < score[k] { (index[k], gate[k], score[k]) = (i, e, s) }
         }
         return (index, gate)
     }

@@ -30,6 +30,8 @@ public final class ASTCEncoder {
     let partitionCandidates: [Candidate]
     /// Dual-plane layouts (one partition, opaque), best-ranked first.
     let dualCandidates: [Candidate]
+    /// Luminance layouts (one partition), grouped by grid like `screening`; ranked only for grey blocks.
+    let luminanceScreening: [Candidate]
     /// `candidates` grouped by weight grid (then weight level, then block mode), so the
     /// estimate decimates the ideal weights once per grid.
     let screening: [Candidate]
@@ -81,8 +83,20 @@ public final class ASTCEncoder {
         /// one channel (the block's ``Best/plane2``), the first grid for the other two. Two
         /// bits of colour-component selector sit below the weights; `gridCount` is per plane.
         var dual = false
+        /// Luminance endpoints (mode 0; one partition, for opaque grey blocks): two values, the
+        /// ends `(L0, L0, L0, 255)` and `(L1, L1, L1, 255)`; `rgbLevel` is their colour level.
+        var luminance = false
         /// Endpoint kind for grouping and the estimate's arrays: 0 direct, 1 colour-scaled, 2 mixed.
+        /// Luminance layouts are kind 0: on the grey blocks they are ranked for, the principal
+        /// line is grey, so direct endpoints' ideal weights and grid errors are theirs.
         var kind: Int { scaled ? 1 : mixed ? 2 : 0 }
+        /// Colour values of one partition of an opaque single-endpoint-mode layout (2, 4 or 6).
+        var valueCount: Int { luminance ? 2 : scaled ? 4 : 6 }
+        /// Its endpoint mode (0 luminance, 6 colour-scaled, 8 direct RGB).
+        var endpointMode: Int { luminance ? 0 : scaled ? 6 : 8 }
+        /// Its lane in per-endpoint-kind vectors of one-partition layouts (the simple layouts'
+        /// picks, the reuse index): 0 direct, 1 colour-scaled, 2 luminance.
+        var endpointLane: Int { luminance ? 2 : scaled ? 1 : 0 }
         var gridCount: Int { gridWidth * gridHeight }
     }
 
@@ -329,6 +343,8 @@ public final class ASTCEncoder {
         partitionCandidates = grouped(withTables(rankedTwo.list + rankedScaledTwo.list + rankedMixedTwo.list))
         dualCandidates = withTables(Self.rankCandidates(format: format, modes: modes, partitions: 1, dual: true).list)
         screening = grouped(candidates)
+        luminanceScreening = grouped(
+            withTables(Self.rankCandidates(format: format, modes: modes, partitions: 1, luminance: true).list))
         slotCount = placed.count
         scaledStart = screening.firstIndex { $0.scaled } ?? screening.count
         // 65025 · 10^(−dB/10) per texel (precomputed: the stdlib has no log10).
@@ -547,14 +563,15 @@ public final class ASTCEncoder {
 
     /// `scaled`: colour-scaled layouts (endpoint mode 6, four values a partition), ranked the
     /// same way with their colour level. `mixed` (two partitions): one partition mode 6, the
-    /// other mode 8, ten values in two bits fewer (the per-partition mode bits).
+    /// other mode 8, ten values in two bits fewer (the per-partition mode bits). `luminance`
+    /// (one partition): mode 0, two values, ranked the same way with their colour level.
     static func rankCandidates(
         format: ASTCFormat, modes: ASTCBlockModes, partitions: Int,
-        scaled: Bool = false, mixed: Bool = false, dual: Bool = false
+        scaled: Bool = false, mixed: Bool = false, dual: Bool = false, luminance: Bool = false
     ) -> (list: [Candidate], fast: Candidate) {
         let bw = format.blockWidth, bh = format.blockHeight
         let colourBitsTotal = dual ? 109 : partitions == 1 ? 111 : mixed ? 97 : 99
-        let values = mixed ? 10 : (scaled ? 4 : 6) * partitions
+        let values = luminance ? 2 : mixed ? 10 : (scaled ? 4 : 6) * partitions
         func level(count: Int, bits: Int) -> Int {
             bits < 0 ? -1 : Int(ASTCIntegerSequence.colourLevels[(count >> 1) * 128 + min(bits, 127)])
         }
@@ -570,9 +587,10 @@ public final class ASTCEncoder {
             let c = Candidate(
                 mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: Int(e.weightLevel), weightBits: wbits,
                 rgbLevel: level(count: values, bits: colourBitsTotal - wbits),
-                rgbaLevel: scaled || mixed || dual ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
-                taps: Int(e.infill), coverage: -1, scaled: scaled, mixed: mixed, dual: dual)
-            guard c.rgbLevel >= minimumRGB, scaled || mixed || dual || c.rgbaLevel >= minimumRGBA,
+                rgbaLevel: scaled || mixed || dual || luminance
+                    ? 0 : level(count: 8 * partitions, bits: colourBitsTotal - wbits),
+                taps: Int(e.infill), coverage: -1, scaled: scaled, mixed: mixed, dual: dual, luminance: luminance)
+            guard c.rgbLevel >= minimumRGB, scaled || mixed || dual || luminance || c.rgbaLevel >= minimumRGBA,
                 gw * gh * 3 >= bw * bh, abs(gw - gh) <= 2,
                 gw == gh || gw == bw || gh == bh
             else { continue }
@@ -753,15 +771,11 @@ public final class ASTCEncoder {
         fillKinds(mixed: false)
         var first1 = -1, first2 = -1
         var estimate1 = Float.infinity, estimate2 = Float.infinity
-        // Opaque blocks rank the colour-scaled layouts first (usually the better kind there), so
-        // the bound below skips more: a layout whose line and rounding terms alone reach the
-        // second-best estimate cannot enter the best two, and its grid is not decimated.
-        let count = opaque ? screening.count : scaledStart
-        for step in 0..<count {
-            let i = opaque ? (step + scaledStart) % screening.count : step
-            let c = screening[i]
-            let line = c.scaled ? scaledOffLine : direct.offLine, rounding = estimate(c, opaque: opaque)
-            guard line + rounding < estimate2 else { continue }
+        /// Layout `i` of the ranking (`screening`, then `luminanceScreening`) with its off-line
+        /// error `line`, entered among the best two estimates when it beats one.
+        @inline(__always) func rank(_ i: Int, _ c: Candidate, line: Float) {
+            let rounding = estimate(c, opaque: opaque)
+            guard line + rounding < estimate2 else { return }
             let e = line + gridError(c) + rounding
             if e < estimate1 {
                 (first2, estimate2) = (first1, estimate1)
@@ -770,13 +784,29 @@ public final class ASTCEncoder {
                 (first2, estimate2) = (i, e)
             }
         }
+        // Opaque blocks rank the colour-scaled layouts first (usually the better kind there), so
+        // the bound below skips more: a layout whose line and rounding terms alone reach the
+        // second-best estimate cannot enter the best two, and its grid is not decimated.
+        let count = opaque ? screening.count : scaledStart
+        for step in 0..<count {
+            let i = opaque ? (step + scaledStart) % screening.count : step
+            let c = screening[i]
+            rank(i, c, line: c.scaled ? scaledOffLine : direct.offLine)
+        }
+        // Grey blocks (R = G = B in every texel) rank luminance layouts too: their line is the
+        // principal one (grey), and two colour values instead of four or six leave the bits for
+        // finer weights (docs/ASTC.md, the thirteenth round).
+        if opaque && isGrey() {
+            for (j, c) in luminanceScreening.enumerated() { rank(screening.count + j, c, line: direct.offLine) }
+        }
         // One refit round per fit (a second bought nothing measurable); the second pick is not
         // fitted when the first came within 1.5 × the limit (1.25 × cost ~6 % more time for
         // +0.01 dB on terrain1024: that time buys more at two partitions, below).
         for pick in 0..<2 {
             let i = pick == 0 ? first1 : first2
             guard i >= 0, pick == 0 || best.error * 2 > errorLimit * 3 else { break }
-            let c = screening[i], previous = best.error
+            let c = i < screening.count ? screening[i] : luminanceScreening[i - screening.count]
+            let previous = best.error
             var e = fit(c, partitions: 1, opaque: opaque, refits: 1)
             if e < best.error * 2 {
                 e = refineWeights(c, partitions: 1, error: e)
@@ -786,7 +816,9 @@ public final class ASTCEncoder {
                 if e < before { e = refineWeights(c, partitions: 1, error: e) }
             }
             if e < best.error { keep(&best, c, partitions: 1, seed: 0, error: e) }
-            if opaque && c.kind == 0 && best.error < previous { tryOffsetEnds(c, partitions: 1, seed: 0, best: &best) }
+            if opaque && c.kind == 0 && !c.luminance && best.error < previous {
+                tryOffsetEnds(c, partitions: 1, seed: 0, best: &best)
+            }
         }
         // A block within 4 × the limit after one partition stops here, as astcenc `fastest`
         // stops a block once its error is under its dB limit: that limit counts four channels
@@ -886,6 +918,16 @@ public final class ASTCEncoder {
             }
         }
         return packBest(best, opaque: opaque)
+    }
+
+    /// Whether every texel of the block in `planes` has R = G = B (a grey block, which
+    /// luminance endpoints fit exactly in colour).
+    /// Cost: two vector compares per four texels.
+    func isGrey() -> Bool {
+        for k in 0..<chunkCount where any(planes[k] .!= planes[16 + k]) || any(planes[k] .!= planes[32 + k]) {
+            return false
+        }
+        return true
     }
 
     func packBest(_ best: Best, opaque: Bool) -> ASTCBits {

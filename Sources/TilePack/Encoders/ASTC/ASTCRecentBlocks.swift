@@ -72,9 +72,14 @@ final class ASTCRecentBlocks {
     let aboveLayouts: UnsafeMutablePointer<Int>
     let aboveColours: UnsafeMutablePointer<UInt8>
     let aboveGrids: UnsafeMutablePointer<UInt8>
-    /// Per `mode << 1 | colour-scaled`: the encoder's single-partition layout with that block
-    /// mode and endpoint kind (-1: none); filled by the encoder.
+    /// Per ``layoutKey(mode:endpointMode:)``: the encoder's single-partition layout with that
+    /// block mode and endpoint mode (-1: none); filled by the encoder.
     let layoutIndex: UnsafeMutablePointer<Int>
+
+    /// The slot in ``layoutIndex`` of block mode `mode` (0…2047) with endpoint mode 0, 6 or 8.
+    @inline(__always) static func layoutKey(mode: Int, endpointMode: Int) -> Int {
+        mode << 2 | (endpointMode == 0 ? 2 : endpointMode == 6 ? 1 : 0)
+    }
     /// Entries whose endpoints and weights the choice has tried for the block being chosen
     /// (scratch, ``capacity`` entries; ``triedBefore(layout:colour:valueCount:grid:gridCount:among:)``).
     let tried: UnsafeMutablePointer<Int>
@@ -88,8 +93,8 @@ final class ASTCRecentBlocks {
         texelCount = n
         aboveLayouts = .allocate(capacity: columns)
         aboveLayouts.initialize(repeating: -1, count: columns)
-        layoutIndex = .allocate(capacity: 4096)
-        layoutIndex.initialize(repeating: -1, count: 4096)
+        layoutIndex = .allocate(capacity: 2048 << 2)
+        layoutIndex.initialize(repeating: -1, count: 2048 << 2)
         bitsStorage = .allocate(capacity: Self.capacity)
         bitsStorage.initialize(repeating: ASTCBits(lo: 0, hi: 0), count: Self.capacity)
         layouts = .allocate(capacity: Self.capacity)

@@ -205,6 +205,50 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
 
 /// An elevation row as an archive stores it, before decoding: the encoding's name (as
 /// recorded, possibly one this tilepack does not know), the grid size and the encoded bytes.
+/// How a writer packs elevation tiles: a value, so the build's workers pack tiles in parallel
+/// and the writer's thread only stores them (``MBTilesWriter/Options/elevationPacker``).
+public struct ElevationPacker: Sendable, Equatable {
+    /// A fixed encoding, or nil: quantised at ``step`` when set, else the smaller Float32 one
+    /// (``ElevationEncoding/pack(_:step:level:)``).
+    public var encoding: ElevationEncoding?
+    public var step: Double?
+    /// zlib level of the Float32 encodings (the quantised one deflates at 9).
+    public var level: Int32
+
+    public init(encoding: ElevationEncoding?, step: Double?, level: Int32) {
+        self.encoding = encoding
+        self.step = step
+        self.level = level
+    }
+
+    /// `tile` packed as the writer would store it.
+    /// - Cost: as ``ElevationEncoding/pack(_:step:level:)`` or one fixed encode.
+    public func pack(_ tile: ElevationTile) throws -> PackedElevation {
+        let encoding: ElevationEncoding, blob: [UInt8]
+        if let fixed = self.encoding, fixed != .quantizedPlanarDeflate {
+            (encoding, blob) = (fixed, try fixed.encode(tile, level: level))
+        } else {
+            (encoding, blob) = try ElevationEncoding.pack(tile, step: step, level: level)
+        }
+        return PackedElevation(encoding: encoding, width: tile.width, height: tile.height, blob: blob)
+    }
+}
+
+/// One tile's elevation as the `elevation` table stores it.
+public struct PackedElevation: Sendable, Equatable {
+    public let encoding: ElevationEncoding
+    public let width: Int
+    public let height: Int
+    public let blob: [UInt8]
+
+    public init(encoding: ElevationEncoding, width: Int, height: Int, blob: [UInt8]) {
+        self.encoding = encoding
+        self.width = width
+        self.height = height
+        self.blob = blob
+    }
+}
+
 public struct StoredElevation: Sendable, Equatable {
     public var encoding: String
     public var width: Int

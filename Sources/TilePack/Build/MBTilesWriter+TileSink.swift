@@ -13,4 +13,10 @@ extension MBTilesWriter: TileSink {
     public func writeElevation(tile: TileID, metres: [Float], width: Int, height: Int) throws {
         try writeElevation(ElevationTile(width: width, height: height, values: metres), for: tile)
     }
+
+    public var elevationPacker: ElevationPacker? { options.elevationPacker }
+
+    public func writeElevation(tile: TileID, packed: PackedElevation) throws {
+        try writeElevation(packed: packed, for: tile)
+    }
 }

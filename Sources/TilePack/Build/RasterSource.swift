@@ -131,4 +131,20 @@ public protocol TileSink {
     func write(tile: TileID, encoded: [UInt8]) throws
     /// Stores the elevation in metres (Float32, NaN for nodata, rows top first) of one tile.
     func writeElevation(tile: TileID, metres: [Float], width: Int, height: Int) throws
+    /// How the sink packs elevation when the build's workers may pack it for it (in parallel,
+    /// each tile as it is made), or nil: the build then hands it metres. Read once per run.
+    var elevationPacker: ElevationPacker? { get }
+    /// Stores one tile's elevation packed by ``elevationPacker``.
+    func writeElevation(tile: TileID, packed: PackedElevation) throws
+}
+
+extension TileSink {
+    /// None: the sink takes metres (``TileSink/writeElevation(tile:metres:width:height:)``).
+    public var elevationPacker: ElevationPacker? { nil }
+    /// Unpacks and stores the metres (for a sink that packs nothing itself, never called by
+    /// the build: it packs only for a sink whose ``elevationPacker`` is set).
+    public func writeElevation(tile: TileID, packed: PackedElevation) throws {
+        let grid = try packed.encoding.decode(packed.blob, width: packed.width, height: packed.height, path: "\(tile)")
+        try writeElevation(tile: tile, metres: grid.values, width: grid.width, height: grid.height)
+    }
 }

@@ -513,6 +513,12 @@ final class InterruptingSink: TileSink {
     func writeElevation(tile: TileID, metres: [Float], width: Int, height: Int) throws {
         try writer.writeElevation(tile: tile, metres: metres, width: width, height: height)
     }
+
+    var elevationPacker: ElevationPacker? { writer.options.elevationPacker }
+
+    func writeElevation(tile: TileID, packed: PackedElevation) throws {
+        try writer.writeElevation(packed: packed, for: tile)
+    }
 }
 
 /// `tilepack:shard` of a shard archive: which part of which split it is, whether the build

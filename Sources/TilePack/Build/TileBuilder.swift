@@ -87,10 +87,13 @@ public struct TileBuilder: Sendable {
         try checkSourceFits(plan)
         let colorizer = try Colorizer(source: source, mode: options.colorMode, terrain: options.terrain)
         let counter = LiveTileCounter()
-        let levels = LevelWorker(
+        var levels = LevelWorker(
             codec: codec, counter: counter, keepEmpty: options.keepEmpty,
             elevation: colorizer.storesValues, categorical: colorizer.categorical,
             categoricalColour: colorizer.mode == .classes)
+        (levels.elevationPacker, levels.elevationLevels, levels.maxZoom) = (
+            sink.elevationPacker, options.elevationLevels, plan.maxZoom
+        )
         let resampler = Resampler.forSource(
             source, georeference: georeference, maxError: options.approximationError,
             method: colorizer.forcesNearest ? .nearest : options.resampling)
@@ -101,7 +104,6 @@ public struct TileBuilder: Sendable {
             plan: plan, levels: levels, worker: worker, blockLevels: memory.blockLevels,
             workers: memory.workers, scope: scope, sink: sink, journal: journal,
             color: colorizer.decision, progress: progress)
-        run.elevationLevels = options.elevationLevels
         try run.runAll()
         let elapsed = clock.now - start
         run.report.seconds = elapsed.inSeconds
@@ -174,15 +176,17 @@ public struct TileBuilder: Sendable {
         precondition(workers >= 1 && blockLevels >= 1, "levels need a worker and a block of at least one level")
         let clock = ContinuousClock()
         let start = clock.now
-        let levels = LevelWorker(
+        var levels = LevelWorker(
             codec: codec, counter: LiveTileCounter(), keepEmpty: keepEmpty, elevation: elevation,
             categorical: categorical, categoricalColour: categoricalColour)
+        (levels.elevationPacker, levels.elevationLevels, levels.maxZoom) = (
+            sink.elevationPacker, elevationLevels, plan.maxZoom
+        )
         let color = ColorDecision(mode: elevation ? .elevation : .rgb, reason: "as the shards were built")
         let run = BuildRun(
             plan: plan, levels: levels, worker: nil, blockLevels: blockLevels, workers: workers,
             scope: .levels(leafZoom: partition.zoom, given: given, pixels: pixels), sink: sink, journal: nil,
             color: color, progress: progress)
-        run.elevationLevels = elevationLevels
         try run.runAll()
         run.report.seconds = (clock.now - start).inSeconds
         run.report.peakLiveTileBuffers = run.counter.peak
@@ -206,7 +210,10 @@ private enum BuildScope {
 struct TileResult: Sendable {
     var buffer: TileBuffer?
     var encoded: [UInt8]?
+    /// The elevation to store, as metres (for a sink that packs it itself) or packed by the
+    /// worker (``LevelWorker/elevationPacker``); neither for a zoom that stores none.
     var metres: [Float]?
+    var packedElevation: PackedElevation?
 }
 
 /// Parents and encoding: what every zoom but the max zoom needs, and all the merge of
@@ -221,35 +228,54 @@ private struct LevelWorker: Sendable {
     var categorical = false
     /// With `categorical`, the parent's colour is the picked sample's too (`classes` mode).
     var categoricalColour = false
+    /// The sink's elevation packer (``TileSink/elevationPacker``), run here on the worker's
+    /// thread so that tiles pack in parallel; nil: the sink takes metres. Set by the run.
+    var elevationPacker: ElevationPacker? = nil
+    /// The zooms whose elevation goes to the sink (of a pyramid up to `maxZoom`). Set by the run.
+    var elevationLevels = ElevationLevels.all
+    var maxZoom = Int.max
     let size = WebMercator.tileSize
 
     /// Average a parent from its children (nil = missing/empty) and encode it.
     func parent(_ tile: TileID, _ kids: [TileBuffer?]) throws -> TileResult {
-        if kids.allSatisfy({ $0 == nil }) { return try finish(nil, nil) }
+        if kids.allSatisfy({ $0 == nil }) { return try finish(nil, nil, tile: tile) }
         if elevation && categorical {
             let picked = Pyramid.downsampleClasses(kids.map { $0?.metres }, colours: kids.map { $0?.rgba }, size: size)
             let rgba = categoricalColour ? picked.rgba : Pyramid.downsampleRGBA(kids.map { $0?.rgba }, size: size)
-            return try finish(rgba, picked.values)
+            return try finish(rgba, picked.values, tile: tile)
         }
         let rgba = Pyramid.downsampleRGBA(kids.map { $0?.rgba }, size: size)
         let metres = elevation ? Pyramid.downsampleElevation(kids.map { $0?.metres }, size: size) : nil
-        return try finish(rgba, metres)
+        return try finish(rgba, metres, tile: tile)
     }
 
-    /// Keep non-empty tiles for the parent and encode what will be written.
-    func finish(_ rgba: [UInt8]?, _ metres: [Float]?) throws -> TileResult {
+    /// Keep non-empty tiles for the parent and encode what will be written: the display tile
+    /// and, at a zoom that stores it, the elevation (packed here when the sink lets the worker).
+    func finish(_ rgba: [UInt8]?, _ metres: [Float]?, tile: TileID) throws -> TileResult {
         let empty = rgba.map(Pyramid.isTransparent) ?? true
         if !empty, let rgba {
             let encoded = try codec.encode(rgba: rgba, width: size, height: size)
-            return TileResult(
-                buffer: TileBuffer(rgba: rgba, metres: metres, counter: counter), encoded: encoded,
-                metres: elevation ? metres : nil)
+            var result = TileResult(buffer: TileBuffer(rgba: rgba, metres: metres, counter: counter), encoded: encoded)
+            try store(metres, of: tile, in: &result)
+            return result
         }
         guard keepEmpty else { return TileResult() }
         let blank = [UInt8](repeating: 0, count: size * size * 4)
-        return TileResult(
-            buffer: nil, encoded: try codec.encode(rgba: blank, width: size, height: size),
-            metres: elevation ? [Float](repeating: .nan, count: size * size) : nil)
+        var result = TileResult(buffer: nil, encoded: try codec.encode(rgba: blank, width: size, height: size))
+        try store([Float](repeating: .nan, count: size * size), of: tile, in: &result)
+        return result
+    }
+
+    /// Puts `tile`'s elevation in `result` when its zoom stores one: packed by
+    /// ``elevationPacker`` when set, else as metres.
+    /// - Cost: with a packer, one ``ElevationPacker/pack(_:)`` (a level-9 deflate of the tile).
+    private func store(_ metres: [Float]?, of tile: TileID, in result: inout TileResult) throws {
+        guard elevation, let metres, elevationLevels.stores(zoom: tile.z, maxZoom: maxZoom) else { return }
+        if let elevationPacker {
+            result.packedElevation = try elevationPacker.pack(ElevationTile(width: size, height: size, values: metres))
+        } else {
+            result.metres = metres
+        }
     }
 }
 
@@ -269,7 +295,7 @@ private struct TileWorker: Sendable {
         if any {
             metres = colorizer.colorize(values: ws.values, valid: ws.valid, grid: grid, into: &rgba)
         }
-        return try levels.finish(rgba, metres)
+        return try levels.finish(rgba, metres, tile: tile)
     }
 }
 
@@ -299,8 +325,6 @@ private final class BuildRun<Sink: TileSink> {
     var done = 0
     var report: BuildReport
     let size = WebMercator.tileSize
-    /// Which zooms' grids go to the sink (parents are still made from every child's metres).
-    var elevationLevels = ElevationLevels.all
     /// The previous block's job to take before the next block's are submitted: the last of
     /// its second level (its max-zoom tiles are then freed), nil when taken.
     private var blockMark: TileJob?
@@ -481,7 +505,9 @@ private final class BuildRun<Sink: TileSink> {
     private func write(_ tile: TileID, _ r: TileResult) throws {
         if let encoded = r.encoded {
             try sink.write(tile: tile, encoded: encoded)
-            if let m = r.metres, elevationLevels.stores(zoom: tile.z, maxZoom: plan.maxZoom) {
+            if let packed = r.packedElevation {
+                try sink.writeElevation(tile: tile, packed: packed)
+            } else if let m = r.metres {
                 try sink.writeElevation(tile: tile, metres: m, width: size, height: size)
             }
             report.tilesWritten += 1

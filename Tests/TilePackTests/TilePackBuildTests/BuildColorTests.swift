@@ -57,6 +57,46 @@ import TilePackTestSupport
         #expect(abs(e[100 * 256 + 100] - bigMetres[100 * 512 + 100]) < 1e-3)
     }
 
+    /// A sink that lets the build's workers pack elevation (as the MBTiles writer does) and keeps
+    /// what it is handed.
+    final class PackingSink: TileSink {
+        let elevationPacker: ElevationPacker?
+        var packed: [TileID: PackedElevation] = [:]
+        var metres = 0
+        init(_ packer: ElevationPacker) { elevationPacker = packer }
+        func write(tile: TileID, encoded: [UInt8]) throws {}
+        func writeElevation(tile: TileID, metres: [Float], width: Int, height: Int) throws { self.metres += 1 }
+        func writeElevation(tile: TileID, packed: PackedElevation) throws { self.packed[tile] = packed }
+    }
+
+    /// The workers pack each tile's elevation with the sink's packer, in parallel: the same
+    /// blobs as packing the metres a sink without a packer is handed, for the zooms
+    /// `elevationLevels` keeps (every zoom, or the max zoom only), and no metres besides.
+    @Test(arguments: [ElevationLevels.all, .maxZoom])
+    func workersPackElevationAsTheSinkWould(levels: ElevationLevels) throws {
+        let w = 650, h = 700
+        let source = FunctionSource(width: w, height: h, nodata: -32768) { c, r, _ in
+            c < 40 && r < 40 ? -32768 : Self.hills(c, r)
+        }
+        let georef = PlateCarree(west: 7.0, north: 46.5, dx: 0.0003, dy: 0.0002, width: w, height: h)
+        var options = BuildOptions()
+        options.minZoom = 11; options.maxZoom = 13; options.workers = 2; options.elevationRange = 0...1500
+        options.elevationLevels = levels
+        let packer = ElevationPacker(encoding: nil, step: 0.5, level: 6)
+        let plain = MemorySink(), packing = PackingSink(packer)
+        for sink in [plain as any TileSink, packing] {
+            _ = try TileBuilder(source: source, georeference: georef, options: options, codec: RawCodec()).run(
+                sink: sink)
+        }
+        #expect(packing.metres == 0)
+        #expect(packing.packed.count == plain.elevations.count && !plain.elevations.isEmpty)
+        if levels == .maxZoom { #expect(plain.elevations.allSatisfy { $0.0.z == 13 }) }
+        for (tile, metres) in plain.elevations {
+            let expected = try packer.pack(ElevationTile(width: 256, height: 256, values: metres))
+            #expect(packing.packed[tile] == expected, "tile \(tile)")
+        }
+    }
+
     @Test func hillshadeLightsNorthWestSlopes() throws {
         // A plane rising to the east faces west: a north-west sun lights it more than flat ground.
         let flat = FunctionSource(width: 500, height: 500) { _, _, _ in 100 }

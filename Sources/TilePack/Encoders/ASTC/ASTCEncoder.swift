@@ -787,17 +787,22 @@ public final class ASTCEncoder {
         // Opaque blocks rank the colour-scaled layouts first (usually the better kind there), so
         // the bound below skips more: a layout whose line and rounding terms alone reach the
         // second-best estimate cannot enter the best two, and its grid is not decimated.
-        let count = opaque ? screening.count : scaledStart
-        for step in 0..<count {
-            let i = opaque ? (step + scaledStart) % screening.count : step
-            let c = screening[i]
-            rank(i, c, line: c.scaled ? scaledOffLine : direct.offLine)
-        }
-        // Grey blocks (R = G = B in every texel) rank luminance layouts too: their line is the
-        // principal one (grey), and two colour values instead of four or six leave the bits for
-        // finer weights (docs/ASTC.md, the thirteenth round).
-        if opaque && isGrey() {
+        // Grey blocks (R = G = B in every texel) rank the luminance layouts instead: their line
+        // is the principal one (grey), and two colour values where colour-scaled endpoints
+        // spend four and direct six leave the bits for finer weights and colours, so a block
+        // mode's luminance layout is the finer one (ranking the others as well kept 68 of 7,353
+        // grey blocks colour-scaled, for the same PSNR at 0.01 dB and 6 % less speed;
+        // docs/ASTC.md, the thirteenth round).
+        let grey = opaque && isGrey()
+        if grey {
             for (j, c) in luminanceScreening.enumerated() { rank(screening.count + j, c, line: direct.offLine) }
+        } else {
+            let count = opaque ? screening.count : scaledStart
+            for step in 0..<count {
+                let i = opaque ? (step + scaledStart) % screening.count : step
+                let c = screening[i]
+                rank(i, c, line: c.scaled ? scaledOffLine : direct.offLine)
+            }
         }
         // One refit round per fit (a second bought nothing measurable); the second pick is not
         // fitted when the first came within 1.5 × the limit (1.25 × cost ~6 % more time for

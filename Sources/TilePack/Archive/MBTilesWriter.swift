@@ -313,7 +313,7 @@ public final class MBTilesWriter {
     }
 
     /// Stores the elevation grid of one tile, packed with ``Options/elevationEncoding``.
-    /// - Cost: ``ElevationPacking/pack(_:)`` on this thread, then one insert.
+    /// - Cost: ``ElevationPacker/pack(_:)`` on this thread, then one insert.
     public func writeElevation(_ elevation: ElevationTile, for tile: TileID) throws {
         try checkOpen()
         let packed: PackedElevation

@@ -28,12 +28,16 @@ import TilePackTestSupport
         return rgba
     }
 
+    /// The low 64 bits of each 16-byte block (mode, partition count, endpoint mode).
+    static func lowWords(_ blocks: [UInt8]) -> [UInt64] {
+        stride(from: 0, to: blocks.count, by: 16).map { o in
+            blocks[o..<o + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+    }
+
     /// The endpoint mode of each block that is not a void-extent (nil for those).
     static func endpointModes(_ blocks: [UInt8]) -> [Int?] {
-        stride(from: 0, to: blocks.count, by: 16).map { o in
-            let lo = blocks[o..<o + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return lo & 0x1FF == 0x1FC ? nil : Int(lo >> 13 & 0xF)
-        }
+        lowWords(blocks).map { lo in lo & 0x1FF == 0x1FC ? nil : Int(lo >> 13 & 0xF) }
     }
 
     /// Single grey blocks at `quality`: the search takes luminance endpoints for many of them,
@@ -113,6 +117,7 @@ import TilePackTestSupport
         }
 
         let size = 96
+        var smooth: [UInt8] = []
         for amplitude in [160, 24] as [UInt64] {
             let rgba = Self.greyImage(width: size, height: size, seed: 5, amplitude: amplitude)
             let blocks = try encoder.encode(rgba: rgba, width: size, height: size, rdo: .standard)
@@ -121,13 +126,11 @@ import TilePackTestSupport
                 #expect(decoded[4 * t] == decoded[4 * t + 1] && decoded[4 * t] == decoded[4 * t + 2])
             }
             #expect(Self.endpointModes(blocks).contains(0), "amplitude \(amplitude)")
+            smooth = blocks
         }
-        let rgba = Self.greyImage(width: size, height: size, seed: 5, amplitude: 24)
-        let blocks = try encoder.encode(rgba: rgba, width: size, height: size, rdo: .standard)
         let simpleModes = Set(encoder.simpleCandidates.filter(\.luminance).map(\.mode))
-        let simpleTaken = stride(from: 0, to: blocks.count, by: 16).filter { o in
-            let lo = blocks[o..<o + 8].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return lo >> 11 & 3 == 0 && lo >> 13 & 0xF == 0 && simpleModes.contains(Int(lo & 0x7FF))
+        let simpleTaken = Self.lowWords(smooth).filter { lo in
+            lo >> 11 & 3 == 0 && lo >> 13 & 0xF == 0 && simpleModes.contains(Int(lo & 0x7FF))
         }
         #expect(!simpleTaken.isEmpty)
     }

@@ -203,8 +203,6 @@ public enum ElevationEncoding: String, Sendable, CaseIterable {
     }
 }
 
-/// An elevation row as an archive stores it, before decoding: the encoding's name (as
-/// recorded, possibly one this tilepack does not know), the grid size and the encoded bytes.
 /// How a writer packs elevation tiles: a value, so the build's workers pack tiles in parallel
 /// and the writer's thread only stores them (``MBTilesWriter/Options/elevationPacker``).
 public struct ElevationPacker: Sendable, Equatable {
@@ -234,7 +232,9 @@ public struct ElevationPacker: Sendable, Equatable {
     }
 }
 
-/// One tile's elevation as the `elevation` table stores it.
+/// One tile's elevation as the `elevation` table will store it, packed by this tilepack (so its
+/// encoding is known; a row read back from an archive, whose encoding name may be anything, is
+/// a ``StoredElevation``).
 public struct PackedElevation: Sendable, Equatable {
     public let encoding: ElevationEncoding
     public let width: Int
@@ -249,6 +249,8 @@ public struct PackedElevation: Sendable, Equatable {
     }
 }
 
+/// An elevation row as an archive stores it, before decoding: the encoding's name (as
+/// recorded, possibly one this tilepack does not know), the grid size and the encoded bytes.
 public struct StoredElevation: Sendable, Equatable {
     public var encoding: String
     public var width: Int

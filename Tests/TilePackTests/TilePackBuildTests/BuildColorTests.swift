@@ -97,6 +97,22 @@ import TilePackTestSupport
         }
     }
 
+    /// A sink without a packer that is handed a packed tile anyway (``TileSink``'s default)
+    /// stores the metres it unpacks: a grid on the quantisation step comes back exactly.
+    @Test func aSinkWithoutAPackerTakesPackedElevationAsMetres() throws {
+        let metres = (0..<256 * 256).map { i in i % 97 == 0 ? Float.nan : Float(i % 4000) * 0.5 - 200 }
+        let packed = try ElevationPacker(encoding: nil, step: 0.5, level: 6).pack(
+            ElevationTile(width: 256, height: 256, values: metres))
+        #expect(packed.encoding == .quantizedPlanarDeflate)
+        let sink = MemorySink()
+        #expect(sink.elevationPacker == nil)
+        let tile = try #require(TileID(z: 12, x: 2130, y: 1450))
+        try sink.writeElevation(tile: tile, packed: packed)
+        let stored = try #require(sink.elevations.first)
+        #expect(stored.0 == tile && stored.1.count == metres.count)
+        #expect(zip(stored.1, metres).allSatisfy { $0.bitPattern == $1.bitPattern || ($0 == $1) })
+    }
+
     @Test func hillshadeLightsNorthWestSlopes() throws {
         // A plane rising to the east faces west: a north-west sun lights it more than flat ground.
         let flat = FunctionSource(width: 500, height: 500) { _, _, _ in 100 }

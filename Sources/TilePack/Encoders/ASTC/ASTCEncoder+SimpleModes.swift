@@ -58,14 +58,13 @@ extension ASTCEncoder {
                     })
                 else { continue }
                 let e = modes.entries[mode], wbits = Int(e.weightBits)
-                let values = luminance ? 2 : scaled ? 4 : 6
-                let rgbLevel = Int(ASTCIntegerSequence.colourLevels[(values >> 1) * 128 + min(111 - wbits, 127)])
-                guard rgbLevel == 20 else { continue }
-                list.append(
-                    Candidate(
-                        mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: level, weightBits: wbits,
-                        rgbLevel: rgbLevel, rgbaLevel: 0, taps: Int(e.infill), coverage: -1, scaled: scaled,
-                        luminance: luminance))
+                var c = Candidate(
+                    mode: mode, gridWidth: gw, gridHeight: gh, weightLevel: level, weightBits: wbits,
+                    rgbLevel: 0, rgbaLevel: 0, taps: Int(e.infill), coverage: -1, scaled: scaled,
+                    luminance: luminance)
+                c.rgbLevel = Int(ASTCIntegerSequence.colourLevels[(c.valueCount >> 1) * 128 + min(111 - wbits, 127)])
+                guard c.rgbLevel == 20 else { continue }
+                list.append(c)
             }
         }
         return list

@@ -96,7 +96,9 @@ public final class ASTCEncoder {
         var endpointMode: Int { luminance ? 0 : scaled ? 6 : 8 }
         /// Its lane in per-endpoint-kind vectors of one-partition layouts (the simple layouts'
         /// picks, the reuse index): 0 direct, 1 colour-scaled, 2 luminance.
-        var endpointLane: Int { luminance ? 2 : scaled ? 1 : 0 }
+        var endpointLane: Int { Self.lane(endpointMode: endpointMode) }
+        /// The lane of endpoint mode 0, 6 or 8 (``endpointLane``).
+        static func lane(endpointMode: Int) -> Int { endpointMode == 0 ? 2 : endpointMode == 6 ? 1 : 0 }
         var gridCount: Int { gridWidth * gridHeight }
     }
 

@@ -78,7 +78,7 @@ final class ASTCRecentBlocks {
 
     /// The slot in ``layoutIndex`` of block mode `mode` (0…2047) with endpoint mode 0, 6 or 8.
     @inline(__always) static func layoutKey(mode: Int, endpointMode: Int) -> Int {
-        mode << 2 | (endpointMode == 0 ? 2 : endpointMode == 6 ? 1 : 0)
+        mode << 2 | ASTCEncoder.Candidate.lane(endpointMode: endpointMode)
     }
     /// Entries whose endpoints and weights the choice has tried for the block being chosen
     /// (scratch, ``capacity`` entries; ``triedBefore(layout:colour:valueCount:grid:gridCount:among:)``).
